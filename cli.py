@@ -1,0 +1,348 @@
+"""The `dowse` command line: parse options, call one library function, render.
+
+Library errors (`DowseError`) become a one-line `Error: ...` and exit code 1 here, and
+only here. Heavy modules (lancedb, sentence-transformers) are imported inside commands so
+that `--help` stays instant.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _fail(message: str, code: int = 1) -> click.ClickException:
+    exc = click.ClickException(message)
+    exc.exit_code = code
+    return exc
+
+
+def seam(fn: F) -> F:
+    """Turn library errors into one-line CLI errors (never a traceback for user mistakes)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from indexer.errors import DowseError
+
+        try:
+            return fn(*args, **kwargs)
+        except DowseError as exc:
+            raise _fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise _fail("interrupted; the last complete index is intact", 130) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def index_dir_option(fn: F) -> F:
+    return click.option(
+        "--index-dir", type=click.Path(file_okay=False, path_type=Path), envvar="DOWSE_INDEX_DIR",
+        help="Where the index lives (default: <repo>/.dowse; env DOWSE_INDEX_DIR).",
+    )(fn)
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(fn)
+
+
+def _root_arg(path: str) -> Path:
+    root = Path(path)
+    if not root.exists():
+        raise _fail(f"no such directory: {path}")
+    if not root.is_dir():
+        raise _fail(f"not a directory: {path}")
+    return root.resolve()
+
+
+def _locate(path: Path, index_dir: Path | None) -> Path:
+    """The index for `path`: --index-dir, or the nearest `.dowse` at or above path."""
+    if index_dir is not None:
+        return index_dir.resolve()
+    start = path.resolve()
+    for d in (start, *start.parents):
+        if (d / ".dowse" / "manifest.json").is_file():
+            return d / ".dowse"
+    return start / ".dowse"
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _embedder_factory(name: str) -> Callable[[], Any]:
+    def make() -> Any:
+        from indexer.embed import get_embedder
+
+        return get_embedder(name)
+
+    return make
+
+
+@contextmanager
+def _progress(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    if quiet:
+        yield lambda stage, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:>7,.0f}/s" if task.speed else " " * 9)
+
+    labels = {"walk": "walking files", "parse": "parsing", "write": "writing index",
+              "embed": "embedding chunks"}
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
+                  Rate(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                  transient=False) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(labels.get(stage, stage), total=total or 1)
+            bar.update(tasks[stage], completed=done, total=total or 1)
+
+        yield update
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="dowse")
+def cli() -> None:
+    """dowse: find the code that matters, offline.
+
+    \b
+    Example:
+        dowse index .
+        dowse ask "where are index writes committed?"
+    """
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@index_dir_option
+@click.option("--rebuild", is_flag=True, help="Discard the index and build it anew.")
+@click.option("--no-embed", is_flag=True, help="Lexical and symbol index only (fast).")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=1_000_000,
+              show_default=True, help="Skip files larger than this many bytes.")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Extra gitignore-style pattern to leave out (repeatable).")
+@click.option("--include-secrets", is_flag=True,
+              help="Also index files that look like secrets (.env, keys). Not recommended.")
+@click.option("--embedder", default="minilm", envvar="DOWSE_EMBEDDER", show_default=True,
+              help="Embedding backend.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@json_option
+@seam
+def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool, max_file_size: int,
+          exclude: tuple[str, ...], include_secrets: bool, embedder: str, quiet: bool,
+          as_json: bool) -> None:
+    """Index a repository (incremental: unchanged content is never redone).
+
+    \b
+    Example:
+        dowse index ~/src/django
+        dowse index . --no-embed --exclude 'docs/'
+    """
+    from indexer.build import IndexConfig, build_index
+    from indexer.embed import get_embedder
+    from indexer.walk import WalkConfig
+
+    root = _root_arg(path)
+    config = IndexConfig(
+        walk=WalkConfig(max_file_bytes=max_file_size, exclude=exclude,
+                        include_secrets=include_secrets),
+        embed=not no_embed, rebuild=rebuild)
+
+    def waiting(holder: str) -> None:
+        if not quiet:
+            click.echo(f"waiting for another dowse index{holder} to finish...", err=True)
+
+    with _progress(quiet) as progress:
+        stats = build_index(root, index_dir=index_dir.resolve() if index_dir else None,
+                            config=config, embedder=get_embedder(embedder),
+                            progress=progress, on_wait=waiting)
+    if as_json:
+        click.echo(stats.model_dump_json(indent=2))
+        return
+    secs = sum(stats.seconds.values())
+    click.echo(
+        f"indexed {stats.files} files ({stats.parsed} parsed, {stats.unchanged} unchanged, "
+        f"{stats.deleted} deleted, {stats.renamed} renamed, {stats.skipped} skipped): "
+        f"{stats.symbols} symbols, {stats.chunks} chunks, {stats.embedded} embedded "
+        f"in {secs:.1f}s -> {stats.index_dir}")
+
+
+@cli.command()
+@click.argument("path", default=".", type=click.Path(file_okay=False))
+@index_dir_option
+@click.option("--skipped", is_flag=True, help="List every skipped file with its reason.")
+@json_option
+@seam
+def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> None:
+    """Show what the index holds and how the tree changed since it was built.
+
+    \b
+    Example:
+        dowse status
+        dowse status --skipped
+    """
+    from indexer.status import index_status
+
+    root = _root_arg(path)
+    report = index_status(_locate(root, index_dir), with_skipped=skipped)
+    if as_json:
+        click.echo(report.model_dump_json(indent=2))
+        return
+    click.echo(report.render(with_skipped=skipped))
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--path", "path", default=".", type=click.Path(file_okay=False),
+              help="Repository (default: the current directory).")
+@index_dir_option
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option("--grain", type=click.Choice(["chunk", "symbol", "file"]), default="chunk",
+              show_default=True, help="Return chunks, enclosing definitions, or files.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
+@click.option("--lang", "languages", multiple=True, help="Only these languages.")
+@click.option("--kind", "kinds", multiple=True, help="Only these symbol kinds (symbol grain).")
+@json_option
+@seam
+def search(query: str, path: str, index_dir: Path | None, limit: int, grain: str,
+           include: tuple[str, ...], exclude: tuple[str, ...], languages: tuple[str, ...],
+           kinds: tuple[str, ...], as_json: bool) -> None:
+    """Hybrid search (full-text + vectors + symbol and path evidence).
+
+    \b
+    Example:
+        dowse search "parse_file timeout" --grain symbol --exclude 'tests/'
+    """
+    from indexer.store import Store
+    from retrieval.hybrid import HybridSearcher
+    from retrieval.records import SearchOptions
+    from retrieval.render import render_hits
+
+    store = Store.open(_locate(_root_arg(path), index_dir))
+    options = SearchOptions(limit=limit, grain=grain, include=list(include),  # type: ignore[arg-type]
+                            exclude=list(exclude), languages=list(languages), kinds=list(kinds))
+    searcher = HybridSearcher(store, _embedder_factory_for(store))
+    hits = searcher.search(query, options)
+    if as_json:
+        _echo_json([h.model_dump() for h in hits])
+        return
+    click.echo(render_hits(hits, color=sys.stdout.isatty()))
+
+
+def _embedder_factory_for(store: Any) -> Callable[[], Any] | None:
+    """A query embedder matching the model that built the index, if it has vectors."""
+    from indexer.embed import EMBEDDERS
+
+    for name, factory in EMBEDDERS.items():
+        if getattr(factory, "name", None) == store.manifest.model:
+            return _embedder_factory(name)
+    return None
+
+
+@cli.command()
+@click.argument("name")
+@click.option("--path", "path", default=".", type=click.Path(file_okay=False))
+@index_dir_option
+@click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@json_option
+@seam
+def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bool) -> None:
+    """Find definitions by name: exact, then prefix, then fuzzy.
+
+    \b
+    Example:
+        dowse symbol build_index
+        dowse symbol Store.open
+    """
+    from indexer.store import Store
+    from retrieval.symbols import find_symbols
+
+    store = Store.open(_locate(_root_arg(path), index_dir))
+    found = find_symbols(store, name, limit=limit)
+    if as_json:
+        _echo_json([s.model_dump() for s in found])
+        return
+    if not found:
+        raise _fail(f"no symbol named {name!r}")
+    for s in found:
+        click.echo(f"{s.path}:{s.start_line}-{s.end_line}  {s.kind} {s.qualified_name}"
+                   f"  ({s.match})\n    {s.signature}")
+
+
+@cli.command()
+@click.argument("question")
+@click.option("--path", "path", default=".", type=click.Path(file_okay=False),
+              help="Repository (default: the current directory).")
+@index_dir_option
+@click.option("--budget", type=click.IntRange(min=50), default=None, metavar="TOKENS",
+              help="Pack the best context into this many tokens (default 8000).")
+@click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
+@click.option("--trace", is_flag=True, help="Show each cycle of the retrieval loop.")
+@json_option
+@seam
+def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
+        include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, as_json: bool) -> None:
+    """Find the code that answers a question, with citations and relevance.
+
+    Runs the iterative retrieval loop (at most 3 cycles) and prints the curated context
+    as markdown, or JSON with --json.
+
+    \b
+    Example:
+        dowse ask "where are expired session tokens rejected?" --budget 2000
+    """
+    from indexer.store import Store
+    from retrieval.ask import ask as run_ask
+    from retrieval.ask import render_markdown
+    from retrieval.hybrid import HybridSearcher
+    from retrieval.loop import LoopConfig
+
+    if not question.strip():
+        raise _fail("the question is empty")
+    store = Store.open(_locate(_root_arg(path), index_dir))
+    searcher = HybridSearcher(store, _embedder_factory_for(store))
+    result = run_ask(searcher, question, budget=budget,
+                     loop=LoopConfig(include=list(include), exclude=list(exclude)),
+                     with_trace=trace or as_json)
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    click.echo(render_markdown(result, trace=trace), nl=False)
+
+
+def main() -> None:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    cli(prog_name="dowse")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,3 @@
+"""Exploration: parallel explorers, gates and synthesis (not built yet)."""
+
+__all__: list[str] = []

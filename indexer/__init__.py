@@ -1,0 +1,20 @@
+"""Indexing: walk a repository, parse it with tree-sitter, chunk, embed, store in LanceDB."""
+
+from indexer.build import IndexConfig, IndexStats, build_index, default_index_dir
+from indexer.errors import DowseError
+from indexer.records import Chunk, File, Import, SkippedFile, Symbol
+from indexer.store import Store
+
+__all__ = [
+    "Chunk",
+    "DowseError",
+    "File",
+    "Import",
+    "IndexConfig",
+    "IndexStats",
+    "SkippedFile",
+    "Store",
+    "Symbol",
+    "build_index",
+    "default_index_dir",
+]

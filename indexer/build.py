@@ -1,0 +1,407 @@
+"""`dowse index`: walk → read → parse → chunk → store → embed, incrementally.
+
+Invariants:
+- A file whose size and mtime match the snapshot is not read; one whose content hash
+  matches is not parsed; a chunk whose embedded text was embedded before (by hash, in
+  any snapshot) is not embedded again; a renamed file takes its vectors along.
+- Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
+  the vectors. An interrupted run leaves the previous snapshot; the next run finishes
+  the work, reusing every vector that reached the embedding cache.
+- One writer at a time (WriteLock); readers are never blocked.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from indexer.parse import parse_source
+from indexer.walk import WalkConfig, WalkEntry, check_content, walk
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.chunk import ChunkConfig, chunk_file
+from indexer.embed import Embedder
+from indexer.errors import IndexWriteError, InvalidPath
+from indexer.languages import CODE_LANGUAGES, language_for
+from indexer.records import Chunk, File, Import, SkippedFile, Symbol, content_hash
+from indexer.resolve import resolve_import, suffix_map
+from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list
+from indexer.tokens import token_text
+
+__all__ = [
+    "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
+]
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
+
+
+def default_index_dir(root: Path) -> Path:
+    return root / ".dowse"
+
+
+@dataclass(frozen=True)
+class IndexConfig:
+    walk: WalkConfig = field(default_factory=WalkConfig)
+    chunk: ChunkConfig = field(default_factory=ChunkConfig)
+    embed: bool = True
+    rebuild: bool = False
+    parse_timeout_s: float = 2.0
+    lock_timeout_s: float | None = 600.0
+    embed_batch: int = 128
+
+
+class IndexStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    index_dir: str
+    files: int = Field(description="files in the snapshot")
+    parsed: int = Field(description="files read and parsed in this run")
+    unchanged: int
+    deleted: int
+    renamed: int
+    skipped: int
+    symbols: int
+    chunks: int
+    embedded: int = Field(description="chunks embedded in this run")
+    reused_vectors: int = Field(description="chunk vectors taken from the cache")
+    vectors_pending: int = Field(description="chunks still without a vector")
+    seconds: dict[str, float]
+
+
+@dataclass
+class _Parsed:
+    file: File
+    symbols: list[Symbol]
+    chunks: list[Chunk]
+    imports: list[Import]
+
+
+def _file_records(entry: WalkEntry, data: bytes, language: str, cfg: IndexConfig) -> _Parsed:
+    tree = None
+    symbols: list[Symbol] = []
+    imports: list[Import] = []
+    note = ""
+    if language in CODE_LANGUAGES:
+        parsed = parse_source(entry.path, data, language, timeout_s=cfg.parse_timeout_s)
+        tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
+    chunks = chunk_file(entry.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
+    file = File(
+        path=entry.path, language=language, size=entry.size, hash=content_hash(data),
+        mtime_ns=entry.mtime_ns, parser="tree-sitter" if tree is not None else "text", note=note,
+    )
+    return _Parsed(file, symbols, chunks, imports)
+
+
+def _symbol_row(s: Symbol) -> dict[str, Any]:
+    row = s.model_dump()
+    row["name_lower"] = s.name.lower()
+    row["tokens"] = token_text(s.qualified_name, s.signature, s.path)
+    return row
+
+
+def _chunk_row(c: Chunk) -> dict[str, Any]:
+    return {
+        "id": c.id, "path": c.path, "language": c.language, "start_line": c.start_line,
+        "end_line": c.end_line, "symbol": c.symbol, "text": c.text, "header": c.header,
+        "hash": content_hash(c.embed_text.encode()),
+        "tokens": token_text(c.path, c.symbol or "", c.text),
+    }
+
+
+def _file_row(f: File, n_symbols: int, n_chunks: int) -> dict[str, Any]:
+    return {**f.model_dump(), "n_symbols": n_symbols, "n_chunks": n_chunks}
+
+
+class _Run:
+    def __init__(self, root: Path, store: Store, cfg: IndexConfig, embedder: Embedder,
+                 progress: Progress) -> None:
+        self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
+        self.progress = progress
+        self.seconds: dict[str, float] = {"walk": 0.0, "parse": 0.0, "write": 0.0, "embed": 0.0}
+
+    def _timed(self, stage: str, start: float) -> None:
+        self.seconds[stage] += time.perf_counter() - start
+
+    def run(self) -> IndexStats:
+        t = time.perf_counter()
+        result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
+        old = {r["path"]: r for r in self.store.rows(
+            "files", ["path", "size", "mtime_ns", "hash", "n_symbols", "n_chunks"])}
+        self._timed("walk", t)
+        self.progress("walk", len(result.files), len(result.files))
+
+        t = time.perf_counter()
+        skipped = list(result.skipped)
+        unchanged: list[str] = []
+        touched: list[dict[str, Any]] = []
+        parsed: list[_Parsed] = []
+        todo: list[WalkEntry] = []
+        for e in result.files:
+            o = old.get(e.path)
+            if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
+                unchanged.append(e.path)
+            else:
+                todo.append(e)
+        for i, entry in enumerate(todo, 1):
+            rec = self._read(entry, old.get(entry.path), skipped, touched)
+            if rec is not None:
+                parsed.append(rec)
+            self.progress("parse", i, len(todo))
+        self._timed("parse", t)
+
+        live = set(unchanged) | {r["path"] for r in touched} | {p.file.path for p in parsed}
+        deleted = [p for p in old if p not in live]
+        renames = self._renames(parsed, deleted, old)
+        old_skipped = self.store.rows("skipped", ["path", "reason"])
+        skipped_changed = sorted((s.path, s.reason) for s in skipped) != sorted(
+            (r["path"], r["reason"]) for r in old_skipped)
+        stats = dict(parsed=len(parsed), unchanged=len(unchanged) + len(touched),
+                     deleted=len(deleted) - len(renames), renamed=len(renames),
+                     skipped=len(skipped))
+        if not (parsed or deleted or touched or skipped_changed or self._needs_vectors()):
+            return self._stats(len(old), stats, embedded=0, reused=0)
+
+        t = time.perf_counter()
+        self.progress("write", 0, 1)
+        changed = [p.file.path for p in parsed]
+        gone = changed + deleted
+        renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
+        for name in ("symbols", "chunks", "imports", "vectors"):
+            self.store.delete_paths(name, gone)
+        self.store.delete_paths("files", gone + [r["path"] for r in touched])
+        self.store.add("files", touched + [
+            _file_row(p.file, len(p.symbols), len(p.chunks)) for p in parsed])
+        self.store.add("symbols", [_symbol_row(s) for p in parsed for s in p.symbols])
+        chunk_rows = [_chunk_row(c) for p in parsed for c in p.chunks]
+        self.store.add("chunks", chunk_rows)
+        if skipped_changed:
+            self.store.overwrite("skipped", [s.model_dump() for s in skipped])
+        if parsed or deleted:
+            self._write_imports(parsed, live)
+        self._ensure_indexes()
+        reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
+        self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed)
+        self._timed("write", t)
+        self.progress("write", 1, 1)
+
+        embedded = 0
+        if self.cfg.embed:
+            missing = self._pending() if not chunk_rows else missing
+            if missing:
+                embedded = self._embed(missing)
+                self.store.commit(embedded=True, no_embed=False)
+        self.store.cleanup()
+        return self._stats(len(live), stats, embedded=embedded, reused=reused)
+
+    # -- reading and parsing -----------------------------------------------------------
+
+    def _read(self, entry: WalkEntry, old: dict[str, Any] | None,
+              skipped: list[SkippedFile], touched: list[dict[str, Any]]) -> _Parsed | None:
+        language = language_for(entry.path)
+        if language is None:
+            skipped.append(SkippedFile(path=entry.path, reason="not a known text file type"))
+            return None
+        try:
+            data = entry.abspath.read_bytes()
+        except OSError as exc:
+            skipped.append(SkippedFile(path=entry.path, reason=f"unreadable: {exc.strerror}"))
+            return None
+        reason = check_content(entry.path, data, self.cfg.walk)
+        if reason:
+            skipped.append(SkippedFile(path=entry.path, reason=reason))
+            return None
+        if old is not None and old["hash"] == content_hash(data):
+            row = self.store.rows("files", where=f"path = {quote_list([entry.path])}")
+            if row:
+                touched.append({**row[0], "mtime_ns": entry.mtime_ns, "size": entry.size})
+                return None
+        return _file_records(entry, data, language, self.cfg)
+
+    def _renames(self, parsed: list[_Parsed], deleted: list[str],
+                 old: dict[str, dict[str, Any]]) -> dict[str, str]:
+        """new path -> deleted path with the same content."""
+        by_hash = {old[p]["hash"]: p for p in deleted}
+        return {p.file.path: by_hash[p.file.hash] for p in parsed if p.file.hash in by_hash}
+
+    # -- writing -----------------------------------------------------------------------
+
+    def _write_imports(self, parsed: list[_Parsed], live: set[str]) -> None:
+        """Resolve every import against the current file set (it may have grown)."""
+        rows = self.store.rows("imports", ["path", "module", "names", "line"])
+        languages = {r["path"]: r["language"] for r in self.store.rows(
+            "files", ["path", "language"])}
+        rows += [i.model_dump(exclude={"resolved"}) for p in parsed for i in p.imports]
+        suffixes = suffix_map(live)
+        for row in rows:
+            row["resolved"] = resolve_import(
+                row["module"], row["path"], languages.get(row["path"], ""), live, suffixes)
+        self.store.overwrite("imports", rows)
+
+    def _ensure_indexes(self) -> None:
+        from lancedb.index import FTS, BTree
+
+        fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
+                  remove_stop_words=False, ascii_folding=False, with_position=False,
+                  max_token_length=64)
+        for name, columns in (("chunks", ("tokens", "path")), ("symbols", ("tokens", "path",
+                              "name_lower")), ("files", ("path",))):
+            table = self.store.table(name)
+            have = {tuple(ix.columns) for ix in table.list_indices()}
+            for col in columns:
+                if (col,) in have:
+                    continue
+                table.create_index(col, config=fts if col == "tokens" else BTree())
+        for name in ("chunks", "symbols", "files"):
+            self.store.table(name).optimize()
+
+    def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:
+        rows = self.store.rows("vectors", ["id", "vector"],
+                               where=f"path IN ({quote_list(paths)})")
+        return {r["id"]: r["vector"] for r in rows}
+
+    def _needs_vectors(self) -> bool:
+        return self.cfg.embed and not self.store.manifest.embedded
+
+    def _pending(self) -> list[dict[str, Any]]:
+        have = {r["id"] for r in self.store.rows("vectors", ["id"])}
+        return [r for r in self.store.rows("chunks", ["id", "path", "hash", "header", "text"])
+                if r["id"] not in have]
+
+    def _attach_vectors(
+        self, chunk_rows: list[dict[str, Any]], renames: dict[str, str],
+        renamed_vectors: dict[str, list[float]],
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Give new chunks the vectors already known; return (reused, still missing)."""
+        if not chunk_rows:
+            return 0, []
+        cached = self._cache_lookup(sorted({r["hash"] for r in chunk_rows}))
+        rows: list[dict[str, Any]] = []
+        recache: list[dict[str, Any]] = []
+        missing: list[dict[str, Any]] = []
+        for r in chunk_rows:
+            vec = cached.get(r["hash"])
+            if vec is None and r["path"] in renames:
+                old_id = renames[r["path"]] + r["id"][len(r["path"]):]
+                vec = renamed_vectors.get(old_id)
+                if vec is not None:
+                    recache.append({"hash": r["hash"], "vector": vec})
+            if vec is None:
+                missing.append(r)
+            else:
+                rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
+        self.store.add("vectors", rows)
+        self.store.add(CACHE_TABLE, recache)
+        return len(rows), missing
+
+    def _cache_lookup(self, hashes: Sequence[str]) -> dict[str, list[float]]:
+        out: dict[str, list[float]] = {}
+        table = self.store.table(CACHE_TABLE)
+        if not table.count_rows():
+            return out
+        for start in range(0, len(hashes), 1000):
+            batch = hashes[start : start + 1000]
+            rows = self.store.rows(CACHE_TABLE, ["hash", "vector"],
+                                   where=f"hash IN ({quote_list(batch)})")
+            out.update((r["hash"], r["vector"]) for r in rows)
+        return out
+
+    def _embed(self, missing: list[dict[str, Any]]) -> int:
+        t = time.perf_counter()
+        # Embed each distinct text once, shortest first: batches of similar length pad less.
+        by_hash: dict[str, dict[str, Any]] = {}
+        for r in missing:
+            by_hash.setdefault(r["hash"], r)
+        todo = sorted(by_hash.values(), key=lambda r: len(r["text"]))
+        vectors: dict[str, np.ndarray] = {}
+        batch = self.cfg.embed_batch
+        for start in range(0, len(todo), batch):
+            part = todo[start : start + batch]
+            texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in part]
+            vecs = self.embedder.embed(texts)
+            self.store.add(CACHE_TABLE, [
+                {"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)])
+            vectors.update((r["hash"], v) for r, v in zip(part, vecs, strict=True))
+            self.progress("embed", min(start + batch, len(todo)), len(todo))
+        self.store.add("vectors", [
+            {"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vectors[r["hash"]]}
+            for r in missing])
+        self._ensure_vector_index()
+        self._timed("embed", t)
+        return len(todo)
+
+    def _ensure_vector_index(self) -> None:
+        table = self.store.table("vectors")
+        n = table.count_rows()
+        have = {tuple(ix.columns) for ix in table.list_indices()}
+        if ("path",) not in have and n:
+            from lancedb.index import BTree
+
+            table.create_index("path", config=BTree())
+        if ("hash",) not in {tuple(ix.columns) for ix in self.store.table(
+                CACHE_TABLE).list_indices()}:
+            from lancedb.index import BTree
+
+            self.store.table(CACHE_TABLE).create_index("hash", config=BTree())
+
+    def _stats(self, files: int, stats: dict[str, int], *, embedded: int,
+               reused: int) -> IndexStats:
+        pending = 0
+        if self.cfg.embed:
+            pending = self.store.count("chunks") - self.store.count("vectors")
+        return IndexStats(
+            root=str(self.root), index_dir=str(self.store.index_dir), files=files,
+            symbols=self.store.count("symbols"), chunks=self.store.count("chunks"),
+            embedded=embedded, reused_vectors=reused, vectors_pending=max(pending, 0),
+            seconds={k: round(v, 3) for k, v in self.seconds.items()}, **stats,
+        )
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+def build_index(
+    root: Path,
+    *,
+    index_dir: Path | None = None,
+    config: IndexConfig = IndexConfig(),
+    embedder: Embedder,
+    progress: Progress = _no_progress,
+    on_wait: Callable[[str], None] | None = None,
+) -> IndexStats:
+    """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise InvalidPath(f"not a directory: {root}")
+    index_dir = Path(index_dir).resolve() if index_dir else default_index_dir(root)
+    lock = WriteLock(index_dir)
+    lock.acquire(config.lock_timeout_s, on_wait)
+    try:
+        store = Store.create(index_dir, root=root, model=embedder.name, dim=embedder.dim,
+                             rebuild=config.rebuild)
+        try:
+            return _Run(root, store, config, embedder, progress).run()
+        except OSError as exc:
+            raise IndexWriteError(f"cannot write the index at {index_dir}: {exc}") from None
+    finally:
+        lock.release()
+
+
+def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str, int]:
+    """How the tree differs from the snapshot, by stat only (no file is read)."""
+    result = walk(root, walk_config, index_dir=store.index_dir)
+    old = {r["path"]: (r["size"], r["mtime_ns"]) for r in store.rows(
+        "files", ["path", "size", "mtime_ns"])}
+    seen = {e.path for e in result.files}
+    modified = sum(1 for e in result.files
+                   if e.path in old and old[e.path] != (e.size, e.mtime_ns))
+    added = sum(1 for e in result.files if e.path not in old and language_for(e.path))
+    deleted = sum(1 for p in old if p not in seen)
+    return {"modified": modified, "added": added, "deleted": deleted}
+

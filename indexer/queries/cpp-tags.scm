@@ -1,0 +1,53 @@
+; inherits: c
+; C++ symbols on top of the C ones. A member defined outside its class
+; (`Matrix Matrix::transpose() {...}`) names the class as its @receiver.
+
+(class_specifier
+  name: (type_identifier) @name.definition.class
+  body: (_)) @definition.class
+
+(namespace_definition
+  name: (namespace_identifier) @name.definition.module) @definition.module
+
+(alias_declaration
+  name: (type_identifier) @name.definition.type) @definition.type
+
+; Members defined or declared inside a class body; they come out as "method".
+(function_definition
+  declarator: [
+    (function_declarator
+      declarator: [(field_identifier) (destructor_name) (operator_name)] @name.definition.function)
+    (pointer_declarator
+      declarator: (function_declarator declarator: (field_identifier) @name.definition.function))
+    (reference_declarator
+      (function_declarator declarator: (field_identifier) @name.definition.function))
+  ]) @definition.function
+
+(field_declaration
+  declarator: [
+    (function_declarator
+      declarator: [(field_identifier) (destructor_name) (operator_name)] @name.definition.function)
+    (pointer_declarator
+      declarator: (function_declarator declarator: (field_identifier) @name.definition.function))
+    (reference_declarator
+      (function_declarator declarator: (field_identifier) @name.definition.function))
+  ]) @definition.function
+
+; Out-of-line definitions: Type::name(...) { ... }
+(function_definition
+  declarator: [
+    (function_declarator
+      declarator: (qualified_identifier
+        scope: (_) @receiver
+        name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
+    (pointer_declarator
+      declarator: (function_declarator
+        declarator: (qualified_identifier
+          scope: (_) @receiver
+          name: (identifier) @name.definition.function)))
+    (reference_declarator
+      (function_declarator
+        declarator: (qualified_identifier
+          scope: (_) @receiver
+          name: (identifier) @name.definition.function)))
+  ]) @definition.function

@@ -1,0 +1,73 @@
+; Rust symbols and imports. An impl block is an @scope: it names the methods inside
+; (Stack.push) without being a symbol of its own; the type it is for is the struct/enum.
+
+(function_item
+  name: (identifier) @name.definition.function) @definition.function
+
+(function_signature_item
+  name: (identifier) @name.definition.function) @definition.function
+
+(struct_item
+  name: (type_identifier) @name.definition.struct) @definition.struct
+
+(union_item
+  name: (type_identifier) @name.definition.struct) @definition.struct
+
+(enum_item
+  name: (type_identifier) @name.definition.enum) @definition.enum
+
+(trait_item
+  name: (type_identifier) @name.definition.trait) @definition.trait
+
+(type_item
+  name: (type_identifier) @name.definition.type) @definition.type
+
+(mod_item
+  name: (identifier) @name.definition.module) @definition.module
+
+(macro_definition
+  name: (identifier) @name.definition.macro) @definition.macro
+
+(const_item
+  name: (identifier) @name.definition.constant) @definition.constant
+
+(static_item
+  name: (identifier) @name.definition.constant) @definition.constant
+
+(impl_item
+  type: [
+    (type_identifier) @name.scope
+    (generic_type type: (type_identifier) @name.scope)
+    (scoped_type_identifier name: (type_identifier) @name.scope)
+    (generic_type type: (scoped_type_identifier name: (type_identifier) @name.scope))
+  ]) @scope
+
+; use a::b::C;   use a::b as c;   use a::b::*;   (the module is the whole path)
+(use_declaration
+  argument: [
+    (identifier)
+    (scoped_identifier)
+    (crate)
+    (self)
+    (super)
+  ] @import.module) @import
+
+(use_declaration
+  argument: (use_as_clause path: (_) @import.module)) @import
+
+(use_declaration
+  argument: (use_wildcard (_) @import.module)) @import
+
+; use a::b::{c, d::e, f as g, self};
+(use_declaration
+  argument: (scoped_use_list
+    path: (_) @import.module
+    list: (use_list [(identifier) (scoped_identifier) (self)] @import.name))) @import
+
+(use_declaration
+  argument: (scoped_use_list
+    path: (_) @import.module
+    list: (use_list (use_as_clause path: (_) @import.name)))) @import
+
+(extern_crate_declaration
+  name: (identifier) @import.module) @import

@@ -1,0 +1,2 @@
+; inherits: typescript
+; TSX is TypeScript plus JSX, which declares nothing.

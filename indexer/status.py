@@ -1,0 +1,100 @@
+"""`dowse status`: what an index holds, and how far the tree has moved since."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from indexer.walk import WalkConfig
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.build import changed_since
+from indexer.records import SkippedFile
+from indexer.store import Store
+
+__all__ = ["LanguageCount", "StatusReport", "index_status"]
+
+
+class LanguageCount(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    language: str
+    files: int
+    symbols: int
+    chunks: int
+
+
+class StatusReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    index_dir: str
+    model: str
+    dim: int
+    format: int
+    embedded: bool = Field(description="every chunk has a vector")
+    no_embed: bool
+    updated: float
+    files: int
+    symbols: int
+    chunks: int
+    vectors: int
+    index_bytes: int
+    languages: list[LanguageCount]
+    changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
+    skipped_count: int
+    skipped: list[SkippedFile] = Field(default_factory=list)
+
+    def render(self, *, with_skipped: bool = False) -> str:
+        import datetime as dt
+
+        when = dt.datetime.fromtimestamp(self.updated).strftime("%Y-%m-%d %H:%M:%S")
+        vec = ("off (--no-embed)" if self.no_embed
+               else f"{self.vectors}/{self.chunks}" + ("" if self.embedded else " (incomplete)"))
+        lines = [
+            f"root       {self.root}",
+            f"index      {self.index_dir} ({self.index_bytes / 1e6:.1f} MB, format "
+            f"{self.format}, updated {when})",
+            f"model      {self.model} ({self.dim}-d), vectors {vec}",
+            f"contents   {self.files} files, {self.symbols} symbols, {self.chunks} chunks",
+            "changed    " + ", ".join(f"{v} {k}" for k, v in self.changed.items())
+            + ("" if not any(self.changed.values()) else "  (run `dowse index` to update)"),
+            f"skipped    {self.skipped_count} files" + (
+                "" if with_skipped or not self.skipped_count else "  (--skipped lists them)"),
+            "",
+            f"{'language':<12}{'files':>8}{'symbols':>10}{'chunks':>9}",
+        ]
+        lines += [f"{c.language:<12}{c.files:>8}{c.symbols:>10}{c.chunks:>9}"
+                  for c in self.languages]
+        if with_skipped and self.skipped:
+            lines += ["", "skipped files:"]
+            lines += [f"  {s.path}  ({s.reason})" for s in self.skipped]
+        return "\n".join(lines)
+
+
+def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport:
+    store = Store.open(index_dir)
+    files = store.rows("files", ["path", "language", "n_symbols", "n_chunks"])
+    by_lang: dict[str, Counter[str]] = {}
+    for f in files:
+        c = by_lang.setdefault(f["language"], Counter())
+        c["files"] += 1
+        c["symbols"] += f["n_symbols"]
+        c["chunks"] += f["n_chunks"]
+    languages = sorted(
+        (LanguageCount(language=lang, files=c["files"], symbols=c["symbols"],
+                       chunks=c["chunks"]) for lang, c in by_lang.items()),
+        key=lambda c: (-c.files, c.language))
+    skipped = [SkippedFile(**r) for r in store.rows("skipped", ["path", "reason"])]
+    root = Path(store.manifest.root)
+    changed = (changed_since(store, root, WalkConfig()) if root.is_dir()
+               else {"root missing": 1})
+    m = store.manifest
+    return StatusReport(
+        root=m.root, index_dir=str(index_dir), model=m.model, dim=m.dim, format=m.format,
+        embedded=m.embedded, no_embed=m.no_embed, updated=m.updated, files=len(files),
+        symbols=store.count("symbols"), chunks=store.count("chunks"),
+        vectors=store.count("vectors"), index_bytes=store.size_bytes(), languages=languages,
+        changed=changed, skipped_count=len(skipped),
+        skipped=sorted(skipped, key=lambda s: s.path) if with_skipped else [],
+    )

@@ -1,0 +1,59 @@
+"""Code-aware tokens for full-text search.
+
+An identifier is kept whole and also split on snake_case, camelCase, digits and dots, so
+that `parseHTTPResponse` matches queries for `parse`, `http`, `response` and the identifier
+itself. Tokens are lower-case ASCII words; the same function tokenizes documents and
+queries, so both sides always agree.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+__all__ = ["identifiers", "split_identifier", "tokenize", "token_text"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_MAX_TOKEN = 40
+
+
+def split_identifier(ident: str) -> list[str]:
+    """Sub-words of an identifier: `get_HTTPResponse2` -> get, http, response, 2."""
+    parts: list[str] = []
+    for piece in ident.split("_"):
+        if piece:
+            parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
+    return parts
+
+
+def identifiers(text: str) -> Iterator[str]:
+    """Identifier-like words of a text, as written."""
+    for m in _IDENT.finditer(text):
+        yield m.group(0)
+
+
+def tokenize(text: str) -> list[str]:
+    """Lower-case search tokens: each identifier, then its sub-words when it has several."""
+    out: list[str] = []
+    for ident in identifiers(text):
+        low = ident.lower().strip("_")
+        if not low or len(low) > _MAX_TOKEN:
+            continue
+        out.append(low)
+        subs = split_identifier(ident)
+        if len(subs) > 1:
+            out.extend(s for s in subs if s != low)
+    return out
+
+
+def token_text(*texts: str | Iterable[str]) -> str:
+    """The whitespace-joined token column stored for full-text search."""
+    words: list[str] = []
+    for text in texts:
+        if isinstance(text, str):
+            words.extend(tokenize(text))
+        else:
+            for t in text:
+                words.extend(tokenize(t))
+    return " ".join(words)

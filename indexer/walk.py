@@ -1,0 +1,664 @@
+"""Walk a repository and decide which files the indexer may read.
+
+`walk()` lists every regular file under a root that is worth indexing and, for everything
+it leaves out, one `SkippedFile` saying why. `check_content()` makes the same kind of
+decision from a file's bytes, once the indexer has read them.
+
+Invariants:
+
+- Paths are POSIX and relative to the root; a skipped directory is reported once, as
+  ``"dir/"``, and never descended into. Both lists are sorted by path.
+- A file is stat'ed once (for its size and mtime); no file content is read here, only the
+  ignore files (``.gitignore``, ``.dowseignore``, ``.git/info/exclude``).
+- Nothing under the walk raises: unreadable directories and files, files deleted during
+  the walk, symlink loops, and undecodable names become `SkippedFile` records (a file that
+  vanished is dropped silently). Only a root that is missing or not a directory raises
+  `InvalidPath`.
+- Symlinks are followed only when their target lies inside the root. Each real
+  directory is walked at most once: symlinked directories are followed after the plain
+  walk, so a directory reachable both ways is listed under its real path.
+
+Ignore rules, in the order they are applied:
+
+1. ``.git .hg .svn .bzr`` and the index directory (``index_dir``, default
+   ``<root>/.dowse``) are always skipped.
+2. Git's rules, as git applies them: ``.gitignore`` at every level (patterns relative to
+   their directory, the deepest file first, the last matching line within a file wins,
+   ``!`` re-includes, nothing under an excluded directory can be re-included), then the
+   repository's ``info/exclude``. When the root lies inside a git work tree, the
+   ``.gitignore`` files between the work tree's top and the root apply too. The user's
+   global ``core.excludesFile`` is not read: the result does not depend on who runs it.
+   Symlinks match as files, as in git. Reason ``"gitignored"``.
+3. ``WalkConfig.exclude`` patterns (gitignore syntax, relative to the root; reason
+   ``"excluded by config"``), then ``.dowseignore`` files (same syntax and layering as
+   ``.gitignore``; reason ``"dowseignored"``). They can only exclude more: a ``!`` line
+   there cannot bring back a gitignored path, but it does override the defaults below.
+4. Default excludes, for repositories without (or with an incomplete) ``.gitignore``:
+
+   - directories named ``node_modules bower_components __pycache__ .venv .tox .nox .eggs
+     .mypy_cache .pytest_cache .ruff_cache .hypothesis .cache .gradle .terraform .next
+     .nuxt build dist target vendor third_party``, any ``*.egg-info``, and any directory
+     holding a ``pyvenv.cfg`` (a virtualenv, whatever its name; the root itself is never
+     skipped this way). ``vendor/`` and ``third_party/`` hold other people's code; a
+     ``!third_party/`` line in ``.dowseignore`` brings such a directory back. ``out/`` is
+     not excluded: the name is too often real source.
+   - lockfiles (``package-lock.json yarn.lock pnpm-lock.yaml poetry.lock Cargo.lock
+     Gemfile.lock composer.lock uv.lock go.sum`` and a few more), minified files
+     (``*.min.js *.min.css``) and source maps (``*.map``).
+5. Secrets, unless ``include_secrets``: ``.env``, ``.env.*`` and ``*.env`` (but not the
+   committed templates ``.env.example .env.sample .env.template .env.dist``), ``.envrc``,
+   SSH keys (``id_rsa id_dsa id_ecdsa id_ed25519`` and ``*_sk``), key and certificate
+   stores (``*.pem *.key *.p8 *.ppk *.p12 *.pfx *.jks *.keystore``), ``.netrc .npmrc
+   .pypirc .pgpass .htpasswd .git-credentials .dockercfg``, files named ``credentials``
+   (``.aws/credentials``) or ``credentials.json``, ``client_secret*.json``,
+   ``*service-account*.json``, ``secrets.{json,yml,yaml,toml}``, ``.docker/config.json``,
+   ``.kube/config``, Terraform state and password databases (``*.kdbx``); and the
+   directories ``.ssh`` and ``.gnupg``. `check_content` also finds private keys and
+   well-known token formats in file bodies.
+6. Binary files by extension (images, archives, fonts, compiled objects, documents,
+   media, model weights, databases): reason ``"binary (extension)"``. Files with an
+   unknown extension are kept; the indexer decides by extension what to do with them.
+7. Anything that is not a regular file (FIFOs, sockets, devices), files the process
+   cannot read, and files over ``max_file_bytes``.
+
+The ``.gitignore`` syntax is parsed by pathspec's `GitIgnoreSpec`; the layering above is
+done here because a flat pathspec cannot express git's per-directory precedence.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+import stat
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+from indexer.errors import InvalidPath
+from indexer.records import SkippedFile
+
+__all__ = ["WalkConfig", "WalkEntry", "WalkResult", "check_content", "walk"]
+
+
+@dataclass(frozen=True)
+class WalkConfig:
+    max_file_bytes: int = 1_000_000
+    exclude: tuple[str, ...] = ()
+    """Extra gitignore-style patterns, relative to the root."""
+    include_secrets: bool = False
+
+
+@dataclass(frozen=True)
+class WalkEntry:
+    path: str
+    """POSIX, relative to the root."""
+    abspath: Path
+    size: int
+    mtime_ns: int
+
+
+@dataclass
+class WalkResult:
+    files: list[WalkEntry] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+# --- default excludes -------------------------------------------------------------------
+
+_VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
+
+_DEFAULT_EXCLUDED_DIRS = frozenset({
+    "node_modules", "bower_components",
+    "__pycache__", ".venv", ".tox", ".nox", ".eggs",
+    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
+    ".gradle", ".terraform", ".next", ".nuxt",
+    "build", "dist", "target",
+    "vendor", "third_party",
+})
+
+_LOCKFILES = frozenset({
+    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
+    "poetry.lock", "Pipfile.lock", "pdm.lock", "uv.lock", "Cargo.lock", "Gemfile.lock",
+    "composer.lock", "go.sum", "mix.lock", "pubspec.lock", "Podfile.lock",
+    "packages.lock.json", "flake.lock",
+})
+
+_BINARY_EXTENSIONS = frozenset("""
+    png jpg jpeg gif bmp ico icns tif tiff webp avif heic heif psd xcf
+    zip tar gz tgz bz2 xz zst lz4 lzma 7z rar jar war ear whl egg apk ipa deb rpm dmg iso
+    ttf otf woff woff2 eot
+    pyc pyo pyd so dylib dll exe o a lib obj class dex wasm bin elf
+    pdf doc docx xls xlsx ppt pptx odt ods odp epub
+    mp3 mp4 m4a m4v wav ogg oga flac aac opus avi mov mkv webm wmv flv swf
+    db sqlite sqlite3 parquet feather arrow npy npz pkl pickle pt pth ckpt onnx safetensors
+    h5 hdf5 tflite pb gguf lance
+    blend fbx glb
+""".split())
+
+_BINARY_NAMES = frozenset({".DS_Store"})
+
+# --- secrets by name ---------------------------------------------------------------------
+
+_ENV_TEMPLATES = frozenset({"example", "sample", "template", "dist"})
+
+_SECRET_NAMES = {
+    ".envrc": ".envrc file",
+    "id_rsa": "SSH key", "id_dsa": "SSH key", "id_ecdsa": "SSH key", "id_ed25519": "SSH key",
+    "id_ecdsa_sk": "SSH key", "id_ed25519_sk": "SSH key",
+    ".netrc": ".netrc", "_netrc": ".netrc", ".npmrc": ".npmrc", ".pypirc": ".pypirc",
+    ".pgpass": ".pgpass", ".htpasswd": ".htpasswd", ".git-credentials": ".git-credentials",
+    ".dockercfg": "docker credentials",
+    "credentials": "credentials file", "credentials.json": "credentials file",
+    "secrets.json": "secrets file", "secrets.yml": "secrets file",
+    "secrets.yaml": "secrets file", "secrets.toml": "secrets file",
+    "terraform.tfstate": "terraform state",
+}
+
+_SECRET_SUFFIXES = {
+    "pem": "key file (*.pem)", "key": "key file (*.key)", "p8": "key file (*.p8)",
+    "ppk": "key file (*.ppk)", "p12": "key store (*.p12)", "pfx": "key store (*.pfx)",
+    "jks": "key store (*.jks)", "keystore": "key store (*.keystore)",
+    "kdbx": "password database", "tfstate": "terraform state",
+}
+
+_SECRET_PATH_SUFFIXES = {".docker/config.json": "docker credentials", ".kube/config": "kubeconfig"}
+
+_SECRET_DIRS = {".ssh": ".ssh directory", ".gnupg": ".gnupg directory"}
+
+
+def _secret_name(name: str, rel: str) -> str | None:
+    """What kind of secret a file's name says it holds, or None."""
+    if name in _SECRET_NAMES:
+        return _SECRET_NAMES[name]
+    if name == ".env" or name.endswith(".env"):
+        return ".env file"
+    if name.startswith(".env."):
+        return None if name[5:] in _ENV_TEMPLATES else ".env file"
+    ext = name.rpartition(".")[2] if "." in name else ""
+    if ext in _SECRET_SUFFIXES:
+        return _SECRET_SUFFIXES[ext]
+    if name.endswith(".tfstate.backup"):
+        return "terraform state"
+    if name.endswith(".json") and (
+        name.startswith("client_secret") or "service-account" in name
+        or "service_account" in name
+    ):
+        return "service account key"
+    for suffix, what in _SECRET_PATH_SUFFIXES.items():
+        if rel.endswith(suffix) and (len(rel) == len(suffix) or rel[-len(suffix) - 1] == "/"):
+            return what
+    return None
+
+
+def _default_file_reason(name: str) -> str | None:
+    """Reason a file is a default exclude (overridable by .dowseignore), or None."""
+    if name in _LOCKFILES:
+        return "lockfile"
+    if name.endswith((".min.js", ".min.mjs", ".min.css")):
+        return "minified"
+    if name.endswith(".map"):
+        return "source map"
+    return None
+
+
+# --- content checks ------------------------------------------------------------------------
+
+_CONTROL_BYTES = bytes(set(range(32)) - {8, 9, 10, 12, 13, 27}) + b"\x7f"
+_HIGH_BYTES = bytes(range(128, 256))
+_MINIFIABLE = frozenset({"js", "mjs", "cjs", "css", "html", "htm", "json"})
+_MINIFIED_MIN_BYTES = 4096
+_MINIFIED_AVG_LINE = 200
+
+_SECRET_CONTENT = re.compile(
+    rb"(?P<private_key>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    # Real key material follows: optional "Header: value" lines, then base64. A literal
+    # "\n" counts as a line break, for keys pasted into string literals. The bare marker,
+    # as in a parser's source, does not match.
+    rb"(?:\\n|\s)+(?:[A-Za-z-]+:[^\n]*(?:\\n|\s)+)*[A-Za-z0-9+/=]{40})"
+    rb"|(?P<aws>\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b)"
+    rb"|(?P<github>\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b)"
+    rb"|(?P<slack>\bxox[abposr]-\d{6,}-[0-9A-Za-z-]{10,})"
+    rb"|(?P<stripe>\b[rs]k_live_[0-9A-Za-z]{20,})"
+)
+_SECRET_CONTENT_REASONS = {
+    "private_key": "secret: private key",
+    "aws": "secret: AWS access key",
+    "github": "secret: GitHub token",
+    "slack": "secret: Slack token",
+    "stripe": "secret: Stripe key",
+}
+
+
+def _looks_binary(data: bytes) -> bool:
+    sample = data[:8192]
+    if not sample:
+        return False
+    if b"\0" in sample:
+        return True
+    odd = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    try:
+        sample.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # A multi-byte character cut by the 8 KiB boundary is not evidence of binary.
+        if exc.start < len(sample) - 3:
+            odd += len(sample) - len(sample.translate(None, _HIGH_BYTES))
+    return odd > len(sample) * 0.3
+
+
+def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> str | None:
+    """Why a file should not be indexed, judged from its bytes; None when it is fine.
+
+    Reasons: ``"binary"`` (a NUL byte in the first 8 KiB, or mostly control bytes),
+    ``"secret: …"`` (a private key or a well-known token format; skipped when
+    ``config.include_secrets``), ``"minified"`` (a web asset of 4 KiB or more whose lines
+    average over 200 bytes).
+    """
+    if _looks_binary(data):
+        return "binary"
+    if not config.include_secrets:
+        match = _SECRET_CONTENT.search(data)
+        if match is not None and match.lastgroup is not None:
+            return _SECRET_CONTENT_REASONS[match.lastgroup]
+    ext = path.rpartition(".")[2].lower()
+    if ext in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:
+        lines = data.count(b"\n") + 1
+        if len(data) / lines > _MINIFIED_AVG_LINE:
+            return "minified"
+    return None
+
+
+# --- ignore rules ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """The patterns of one ignore file, compiled for 'does this match the path itself'.
+
+    pathspec's regexes also match everything under a matched directory, and git's
+    per-directory precedence needs to know whether a pattern matched the path itself.
+    Each pattern's regex is extended so that it does: its directory-marker group (the
+    one named group pathspec emits) must end the string for a directory and must not
+    participate for a file. All patterns go into one alternation, last pattern first, so
+    a single search finds the line that decides.
+    """
+
+    strip: int
+    """Characters to drop from a root-relative path: this file's directory and '/'."""
+    prepend: str
+    """Prefix to add to a root-relative path, for ignore files above the root."""
+    file_regex: re.Pattern[str]
+    dir_regex: re.Pattern[str]
+    ignores: dict[str, bool]
+    """Alternation group name -> whether that pattern ignores (False for '!')."""
+
+
+def _pattern_lines(text: str) -> list[str]:
+    lines = []
+    for line in text.removeprefix("\ufeff").split("\n"):
+        line = line.removesuffix("\r")
+        # pathspec turns "a/**/" into "the directory a and all below"; git means "every
+        # directory below a". "a/**/*/" says that in a form pathspec reads as git does.
+        if line.rstrip(" ").endswith("/**/"):
+            line = line.rstrip(" ") + "*/"
+        lines.append(line)
+    return lines
+
+
+def _compile_rules(text: str, *, strip: int, prepend: str) -> _Rules | None:
+    spec = GitIgnoreSpec.from_lines(_pattern_lines(text))
+    file_alts: list[str] = []
+    dir_alts: list[str] = []
+    ignores: dict[str, bool] = {}
+    for i in reversed(range(len(spec.patterns))):
+        pattern = spec.patterns[i]
+        regex = getattr(pattern, "regex", None)
+        if pattern.include is None or regex is None:
+            continue
+        body: str = regex.pattern
+        if not body.startswith("^"):
+            body = "^.*?(?:" + body + ")"
+        name = f"p{i}"
+        marks = list(regex.groupindex)
+        if marks:
+            mark = f"d{i}"
+            body = body.replace(f"(?P<{marks[0]}>", f"(?P<{mark}>")
+            file_body = body + f"(?({mark})(?!))"
+            dir_body = body + f"(?({mark})\\Z|(?!\\Z))"
+        else:
+            file_body = body
+            dir_body = body + "(?!\\Z)"
+        file_alts.append(f"(?P<{name}>{file_body})")
+        dir_alts.append(f"(?P<{name}>{dir_body})")
+        ignores[name] = bool(pattern.include)
+    if not ignores:
+        return None
+    return _Rules(
+        strip=strip,
+        prepend=prepend,
+        file_regex=re.compile("|".join(file_alts), re.DOTALL),
+        dir_regex=re.compile("|".join(dir_alts), re.DOTALL),
+        ignores=ignores,
+    )
+
+
+def _decide(levels: Sequence[_Rules], rel: str, is_dir: bool) -> bool | None:
+    """True if ignored, False if re-included by a '!' line, None if no line matches."""
+    for rules in reversed(levels):
+        path = rules.prepend + rel[rules.strip:]
+        if is_dir:
+            match = rules.dir_regex.match(path + "/")
+        else:
+            match = rules.file_regex.match(path)
+        if match is not None:
+            # The outer group closes last, so lastgroup names the alternative that matched.
+            return rules.ignores[match.lastgroup or ""]
+    return None
+
+
+def _read_text(path: str) -> str | None:
+    """An ignore file's text, or None if it is missing, a symlink (git does not follow
+    those), or unreadable."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return None
+        with open(path, "rb") as fh:
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _git_context(root_real: str) -> list[_Rules]:
+    """Rules that come from outside the walk: the repository's info/exclude and the
+    .gitignore files between the work tree's top and the root (exclusive)."""
+    top = root_real
+    while not os.path.lexists(os.path.join(top, ".git")):
+        parent = os.path.dirname(top)
+        if parent == top:
+            return []
+        top = parent
+    dot_git = os.path.join(top, ".git")
+    git_dir = dot_git
+    if os.path.isfile(dot_git):
+        # A worktree or submodule: ".git" is a file saying "gitdir: <path>".
+        pointer = _read_text(dot_git) or ""
+        if not pointer.startswith("gitdir:"):
+            return []
+        git_dir = os.path.join(top, pointer[len("gitdir:"):].strip())
+        common = _read_text(os.path.join(git_dir, "commondir"))
+        if common is not None:
+            git_dir = os.path.join(git_dir, common.strip())
+    below = os.path.relpath(root_real, top)
+    prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
+
+    levels: list[_Rules] = []
+    exclude = _read_text(os.path.join(git_dir, "info", "exclude"))
+    if exclude is not None:
+        rules = _compile_rules(exclude, strip=0, prepend=prefix)
+        if rules is not None:
+            levels.append(rules)
+    if prefix:
+        parts = prefix.rstrip("/").split("/")
+        for depth in range(len(parts)):
+            base = "/".join(parts[:depth])
+            text = _read_text(os.path.join(top, base, ".gitignore"))
+            if text is None:
+                continue
+            rest = "/".join(parts[depth:]) + "/"
+            rules = _compile_rules(text, strip=0, prepend=rest)
+            if rules is not None:
+                levels.append(rules)
+    return levels
+
+
+# --- the walk --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Dir:
+    path: str
+    """Absolute path to scan, through symlinks as the walk reached it."""
+    rel: str
+    """Root-relative POSIX path, '' for the root."""
+    real: str
+    """Resolved path, for loop detection."""
+    git: tuple[_Rules, ...]
+    dowse: tuple[_Rules, ...]
+    forced: bool
+    """Re-included by a '!' in .dowseignore or the config: defaults do not apply."""
+
+
+def _size(n: int) -> str:
+    if n >= 1_000_000:
+        return f"{n / 1_000_000:.1f} MB"
+    if n >= 1000:
+        return f"{n / 1000:.1f} kB"
+    return f"{n} B"
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "unreadable: permission denied"
+    return f"unreadable: {(exc.strerror or type(exc).__name__).lower()}"
+
+
+def _inside(path: str, base: str) -> bool:
+    return path == base or path.startswith(base.rstrip("/") + "/")
+
+
+def _dir_reason(name: str, d: _Dir, config: WalkConfig) -> str | None:
+    """Why a directory that no ignore rule excluded is skipped by default, or None."""
+    if not d.forced and name in _DEFAULT_EXCLUDED_DIRS:
+        return f"default exclude: {name}"
+    if not d.forced and name.endswith(".egg-info"):
+        return "default exclude: *.egg-info"
+    if not config.include_secrets and name in _SECRET_DIRS:
+        return f"secret: {_SECRET_DIRS[name]}"
+    return None
+
+
+class _Walker:
+    def __init__(self, root: str, root_real: str, config: WalkConfig, index_real: str) -> None:
+        self.root_real = root_real
+        self.config = config
+        self.index_real = index_real
+        self.files: list[WalkEntry] = []
+        self.skipped: list[SkippedFile] = []
+        self.visited: set[str] = {root_real}
+        self.stack = [_Dir(root, "", root_real, tuple(_git_context(root_real)), (), False)]
+        self.deferred: list[tuple[_Dir, str]] = []
+        """Symlinked directories with their parent's real path, walked once every real
+        directory has been, so that a directory reachable both ways keeps its real path."""
+        user = _compile_rules("\n".join(config.exclude), strip=0, prepend="")
+        self.user: tuple[_Rules, ...] = (user,) if user is not None else ()
+        # Readability is judged from the stat the walk needs anyway, not with an extra
+        # access() call per file. Root reads everything.
+        self.euid = os.geteuid() if hasattr(os, "geteuid") else 0
+        self.groups = {os.getegid(), *os.getgroups()} if hasattr(os, "getgroups") else set()
+
+    def run(self) -> None:
+        while self.stack or self.deferred:
+            while self.stack:
+                self.scan(self.stack.pop())
+            links, self.deferred = sorted(self.deferred, key=lambda item: item[0].rel), []
+            for link, parent_real in links:
+                if link.real not in self.visited:
+                    self.visited.add(link.real)
+                    self.stack.append(link)
+                elif _inside(parent_real, link.real):
+                    self.skip(link.rel + "/", "symlink loop")
+                else:
+                    self.skip(link.rel + "/", "symlink to a directory already walked")
+
+    def skip(self, rel: str, reason: str) -> None:
+        self.skipped.append(SkippedFile(path=rel, reason=reason))
+
+    def load(self, levels: tuple[_Rules, ...], path: str, strip: int) -> tuple[_Rules, ...]:
+        text = _read_text(path)
+        rules = _compile_rules(text, strip=strip, prepend="") if text is not None else None
+        return levels if rules is None else (*levels, rules)
+
+    def scan(self, d: _Dir) -> None:
+        try:
+            with os.scandir(d.path) as it:
+                entries = list(it)
+        except (FileNotFoundError, NotADirectoryError):
+            return  # removed during the walk
+        except OSError as exc:
+            if not d.rel:
+                raise InvalidPath(f"cannot index {d.path}: {_os_reason(exc)}") from None
+            self.skip(d.rel + "/", _os_reason(exc))
+            return
+        names = {e.name for e in entries}
+        prefix = d.rel + "/" if d.rel else ""
+        if d.rel and not d.forced and "pyvenv.cfg" in names:
+            self.skip(prefix, "default exclude: virtualenv")
+            return
+        git, dowse = d.git, d.dowse
+        if ".gitignore" in names:
+            git = self.load(git, os.path.join(d.path, ".gitignore"), len(prefix))
+        if ".dowseignore" in names:
+            dowse = self.load(dowse, os.path.join(d.path, ".dowseignore"), len(prefix))
+
+        for entry in entries:
+            name = entry.name
+            rel = prefix + name
+            try:
+                name.encode("utf-8")
+            except UnicodeEncodeError:
+                shown = os.fsencode(rel).decode("utf-8", "backslashreplace")
+                self.skip(shown, "undecodable file name")
+                continue
+            try:
+                is_link = entry.is_symlink()
+                is_dir = not is_link and entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue  # removed during the walk
+            shown = rel + "/" if is_dir else rel
+            if name in _VCS_DIRS:
+                self.skip(shown, f"default exclude: {name}")
+                continue
+            real = d.real + "/" + name
+            if is_dir and real == self.index_real:
+                self.skip(shown, "index directory")
+                continue
+            # Git matches a symlink as a file, even one that points to a directory.
+            if _decide(git, rel, is_dir):
+                self.skip(shown, "gitignored")
+                continue
+            user = _decide(self.user, rel, is_dir)
+            if user:
+                self.skip(shown, "excluded by config")
+                continue
+            mine = None if user is False else _decide(dowse, rel, is_dir)
+            if mine:
+                self.skip(shown, "dowseignored")
+                continue
+            sub = _Dir(entry.path, rel, real, git, dowse, user is False or mine is False)
+
+            if is_dir:
+                reason = _dir_reason(name, sub, self.config)
+                if reason is None and real in self.visited:
+                    reason = "directory already walked"  # a bind mount
+                if reason is not None:
+                    self.skip(shown, reason)
+                else:
+                    self.visited.add(real)
+                    self.stack.append(sub)
+            elif is_link:
+                self.link(sub, d.real)
+            else:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    self.skip(rel, _os_reason(exc))
+                    continue
+                self.file(sub, st)
+
+    def link(self, d: _Dir, parent_real: str) -> None:
+        try:
+            st = os.stat(d.path)
+        except FileNotFoundError:
+            self.skip(d.rel, "broken symlink")
+            return
+        except OSError as exc:
+            self.skip(d.rel, "symlink loop" if exc.errno == errno.ELOOP else _os_reason(exc))
+            return
+        target = os.path.realpath(d.path)
+        if not _inside(target, self.root_real):
+            self.skip(d.rel, "symlink outside root")
+        elif _inside(target, self.index_real):
+            self.skip(d.rel, "symlink into index directory")
+        elif not stat.S_ISDIR(st.st_mode):
+            self.file(d, st)
+        else:
+            reason = _dir_reason(d.rel.rpartition("/")[2], d, self.config)
+            if reason is not None:
+                self.skip(d.rel + "/", reason)
+            else:
+                self.deferred.append((replace(d, real=target), parent_real))
+
+    def file(self, d: _Dir, st: os.stat_result) -> None:
+        rel = d.rel
+        name = rel.rpartition("/")[2]
+        reason = None if d.forced else _default_file_reason(name)
+        if reason is None and not self.config.include_secrets:
+            secret = _secret_name(name, rel)
+            reason = None if secret is None else f"secret: {secret}"
+        if reason is None and (name in _BINARY_NAMES or (
+            "." in name and name.rpartition(".")[2].lower() in _BINARY_EXTENSIONS
+        )):
+            reason = "binary (extension)"
+        if reason is None and not stat.S_ISREG(st.st_mode):
+            reason = "not a regular file"
+        if reason is None and not self.readable(st):
+            reason = "unreadable: permission denied"
+        limit = self.config.max_file_bytes
+        if reason is None and st.st_size > limit:
+            reason = f"too large ({_size(st.st_size)} > {_size(limit)})"
+        if reason is not None:
+            self.skip(rel, reason)
+        else:
+            self.files.append(WalkEntry(rel, Path(d.path), st.st_size, st.st_mtime_ns))
+
+    def readable(self, st: os.stat_result) -> bool:
+        if self.euid == 0:
+            return True
+        if st.st_uid == self.euid:
+            return bool(st.st_mode & stat.S_IRUSR)
+        if st.st_gid in self.groups:
+            return bool(st.st_mode & stat.S_IRGRP)
+        return bool(st.st_mode & stat.S_IROTH)
+
+
+def walk(
+    root: Path, config: WalkConfig = WalkConfig(), *, index_dir: Path | None = None
+) -> WalkResult:
+    """List the files under `root` to index, and every path left out with its reason.
+
+    Raises `InvalidPath` when `root` does not exist, is not a directory, or cannot be
+    listed.
+    """
+    root_str = os.path.abspath(root)
+    try:
+        is_dir = stat.S_ISDIR(os.stat(root_str).st_mode)
+    except FileNotFoundError:
+        raise InvalidPath(f"cannot index {root_str}: no such directory") from None
+    except OSError as exc:
+        raise InvalidPath(f"cannot index {root_str}: {_os_reason(exc)}") from None
+    if not is_dir:
+        raise InvalidPath(f"cannot index {root_str}: not a directory")
+    root_real = os.path.realpath(root_str)
+    index_real = os.path.realpath(
+        index_dir if index_dir is not None else os.path.join(root_str, ".dowse")
+    )
+    walker = _Walker(root_str, root_real, config, index_real)
+    walker.run()
+    return WalkResult(
+        files=sorted(walker.files, key=lambda f: f.path),
+        skipped=sorted(walker.skipped, key=lambda s: s.path),
+    )

@@ -1,0 +1,183 @@
+"""`dowse ask`: run the retrieval loop and pack the best context into a token budget.
+
+Packing: context items (relevance >= 0.2, best first) are widened to their whole
+enclosing definition when it is small enough, overlapping ranges are merged, and whole
+blocks are added while they fit the budget; the rest are listed as signatures with their
+citations. The token count uses a conservative estimate (3 characters a token), so the
+delivered context never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.store import quote_list
+from retrieval.evaluate import Evaluator
+from retrieval.hybrid import HybridSearcher, _read_lines
+from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+
+__all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens"]
+
+CHARS_PER_TOKEN = 3.0
+MIN_RELEVANCE = 0.2
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+class ContextBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None = None
+    kind: str | None = None
+    relevance: float
+    reason: str
+    form: Literal["full", "signature"] = Field(
+        description="full source lines, or only the signature and citation")
+    text: str
+    stale: bool = False
+    tokens: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+class FileResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    relevance: float
+    reason: str
+    citations: list[str]
+
+
+class AskResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    mode: Literal["retrieval"] = "retrieval"
+    files: list[FileResult]
+    context: list[ContextBlock]
+    tokens: int = Field(description="estimated tokens of the delivered context")
+    budget: int | None
+    stop_reason: str
+    cycles: int
+    trace: list[Cycle] = Field(default_factory=list)
+
+
+def _files(items: list[ContextItem]) -> list[FileResult]:
+    by_path: dict[str, list[ContextItem]] = {}
+    for it in items:
+        by_path.setdefault(it.hit.path, []).append(it)
+    out = []
+    for path, its in by_path.items():
+        best = max(its, key=lambda i: i.relevance)
+        # A file with several relevant parts ranks a little above one with a single part.
+        bonus = min(0.05 * (len(its) - 1), 0.1)
+        out.append(FileResult(path=path, relevance=round(min(best.relevance + bonus, 1.0), 3),
+                              reason=best.reason, citations=[i.hit.citation for i in its]))
+    out.sort(key=lambda f: (-f.relevance, f.path))
+    return out
+
+
+def _widen(searcher: HybridSearcher, items: list[ContextItem], max_lines: int
+           ) -> list[tuple[ContextItem, int, int, str | None, str | None, str]]:
+    """Each item's range, widened to its enclosing definition when that is small enough."""
+    paths = sorted({it.hit.path for it in items})
+    symbols: dict[tuple[str, str], dict] = {}
+    if paths:
+        for r in searcher.store.rows("symbols", ["path", "qualified_name", "kind", "start_line",
+                                                 "end_line", "signature"],
+                                     where=f"path IN ({quote_list(paths)})"):
+            symbols[(r["path"], r["qualified_name"])] = r
+    out = []
+    for it in items:
+        h = it.hit
+        start, end, kind, signature = h.start_line, h.end_line, None, ""
+        sym = symbols.get((h.path, h.symbol or ""))
+        if sym is not None:
+            kind, signature = sym["kind"], sym["signature"]
+            if sym["end_line"] - sym["start_line"] < max_lines:
+                start, end = min(start, sym["start_line"]), max(end, sym["end_line"])
+        out.append((it, start, end, h.symbol, kind, signature))
+    return out
+
+
+def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
+        loop: LoopConfig | None = None, evaluator: Evaluator | None = None,
+        with_trace: bool = True) -> AskResult:
+    result = run_loop(searcher, question, config=loop, evaluator=evaluator)
+    items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
+    limit = budget if budget is not None else 8000
+    widened = _widen(searcher, items, max_lines=120)
+    blocks: list[ContextBlock] = []
+    taken: dict[str, list[tuple[int, int]]] = {}
+    used = 0
+    rest = []
+    for it, start, end, symbol, kind, signature in widened:
+        spans = taken.setdefault(it.hit.path, [])
+        if any(s <= start and end <= e for s, e in spans):
+            continue  # already delivered inside a wider block
+        text = _read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
+        cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
+        if used + cost <= limit:
+            spans.append((start, end))
+            used += cost
+            blocks.append(ContextBlock(path=it.hit.path, start_line=start, end_line=end,
+                                       symbol=symbol, kind=kind, relevance=it.relevance,
+                                       reason=it.reason, form="full", text=text,
+                                       stale=it.hit.stale, tokens=cost))
+        else:
+            rest.append((it, start, end, symbol, kind, signature))
+    for it, start, end, symbol, kind, signature in rest:
+        line = signature or (it.hit.text or "").strip().split("\n")[0][:160]
+        cost = estimate_tokens(line) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
+        if used + cost > limit:
+            continue
+        used += cost
+        blocks.append(ContextBlock(path=it.hit.path, start_line=start, end_line=end,
+                                   symbol=symbol, kind=kind, relevance=it.relevance,
+                                   reason=it.reason, form="signature", text=line,
+                                   stale=it.hit.stale, tokens=cost))
+    return AskResult(question=question, files=_files(items), context=blocks, tokens=used,
+                     budget=budget, stop_reason=result.stop_reason, cycles=len(result.trace),
+                     trace=result.trace if with_trace else [])
+
+
+def render_markdown(result: AskResult, *, trace: bool = False) -> str:
+    lines = [f"# {result.question}", ""]
+    lines.append(f"_{len(result.files)} files, {len(result.context)} blocks, "
+                 f"~{result.tokens} tokens"
+                 + (f" of {result.budget}" if result.budget else "")
+                 + f"; {result.cycles} cycle(s): {result.stop_reason}_")
+    lines += ["", "## Files", ""]
+    for f in result.files[:15]:
+        lines.append(f"- `{f.path}` ({f.relevance:.2f}): {f.reason}")
+    lines += ["", "## Context", ""]
+    for b in result.context:
+        what = f" {b.kind} `{b.symbol}`" if b.kind and b.symbol else ""
+        stale = " **(stale: file changed since indexing)**" if b.stale else ""
+        lines.append(f"### `{b.citation}`{what} ({b.relevance:.2f}){stale}")
+        lines.append(f"{b.reason}")
+        if b.form == "full":
+            lines += ["", "```", b.text, "```", ""]
+        else:
+            lines += ["", f"    {b.text}", ""]
+    if trace:
+        lines += ["## Trace", ""]
+        for c in result.trace:
+            lines.append(f"- cycle {c.n}: keywords {', '.join(c.keywords[:12])}; "
+                         f"{len(c.candidates)} candidates, {c.high_hits} high; "
+                         f"excluded {len(c.excluded)}; gaps {', '.join(c.gaps) or '-'}; "
+                         f"critical {', '.join(c.critical_gaps) or '-'}"
+                         + (f"; targeted {', '.join(c.targeted)}" if c.targeted else "")
+                         + (f"; stop: {c.stop}" if c.stop else ""))
+    return "\n".join(lines).rstrip() + "\n"

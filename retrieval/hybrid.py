@@ -1,0 +1,305 @@
+"""Hybrid search: full-text, dense, symbol-name and path evidence, fused by query kind.
+
+Each candidate chunk collects signals in 0..1:
+- `lexical`: BM25 over the code-aware token column, divided by the best score;
+- `dense`: cosine similarity of the query and chunk embeddings, divided by the best;
+- `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
+- `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem).
+The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
+path and traceback text leans lexical; plain language leans dense) and adds the symbol
+and path evidence on top. Everything is deterministic for a given index.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pathspec
+
+from indexer.embed import Embedder
+from indexer.store import Store, quote_list
+from indexer.tokens import tokenize
+from retrieval.query import QueryAnalysis, analyze
+from retrieval.records import Hit, SearchOptions
+
+__all__ = ["Candidate", "HybridSearcher", "PathFilter"]
+
+SYMBOL_WEIGHT = 0.3
+PATH_WEIGHT = 0.25
+_CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
+
+
+class PathFilter:
+    """Include/exclude globs with gitignore syntax (`tests/`, `*.md`, `src/**/x.py`)."""
+
+    def __init__(self, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> None:
+        self.include = pathspec.GitIgnoreSpec.from_lines(include) if include else None
+        self.exclude = pathspec.GitIgnoreSpec.from_lines(exclude) if exclude else None
+
+    def __call__(self, path: str) -> bool:
+        if self.include is not None and not self.include.match_file(path):
+            return False
+        return not (self.exclude is not None and self.exclude.match_file(path))
+
+
+@dataclass
+class Candidate:
+    row: dict[str, Any]
+    signals: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+    @property
+    def id(self) -> str:
+        return str(self.row["id"])
+
+
+class HybridSearcher:
+    """Searches one index snapshot. Cheap to create; the embedder loads on first use."""
+
+    def __init__(self, store: Store,
+                 embedder_factory: Callable[[], Embedder] | None = None) -> None:
+        self.store = store
+        self.root = Path(store.manifest.root)
+        self._embedder_factory = embedder_factory
+        self._embedder: Embedder | None = None
+        self._has_vectors: bool | None = None
+
+    # -- primitives --------------------------------------------------------------------
+
+    def lexical(self, tokens: Sequence[str], k: int, where: str | None = None
+                ) -> list[tuple[dict[str, Any], float]]:
+        if not tokens:
+            return []
+        query = self.store.table("chunks").search(" ".join(tokens), query_type="fts")
+        if where:
+            query = query.where(where, prefilter=True)
+        rows = query.select([*_CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
+        return [(r, float(r.pop("_score"))) for r in rows]
+
+    @property
+    def has_vectors(self) -> bool:
+        if self._has_vectors is None:
+            self._has_vectors = self._embedder_factory is not None and self.store.count(
+                "vectors") > 0
+        return self._has_vectors
+
+    def embed_query(self, text: str) -> list[float] | None:
+        if not self.has_vectors or self._embedder_factory is None:
+            return None
+        if self._embedder is None:
+            self._embedder = self._embedder_factory()
+        return [float(x) for x in self._embedder.embed([text])[0]]
+
+    def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        rows = (self.store.table("vectors").search(list(vector), vector_column_name="vector")
+                .distance_type("cosine").select(["id", "_distance"]).limit(k)
+                .to_arrow().to_pylist())
+        return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+
+    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
+        ids = list(ids)
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(ids), 500):
+            batch = ids[start : start + 500]
+            out.update((r["id"], r) for r in self.store.rows(
+                "chunks", _CHUNK_COLUMNS, where=f"id IN ({quote_list(batch)})"))
+        return out
+
+    def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
+        rows = self.store.rows("chunks", _CHUNK_COLUMNS, where=(
+            f"path = {quote_list([path])} AND start_line <= {int(line)} "
+            f"AND end_line >= {int(line)}"))
+        return rows[0] if rows else None
+
+    def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
+        lowered = sorted({n.lower() for n in names if n})
+        if not lowered:
+            return []
+        return self.store.table("symbols").search().where(
+            f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
+
+    def files_matching(self, paths: Iterable[str]) -> list[str]:
+        """Indexed files whose path ends with one of the given paths."""
+        out: list[str] = []
+        for p in paths:
+            p = p.strip("/")
+            name = PurePosixPath(p).name
+            rows = self.store.rows("files", ["path"], where=(
+                f"path = {quote_list([p])} OR path LIKE {quote_list(['%/' + name])}"))
+            out.extend(r["path"] for r in rows
+                       if r["path"] == p or r["path"].endswith("/" + p))
+        return sorted(set(out))
+
+    def stale_paths(self, paths: Iterable[str]) -> set[str]:
+        paths = sorted(set(paths))
+        if not paths:
+            return set()
+        rows = self.store.rows("files", ["path", "size", "mtime_ns"],
+                               where=f"path IN ({quote_list(paths)})")
+        known = {r["path"]: (r["size"], r["mtime_ns"]) for r in rows}
+        stale: set[str] = set()
+        for p in paths:
+            try:
+                st = os.stat(self.root / p)
+            except OSError:
+                stale.add(p)
+                continue
+            if known.get(p) != (st.st_size, st.st_mtime_ns):
+                stale.add(p)
+        return stale
+
+    # -- search ------------------------------------------------------------------------
+
+    def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
+                   keep: Callable[[str], bool] = lambda p: True,
+                   languages: Sequence[str] = (),
+                   extra_tokens: Sequence[str] = ()) -> dict[str, Candidate]:
+        """Collect and score candidate chunks for a query."""
+        where = f"language IN ({quote_list(languages)})" if languages else None
+        cands: dict[str, Candidate] = {}
+
+        def add(row: dict[str, Any]) -> Candidate | None:
+            if not keep(row["path"]):
+                return None
+            if languages and row["language"] not in languages:
+                return None
+            cand = cands.get(row["id"])
+            if cand is None:
+                cand = cands[row["id"]] = Candidate(row)
+            return cand
+
+        tokens = list(dict.fromkeys([*tokenize(analysis.text), *extra_tokens]))
+        tokens = [t for t in tokens if t not in _QUERY_NOISE]
+        lexical = self.lexical(tokens, k, where)
+        best = max((s for _, s in lexical), default=0.0) or 1.0
+        for row, score in lexical:
+            if (cand := add(row)) is not None:
+                cand.signals["lexical"] = round(score / best, 4)
+
+        vector = self.embed_query(analysis.text)
+        if vector is not None:
+            dense = self.dense(vector, k)
+            best = max((s for _, s in dense), default=0.0) or 1.0
+            rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
+            for cid, sim in dense:
+                row = cands[cid].row if cid in cands else rows.get(cid)
+                if row is not None and (cand := add(row)) is not None:
+                    cand.signals["dense"] = round(max(sim, 0.0) / best, 4)
+
+        self._symbol_signal(analysis, add)
+        self._path_signal(analysis, add, tokens)
+        lex_w = analysis.lexical_weight if vector is not None else 1.0
+        for cand in cands.values():
+            s = cand.signals
+            cand.score = round(
+                lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
+                + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0), 4)
+        return cands
+
+    def _symbol_signal(self, analysis: QueryAnalysis,
+                       add: Callable[[dict[str, Any]], Candidate | None]) -> None:
+        wanted: dict[str, str] = {}
+        for ident in analysis.identifiers:
+            parts = ident.split(".")
+            wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
+        for sym in self.symbols_named(wanted):
+            qualified = wanted[sym["name_lower"]]
+            strength = 1.0 if qualified and sym["qualified_name"].endswith(qualified) else 0.8
+            row = self.chunk_at(sym["path"], sym["start_line"])
+            if row is not None and (cand := add(row)) is not None:
+                cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+
+    def _path_signal(self, analysis: QueryAnalysis,
+                     add: Callable[[dict[str, Any]], Candidate | None],
+                     tokens: Sequence[str]) -> None:
+        named = self.files_matching(analysis.paths) if analysis.paths else []
+        for path in named:
+            where = f"path = {quote_list([path])}"
+            rows = [r for r, _ in self.lexical(tokens, 3, where)] or self.store.rows(
+                "chunks", _CHUNK_COLUMNS, where=where)[:1]
+            for row in rows:
+                if (cand := add(row)) is not None:
+                    cand.signals["path"] = 1.0
+
+    def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
+        options = options or SearchOptions()
+        analysis = analyze(text)
+        keep = PathFilter(options.include, options.exclude)
+        k = max(60, options.limit * 4)
+        cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)
+        ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+        hits = self.to_hits(ranked, options)
+        stale = self.stale_paths(h.path for h in hits)
+        return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
+
+    # -- grains ------------------------------------------------------------------------
+
+    def to_hits(self, ranked: Sequence[Candidate], options: SearchOptions) -> list[Hit]:
+        if options.grain == "file":
+            return self._file_hits(ranked, options.limit)
+        if options.grain == "symbol":
+            return self._symbol_hits(ranked, options)
+        return [_chunk_hit(c) for c in ranked[: options.limit]]
+
+    def _file_hits(self, ranked: Sequence[Candidate], limit: int) -> list[Hit]:
+        by_file: dict[str, list[Candidate]] = {}
+        for c in ranked:
+            by_file.setdefault(c.row["path"], []).append(c)
+        hits = []
+        for path, cs in by_file.items():
+            top = cs[0]
+            score = top.score + 0.1 * min(sum(c.score for c in cs[1:]), 1.0)
+            signals = {k: max(c.signals.get(k, 0.0) for c in cs) for c in cs for k in c.signals}
+            hits.append(Hit(grain="file", path=path, start_line=top.row["start_line"],
+                            end_line=top.row["end_line"], score=round(score, 4),
+                            signals=signals, language=top.row["language"],
+                            symbol=top.row["symbol"], text=None))
+        hits.sort(key=lambda h: (-h.score, h.path))
+        return hits[:limit]
+
+    def _symbol_hits(self, ranked: Sequence[Candidate], options: SearchOptions) -> list[Hit]:
+        owners: dict[tuple[str, str], Candidate] = {}
+        for c in ranked:
+            if c.row["symbol"]:
+                owners.setdefault((c.row["path"], c.row["symbol"]), c)
+        if not owners:
+            return []
+        paths = sorted({p for p, _ in owners})
+        rows = self.store.rows("symbols", where=f"path IN ({quote_list(paths)})")
+        index = {(r["path"], r["qualified_name"]): r for r in rows}
+        hits: list[Hit] = []
+        for (path, qname), c in owners.items():
+            sym = index.get((path, qname))
+            if sym is None or (options.kinds and sym["kind"] not in options.kinds):
+                continue
+            text = _read_lines(self.root / path, sym["start_line"], sym["end_line"])
+            hits.append(Hit(grain="symbol", path=path, start_line=sym["start_line"],
+                            end_line=sym["end_line"], score=c.score, signals=c.signals,
+                            language=sym["language"], symbol=qname, kind=sym["kind"],
+                            signature=sym["signature"], text=text))
+            if len(hits) >= options.limit:
+                break
+        return hits
+
+
+_QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
+
+
+def _chunk_hit(c: Candidate) -> Hit:
+    r = c.row
+    return Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
+               score=c.score, signals=c.signals, language=r["language"], symbol=r["symbol"],
+               text=r["text"])
+
+
+def _read_lines(path: Path, start: int, end: int) -> str | None:
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    lines = data.split(b"\n")[start - 1 : end]
+    return b"\n".join(lines).decode("utf-8", "replace")

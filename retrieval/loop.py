@@ -1,0 +1,207 @@
+"""The iterative retrieval loop: DISPATCH → EVALUATE → REFINE → LOOP (at most 3 cycles).
+
+- DISPATCH builds the first query from the task text (identifiers, quoted strings, paths,
+  stack-trace frames, plain terms).
+- EVALUATE scores every candidate with the evaluator (relevance, reason, missing context).
+- REFINE adds distinctive identifiers of the high-relevance hits as keywords, excludes
+  files whose every candidate scored < 0.2, and targets the gaps: definitions of
+  `missing_context` names are looked up directly in the symbol table.
+- LOOP stops early when at least `stop_hits` results score ≥ `high` and no critical gap
+  remains (a name the task itself mentions that no context item defines or uses);
+  otherwise it refines and repeats. The best evaluation of every chunk across cycles is
+  kept.
+
+Every cycle is recorded in the trace, so a caller can see why the loop stopped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.store import quote_list
+from indexer.tokens import tokenize
+from retrieval.evaluate import _CALL, Evaluation, Evaluator, OfflineEvaluator
+from retrieval.hybrid import Candidate, HybridSearcher, PathFilter
+from retrieval.query import QueryAnalysis, analyze
+from retrieval.records import Hit
+
+__all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "run_loop"]
+
+
+class LoopConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_cycles: int = Field(default=3, ge=1, le=10)
+    per_cycle: int = Field(default=20, gt=0, description="candidates evaluated per cycle")
+    high: float = Field(default=0.7, ge=0, le=1, description="a high-relevance hit")
+    stop_hits: int = Field(default=3, gt=0, description="high hits needed to stop early")
+    exclude_below: float = Field(default=0.2, ge=0, le=1)
+    include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
+    languages: list[str] = Field(default_factory=list)
+
+
+class ContextItem(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    hit: Hit
+    relevance: float = Field(ge=0, le=1)
+    reason: str
+    missing_context: list[str] = Field(default_factory=list)
+    cycle: int = Field(ge=1, description="the cycle that found it")
+
+
+class Cycle(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    keywords: list[str] = Field(description="the query's keywords this cycle")
+    excluded: list[str] = Field(default_factory=list, description="paths excluded so far")
+    targeted: list[str] = Field(default_factory=list, description="gap names looked up")
+    candidates: list[tuple[str, float]] = Field(
+        default_factory=list, description="(citation, relevance) evaluated this cycle")
+    gaps: list[str] = Field(default_factory=list, description="missing context after it")
+    critical_gaps: list[str] = Field(default_factory=list)
+    high_hits: int = 0
+    stop: str | None = Field(default=None, description="why the loop stopped here")
+
+
+class LoopResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    analysis: QueryAnalysis
+    items: list[ContextItem] = Field(description="best evaluation per chunk, best first")
+    trace: list[Cycle]
+    stop_reason: str
+
+
+def _critical_gaps(analysis: QueryAnalysis, items: dict[str, ContextItem]) -> list[str]:
+    """Names the task mentions that no relevant context item defines or uses."""
+    relevant = [it for it in items.values() if it.relevance >= 0.5]
+    have: set[str] = set()
+    for it in relevant:
+        have.update(tokenize(f"{it.hit.symbol or ''} {it.hit.text or ''}"))
+    gaps = []
+    for ident in analysis.identifiers:
+        last = ident.split(".")[-1]
+        if last.lower() not in have:
+            gaps.append(ident)
+    return gaps
+
+
+def _refine_keywords(items: Sequence[ContextItem], analysis: QueryAnalysis) -> list[str]:
+    """Distinctive identifiers of high-relevance hits: their symbols and the names they call."""
+    seen = {t for t in tokenize(analysis.text)}
+    out: list[str] = []
+    for it in items:
+        names = [it.hit.symbol.split(".")[-1]] if it.hit.symbol else []
+        names += _CALL.findall(it.hit.text or "")[:6]
+        for name in names:
+            for tok in tokenize(name)[:1]:
+                if tok not in seen and len(tok) > 3:
+                    seen.add(tok)
+                    out.append(tok)
+    return out[:8]
+
+
+def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | None = None,
+             evaluator: Evaluator | None = None) -> LoopResult:
+    config = config or LoopConfig()
+    evaluator = evaluator or OfflineEvaluator()
+    analysis = analyze(question)
+    items: dict[str, ContextItem] = {}
+    excluded: list[str] = []
+    keywords: list[str] = []
+    targeted: list[str] = []
+    trace: list[Cycle] = []
+    stop_reason = ""
+    pending_gaps: list[str] = []
+    for n in range(1, config.max_cycles + 1):
+        keep = PathFilter(config.include, [*config.exclude, *excluded])
+        cands = searcher.candidates(analysis, keep=keep, languages=config.languages,
+                                    extra_tokens=keywords)
+        # Target the gaps: definitions of missing names go straight into the pool.
+        looked_up = [g for g in pending_gaps if g not in targeted][:8]
+        targeted += looked_up
+        for sym in searcher.symbols_named(looked_up):
+            row = searcher.chunk_at(sym["path"], sym["start_line"])
+            if row is not None and keep(row["path"]) and row["id"] not in cands:
+                cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
+        ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+        fresh = [c for c in ranked if c.id not in items][: config.per_cycle]
+        gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
+                     and c not in fresh]
+        batch = fresh + gap_cands
+        in_context = {it.hit.symbol.split(".")[-1] for it in items.values() if it.hit.symbol}
+        known = _known_names(searcher, batch)
+        evals = evaluator.evaluate(analysis, batch, known, in_context)
+        cycle = Cycle(n=n, keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
+                      excluded=list(excluded), targeted=looked_up)
+        for cand, ev in zip(batch, evals, strict=True):
+            cycle.candidates.append((f"{cand.row['path']}:{cand.row['start_line']}-"
+                                     f"{cand.row['end_line']}", ev.relevance))
+            _keep_best(items, cand, ev, n)
+        # REFINE
+        by_file: dict[str, float] = {}
+        for cand, ev in zip(batch, evals, strict=True):
+            by_file[cand.row["path"]] = max(by_file.get(cand.row["path"], 0.0), ev.relevance)
+        for path, best in by_file.items():
+            if best < config.exclude_below and path not in excluded:
+                excluded.append(path)
+        ranked_items = sorted(items.values(), key=lambda it: -it.relevance)
+        high = [it for it in ranked_items if it.relevance >= config.high]
+        gaps = list(dict.fromkeys(
+            g for it in ranked_items[:10] if it.relevance >= 0.5 for g in it.missing_context))
+        critical = _critical_gaps(analysis, items)
+        cycle.gaps, cycle.critical_gaps, cycle.high_hits = gaps, critical, len(high)
+        trace.append(cycle)
+        if len(high) >= config.stop_hits and not critical:
+            stop_reason = (f"{len(high)} results scored >= {config.high} and no critical gap "
+                           f"remains")
+            cycle.stop = stop_reason
+            break
+        if n == config.max_cycles:
+            stop_reason = f"reached {config.max_cycles} cycles"
+            cycle.stop = stop_reason
+            break
+        new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
+        keywords = list(dict.fromkeys([*keywords, *new_keywords]))
+        pending_gaps = [*critical, *gaps]
+    ranked_items = sorted(items.values(), key=lambda it: (-it.relevance, it.hit.path,
+                                                          it.hit.start_line))
+    stale = searcher.stale_paths(it.hit.path for it in ranked_items)
+    for it in ranked_items:
+        if it.hit.path in stale:
+            it.hit = it.hit.model_copy(update={"stale": True})
+    return LoopResult(question=question, analysis=analysis, items=ranked_items, trace=trace,
+                      stop_reason=stop_reason)
+
+
+def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:
+    old = items.get(cand.id)
+    if old is not None and old.relevance >= ev.relevance:
+        return
+    r = cand.row
+    hit = Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
+              score=cand.score, signals=cand.signals, language=r["language"], symbol=r["symbol"],
+              text=r["text"])
+    items[cand.id] = ContextItem(hit=hit, relevance=ev.relevance, reason=ev.reason,
+                                 missing_context=ev.missing_context,
+                                 cycle=old.cycle if old else n)
+
+
+_WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate]) -> set[str]:
+    """Which names called in the batch are defined somewhere in the index."""
+    called = {m for c in batch for m in _CALL.findall(c.row["text"]) if _WORD.match(m)}
+    if not called:
+        return set()
+    rows = searcher.store.rows("symbols", ["name"], where=(
+        f"name IN ({quote_list(sorted(called))})"))
+    return {r["name"] for r in rows}

@@ -1,0 +1,109 @@
+"""Reading a question or task: what kind of text it is and what it names.
+
+The analysis is purely lexical and deterministic. It extracts what a developer would
+search for by hand (identifiers, quoted strings, file paths, stack-trace frames, plain
+terms) and decides how much the query should lean on exact matching versus meaning:
+identifier-like, quoted, path-like or traceback text leans lexical; plain language leans
+dense.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.tokens import split_identifier
+
+__all__ = ["QueryAnalysis", "analyze"]
+
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|"
+                   r"go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|yml|json))"
+                   r"(?![\w/])")
+_FRAME_PY = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\w+))?')
+_FRAME_GENERIC = re.compile(r"at (?:[\w.$<>]+ \()?([\w./\\-]+\.\w+):(\d+)")
+_QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|'([^'\n]{2,80})'")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+
+# Words that carry no signal for code search.
+STOPWORDS = frozenset("""
+a an and are as at be been but by can could did do does doing done for from had has have
+how i if in into is it its it's me my no not of on or our so some such than that the their
+them then there these they this those to too under up use used using very was we were what
+when where which while who why will with would you your should shall may might must also
+just only any all each every both either neither get gets got make makes made want wants
+need needs like please thanks thank hi hello issue bug error problem fix fixed works work
+working expected actual behavior behaviour happen happens happened see seems way new one
+two three here now still even instead rather because about after before again against
+between during out over same other more most less least case cases example code line lines
+file files function functions method methods class classes return returns value values
+true false none null self def import from raise pass
+""".split())
+
+
+class QueryAnalysis(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    text: str
+    identifiers: list[str] = Field(default_factory=list, description="code-like names, as written")
+    quoted: list[str] = Field(default_factory=list)
+    paths: list[str] = Field(default_factory=list, description="file paths named in the text")
+    frames: list[tuple[str, int, str]] = Field(
+        default_factory=list, description="stack-trace frames: (path, line, function)")
+    terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
+    lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
+
+
+def _is_code_like(word: str) -> bool:
+    """An identifier a person would not write as a plain word."""
+    if "." in word.strip("."):
+        return True
+    if "_" in word.strip("_"):
+        return True
+    if len(split_identifier(word)) > 1 and not word.isupper() and not word.istitle():
+        return True  # camelCase or mixedCase
+    return False
+
+
+def analyze(text: str) -> QueryAnalysis:
+    frames: list[tuple[str, int, str]] = []
+    for m in _FRAME_PY.finditer(text):
+        frames.append((m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3) or ""))
+    for m in _FRAME_GENERIC.finditer(text):
+        frames.append((m.group(1).replace("\\", "/"), int(m.group(2)), ""))
+    paths: list[str] = []
+    for m in _PATH.finditer(text):
+        p = m.group(1).strip("./")
+        if p and p not in paths:
+            paths.append(p)
+    for f in frames:
+        if f[0] not in paths:
+            paths.append(f[0])
+    quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    identifiers: list[str] = []
+    seen: set[str] = set()
+    for m in _IDENT.finditer(text):
+        word = m.group(0).strip(".")
+        if word.lower() in STOPWORDS or len(word) < 3 or word in seen:
+            continue
+        if any(word in p for p in paths):
+            continue  # part of a path named in the text, already a path signal
+        if _is_code_like(word) or any(word in q for q in quoted):
+            seen.add(word)
+            identifiers.append(word)
+    for f in frames:
+        if f[2] and f[2] not in seen:
+            seen.add(f[2])
+            identifiers.append(f[2])
+    terms: list[str] = []
+    for m in _WORD.finditer(text):
+        w = m.group(0).lower()
+        if w not in STOPWORDS and len(w) > 2 and w not in terms:
+            terms.append(w)
+    words = max(len(_WORD.findall(text)), 1)
+    code_share = min(1.0, (len(identifiers) * 2 + len(paths) * 3 + len(frames) * 3
+                           + len(quoted)) / words)
+    lexical_weight = round(0.35 + 0.4 * code_share, 3)
+    return QueryAnalysis(text=text, identifiers=identifiers, quoted=quoted, paths=paths,
+                         frames=frames, terms=terms, lexical_weight=lexical_weight)

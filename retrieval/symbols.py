@@ -1,0 +1,79 @@
+"""Symbol lookup by name: exact, then prefix, then fuzzy.
+
+A name may be qualified (`Store.open`, `indexer.store.Store`): the last part is matched
+against symbol names and the rest must end the symbol's qualified name or path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from indexer.store import Store, quote_list
+
+__all__ = ["SymbolMatch", "find_symbols"]
+
+
+class SymbolMatch(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    name: str
+    qualified_name: str
+    kind: str
+    signature: str
+    docstring: str
+    start_line: int
+    end_line: int
+    parent: str | None
+    language: str
+    match: Literal["exact", "prefix", "fuzzy"]
+
+
+def _qualifies(row: dict[str, Any], qualifier: str) -> bool:
+    if not qualifier:
+        return True
+    q = qualifier.lower()
+    parent = (row["parent"] or "").lower()
+    module = row["path"].rsplit(".", 1)[0].replace("/", ".").lower()
+    return parent.endswith(q) or module.endswith(q) or f"{module}.{parent}".endswith(q)
+
+
+def _match(row: dict[str, Any], how: Literal["exact", "prefix", "fuzzy"]) -> SymbolMatch:
+    keep = {k: row[k] for k in SymbolMatch.model_fields if k != "match"}
+    return SymbolMatch(**keep, match=how)
+
+
+def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatch]:
+    qualifier, _, last = name.strip().rpartition(".")
+    low = last.lower()
+    if not low:
+        return []
+    table = store.table("symbols")
+    columns = [*SymbolMatch.model_fields.keys() - {"match"}, "name_lower"]
+    out: list[SymbolMatch] = []
+    seen: set[tuple[str, int]] = set()
+
+    def take(rows: list[dict[str, Any]], how: Literal["exact", "prefix", "fuzzy"]) -> None:
+        rows = sorted(rows, key=lambda r: (len(r["name"]), r["path"], r["start_line"]))
+        for r in rows:
+            key = (r["path"], r["start_line"])
+            if key not in seen and _qualifies(r, qualifier) and len(out) < limit:
+                seen.add(key)
+                out.append(_match(r, how))
+
+    take(table.search().where(f"name_lower = {quote_list([low])}").select(columns)
+         .limit(limit * 20).to_arrow().to_pylist(), "exact")
+    if len(out) < limit:
+        prefix = low.replace("'", "''").replace("%", r"\%").replace("_", r"\_")
+        take(table.search().where(f"name_lower LIKE '{prefix}%' ESCAPE '\\'").select(columns)
+             .limit(limit * 20).to_arrow().to_pylist(), "prefix")
+    if len(out) < limit:
+        names = {r["name_lower"] for r in store.rows("symbols", ["name_lower"])}
+        close = difflib.get_close_matches(low, names, n=limit, cutoff=0.75)
+        if close:
+            take(table.search().where(f"name_lower IN ({quote_list(close)})")
+                 .select(columns).limit(limit * 20).to_arrow().to_pylist(), "fuzzy")
+    return out
