@@ -18,19 +18,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-from indexer.parse import parse_source
-from indexer.walk import WalkConfig, WalkEntry, check_content, walk
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.chunk import ChunkConfig, chunk_file
 from indexer.embed import Embedder
 from indexer.errors import IndexWriteError, InvalidPath
 from indexer.languages import CODE_LANGUAGES, language_for
+from indexer.parse import parse_source
 from indexer.records import Chunk, File, Import, SkippedFile, Symbol, content_hash
 from indexer.resolve import resolve_import, suffix_map
 from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list
 from indexer.tokens import token_text
+from indexer.walk import WalkConfig, WalkEntry, check_content, walk
 
 __all__ = [
     "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
@@ -168,6 +167,7 @@ class _Run:
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()
+        was_embedded = self.store.manifest.embedded
         self.progress("write", 0, 1)
         changed = [p.file.path for p in parsed]
         gone = changed + deleted
@@ -192,7 +192,8 @@ class _Run:
 
         embedded = 0
         if self.cfg.embed:
-            missing = self._pending() if not chunk_rows else missing
+            if not was_embedded:
+                missing = self._pending()  # an earlier run stopped before its vectors
             if missing:
                 embedded = self._embed(missing)
                 self.store.commit(embedded=True, no_embed=False)
@@ -317,8 +318,9 @@ class _Run:
         by_hash: dict[str, dict[str, Any]] = {}
         for r in missing:
             by_hash.setdefault(r["hash"], r)
-        todo = sorted(by_hash.values(), key=lambda r: len(r["text"]))
-        vectors: dict[str, np.ndarray] = {}
+        vectors: dict[str, Any] = self._cache_lookup(sorted(by_hash))
+        todo = sorted((r for h, r in by_hash.items() if h not in vectors),
+                      key=lambda r: len(r["text"]))
         batch = self.cfg.embed_batch
         for start in range(0, len(todo), batch):
             part = todo[start : start + batch]

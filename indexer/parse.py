@@ -144,7 +144,7 @@ class _Grammar:
     query: Query
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _grammar(language: str) -> _Grammar:
     ts_language = get_language(cast(SupportedLanguage, GRAMMAR_NAMES[language]))
     query = Query(ts_language, _query_source(language))
@@ -327,12 +327,23 @@ def _lines(node: Node) -> tuple[int, int]:
 
 
 def _signature(source: bytes, node: Node) -> str:
+    # Keep the keywords that wrappers add on the same line: `export const`, Go `type`.
+    opener, wrapper = node, node.parent
+    while (
+        wrapper is not None
+        and wrapper.type in _WRAPPERS
+        and wrapper.start_point.row == node.start_point.row
+        and wrapper.named_children[0] == opener
+    ):
+        opener, wrapper = wrapper, wrapper.parent
+    start = opener.start_byte
     body = _body(node)
     if body is not None and body.start_byte > node.start_byte:
-        text = _decode(source[node.start_byte : body.start_byte])
+        text = _decode(source[start : body.start_byte])
     else:
         # No body: the first line of the definition, without a trailing opening brace.
-        text = _text(source, node).split("\n", 1)[0].rstrip().removesuffix("{")
+        text = _decode(source[start : node.end_byte]).split("\n", 1)[0]
+        text = text.rstrip().removesuffix("{")
     return _truncate(_one_line(text), SIGNATURE_MAX_CHARS)
 
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from indexer.walk import WalkConfig
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.build import changed_since
 from indexer.records import SkippedFile
 from indexer.store import Store
+from indexer.walk import WalkConfig
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 

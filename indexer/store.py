@@ -51,7 +51,6 @@ SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "skipped"
 CACHE_TABLE = "embed_cache"
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
-warnings.filterwarnings("ignore", module="lancedb")
 
 
 def _schemas(dim: int) -> dict[str, pa.Schema]:
@@ -320,8 +319,11 @@ class Store:
 
     def cleanup(self, older_than: timedelta = timedelta(minutes=10)) -> None:
         """Drop table versions no snapshot needs any more (after a commit)."""
+        # optimize(cleanup_older_than=...) would also compact, writing a version past the
+        # snapshot; cleanup_old_versions only deletes.
         for name in (*SNAPSHOT_TABLES, CACHE_TABLE):
-            with contextlib.suppress(Exception):
+            with contextlib.suppress(Exception), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
                 self.table(name).cleanup_old_versions(older_than=older_than)
 
     # -- reading -----------------------------------------------------------------------

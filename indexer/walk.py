@@ -115,9 +115,12 @@ _DEFAULT_EXCLUDED_DIRS = frozenset({
     "__pycache__", ".venv", ".tox", ".nox", ".eggs",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
     ".gradle", ".terraform", ".next", ".nuxt",
-    "build", "dist", "target",
     "vendor", "third_party",
 })
+
+# Build outputs, skipped unless the directory is a Python package: pip, for one, ships
+# its source in `pip/_internal/operations/build/`.
+_OUTPUT_DIRS = frozenset({"build", "dist", "target"})
 
 _LOCKFILES = frozenset({
     "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
@@ -169,27 +172,28 @@ _SECRET_PATH_SUFFIXES = {".docker/config.json": "docker credentials", ".kube/con
 _SECRET_DIRS = {".ssh": ".ssh directory", ".gnupg": ".gnupg directory"}
 
 
-def _secret_name(name: str, rel: str) -> str | None:
-    """What kind of secret a file's name says it holds, or None."""
-    if name in _SECRET_NAMES:
-        return _SECRET_NAMES[name]
-    if name == ".env" or name.endswith(".env"):
-        return ".env file"
-    if name.startswith(".env."):
-        return None if name[5:] in _ENV_TEMPLATES else ".env file"
-    ext = name.rpartition(".")[2] if "." in name else ""
-    if ext in _SECRET_SUFFIXES:
-        return _SECRET_SUFFIXES[ext]
-    if name.endswith(".tfstate.backup"):
-        return "terraform state"
-    if name.endswith(".json") and (
+def _secret_name(name: str, ext: str, rel: str) -> str | None:
+    """What kind of secret a file's name says it holds, or None. Called for every file,
+    so the common case (no match) costs a few lookups."""
+    what = _SECRET_NAMES.get(name) or _SECRET_SUFFIXES.get(ext)
+    if what is not None:
+        return what
+    if "env" in name:
+        if name == ".env" or ext == "env":
+            return ".env file"
+        if name.startswith(".env."):
+            return None if ext in _ENV_TEMPLATES else ".env file"
+    if ext == "json" and (
         name.startswith("client_secret") or "service-account" in name
         or "service_account" in name
     ):
         return "service account key"
-    for suffix, what in _SECRET_PATH_SUFFIXES.items():
-        if rel.endswith(suffix) and (len(rel) == len(suffix) or rel[-len(suffix) - 1] == "/"):
-            return what
+    if ext == "backup" and name.endswith(".tfstate.backup"):
+        return "terraform state"
+    if name in ("config.json", "config"):
+        for suffix, what in _SECRET_PATH_SUFFIXES.items():
+            if rel == suffix or rel.endswith("/" + suffix):
+                return what
     return None
 
 
@@ -448,6 +452,17 @@ def _inside(path: str, base: str) -> bool:
     return path == base or path.startswith(base.rstrip("/") + "/")
 
 
+def _listed_dir_reason(name: str, names: set[str]) -> str | None:
+    """Why a directory is skipped by default, judged from the names it holds, or None."""
+    if "pyvenv.cfg" in names:
+        return "default exclude: virtualenv"
+    if "CACHEDIR.TAG" in names:
+        return "default exclude: cache directory (CACHEDIR.TAG)"
+    if name in _OUTPUT_DIRS and "__init__.py" not in names:
+        return f"default exclude: {name}"
+    return None
+
+
 def _dir_reason(name: str, d: _Dir, config: WalkConfig) -> str | None:
     """Why a directory that no ignore rule excluded is skipped by default, or None."""
     if not d.forced and name in _DEFAULT_EXCLUDED_DIRS:
@@ -513,9 +528,12 @@ class _Walker:
             return
         names = {e.name for e in entries}
         prefix = d.rel + "/" if d.rel else ""
-        if d.rel and not d.forced and "pyvenv.cfg" in names:
-            self.skip(prefix, "default exclude: virtualenv")
-            return
+        if d.rel and not d.forced:
+            reason = _listed_dir_reason(d.rel.rpartition("/")[2], names)
+            if reason is not None:
+                self.skip(prefix, reason)
+                return
+        base = Path(d.path)
         git, dowse = d.git, d.dowse
         if ".gitignore" in names:
             git = self.load(git, os.path.join(d.path, ".gitignore"), len(prefix))
@@ -577,7 +595,7 @@ class _Walker:
                 except OSError as exc:
                     self.skip(rel, _os_reason(exc))
                     continue
-                self.file(sub, st)
+                self.file(sub, st, base / name)
 
     def link(self, d: _Dir, parent_real: str) -> None:
         try:
@@ -594,7 +612,7 @@ class _Walker:
         elif _inside(target, self.index_real):
             self.skip(d.rel, "symlink into index directory")
         elif not stat.S_ISDIR(st.st_mode):
-            self.file(d, st)
+            self.file(d, st, Path(d.path))
         else:
             reason = _dir_reason(d.rel.rpartition("/")[2], d, self.config)
             if reason is not None:
@@ -602,16 +620,16 @@ class _Walker:
             else:
                 self.deferred.append((replace(d, real=target), parent_real))
 
-    def file(self, d: _Dir, st: os.stat_result) -> None:
+    def file(self, d: _Dir, st: os.stat_result, abspath: Path) -> None:
         rel = d.rel
         name = rel.rpartition("/")[2]
+        dot = name.rfind(".")
+        ext = name[dot + 1:].lower() if dot >= 0 else ""
         reason = None if d.forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:
-            secret = _secret_name(name, rel)
+            secret = _secret_name(name, ext, rel)
             reason = None if secret is None else f"secret: {secret}"
-        if reason is None and (name in _BINARY_NAMES or (
-            "." in name and name.rpartition(".")[2].lower() in _BINARY_EXTENSIONS
-        )):
+        if reason is None and (ext in _BINARY_EXTENSIONS or name in _BINARY_NAMES):
             reason = "binary (extension)"
         if reason is None and not stat.S_ISREG(st.st_mode):
             reason = "not a regular file"
@@ -623,7 +641,7 @@ class _Walker:
         if reason is not None:
             self.skip(rel, reason)
         else:
-            self.files.append(WalkEntry(rel, Path(d.path), st.st_size, st.st_mtime_ns))
+            self.files.append(WalkEntry(rel, abspath, st.st_size, st.st_mtime_ns))
 
     def readable(self, st: os.stat_result) -> bool:
         if self.euid == 0:

@@ -232,17 +232,18 @@ class HybridSearcher:
         k = max(60, options.limit * 4)
         cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-        hits = self.to_hits(ranked, options)
+        hits = self.to_hits(ranked, options, text)
         stale = self.stale_paths(h.path for h in hits)
         return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
 
     # -- grains ------------------------------------------------------------------------
 
-    def to_hits(self, ranked: Sequence[Candidate], options: SearchOptions) -> list[Hit]:
+    def to_hits(self, ranked: Sequence[Candidate], options: SearchOptions,
+                query: str = "") -> list[Hit]:
         if options.grain == "file":
             return self._file_hits(ranked, options.limit)
         if options.grain == "symbol":
-            return self._symbol_hits(ranked, options)
+            return self._symbol_hits(ranked, options, query)
         return [_chunk_hit(c) for c in ranked[: options.limit]]
 
     def _file_hits(self, ranked: Sequence[Candidate], limit: int) -> list[Hit]:
@@ -261,28 +262,37 @@ class HybridSearcher:
         hits.sort(key=lambda h: (-h.score, h.path))
         return hits[:limit]
 
-    def _symbol_hits(self, ranked: Sequence[Candidate], options: SearchOptions) -> list[Hit]:
-        owners: dict[tuple[str, str], Candidate] = {}
-        for c in ranked:
-            if c.row["symbol"]:
-                owners.setdefault((c.row["path"], c.row["symbol"]), c)
-        if not owners:
+    def _symbol_hits(self, ranked: Sequence[Candidate], options: SearchOptions,
+                     query: str) -> list[Hit]:
+        """The definitions behind the ranked chunks: the chunk's enclosing symbol, or the
+        symbols inside it that share the most words with the query."""
+        paths = sorted({c.row["path"] for c in ranked[: options.limit * 4]})
+        if not paths:
             return []
-        paths = sorted({p for p, _ in owners})
-        rows = self.store.rows("symbols", where=f"path IN ({quote_list(paths)})")
-        index = {(r["path"], r["qualified_name"]): r for r in rows}
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for r in self.store.rows("symbols", where=f"path IN ({quote_list(paths)})"):
+            by_path.setdefault(r["path"], []).append(r)
+        query_tokens = set(tokenize(query))
         hits: list[Hit] = []
-        for (path, qname), c in owners.items():
-            sym = index.get((path, qname))
-            if sym is None or (options.kinds and sym["kind"] not in options.kinds):
-                continue
-            text = _read_lines(self.root / path, sym["start_line"], sym["end_line"])
-            hits.append(Hit(grain="symbol", path=path, start_line=sym["start_line"],
-                            end_line=sym["end_line"], score=c.score, signals=c.signals,
-                            language=sym["language"], symbol=qname, kind=sym["kind"],
-                            signature=sym["signature"], text=text))
-            if len(hits) >= options.limit:
-                break
+        seen: set[str] = set()
+        for c in ranked:
+            syms = by_path.get(c.row["path"], [])
+            lo, hi = c.row["start_line"], c.row["end_line"]
+            owner = [s for s in syms if s["qualified_name"] == c.row["symbol"]]
+            inside = [s for s in syms if lo <= s["start_line"] and s["end_line"] <= hi]
+            inside.sort(key=lambda s: (-len(query_tokens & set(s["tokens"].split())),
+                                       s["start_line"]))
+            for sym in owner or inside[:3]:
+                if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
+                    continue
+                seen.add(sym["id"])
+                text = _read_lines(self.root / sym["path"], sym["start_line"], sym["end_line"])
+                hits.append(Hit(grain="symbol", path=sym["path"], start_line=sym["start_line"],
+                                end_line=sym["end_line"], score=c.score, signals=c.signals,
+                                language=sym["language"], symbol=sym["qualified_name"],
+                                kind=sym["kind"], signature=sym["signature"], text=text))
+                if len(hits) >= options.limit:
+                    return hits
         return hits
 
 

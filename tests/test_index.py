@@ -1,0 +1,219 @@
+"""Indexing end to end on a real LanceDB on disk, with the fake embedder."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from indexer.build import IndexConfig, build_index
+from indexer.errors import IndexLocked, IndexNotFound, IndexVersionMismatch
+from indexer.store import Store, WriteLock
+from indexer.walk import WalkConfig
+
+
+def _build(repo: Path, embedder, **kw):
+    return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
+
+
+def _symbols(store: Store) -> set[tuple[str, str, str, int, int]]:
+    return {(r["path"], r["kind"], r["qualified_name"], r["start_line"], r["end_line"])
+            for r in store.rows("symbols")}
+
+
+def test_cold_index_records_files_symbols_chunks_and_vectors(example_repo, fake_embedder):
+    stats = _build(example_repo, fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    paths = {r["path"] for r in store.rows("files", ["path"])}
+    assert "shop/auth/tokens.py" in paths and "web/app.js" in paths
+    assert ".env" not in paths
+    skipped = {r["path"]: r["reason"] for r in store.rows("skipped")}
+    assert skipped[".env"].startswith("secret")
+    symbols = _symbols(store)
+    assert ("shop/auth/tokens.py", "function", "validate_token", 30, 42) in symbols
+    assert ("shop/pricing.py", "method", "BulkDiscount.discount", 35, 37) in symbols
+    assert stats.files == len(paths) and stats.symbols == len(symbols)
+    assert stats.chunks == store.count("chunks") == store.count("vectors")
+    assert stats.vectors_pending == 0 and store.manifest.embedded
+    assert store.manifest.model == "fake-hash" and store.manifest.dim == 384
+    imports = {(r["path"], r["module"]): r["resolved"] for r in store.rows("imports")}
+    assert imports[("shop/api/routes.py", "shop.auth.tokens")] == "shop/auth/tokens.py"
+    assert imports[("web/app.js", "./format.js")] == "web/format.js"
+    assert imports[("shop/api/routes.py", "decimal")] is None
+
+
+def test_chunk_lines_match_the_source_exactly(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    for row in store.rows("chunks"):
+        lines = (example_repo / row["path"]).read_text().split("\n")
+        assert row["text"] == "\n".join(lines[row["start_line"] - 1 : row["end_line"]])
+
+
+def test_noop_reindex_parses_and_embeds_nothing(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    versions = json.loads((example_repo / ".dowse" / "manifest.json").read_text())["versions"]
+    calls = len(fake_embedder.calls)
+    stats = _build(example_repo, fake_embedder)
+    assert (stats.parsed, stats.embedded, stats.deleted) == (0, 0, 0)
+    assert len(fake_embedder.calls) == calls
+    after = json.loads((example_repo / ".dowse" / "manifest.json").read_text())["versions"]
+    assert after == versions  # nothing was written
+
+
+def test_touch_without_change_reparses_nothing(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    target = example_repo / "shop" / "pricing.py"
+    st = target.stat()
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    stats = _build(example_repo, fake_embedder)
+    assert stats.parsed == 0 and stats.embedded == 0
+    assert _build(example_repo, fake_embedder).unchanged == stats.files
+
+
+def test_edit_reindexes_only_that_file_and_embeds_only_new_text(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    before = {r["id"]: r["hash"] for r in store.rows("chunks", ["id", "hash"])}
+    target = example_repo / "shop" / "payments.py"
+    target.write_text(target.read_text() + "\n\ndef refund(receipt: str) -> None:\n"
+                      "    \"\"\"Refund a charge.\"\"\"\n")
+    stats = _build(example_repo, fake_embedder)
+    assert stats.parsed == 1
+    store = Store.open(example_repo / ".dowse")
+    after = {r["id"]: (r["path"], r["hash"]) for r in store.rows("chunks", ["id", "path", "hash"])}
+    changed = {i for i, (p, h) in after.items() if before.get(i) != h}
+    assert changed and {after[i][0] for i in changed} == {"shop/payments.py"}
+    assert stats.embedded == len({after[i][1] for i in changed})
+    assert any(r["name"] == "refund" for r in store.rows("symbols", ["name"]))
+    assert store.count("vectors") == store.count("chunks")
+
+
+def test_deleted_file_disappears(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    (example_repo / "shop" / "payments.py").unlink()
+    stats = _build(example_repo, fake_embedder)
+    assert stats.deleted == 1
+    store = Store.open(example_repo / ".dowse")
+    for table in ("files", "symbols", "chunks", "vectors"):
+        assert not store.rows(table, ["path"], where="path = 'shop/payments.py'")
+
+
+def test_renamed_file_reuses_its_vectors(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    calls = len(fake_embedder.calls)
+    (example_repo / "shop" / "payments.py").rename(example_repo / "shop" / "billing.py")
+    stats = _build(example_repo, fake_embedder)
+    assert stats.renamed == 1 and stats.deleted == 0 and stats.embedded == 0
+    assert len(fake_embedder.calls) == calls
+    store = Store.open(example_repo / ".dowse")
+    assert store.rows("vectors", ["id"], where="path = 'shop/billing.py'")
+    assert store.count("vectors") == store.count("chunks")
+
+
+def test_checkout_back_and_forth_embeds_nothing_new(example_repo, fake_embedder):
+    target = example_repo / "shop" / "pricing.py"
+    original = target.read_text()
+    _build(example_repo, fake_embedder)
+    target.write_text(original.replace("10% off", "15% off"))
+    assert _build(example_repo, fake_embedder).embedded > 0
+    target.write_text(original)  # back to the first version: every vector is cached
+    stats = _build(example_repo, fake_embedder)
+    assert stats.parsed == 1 and stats.embedded == 0 and stats.reused_vectors > 0
+
+
+def test_no_embed_builds_a_lexical_index_and_embed_completes_it(example_repo, fake_embedder):
+    stats = _build(example_repo, fake_embedder, embed=False)
+    store = Store.open(example_repo / ".dowse")
+    assert stats.embedded == 0 and store.count("vectors") == 0 and store.manifest.no_embed
+    assert fake_embedder.calls == []
+    stats = _build(example_repo, fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    assert stats.parsed == 0 and store.count("vectors") == store.count("chunks")
+
+
+def test_interrupted_write_leaves_the_previous_snapshot(example_repo, fake_embedder, monkeypatch):
+    _build(example_repo, fake_embedder)
+    before = _symbols(Store.open(example_repo / ".dowse"))
+    (example_repo / "shop" / "payments.py").write_text("def only_this():\n    pass\n")
+
+    def crash(self, **changes):
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        m.setattr(Store, "commit", crash)
+        _build(example_repo, fake_embedder)
+    assert _symbols(Store.open(example_repo / ".dowse")) == before  # readers: old snapshot
+    stats = _build(example_repo, fake_embedder)
+    assert stats.parsed == 1
+    names = {r["name"] for r in Store.open(example_repo / ".dowse").rows("symbols", ["name"])}
+    assert "only_this" in names and "charge" not in names
+
+
+def test_interrupted_embedding_keeps_finished_batches(example_repo, fake_embedder):
+    class Flaky:
+        name, dim = fake_embedder.name, fake_embedder.dim
+
+        def __init__(self) -> None:
+            self.batches = 0
+
+        def embed(self, texts):
+            self.batches += 1
+            if self.batches == 2:
+                raise KeyboardInterrupt
+            return fake_embedder.embed(texts)
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=Flaky())
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("chunks") > 0 and not store.manifest.embedded  # lexical snapshot
+    stats = build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=fake_embedder)
+    assert stats.parsed == 0
+    assert stats.embedded == len({r["hash"] for r in store.rows("chunks", ["hash"])}) - 4
+    assert Store.open(example_repo / ".dowse").manifest.embedded
+
+
+def test_second_writer_waits_then_fails_clearly(example_repo, fake_embedder):
+    lock = WriteLock(example_repo / ".dowse")
+    lock.acquire(timeout=1)
+    try:
+        with pytest.raises(IndexLocked, match="another dowse process"):
+            build_index(example_repo, config=IndexConfig(lock_timeout_s=0.3),
+                        embedder=fake_embedder)
+    finally:
+        lock.release()
+
+
+def test_opening_an_index_of_another_format_or_model_names_the_fix(example_repo, fake_embedder):
+    with pytest.raises(IndexNotFound, match="dowse index"):
+        Store.open(example_repo / ".dowse")
+    _build(example_repo, fake_embedder)
+    manifest = example_repo / ".dowse" / "manifest.json"
+
+    class Other:
+        name, dim = "other-model", 128
+
+        def embed(self, texts):
+            raise AssertionError("never called")
+
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        build_index(example_repo, embedder=Other())
+    data = json.loads(manifest.read_text())
+    data["format"] = 999
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        Store.open(example_repo / ".dowse")
+    stats = build_index(example_repo, config=IndexConfig(rebuild=True), embedder=fake_embedder)
+    assert stats.parsed == stats.files
+
+
+def test_walk_options_apply(example_repo, fake_embedder):
+    cfg = IndexConfig(walk=WalkConfig(exclude=("web/",), max_file_bytes=1500))
+    build_index(example_repo, config=cfg, embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    paths = {r["path"] for r in store.rows("files", ["path"])}
+    assert not any(p.startswith("web/") for p in paths)
+    reasons = {r["path"]: r["reason"] for r in store.rows("skipped")}
+    assert reasons["shop/api/routes.py"].startswith("too large")
