@@ -71,11 +71,12 @@ import errno
 import os
 import re
 import stat
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
+from pathspec import GitIgnoreSpec, Pattern
 
 from indexer.errors import InvalidPath
 from indexer.records import SkippedFile
@@ -311,13 +312,30 @@ def _pattern_lines(text: str) -> list[str]:
     return lines
 
 
+def _parse(lines: list[str]) -> list[Pattern]:
+    """pathspec's patterns for the lines, dropping lines it rejects, as git does."""
+    with warnings.catch_warnings():
+        # Some bracket expressions compile with a FutureWarning from `re`.
+        warnings.simplefilter("ignore", FutureWarning)
+        try:
+            return list(GitIgnoreSpec.from_lines(lines).patterns)
+        except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
+            patterns = []
+            for line in lines:
+                try:
+                    patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)
+                except (ValueError, re.error):
+                    continue
+            return patterns
+
+
 def _compile_rules(text: str, *, strip: int, prepend: str) -> _Rules | None:
-    spec = GitIgnoreSpec.from_lines(_pattern_lines(text))
+    patterns = _parse(_pattern_lines(text))
     file_alts: list[str] = []
     dir_alts: list[str] = []
     ignores: dict[str, bool] = {}
-    for i in reversed(range(len(spec.patterns))):
-        pattern = spec.patterns[i]
+    for i in reversed(range(len(patterns))):
+        pattern = patterns[i]
         regex = getattr(pattern, "regex", None)
         if pattern.include is None or regex is None:
             continue
