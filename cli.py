@@ -179,9 +179,10 @@ def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool, max_
         if not quiet:
             click.echo(f"waiting for another dowse index{holder} to finish...", err=True)
 
+    backend = get_embedder(embedder)
     with _progress(quiet) as progress:
         stats = build_index(root, index_dir=index_dir.resolve() if index_dir else None,
-                            config=config, embedder=get_embedder(embedder),
+                            config=config, embedder=backend,
                             progress=progress, on_wait=waiting)
     if as_json:
         click.echo(stats.model_dump_json(indent=2))

@@ -1,7 +1,10 @@
 """Split a file into chunks that follow its syntax tree.
 
 Invariants:
-- The chunks of a file cover every non-blank line exactly once, in order, without overlap.
+- The chunks of a file cover every non-blank line exactly once, in order, without overlap;
+  a chunk neither starts nor ends with a blank line.
+- A chunk exceeds `max_chars` only when a single line does, or by less than `min_chars`
+  when a small tail (the end of a body, a closing brace) is folded into it.
 - Lines are 1-based and inclusive; chunk text is sliced from the source bytes by line
   offsets and then decoded, so non-ASCII text never shifts a boundary.
 - Size is measured in non-whitespace characters, so indentation does not count against
@@ -69,7 +72,11 @@ class _Lines:
 
     def text(self, first: int, last: int) -> str:
         end = self.starts[last + 1] if last + 1 < len(self.starts) else len(self.source)
-        return self.source[self.starts[first] : end].decode("utf-8", "replace").rstrip("\n")
+        text = self.source[self.starts[first] : end].decode("utf-8", "replace")
+        return text[:-1] if text.endswith("\n") else text
+
+    def blank(self, row: int) -> bool:
+        return self.size(row, row) == 0
 
 
 def _windows(lines: _Lines, first: int, last: int, max_chars: int) -> list[tuple[int, int]]:
@@ -84,32 +91,41 @@ def _windows(lines: _Lines, first: int, last: int, max_chars: int) -> list[tuple
     return out
 
 
-def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig) -> list[tuple[int, int]]:
-    """Row ranges for the children of node, siblings merged up to the budget."""
+def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig,
+                 carry: int | None = None) -> list[tuple[int, int]]:
+    """Row ranges for the children of node, siblings merged up to the budget.
+
+    `carry` is the first row of a small group left over from the parent (a signature
+    line, a decorator): it is prepended to the first piece instead of standing alone.
+    """
     pieces: list[tuple[int, int]] = []
-    group: tuple[int, int] | None = None
+    group: tuple[int, int] | None = (carry, carry) if carry is not None else None
     for child in node.children:
         first, last = child.start_point[0], child.end_point[0]
         if child.end_point[1] == 0 and last > first:
             last -= 1  # a node ending at column 0 does not occupy that row
         if group is not None:
             first = max(first, group[0])
+            if lines.size(group[0], last) <= cfg.max_chars:
+                group = (group[0], max(group[1], last))
+                continue
         if lines.size(first, last) > cfg.max_chars:
+            lead = None
             if group is not None:
-                pieces.append(group)
+                if lines.size(group[0], group[1]) < cfg.min_chars:
+                    lead = group[0]
+                else:
+                    pieces.append(group)
                 group = None
             if child.child_count:
-                pieces.extend(_node_pieces(child, lines, cfg))
+                pieces.extend(_node_pieces(child, lines, cfg, lead))
             else:
-                pieces.extend(_windows(lines, first, last, cfg.max_chars))
+                pieces.extend(_windows(lines, first if lead is None else lead, last,
+                                       cfg.max_chars))
             continue
-        if group is None:
-            group = (first, last)
-        elif lines.size(group[0], last) <= cfg.max_chars:
-            group = (group[0], max(group[1], last))
-        else:
+        if group is not None:
             pieces.append(group)
-            group = (first, last)
+        group = (first, last)
     if group is not None:
         pieces.append(group)
     return pieces
@@ -135,9 +151,13 @@ def _normalize(pieces: list[tuple[int, int]], lines: _Lines, cfg: ChunkConfig) -
     merged: list[list[int]] = []
     for span in spans:
         if merged and (
-            lines.size(span[0], span[1]) < cfg.min_chars
-            or lines.size(merged[-1][0], merged[-1][1]) < cfg.min_chars
-        ) and lines.size(merged[-1][0], span[1]) <= cfg.max_chars:
+            # a small tail joins the piece before it (the end of a body, a closing brace)
+            (lines.size(span[0], span[1]) < cfg.min_chars
+             and lines.size(merged[-1][0], span[1]) < cfg.max_chars + cfg.min_chars)
+            # a small piece that could not join its predecessor joins its successor
+            or (lines.size(merged[-1][0], merged[-1][1]) < cfg.min_chars
+                and lines.size(merged[-1][0], span[1]) <= cfg.max_chars)
+        ):
             merged[-1][1] = span[1]
         else:
             merged.append(span)
@@ -195,9 +215,14 @@ def chunk_file(
     enclosing = _Enclosing(symbols)
     chunks: list[Chunk] = []
     for first, last in _normalize(pieces, lines, config):
-        text = lines.text(first, last)
-        if not text.strip():
+        # Blank lines at either end belong to no chunk: citations stay tight.
+        while first < last and lines.blank(first):
+            first += 1
+        while last > first and lines.blank(last):
+            last -= 1
+        if lines.blank(first):
             continue
+        text = lines.text(first, last)
         start, end = first + 1, last + 1
         sym = enclosing.find(start, end)
         owner = sym.qualified_name if sym else None

@@ -320,7 +320,7 @@ def _parse(lines: list[str]) -> list[Pattern]:
         try:
             return list(GitIgnoreSpec.from_lines(lines).patterns)
         except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
-            patterns = []
+            patterns: list[Pattern] = []
             for line in lines:
                 try:
                     patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)

@@ -22,22 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.tokens import tokenize
 from retrieval.hybrid import Candidate
-from retrieval.query import QueryAnalysis
+from retrieval.query import QueryAnalysis, is_test_path
 
 __all__ = ["Evaluation", "Evaluator", "OfflineEvaluator", "is_test_path"]
 
 _CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
-                        r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
 _BUILTIN_CALLS = frozenset("""
 print len range str int float bool list dict set tuple isinstance issubclass super type
 getattr setattr hasattr sorted reversed enumerate zip map filter min max sum any all open
 repr format iter next hash id abs round object callable vars dir
 """.split())
-
-
-def is_test_path(path: str) -> bool:
-    return bool(_TEST_PATH.search(path))
 
 
 class Evaluation(BaseModel):
@@ -65,7 +59,7 @@ class OfflineEvaluator:
         if not candidates:
             return []
         best = max(c.score for c in candidates) or 1.0
-        wants_tests = any(t.startswith("test") for t in analysis.terms)
+        wants_tests = analysis.mentions_tests
         idents = {i.split(".")[-1].lower() for i in analysis.identifiers}
         terms = set(analysis.terms) - idents
         return [self._one(c, best, idents, terms, wants_tests, known_symbols, in_context)

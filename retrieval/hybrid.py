@@ -23,13 +23,15 @@ import pathspec
 from indexer.embed import Embedder
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize
-from retrieval.query import QueryAnalysis, analyze
+from retrieval.query import QueryAnalysis, analyze, is_test_path
 from retrieval.records import Hit, SearchOptions
 
 __all__ = ["Candidate", "HybridSearcher", "PathFilter"]
 
-SYMBOL_WEIGHT = 0.3
+SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
+TEST_FACTOR = 0.8
+"""Test files rank a little lower unless the query is about tests."""
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 
 
@@ -193,11 +195,14 @@ class HybridSearcher:
         self._symbol_signal(analysis, add)
         self._path_signal(analysis, add, tokens)
         lex_w = analysis.lexical_weight if vector is not None else 1.0
+        wants_tests = analysis.mentions_tests
         for cand in cands.values():
             s = cand.signals
-            cand.score = round(
-                lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
-                + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0), 4)
+            score = (lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
+                     + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0))
+            if not wants_tests and is_test_path(cand.row["path"]):
+                score *= TEST_FACTOR
+            cand.score = round(score, 4)
         return cands
 
     def _symbol_signal(self, analysis: QueryAnalysis,

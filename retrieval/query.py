@@ -15,7 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.tokens import split_identifier
 
-__all__ = ["QueryAnalysis", "analyze"]
+__all__ = ["QueryAnalysis", "analyze", "is_test_path"]
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
+                        r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
+
+
+def is_test_path(path: str) -> bool:
+    """A test file by the common conventions (tests/ dirs, test_*.py, *_test.go, *.spec.ts)."""
+    return bool(_TEST_PATH.search(path))
 
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|"
                    r"go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|yml|json))"
@@ -53,6 +61,10 @@ class QueryAnalysis(BaseModel):
         default_factory=list, description="stack-trace frames: (path, line, function)")
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
+
+    @property
+    def mentions_tests(self) -> bool:
+        return any(t.startswith(("test", "spec")) for t in self.terms)
 
 
 def _is_code_like(word: str) -> bool:

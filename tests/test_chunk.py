@@ -1,0 +1,102 @@
+"""Chunking invariants on real files and on generated input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.chunk import ChunkConfig, chunk_file
+from indexer.languages import language_for
+from indexer.parse import parse_source
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+SOURCES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and language_for(p.name)
+                 and ".dowse" not in p.parts)
+
+
+def _check_cover(source: bytes, chunks, cfg: ChunkConfig) -> None:
+    lines = source.decode("utf-8", "replace").split("\n")
+    if source.endswith(b"\n"):
+        lines.pop()
+    covered: list[int] = []
+    for c in chunks:
+        assert 1 <= c.start_line <= c.end_line <= len(lines)
+        assert c.text == "\n".join(lines[c.start_line - 1 : c.end_line])
+        covered.extend(range(c.start_line, c.end_line + 1))
+    assert covered == sorted(set(covered)), "chunks overlap or are out of order"
+    missing = [i for i in range(1, len(lines) + 1) if i not in set(covered)]
+    assert all(not lines[i - 1].strip() for i in missing), "a non-blank line is uncovered"
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(FIXTURES)))
+def test_chunks_cover_every_line_once(path: Path):
+    source = path.read_bytes()
+    language = language_for(path.name)
+    parsed = parse_source(path.name, source, language)
+    for cfg in (ChunkConfig(), ChunkConfig(max_chars=200, min_chars=40)):
+        chunks = chunk_file(path.name, source, language, tree=parsed.tree,
+                            symbols=parsed.symbols, config=cfg)
+        _check_cover(source, chunks, cfg)
+
+
+def test_chunks_split_along_definitions_and_name_their_symbol():
+    source = b"".join(
+        f"def f{i}(x):\n    '''Doc {i}.'''\n".encode() + b"    y = x + 1\n" * 60
+        + b"    return y\n\n\n" for i in range(4))
+    parsed = parse_source("m.py", source, "python")
+    chunks = chunk_file("m.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
+                        config=ChunkConfig(max_chars=150, min_chars=40))
+    starts = {s.start_line for s in parsed.symbols}
+    # Every function starts a chunk, and each chunk lies inside one function.
+    assert starts <= {c.start_line for c in chunks}
+    assert all(c.symbol and c.symbol.startswith("f") for c in chunks)
+    assert all(c.header == f"m.py :: {c.symbol}" for c in chunks)
+    sizes = [len(c.text.replace(" ", "").replace("\n", "")) for c in chunks]
+    assert max(sizes) < 150 + 40 and len(chunks) > 4
+
+
+def test_small_siblings_are_merged():
+    source = b"".join(f"def f{i}():\n    return {i}\n\n".encode() for i in range(10))
+    parsed = parse_source("m.py", source, "python")
+    chunks = chunk_file("m.py", source, "python", tree=parsed.tree, symbols=parsed.symbols)
+    assert len(chunks) == 1 and chunks[0].symbol is None and chunks[0].header == "m.py"
+
+
+def test_non_ascii_keeps_lines_exact():
+    source = "# héllo wörld ✓\n".encode() * 3 + b"def g():\n    return '\xc3\xa9'\n"
+    parsed = parse_source("u.py", source, "python")
+    chunks = chunk_file("u.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
+                        config=ChunkConfig(max_chars=30, min_chars=1))
+    _check_cover(source, chunks, ChunkConfig())
+    assert chunks[-1].text.endswith("return 'é'")
+
+
+def test_markdown_splits_at_headings():
+    source = b"# Title\nintro\n\n## Install\npip install x\n\n## Use\nrun it\n"
+    chunks = chunk_file("README.md", source, "markdown", config=ChunkConfig(min_chars=1))
+    assert [c.start_line for c in chunks] == [1, 4, 7]
+
+
+def test_a_single_huge_line_is_one_chunk():
+    source = b"x = [" + b"1, " * 5000 + b"]\n"
+    parsed = parse_source("big.py", source, "python")
+    chunks = chunk_file("big.py", source, "python", tree=parsed.tree, symbols=parsed.symbols)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 1)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([
+    "def f(a):\n", "    return a\n", "class C:\n", "    x = 1\n", "\n", "    if a:\n",
+    "        pass\n", "# comment ü\n", "@deco\n", "    def m(self):\n", "\t\n", "'''doc\n",
+    "x = (\n", ")\n", "\xff\xfe\n",
+]), max_size=80), st.integers(min_value=20, max_value=400))
+def test_random_python_is_always_covered(parts, max_chars):
+    source = "".join(parts).encode("utf-8", "surrogateescape")
+    parsed = parse_source("r.py", source, "python")
+    cfg = ChunkConfig(max_chars=max_chars, min_chars=max_chars // 4)
+    chunks = chunk_file("r.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
+                        config=cfg)
+    _check_cover(source, chunks, cfg)

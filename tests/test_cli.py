@@ -1,0 +1,140 @@
+"""The command line as a user drives it: exit codes, stdout/stderr, exact errors."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from cli import cli
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args: str, code: int = 0):
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        assert result.exit_code == code, result.output + (result.stderr or "")
+        return result
+
+    return invoke
+
+
+@pytest.fixture
+def indexed(example_repo, fake_embedder, run):
+    run("index", str(example_repo), "--quiet")
+    return example_repo
+
+
+def test_every_command_has_help_with_an_example(run):
+    for name, command in cli.commands.items():
+        assert command.help, name
+        assert "Example" in command.help, name
+        assert "Example" in run(name, "--help").output
+
+
+def test_index_then_status_json(indexed, run):
+    out = json.loads(run("status", str(indexed), "--json").output)
+    assert out["files"] > 10 and out["symbols"] > 20 and out["vectors"] == out["chunks"]
+    assert out["changed"] == {"modified": 0, "added": 0, "deleted": 0}
+    python = next(x for x in out["languages"] if x["language"] == "python")
+    assert python["files"] == 10
+
+
+def test_status_counts_changes_and_lists_skipped(indexed, run):
+    (indexed / "shop" / "pricing.py").write_text("X = 1\n")
+    (indexed / "shop" / "new.py").write_text("Y = 2\n")
+    text = run("status", str(indexed), "--skipped").output
+    assert "1 modified, 1 added, 0 deleted" in text
+    assert ".env  (secret: .env file)" in text
+
+
+def test_index_json_summary_and_noop(example_repo, fake_embedder, run):
+    first = json.loads(run("index", str(example_repo), "--json", "--quiet").output)
+    second = json.loads(run("index", str(example_repo), "--json", "--quiet").output)
+    assert first["parsed"] == first["files"] > 0
+    assert second["parsed"] == 0 and second["embedded"] == 0
+    assert second["unchanged"] == first["files"]
+
+
+def test_search_finds_a_definition_by_name(indexed, run):
+    out = json.loads(run("search", "validate_token", "--path", str(indexed), "--grain",
+                         "symbol", "--json").output)
+    top = out[0]
+    assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == (
+        "shop/auth/tokens.py", "validate_token", 30, 42)
+    assert top["text"].startswith("def validate_token(")
+
+
+def test_search_filters(indexed, run):
+    out = json.loads(run("search", "token", "--path", str(indexed), "--exclude", "tests/",
+                         "--lang", "python", "--json", "-n", "20").output)
+    assert out and all(not h["path"].startswith("tests/") for h in out)
+    assert all(h["language"] == "python" for h in out)
+    files = json.loads(run("search", "token", "--path", str(indexed), "--grain", "file",
+                           "--include", "shop/**", "--json").output)
+    assert files and all(h["path"].startswith("shop/") for h in files)
+    assert len({h["path"] for h in files}) == len(files)
+
+
+def test_symbol_exact_prefix_fuzzy(indexed, run):
+    exact = json.loads(run("symbol", "cart_total", "--path", str(indexed), "--json").output)
+    assert exact[0]["match"] == "exact" and exact[0]["start_line"] == 50
+    prefix = json.loads(run("symbol", "backoff", "--path", str(indexed), "--json").output)
+    assert prefix[0]["name"] == "backoff_delays" and prefix[0]["match"] == "prefix"
+    fuzzy = json.loads(run("symbol", "validate_tokn", "--path", str(indexed), "--json").output)
+    assert fuzzy[0]["name"] == "validate_token" and fuzzy[0]["match"] == "fuzzy"
+    qualified = json.loads(run("symbol", "CouponDiscount.discount", "--path", str(indexed),
+                               "--json").output)
+    assert [q["qualified_name"] for q in qualified] == ["CouponDiscount.discount"]
+
+
+def test_ask_markdown_and_json(indexed, run):
+    text = run("ask", "where are expired session tokens rejected?", "--path",
+               str(indexed)).output
+    assert text.startswith("# where are expired session tokens rejected?")
+    assert "`shop/auth/tokens.py:" in text
+    out = json.loads(run("ask", "validate_token expiry", "--path", str(indexed), "--json",
+                         "--budget", "600").output)
+    assert out["files"][0]["path"] == "shop/auth/tokens.py"
+    assert out["tokens"] <= 600 and out["budget"] == 600
+    assert 1 <= out["cycles"] <= 3 and out["trace"]
+    assert all(b["relevance"] >= 0.2 for b in out["context"])
+
+
+def test_ask_reports_stale_files(indexed, run):
+    target = indexed / "shop" / "auth" / "tokens.py"
+    target.write_text(target.read_text() + "\n# edited\n")
+    out = json.loads(run("ask", "validate_token", "--path", str(indexed), "--json").output)
+    stale = {b["path"]: b["stale"] for b in out["context"]}
+    assert stale["shop/auth/tokens.py"] is True
+    assert not any(v for p, v in stale.items() if p != "shop/auth/tokens.py")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["index", "/nonexistent/dir"], "no such directory: /nonexistent/dir"),
+    (["status", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+    (["search", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+    (["ask", "  ", "--path", "{tmp}"], "the question is empty"),
+    (["symbol", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+    (["index", "{tmp}", "--embedder", "nope"], "unknown embedder 'nope' (known: "),
+])
+def test_errors_are_one_line_with_exit_1(tmp_path, args, message):
+    args = [a.replace("{tmp}", str(tmp_path)) for a in args]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 1, result.output
+    assert result.output.startswith("Error: " + message.replace("{tmp}", str(tmp_path)))
+    assert "Traceback" not in result.output and result.output.count("\n") == 1
+
+
+def test_index_of_a_file_is_an_error(example_repo, run):
+    result = run("index", str(example_repo / "README.md"), code=2)
+    assert "is a file" in result.output
+
+
+def test_damaged_manifest_is_a_clear_error(indexed, run):
+    (indexed / ".dowse" / "manifest.json").write_text("{not json")
+    result = run("search", "x", "--path", str(indexed), code=1)
+    assert "damaged; run `dowse index --rebuild`" in result.output
