@@ -20,16 +20,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.chunk import ChunkConfig, chunk_file
+from indexer.chunk import ChunkConfig
 from indexer.embed import Embedder
 from indexer.errors import IndexWriteError, InvalidPath
-from indexer.languages import CODE_LANGUAGES, language_for
-from indexer.parse import parse_source
-from indexer.records import Chunk, File, Import, SkippedFile, Symbol, content_hash
+from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
+from indexer.languages import language_for
+from indexer.records import SkippedFile
 from indexer.resolve import resolve_import, suffix_map
 from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list
-from indexer.tokens import token_text
-from indexer.walk import WalkConfig, WalkEntry, check_content, walk
+from indexer.walk import WalkConfig, walk
 
 __all__ = [
     "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
@@ -52,6 +51,8 @@ class IndexConfig:
     parse_timeout_s: float = 2.0
     lock_timeout_s: float | None = 600.0
     embed_batch: int = 128
+    workers: int | None = None
+    """Parser processes for large runs (default: the CPU count, at most 4)."""
 
 
 class IndexStats(BaseModel):
@@ -71,50 +72,6 @@ class IndexStats(BaseModel):
     reused_vectors: int = Field(description="chunk vectors taken from the cache")
     vectors_pending: int = Field(description="chunks still without a vector")
     seconds: dict[str, float]
-
-
-@dataclass
-class _Parsed:
-    file: File
-    symbols: list[Symbol]
-    chunks: list[Chunk]
-    imports: list[Import]
-
-
-def _file_records(entry: WalkEntry, data: bytes, language: str, cfg: IndexConfig) -> _Parsed:
-    tree = None
-    symbols: list[Symbol] = []
-    imports: list[Import] = []
-    note = ""
-    if language in CODE_LANGUAGES:
-        parsed = parse_source(entry.path, data, language, timeout_s=cfg.parse_timeout_s)
-        tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
-    chunks = chunk_file(entry.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
-    file = File(
-        path=entry.path, language=language, size=entry.size, hash=content_hash(data),
-        mtime_ns=entry.mtime_ns, parser="tree-sitter" if tree is not None else "text", note=note,
-    )
-    return _Parsed(file, symbols, chunks, imports)
-
-
-def _symbol_row(s: Symbol) -> dict[str, Any]:
-    row = s.model_dump()
-    row["name_lower"] = s.name.lower()
-    row["tokens"] = token_text(s.qualified_name, s.signature, s.path)
-    return row
-
-
-def _chunk_row(c: Chunk) -> dict[str, Any]:
-    return {
-        "id": c.id, "path": c.path, "language": c.language, "start_line": c.start_line,
-        "end_line": c.end_line, "symbol": c.symbol, "text": c.text, "header": c.header,
-        "hash": content_hash(c.embed_text.encode()),
-        "tokens": token_text(c.path, c.symbol or "", c.text),
-    }
-
-
-def _file_row(f: File, n_symbols: int, n_chunks: int) -> dict[str, Any]:
-    return {**f.model_dump(), "n_symbols": n_symbols, "n_chunks": n_chunks}
 
 
 class _Run:
@@ -138,23 +95,36 @@ class _Run:
         t = time.perf_counter()
         skipped = list(result.skipped)
         unchanged: list[str] = []
-        touched: list[dict[str, Any]] = []
-        parsed: list[_Parsed] = []
-        todo: list[WalkEntry] = []
+        touched_paths: list[str] = []
+        parsed: list[FileOutcome] = []
+        todo: list[FileJob] = []
+        by_path = {e.path: e for e in result.files}
         for e in result.files:
             o = old.get(e.path)
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
                 unchanged.append(e.path)
             else:
-                todo.append(e)
-        for i, entry in enumerate(todo, 1):
-            rec = self._read(entry, old.get(entry.path), skipped, touched)
-            if rec is not None:
-                parsed.append(rec)
-            self.progress("parse", i, len(todo))
+                todo.append(FileJob(e.path, str(e.abspath), e.size, e.mtime_ns,
+                                    o["hash"] if o else None))
+        extract_cfg = ExtractConfig(walk=self.cfg.walk, chunk=self.cfg.chunk,
+                                    parse_timeout_s=self.cfg.parse_timeout_s)
+        for out in extract_files(todo, extract_cfg,
+                                 progress=lambda d, n: self.progress("parse", d, n),
+                                 workers=self.cfg.workers):
+            if out.skipped:
+                skipped.append(SkippedFile(path=out.path, reason=out.skipped))
+            elif out.touched:
+                touched_paths.append(out.path)
+            else:
+                parsed.append(out)
+        touched = []
+        if touched_paths:
+            rows = self.store.rows("files", where=f"path IN ({quote_list(touched_paths)})")
+            touched = [{**r, "mtime_ns": by_path[r["path"]].mtime_ns,
+                        "size": by_path[r["path"]].size} for r in rows]
         self._timed("parse", t)
 
-        live = set(unchanged) | {r["path"] for r in touched} | {p.file.path for p in parsed}
+        live = set(unchanged) | set(touched_paths) | {p.path for p in parsed}
         deleted = [p for p in old if p not in live]
         renames = self._renames(parsed, deleted, old)
         old_skipped = self.store.rows("skipped", ["path", "reason"])
@@ -169,16 +139,15 @@ class _Run:
         t = time.perf_counter()
         was_embedded = self.store.manifest.embedded
         self.progress("write", 0, 1)
-        changed = [p.file.path for p in parsed]
+        changed = [p.path for p in parsed]
         gone = changed + deleted
         renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
         for name in ("symbols", "chunks", "imports", "vectors"):
             self.store.delete_paths(name, gone)
         self.store.delete_paths("files", gone + [r["path"] for r in touched])
-        self.store.add("files", touched + [
-            _file_row(p.file, len(p.symbols), len(p.chunks)) for p in parsed])
-        self.store.add("symbols", [_symbol_row(s) for p in parsed for s in p.symbols])
-        chunk_rows = [_chunk_row(c) for p in parsed for c in p.chunks]
+        self.store.add("files", touched + [p.file for p in parsed])
+        self.store.add("symbols", [s for p in parsed for s in p.symbols])
+        chunk_rows = [c for p in parsed for c in p.chunks]
         self.store.add("chunks", chunk_rows)
         if skipped_changed:
             self.store.overwrite("skipped", [s.model_dump() for s in skipped])
@@ -202,42 +171,20 @@ class _Run:
 
     # -- reading and parsing -----------------------------------------------------------
 
-    def _read(self, entry: WalkEntry, old: dict[str, Any] | None,
-              skipped: list[SkippedFile], touched: list[dict[str, Any]]) -> _Parsed | None:
-        language = language_for(entry.path)
-        if language is None:
-            skipped.append(SkippedFile(path=entry.path, reason="not a known text file type"))
-            return None
-        try:
-            data = entry.abspath.read_bytes()
-        except OSError as exc:
-            skipped.append(SkippedFile(path=entry.path, reason=f"unreadable: {exc.strerror}"))
-            return None
-        reason = check_content(entry.path, data, self.cfg.walk)
-        if reason:
-            skipped.append(SkippedFile(path=entry.path, reason=reason))
-            return None
-        if old is not None and old["hash"] == content_hash(data):
-            row = self.store.rows("files", where=f"path = {quote_list([entry.path])}")
-            if row:
-                touched.append({**row[0], "mtime_ns": entry.mtime_ns, "size": entry.size})
-                return None
-        return _file_records(entry, data, language, self.cfg)
-
-    def _renames(self, parsed: list[_Parsed], deleted: list[str],
+    def _renames(self, parsed: list[FileOutcome], deleted: list[str],
                  old: dict[str, dict[str, Any]]) -> dict[str, str]:
         """new path -> deleted path with the same content."""
         by_hash = {old[p]["hash"]: p for p in deleted}
-        return {p.file.path: by_hash[p.file.hash] for p in parsed if p.file.hash in by_hash}
+        return {p.path: by_hash[p.hash] for p in parsed if p.hash in by_hash}
 
     # -- writing -----------------------------------------------------------------------
 
-    def _write_imports(self, parsed: list[_Parsed], live: set[str]) -> None:
+    def _write_imports(self, parsed: list[FileOutcome], live: set[str]) -> None:
         """Resolve every import against the current file set (it may have grown)."""
         rows = self.store.rows("imports", ["path", "module", "names", "line"])
         languages = {r["path"]: r["language"] for r in self.store.rows(
             "files", ["path", "language"])}
-        rows += [i.model_dump(exclude={"resolved"}) for p in parsed for i in p.imports]
+        rows += [i for p in parsed for i in p.imports]
         suffixes = suffix_map(live)
         for row in rows:
             row["resolved"] = resolve_import(

@@ -56,10 +56,11 @@ class _Lines:
             starts.pop()  # a trailing newline does not open a new line
         self.starts = starts
         nws = [0]
-        for i, start in enumerate(starts):
-            end = starts[i + 1] if i + 1 < len(starts) else len(source)
-            line = source[start:end]
-            nws.append(nws[-1] + len(line) - sum(line.count(c) for c in b" \t\r\n\f\v"))
+        total = 0
+        ends = [*starts[1:], len(source)]
+        for start, end in zip(starts, ends, strict=True):
+            total += len(source[start:end].translate(None, b" \t\r\n\f\v"))
+            nws.append(total)
         self.nws = nws
 
     @property

@@ -33,17 +33,31 @@ def identifiers(text: str) -> Iterator[str]:
         yield m.group(0)
 
 
+_MEMO: dict[str, tuple[str, ...]] = {}
+_MEMO_MAX = 500_000
+
+
+def _ident_tokens(ident: str) -> tuple[str, ...]:
+    """Tokens of one identifier; memoized, since identifiers repeat across a codebase."""
+    toks = _MEMO.get(ident)
+    if toks is None:
+        low = ident.lower().strip("_")
+        if not low or len(low) > _MAX_TOKEN:
+            toks = ()
+        else:
+            subs = split_identifier(ident)
+            toks = (low, *(s for s in subs if s != low)) if len(subs) > 1 else (low,)
+        if len(_MEMO) >= _MEMO_MAX:
+            _MEMO.clear()
+        _MEMO[ident] = toks
+    return toks
+
+
 def tokenize(text: str) -> list[str]:
     """Lower-case search tokens: each identifier, then its sub-words when it has several."""
     out: list[str] = []
-    for ident in identifiers(text):
-        low = ident.lower().strip("_")
-        if not low or len(low) > _MAX_TOKEN:
-            continue
-        out.append(low)
-        subs = split_identifier(ident)
-        if len(subs) > 1:
-            out.extend(s for s in subs if s != low)
+    for ident in _IDENT.findall(text):
+        out.extend(_ident_tokens(ident))
     return out
 
 

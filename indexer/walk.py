@@ -12,11 +12,12 @@ Invariants:
   ignore files (``.gitignore``, ``.dowseignore``, ``.git/info/exclude``).
 - Nothing under the walk raises: unreadable directories and files, files deleted during
   the walk, symlink loops, and undecodable names become `SkippedFile` records (a file that
-  vanished is dropped silently). Only a root that is missing or not a directory raises
-  `InvalidPath`.
-- Symlinks are followed only when their target lies inside the root. Each real
-  directory is walked at most once: symlinked directories are followed after the plain
-  walk, so a directory reachable both ways is listed under its real path.
+  vanished is dropped silently; an undecodable name is shown with ``\\xNN`` escapes).
+  Only a root that is missing, not a directory, or unlistable raises `InvalidPath`.
+- Symlinks are followed only when their target lies inside the root, and are kept under
+  the link's path. Each real directory is walked at most once: symlinked directories are
+  followed after the plain walk, so a directory reachable both ways is listed under its
+  real path, and a link back to an ancestor is a ``"symlink loop"``.
 
 Ignore rules, in the order they are applied:
 
@@ -26,7 +27,8 @@ Ignore rules, in the order they are applied:
    their directory, the deepest file first, the last matching line within a file wins,
    ``!`` re-includes, nothing under an excluded directory can be re-included), then the
    repository's ``info/exclude``. When the root lies inside a git work tree, the
-   ``.gitignore`` files between the work tree's top and the root apply too. The user's
+   ``.gitignore`` files between the work tree's top and the root apply too (to what is
+   below the root: the root itself is walked even when git ignores it). The user's
    global ``core.excludesFile`` is not read: the result does not depend on who runs it.
    Symlinks match as files, as in git. Reason ``"gitignored"``.
 3. ``WalkConfig.exclude`` patterns (gitignore syntax, relative to the root; reason
@@ -37,11 +39,13 @@ Ignore rules, in the order they are applied:
 
    - directories named ``node_modules bower_components __pycache__ .venv .tox .nox .eggs
      .mypy_cache .pytest_cache .ruff_cache .hypothesis .cache .gradle .terraform .next
-     .nuxt build dist target vendor third_party``, any ``*.egg-info``, and any directory
-     holding a ``pyvenv.cfg`` (a virtualenv, whatever its name; the root itself is never
-     skipped this way). ``vendor/`` and ``third_party/`` hold other people's code; a
-     ``!third_party/`` line in ``.dowseignore`` brings such a directory back. ``out/`` is
-     not excluded: the name is too often real source.
+     .nuxt .dowse vendor third_party``, any ``*.egg-info``, any directory holding a
+     ``pyvenv.cfg`` (a virtualenv, whatever its name) or a ``CACHEDIR.TAG``, and
+     ``build/ dist/ target/`` unless they hold an ``__init__.py`` (pip ships its source in
+     ``pip/_internal/operations/build/``). The root itself is never skipped this way.
+     ``vendor/`` and ``third_party/`` hold other people's code; a ``!third_party/`` line
+     in ``.dowseignore`` brings such a directory back. ``out/`` is not excluded: the name
+     is too often real source.
    - lockfiles (``package-lock.json yarn.lock pnpm-lock.yaml poetry.lock Cargo.lock
      Gemfile.lock composer.lock uv.lock go.sum`` and a few more), minified files
      (``*.min.js *.min.css``) and source maps (``*.map``).
@@ -53,13 +57,15 @@ Ignore rules, in the order they are applied:
    (``.aws/credentials``) or ``credentials.json``, ``client_secret*.json``,
    ``*service-account*.json``, ``secrets.{json,yml,yaml,toml}``, ``.docker/config.json``,
    ``.kube/config``, Terraform state and password databases (``*.kdbx``); and the
-   directories ``.ssh`` and ``.gnupg``. `check_content` also finds private keys and
-   well-known token formats in file bodies.
+   directories ``.ssh`` and ``.gnupg``. A symlink is judged by its target's path too.
+   ``*.pem`` errs on the safe side: certificate bundles are skipped with the keys.
+   `check_content` also finds private keys and well-known token formats in file bodies.
 6. Binary files by extension (images, archives, fonts, compiled objects, documents,
    media, model weights, databases): reason ``"binary (extension)"``. Files with an
    unknown extension are kept; the indexer decides by extension what to do with them.
 7. Anything that is not a regular file (FIFOs, sockets, devices), files the process
-   cannot read, and files over ``max_file_bytes``.
+   cannot read (judged from the mode bits of the one stat), and files over
+   ``max_file_bytes``.
 
 The ``.gitignore`` syntax is parsed by pathspec's `GitIgnoreSpec`; the layering above is
 done here because a flat pathspec cannot express git's per-directory precedence.
@@ -111,7 +117,10 @@ class WalkResult:
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 
+_INDEX_DIR_NAME = ".dowse"
+
 _DEFAULT_EXCLUDED_DIRS = frozenset({
+    _INDEX_DIR_NAME,  # another dowse index, when this one lives elsewhere
     "node_modules", "bower_components",
     "__pycache__", ".venv", ".tox", ".nox", ".eggs",
     ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
@@ -198,6 +207,21 @@ def _secret_name(name: str, ext: str, rel: str) -> str | None:
     return None
 
 
+def _extension(name: str) -> str:
+    dot = name.rfind(".")
+    return name[dot + 1:].lower() if dot >= 0 else ""
+
+
+def _secret_path(rel: str) -> str | None:
+    """What kind of secret a root-relative path holds, from its name or a directory on the
+    way (for symlink targets, which the walk did not reach by name)."""
+    *dirs, name = rel.split("/")
+    for part in dirs:
+        if part in _SECRET_DIRS:
+            return _SECRET_DIRS[part]
+    return _secret_name(name, _extension(name), rel)
+
+
 def _default_file_reason(name: str) -> str | None:
     """Reason a file is a default exclude (overridable by .dowseignore), or None."""
     if name in _LOCKFILES:
@@ -217,24 +241,26 @@ _MINIFIABLE = frozenset({"js", "mjs", "cjs", "css", "html", "htm", "json"})
 _MINIFIED_MIN_BYTES = 4096
 _MINIFIED_AVG_LINE = 200
 
-_SECRET_CONTENT = re.compile(
-    rb"(?P<private_key>-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-    # Real key material follows: optional "Header: value" lines, then base64. A literal
-    # "\n" counts as a line break, for keys pasted into string literals. The bare marker,
-    # as in a parser's source, does not match.
-    rb"(?:\\n|\s)+(?:[A-Za-z-]+:[^\n]*(?:\\n|\s)+)*[A-Za-z0-9+/=]{40})"
-    rb"|(?P<aws>\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b)"
-    rb"|(?P<github>\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b)"
-    rb"|(?P<slack>\bxox[abposr]-\d{6,}-[0-9A-Za-z-]{10,})"
-    rb"|(?P<stripe>\b[rs]k_live_[0-9A-Za-z]{20,})"
-)
-_SECRET_CONTENT_REASONS = {
-    "private_key": "secret: private key",
-    "aws": "secret: AWS access key",
-    "github": "secret: GitHub token",
-    "slack": "secret: Slack token",
-    "stripe": "secret: Stripe key",
-}
+# Between a key's lines: real line breaks, or escaped ones and quotes for a key pasted
+# into a string literal. Repetitions are bounded and a header line ends only at a line
+# break, so no input makes the search backtrack badly.
+_KEY_SEP = rb"(?:\\n|[\s\"'+,]){1,40}"
+_KEY_HEADER = rb"[A-Za-z-]+:[^\n\\]{0,200}(?:\\n|\n)(?:\\n|[\s\"'+,]){0,40}"
+# (reason, literals one of which a match must contain, pattern). The literals are looked
+# for first with `bytes.find`, which is far faster than a regex scan of every file.
+_SECRET_CONTENT: list[tuple[str, tuple[bytes, ...], re.Pattern[bytes]]] = [
+    # Key material must follow the marker (optional "Header: value" lines, then base64),
+    # so a parser's source that only names the marker does not match.
+    ("secret: private key", (b"PRIVATE KEY",), re.compile(
+        rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----" + _KEY_SEP
+        + rb"(?:" + _KEY_HEADER + rb"){0,4}[A-Za-z0-9+/=]{40}")),
+    ("secret: AWS access key", (b"AKIA", b"ASIA"),
+     re.compile(rb"\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b")),
+    ("secret: GitHub token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+     re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b")),
+    ("secret: Slack token", (b"xox",), re.compile(rb"\bxox[abposr]-\d{6,}-[0-9A-Za-z-]{10,}")),
+    ("secret: Stripe key", (b"k_live_",), re.compile(rb"\b[rs]k_live_[0-9A-Za-z]{20,}")),
+]
 
 
 def _looks_binary(data: bytes) -> bool:
@@ -264,11 +290,10 @@ def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> 
     if _looks_binary(data):
         return "binary"
     if not config.include_secrets:
-        match = _SECRET_CONTENT.search(data)
-        if match is not None and match.lastgroup is not None:
-            return _SECRET_CONTENT_REASONS[match.lastgroup]
-    ext = path.rpartition(".")[2].lower()
-    if ext in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:
+        for reason, literals, pattern in _SECRET_CONTENT:
+            if any(literal in data for literal in literals) and pattern.search(data):
+                return reason
+    if _extension(path.rpartition("/")[2]) in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:
         lines = data.count(b"\n") + 1
         if len(data) / lines > _MINIFIED_AVG_LINE:
             return "minified"
@@ -287,7 +312,7 @@ class _Rules:
     Each pattern's regex is extended so that it does: its directory-marker group (the
     one named group pathspec emits) must end the string for a directory and must not
     participate for a file. All patterns go into one alternation, last pattern first, so
-    a single search finds the line that decides.
+    a single match finds the line that decides.
     """
 
     strip: int
@@ -314,23 +339,26 @@ def _pattern_lines(text: str) -> list[str]:
 
 def _parse(lines: list[str]) -> list[Pattern]:
     """pathspec's patterns for the lines, dropping lines it rejects, as git does."""
-    with warnings.catch_warnings():
-        # Some bracket expressions compile with a FutureWarning from `re`.
-        warnings.simplefilter("ignore", FutureWarning)
-        try:
-            return list(GitIgnoreSpec.from_lines(lines).patterns)
-        except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
-            patterns: list[Pattern] = []
-            for line in lines:
-                try:
-                    patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)
-                except (ValueError, re.error):
-                    continue
-            return patterns
+    try:
+        return list(GitIgnoreSpec.from_lines(lines).patterns)
+    except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
+        patterns: list[Pattern] = []
+        for line in lines:
+            try:
+                patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)
+            except (ValueError, re.error):
+                continue
+        return patterns
 
 
 def _compile_rules(text: str, *, strip: int, prepend: str) -> _Rules | None:
-    patterns = _parse(_pattern_lines(text))
+    with warnings.catch_warnings():
+        # A '[' inside a bracket expression ("[[]") makes `re` warn about nested sets.
+        warnings.simplefilter("ignore", FutureWarning)
+        return _compile_patterns(_parse(_pattern_lines(text)), strip=strip, prepend=prepend)
+
+
+def _compile_patterns(patterns: list[Pattern], *, strip: int, prepend: str) -> _Rules | None:
     file_alts: list[str] = []
     dir_alts: list[str] = []
     ignores: dict[str, bool] = {}
@@ -343,10 +371,12 @@ def _compile_rules(text: str, *, strip: int, prepend: str) -> _Rules | None:
         if not body.startswith("^"):
             body = "^.*?(?:" + body + ")"
         name = f"p{i}"
-        marks = list(regex.groupindex)
+        # Group names must be unique across the alternation.
+        marks = [f"{group}_{i}" for group in regex.groupindex]
+        for group in regex.groupindex:
+            body = body.replace(f"(?P<{group}>", f"(?P<{group}_{i}>")
         if marks:
-            mark = f"d{i}"
-            body = body.replace(f"(?P<{marks[0]}>", f"(?P<{mark}>")
+            mark = marks[0]
             file_body = body + f"(?({mark})(?!))"
             dir_body = body + f"(?({mark})\\Z|(?!\\Z))"
         else:
@@ -624,25 +654,34 @@ class _Walker:
         except OSError as exc:
             self.skip(d.rel, "symlink loop" if exc.errno == errno.ELOOP else _os_reason(exc))
             return
+        is_dir = stat.S_ISDIR(st.st_mode)
+        shown = d.rel + "/" if is_dir else d.rel
         target = os.path.realpath(d.path)
         if not _inside(target, self.root_real):
-            self.skip(d.rel, "symlink outside root")
-        elif _inside(target, self.index_real):
-            self.skip(d.rel, "symlink into index directory")
-        elif not stat.S_ISDIR(st.st_mode):
+            self.skip(shown, "symlink outside root")
+            return
+        if _inside(target, self.index_real):
+            self.skip(shown, "symlink into index directory")
+            return
+        if not self.config.include_secrets:
+            # A harmless name must not smuggle a secret in: judge the target's path too.
+            secret = _secret_path(os.path.relpath(target, self.root_real).replace(os.sep, "/"))
+            if secret is not None:
+                self.skip(shown, f"secret: {secret} (symlink target)")
+                return
+        if not is_dir:
             self.file(d, st, Path(d.path))
+            return
+        reason = _dir_reason(d.rel.rpartition("/")[2], d, self.config)
+        if reason is not None:
+            self.skip(shown, reason)
         else:
-            reason = _dir_reason(d.rel.rpartition("/")[2], d, self.config)
-            if reason is not None:
-                self.skip(d.rel + "/", reason)
-            else:
-                self.deferred.append((replace(d, real=target), parent_real))
+            self.deferred.append((replace(d, real=target), parent_real))
 
     def file(self, d: _Dir, st: os.stat_result, abspath: Path) -> None:
         rel = d.rel
         name = rel.rpartition("/")[2]
-        dot = name.rfind(".")
-        ext = name[dot + 1:].lower() if dot >= 0 else ""
+        ext = _extension(name)
         reason = None if d.forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:
             secret = _secret_name(name, ext, rel)
@@ -690,7 +729,7 @@ def walk(
         raise InvalidPath(f"cannot index {root_str}: not a directory")
     root_real = os.path.realpath(root_str)
     index_real = os.path.realpath(
-        index_dir if index_dir is not None else os.path.join(root_str, ".dowse")
+        index_dir if index_dir is not None else os.path.join(root_str, _INDEX_DIR_NAME)
     )
     walker = _Walker(root_str, root_real, config, index_real)
     walker.run()

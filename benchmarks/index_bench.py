@@ -1,0 +1,174 @@
+"""Index benchmark: cold, no-op, one-file edit, and another commit, on any repository.
+
+Usage (a directory as it is):
+    python benchmarks/index_bench.py --repo PATH [--no-embed] [--embedder NAME]
+
+Usage (a git clone at given commits; the tree is materialized with `git archive`, the
+clone is never written):
+    python benchmarks/index_bench.py --git-dir CLONE --commit SHA [--commit2 SHA2] \
+        --work /tmp/dowse-bench [--embedder NAME] [--no-embed]
+
+Prints files, symbols, chunks, wall time split into walk/parse/write/embed, chunks/s,
+peak RSS, and index size versus source size; then a no-op re-index, a one-file edit and
+(with --commit2) a checkout of another commit. Each step is timed in-process around
+`build_index`, so start-up cost is excluded; `--json` prints the table as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from indexer.build import IndexConfig, IndexStats, build_index  # noqa: E402
+from indexer.embed import get_embedder  # noqa: E402
+
+
+def materialize(git_dir: Path, commit: str, dest: Path) -> None:
+    """Write the tree of `commit` into dest, skipping blobs absent from the clone."""
+    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
+                             check=True, capture_output=True).stdout.split(b"\0")
+    entries = [e.split(b"\t", 1) for e in listing if e]
+    check = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch-check"],
+                           input=b"\n".join(m.split()[2] for m, _ in entries) + b"\n",
+                           check=True, capture_output=True).stdout.decode().splitlines()
+    missing = [p.decode() for (m, p), line in zip(entries, check, strict=True)
+               if line.endswith("missing")]
+    dest.mkdir(parents=True, exist_ok=True)
+    args = ["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit]
+    if missing:
+        args += ["--", ".", *[f":(exclude){p}" for p in missing]]
+    archive = subprocess.Popen(args, stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
+    archive.wait()
+
+
+def sync_tree(src: Path, dest: Path) -> int:
+    """Make dest look like src, touching only files whose content differs (as a checkout
+    does). Returns how many files changed."""
+    changed = 0
+    src_files = {p.relative_to(src) for p in src.rglob("*") if p.is_file()}
+    dest_files = {p.relative_to(dest) for p in dest.rglob("*") if p.is_file()
+                  and ".dowse" not in p.relative_to(dest).parts}
+    for rel in dest_files - src_files:
+        (dest / rel).unlink()
+        changed += 1
+    for rel in src_files:
+        target = dest / rel
+        if rel in dest_files and filecmp.cmp(src / rel, target, shallow=False):
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src / rel, target)
+        changed += 1
+    return changed
+
+
+def dir_size(path: Path, *, skip: str | None = None) -> int:
+    total = 0
+    for dirpath, dirnames, files in os.walk(path):
+        if skip and skip in dirnames:
+            dirnames.remove(skip)
+        total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files
+                     if os.path.isfile(os.path.join(dirpath, f)))
+    return total
+
+
+def peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def step(name: str, root: Path, cfg: IndexConfig, embedder) -> dict:
+    t = time.perf_counter()
+    stats: IndexStats = build_index(root, config=cfg, embedder=embedder)
+    wall = time.perf_counter() - t
+    row = {"step": name, "wall_s": round(wall, 2), **stats.seconds, "files": stats.files,
+           "parsed": stats.parsed, "symbols": stats.symbols, "chunks": stats.chunks,
+           "embedded": stats.embedded, "reused": stats.reused_vectors,
+           "peak_rss_mb": round(peak_rss_mb())}
+    if stats.embedded and stats.seconds.get("embed"):
+        row["chunks_per_s"] = round(stats.embedded / stats.seconds["embed"], 1)
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--repo", type=Path, help="a directory to index as it is")
+    src.add_argument("--git-dir", type=Path, help="a git clone (bare or not)")
+    ap.add_argument("--commit", help="commit to index (with --git-dir)")
+    ap.add_argument("--commit2", help="a second commit, indexed incrementally after the first")
+    ap.add_argument("--work", type=Path, help="where trees are materialized")
+    ap.add_argument("--embedder", default="minilm")
+    ap.add_argument("--no-embed", action="store_true")
+    ap.add_argument("--lexical-first", action="store_true",
+                    help="time a --no-embed cold index first, then the embeddings")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+
+    work = args.work or Path(tempfile.mkdtemp(prefix="dowse-bench-"))
+    if args.git_dir:
+        if not args.commit:
+            ap.error("--commit is required with --git-dir")
+        root = work / "tree"
+        if root.exists():
+            shutil.rmtree(root)
+        materialize(args.git_dir, args.commit, root)
+    else:
+        root = args.repo.resolve()
+    shutil.rmtree(root / ".dowse", ignore_errors=True)
+    # A fresh embedding cache: the cold run really embeds everything.
+    embedder = get_embedder(args.embedder)
+    rows = []
+    embed = not args.no_embed
+    if args.lexical_first:
+        rows.append(step("cold, lexical + symbols (--no-embed)", root,
+                         IndexConfig(embed=False), embedder))
+        if embed:
+            rows.append(step("then embeddings", root, IndexConfig(), embedder))
+    else:
+        rows.append(step("cold" + ("" if embed else " (--no-embed)"), root,
+                         IndexConfig(embed=embed), embedder))
+    cfg = IndexConfig(embed=embed)
+    rows.append(step("no-op re-index", root, cfg, embedder))
+    target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000
+                  and ".dowse" not in p.parts)
+    target.write_text(target.read_text() + "\n\ndef _bench_added(x):\n    return x * 2\n")
+    rows.append(step(f"one-file edit ({target.relative_to(root)})", root, cfg, embedder))
+    if args.commit2:
+        other = work / "tree2"
+        if other.exists():
+            shutil.rmtree(other)
+        materialize(args.git_dir, args.commit2, other)
+        n = sync_tree(other, root)
+        rows.append(step(f"checkout {args.commit2[:10]} ({n} files differ)", root, cfg,
+                         embedder))
+    source = dir_size(root, skip=".dowse")
+    index = dir_size(root / ".dowse")
+    summary = {"root": str(root), "source_mb": round(source / 1e6, 1),
+               "index_mb": round(index / 1e6, 1), "index_to_source": round(index / source, 2),
+               "embedder": args.embedder, "rows": rows}
+    if args.json:
+        print(json.dumps(summary, indent=2))
+        return
+    keys = ["step", "wall_s", "walk", "parse", "write", "embed", "files", "parsed", "symbols",
+            "chunks", "embedded", "reused", "chunks_per_s", "peak_rss_mb"]
+    print(" | ".join(keys))
+    print(" | ".join("---" for _ in keys))
+    for r in rows:
+        print(" | ".join(str(r.get(k, "")) for k in keys))
+    print(f"\nsource {summary['source_mb']} MB, index {summary['index_mb']} MB "
+          f"({summary['index_to_source']}x), embedder {args.embedder}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,173 @@
+"""Per-file work of an index run: read → check → hash → parse → chunk → rows.
+
+`extract_files` runs it inline for a few files and in a pool of worker processes for
+many (parsing and tokenizing are CPU-bound Python; threads would not help). Workers
+return plain rows, ready for the store.
+
+Invariants:
+- A file's outcome is exactly one of: skipped (with a reason), touched (content hash
+  unchanged; only its stat changed), or extracted (rows).
+- A worker that dies (a grammar crashing the process) never loses a file: its batch is
+  retried one file at a time, and a file that kills a worker again is indexed as text
+  with the reason recorded.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from indexer.chunk import ChunkConfig, chunk_file
+from indexer.languages import CODE_LANGUAGES, language_for
+from indexer.parse import parse_source
+from indexer.records import content_hash
+from indexer.tokens import token_text
+from indexer.walk import WalkConfig, check_content
+
+__all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files"]
+
+POOL_MIN_FILES = 64
+BATCH = 16
+
+
+@dataclass(frozen=True)
+class ExtractConfig:
+    walk: WalkConfig = field(default_factory=WalkConfig)
+    chunk: ChunkConfig = field(default_factory=ChunkConfig)
+    parse_timeout_s: float = 2.0
+
+
+@dataclass(frozen=True)
+class FileJob:
+    path: str
+    abspath: str
+    size: int
+    mtime_ns: int
+    old_hash: str | None = None
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    skipped: str | None = None
+    touched: bool = False
+    hash: str = ""
+    file: dict[str, Any] = field(default_factory=dict)
+    symbols: list[dict[str, Any]] = field(default_factory=list)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    imports: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _rows(job: FileJob, data: bytes, language: str, digest: str, cfg: ExtractConfig,
+          *, parse: bool = True, note: str = "") -> FileOutcome:
+    tree, symbols, imports = None, [], []
+    if parse and language in CODE_LANGUAGES:
+        parsed = parse_source(job.path, data, language, timeout_s=cfg.parse_timeout_s)
+        tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
+    chunks = chunk_file(job.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
+    out = FileOutcome(path=job.path, hash=digest)
+    out.file = {
+        "path": job.path, "language": language, "size": job.size, "hash": digest,
+        "mtime_ns": job.mtime_ns, "parser": "tree-sitter" if tree is not None else "text",
+        "note": note, "n_symbols": len(symbols), "n_chunks": len(chunks),
+    }
+    out.symbols = [
+        {**s.model_dump(), "name_lower": s.name.lower(),
+         "tokens": token_text(s.qualified_name, s.signature, s.path)}
+        for s in symbols
+    ]
+    out.chunks = [
+        {"id": c.id, "path": c.path, "language": c.language, "start_line": c.start_line,
+         "end_line": c.end_line, "symbol": c.symbol, "text": c.text, "header": c.header,
+         "hash": content_hash(c.embed_text.encode()),
+         "tokens": token_text(c.path, c.symbol or "", c.text)}
+        for c in chunks
+    ]
+    out.imports = [i.model_dump(exclude={"resolved"}) for i in imports]
+    return out
+
+
+def process_file(job: FileJob, cfg: ExtractConfig, *, parse: bool = True,
+                 note: str = "") -> FileOutcome:
+    language = language_for(job.path)
+    if language is None:
+        return FileOutcome(path=job.path, skipped="not a known text file type")
+    try:
+        data = Path(job.abspath).read_bytes()
+    except OSError as exc:
+        return FileOutcome(path=job.path, skipped=f"unreadable: {exc.strerror}")
+    reason = check_content(job.path, data, cfg.walk)
+    if reason:
+        return FileOutcome(path=job.path, skipped=reason)
+    digest = content_hash(data)
+    if digest == job.old_hash:
+        return FileOutcome(path=job.path, touched=True, hash=digest)
+    return _rows(job, data, language, digest, cfg, parse=parse, note=note)
+
+
+def _process_batch(jobs: Sequence[FileJob], cfg: ExtractConfig) -> list[FileOutcome]:
+    return [process_file(job, cfg) for job in jobs]
+
+
+def _pool(workers: int) -> ProcessPoolExecutor:
+    # forkserver: never fork a process that already runs LanceDB's threads. The server
+    # preloads this module, so a fresh worker starts in milliseconds.
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(["indexer.extract"])
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+
+
+def _isolated(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
+    """Process one file in a worker of its own; a crash marks only this file."""
+    pool = _pool(1)
+    try:
+        return pool.submit(process_file, job, cfg).result()
+    except BrokenProcessPool:
+        return process_file(job, cfg, parse=False, note="the parser crashed on this file")
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def extract_files(jobs: Sequence[FileJob], cfg: ExtractConfig, *,
+                  progress: Callable[[int, int], None] = lambda done, total: None,
+                  workers: int | None = None) -> Iterator[FileOutcome]:
+    """Outcomes for all jobs, in completion order."""
+    total = len(jobs)
+    workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
+    if total < POOL_MIN_FILES or workers < 2:
+        for i, job in enumerate(jobs, 1):
+            yield process_file(job, cfg)
+            progress(i, total)
+        return
+    done = 0
+    failed: list[FileJob] = []
+    pool = _pool(workers)
+    try:
+        pending: dict[Future[list[FileOutcome]], list[FileJob]] = {
+            pool.submit(_process_batch, jobs[i : i + BATCH], cfg): list(jobs[i : i + BATCH])
+            for i in range(0, total, BATCH)}
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                batch = pending.pop(fut)
+                try:
+                    outcomes = fut.result()
+                except BrokenProcessPool:
+                    failed.extend(batch)  # a worker died: every unfinished batch lands here
+                    continue
+                for out in outcomes:
+                    done += 1
+                    yield out
+                progress(done, total)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    for job in failed:
+        done += 1
+        yield _isolated(job, cfg)
+        progress(done, total)

@@ -1,0 +1,41 @@
+"""Per-file extraction, inline and in worker processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from indexer import extract
+from indexer.extract import ExtractConfig, FileJob, extract_files, process_file
+from indexer.walk import walk
+
+
+def _jobs(root: Path) -> list[FileJob]:
+    return [FileJob(e.path, str(e.abspath), e.size, e.mtime_ns) for e in walk(root).files]
+
+
+def test_worker_pool_gives_the_same_rows_as_inline(example_repo, monkeypatch):
+    jobs = _jobs(example_repo)
+    inline = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=1)}
+    monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(extract, "BATCH", 3)
+    seen: list[int] = []
+    pooled = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2,
+                                               progress=lambda d, n: seen.append(d))}
+    assert pooled.keys() == inline.keys() == {j.path for j in jobs}
+    for path, out in inline.items():
+        assert pooled[path] == out, path
+    assert seen[-1] == len(jobs)
+
+
+def test_outcomes_skip_touch_or_extract(example_repo):
+    cfg = ExtractConfig()
+    tokens = next(j for j in _jobs(example_repo) if j.path == "shop/auth/tokens.py")
+    out = process_file(tokens, cfg)
+    assert out.file["n_symbols"] == len(out.symbols) > 0 and out.chunks
+    again = process_file(FileJob(**{**tokens.__dict__, "old_hash": out.hash}), cfg)
+    assert again.touched and not again.chunks
+    (example_repo / "blob.py").write_bytes(b"\x00\x01binary")
+    blob = FileJob("blob.py", str(example_repo / "blob.py"), 8, 0)
+    assert process_file(blob, cfg).skipped == "binary"
+    gone = FileJob("gone.py", str(example_repo / "gone.py"), 1, 0)
+    assert process_file(gone, cfg).skipped.startswith("unreadable")
