@@ -144,36 +144,39 @@ def cli() -> None:
 @index_dir_option
 @click.option("--rebuild", is_flag=True, help="Discard the index and build it anew.")
 @click.option("--no-embed", is_flag=True, help="Lexical and symbol index only (fast).")
-@click.option("--max-file-size", type=click.IntRange(min=1), default=1_000_000,
-              show_default=True, help="Skip files larger than this many bytes.")
+@click.option("--max-file-size", type=click.IntRange(min=1), default=None,
+              help="Skip files larger than this many bytes (default 1000000).")
 @click.option("--exclude", multiple=True, metavar="PATTERN",
               help="Extra gitignore-style pattern to leave out (repeatable).")
-@click.option("--include-secrets", is_flag=True,
+@click.option("--include-secrets/--no-include-secrets", default=None,
               help="Also index files that look like secrets (.env, keys). Not recommended.")
 @click.option("--embedder", default="minilm", envvar="DOWSE_EMBEDDER", show_default=True,
               help="Embedding backend.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @json_option
 @seam
-def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool, max_file_size: int,
-          exclude: tuple[str, ...], include_secrets: bool, embedder: str, quiet: bool,
-          as_json: bool) -> None:
+def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool,
+          max_file_size: int | None, exclude: tuple[str, ...], include_secrets: bool | None,
+          embedder: str, quiet: bool, as_json: bool) -> None:
     """Index a repository (incremental: unchanged content is never redone).
+
+    Walk options (--exclude, --max-file-size, --include-secrets) are remembered: a later
+    run without them uses the same ones.
 
     \b
     Example:
         dowse index ~/src/django
         dowse index . --no-embed --exclude 'docs/'
     """
-    from indexer.build import IndexConfig, build_index
+    from indexer.build import IndexConfig, build_index, default_index_dir, resolve_walk_config
     from indexer.embed import get_embedder
-    from indexer.walk import WalkConfig
 
     root = _root_arg(path)
-    config = IndexConfig(
-        walk=WalkConfig(max_file_bytes=max_file_size, exclude=exclude,
-                        include_secrets=include_secrets),
-        embed=not no_embed, rebuild=rebuild)
+    target = index_dir.resolve() if index_dir else default_index_dir(root)
+    walk_config = resolve_walk_config(
+        target, max_file_bytes=max_file_size, exclude=exclude or None,
+        include_secrets=include_secrets)
+    config = IndexConfig(walk=walk_config, embed=not no_embed, rebuild=rebuild)
 
     def waiting(holder: str) -> None:
         if not quiet:
@@ -181,8 +184,7 @@ def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool, max_
 
     backend = get_embedder(embedder)
     with _progress(quiet) as progress:
-        stats = build_index(root, index_dir=index_dir.resolve() if index_dir else None,
-                            config=config, embedder=backend,
+        stats = build_index(root, index_dir=target, config=config, embedder=backend,
                             progress=progress, on_wait=waiting)
     if as_json:
         click.echo(stats.model_dump_json(indent=2))

@@ -12,6 +12,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.chunk import ChunkConfig
 from indexer.embed import Embedder
-from indexer.errors import IndexWriteError, InvalidPath
+from indexer.errors import DowseError, IndexWriteError, InvalidPath
 from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
 from indexer.languages import language_for
 from indexer.records import SkippedFile
@@ -32,6 +33,7 @@ from indexer.walk import WalkConfig, walk
 
 __all__ = [
     "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
+    "resolve_walk_config",
 ]
 
 Progress = Callable[[str, int, int], None]
@@ -40,6 +42,21 @@ Progress = Callable[[str, int, int], None]
 
 def default_index_dir(root: Path) -> Path:
     return root / ".dowse"
+
+
+def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
+    """The walk options of the index's last run, with the given ones (not None) on top, so
+    `dowse index` after `dowse index --exclude X` keeps excluding X."""
+    stored: dict[str, Any] = {}
+    try:
+        stored = Store.read_manifest(index_dir).walk
+    except DowseError:
+        pass
+    merged = {**stored, **{k: v for k, v in overrides.items() if v is not None}}
+    if "exclude" in merged:
+        merged["exclude"] = tuple(merged["exclude"])
+    known = {f.name for f in dataclasses.fields(WalkConfig)}
+    return WalkConfig(**{k: v for k, v in merged.items() if k in known})
 
 
 @dataclass(frozen=True)
@@ -133,7 +150,9 @@ class _Run:
         stats = dict(parsed=len(parsed), unchanged=len(unchanged) + len(touched),
                      deleted=len(deleted) - len(renames), renamed=len(renames),
                      skipped=len(skipped))
-        if not (parsed or deleted or touched or skipped_changed or self._needs_vectors()):
+        walk_changed = self.store.manifest.walk != dataclasses.asdict(self.cfg.walk)
+        if not (parsed or deleted or touched or skipped_changed or walk_changed
+                or self._needs_vectors()):
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()
@@ -155,7 +174,8 @@ class _Run:
             self._write_imports(parsed, live)
         self._ensure_indexes()
         reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
-        self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed)
+        self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed,
+                          walk=dataclasses.asdict(self.cfg.walk))
         self._timed("write", t)
         self.progress("write", 1, 1)
 

@@ -87,7 +87,9 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
         key=lambda c: (-c.files, c.language))
     skipped = [SkippedFile(**r) for r in store.rows("skipped", ["path", "reason"])]
     root = Path(store.manifest.root)
-    changed = (changed_since(store, root, WalkConfig()) if root.is_dir()
+    walk_config = WalkConfig(**{**store.manifest.walk,
+                                "exclude": tuple(store.manifest.walk.get("exclude", ()))})
+    changed = (changed_since(store, root, walk_config) if root.is_dir()
                else {"root missing": 1})
     m = store.manifest
     return StatusReport(

@@ -99,6 +99,8 @@ class Manifest(BaseModel):
     versions: dict[str, int] = Field(default_factory=dict, description="table -> version")
     embedded: bool = Field(default=False, description="every chunk has a vector")
     no_embed: bool = Field(default=False, description="built with --no-embed")
+    walk: dict[str, Any] = Field(default_factory=dict,
+                                 description="the walk options of the last run (reused)")
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
 

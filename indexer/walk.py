@@ -511,11 +511,11 @@ def _listed_dir_reason(name: str, names: set[str]) -> str | None:
     return None
 
 
-def _dir_reason(name: str, d: _Dir, config: WalkConfig) -> str | None:
+def _dir_reason(name: str, forced: bool, config: WalkConfig) -> str | None:
     """Why a directory that no ignore rule excluded is skipped by default, or None."""
-    if not d.forced and name in _DEFAULT_EXCLUDED_DIRS:
+    if not forced and name in _DEFAULT_EXCLUDED_DIRS:
         return f"default exclude: {name}"
-    if not d.forced and name.endswith(".egg-info"):
+    if not forced and name.endswith(".egg-info"):
         return "default exclude: *.egg-info"
     if not config.include_secrets and name in _SECRET_DIRS:
         return f"secret: {_SECRET_DIRS[name]}"
@@ -622,19 +622,19 @@ class _Walker:
             if mine:
                 self.skip(shown, "dowseignored")
                 continue
-            sub = _Dir(entry.path, rel, real, git, dowse, user is False or mine is False)
+            forced = user is False or mine is False
 
             if is_dir:
-                reason = _dir_reason(name, sub, self.config)
+                reason = _dir_reason(name, forced, self.config)
                 if reason is None and real in self.visited:
                     reason = "directory already walked"  # a bind mount
                 if reason is not None:
                     self.skip(shown, reason)
                 else:
                     self.visited.add(real)
-                    self.stack.append(sub)
+                    self.stack.append(_Dir(entry.path, rel, real, git, dowse, forced))
             elif is_link:
-                self.link(sub, d.real)
+                self.link(_Dir(entry.path, rel, real, git, dowse, forced), d.real)
             else:
                 try:
                     st = entry.stat(follow_symlinks=False)
@@ -643,7 +643,7 @@ class _Walker:
                 except OSError as exc:
                     self.skip(rel, _os_reason(exc))
                     continue
-                self.file(sub, st, base / name)
+                self.file(rel, name, forced, st, base / name)
 
     def link(self, d: _Dir, parent_real: str) -> None:
         try:
@@ -669,20 +669,20 @@ class _Walker:
             if secret is not None:
                 self.skip(shown, f"secret: {secret} (symlink target)")
                 return
+        name = d.rel.rpartition("/")[2]
         if not is_dir:
-            self.file(d, st, Path(d.path))
+            self.file(d.rel, name, d.forced, st, Path(d.path))
             return
-        reason = _dir_reason(d.rel.rpartition("/")[2], d, self.config)
+        reason = _dir_reason(name, d.forced, self.config)
         if reason is not None:
             self.skip(shown, reason)
         else:
             self.deferred.append((replace(d, real=target), parent_real))
 
-    def file(self, d: _Dir, st: os.stat_result, abspath: Path) -> None:
-        rel = d.rel
-        name = rel.rpartition("/")[2]
+    def file(self, rel: str, name: str, forced: bool, st: os.stat_result,
+             abspath: Path) -> None:
         ext = _extension(name)
-        reason = None if d.forced else _default_file_reason(name)
+        reason = None if forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:
             secret = _secret_name(name, ext, rel)
             reason = None if secret is None else f"secret: {secret}"

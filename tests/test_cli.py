@@ -138,3 +138,12 @@ def test_damaged_manifest_is_a_clear_error(indexed, run):
     (indexed / ".dowse" / "manifest.json").write_text("{not json")
     result = run("search", "x", "--path", str(indexed), code=1)
     assert "damaged; run `dowse index --rebuild`" in result.output
+
+
+def test_walk_options_are_remembered(example_repo, fake_embedder, run):
+    run("index", str(example_repo), "--quiet", "--exclude", "web/")
+    out = json.loads(run("index", str(example_repo), "--quiet", "--json").output)
+    assert out["parsed"] == 0 and out["deleted"] == 0
+    status = json.loads(run("status", str(example_repo), "--json").output)
+    assert status["changed"] == {"modified": 0, "added": 0, "deleted": 0}
+    assert not any(x["language"] == "javascript" for x in status["languages"])
