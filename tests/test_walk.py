@@ -41,12 +41,14 @@ def reasons(result: WalkResult) -> dict[str, str]:
     return {s.path: s.reason for s in result.skipped}
 
 
-def git(root: Path, *args: str) -> str:
+def git(root: Path, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
     # A private HOME: the user's global excludes file must not take part.
     env = {**os.environ, "HOME": str(root.parent), "XDG_CONFIG_HOME": str(root.parent),
            "GIT_CONFIG_NOSYSTEM": "1"}
-    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True,
-                          text=True, check=True).stdout
+    proc = subprocess.run(["git", *args], cwd=root, env=env, input=stdin,
+                          capture_output=True, text=True)
+    assert proc.returncode in ok, proc.stderr
+    return proc.stdout
 
 
 def git_init(root: Path) -> None:
@@ -60,10 +62,9 @@ def git_files(root: Path) -> list[str]:
 
 
 def git_ignored(root: Path, paths: list[str]) -> set[str]:
-    proc = subprocess.run(["git", "check-ignore", "--stdin", "-z"], cwd=root,
-                          input="\0".join(paths) + "\0", capture_output=True, text=True)
-    assert proc.returncode in (0, 1), proc.stderr
-    return {p for p in proc.stdout.split("\0") if p}
+    out = git(root, "check-ignore", "--stdin", "-z", stdin="\0".join(paths) + "\0",
+              ok=(0, 1))  # 1: none of them is ignored
+    return {p for p in out.split("\0") if p}
 
 
 # --- .gitignore parity with git ---------------------------------------------------------
