@@ -33,6 +33,8 @@ from indexer.walk import WalkConfig, check_content
 __all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files"]
 
 POOL_MIN_FILES = 64
+TOKEN_REPEAT = 4
+"""A token is kept at most this often per chunk in the full-text column."""
 BATCH = 16
 
 
@@ -86,7 +88,7 @@ def _rows(job: FileJob, data: bytes, language: str, digest: str, cfg: ExtractCon
         {"id": c.id, "path": c.path, "language": c.language, "start_line": c.start_line,
          "end_line": c.end_line, "symbol": c.symbol, "text": c.text, "header": c.header,
          "hash": content_hash(c.embed_text.encode()),
-         "tokens": token_text(c.path, c.symbol or "", c.text)}
+         "tokens": token_text(c.path, c.symbol or "", c.text, max_repeat=TOKEN_REPEAT)}
         for c in chunks
     ]
     out.imports = [i.model_dump(exclude={"resolved"}) for i in imports]

@@ -61,8 +61,12 @@ def tokenize(text: str) -> list[str]:
     return out
 
 
-def token_text(*texts: str | Iterable[str]) -> str:
-    """The whitespace-joined token column stored for full-text search."""
+def token_text(*texts: str | Iterable[str], max_repeat: int | None = None) -> str:
+    """The whitespace-joined token column stored for full-text search.
+
+    `max_repeat` caps how often one token is kept: BM25's term frequency saturates, so
+    the cap shrinks the column with little effect on ranking.
+    """
     words: list[str] = []
     for text in texts:
         if isinstance(text, str):
@@ -70,4 +74,13 @@ def token_text(*texts: str | Iterable[str]) -> str:
         else:
             for t in text:
                 words.extend(tokenize(t))
+    if max_repeat is not None:
+        seen: dict[str, int] = {}
+        kept: list[str] = []
+        for w in words:
+            n = seen.get(w, 0)
+            if n < max_repeat:
+                seen[w] = n + 1
+                kept.append(w)
+        words = kept
     return " ".join(words)
