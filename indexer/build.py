@@ -36,6 +36,8 @@ __all__ = [
     "resolve_walk_config",
 ]
 
+VECTOR_INDEX_MIN_ROWS = 50_000
+
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
 
@@ -174,6 +176,8 @@ class _Run:
             self._write_imports(parsed, live)
         self._ensure_indexes()
         reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
+        if reused or deleted or changed:
+            self._ensure_vector_index()
         self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed,
                           walk=dataclasses.asdict(self.cfg.walk))
         self._timed("write", t)
@@ -217,7 +221,7 @@ class _Run:
         fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
                   remove_stop_words=False, ascii_folding=False, with_position=False,
                   max_token_length=64)
-        for name, columns in (("chunks", ("tokens", "path")), ("symbols", ("tokens", "path",
+        for name, columns in (("chunks", ("tokens", "path", "id")), ("symbols", ("tokens", "path",
                               "name_lower")), ("files", ("path",))):
             table = self.store.table(name)
             have = {tuple(ix.columns) for ix in table.list_indices()}
@@ -305,18 +309,25 @@ class _Run:
         return len(todo)
 
     def _ensure_vector_index(self) -> None:
+        """Scalar indexes for the vector look-ups, and an ANN index once a flat scan gets
+        slow (below VECTOR_INDEX_MIN_ROWS a flat scan of float16 vectors is faster than
+        probing partitions, and exact)."""
+        from lancedb.index import BTree, IvfFlat
+
         table = self.store.table("vectors")
         n = table.count_rows()
         have = {tuple(ix.columns) for ix in table.list_indices()}
-        if ("path",) not in have and n:
-            from lancedb.index import BTree
-
+        if n and ("path",) not in have:
             table.create_index("path", config=BTree())
-        if ("hash",) not in {tuple(ix.columns) for ix in self.store.table(
-                CACHE_TABLE).list_indices()}:
-            from lancedb.index import BTree
-
-            self.store.table(CACHE_TABLE).create_index("hash", config=BTree())
+        if ("vector",) in have:
+            table.optimize()  # folds new rows into the ANN index
+        elif n >= VECTOR_INDEX_MIN_ROWS:
+            table.create_index("vector", config=IvfFlat(
+                distance_type="cosine", num_partitions=max(16, int(n ** 0.5))))
+        cache = self.store.table(CACHE_TABLE)
+        if cache.count_rows() and ("hash",) not in {tuple(ix.columns)
+                                                     for ix in cache.list_indices()}:
+            cache.create_index("hash", config=BTree())
 
     def _stats(self, files: int, stats: dict[str, int], *, embedded: int,
                reused: int) -> IndexStats:

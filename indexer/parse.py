@@ -89,6 +89,8 @@ _WRAPPERS = frozenset(
 )
 # Nodes that may sit between a doc comment and its definition (Rust ``#[derive(...)]``).
 _TRANSPARENT = frozenset({"attribute_item"})
+# Above this, tree-sitter's query cursor is too slow to run; see `_query_cost`.
+_MAX_QUERY_COST = 10_000**2
 _INHERITS = re.compile(r";\s*inherits\s*:\s*([\w\s,]+?)\s*\n")
 _READ_CHUNK = 1 << 16
 
@@ -126,6 +128,8 @@ def parse_source(
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")
     except Exception as exc:
         return Parsed(tree=None, note=f"parse error: {_describe(exc)}")
+    if _query_cost(tree.root_node) > _MAX_QUERY_COST:
+        return Parsed(tree=None, note="too many unmatched tokens to extract symbols")
     try:
         matches = QueryCursor(grammar.query).matches(tree.root_node)
         symbols = _symbols(path, source, language, matches)
@@ -212,6 +216,34 @@ def _parse(parser: Parser, source: bytes, deadline: float) -> Tree:
         if time.monotonic() > deadline:
             raise _TimedOut from None
         raise
+
+
+def _query_cost(root: Node) -> int:
+    """Estimate the quadratic part of running a query over `root`.
+
+    For each node it visits, tree-sitter's query cursor scans the following siblings up
+    to the next named one. Error recovery can leave thousands of unmatched anonymous
+    tokens side by side (``((((...``) under one ERROR node: a run of r of them costs
+    about r*r steps, and a query that took minutes. Only nodes containing errors are
+    visited, so a clean tree costs nothing here.
+    """
+    if not root.has_error:
+        return 0
+    cost = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        run = 0
+        for child in node.children:
+            if child.is_named:
+                cost += run * run
+                run = 0
+            else:
+                run += 1
+            if child.has_error:
+                stack.append(child)
+        cost += run * run
+    return cost
 
 
 def _describe(exc: BaseException) -> str:

@@ -217,3 +217,23 @@ def test_walk_options_apply(example_repo, fake_embedder):
     assert not any(p.startswith("web/") for p in paths)
     reasons = {r["path"]: r["reason"] for r in store.rows("skipped")}
     assert reasons["shop/api/routes.py"].startswith("too large")
+
+
+def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatch):
+    from indexer import build
+    from retrieval.hybrid import HybridSearcher
+
+    monkeypatch.setattr(build, "VECTOR_INDEX_MIN_ROWS", 200)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(300):
+        (repo / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}  # value{i}\n")
+    _build(repo, fake_embedder)
+    store = Store.open(repo / ".dowse")
+    assert ("vector",) in {tuple(ix.columns) for ix in store.table("vectors").list_indices()}
+    (repo / "m7.py").write_text("def renamed_seven(x):\n    return x\n")
+    _build(repo, fake_embedder)
+    store = Store.open(repo / ".dowse")
+    searcher = HybridSearcher(store, lambda: fake_embedder)
+    ids = [i for i, _ in searcher.dense(searcher.embed_query("renamed_seven"), 5)]
+    assert "m7.py:1-2" in ids
