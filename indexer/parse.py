@@ -105,9 +105,7 @@ class Parsed:
     note: str = ""  # why the file fell back to text, e.g. "parse timed out after 2.0s"
 
 
-def parse_source(
-    path: str, source: bytes, language: str, *, timeout_s: float = 2.0
-) -> Parsed:
+def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 2.0) -> Parsed:
     """Parse `source` as `language` and extract its symbols and imports.
 
     `path` only labels the records. Parsing stops after `timeout_s` seconds of wall time
@@ -258,6 +256,8 @@ _Matches = list[tuple[int, dict[str, list[Node]]]]
 @dataclass
 class _Definition:
     node: Node
+    start: int  # byte offsets of `node`, read once: each read crosses into C
+    end: int
     name: str
     kind: str | None  # None for an @scope: it names its contents but is not a symbol
     pattern: int
@@ -273,19 +273,17 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
         if definition is not None:
             definitions.append(definition)
     # Outer before inner; for one node matched by two patterns, the earlier pattern wins.
-    definitions.sort(key=lambda d: (d.node.start_byte, -d.node.end_byte, d.pattern))
+    definitions.sort(key=lambda d: (d.start, -d.end, d.pattern))
     symbols: list[Symbol] = []
-    stack: list[_Definition] = []
+    stack: list[_Definition] = []  # the definitions enclosing the current one
     seen: set[tuple[int, int, str, bool]] = set()
     for definition in definitions:
-        node = definition.node
-        key = (node.start_byte, node.end_byte, definition.name, definition.kind is None)
+        key = (definition.start, definition.end, definition.name, definition.kind is None)
         if key in seen:
             continue
         seen.add(key)
         while stack and not (
-            stack[-1].node.start_byte <= node.start_byte
-            and node.end_byte <= stack[-1].node.end_byte
+            stack[-1].start <= definition.start <= definition.end <= stack[-1].end
         ):
             stack.pop()
         enclosing = stack[-1] if stack else None
@@ -302,6 +300,7 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
             or (enclosing is not None and (enclosing.kind in _CLASS_LIKE or enclosing.kind is None))
         ):
             definition.kind = "method"
+        node = definition.node
         start_line, end_line = _lines(node)
         qualified_name = definition.qualified_name
         symbols.append(
@@ -341,6 +340,8 @@ def _definition(source: bytes, pattern: int, captures: dict[str, list[Node]]) ->
     doc = captures.get("doc")
     return _Definition(
         node=node,
+        start=node.start_byte,
+        end=node.end_byte,
         name=text,
         kind=kind,
         pattern=pattern,
@@ -400,7 +401,9 @@ def _docstring(source: bytes, doc: Node | None, node: Node) -> str:
         text = _text(source, doc)
         text = _strip_comment(text) if "comment" in doc.type else _string_body(text)
     else:
-        text = "\n".join(_strip_comment(_text(source, c)) for c in _leading_comments(node))
+        comments = [_text(source, c) for c in _leading_comments(node)]
+        # A script's `#!` line is no documentation, even right above a definition.
+        text = "\n".join(_strip_comment(c) for c in comments if not c.startswith("#!"))
     return _truncate(text.strip(), DOCSTRING_MAX_CHARS)
 
 
@@ -414,6 +417,8 @@ def _leading_comments(node: Node) -> list[Node]:
         while sibling is not None:
             if sibling.type in _TRANSPARENT:
                 top_row = sibling.start_point.row
+            # The comment's last line (1-based) is at least the row (0-based) above
+            # `top_row`: no blank line between them.
             elif "comment" in sibling.type and _lines(sibling)[1] >= top_row:
                 before = sibling.prev_sibling
                 if before is not None and before.end_point.row == sibling.start_point.row:

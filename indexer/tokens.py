@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator
 
-__all__ = ["identifiers", "split_identifier", "tokenize", "token_text"]
+__all__ = ["identifiers", "split_identifier", "stem", "token_text", "tokenize", "variants"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
@@ -84,3 +84,24 @@ def token_text(*texts: str | Iterable[str], max_repeat: int | None = None) -> st
                 kept.append(w)
         words = kept
     return " ".join(words)
+
+
+_SUFFIXES = ("ing", "ed", "es", "s", "er")
+
+
+def stem(word: str) -> str:
+    """A crude English stem, enough to match `tokens`/`token`, `expired`/`expire`,
+    `rejected`/`rejects`: strip one inflection suffix, then a final `e`."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def variants(word: str) -> list[str]:
+    """Inflected forms a plain query word may take in code and comments."""
+    base = stem(word)
+    forms = [word, base, base + "e", base + "s", base + "es", base + "ed", base + "ing",
+             base + "er", base + "ion"]
+    return list(dict.fromkeys(f for f in forms if len(f) > 2))

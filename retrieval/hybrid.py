@@ -2,7 +2,8 @@
 
 Each candidate chunk collects signals in 0..1:
 - `lexical`: BM25 over the code-aware token column, divided by the best score;
-- `dense`: cosine similarity of the query and chunk embeddings, divided by the best;
+- `dense`: cosine similarity of the query and chunk embeddings, divided by the best
+  (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem).
 The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
@@ -22,7 +23,7 @@ import pathspec
 
 from indexer.embed import Embedder
 from indexer.store import Store, quote_list
-from indexer.tokens import tokenize
+from indexer.tokens import tokenize, variants
 from retrieval.query import QueryAnalysis, analyze, is_test_path
 from retrieval.records import Hit, SearchOptions
 
@@ -174,7 +175,8 @@ class HybridSearcher:
                 cand = cands[row["id"]] = Candidate(row)
             return cand
 
-        tokens = list(dict.fromkeys([*tokenize(analysis.text), *extra_tokens]))
+        plain = [v for t in analysis.terms for v in variants(t)]
+        tokens = list(dict.fromkeys([*tokenize(analysis.text), *plain, *extra_tokens]))
         tokens = [t for t in tokens if t not in _QUERY_NOISE]
         lexical = self.lexical(tokens, k, where)
         best = max((s for _, s in lexical), default=0.0) or 1.0
@@ -191,6 +193,7 @@ class HybridSearcher:
                 row = cands[cid].row if cid in cands else rows.get(cid)
                 if row is not None and (cand := add(row)) is not None:
                     cand.signals["dense"] = round(max(sim, 0.0) / best, 4)
+                    cand.signals["cosine"] = round(max(sim, 0.0), 4)
 
         self._symbol_signal(analysis, add)
         self._path_signal(analysis, add, tokens)

@@ -120,6 +120,7 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
     trace: list[Cycle] = []
     stop_reason = ""
     pending_gaps: list[str] = []
+    resolved: set[str] = set()  # gap names whose definitions were looked up
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(analysis, keep=keep, languages=config.languages,
@@ -129,14 +130,20 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         targeted += looked_up
         for sym in searcher.symbols_named(looked_up):
             row = searcher.chunk_at(sym["path"], sym["start_line"])
-            if row is not None and keep(row["path"]) and row["id"] not in cands:
+            if row is None or not keep(row["path"]):
+                continue
+            resolved.add(sym["name"])
+            if row["id"] in cands:
+                cands[row["id"]].signals["gap"] = 1.0
+            else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         fresh = [c for c in ranked if c.id not in items][: config.per_cycle]
         gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
                      and c not in fresh]
         batch = fresh + gap_cands
-        in_context = {it.hit.symbol.split(".")[-1] for it in items.values() if it.hit.symbol}
+        in_context = resolved | {it.hit.symbol.split(".")[-1] for it in items.values()
+                                 if it.hit.symbol}
         known = _known_names(searcher, batch)
         evals = evaluator.evaluate(analysis, batch, known, in_context)
         cycle = Cycle(n=n, keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
@@ -155,13 +162,19 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         ranked_items = sorted(items.values(), key=lambda it: -it.relevance)
         high = [it for it in ranked_items if it.relevance >= config.high]
         gaps = list(dict.fromkeys(
-            g for it in ranked_items[:10] if it.relevance >= 0.5 for g in it.missing_context))
+            g for it in ranked_items[:10] if it.relevance >= 0.5 for g in it.missing_context
+            if g not in resolved))
         critical = _critical_gaps(analysis, items)
         cycle.gaps, cycle.critical_gaps, cycle.high_hits = gaps, critical, len(high)
         trace.append(cycle)
         if len(high) >= config.stop_hits and not critical:
             stop_reason = (f"{len(high)} results scored >= {config.high} and no critical gap "
                            f"remains")
+            cycle.stop = stop_reason
+            break
+        if n > 1 and not any(it.cycle == n and it.relevance >= config.exclude_below
+                             for it in items.values()):
+            stop_reason = "converged: the last cycle found nothing new of relevance"
             cycle.stop = stop_reason
             break
         if n == config.max_cycles:
@@ -173,6 +186,11 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         pending_gaps = [*critical, *gaps]
     ranked_items = sorted(items.values(), key=lambda it: (-it.relevance, it.hit.path,
                                                           it.hit.start_line))
+    # A gap found by a later cycle is no gap any more.
+    in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items
+                             if it.hit.symbol}
+    for it in ranked_items:
+        it.missing_context = [m for m in it.missing_context if m not in in_context]
     stale = searcher.stale_paths(it.hit.path for it in ranked_items)
     for it in ranked_items:
         if it.hit.path in stale:
@@ -197,11 +215,15 @@ def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate]) -> set[str]:
-    """Which names called in the batch are defined somewhere in the index."""
+def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate]
+                 ) -> dict[str, list[tuple[str, int]]]:
+    """Names called in the batch that are defined in the index: name -> [(path, line)]."""
     called = {m for c in batch for m in _CALL.findall(c.row["text"]) if _WORD.match(m)}
     if not called:
-        return set()
-    rows = searcher.store.rows("symbols", ["name"], where=(
+        return {}
+    rows = searcher.store.rows("symbols", ["name", "path", "start_line"], where=(
         f"name IN ({quote_list(sorted(called))})"))
-    return {r["name"] for r in rows}
+    out: dict[str, list[tuple[str, int]]] = {}
+    for r in rows:
+        out.setdefault(r["name"], []).append((r["path"], r["start_line"]))
+    return out

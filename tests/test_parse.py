@@ -1,0 +1,503 @@
+"""Symbols and imports from the language fixtures, and parse_source on hostile input.
+
+The expected lists were written by hand from ``fixtures/languages/`` (line numbers read
+off the files), not copied from the parser's output.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from indexer.languages import (
+    CODE_LANGUAGES,
+    GRAMMAR_NAMES,
+    language_for,
+    language_from_shebang,
+)
+from indexer.parse import parse_source
+
+LANGUAGES = Path(__file__).resolve().parent.parent / "fixtures" / "languages"
+
+SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
+    "sample.py": [
+        ("constant", "DEFAULT_TTL", 8, 8),
+        ("class", "Cache", 11, 38),
+        ("method", "Cache.__init__", 17, 20),
+        ("method", "Cache.size", 23, 24),  # the decorator on line 22 is not part of it
+        ("method", "Cache.get", 26, 35),
+        ("class", "Cache.Stats", 37, 38),
+        ("function", "load", 41, 50),
+        ("function", "load._restore", 44, 47),
+    ],
+    "sample.js": [
+        ("constant", "MAX_LISTENERS", 6, 6),
+        ("class", "Bus", 11, 26),
+        ("constructor", "Bus.constructor", 12, 15),
+        ("method", "Bus.publish", 18, 21),
+        ("method", "Bus.create", 23, 25),
+        ("function", "subscribe", 28, 34),
+        ("function", "subscribe.wrapped", 29, 31),
+        ("function", "channel", 36, 36),
+    ],
+    "sample.ts": [
+        ("interface", "Entity", 5, 8),
+        ("type", "Filter", 10, 10),
+        ("enum", "Status", 12, 15),
+        ("class", "Repository", 18, 30),
+        ("constructor", "Repository.constructor", 21, 21),
+        ("method", "Repository.find", 23, 25),
+        ("method", "Repository.save", 27, 29),
+        ("module", "Paths", 32, 36),
+        ("function", "Paths.root", 33, 35),
+        ("function", "makeKey", 38, 40),
+    ],
+    "sample.tsx": [
+        ("interface", "CounterProps", 5, 8),
+        ("function", "Counter", 11, 24),
+        ("function", "Counter.increment", 14, 16),
+        ("class", "Panel", 26, 30),
+        ("method", "Panel.render", 27, 29),
+        ("function", "Badge", 32, 32),
+    ],
+    "sample.go": [
+        ("constant", "DefaultPort", 11, 11),
+        ("struct", "Server", 14, 17),
+        ("interface", "Handler", 20, 22),
+        ("method", "Handler.Handle", 21, 21),
+        ("function", "NewServer", 25, 27),
+        ("method", "Server.Start", 30, 35),
+        ("method", "Server.String", 37, 39),
+    ],
+    "sample.rs": [
+        ("constant", "LIMIT", 6, 6),
+        ("struct", "Stack", 10, 13),  # #[derive] on line 9 is an attribute, not the struct
+        ("enum", "PushError", 15, 17),
+        ("trait", "Sized2", 19, 21),
+        ("method", "Sized2.len", 20, 20),
+        ("method", "Stack.new", 25, 27),
+        ("method", "Stack.push", 29, 35),
+        ("method", "PushError.fmt", 39, 41),
+        ("module", "util", 44, 52),
+        ("function", "util.count", 45, 51),
+        ("macro", "stack", 54, 56),
+    ],
+    "Sample.java": [
+        ("class", "Inventory", 10, 34),
+        ("constant", "Inventory.MAX_ITEMS", 11, 11),
+        ("constructor", "Inventory.Inventory", 15, 16),
+        ("method", "Inventory.add", 19, 25),
+        ("class", "Inventory.Item", 27, 28),
+        ("enum", "Inventory.Zone", 30, 33),
+        ("interface", "Auditor", 36, 38),
+        ("method", "Auditor.audit", 37, 37),
+    ],
+    "sample.c": [
+        ("macro", "RING_MIN", 5, 5),
+        ("macro", "RING_WRAP", 6, 6),
+        ("type", "byte", 8, 8),
+        ("struct", "ring", 11, 15),
+        ("enum", "ring_status", 17, 17),
+        ("function", "ring_new", 20, 27),
+        ("function", "ring_push", 29, 34),
+    ],
+    "sample.cpp": [
+        ("module", "geo", 6, 34),
+        ("class", "geo.Matrix", 9, 23),
+        ("method", "geo.Matrix.Matrix", 11, 11),
+        ("method", "geo.Matrix.at", 13, 15),
+        ("method", "geo.Matrix.transpose", 17, 17),  # the declaration in the class
+        ("struct", "geo.Point", 25, 27),
+        ("method", "geo.Matrix.transpose", 29, 32),  # the out-of-line definition
+        ("function", "clamp", 37, 39),
+    ],
+    "Sample.cs": [
+        ("module", "Shop.Billing", 4, 41),
+        ("class", "Shop.Billing.Line", 7, 7),
+        ("interface", "Shop.Billing.ITaxPolicy", 9, 12),
+        ("method", "Shop.Billing.ITaxPolicy.Rate", 11, 11),
+        ("class", "Shop.Billing.Invoice", 15, 35),
+        ("constructor", "Shop.Billing.Invoice.Invoice", 19, 22),
+        ("method", "Shop.Billing.Invoice.Total", 27, 32),
+        ("enum", "Shop.Billing.Invoice.State", 34, 34),
+        ("struct", "Shop.Billing.Money", 37, 40),
+    ],
+    "sample.rb": [
+        ("module", "Greeter", 5, 29),
+        ("constant", "Greeter.VERSION", 6, 6),
+        ("class", "Greeter.Host", 9, 24),
+        ("method", "Greeter.Host.initialize", 12, 14),
+        ("method", "Greeter.Host.greet", 17, 19),
+        ("method", "Greeter.Host.default", 21, 23),
+        ("function", "Greeter.load", 26, 28),  # in a module, not a class
+        ("function", "main", 31, 33),
+    ],
+    "sample.php": [
+        ("module", "App\\Mail", 3, 3),  # `namespace X;` covers only its own line
+        ("constant", "DEFAULT_SENDER", 8, 8),
+        ("interface", "Transport", 10, 13),
+        ("method", "Transport.send", 12, 12),
+        ("class", "Mailer", 18, 30),
+        ("method", "Mailer.__construct", 20, 22),
+        ("method", "Mailer.welcome", 25, 29),
+        ("trait", "Retries", 32, 38),
+        ("method", "Retries.retry", 34, 37),
+        ("function", "render_welcome", 40, 43),
+    ],
+    "sample.kt": [
+        ("constant", "MAX_NOTES", 6, 6),
+        ("class", "Note", 9, 9),
+        ("interface", "NoteStore", 11, 13),
+        ("method", "NoteStore.all", 12, 12),
+        ("class", "MemoryStore", 16, 29),
+        ("method", "MemoryStore.all", 19, 19),
+        ("method", "MemoryStore.add", 21, 24),
+        ("method", "MemoryStore.empty", 27, 27),  # the companion object is transparent
+        ("class", "Clock", 31, 33),
+        ("method", "Clock.now", 32, 32),
+        ("enum", "Priority", 35, 35),
+        ("function", "summarize", 37, 40),
+        ("function", "summarize.firstLine", 38, 38),
+    ],
+    "sample.swift": [
+        ("enum", "TemperatureUnit", 5, 8),
+        ("interface", "Sensor", 10, 12),
+        ("method", "Sensor.read", 11, 11),
+        ("struct", "Thermometer", 15, 30),
+        ("constructor", "Thermometer.init", 18, 20),
+        ("method", "Thermometer.read", 23, 25),
+        ("method", "Thermometer.convert", 27, 29),
+        ("class", "Station", 32, 38),
+        ("method", "Station.average", 35, 37),
+        ("function", "describe", 40, 42),
+    ],
+    "sample.scala": [
+        ("trait", "Rule", 7, 9),
+        ("method", "Rule.apply", 8, 8),
+        ("class", "Discount", 11, 13),
+        ("method", "Discount.apply", 12, 12),
+        ("class", "Engine", 16, 23),
+        ("method", "Engine.price", 19, 22),
+        ("function", "Engine.price.step", 20, 20),
+        ("class", "Engine", 25, 29),  # the companion object
+        ("method", "Engine.of", 28, 28),
+        ("function", "main", 31, 31),
+    ],
+    "sample.sh": [
+        ("constant", "BACKUP_DIR", 7, 7),
+        ("function", "log", 10, 12),
+        ("function", "backup", 14, 19),
+        ("function", "main", 21, 25),
+    ],
+}
+
+IMPORTS: dict[str, list[tuple[str, list[str], int]]] = {
+    "sample.py": [
+        ("os.path", [], 3),
+        ("json", [], 4),
+        ("time", [], 4),
+        ("collections", ["OrderedDict"], 5),
+        (".util", ["clamp", "now"], 6),
+    ],
+    "sample.js": [
+        ("node:events", ["EventEmitter"], 2),
+        ("./fmt.js", ["fmt", "join"], 3),
+        ("assert", [], 4),
+    ],
+    "sample.ts": [("./store", ["Store", "Key"], 2), ("path", [], 3)],
+    "sample.tsx": [("react", ["React", "useState"], 2), ("./button", ["Button"], 3)],
+    "sample.go": [("context", [], 5), ("fmt", [], 6), ("net/http", [], 7)],
+    "sample.rs": [("std::collections::HashMap", [], 2), ("std::fmt", ["self", "Display"], 3)],
+    "Sample.java": [
+        ("java.util.ArrayList", [], 3),
+        ("java.util.List", [], 4),
+        ("java.util.Objects.requireNonNull", [], 5),
+    ],
+    "sample.c": [("stdlib.h", [], 2), ("ring.h", [], 3)],
+    "sample.cpp": [("vector", [], 2), ("string", [], 3), ("shape.hpp", [], 4)],
+    "Sample.cs": [("System", [], 1), ("System.Collections.Generic", [], 2)],
+    "sample.rb": [("json", [], 2), ("support/formatter", [], 3)],
+    "sample.php": [("App\\Models\\User", [], 5), ("Psr\\Log\\LoggerInterface", [], 6)],
+    "sample.kt": [("java.time.Instant", [], 3), ("kotlinx.coroutines.flow", [], 4)],
+    "sample.swift": [("Foundation", [], 1), ("os.log", [], 2)],
+    "sample.scala": [
+        ("scala.collection.mutable", [], 3),
+        ("java.time", ["Instant", "Duration"], 4),
+    ],
+    "sample.sh": [("./lib/common.sh", [], 5)],
+}
+
+
+def _parse(name: str):
+    path = LANGUAGES / name
+    language = language_for(name)
+    assert language is not None
+    return parse_source(name, path.read_bytes(), language)
+
+
+def test_every_code_language_has_a_fixture():
+    assert {language_for(name) for name in SYMBOLS} == CODE_LANGUAGES
+    assert sorted(p.name for p in LANGUAGES.iterdir()) == sorted(SYMBOLS)
+
+
+@pytest.mark.parametrize("name", sorted(SYMBOLS))
+def test_symbols(name: str):
+    parsed = _parse(name)
+    assert parsed.note == ""
+    assert parsed.tree is not None and not parsed.tree.root_node.has_error
+    found = [(s.kind, s.qualified_name, s.start_line, s.end_line) for s in parsed.symbols]
+    assert found == SYMBOLS[name]
+    for symbol in parsed.symbols:
+        assert symbol.id == f"{name}#{symbol.qualified_name}@{symbol.start_line}"
+        assert symbol.language == language_for(name)
+        assert symbol.qualified_name.endswith(symbol.name)
+        expected_parent = symbol.qualified_name[: -len(symbol.name)].rstrip(".") or None
+        assert symbol.parent == expected_parent
+        assert symbol.signature and "\n" not in symbol.signature
+
+
+@pytest.mark.parametrize("name", sorted(IMPORTS))
+def test_imports(name: str):
+    parsed = _parse(name)
+    found = [(i.module, i.names, i.line) for i in parsed.imports]
+    assert found == IMPORTS[name]
+    assert all(i.path == name and i.resolved is None for i in parsed.imports)
+
+
+def test_python_docstrings_and_signatures():
+    symbols = {s.qualified_name: s for s in _parse("sample.py").symbols}
+    assert symbols["Cache"].signature == "class Cache:"
+    assert symbols["Cache"].docstring == (
+        "An LRU cache whose entries expire.\n\n"
+        "Entries older than ``ttl`` seconds are dropped on access."
+    )
+    assert symbols["Cache.get"].signature == "def get(self, key: str) -> object | None:"
+    assert symbols["Cache.get"].docstring == (
+        "Return the value for ``key``, or None when missing or expired."
+    )
+    assert symbols["Cache.__init__"].signature == (
+        "def __init__(self, capacity: int, ttl: float = DEFAULT_TTL) -> None:"
+    )
+    assert symbols["Cache.__init__"].docstring == ""
+    assert symbols["load"].docstring == "Load a cache from a JSON file."  # ''' quotes
+    assert symbols["DEFAULT_TTL"].signature == "DEFAULT_TTL = 30.0"
+
+
+def test_brace_language_docstrings_and_signatures():
+    go = {s.qualified_name: s for s in _parse("sample.go").symbols}
+    assert go["Server.Start"].signature == "func (s *Server) Start(ctx context.Context) error"
+    assert go["Server.Start"].docstring == "Start registers the routes and blocks serving them."
+    assert go["Server.String"].docstring == ""  # a blank line separates it from line 35
+    assert go["Server"].signature == "type Server struct"
+    assert go["Server"].docstring == "Server serves the health endpoint."
+
+    rust = {s.qualified_name: s for s in _parse("sample.rs").symbols}
+    # The doc comment sits above #[derive(...)], and /// is stripped.
+    assert rust["Stack"].docstring == "A stack that refuses to grow past its capacity."
+    assert rust["Stack.push"].signature == (
+        "pub fn push(&mut self, item: T) -> Result<(), PushError>"
+    )
+
+    js = {s.qualified_name: s for s in _parse("sample.js").symbols}
+    # A /** */ block above `export class`, and a // comment inside the class body.
+    assert js["Bus"].docstring == "Routes events to listeners registered by name."
+    assert js["Bus"].signature == "export class Bus extends EventEmitter"
+    assert js["Bus.publish"].docstring == "Deliver an event to every matching listener."
+    assert js["channel"].signature == "const channel = (bus, name) =>"
+
+    java = {s.qualified_name: s for s in _parse("Sample.java").symbols}
+    assert java["Inventory.add"].signature == "public boolean add(Item item)"
+    assert java["Auditor.audit"].signature == "void audit(Inventory inventory);"
+
+
+def test_comment_docstrings_need_adjacency_and_skip_shebangs():
+    source = (
+        b"#!/bin/bash\nfirst() { :; }\n\n"
+        b"# Says hi.\n# Twice.\nhi() { :; }\n\n"
+        b"# Far away.\n\nbye() { :; }\n"
+    )
+    docs = {s.name: s.docstring for s in parse_source("x.sh", source, "bash").symbols}
+    assert docs == {"first": "", "hi": "Says hi.\nTwice.", "bye": ""}
+
+
+def test_long_signature_and_docstring_are_truncated():
+    params = ", ".join(f"argument_{i}: int" for i in range(40))
+    doc = "word " * 300
+    source = f'def f({params}):\n    """{doc}"""\n'.encode()
+    (symbol,) = parse_source("t.py", source, "python").symbols
+    assert len(symbol.signature) == 200 and symbol.signature.endswith("…")
+    assert len(symbol.docstring) <= 500 and symbol.docstring.endswith("…")
+
+
+def test_non_ascii_before_a_definition_keeps_lines_and_text_exact():
+    source = (
+        "# Größe: ½ — 日本語のコメント\n"
+        'GREETING = "héllo wörld ✓"\n'
+        "\n"
+        "def grüße(name: str) -> str:\n"
+        '    """Grüßt 🙂 jemanden."""\n'
+        '    return f"Grüß dich, {name}"\n'
+        "\n"
+        "class Ünïcode:\n"
+        "    def método(self) -> None: ...\n"
+    ).encode()
+    parsed = parse_source("u.py", source, "python")
+    found = [(s.kind, s.qualified_name, s.start_line, s.end_line) for s in parsed.symbols]
+    assert found == [
+        ("constant", "GREETING", 2, 2),
+        ("function", "grüße", 4, 6),
+        ("class", "Ünïcode", 8, 9),
+        ("method", "Ünïcode.método", 9, 9),
+    ]
+    by_name = {s.name: s for s in parsed.symbols}
+    assert by_name["grüße"].signature == "def grüße(name: str) -> str:"
+    assert by_name["grüße"].docstring == "Grüßt 🙂 jemanden."
+    assert by_name["GREETING"].signature == 'GREETING = "héllo wörld ✓"'
+
+
+@pytest.mark.parametrize("language", sorted(CODE_LANGUAGES))
+def test_invalid_utf8_does_not_raise(language: str):
+    source = b"def f(\xff\xfe):\n  '\xc3\x28'\nclass \xe9\x80(): pass\nfunc \xf0\x28\x8c\x28() {}\n"
+    parsed = parse_source("bad", source, language)
+    assert parsed.tree is not None
+    for symbol in parsed.symbols:
+        assert symbol.start_line <= symbol.end_line
+
+
+@pytest.mark.parametrize("language", sorted(CODE_LANGUAGES))
+def test_random_binary_does_not_raise(language: str):
+    rng = random.Random(language)
+    source = bytes(rng.randrange(256) for _ in range(20_000))
+    parsed = parse_source("blob", source, language)
+    assert (parsed.tree is None) == bool(parsed.note)
+
+
+def test_unmatched_brackets_fall_back_quickly():
+    # Error recovery leaves 60k anonymous "(" side by side under one ERROR node; a query
+    # over that takes minutes, so extraction refuses it.
+    started = time.monotonic()
+    parsed = parse_source("x.c", b"(" * 60_000, "c")
+    assert parsed.tree is None
+    assert parsed.note == "too many unmatched tokens to extract symbols"
+    assert time.monotonic() - started < 10
+
+
+def test_timeout_falls_back_to_text_and_the_parser_recovers():
+    source = b"def f(a, b):\n    return [a + b for _ in range(3)]\n" * 100_000  # 4.9 MB
+    parsed = parse_source("big.py", source, "python", timeout_s=0.001)
+    assert parsed.tree is None
+    assert parsed.symbols == [] and parsed.imports == []
+    assert parsed.note == "parse timed out after 0.001s"
+    # A cancelled parse must not leak into the next one on the same (thread's) parser.
+    again = parse_source("small.py", b"def g():\n    pass\n", "python")
+    assert [(s.name, s.start_line, s.end_line) for s in again.symbols] == [("g", 1, 2)]
+    assert again.tree is not None and again.tree.root_node.end_byte == 18
+
+
+def test_syntax_errors_still_yield_recovered_symbols():
+    source = b"def good():\n    return 1\n\ndef broken(:\n    pass\n\nclass Fine:\n    x = 1\n"
+    parsed = parse_source("e.py", source, "python")
+    assert parsed.tree is not None and parsed.tree.root_node.has_error
+    names = [s.name for s in parsed.symbols]
+    assert "good" in names and "Fine" in names
+
+
+def test_text_and_unknown_languages_are_not_parsed():
+    assert parse_source("README.md", b"# Title\n", "markdown").note == ""
+    assert parse_source("README.md", b"# Title\n", "markdown").tree is None
+    unknown = parse_source("x.cob", b"IDENTIFICATION DIVISION.", "cobol")
+    assert unknown.tree is None and unknown.note == "no grammar for language 'cobol'"
+
+
+def test_parsing_from_threads_gives_the_same_symbols():
+    names = sorted(SYMBOLS) * 4
+
+    def kinds(name: str) -> list[tuple[str, str, int, int]]:
+        return [(s.kind, s.qualified_name, s.start_line, s.end_line) for s in _parse(name).symbols]
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        results = list(pool.map(kinds, names))
+    assert results == [SYMBOLS[name] for name in names]
+
+
+@pytest.mark.parametrize(
+    ("path", "language"),
+    [
+        ("src/app.py", "python"),
+        ("types.pyi", "python"),
+        ("a.js", "javascript"),
+        ("a.mjs", "javascript"),
+        ("a.cjs", "javascript"),
+        ("App.jsx", "javascript"),
+        ("a.ts", "typescript"),
+        ("a.mts", "typescript"),
+        ("a.cts", "typescript"),
+        ("App.tsx", "tsx"),
+        ("main.go", "go"),
+        ("lib.rs", "rust"),
+        ("Main.java", "java"),
+        ("ring.c", "c"),
+        ("ring.h", "c"),
+        ("m.cc", "cpp"),
+        ("m.cpp", "cpp"),
+        ("m.cxx", "cpp"),
+        ("m.hpp", "cpp"),
+        ("m.hh", "cpp"),
+        ("m.hxx", "cpp"),
+        ("Program.cs", "csharp"),
+        ("app.rb", "ruby"),
+        ("index.php", "php"),
+        ("Main.kt", "kotlin"),
+        ("build.gradle.kts", "kotlin"),
+        ("main.swift", "swift"),
+        ("Main.scala", "scala"),
+        ("run.sh", "bash"),
+        ("run.bash", "bash"),
+        ("README.md", "markdown"),
+        ("notes.markdown", "markdown"),
+        ("index.rst", "rst"),
+        ("ci.yml", "yaml"),
+        ("ci.yaml", "yaml"),
+        ("pyproject.toml", "toml"),
+        ("package.json", "json"),
+        ("notes.txt", "text"),
+        ("setup.cfg", "text"),
+        ("tox.ini", "text"),
+        ("Dockerfile", "text"),
+        ("api.Dockerfile", "text"),
+        ("Makefile", "text"),
+        ("Gemfile", "ruby"),
+        ("dir\\Upper.PY", "python"),
+        ("logo.png", None),
+        ("archive.tar.gz", None),
+        ("no_extension", None),
+    ],
+)
+def test_language_for(path: str, language: str | None):
+    assert language_for(path) == language
+
+
+def test_language_tables_agree():
+    assert CODE_LANGUAGES == set(GRAMMAR_NAMES)
+    assert GRAMMAR_NAMES["csharp"] == "csharp"  # not "c_sharp" in language-pack 0.13.0
+
+
+@pytest.mark.parametrize(
+    ("head", "language"),
+    [
+        (b"#!/usr/bin/env python3\nprint()", "python"),
+        (b"#!/usr/bin/python3.11 -u\n", "python"),
+        (b"#!/bin/bash\n", "bash"),
+        (b"#!/bin/sh\n", "bash"),
+        (b"#!/usr/bin/env -S node --harmony\n", "javascript"),
+        (b"#!/usr/bin/env ruby\n", "ruby"),
+        (b"#!/usr/bin/env shellcheck\n", None),
+        (b"print('no shebang')\n", None),
+    ],
+)
+def test_language_from_shebang(head: bytes, language: str | None):
+    assert language_from_shebang(head) == language
