@@ -310,10 +310,14 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
 @click.option("--trace", is_flag=True, help="Show each cycle of the retrieval loop.")
+@click.option("--evaluator", "evaluator_name", type=click.Choice(["offline", "llm"]),
+              default="offline", show_default=True,
+              help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.")
 @json_option
 @seam
 def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
-        include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, as_json: bool) -> None:
+        include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, evaluator_name: str,
+        as_json: bool) -> None:
     """Find the code that answers a question, with citations and relevance.
 
     Runs the iterative retrieval loop (at most 3 cycles) and prints the curated context
@@ -322,6 +326,7 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
     \b
     Example:
         dowse ask "where are expired session tokens rejected?" --budget 2000
+        dowse ask "how are discounts applied?" --evaluator llm
     """
     from indexer.store import Store
     from retrieval.ask import ask as run_ask
@@ -331,11 +336,21 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
 
     if not question.strip():
         raise _fail("the question is empty")
+    # --evaluator llm: the only place the environment is read for it (the program's edge).
+    evaluator = None
+    if evaluator_name == "llm":
+        from retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
+
+        llm_config = LLMEvaluatorConfig.from_env(os.environ)
+        if llm_config is None:
+            raise _fail("--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
+                        "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)")
+        evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
     store = Store.open(_locate(_root_arg(path), index_dir))
     searcher = HybridSearcher(store, _embedder_factory_for(store))
     result = run_ask(searcher, question, budget=budget,
                      loop=LoopConfig(include=list(include), exclude=list(exclude)),
-                     with_trace=trace or as_json)
+                     evaluator=evaluator, with_trace=trace or as_json)
     if as_json:
         click.echo(result.model_dump_json(indent=2))
         return

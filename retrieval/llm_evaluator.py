@@ -100,10 +100,9 @@ class LLMEvaluatorConfig(BaseModel):
         model = environ.get(ENV_MODEL, "").strip()
         if not base_url or not model:
             return None
-        api_key = (environ.get(ENV_API_KEY, "").strip()
-                   or environ.get("OPENAI_API_KEY", "").strip() or None)
+        key = environ.get(ENV_API_KEY, "").strip() or environ.get("OPENAI_API_KEY", "").strip()
         try:
-            return cls(base_url=base_url, model=model, api_key=api_key)
+            return cls(base_url=base_url, model=model, api_key=SecretStr(key) if key else None)
         except ValidationError:
             raise DowseError(
                 f"{ENV_BASE_URL}={base_url!r} must start with http:// or https://") from None
