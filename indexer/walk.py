@@ -67,8 +67,9 @@ Ignore rules, in the order they are applied:
    cannot read (judged from the mode bits of the one stat), and files over
    ``max_file_bytes``.
 
-The ``.gitignore`` syntax is parsed by pathspec's `GitIgnoreSpec`; the layering above is
-done here because a flat pathspec cannot express git's per-directory precedence.
+The ``.gitignore`` syntax is parsed by pathspec's `GitIgnoreSpec` and compiled in
+`indexer.ignore`; the layering above is done here because a flat pathspec cannot express
+git's per-directory precedence.
 """
 
 from __future__ import annotations
@@ -77,14 +78,11 @@ import errno
 import os
 import re
 import stat
-import warnings
-from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec, Pattern
-
 from indexer.errors import InvalidPath
+from indexer.ignore import Rules, compile_rules, decide, git_context, read_text
 from indexer.records import SkippedFile
 
 __all__ = ["WalkConfig", "WalkEntry", "WalkResult", "check_content", "walk"]
@@ -300,171 +298,6 @@ def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> 
     return None
 
 
-# --- ignore rules ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class _Rules:
-    """The patterns of one ignore file, compiled for 'does this match the path itself'.
-
-    pathspec's regexes also match everything under a matched directory, and git's
-    per-directory precedence needs to know whether a pattern matched the path itself.
-    Each pattern's regex is extended so that it does: its directory-marker group (the
-    one named group pathspec emits) must end the string for a directory and must not
-    participate for a file. All patterns go into one alternation, last pattern first, so
-    a single match finds the line that decides.
-    """
-
-    strip: int
-    """Characters to drop from a root-relative path: this file's directory and '/'."""
-    prepend: str
-    """Prefix to add to a root-relative path, for ignore files above the root."""
-    file_regex: re.Pattern[str]
-    dir_regex: re.Pattern[str]
-    ignores: dict[str, bool]
-    """Alternation group name -> whether that pattern ignores (False for '!')."""
-
-
-def _pattern_lines(text: str) -> list[str]:
-    lines = []
-    for line in text.removeprefix("\ufeff").split("\n"):
-        line = line.removesuffix("\r")
-        # pathspec turns "a/**/" into "the directory a and all below"; git means "every
-        # directory below a". "a/**/*/" says that in a form pathspec reads as git does.
-        if line.rstrip(" ").endswith("/**/"):
-            line = line.rstrip(" ") + "*/"
-        lines.append(line)
-    return lines
-
-
-def _parse(lines: list[str]) -> list[Pattern]:
-    """pathspec's patterns for the lines, dropping lines it rejects, as git does."""
-    try:
-        return list(GitIgnoreSpec.from_lines(lines).patterns)
-    except (ValueError, re.error):  # GitIgnorePatternError is a ValueError
-        patterns: list[Pattern] = []
-        for line in lines:
-            try:
-                patterns.extend(GitIgnoreSpec.from_lines([line]).patterns)
-            except (ValueError, re.error):
-                continue
-        return patterns
-
-
-def _compile_rules(text: str, *, strip: int, prepend: str) -> _Rules | None:
-    with warnings.catch_warnings():
-        # A '[' inside a bracket expression ("[[]") makes `re` warn about nested sets.
-        warnings.simplefilter("ignore", FutureWarning)
-        return _compile_patterns(_parse(_pattern_lines(text)), strip=strip, prepend=prepend)
-
-
-def _compile_patterns(patterns: list[Pattern], *, strip: int, prepend: str) -> _Rules | None:
-    file_alts: list[str] = []
-    dir_alts: list[str] = []
-    ignores: dict[str, bool] = {}
-    for i in reversed(range(len(patterns))):
-        pattern = patterns[i]
-        regex = getattr(pattern, "regex", None)
-        if pattern.include is None or regex is None:
-            continue
-        body: str = regex.pattern
-        if not body.startswith("^"):
-            body = "^.*?(?:" + body + ")"
-        name = f"p{i}"
-        # Group names must be unique across the alternation.
-        marks = [f"{group}_{i}" for group in regex.groupindex]
-        for group in regex.groupindex:
-            body = body.replace(f"(?P<{group}>", f"(?P<{group}_{i}>")
-        if marks:
-            mark = marks[0]
-            file_body = body + f"(?({mark})(?!))"
-            dir_body = body + f"(?({mark})\\Z|(?!\\Z))"
-        else:
-            file_body = body
-            dir_body = body + "(?!\\Z)"
-        file_alts.append(f"(?P<{name}>{file_body})")
-        dir_alts.append(f"(?P<{name}>{dir_body})")
-        ignores[name] = bool(pattern.include)
-    if not ignores:
-        return None
-    return _Rules(
-        strip=strip,
-        prepend=prepend,
-        file_regex=re.compile("|".join(file_alts), re.DOTALL),
-        dir_regex=re.compile("|".join(dir_alts), re.DOTALL),
-        ignores=ignores,
-    )
-
-
-def _decide(levels: Sequence[_Rules], rel: str, is_dir: bool) -> bool | None:
-    """True if ignored, False if re-included by a '!' line, None if no line matches."""
-    for rules in reversed(levels):
-        path = rules.prepend + rel[rules.strip:]
-        if is_dir:
-            match = rules.dir_regex.match(path + "/")
-        else:
-            match = rules.file_regex.match(path)
-        if match is not None:
-            # The outer group closes last, so lastgroup names the alternative that matched.
-            return rules.ignores[match.lastgroup or ""]
-    return None
-
-
-def _read_text(path: str) -> str | None:
-    """An ignore file's text, or None if it is missing, a symlink (git does not follow
-    those), or unreadable."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        with open(path, "rb") as fh:
-            return fh.read().decode("utf-8", "replace")
-    except OSError:
-        return None
-
-
-def _git_context(root_real: str) -> list[_Rules]:
-    """Rules that come from outside the walk: the repository's info/exclude and the
-    .gitignore files between the work tree's top and the root (exclusive)."""
-    top = root_real
-    while not os.path.lexists(os.path.join(top, ".git")):
-        parent = os.path.dirname(top)
-        if parent == top:
-            return []
-        top = parent
-    dot_git = os.path.join(top, ".git")
-    git_dir = dot_git
-    if os.path.isfile(dot_git):
-        # A worktree or submodule: ".git" is a file saying "gitdir: <path>".
-        pointer = _read_text(dot_git) or ""
-        if not pointer.startswith("gitdir:"):
-            return []
-        git_dir = os.path.join(top, pointer[len("gitdir:"):].strip())
-        common = _read_text(os.path.join(git_dir, "commondir"))
-        if common is not None:
-            git_dir = os.path.join(git_dir, common.strip())
-    below = os.path.relpath(root_real, top)
-    prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
-
-    levels: list[_Rules] = []
-    exclude = _read_text(os.path.join(git_dir, "info", "exclude"))
-    if exclude is not None:
-        rules = _compile_rules(exclude, strip=0, prepend=prefix)
-        if rules is not None:
-            levels.append(rules)
-    if prefix:
-        parts = prefix.rstrip("/").split("/")
-        for depth in range(len(parts)):
-            base = "/".join(parts[:depth])
-            text = _read_text(os.path.join(top, base, ".gitignore"))
-            if text is None:
-                continue
-            rest = "/".join(parts[depth:]) + "/"
-            rules = _compile_rules(text, strip=0, prepend=rest)
-            if rules is not None:
-                levels.append(rules)
-    return levels
-
-
 # --- the walk --------------------------------------------------------------------------
 
 
@@ -476,8 +309,8 @@ class _Dir:
     """Root-relative POSIX path, '' for the root."""
     real: str
     """Resolved path, for loop detection."""
-    git: tuple[_Rules, ...]
-    dowse: tuple[_Rules, ...]
+    git: tuple[Rules, ...]
+    dowse: tuple[Rules, ...]
     forced: bool
     """Re-included by a '!' in .dowseignore or the config: defaults do not apply."""
 
@@ -530,12 +363,12 @@ class _Walker:
         self.files: list[WalkEntry] = []
         self.skipped: list[SkippedFile] = []
         self.visited: set[str] = {root_real}
-        self.stack = [_Dir(root, "", root_real, tuple(_git_context(root_real)), (), False)]
+        self.stack = [_Dir(root, "", root_real, tuple(git_context(root_real)), (), False)]
         self.deferred: list[tuple[_Dir, str]] = []
         """Symlinked directories with their parent's real path, walked once every real
         directory has been, so that a directory reachable both ways keeps its real path."""
-        user = _compile_rules("\n".join(config.exclude), strip=0, prepend="")
-        self.user: tuple[_Rules, ...] = (user,) if user is not None else ()
+        user = compile_rules("\n".join(config.exclude), strip=0, prepend="")
+        self.user: tuple[Rules, ...] = (user,) if user is not None else ()
         # Readability is judged from the stat the walk needs anyway, not with an extra
         # access() call per file. Root reads everything.
         self.euid = os.geteuid() if hasattr(os, "geteuid") else 0
@@ -558,9 +391,9 @@ class _Walker:
     def skip(self, rel: str, reason: str) -> None:
         self.skipped.append(SkippedFile(path=rel, reason=reason))
 
-    def load(self, levels: tuple[_Rules, ...], path: str, strip: int) -> tuple[_Rules, ...]:
-        text = _read_text(path)
-        rules = _compile_rules(text, strip=strip, prepend="") if text is not None else None
+    def load(self, levels: tuple[Rules, ...], path: str, strip: int) -> tuple[Rules, ...]:
+        text = read_text(path)
+        rules = compile_rules(text, strip=strip, prepend="") if text is not None else None
         return levels if rules is None else (*levels, rules)
 
     def scan(self, d: _Dir) -> None:
@@ -611,14 +444,14 @@ class _Walker:
                 self.skip(shown, "index directory")
                 continue
             # Git matches a symlink as a file, even one that points to a directory.
-            if _decide(git, rel, is_dir):
+            if decide(git, rel, is_dir):
                 self.skip(shown, "gitignored")
                 continue
-            user = _decide(self.user, rel, is_dir)
+            user = decide(self.user, rel, is_dir)
             if user:
                 self.skip(shown, "excluded by config")
                 continue
-            mine = None if user is False else _decide(dowse, rel, is_dir)
+            mine = None if user is False else decide(dowse, rel, is_dir)
             if mine:
                 self.skip(shown, "dowseignored")
                 continue
