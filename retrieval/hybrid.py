@@ -113,10 +113,26 @@ class HybridSearcher:
         return out
 
     def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
-        rows = self.store.rows("chunks", _CHUNK_COLUMNS, where=(
-            f"path = {quote_list([path])} AND start_line <= {int(line)} "
-            f"AND end_line >= {int(line)}"))
-        return rows[0] if rows else None
+        return self.chunks_at([(path, line)]).get((path, line))
+
+    def chunks_at(self, spots: Iterable[tuple[str, int]]
+                  ) -> dict[tuple[str, int], dict[str, Any]]:
+        """The chunk holding each (path, line), with one query for all of them."""
+        spots = list(spots)
+        paths = sorted({p for p, _ in spots})
+        if not paths:
+            return {}
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for r in self.store.rows("chunks", _CHUNK_COLUMNS,
+                                 where=f"path IN ({quote_list(paths)})"):
+            by_path.setdefault(r["path"], []).append(r)
+        out: dict[tuple[str, int], dict[str, Any]] = {}
+        for path, line in spots:
+            for r in by_path.get(path, ()):
+                if r["start_line"] <= line <= r["end_line"]:
+                    out[(path, line)] = r
+                    break
+        return out
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         lowered = sorted({n.lower() for n in names if n})
@@ -214,10 +230,12 @@ class HybridSearcher:
         for ident in analysis.identifiers:
             parts = ident.split(".")
             wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
-        for sym in self.symbols_named(wanted):
+        symbols = self.symbols_named(wanted)
+        rows = self.chunks_at((s["path"], s["start_line"]) for s in symbols)
+        for sym in symbols:
             qualified = wanted[sym["name_lower"]]
             strength = 1.0 if qualified and sym["qualified_name"].endswith(qualified) else 0.8
-            row = self.chunk_at(sym["path"], sym["start_line"])
+            row = rows.get((sym["path"], sym["start_line"]))
             if row is not None and (cand := add(row)) is not None:
                 cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
 

@@ -128,8 +128,10 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         # Target the gaps: definitions of missing names go straight into the pool.
         looked_up = [g for g in pending_gaps if g not in targeted][:8]
         targeted += looked_up
-        for sym in searcher.symbols_named(looked_up):
-            row = searcher.chunk_at(sym["path"], sym["start_line"])
+        gap_symbols = searcher.symbols_named(looked_up)
+        gap_rows = searcher.chunks_at((s["path"], s["start_line"]) for s in gap_symbols)
+        for sym in gap_symbols:
+            row = gap_rows.get((sym["path"], sym["start_line"]))
             if row is None or not keep(row["path"]):
                 continue
             resolved.add(sym["name"])

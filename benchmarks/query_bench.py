@@ -1,0 +1,100 @@
+"""Query latency on a warm index: `search` and `ask` (offline evaluator), p50 and p95.
+
+Usage:
+    python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
+
+`--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
+field per line; without it a small built-in set of code questions is used. Each query is
+run once to warm caches, then timed. The embedder is the one matching the index's model
+(loaded once, before timing). Also prints the cold time of one `dowse ask` process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from indexer.embed import EMBEDDERS  # noqa: E402
+from indexer.store import Store  # noqa: E402
+from retrieval.ask import ask  # noqa: E402
+from retrieval.hybrid import HybridSearcher  # noqa: E402
+
+DEFAULT_QUERIES = [
+    "where is the database connection opened",
+    "QuerySet.filter with Q objects",
+    "how are migrations applied",
+    "template rendering of variables",
+    "HttpResponse streaming",
+    "password hashing algorithm",
+    "CSRF token validation",
+    "URL resolver reverse",
+]
+
+
+def load_queries(path: Path | None, limit: int) -> list[str]:
+    if path is None:
+        return DEFAULT_QUERIES[:limit]
+    out = []
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        out.append(row.get("query") or row["problem_statement"])
+    return out[:limit]
+
+
+def pct(values: list[float], q: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--index-root", type=Path, required=True)
+    ap.add_argument("--queries", type=Path)
+    ap.add_argument("--repo", help="only dataset rows of this repo (owner/name)")
+    ap.add_argument("--limit", type=int, default=20)
+    args = ap.parse_args()
+    queries = load_queries(args.queries, 10_000)
+    if args.repo and args.queries:
+        rows = [json.loads(x) for x in args.queries.read_text().splitlines()]
+        queries = [r["problem_statement"] for r in rows if r.get("repo") == args.repo]
+    queries = queries[: args.limit]
+    store = Store.open(args.index_root / ".dowse")
+    factory = next((f for f in EMBEDDERS.values()
+                    if getattr(f, "name", None) == store.manifest.model), None)
+    embedder = factory() if factory and store.count("vectors") else None
+    searcher = HybridSearcher(store, (lambda: embedder) if embedder else None)
+    searcher.embed_query("warm up")
+    timings: dict[str, list[float]] = {"search": [], "ask": []}
+    cycles = []
+    for q in queries:
+        searcher.search(q)
+        ask(searcher, q, budget=4000)
+        t = time.perf_counter()
+        searcher.search(q)
+        timings["search"].append(time.perf_counter() - t)
+        t = time.perf_counter()
+        result = ask(searcher, q, budget=4000)
+        timings["ask"].append(time.perf_counter() - t)
+        cycles.append(result.cycles)
+    print(f"queries {len(queries)}, chunks {store.count('chunks')}, vectors "
+          f"{store.count('vectors')}, embedder {store.manifest.model if embedder else 'none'}")
+    for name, values in timings.items():
+        print(f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
+              f"p95 {pct(values, 0.95) * 1000:7.1f} ms")
+    print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
+    t = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "from cli import main; main()", "ask", queries[0],
+                    "--path", str(args.index_root)], check=True, capture_output=True,
+                   cwd=Path(__file__).resolve().parent.parent)
+    print(f"cold `dowse ask` process: {time.perf_counter() - t:.2f} s")
+
+
+if __name__ == "__main__":
+    main()
