@@ -24,9 +24,9 @@ from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
 from retrieval.query import QueryAnalysis, is_test_path
 
-__all__ = ["Evaluation", "Evaluator", "OfflineEvaluator", "is_test_path"]
+__all__ = ["CALL", "Evaluation", "Evaluator", "OfflineEvaluator", "defined_in"]
 
-_CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _BUILTIN_CALLS = frozenset("""
 print len range str int float bool list dict set tuple isinstance issubclass super type
 getattr setattr hasattr sorted reversed enumerate zip map filter min max sum any all open
@@ -123,16 +123,16 @@ class OfflineEvaluator:
             reasons.append("weak lexical or semantic match")
 
         missing: list[str] = []
-        for name in dict.fromkeys(_CALL.findall(text)):
+        for name in dict.fromkeys(CALL.findall(text)):
             if (name in _BUILTIN_CALLS or name in in_context or name not in known_symbols
-                    or _defined_in(name, cand.row, known_symbols)):
+                    or defined_in(name, cand.row, known_symbols)):
                 continue
             missing.append(name)
         return Evaluation(relevance=relevance, reason="; ".join(reasons),
                           missing_context=missing[:5])
 
 
-def _defined_in(name: str, row: dict, known: Collection[str]) -> bool:
+def defined_in(name: str, row: dict, known: Collection[str]) -> bool:
     """Whether `name` is defined inside the candidate's own lines."""
     spots = known.get(name, ()) if isinstance(known, dict) else ()
     return any(path == row["path"] and row["start_line"] <= line <= row["end_line"]

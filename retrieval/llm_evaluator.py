@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from indexer.errors import DowseError
-from retrieval.evaluate import Evaluation, OfflineEvaluator, _defined_in
+from retrieval.evaluate import Evaluation, OfflineEvaluator, defined_in
 from retrieval.hybrid import Candidate
 from retrieval.query import QueryAnalysis
 
@@ -332,7 +332,7 @@ def _gaps(value: Any, cand: Candidate, known_symbols: Collection[str],
             continue
         name = raw.strip().strip("`").removesuffix("()").split(".")[-1]
         if (name in known_symbols and name not in in_context and name != own
-                and name not in out and not _defined_in(name, cand.row, known_symbols)):
+                and name not in out and not defined_in(name, cand.row, known_symbols)):
             out.append(name)
     return out[:_MAX_GAPS]
 

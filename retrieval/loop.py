@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.store import quote_list
 from indexer.tokens import tokenize
-from retrieval.evaluate import _CALL, Evaluation, Evaluator, OfflineEvaluator
+from retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator
 from retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from retrieval.query import QueryAnalysis, analyze
 from retrieval.records import Hit
@@ -99,7 +99,7 @@ def _refine_keywords(items: Sequence[ContextItem], analysis: QueryAnalysis) -> l
     out: list[str] = []
     for it in items:
         names = [it.hit.symbol.split(".")[-1]] if it.hit.symbol else []
-        names += _CALL.findall(it.hit.text or "")[:6]
+        names += CALL.findall(it.hit.text or "")[:6]
         for name in names:
             for tok in tokenize(name)[:1]:
                 if tok not in seen and len(tok) > 3:
@@ -220,7 +220,7 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate]
                  ) -> dict[str, list[tuple[str, int]]]:
     """Names called in the batch that are defined in the index: name -> [(path, line)]."""
-    called = {m for c in batch for m in _CALL.findall(c.row["text"]) if _WORD.match(m)}
+    called = {m for c in batch for m in CALL.findall(c.row["text"]) if _WORD.match(m)}
     if not called:
         return {}
     rows = searcher.store.rows("symbols", ["name", "path", "start_line"], where=(

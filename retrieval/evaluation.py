@@ -1,0 +1,804 @@
+"""Evaluation: file localization on a SWE-bench-style dataset, and on a repository's history.
+
+`run_swebench` indexes each instance's repository at its `base_commit` and asks every
+method to rank files for the issue text; `run_history` does the same for a repository's
+own recent commits (the tree at the parent, the commit message as the query, the files
+the commit modified as the truth). `score` turns predictions into the numbers of the
+bench's `score.py`, with the same definitions:
+
+- Acc@k: 1 when ALL gold files are within the top k (the Agentless / LocAgent / SweRank
+  definition); Recall@k: share of gold files within the top k; MRR: reciprocal rank of
+  the first gold file. An instance without a prediction scores 0.
+- in_context: share of instances whose gold files all lie in `context_files`; medians
+  of `tokens` and `seconds` (query time only; indexing is timed separately).
+
+Methods:
+- `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `indexer.tokens.tokenize` tokens
+  (identifiers and their snake/camel sub-words) of every `.py` file (every code file in
+  history mode); no dowse index involved.
+- `lexical`: hybrid search at file grain without an embedder (full-text, symbol, path).
+- `dense`: vector similarity only, files ranked by their best chunk (needs embeddings).
+- `hybrid`: hybrid search at file grain with the embedder (needs embeddings).
+- `ask`: the retrieval loop behind `dowse ask`, files in `AskResult.files` order.
+
+`context_files` is what the method would deliver in `budget` tokens: for `ask` the files
+of its packed context; for `lexical`, `dense` and `hybrid` the files of the ranked chunks
+that fit, in rank order (a chunk that does not fit is skipped), costed as `ask` costs a
+block; for `bm25` the ranked whole files that fit (a whole-file retriever has no chunks).
+
+Invariants:
+- The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
+  only files whose blob differs are written and removed files deleted, so unchanged files
+  keep their mtimes and the incremental index (`<work>/<owner>__<name>/.dowse-index`,
+  outside the tree) redoes only what changed between base commits. Instances of a repo
+  run in commit-date order to keep those steps small.
+- The clones are only read (`git ls-tree`, `git cat-file`); blobs missing from a clone
+  (large files left out of a snapshot) are skipped.
+- Predictions are appended to the output JSONL as they are made, one line per
+  (instance, method); a rerun skips the pairs already there, so a run can be resumed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from indexer.build import IndexConfig, build_index
+from indexer.embed import Embedder
+from indexer.errors import DowseError
+from indexer.languages import CODE_LANGUAGES, language_for
+from indexer.store import Store
+from indexer.tokens import tokenize
+from retrieval.ask import ask, estimate_tokens
+from retrieval.hybrid import HybridSearcher
+from retrieval.query import analyze
+from retrieval.records import SearchOptions
+
+__all__ = [
+    "KS",
+    "METHODS",
+    "SUBSETS",
+    "EvalConfig",
+    "EvalError",
+    "EvalReport",
+    "HistoryConfig",
+    "HistoryReport",
+    "HistoryResult",
+    "HistoryScore",
+    "Instance",
+    "Method",
+    "Prediction",
+    "Score",
+    "load_dataset",
+    "load_predictions",
+    "run_history",
+    "run_swebench",
+    "score",
+    "score_report",
+]
+
+Method = Literal["bm25", "lexical", "dense", "hybrid", "ask"]
+METHODS: tuple[Method, ...] = ("bm25", "lexical", "dense", "hybrid", "ask")
+_NEEDS_VECTORS = frozenset({"dense", "hybrid"})
+KS = (1, 3, 5, 10)
+HISTORY_KS = (1, 5, 10)
+SUBSETS = ("all", "locagent274", "not_mentioned")
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+Progress = Callable[[str, int, int], None]
+"""progress(stage, done, total): 'instances' or 'commits', then build_index's stages."""
+
+
+class EvalError(DowseError):
+    """A dataset, clone or commit the evaluation cannot use."""
+
+
+# -- records ---------------------------------------------------------------------------
+
+
+class EvalConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: Path = Field(description="SWE-bench-style JSONL, one instance a line")
+    repos: Path = Field(description="directory of clones named <owner>__<name>, bare or not")
+    out: Path = Field(description="predictions JSONL, appended to (a rerun resumes)")
+    work: Path = Field(description="where trees and indexes live, one directory per repo")
+    instances: list[str] = Field(default_factory=list, description="only these instance ids")
+    repo: str | None = Field(default=None, description="only this repository (owner/name)")
+    limit: int | None = Field(default=None, gt=0, description="first N selected instances")
+    methods: list[Method] | None = Field(
+        default=None, description="default: every method the index supports")
+    budget: int = Field(default=4000, gt=0, description="context token budget")
+    embed: bool = Field(default=True, description="embed chunks (needed by dense, hybrid)")
+    found_limit: int = Field(default=20, gt=0, le=1000, description="files ranked per method")
+    index_workers: int | None = Field(
+        default=1, gt=0, description="parser processes; 1 keeps a run to one process")
+
+
+class Instance(BaseModel):
+    # The dataset carries more fields (version, gold_spans, ...) than are read here.
+    model_config = ConfigDict(extra="ignore")
+
+    instance_id: str
+    repo: str
+    base_commit: str
+    problem_statement: str
+    gold_files: list[str]
+    in_locagent274: bool = True
+    agentless: dict[str, Any] | None = None
+
+    @property
+    def names_file(self) -> bool:
+        """Whether the issue text names the file (Agentless's label; the string 'None'
+        and a missing label both mean it does not)."""
+        where = (self.agentless or {}).get("issue_file_location")
+        return where not in (None, "None")
+
+    def in_subset(self, subset: str) -> bool:
+        if subset == "all":
+            return True
+        if subset == "locagent274":
+            return self.in_locagent274
+        if subset == "not_mentioned":
+            return not self.names_file
+        if subset == "mentioned":
+            return self.names_file
+        raise ValueError(f"unknown subset {subset!r}")
+
+
+class Prediction(BaseModel):
+    """One line of the predictions JSONL (a superset of what score.py reads)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    instance_id: str
+    method: Method
+    found_files: list[str] = Field(description="ranked repo-relative paths")
+    context_files: list[str] = Field(description="files inside the delivered context")
+    tokens: int = Field(ge=0, description="estimated tokens of the delivered context")
+    seconds: float = Field(ge=0, description="query time only")
+    index_seconds: float = Field(
+        ge=0, description="indexing for this instance (dowse index, or the BM25 corpus)")
+
+
+class Score(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    missing_predictions: int
+    acc: dict[int, float] = Field(description="k -> Acc@k, percent")
+    recall: dict[int, float] = Field(description="k -> Recall@k, percent")
+    mrr: float
+    in_context: float | None = Field(default=None, description="percent")
+    tokens_median: float | None = None
+    seconds_median: float | None = None
+    index_seconds_median: float | None = None
+
+
+class EvalReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    config: EvalConfig
+    instances: list[str] = Field(description="the instances selected (and scored)")
+    methods: list[Method]
+    scores: dict[str, dict[str, Score]] = Field(description="method -> subset -> score")
+    new_predictions: int = Field(description="predictions made by this run (not resumed)")
+
+
+class HistoryConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repo: Path = Field(description="a git repository (bare or not)")
+    work: Path = Field(description="where the tree and its index live")
+    commits: int = Field(default=50, gt=0, description="the last N qualifying commits")
+    methods: list[Method] | None = None
+    budget: int = Field(default=4000, gt=0)
+    embed: bool = True
+    found_limit: int = Field(default=20, gt=0, le=1000)
+    index_workers: int | None = Field(default=1, gt=0)
+
+
+class HistoryResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    commit: str
+    parent: str
+    subject: str
+    changed_files: list[str] = Field(description="source files the commit modified")
+    method: Method
+    found_files: list[str]
+    seconds: float
+
+
+class HistoryScore(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    n: int
+    recall: dict[int, float] = Field(description="k -> Recall@k, percent")
+    mrr: float
+    seconds_median: float | None = None
+
+
+class HistoryReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    repo: str
+    commits: list[str] = Field(description="commits evaluated, oldest first")
+    methods: list[Method]
+    results: list[HistoryResult]
+    scores: dict[str, HistoryScore] = Field(description="method -> score")
+
+
+# -- loading ---------------------------------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for n, line in enumerate(fh, 1):
+                if line.strip():
+                    try:
+                        yield n, json.loads(line)
+                    except json.JSONDecodeError as exc:
+                        raise EvalError(f"{path}:{n}: not JSON ({exc.msg})") from None
+    except FileNotFoundError:
+        raise EvalError(f"no such file: {path}") from None
+    except OSError as exc:
+        raise EvalError(f"cannot read {path}: {exc.strerror}") from None
+
+
+def load_dataset(path: Path) -> list[Instance]:
+    out = []
+    for n, row in _read_jsonl(path):
+        try:
+            out.append(Instance.model_validate(row))
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first["loc"])
+            raise EvalError(f"{path}:{n}: {where}: {first['msg']}") from None
+    return out
+
+
+def load_predictions(path: Path) -> list[Prediction]:
+    """The predictions written so far (none when the file does not exist yet)."""
+    if not path.exists():
+        return []
+    out = []
+    for n, row in _read_jsonl(path):
+        try:
+            out.append(Prediction.model_validate(row))
+        except ValidationError:
+            raise EvalError(f"{path}:{n}: not a prediction line of this tool") from None
+    return out
+
+
+def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
+    chosen = list(dataset)
+    if config.instances:
+        known = {i.instance_id for i in dataset}
+        unknown = [i for i in config.instances if i not in known]
+        if unknown:
+            raise EvalError(f"not in {config.dataset}: {', '.join(unknown)}")
+        wanted = set(config.instances)
+        chosen = [i for i in chosen if i.instance_id in wanted]
+    if config.repo:
+        chosen = [i for i in chosen if i.repo == config.repo]
+        if not chosen:
+            raise EvalError(f"no instance of {config.repo} in {config.dataset}")
+    if config.limit:
+        chosen = chosen[: config.limit]
+    return chosen
+
+
+def _methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
+    if requested is None:
+        return [m for m in METHODS if embed or m not in _NEEDS_VECTORS]
+    needy = [m for m in requested if m in _NEEDS_VECTORS]
+    if needy and not embed:
+        raise EvalError(f"{', '.join(needy)} need embeddings; run without --no-embed")
+    return list(dict.fromkeys(requested))
+
+
+# -- git and trees ---------------------------------------------------------------------
+
+
+def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
+    try:
+        done = subprocess.run(["git", "--git-dir", str(git_dir), *args], input=input,
+                              capture_output=True, check=False)
+    except FileNotFoundError:
+        raise EvalError("git is not installed") from None
+    if done.returncode:
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise EvalError(f"git {args[0]} failed in {git_dir}: "
+                        f"{message[-1] if message else done.returncode}")
+    return done.stdout
+
+
+def _git_dir(path: Path) -> Path:
+    """The git directory of a clone, bare or not."""
+    if not path.is_dir():
+        raise EvalError(f"no git repository at {path}")
+    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+                          capture_output=True, text=True, check=False)
+    if done.returncode:
+        raise EvalError(f"not a git repository: {path}")
+    return Path(done.stdout.strip())
+
+
+def _clone_for(repos: Path, repo: str) -> Path:
+    name = repo.replace("/", "__")
+    path = repos / name
+    if not path.exists():
+        raise EvalError(f"no clone of {repo} at {path} (expected a clone named {name})")
+    return _git_dir(path)
+
+
+def _commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
+    """commit -> committer timestamp; every commit must be in the clone."""
+    unique = list(dict.fromkeys(commits))
+    missing = [c for c in unique if subprocess.run(
+        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
+        capture_output=True, check=False).returncode]
+    if missing:
+        raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
+    out = _git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()
+    stamps = {}
+    for line in out.splitlines():
+        sha, ts = line.split()
+        stamps[sha] = int(ts)
+    return {c: stamps.get(c, 0) for c in unique}
+
+
+def _listing(git_dir: Path, commit: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, blob sha) of every file in the commit's tree (submodules left out)."""
+    out: dict[str, tuple[str, str]] = {}
+    for entry in _git(git_dir, "ls-tree", "-r", "-z", commit).split(b"\0"):
+        if not entry:
+            continue
+        meta, path = entry.split(b"\t", 1)
+        mode, kind, sha = meta.decode().split()
+        if kind == "blob":
+            out[path.decode("utf-8", "surrogateescape")] = (mode, sha)
+    return out
+
+
+def _read_blobs(git_dir: Path, shas: Sequence[str]) -> dict[str, bytes]:
+    """Blob contents by sha, one `git cat-file --batch`; blobs absent from the clone are
+    left out."""
+    if not shas:
+        return {}
+    data = _git(git_dir, "cat-file", "--batch", input="\n".join(shas).encode() + b"\n")
+    out: dict[str, bytes] = {}
+    pos = 0
+    while pos < len(data):
+        end = data.index(b"\n", pos)
+        header = data[pos:end].decode().split()
+        pos = end + 1
+        if len(header) < 3 or header[1] != "blob":
+            continue  # "<sha> missing"
+        size = int(header[2])
+        out[header[0]] = data[pos : pos + size]
+        pos += size + 1
+    return out
+
+
+_STATE = "tree.json"
+
+
+def sync_tree(git_dir: Path, commit: str, tree: Path) -> dict[str, str]:
+    """Make `tree` hold the files of `commit`, writing only what differs from the commit
+    it held before; returns path -> blob sha of the files written or kept.
+
+    The blob shas of the synced tree are kept in a state file next to it. It is removed
+    before the tree is touched and written back after, so an interrupted sync leads to a
+    full rewrite, never to a tree trusted to hold what it does not.
+    """
+    state_path = tree.parent / _STATE
+    try:
+        old: dict[str, str] = json.loads(state_path.read_text())
+    except (OSError, ValueError):
+        old = {}
+        shutil.rmtree(tree, ignore_errors=True)
+    state_path.unlink(missing_ok=True)
+    tree.mkdir(parents=True, exist_ok=True)
+    new = _listing(git_dir, commit)
+    for path in old.keys() - new.keys():
+        (tree / path).unlink(missing_ok=True)
+    todo = {p: ms for p, ms in new.items() if old.get(p) != ms[1]
+            or not os.path.lexists(tree / p)}
+    blobs = _read_blobs(git_dir, sorted({sha for _, sha in todo.values()}))
+    kept = {p: sha for p, (_, sha) in new.items() if p not in todo}
+    for path, (mode, sha) in todo.items():
+        target = tree / path
+        content = blobs.get(sha)
+        if os.path.lexists(target) or target.is_dir():
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            else:
+                target.unlink()
+        if content is None:
+            continue  # absent from the clone
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if mode == "120000":
+            os.symlink(content.decode("utf-8", "surrogateescape"), target)
+        else:
+            target.write_bytes(content)
+            if mode == "100755":
+                target.chmod(0o755)
+        kept[path] = sha
+    _prune_empty_dirs(tree)
+    state_path.write_text(json.dumps(kept))
+    return kept
+
+
+def _prune_empty_dirs(tree: Path) -> None:
+    for dirpath, dirnames, filenames in os.walk(tree, topdown=False):
+        if not dirnames and not filenames and Path(dirpath) != tree:
+            try:
+                os.rmdir(dirpath)
+            except OSError:
+                pass
+
+
+# -- methods ---------------------------------------------------------------------------
+
+
+class _BM25Corpus:
+    """Whole-file BM25 over a synced tree; token lists are cached by blob sha, so the
+    next commit of the same repository only tokenizes the files that changed."""
+
+    def __init__(self, suffixes: tuple[str, ...] | None) -> None:
+        self.suffixes = suffixes
+        self.tokens: dict[str, list[str]] = {}
+        self.paths: list[str] = []
+        self.model: Any = None
+
+    def _wanted(self, path: str) -> bool:
+        if self.suffixes is not None:
+            return path.endswith(self.suffixes)
+        return language_for(path) in CODE_LANGUAGES
+
+    def build(self, tree: Path, files: Mapping[str, str]) -> None:
+        from rank_bm25 import BM25Okapi
+
+        paths = sorted(p for p in files if self._wanted(p))
+        docs = []
+        for path in paths:
+            sha = files[path]
+            toks = self.tokens.get(sha)
+            if toks is None:
+                try:
+                    text = (tree / path).read_text(encoding="utf-8", errors="replace")
+                except OSError:
+                    text = ""
+                toks = self.tokens[sha] = tokenize(text)
+            docs.append(toks)
+        live = set(files.values())
+        for sha in [s for s in self.tokens if s not in live]:
+            del self.tokens[sha]
+        self.paths = paths
+        # An empty document list breaks BM25Okapi; a repository without such files ranks
+        # nothing.
+        self.model = BM25Okapi(docs, k1=BM25_K1, b=BM25_B) if docs else None
+
+    def rank(self, text: str, limit: int) -> list[str]:
+        if self.model is None:
+            return []
+        scores = self.model.get_scores(tokenize(text))
+        order = sorted(range(len(self.paths)), key=lambda i: (-scores[i], self.paths[i]))
+        return [self.paths[i] for i in order[:limit]]
+
+
+def _block_cost(path: str, start: int, end: int, text: str) -> int:
+    """What `ask` charges for a block of source."""
+    return estimate_tokens(text) + estimate_tokens(f"{path}:{start}-{end}") + 4
+
+
+def _pack(blocks: Iterable[tuple[str, int, int, str]], budget: int) -> tuple[list[str], int]:
+    """Files of the blocks that fit the budget, taken in rank order; a block that does not
+    fit is skipped (a smaller one after it may still fit)."""
+    files: list[str] = []
+    used = 0
+    for path, start, end, text in blocks:
+        cost = _block_cost(path, start, end, text)
+        if used + cost <= budget:
+            used += cost
+            if path not in files:
+                files.append(path)
+    return files, used
+
+
+def _pack_files(tree: Path, ranked: Sequence[str], budget: int) -> tuple[list[str], int]:
+    def blocks() -> Iterator[tuple[str, int, int, str]]:
+        for path in ranked:
+            try:
+                text = (tree / path).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            yield path, 1, max(text.count("\n"), 1), text
+
+    return _pack(blocks(), budget)
+
+
+def _chunk_blocks(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, int, str]]:
+    for r in rows:
+        yield r["path"], r["start_line"], r["end_line"], r["text"] or ""
+
+
+def _by_file(paths: Iterable[str], limit: int) -> list[str]:
+    return list(dict.fromkeys(paths))[:limit]
+
+
+class _Run:
+    """Runs the methods on one snapshot of one repository."""
+
+    def __init__(self, tree: Path, index_dir: Path, *, methods: Sequence[Method],
+                 embedder: Embedder, embed: bool, budget: int, found_limit: int,
+                 workers: int | None, progress: Progress, bm25_suffixes: tuple[str, ...] | None
+                 ) -> None:
+        self.tree, self.index_dir, self.methods = tree, index_dir, list(methods)
+        self.embedder, self.embed, self.budget = embedder, embed, budget
+        self.found_limit, self.workers, self.progress = found_limit, workers, progress
+        self.bm25 = _BM25Corpus(bm25_suffixes)
+        self._warm = False
+
+    def prepare(self, files: Mapping[str, str], methods: Sequence[Method]) -> dict[str, float]:
+        """Index what the methods need; seconds per index kind."""
+        seconds: dict[str, float] = {}
+        if "bm25" in methods:
+            t = time.perf_counter()
+            self.bm25.build(self.tree, files)
+            seconds["bm25"] = time.perf_counter() - t
+        if any(m != "bm25" for m in methods):
+            t = time.perf_counter()
+            build_index(self.tree, index_dir=self.index_dir, embedder=self.embedder,
+                        config=IndexConfig(embed=self.embed, workers=self.workers),
+                        progress=self.progress)
+            seconds["dowse"] = time.perf_counter() - t
+            self.store = Store.open(self.index_dir)
+            factory = (lambda: self.embedder) if self.embed else None
+            self.searcher = HybridSearcher(self.store, factory)
+            self.lexical_searcher = HybridSearcher(self.store, None)
+            if self.embed and not self._warm:
+                self.searcher.embed_query("warm up")  # model load is not query time
+                self._warm = True
+        return seconds
+
+    def query(self, method: Method, text: str) -> tuple[list[str], list[str], int, float]:
+        """(found_files, context_files, tokens, seconds) for one query."""
+        t = time.perf_counter()
+        if method == "bm25":
+            found = self.bm25.rank(text, self.found_limit)
+            context, tokens = _pack_files(self.tree, self.bm25.rank(text, 50), self.budget)
+        elif method == "ask":
+            result = ask(self.searcher, text, budget=self.budget, with_trace=False)
+            found = [f.path for f in result.files][: self.found_limit]
+            context = list(dict.fromkeys(b.path for b in result.context))
+            tokens = result.tokens
+        elif method == "dense":
+            found, context, tokens = self._dense(text)
+        else:
+            searcher = self.lexical_searcher if method == "lexical" else self.searcher
+            k = max(60, self.found_limit * 4)  # as `dowse search` asks for
+            cands = searcher.candidates(analyze(text), k=k)
+            ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+            hits = searcher.to_hits(ranked, SearchOptions(grain="file", limit=self.found_limit))
+            found = [h.path for h in hits]
+            context, tokens = _pack(_chunk_blocks(c.row for c in ranked), self.budget)
+        return found, context, tokens, time.perf_counter() - t
+
+    def _dense(self, text: str) -> tuple[list[str], list[str], int]:
+        vector = self.searcher.embed_query(text)
+        if vector is None:
+            raise EvalError(f"the index at {self.index_dir} has no vectors for dense search")
+        sims = self.searcher.dense(vector, max(60, self.found_limit * 4))
+        rows = self.searcher.chunks_by_id(i for i, _ in sims)
+        ranked = [rows[i] for i, _ in sims if i in rows]
+        found = _by_file((r["path"] for r in ranked), self.found_limit)
+        context, tokens = _pack(_chunk_blocks(ranked), self.budget)
+        return found, context, tokens
+
+
+def _no_progress(stage: str, done: int, total: int) -> None:
+    pass
+
+
+# -- SWE-bench -------------------------------------------------------------------------
+
+
+def run_swebench(config: EvalConfig, *, embedder: Embedder,
+                 progress: Progress = _no_progress) -> EvalReport:
+    """Predict files for every selected instance (resuming from `config.out`), then score.
+
+    `embedder` builds the index's vectors when `config.embed` (and names the model in the
+    index manifest either way).
+    """
+    dataset = load_dataset(config.dataset)
+    chosen = _select(dataset, config)
+    methods = _methods(config.methods, config.embed)
+    done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
+    by_repo: dict[str, list[Instance]] = {}
+    for inst in chosen:
+        by_repo.setdefault(inst.repo, []).append(inst)
+    clones = {repo: _clone_for(config.repos, repo) for repo in by_repo}  # fail early
+    config.out.parent.mkdir(parents=True, exist_ok=True)
+    made = 0
+    finished = 0
+    progress("instances", 0, len(chosen))
+    with open(config.out, "a", encoding="utf-8") as out:
+        for repo in sorted(by_repo):
+            git_dir = clones[repo]
+            todo = [i for i in by_repo[repo]
+                    if any((i.instance_id, m) not in done for m in methods)]
+            finished += len(by_repo[repo]) - len(todo)
+            progress("instances", finished, len(chosen))
+            if not todo:
+                continue
+            order = _commit_order(git_dir, [i.base_commit for i in todo])
+            todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
+            home = config.work / repo.replace("/", "__")
+            run = _Run(home / "tree", home / ".dowse-index", methods=methods,
+                       embedder=embedder, embed=config.embed, budget=config.budget,
+                       found_limit=config.found_limit, workers=config.index_workers,
+                       progress=progress, bm25_suffixes=(".py",))
+            for inst in todo:
+                wanted = [m for m in methods if (inst.instance_id, m) not in done]
+                files = sync_tree(git_dir, inst.base_commit, home / "tree")
+                index_seconds = run.prepare(files, wanted)
+                for method in wanted:
+                    found, context, tokens, seconds = run.query(method, inst.problem_statement)
+                    kind = "bm25" if method == "bm25" else "dowse"
+                    pred = Prediction(instance_id=inst.instance_id, method=method,
+                                      found_files=found, context_files=context, tokens=tokens,
+                                      seconds=round(seconds, 4),
+                                      index_seconds=round(index_seconds[kind], 3))
+                    out.write(pred.model_dump_json() + "\n")
+                    out.flush()
+                    done.add((inst.instance_id, method))
+                    made += 1
+                finished += 1
+                progress("instances", finished, len(chosen))
+    return score_report(config, chosen, load_predictions(config.out), methods, made)
+
+
+def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) -> Score:
+    """score.py's numbers for one method: instances without a prediction score 0."""
+    acc = dict.fromkeys(KS, 0.0)
+    recall = dict.fromkeys(KS, 0.0)
+    mrr = 0.0
+    in_ctx: list[float] = []
+    tokens: list[float] = []
+    seconds: list[float] = []
+    index_seconds: list[float] = []
+    missing = 0
+    for inst in instances:
+        gold = set(inst.gold_files)
+        pred = predictions.get(inst.instance_id)
+        if pred is None:
+            missing += 1
+            continue
+        ranked = pred.found_files
+        for k in KS:
+            top = set(ranked[:k])
+            acc[k] += float(gold <= top)
+            recall[k] += len(gold & top) / len(gold) if gold else 0.0
+        mrr += next((1.0 / (i + 1) for i, f in enumerate(ranked) if f in gold), 0.0)
+        in_ctx.append(float(gold <= set(pred.context_files)))
+        tokens.append(pred.tokens)
+        seconds.append(pred.seconds)
+        index_seconds.append(pred.index_seconds)
+    n = len(instances) or 1
+    return Score(
+        n=len(instances), missing_predictions=missing,
+        acc={k: round(100 * v / n, 2) for k, v in acc.items()},
+        recall={k: round(100 * v / n, 2) for k, v in recall.items()},
+        mrr=round(mrr / n, 4),
+        in_context=round(100 * sum(in_ctx) / len(in_ctx), 2) if in_ctx else None,
+        tokens_median=statistics.median(tokens) if tokens else None,
+        seconds_median=round(statistics.median(seconds), 3) if seconds else None,
+        index_seconds_median=round(statistics.median(index_seconds), 3) if index_seconds
+        else None,
+    )
+
+
+def score_report(config: EvalConfig, instances: Sequence[Instance],
+                 predictions: Iterable[Prediction], methods: Sequence[Method],
+                 new_predictions: int = 0) -> EvalReport:
+    """Score `methods` on `instances` (overall and per subset) from a prediction list;
+    a later prediction of the same (instance, method) wins."""
+    by_method: dict[str, dict[str, Prediction]] = {}
+    for p in predictions:
+        by_method.setdefault(p.method, {})[p.instance_id] = p
+    scores = {
+        method: {subset: score([i for i in instances if i.in_subset(subset)],
+                               by_method.get(method, {})) for subset in SUBSETS}
+        for method in methods
+    }
+    return EvalReport(config=config, instances=[i.instance_id for i in instances],
+                      methods=list(methods), scores=scores, new_predictions=new_predictions)
+
+
+# -- history ---------------------------------------------------------------------------
+
+
+def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str]]]:
+    """The last n non-merge commits that modify source files, newest first:
+    (commit, parent, message, modified source files)."""
+    out: list[tuple[str, str, str, list[str]]] = []
+    log = _git(git_dir, "log", "--no-merges", "-z", "--format=%H %P%x1f%B").split(b"\0")
+    for entry in log:
+        if not entry.strip():
+            continue
+        head, _, body = entry.decode("utf-8", "replace").partition("\x1f")
+        ids = head.strip().split()
+        if len(ids) != 2:
+            continue  # a root commit has nothing to index before it
+        commit, parent = ids
+        status = _git(git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status",
+                      parent, commit).split(b"\0")
+        changed = [status[i + 1].decode("utf-8", "surrogateescape")
+                   for i in range(0, len(status) - 1, 2)
+                   if status[i] == b"M" and language_for(
+                       status[i + 1].decode("utf-8", "surrogateescape")) in CODE_LANGUAGES]
+        if changed and body.strip():
+            out.append((commit, parent, body.strip(), changed))
+            if len(out) == n:
+                break
+    return out
+
+
+def run_history(config: HistoryConfig, *, embedder: Embedder,
+                progress: Progress = _no_progress) -> HistoryReport:
+    """Query the tree at each recent commit's parent with the commit message; score
+    Recall@k and MRR of the source files the commit modified."""
+    git_dir = _git_dir(config.repo)
+    methods = _methods(config.methods, config.embed)
+    commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
+    if not commits:
+        raise EvalError(f"no non-merge commit modifying source files in {config.repo}")
+    run = _Run(config.work / "tree", config.work / ".dowse-index", methods=methods,
+               embedder=embedder, embed=config.embed, budget=config.budget,
+               found_limit=config.found_limit, workers=config.index_workers,
+               progress=progress, bm25_suffixes=None)
+    results: list[HistoryResult] = []
+    progress("commits", 0, len(commits))
+    for n, (commit, parent, message, changed) in enumerate(commits, 1):
+        files = sync_tree(git_dir, parent, config.work / "tree")
+        run.prepare(files, methods)
+        for method in methods:
+            found, _, _, seconds = run.query(method, message)
+            results.append(HistoryResult(
+                commit=commit, parent=parent, subject=message.splitlines()[0][:200],
+                changed_files=changed, method=method, found_files=found,
+                seconds=round(seconds, 4)))
+        progress("commits", n, len(commits))
+    scores = {m: _history_score([r for r in results if r.method == m]) for m in methods}
+    return HistoryReport(repo=str(config.repo), commits=[c[0] for c in commits],
+                         methods=methods, results=results, scores=scores)
+
+
+def _history_score(results: Sequence[HistoryResult]) -> HistoryScore:
+    recall = dict.fromkeys(HISTORY_KS, 0.0)
+    mrr = 0.0
+    for r in results:
+        gold = set(r.changed_files)
+        for k in HISTORY_KS:
+            recall[k] += len(gold & set(r.found_files[:k])) / len(gold)
+        mrr += next((1.0 / (i + 1) for i, f in enumerate(r.found_files) if f in gold), 0.0)
+    n = len(results) or 1
+    seconds = [r.seconds for r in results]
+    return HistoryScore(
+        n=len(results), recall={k: round(100 * v / n, 2) for k, v in recall.items()},
+        mrr=round(mrr / n, 4),
+        seconds_median=round(statistics.median(seconds), 3) if seconds else None)
