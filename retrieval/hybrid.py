@@ -206,8 +206,8 @@ class HybridSearcher:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
             for cid, sim in dense:
-                row = cands[cid].row if cid in cands else rows.get(cid)
-                if row is not None and (cand := add(row)) is not None:
+                found = cands[cid].row if cid in cands else rows.get(cid)
+                if found is not None and (cand := add(found)) is not None:
                     cand.signals["dense"] = round(max(sim, 0.0) / best, 4)
                     cand.signals["cosine"] = round(max(sim, 0.0), 4)
 
