@@ -83,6 +83,10 @@ def dir_size(path: Path, *, skip: str | None = None) -> int:
     return total
 
 
+def stats_dir(root: Path) -> Path:
+    return root / ".dowse"
+
+
 def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -94,7 +98,8 @@ def step(name: str, root: Path, cfg: IndexConfig, embedder) -> dict:
     row = {"step": name, "wall_s": round(wall, 2), **stats.seconds, "files": stats.files,
            "parsed": stats.parsed, "symbols": stats.symbols, "chunks": stats.chunks,
            "embedded": stats.embedded, "reused": stats.reused_vectors,
-           "peak_rss_mb": round(peak_rss_mb())}
+           "peak_rss_mb": round(peak_rss_mb()),
+           "index_mb": round(dir_size(stats_dir(root)) / 1e6, 1)}
     if stats.embedded and stats.seconds.get("embed"):
         row["chunks_per_s"] = round(stats.embedded / stats.seconds["embed"], 1)
     return row
@@ -161,7 +166,7 @@ def main() -> None:
         print(json.dumps(summary, indent=2))
         return
     keys = ["step", "wall_s", "walk", "parse", "write", "embed", "files", "parsed", "symbols",
-            "chunks", "embedded", "reused", "chunks_per_s", "peak_rss_mb"]
+            "chunks", "embedded", "reused", "chunks_per_s", "peak_rss_mb", "index_mb"]
     print(" | ".join(keys))
     print(" | ".join("---" for _ in keys))
     for r in rows:

@@ -122,6 +122,8 @@ class _Run:
             o = old.get(e.path)
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
                 unchanged.append(e.path)
+            elif language_for(e.path) is None:
+                skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
             else:
                 todo.append(FileJob(e.path, str(e.abspath), e.size, e.mtime_ns,
                                     o["hash"] if o else None))
