@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -59,3 +63,33 @@ def example_repo(tmp_path: Path) -> Path:
     dest = tmp_path / "example"
     shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".dowse"))
     return dest
+
+
+def cache_env(cache: Path) -> dict[str, str]:
+    return {**os.environ, "DOWSE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
+
+
+def python_proc(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+@pytest.fixture(scope="session")
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """A private DOWSE_CACHE_DIR for the session, filled by two processes exporting at once."""
+    cache = tmp_path_factory.mktemp("dowse-cache")
+    code = ("import json; from indexer.onnx_embed import export_models; m = export_models(); "
+            "print(json.dumps({'int8': str(m.int8), 'fp32': str(m.fp32), "
+            "'exported': m.exported}))")
+    racers = [python_proc(code, cache_env(cache)) for _ in range(2)]
+    reports = []
+    for proc in racers:
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err
+        assert err == "", err  # the library never prints
+        reports.append(json.loads(out))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DOWSE_CACHE_DIR", str(cache))
+        yield {"dir": cache, "reports": reports}
+
+

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import cache_env, python_proc
 
 from indexer.embed import EMBEDDERS, MODEL_NAME, SentenceTransformerEmbedder, get_embedder
 from indexer.errors import EmbedderError
@@ -70,34 +68,6 @@ TEXTS = [
     "def grüße(名前):\n    return f'こんにちは {名前} 🚀'",
     "emoji only 🚀✨🔥 and math ∑ x² ≤ ∞",
 ]
-
-
-def _env(cache: Path) -> dict[str, str]:
-    return {**os.environ, "DOWSE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
-
-
-def _python(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-
-@pytest.fixture(scope="session")
-def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    """A private DOWSE_CACHE_DIR for the session, filled by two processes exporting at once."""
-    cache = tmp_path_factory.mktemp("dowse-cache")
-    code = ("import json; from indexer.onnx_embed import export_models; m = export_models(); "
-            "print(json.dumps({'int8': str(m.int8), 'fp32': str(m.fp32), "
-            "'exported': m.exported}))")
-    racers = [_python(code, _env(cache)) for _ in range(2)]
-    reports = []
-    for proc in racers:
-        out, err = proc.communicate(timeout=600)
-        assert proc.returncode == 0, err
-        assert err == "", err  # the library never prints
-        reports.append(json.loads(out))
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("DOWSE_CACHE_DIR", str(cache))
-        yield {"dir": cache, "reports": reports}
 
 
 @pytest.fixture(scope="session")
@@ -202,7 +172,7 @@ def test_the_runtime_imports_neither_torch_nor_transformers(onnx_cache):
             "v = OnnxEmbedder().embed(['where are expired session tokens rejected?']); "
             "print(json.dumps({'seconds': time.perf_counter() - t, 'shape': v.shape, "
             f"'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))")
-    proc = _python(code, _env(onnx_cache["dir"]))
+    proc = python_proc(code, cache_env(onnx_cache["dir"]))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == "", err
     report = json.loads(out)
@@ -233,7 +203,7 @@ def test_the_registry_names_the_same_model_without_importing_runtimes():
             "e = get_embedder('minilm-onnx'); "
             "print(json.dumps([type(e).__name__, e.name, e.dim, "
             f"[m for m in {watched!r} if m in sys.modules]]))")
-    proc = _python(code, dict(os.environ))
+    proc = python_proc(code, dict(os.environ))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert json.loads(out) == ["OnnxEmbedder", MODEL_NAME, 384, []]

@@ -1,0 +1,66 @@
+"""The quick start as a user runs it: real processes, the real packaged model, a real
+LanceDB on disk."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import EXAMPLE, REPO, cache_env
+
+pytestmark = pytest.mark.model
+
+
+def _dowse(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([sys.executable, "-c", "from cli import main; main()", *args],
+                          cwd=REPO, env=env, text=True, capture_output=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
+    env = cache_env(onnx_cache["dir"])
+    stats = json.loads(_dowse("index", str(repo), "--json", "--quiet", env=env).stdout)
+    assert stats["embedded"] > 0 and stats["vectors_pending"] == 0
+    manifest = json.loads((repo / ".dowse" / "manifest.json").read_text())
+    assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
+        "all-MiniLM-L6-v2", 384, True)
+
+    # Plain language, none of the code's identifiers: the dense signal has to carry it.
+    hits = json.loads(_dowse("search", "apply price reductions to a shopping basket",
+                             "--path", str(repo), "--grain", "file", "--json",
+                             env=env).stdout)
+    assert hits[0]["path"] == "shop/pricing.py"
+    assert hits[0]["signals"].get("dense", 0) > 0
+
+    answer = json.loads(_dowse("ask", "how are failed card payments retried?", "--path",
+                               str(repo), "--json", "--budget", "1500", env=env).stdout)
+    assert answer["files"][0]["path"] == "shop/payments.py"
+    assert answer["tokens"] <= 1500
+    top = answer["context"][0]
+    lines = (repo / top["path"]).read_text().split("\n")
+    assert top["text"] == "\n".join(lines[top["start_line"] - 1 : top["end_line"]])
+
+    # The reference backend queries the same index (same model name, vectors within 0.99).
+    env_ref = {**env, "DOWSE_EMBEDDER": "minilm"}
+    again = json.loads(_dowse("index", str(repo), "--json", "--quiet", env=env_ref).stdout)
+    assert again["parsed"] == 0 and again["embedded"] == 0
+
+
+def test_markdown_answer_has_citations(tmp_path, onnx_cache):
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
+    env = cache_env(onnx_cache["dir"])
+    _dowse("index", str(repo), "--quiet", env=env)
+    text = _dowse("ask", "where are expired session tokens rejected?", "--path", str(repo),
+                  env=env).stdout
+    assert text.startswith("# where are expired session tokens rejected?")
+    assert "`shop/auth/tokens.py:" in text
+    assert Path(repo / ".dowse" / "manifest.json").exists()
