@@ -113,8 +113,21 @@ def process_file(job: FileJob, cfg: ExtractConfig, *, parse: bool = True,
     return _rows(job, data, language, digest, cfg, parse=parse, note=note)
 
 
+def _safe(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
+    """process_file, and if it fails unexpectedly, the file as plain text with the cause:
+    one bad file never stops a run."""
+    try:
+        return process_file(job, cfg)
+    except Exception as exc:  # noqa: BLE001 - any bug here must not abort the index
+        cause = f"extraction failed ({type(exc).__name__}: {exc})"[:200]
+        try:
+            return process_file(job, cfg, parse=False, note=cause)
+        except Exception:  # noqa: BLE001
+            return FileOutcome(path=job.path, skipped=cause)
+
+
 def _process_batch(jobs: Sequence[FileJob], cfg: ExtractConfig) -> list[FileOutcome]:
-    return [process_file(job, cfg) for job in jobs]
+    return [_safe(job, cfg) for job in jobs]
 
 
 def _pool(workers: int) -> ProcessPoolExecutor:
@@ -129,7 +142,7 @@ def _isolated(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
     """Process one file in a worker of its own; a crash marks only this file."""
     pool = _pool(1)
     try:
-        return pool.submit(process_file, job, cfg).result()
+        return pool.submit(_safe, job, cfg).result()
     except BrokenProcessPool:
         return process_file(job, cfg, parse=False, note="the parser crashed on this file")
     finally:
@@ -144,7 +157,7 @@ def extract_files(jobs: Sequence[FileJob], cfg: ExtractConfig, *,
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
     if total < POOL_MIN_FILES or workers < 2:
         for i, job in enumerate(jobs, 1):
-            yield process_file(job, cfg)
+            yield _safe(job, cfg)
             progress(i, total)
         return
     done = 0

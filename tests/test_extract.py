@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from indexer import extract
@@ -39,3 +40,40 @@ def test_outcomes_skip_touch_or_extract(example_repo):
     assert process_file(blob, cfg).skipped == "binary"
     gone = FileJob("gone.py", str(example_repo / "gone.py"), 1, 0)
     assert process_file(gone, cfg).skipped.startswith("unreadable")
+
+
+def _crashing_safe(job, cfg):
+    """Stands in for extract._safe in worker processes: dies like a segfaulting grammar."""
+    if job.path.endswith("payments.py"):
+        os._exit(139)
+    return process_file(job, cfg)
+
+
+def _crashing_batch(jobs, cfg):
+    return [_crashing_safe(job, cfg) for job in jobs]
+
+
+def test_a_worker_crash_loses_no_file(example_repo, monkeypatch):
+    jobs = _jobs(example_repo)
+    monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
+    monkeypatch.setattr(extract, "BATCH", 2)
+    monkeypatch.setattr(extract, "_process_batch", _crashing_batch)
+    monkeypatch.setattr(extract, "_safe", _crashing_safe)
+    outs = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2)}
+    assert outs.keys() == {j.path for j in jobs}
+    crashed = outs["shop/payments.py"]
+    assert crashed.file["parser"] == "text" and "crashed" in crashed.file["note"]
+    assert crashed.chunks and not crashed.symbols
+    assert outs["shop/pricing.py"].symbols  # everything else parsed normally
+
+
+def test_an_unexpected_error_indexes_the_file_as_text(example_repo, monkeypatch):
+    def boom(*args, **kwargs):
+        raise RuntimeError("grammar bug")
+
+    monkeypatch.setattr(extract, "parse_source", boom)
+    job = next(j for j in _jobs(example_repo) if j.path == "shop/pricing.py")
+    out = list(extract_files([job], ExtractConfig(), workers=1))[0]
+    assert out.file["parser"] == "text"
+    assert out.file["note"] == "extraction failed (RuntimeError: grammar bug)"
+    assert out.chunks
