@@ -25,7 +25,7 @@ from indexer.chunk import ChunkConfig
 from indexer.embed import Embedder
 from indexer.errors import DowseError, IndexWriteError, InvalidPath
 from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
-from indexer.languages import language_for
+from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
 from indexer.records import SkippedFile
 from indexer.resolve import resolve_import, suffix_map
 from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list
@@ -37,6 +37,15 @@ __all__ = [
 ]
 
 VECTOR_INDEX_MIN_ROWS = 50_000
+EMBED_COMMIT_EVERY = 2048
+"""Vectors are committed every this many embedded chunks, so a long run is usable early."""
+
+
+def _embed_priority(path: str) -> int:
+    """0 source, 1 docs and other text, 2 tests: the order in which chunks are embedded."""
+    if is_test_path(path):
+        return 2
+    return 1 if language_for(path) in TEXT_LANGUAGES else 0
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
@@ -286,15 +295,21 @@ class _Run:
         return out
 
     def _embed(self, missing: list[dict[str, Any]]) -> int:
+        """Embed what the cache lacks, source code first, committing vectors as they come:
+        an interrupted run leaves a partly embedded index that already ranks with them."""
         t = time.perf_counter()
-        # Embed each distinct text once, shortest first: batches of similar length pad less.
         by_hash: dict[str, dict[str, Any]] = {}
         for r in missing:
             by_hash.setdefault(r["hash"], r)
         vectors: dict[str, Any] = self._cache_lookup(sorted(by_hash))
+        # Source before docs before tests; within each, shortest first (batches of similar
+        # length pad less).
         todo = sorted((r for h, r in by_hash.items() if h not in vectors),
-                      key=lambda r: len(r["text"]))
+                      key=lambda r: (_embed_priority(r["path"]), len(r["text"])))
+        waiting = [r for r in missing if r["hash"] in vectors]
+        blocked = [r for r in missing if r["hash"] not in vectors]
         batch = self.cfg.embed_batch
+        since_commit = 0
         for start in range(0, len(todo), batch):
             part = todo[start : start + batch]
             texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in part]
@@ -302,13 +317,24 @@ class _Run:
             self.store.add(CACHE_TABLE, [
                 {"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)])
             vectors.update((r["hash"], v) for r, v in zip(part, vecs, strict=True))
+            since_commit += len(part)
             self.progress("embed", min(start + batch, len(todo)), len(todo))
-        self.store.add("vectors", [
-            {"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vectors[r["hash"]]}
-            for r in missing])
+            if since_commit >= EMBED_COMMIT_EVERY and start + batch < len(todo):
+                ready = [r for r in blocked if r["hash"] in vectors]
+                blocked = [r for r in blocked if r["hash"] not in vectors]
+                self._add_vectors(waiting + ready, vectors)
+                waiting = []
+                self.store.commit(embedded=False, no_embed=False)
+                since_commit = 0
+        self._add_vectors(waiting + blocked, vectors)
         self._ensure_vector_index()
         self._timed("embed", t)
         return len(todo)
+
+    def _add_vectors(self, rows: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
+        self.store.add("vectors", [
+            {"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vectors[r["hash"]]}
+            for r in rows])
 
     def _ensure_vector_index(self) -> None:
         """Scalar indexes for the vector look-ups, and an ANN index once a flat scan gets

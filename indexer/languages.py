@@ -24,6 +24,7 @@ __all__ = [
     "GRAMMAR_NAMES",
     "TEXT_LANGUAGES",
     "language_for",
+    "is_test_path",
     "language_from_shebang",
 ]
 
@@ -202,3 +203,12 @@ def language_from_shebang(head: bytes) -> str | None:
         ):
             return language
     return None
+
+
+_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
+                        r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
+
+
+def is_test_path(path: str) -> bool:
+    """A test file by the common conventions (tests/ dirs, test_*.py, *_test.go, *.spec.ts)."""
+    return bool(_TEST_PATH.search(path))

@@ -332,8 +332,13 @@ class Store:
                 f"cannot write the index manifest {path}: {exc.strerror}"
             ) from None
 
-    def cleanup(self, older_than: timedelta = timedelta(minutes=10)) -> None:
-        """Drop table versions no snapshot needs any more (after a commit)."""
+    def cleanup(self, older_than: timedelta = timedelta(seconds=60)) -> None:
+        """Drop table versions no snapshot needs any more (after a commit).
+
+        Versions younger than `older_than` stay, so a reader that opened the previous
+        manifest a moment ago can finish its query; readers reopen the manifest for each
+        request rather than holding a snapshot open.
+        """
         # optimize(cleanup_older_than=...) would also compact, writing a version past the
         # snapshot; cleanup_old_versions only deletes.
         for name in (*SNAPSHOT_TABLES, CACHE_TABLE):

@@ -20,9 +20,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer.languages import is_test_path
 from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
-from retrieval.query import QueryAnalysis, is_test_path
+from retrieval.query import QueryAnalysis
 
 __all__ = ["CALL", "Evaluation", "Evaluator", "OfflineEvaluator", "defined_in"]
 

@@ -720,7 +720,7 @@ def score_report(config: EvalConfig, instances: Sequence[Instance],
     by_method: dict[str, dict[str, Prediction]] = {}
     for p in predictions:
         by_method.setdefault(p.method, {})[p.instance_id] = p
-    scores = {
+    scores: dict[str, dict[str, Score]] = {
         method: {subset: score([i for i in instances if i.in_subset(subset)],
                                by_method.get(method, {})) for subset in SUBSETS}
         for method in methods
@@ -783,7 +783,8 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
                 changed_files=changed, method=method, found_files=found,
                 seconds=round(seconds, 4)))
         progress("commits", n, len(commits))
-    scores = {m: _history_score([r for r in results if r.method == m]) for m in methods}
+    scores: dict[str, HistoryScore] = {
+        m: _history_score([r for r in results if r.method == m]) for m in methods}
     return HistoryReport(repo=str(config.repo), commits=[c[0] for c in commits],
                          methods=methods, results=results, scores=scores)
 

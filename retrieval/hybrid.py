@@ -22,9 +22,10 @@ from typing import Any
 import pathspec
 
 from indexer.embed import Embedder
+from indexer.languages import is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
-from retrieval.query import QueryAnalysis, analyze, is_test_path
+from retrieval.query import QueryAnalysis, analyze
 from retrieval.records import Hit, SearchOptions
 
 __all__ = ["Candidate", "HybridSearcher", "PathFilter"]

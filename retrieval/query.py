@@ -15,15 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.tokens import split_identifier
 
-__all__ = ["QueryAnalysis", "analyze", "is_test_path"]
+__all__ = ["QueryAnalysis", "analyze"]
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
-                        r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
-
-
-def is_test_path(path: str) -> bool:
-    """A test file by the common conventions (tests/ dirs, test_*.py, *_test.go, *.spec.ts)."""
-    return bool(_TEST_PATH.search(path))
 
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|"
                    r"go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|yml|json))"

@@ -237,3 +237,31 @@ def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatc
     searcher = HybridSearcher(store, lambda: fake_embedder)
     ids = [i for i, _ in searcher.dense(searcher.embed_query("renamed_seven"), 5)]
     assert "m7.py:1-2" in ids
+
+
+def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedder, monkeypatch):
+    from indexer import build
+
+    monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
+
+    class Flaky:
+        name, dim = fake_embedder.name, fake_embedder.dim
+        batches = 0
+
+        def embed(self, texts):
+            Flaky.batches += 1
+            if Flaky.batches == 4:
+                raise KeyboardInterrupt
+            return fake_embedder.embed(texts)
+
+    with pytest.raises(KeyboardInterrupt):
+        build_index(example_repo, config=IndexConfig(embed_batch=2), embedder=Flaky())
+    store = Store.open(example_repo / ".dowse")
+    assert not store.manifest.embedded
+    have = store.rows("vectors", ["path"])
+    assert len(have) >= 4  # committed before the interruption
+    # Source code is embedded before docs and tests.
+    assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md")
+               for r in have)
+    stats = build_index(example_repo, embedder=fake_embedder)
+    assert stats.vectors_pending == 0
