@@ -14,7 +14,9 @@ and path evidence on top. Everything is deterministic for a given index.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -71,6 +73,8 @@ class HybridSearcher:
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._has_vectors: bool | None = None
+        self._query_vectors: dict[str, list[float]] = {}
+        self._lock = threading.Lock()
 
     # -- primitives --------------------------------------------------------------------
 
@@ -92,11 +96,26 @@ class HybridSearcher:
         return self._has_vectors
 
     def embed_query(self, text: str) -> list[float] | None:
+        """The query's vector (cached: the loop asks for the same text every cycle)."""
         if not self.has_vectors or self._embedder_factory is None:
             return None
-        if self._embedder is None:
-            self._embedder = self._embedder_factory()
-        return [float(x) for x in self._embedder.embed([text])[0]]
+        with self._lock:
+            cached = self._query_vectors.get(text)
+            if cached is not None:
+                return cached
+            if self._embedder is None:
+                self._embedder = self._embedder_factory()
+            embedder = self._embedder
+        vector = [float(x) for x in embedder.embed([text])[0]]
+        with self._lock:
+            if len(self._query_vectors) >= 64:
+                self._query_vectors.clear()
+            self._query_vectors[text] = vector
+        return vector
+
+    def _dense_hits(self, text: str, k: int) -> list[tuple[str, float]] | None:
+        vector = self.embed_query(text)
+        return None if vector is None else self.dense(vector, k)
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         rows = (self.store.table("vectors").search(list(vector), vector_column_name="vector")
@@ -195,15 +214,17 @@ class HybridSearcher:
         plain = [v for t in analysis.terms for v in variants(t)]
         tokens = list(dict.fromkeys([*tokenize(analysis.text), *plain, *extra_tokens]))
         tokens = [t for t in tokens if t not in _QUERY_NOISE]
+        # Embedding the query and the vector scan overlap the full-text search (both
+        # release the GIL).
+        dense_future = _POOL.submit(self._dense_hits, analysis.text, k)
         lexical = self.lexical(tokens, k, where)
         best = max((s for _, s in lexical), default=0.0) or 1.0
         for row, score in lexical:
             if (cand := add(row)) is not None:
                 cand.signals["lexical"] = round(score / best, 4)
 
-        vector = self.embed_query(analysis.text)
-        if vector is not None:
-            dense = self.dense(vector, k)
+        dense = dense_future.result()
+        if dense is not None:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
             for cid, sim in dense:
@@ -214,7 +235,7 @@ class HybridSearcher:
 
         self._symbol_signal(analysis, add)
         self._path_signal(analysis, add, tokens)
-        lex_w = analysis.lexical_weight if vector is not None else 1.0
+        lex_w = analysis.lexical_weight if dense is not None else 1.0
         wants_tests = analysis.mentions_tests
         for cand in cands.values():
             s = cand.signals
@@ -322,6 +343,8 @@ class HybridSearcher:
                     return hits
         return hits
 
+
+_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")
 
 _QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
 
