@@ -14,6 +14,20 @@ from indexer.store import Store, WriteLock
 from indexer.walk import WalkConfig
 
 
+class Interrupting:
+    """Embeds like `inner` until batch `at_batch`, where it is interrupted (Ctrl-C)."""
+
+    def __init__(self, inner, at_batch: int) -> None:
+        self.inner, self.at_batch, self.batches = inner, at_batch, 0
+        self.name, self.dim = inner.name, inner.dim
+
+    def embed(self, texts):
+        self.batches += 1
+        if self.batches == self.at_batch:
+            raise KeyboardInterrupt
+        return self.inner.embed(texts)
+
+
 def _build(repo: Path, embedder, **kw):
     return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
 
@@ -153,20 +167,9 @@ def test_interrupted_write_leaves_the_previous_snapshot(example_repo, fake_embed
 
 
 def test_interrupted_embedding_keeps_finished_batches(example_repo, fake_embedder):
-    class Flaky:
-        name, dim = fake_embedder.name, fake_embedder.dim
-
-        def __init__(self) -> None:
-            self.batches = 0
-
-        def embed(self, texts):
-            self.batches += 1
-            if self.batches == 2:
-                raise KeyboardInterrupt
-            return fake_embedder.embed(texts)
-
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=Flaky())
+        build_index(example_repo, config=IndexConfig(embed_batch=4),
+                    embedder=Interrupting(fake_embedder, at_batch=2))
     store = Store.open(example_repo / ".dowse")
     assert store.count("chunks") > 0 and not store.manifest.embedded  # lexical snapshot
     stats = build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=fake_embedder)
@@ -244,18 +247,9 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
 
     monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
 
-    class Flaky:
-        name, dim = fake_embedder.name, fake_embedder.dim
-        batches = 0
-
-        def embed(self, texts):
-            Flaky.batches += 1
-            if Flaky.batches == 4:
-                raise KeyboardInterrupt
-            return fake_embedder.embed(texts)
-
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=2), embedder=Flaky())
+        build_index(example_repo, config=IndexConfig(embed_batch=2),
+                    embedder=Interrupting(fake_embedder, at_batch=4))
     store = Store.open(example_repo / ".dowse")
     assert not store.manifest.embedded
     have = store.rows("vectors", ["path"])
