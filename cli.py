@@ -393,6 +393,8 @@ def _render_scores(report: Any) -> str:
     lines = [head, "-" * len(head)]
     for method, subsets in report.scores.items():
         for subset, s in subsets.items():
+            if not s.n:
+                continue  # an empty subset (kept in the JSON)
             lines.append(
                 f"{method:<8} {subset:<14} {s.n:>4} {s.acc[1]:>6.1f} {s.acc[3]:>6.1f} "
                 f"{s.acc[5]:>6.1f} {s.acc[10]:>6.1f} {s.mrr:>6.3f} "
