@@ -11,7 +11,8 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── IndexWriteError        the index directory cannot be written (read-only, disk full)
     ├── InvalidPath            a path that does not exist or lies outside the root
     ├── UnsupportedLanguage    no grammar for the language asked for
-    └── EmbedderError          the embedding model cannot be loaded
+    ├── EmbedderError          the embedding model cannot be loaded
+    └── EvalError              a dataset, clone or commit an evaluation cannot use
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 __all__ = [
     "DowseError",
     "EmbedderError",
+    "EvalError",
     "IndexCorrupt",
     "IndexLocked",
     "IndexNotFound",
@@ -63,3 +65,7 @@ class UnsupportedLanguage(DowseError):
 
 class EmbedderError(DowseError):
     pass
+
+
+class EvalError(DowseError):
+    """A dataset, clone or commit the evaluation cannot use."""

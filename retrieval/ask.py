@@ -23,6 +23,7 @@ __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens"]
 
 CHARS_PER_TOKEN = 3.0
 MIN_RELEVANCE = 0.2
+FILE_RELEVANCE_WEIGHT = 0.5
 
 
 def estimate_tokens(text: str) -> int:
@@ -55,6 +56,7 @@ class FileResult(BaseModel):
 
     path: str
     relevance: float
+    score: float = Field(description="ranking score: relevance and retrieval evidence")
     reason: str
     citations: list[str]
 
@@ -82,9 +84,14 @@ def _files(items: list[ContextItem]) -> list[FileResult]:
         best = max(its, key=lambda i: i.relevance)
         # A file with several relevant parts ranks a little above one with a single part.
         bonus = min(0.05 * (len(its) - 1), 0.1)
+        # The ranking keeps the search's own evidence: the evaluator's relevance says what
+        # a chunk is, the fused retrieval score how strongly the query points at it.
+        rank = max(FILE_RELEVANCE_WEIGHT * i.relevance
+                   + (1 - FILE_RELEVANCE_WEIGHT) * min(i.hit.score, 1.0) for i in its)
         out.append(FileResult(path=path, relevance=round(min(best.relevance + bonus, 1.0), 3),
-                              reason=best.reason, citations=[i.hit.citation for i in its]))
-    out.sort(key=lambda f: (-f.relevance, f.path))
+                              score=round(rank + bonus, 4), reason=best.reason,
+                              citations=[i.hit.citation for i in its]))
+    out.sort(key=lambda f: (-f.score, f.path))
     return out
 
 

@@ -41,10 +41,7 @@ Invariants:
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -54,11 +51,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from indexer.build import IndexConfig, build_index
 from indexer.embed import Embedder
-from indexer.errors import DowseError
+from indexer.errors import EvalError
 from indexer.languages import CODE_LANGUAGES, language_for
 from indexer.store import Store
 from indexer.tokens import tokenize
 from retrieval.ask import ask, estimate_tokens
+from retrieval.gittree import clone_for, commit_order, git, git_dir_of, sync_tree
 from retrieval.hybrid import HybridSearcher
 from retrieval.query import analyze
 from retrieval.records import SearchOptions
@@ -97,10 +95,6 @@ BM25_B = 0.75
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): 'instances' or 'commits', then build_index's stages."""
-
-
-class EvalError(DowseError):
-    """A dataset, clone or commit the evaluation cannot use."""
 
 
 # -- records ---------------------------------------------------------------------------
@@ -309,151 +303,6 @@ def _methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
     return list(dict.fromkeys(requested))
 
 
-# -- git and trees ---------------------------------------------------------------------
-
-
-def _git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
-    try:
-        done = subprocess.run(["git", "--git-dir", str(git_dir), *args], input=input,
-                              capture_output=True, check=False)
-    except FileNotFoundError:
-        raise EvalError("git is not installed") from None
-    if done.returncode:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise EvalError(f"git {args[0]} failed in {git_dir}: "
-                        f"{message[-1] if message else done.returncode}")
-    return done.stdout
-
-
-def _git_dir(path: Path) -> Path:
-    """The git directory of a clone, bare or not."""
-    if not path.is_dir():
-        raise EvalError(f"no git repository at {path}")
-    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-                          capture_output=True, text=True, check=False)
-    if done.returncode:
-        raise EvalError(f"not a git repository: {path}")
-    return Path(done.stdout.strip())
-
-
-def _clone_for(repos: Path, repo: str) -> Path:
-    name = repo.replace("/", "__")
-    path = repos / name
-    if not path.exists():
-        raise EvalError(f"no clone of {repo} at {path} (expected a clone named {name})")
-    return _git_dir(path)
-
-
-def _commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
-    """commit -> committer timestamp; every commit must be in the clone."""
-    unique = list(dict.fromkeys(commits))
-    missing = [c for c in unique if subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
-        capture_output=True, check=False).returncode]
-    if missing:
-        raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
-    out = _git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()
-    stamps = {}
-    for line in out.splitlines():
-        sha, ts = line.split()
-        stamps[sha] = int(ts)
-    return {c: stamps.get(c, 0) for c in unique}
-
-
-def _listing(git_dir: Path, commit: str) -> dict[str, tuple[str, str]]:
-    """path -> (mode, blob sha) of every file in the commit's tree (submodules left out)."""
-    out: dict[str, tuple[str, str]] = {}
-    for entry in _git(git_dir, "ls-tree", "-r", "-z", commit).split(b"\0"):
-        if not entry:
-            continue
-        meta, path = entry.split(b"\t", 1)
-        mode, kind, sha = meta.decode().split()
-        if kind == "blob":
-            out[path.decode("utf-8", "surrogateescape")] = (mode, sha)
-    return out
-
-
-def _read_blobs(git_dir: Path, shas: Sequence[str]) -> dict[str, bytes]:
-    """Blob contents by sha, one `git cat-file --batch`; blobs absent from the clone are
-    left out."""
-    if not shas:
-        return {}
-    data = _git(git_dir, "cat-file", "--batch", input="\n".join(shas).encode() + b"\n")
-    out: dict[str, bytes] = {}
-    pos = 0
-    while pos < len(data):
-        end = data.index(b"\n", pos)
-        header = data[pos:end].decode().split()
-        pos = end + 1
-        if len(header) < 3 or header[1] != "blob":
-            continue  # "<sha> missing"
-        size = int(header[2])
-        out[header[0]] = data[pos : pos + size]
-        pos += size + 1
-    return out
-
-
-_STATE = "tree.json"
-
-
-def sync_tree(git_dir: Path, commit: str, tree: Path) -> dict[str, str]:
-    """Make `tree` hold the files of `commit`, writing only what differs from the commit
-    it held before; returns path -> blob sha of the files written or kept.
-
-    The blob shas of the synced tree are kept in a state file next to it. It is removed
-    before the tree is touched and written back after, so an interrupted sync leads to a
-    full rewrite, never to a tree trusted to hold what it does not.
-    """
-    state_path = tree.parent / _STATE
-    try:
-        old: dict[str, str] = json.loads(state_path.read_text())
-    except (OSError, ValueError):
-        old = {}
-        shutil.rmtree(tree, ignore_errors=True)
-    state_path.unlink(missing_ok=True)
-    tree.mkdir(parents=True, exist_ok=True)
-    new = _listing(git_dir, commit)
-    for path in old.keys() - new.keys():
-        (tree / path).unlink(missing_ok=True)
-    todo = {p: ms for p, ms in new.items() if old.get(p) != ms[1]
-            or not os.path.lexists(tree / p)}
-    blobs = _read_blobs(git_dir, sorted({sha for _, sha in todo.values()}))
-    kept = {p: sha for p, (_, sha) in new.items() if p not in todo}
-    for path, (mode, sha) in todo.items():
-        target = tree / path
-        content = blobs.get(sha)
-        if os.path.lexists(target) or target.is_dir():
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            else:
-                target.unlink()
-        if content is None:
-            continue  # absent from the clone
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if mode == "120000":
-            os.symlink(content.decode("utf-8", "surrogateescape"), target)
-        else:
-            target.write_bytes(content)
-            if mode == "100755":
-                target.chmod(0o755)
-        kept[path] = sha
-    _prune_empty_dirs(tree)
-    state_path.write_text(json.dumps(kept))
-    return kept
-
-
-def _prune_empty_dirs(tree: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(tree, topdown=False):
-        if not dirnames and not filenames and Path(dirpath) != tree:
-            try:
-                os.rmdir(dirpath)
-            except OSError:
-                pass
-
-
-# -- methods ---------------------------------------------------------------------------
-
-
 class _BM25Corpus:
     """Whole-file BM25 over a synced tree; token lists are cached by blob sha, so the
     next commit of the same repository only tokenizes the files that changed."""
@@ -631,7 +480,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     by_repo: dict[str, list[Instance]] = {}
     for inst in chosen:
         by_repo.setdefault(inst.repo, []).append(inst)
-    clones = {repo: _clone_for(config.repos, repo) for repo in by_repo}  # fail early
+    clones = {repo: clone_for(config.repos, repo) for repo in by_repo}  # fail early
     config.out.parent.mkdir(parents=True, exist_ok=True)
     made = 0
     finished = 0
@@ -645,7 +494,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
             progress("instances", finished, len(chosen))
             if not todo:
                 continue
-            order = _commit_order(git_dir, [i.base_commit for i in todo])
+            order = commit_order(git_dir, [i.base_commit for i in todo])
             todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
             home = config.work / repo.replace("/", "__")
             run = _Run(home / "tree", home / ".dowse-index", methods=methods,
@@ -736,7 +585,7 @@ def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str
     """The last n non-merge commits that modify source files, newest first:
     (commit, parent, message, modified source files)."""
     out: list[tuple[str, str, str, list[str]]] = []
-    log = _git(git_dir, "log", "--no-merges", "-z", "--format=%H %P%x1f%B").split(b"\0")
+    log = git(git_dir, "log", "--no-merges", "-z", "--format=%H %P%x1f%B").split(b"\0")
     for entry in log:
         if not entry.strip():
             continue
@@ -745,7 +594,7 @@ def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str
         if len(ids) != 2:
             continue  # a root commit has nothing to index before it
         commit, parent = ids
-        status = _git(git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status",
+        status = git(git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status",
                       parent, commit).split(b"\0")
         changed = [status[i + 1].decode("utf-8", "surrogateescape")
                    for i in range(0, len(status) - 1, 2)
@@ -762,7 +611,7 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
                 progress: Progress = _no_progress) -> HistoryReport:
     """Query the tree at each recent commit's parent with the commit message; score
     Recall@k and MRR of the source files the commit modified."""
-    git_dir = _git_dir(config.repo)
+    git_dir = git_dir_of(config.repo)
     methods = _methods(config.methods, config.embed)
     commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
     if not commits:

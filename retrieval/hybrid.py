@@ -24,7 +24,7 @@ from typing import Any
 import pathspec
 
 from indexer.embed import Embedder
-from indexer.languages import is_test_path
+from indexer.languages import TEXT_LANGUAGES, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.query import QueryAnalysis, analyze
@@ -36,6 +36,9 @@ SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
 TEST_FACTOR = 0.8
 """Test files rank a little lower unless the query is about tests."""
+DOC_FACTOR = 0.7
+"""Documentation and other text ranks lower unless the query is about docs: a question
+about behaviour is answered by code, and prose repeats the words of every question."""
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 
 
@@ -237,12 +240,15 @@ class HybridSearcher:
         self._path_signal(analysis, add, tokens)
         lex_w = analysis.lexical_weight if dense is not None else 1.0
         wants_tests = analysis.mentions_tests
+        wants_docs = analysis.mentions_docs
         for cand in cands.values():
             s = cand.signals
             score = (lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
                      + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0))
             if not wants_tests and is_test_path(cand.row["path"]):
                 score *= TEST_FACTOR
+            if not wants_docs and cand.row["language"] in TEXT_LANGUAGES:
+                score *= DOC_FACTOR
             cand.score = round(score, 4)
         return cands
 
@@ -251,6 +257,8 @@ class HybridSearcher:
         wanted: dict[str, str] = {}
         for ident in analysis.identifiers:
             parts = ident.split(".")
+            if len(parts[-1]) < 3:
+                continue  # one- and two-letter names match too much to be evidence
             wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
         symbols = self.symbols_named(wanted)
         rows = self.chunks_at((s["path"], s["start_line"]) for s in symbols)

@@ -59,6 +59,11 @@ class QueryAnalysis(BaseModel):
     def mentions_tests(self) -> bool:
         return any(t.startswith(("test", "spec")) for t in self.terms)
 
+    @property
+    def mentions_docs(self) -> bool:
+        return any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial"))
+                   for t in self.terms)
+
 
 def _is_code_like(word: str) -> bool:
     """An identifier a person would not write as a plain word."""
@@ -94,6 +99,8 @@ def analyze(text: str) -> QueryAnalysis:
             continue
         if any(word in p for p in paths):
             continue  # part of a path named in the text, already a path signal
+        if "." in word and min(len(part) for part in word.split(".")) < 2:
+            continue  # "e.g", "i.e": prose, not a dotted name
         if _is_code_like(word) or any(word in q for q in quoted):
             seen.add(word)
             identifiers.append(word)

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLE, REPO, cache_env
 
 pytestmark = pytest.mark.model
