@@ -51,6 +51,17 @@ def index_dir_option(fn: F) -> F:
     )(fn)
 
 
+def embed_options(fn: F) -> F:
+    """--no-embed, --embedder and --quiet, shared by the commands that build indexes."""
+    fn = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")(fn)
+    fn = click.option(
+        "--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
+        help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
+             "reference); both give the same model's vectors.")(fn)
+    return click.option("--no-embed", is_flag=True,
+                        help="Lexical and symbol index only (fast).")(fn)
+
+
 def json_option(fn: F) -> F:
     return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(fn)
 
@@ -143,17 +154,13 @@ def cli() -> None:
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @index_dir_option
 @click.option("--rebuild", is_flag=True, help="Discard the index and build it anew.")
-@click.option("--no-embed", is_flag=True, help="Lexical and symbol index only (fast).")
 @click.option("--max-file-size", type=click.IntRange(min=1), default=None,
               help="Skip files larger than this many bytes (default 1000000).")
 @click.option("--exclude", multiple=True, metavar="PATTERN",
               help="Extra gitignore-style pattern to leave out (repeatable).")
 @click.option("--include-secrets/--no-include-secrets", default=None,
               help="Also index files that look like secrets (.env, keys). Not recommended.")
-@click.option("--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
-              help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, "
-                   "the reference); both give the same model's vectors.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@embed_options
 @json_option
 @seam
 def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool,
@@ -438,11 +445,7 @@ def eval_group() -> None:
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path),
               default=Path(".dowse-eval"), show_default=True,
               help="Where trees and indexes are kept between runs.")
-@click.option("--no-embed", is_flag=True, help="Lexical and symbol index only (fast).")
-@click.option("--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
-              help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, "
-                   "the reference); both give the same model's vectors.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@embed_options
 @json_option
 @seam
 def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit: int | None,
@@ -491,11 +494,7 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
               metavar="TOKENS")
 @click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the tree and index here (default: a temporary directory).")
-@click.option("--no-embed", is_flag=True, help="Lexical and symbol index only (fast).")
-@click.option("--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
-              help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, "
-                   "the reference); both give the same model's vectors.")
-@click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@embed_options
 @json_option
 @seam
 def eval_history(path: str, commits: int, methods: str | None, budget: int, work: Path | None,
