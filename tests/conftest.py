@@ -47,6 +47,23 @@ class FakeEmbedder:
 
 
 @pytest.fixture
+def run():
+    """Invoke the CLI in-process; assert the exit code (0 unless told) and return the result."""
+    from click.testing import CliRunner
+
+    from cli import cli
+
+    runner = CliRunner()
+
+    def invoke(*args: str, code: int = 0):
+        result = runner.invoke(cli, list(args), catch_exceptions=False)
+        assert result.exit_code == code, result.output + (result.stderr or "")
+        return result
+
+    return invoke
+
+
+@pytest.fixture
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
     instance = FakeEmbedder()
     # A factory carrying `name`: the query side picks the factory matching the manifest.

@@ -11,18 +11,6 @@ from cli import cli
 
 
 @pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def invoke(*args: str, code: int = 0):
-        result = runner.invoke(cli, list(args), catch_exceptions=False)
-        assert result.exit_code == code, result.output + (result.stderr or "")
-        return result
-
-    return invoke
-
-
-@pytest.fixture
 def indexed(example_repo, fake_embedder, run):
     run("index", str(example_repo), "--quiet")
     return example_repo

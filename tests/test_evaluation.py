@@ -310,18 +310,6 @@ def test_history_replays_commits(tmp_path, shop, fake_embedder):
         run_history(config.model_copy(update={"repo": tmp_path}), embedder=fake_embedder)
 
 
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def invoke(*args: str, code: int = 0):
-        result = runner.invoke(cli, list(args), catch_exceptions=False)
-        assert result.exit_code == code, result.output + (result.stderr or "")
-        return result
-
-    return invoke
-
-
 def test_cli_swebench_table_and_json(tmp_path, dataset, fake_embedder, run):
     out = tmp_path / "cli" / "pred.jsonl"
     args = ["eval", "swebench", "--dataset", str(dataset), "--repos", str(tmp_path / "repos"),
