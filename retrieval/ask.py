@@ -167,7 +167,8 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
                  + f"; {result.cycles} cycle(s): {result.stop_reason}_")
     lines += ["", "## Files", ""]
     for f in result.files[:15]:
-        lines.append(f"- `{f.path}` ({f.relevance:.2f}): {f.reason}")
+        lines.append(f"- `{f.path}` (relevance {f.relevance:.2f}, rank score {f.score:.2f}): "
+                     f"{f.reason}")
     lines += ["", "## Context", ""]
     for b in result.context:
         what = f" {b.kind} `{b.symbol}`" if b.kind and b.symbol else ""
