@@ -33,7 +33,7 @@ from indexer.walk import WalkConfig, walk
 
 __all__ = [
     "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
-    "resolve_walk_config",
+    "resolve_walk_config", "walk_config_from",
 ]
 
 VECTOR_INDEX_MIN_ROWS = 50_000
@@ -55,6 +55,16 @@ def default_index_dir(root: Path) -> Path:
     return root / ".dowse"
 
 
+def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:
+    """A WalkConfig from the options a manifest recorded, with the given ones (not None)
+    on top; keys this version does not know are ignored."""
+    merged = {**stored, **{k: v for k, v in overrides.items() if v is not None}}
+    if "exclude" in merged:
+        merged["exclude"] = tuple(merged["exclude"])
+    known = {f.name for f in dataclasses.fields(WalkConfig)}
+    return WalkConfig(**{k: v for k, v in merged.items() if k in known})
+
+
 def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
     """The walk options of the index's last run, with the given ones (not None) on top, so
     `dowse index` after `dowse index --exclude X` keeps excluding X."""
@@ -63,11 +73,7 @@ def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
         stored = Store.read_manifest(index_dir).walk
     except DowseError:
         pass
-    merged = {**stored, **{k: v for k, v in overrides.items() if v is not None}}
-    if "exclude" in merged:
-        merged["exclude"] = tuple(merged["exclude"])
-    known = {f.name for f in dataclasses.fields(WalkConfig)}
-    return WalkConfig(**{k: v for k, v in merged.items() if k in known})
+    return walk_config_from(stored, **overrides)
 
 
 @dataclass(frozen=True)

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.build import changed_since
+from indexer.build import changed_since, walk_config_from
 from indexer.records import SkippedFile
 from indexer.store import Store
-from indexer.walk import WalkConfig
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 
@@ -87,8 +86,7 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
         key=lambda c: (-c.files, c.language))
     skipped = [SkippedFile(**r) for r in store.rows("skipped", ["path", "reason"])]
     root = Path(store.manifest.root)
-    walk_config = WalkConfig(**{**store.manifest.walk,
-                                "exclude": tuple(store.manifest.walk.get("exclude", ()))})
+    walk_config = walk_config_from(store.manifest.walk)
     changed = (changed_since(store, root, walk_config) if root.is_dir()
                else {"root missing": 1})
     m = store.manifest
