@@ -3,8 +3,8 @@
 Usage (a directory as it is):
     python benchmarks/index_bench.py --repo PATH [--no-embed] [--embedder NAME]
 
-Usage (a git clone at given commits; the tree is materialized with `git archive`, the
-clone is never written):
+Usage (a git clone at given commits, bare or not; the tree is written from the clone's
+objects by `retrieval.gittree.sync_tree`, the clone is never written):
     python benchmarks/index_bench.py --git-dir CLONE --commit SHA [--commit2 SHA2] \
         --work /tmp/dowse-bench [--embedder NAME] [--no-embed]
 
@@ -17,12 +17,10 @@ peak RSS, and index size versus source size; then a no-op re-index, a one-file e
 from __future__ import annotations
 
 import argparse
-import filecmp
 import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -32,45 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer.build import IndexConfig, IndexStats, build_index  # noqa: E402
 from indexer.embed import get_embedder  # noqa: E402
-
-
-def materialize(git_dir: Path, commit: str, dest: Path) -> None:
-    """Write the tree of `commit` into dest, skipping blobs absent from the clone."""
-    listing = subprocess.run(["git", "--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit],
-                             check=True, capture_output=True).stdout.split(b"\0")
-    entries = [e.split(b"\t", 1) for e in listing if e]
-    check = subprocess.run(["git", "--git-dir", str(git_dir), "cat-file", "--batch-check"],
-                           input=b"\n".join(m.split()[2] for m, _ in entries) + b"\n",
-                           check=True, capture_output=True).stdout.decode().splitlines()
-    missing = [p.decode() for (m, p), line in zip(entries, check, strict=True)
-               if line.endswith("missing")]
-    dest.mkdir(parents=True, exist_ok=True)
-    args = ["git", "--git-dir", str(git_dir), "archive", "--format=tar", commit]
-    if missing:
-        args += ["--", ".", *[f":(exclude){p}" for p in missing]]
-    archive = subprocess.Popen(args, stdout=subprocess.PIPE)
-    subprocess.run(["tar", "-x", "-C", str(dest)], stdin=archive.stdout, check=True)
-    archive.wait()
-
-
-def sync_tree(src: Path, dest: Path) -> int:
-    """Make dest look like src, touching only files whose content differs (as a checkout
-    does). Returns how many files changed."""
-    changed = 0
-    src_files = {p.relative_to(src) for p in src.rglob("*") if p.is_file()}
-    dest_files = {p.relative_to(dest) for p in dest.rglob("*") if p.is_file()
-                  and ".dowse" not in p.relative_to(dest).parts}
-    for rel in dest_files - src_files:
-        (dest / rel).unlink()
-        changed += 1
-    for rel in src_files:
-        target = dest / rel
-        if rel in dest_files and filecmp.cmp(src / rel, target, shallow=False):
-            continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src / rel, target)
-        changed += 1
-    return changed
+from retrieval.gittree import STATE_FILE, git_dir_of, sync_tree  # noqa: E402
 
 
 def dir_size(path: Path, *, skip: str | None = None) -> int:
@@ -81,10 +41,6 @@ def dir_size(path: Path, *, skip: str | None = None) -> int:
         total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files
                      if os.path.isfile(os.path.join(dirpath, f)))
     return total
-
-
-def stats_dir(root: Path) -> Path:
-    return root / ".dowse"
 
 
 def peak_rss_mb() -> float:
@@ -99,7 +55,7 @@ def step(name: str, root: Path, cfg: IndexConfig, embedder) -> dict:
            "parsed": stats.parsed, "symbols": stats.symbols, "chunks": stats.chunks,
            "embedded": stats.embedded, "reused": stats.reused_vectors,
            "peak_rss_mb": round(peak_rss_mb()),
-           "index_mb": round(dir_size(stats_dir(root)) / 1e6, 1)}
+           "index_mb": round(dir_size(root / ".dowse") / 1e6, 1)}
     if stats.embedded and stats.seconds.get("embed"):
         row["chunks_per_s"] = round(stats.embedded / stats.seconds["embed"], 1)
     return row
@@ -124,10 +80,11 @@ def main() -> None:
     if args.git_dir:
         if not args.commit:
             ap.error("--commit is required with --git-dir")
+        git_dir = git_dir_of(args.git_dir)
         root = work / "tree"
-        if root.exists():
-            shutil.rmtree(root)
-        materialize(args.git_dir, args.commit, root)
+        shutil.rmtree(root, ignore_errors=True)  # a cold tree: sync writes every file
+        (work / STATE_FILE).unlink(missing_ok=True)
+        first = sync_tree(git_dir, args.commit, root)
     else:
         root = args.repo.resolve()
     shutil.rmtree(root / ".dowse", ignore_errors=True)
@@ -147,14 +104,13 @@ def main() -> None:
     rows.append(step("no-op re-index", root, cfg, embedder))
     target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000
                   and ".dowse" not in p.parts)
-    target.write_text(target.read_text() + "\n\ndef _bench_added(x):\n    return x * 2\n")
+    original = target.read_text()
+    target.write_text(original + "\n\ndef _bench_added(x):\n    return x * 2\n")
     rows.append(step(f"one-file edit ({target.relative_to(root)})", root, cfg, embedder))
     if args.commit2:
-        other = work / "tree2"
-        if other.exists():
-            shutil.rmtree(other)
-        materialize(args.git_dir, args.commit2, other)
-        n = sync_tree(other, root)
+        target.write_text(original)  # sync_tree trusts its record of what it wrote
+        second = sync_tree(git_dir, args.commit2, root)
+        n = sum(first.get(p) != second.get(p) for p in first.keys() | second.keys())
         rows.append(step(f"checkout {args.commit2[:10]} ({n} files differ)", root, cfg,
                          embedder))
     source = dir_size(root, skip=".dowse")
