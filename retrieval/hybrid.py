@@ -116,6 +116,10 @@ class HybridSearcher:
             self._query_vectors[text] = vector
         return vector
 
+    def clear_query_cache(self) -> None:
+        with self._lock:
+            self._query_vectors.clear()
+
     def _dense_hits(self, text: str, k: int) -> list[tuple[str, float]] | None:
         vector = self.embed_query(text)
         return None if vector is None else self.dense(vector, k)
