@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.store import quote_list
 from retrieval.evaluate import Evaluator
-from retrieval.hybrid import HybridSearcher, _read_lines
+from retrieval.hybrid import HybridSearcher, read_lines
 from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens"]
@@ -133,7 +133,7 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         spans = taken.setdefault(it.hit.path, [])
         if any(s <= start and end <= e for s, e in spans):
             continue  # already delivered inside a wider block
-        text = _read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
+        text = read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
         cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
         if used + cost <= limit:
             spans.append((start, end))

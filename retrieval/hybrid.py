@@ -30,7 +30,7 @@ from indexer.tokens import tokenize, variants
 from retrieval.query import QueryAnalysis, analyze
 from retrieval.records import Hit, SearchOptions
 
-__all__ = ["Candidate", "HybridSearcher", "PathFilter"]
+__all__ = ["Candidate", "HybridSearcher", "PathFilter", "read_lines"]
 
 SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
@@ -346,7 +346,7 @@ class HybridSearcher:
                 if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
                     continue
                 seen.add(sym["id"])
-                text = _read_lines(self.root / sym["path"], sym["start_line"], sym["end_line"])
+                text = read_lines(self.root / sym["path"], sym["start_line"], sym["end_line"])
                 hits.append(Hit(grain="symbol", path=sym["path"], start_line=sym["start_line"],
                                 end_line=sym["end_line"], score=c.score, signals=c.signals,
                                 language=sym["language"], symbol=sym["qualified_name"],
@@ -368,7 +368,7 @@ def _chunk_hit(c: Candidate) -> Hit:
                text=r["text"])
 
 
-def _read_lines(path: Path, start: int, end: int) -> str | None:
+def read_lines(path: Path, start: int, end: int) -> str | None:
     try:
         data = path.read_bytes()
     except OSError:
