@@ -1,0 +1,206 @@
+"""Records the explorers pass around and return: citations, findings, gates, tracks, and
+the `ExploreResult` that `dowse explore` prints.
+
+Every claim an explorer makes is a `Finding` with at least one `Citation`; a citation
+names a file, a line range and a short quote that must occur in those lines. The evidence
+gate (explore/tracks.py) checks each one against the file and drops claims that fail.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "Citation",
+    "Dependency",
+    "Depth",
+    "Evidence",
+    "ExploreResult",
+    "Finding",
+    "GateResult",
+    "GitReport",
+    "ImportReport",
+    "KeyFile",
+    "ManifestReport",
+    "Pattern",
+    "Synthesis",
+    "TrackFindings",
+    "TrackSpec",
+    "TreeNode",
+]
+
+Depth = Literal["shallow", "standard", "deep"]
+
+
+class Citation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="POSIX path relative to the explored root")
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    quote: str = Field(description="text that occurs in the cited lines (whitespace-normalized)")
+
+    @property
+    def ref(self) -> str:
+        if self.start_line == self.end_line:
+            return f"{self.path}:{self.start_line}"
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+class Finding(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    claim: str
+    citations: list[Citation] = Field(min_length=1)
+    topic: str = Field(default="", description="what the claim is about, for aggregation")
+
+
+class Evidence(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    line: int = Field(ge=1)
+    description: str
+
+
+class GateResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="understood, evidence or complete")
+    passed: bool
+    ran: bool = Field(default=True, description="false when an earlier gate failed")
+    detail: str
+
+
+class TrackSpec(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    focus: str = Field(description="the track's scope: a path, a question or both")
+    approach: str
+    gates: list[str] = Field(description="the checkpoints, each verified by code")
+    deliverable: str
+
+
+class TrackFindings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    track: TrackSpec
+    findings: list[Finding] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)
+    conclusions: list[str] = Field(default_factory=list)
+    gaps: list[str] = Field(default_factory=list, description="uncertainties, open questions")
+    gates: list[GateResult] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list,
+                               description="claims dropped because a citation failed")
+    seconds: float = 0.0
+    subtracks: list[TrackFindings] = Field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.gates) and all(g.passed for g in self.gates)
+
+
+class TreeNode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    kind: Literal["dir", "file"]
+    files: int = Field(default=1, description="files at or below this node")
+    children: list[TreeNode] = Field(default_factory=list)
+    truncated: int = Field(default=0, description="children left out")
+
+
+class KeyFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    role: str
+
+
+class Dependency(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    spec: str = ""
+    manifest: str = Field(description="the manifest file that declares it")
+    line: int | None = None
+    group: str = Field(default="runtime", description="runtime, dev, optional:<extra>, build…")
+
+
+class ManifestReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    manifests: list[str] = Field(default_factory=list)
+    dependencies: list[Dependency] = Field(default_factory=list)
+    scripts: dict[str, str] = Field(default_factory=dict, description="name → command")
+    entry_points: dict[str, str] = Field(default_factory=dict, description="name → target")
+
+
+class Pattern(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str
+    examples: list[Citation] = Field(default_factory=list)
+
+
+class ImportReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    modules: int = 0
+    edges: int = 0
+    entry_points: list[str] = Field(default_factory=list)
+    cycles: list[list[str]] = Field(default_factory=list)
+    central: list[tuple[str, float]] = Field(
+        default_factory=list, description="(path, PageRank), most central first")
+    external: list[tuple[str, int]] = Field(
+        default_factory=list, description="(top-level package, importing files)")
+
+
+class GitReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    branch: str | None = None
+    head: str | None = None
+    recent: list[str] = Field(default_factory=list, description="'<sha> <date> <subject>'")
+    uncommitted: list[str] = Field(default_factory=list, description="'<status> <path>'")
+    hot_files: list[tuple[str, int]] = Field(default_factory=list,
+                                             description="(path, commits touching it)")
+    co_change: list[tuple[str, str, int]] = Field(
+        default_factory=list, description="(path, path, commits touching both)")
+
+
+class Synthesis(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    unified: list[str] = Field(default_factory=list,
+                               description="what several tracks agree on, with citations")
+    nuances: list[str] = Field(default_factory=list,
+                               description="where tracks diverge or qualify each other")
+    open_questions: list[str] = Field(default_factory=list)
+    confidence: Literal["High", "Moderate", "Low"] = "Low"
+    basis: str = ""
+
+
+class ExploreResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str = Field(description="the explored path, relative to the root ('.' for all)")
+    root: str
+    depth: Depth
+    focus: str | None = None
+    tree: TreeNode | None = None
+    key_files: list[KeyFile] = Field(default_factory=list)
+    patterns: list[Pattern] = Field(default_factory=list)
+    dependencies: ManifestReport = Field(default_factory=ManifestReport)
+    imports: ImportReport | None = None
+    git: GitReport | None = None
+    focus_findings: list[Finding] = Field(default_factory=list)
+    summary: str = ""
+    synthesis: Synthesis = Field(default_factory=Synthesis)
+    tracks: list[TrackFindings] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict,
+                                      description="seconds per track, plus 'wall' and 'sum'")
