@@ -252,31 +252,18 @@ def search(query: str, path: str, index_dir: Path | None, limit: int, grain: str
     Example:
         dowse search "parse_file timeout" --grain symbol --exclude 'tests/'
     """
-    from indexer.store import Store
     from retrieval.hybrid import HybridSearcher
     from retrieval.records import SearchOptions
     from retrieval.render import render_hits
 
-    store = Store.open(_locate(_root_arg(path), index_dir))
     options = SearchOptions(limit=limit, grain=grain, include=list(include),  # type: ignore[arg-type]
                             exclude=list(exclude), languages=list(languages), kinds=list(kinds))
-    searcher = HybridSearcher(store, _embedder_factory_for(store))
+    searcher = HybridSearcher.open(_locate(_root_arg(path), index_dir))
     hits = searcher.search(query, options)
     if as_json:
         _echo_json([h.model_dump() for h in hits])
         return
     click.echo(render_hits(hits, color=sys.stdout.isatty()))
-
-
-def _embedder_factory_for(store: Any) -> Callable[[], Any] | None:
-    """A query embedder matching the model that built the index, if it has vectors."""
-    from indexer.embed import DEFAULT_EMBEDDER, EMBEDDERS
-
-    names = sorted(EMBEDDERS, key=lambda n: n != DEFAULT_EMBEDDER)  # the fast one first
-    for name in names:
-        if getattr(EMBEDDERS[name], "name", None) == store.manifest.model:
-            return _embedder_factory(name)
-    return None
 
 
 @cli.command()
@@ -337,7 +324,6 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         dowse ask "where are expired session tokens rejected?" --budget 2000
         dowse ask "how are discounts applied?" --evaluator llm
     """
-    from indexer.store import Store
     from retrieval.ask import ask as run_ask
     from retrieval.ask import render_markdown
     from retrieval.hybrid import HybridSearcher
@@ -355,8 +341,7 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
             raise _fail("--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
                         "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)")
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
-    store = Store.open(_locate(_root_arg(path), index_dir))
-    searcher = HybridSearcher(store, _embedder_factory_for(store))
+    searcher = HybridSearcher.open(_locate(_root_arg(path), index_dir))
     result = run_ask(searcher, question, budget=budget,
                      loop=LoopConfig(include=list(include), exclude=list(exclude)),
                      evaluator=evaluator, with_trace=trace or as_json)

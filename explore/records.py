@@ -204,3 +204,6 @@ class ExploreResult(BaseModel):
     tracks: list[TrackFindings] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict,
                                       description="seconds per track, plus 'wall' and 'sum'")
+    budget: int | None = Field(default=None, description="the token budget it was fitted to")
+    omitted: dict[str, int] = Field(default_factory=dict,
+                                    description="items left out per section for the budget")

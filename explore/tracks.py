@@ -120,10 +120,9 @@ class Context:
             return None
         with self._lock:
             if self._searcher is None:
-                from indexer.store import Store
                 from retrieval.hybrid import HybridSearcher
 
-                self._searcher = HybridSearcher(Store.open(self.index_dir))
+                self._searcher = HybridSearcher.open(self.index_dir)
             return self._searcher
 
 

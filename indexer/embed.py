@@ -11,6 +11,7 @@ queried with vectors from the model that built it.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 import threading
@@ -21,7 +22,15 @@ import numpy as np
 
 from indexer.errors import EmbedderError
 
-__all__ = ["DEFAULT_EMBEDDER", "EMBEDDERS", "MODEL_NAME", "Embedder", "get_embedder", "model_path"]
+__all__ = [
+    "DEFAULT_EMBEDDER",
+    "EMBEDDERS",
+    "MODEL_NAME",
+    "Embedder",
+    "embedder_for_model",
+    "get_embedder",
+    "model_path",
+]
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DEFAULT_EMBEDDER = "minilm-onnx"
@@ -107,6 +116,16 @@ class _Lazy:
         factory: Callable[[], Embedder] = getattr(importlib.import_module(self._module),
                                                   self._attr)
         return factory()
+
+
+def embedder_for_model(model: str) -> Callable[[], Embedder] | None:
+    """A lazy factory for an embedder that makes `model`'s vectors (the fast backend
+    first), or None when no registered backend does: the query embedder of an index."""
+    names = sorted(EMBEDDERS, key=lambda n: n != DEFAULT_EMBEDDER)
+    for name in names:
+        if getattr(EMBEDDERS[name], "name", None) == model:
+            return functools.partial(get_embedder, name)
+    return None
 
 
 EMBEDDERS: dict[str, Callable[[], Embedder]] = {

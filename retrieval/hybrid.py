@@ -23,7 +23,7 @@ from typing import Any
 
 import pathspec
 
-from indexer.embed import Embedder
+from indexer.embed import Embedder, embedder_for_model
 from indexer.languages import TEXT_LANGUAGES, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
@@ -78,6 +78,13 @@ class HybridSearcher:
         self._has_vectors: bool | None = None
         self._query_vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
+
+    @classmethod
+    def open(cls, index_dir: Path) -> HybridSearcher:
+        """A searcher on the index's last snapshot, embedding queries with the model that
+        built it (lexical only when no backend makes that model's vectors)."""
+        store = Store.open(index_dir)
+        return cls(store, embedder_for_model(store.manifest.model))
 
     # -- primitives --------------------------------------------------------------------
 

@@ -1,0 +1,77 @@
+"""The focus explorer: the iterative retrieval loop on the focus text, scoped to the path.
+
+It needs an index (`dowse index`); without one its first gate fails and says so. Each
+context item the loop rates at least `FINDING_RELEVANCE` becomes a claim citing the item's
+lines; names the question mentions that the loop could not resolve become gaps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from explore.records import TrackSpec
+from explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from retrieval.loop import LoopConfig, run_loop
+
+__all__ = ["FINDING_RELEVANCE", "focus_track"]
+
+FINDING_RELEVANCE = 0.5
+MAX_FINDINGS = 12
+
+
+def scope_globs(scope: str) -> list[str]:
+    """Include globs (gitignore syntax, anchored) confining retrieval to `scope`."""
+    return [f"/{scope}"] if scope else []
+
+
+def focus_track(ctx: Context, question: str | None = None, *,
+                exclude: Sequence[str] = (), name: str = "focus") -> Track:
+    """A track running the retrieval loop on `question` (default: the context's focus)."""
+    text = question if question is not None else (ctx.focus or "")
+    spec = TrackSpec(
+        name=name, focus=f"{text} (in {ctx.scope or '.'})",
+        approach="iterative retrieval loop (dispatch, evaluate, refine; at most 3 cycles) "
+                 "over the index, scoped to the path",
+        gates=["understood: the loop found candidates for the question",
+               "evidence: each finding cites lines that hold the quoted code",
+               "complete: at least one result scored as directly implementing the focus"],
+        deliverable="cited code locations that answer the focus question, with the "
+                    "evaluator's reason for each")
+
+    def understand(state: TrackState) -> tuple[bool, str]:
+        if not text.strip():
+            return False, "no focus question given"
+        searcher = ctx.searcher()
+        if searcher is None:
+            state.gaps.append(f"no index for {ctx.root}: run `dowse index {ctx.root}` to "
+                              "explore a focus")
+            return False, "no index: run `dowse index` first"
+        config = LoopConfig(include=scope_globs(ctx.scope), exclude=list(exclude))
+        result = run_loop(searcher, text, config=config)
+        state.output["loop"] = result
+        items = [it for it in result.items if it.relevance >= FINDING_RELEVANCE]
+        for it in items[:MAX_FINDINGS]:
+            h = it.hit
+            what = f"`{h.symbol}`" if h.symbol else f"`{h.path}`"
+            stale = " (file changed since indexing)" if h.stale else ""
+            state.claim(f"{what} at {h.citation}: {it.reason}{stale}",
+                        cite(ctx, h.path, h.start_line, h.end_line), topic=h.path)
+        for c in result.trace[-1].critical_gaps if result.trace else []:
+            state.gaps.append(f"`{c}` is named in the focus but was not found in "
+                              f"{ctx.scope or 'the repository'}")
+        state.conclusions.append(f"retrieval loop: {len(result.trace)} cycle(s), "
+                                 f"stopped because {result.stop_reason}")
+        if not result.items:
+            return False, "the loop found no candidates"
+        return True, f"{len(result.items)} candidates, {len(items)} relevant"
+
+    def complete(state: TrackState) -> tuple[bool, str]:
+        loop = state.output.get("loop")
+        best = max((it.relevance for it in loop.items), default=0.0) if loop else 0.0
+        if best >= 0.7:
+            return True, f"best result relevance {best:.2f}"
+        return False, f"no result scored >= 0.7 (best {best:.2f})"
+
+    return Track(spec=spec, understand=understand, complete=complete,
+                 split=lambda c: largest_subdirs(c, min_files=2000),
+                 make=lambda c: focus_track(c, question, exclude=exclude, name=name))

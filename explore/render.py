@@ -1,0 +1,280 @@
+"""Rendering an ExploreResult as markdown, and fitting it to a token budget.
+
+A budget is divided across sections by weight instead of cutting the end off: a section
+that needs less than its share gives the rest to the others (water-filling), and each
+section keeps its first (best) items whole. What was left out is counted per section in
+`omitted`. Costs are estimated for the output format that will be printed (markdown lines
+or JSON records), with the same conservative 3-characters-a-token estimate as `ask`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from explore.records import ExploreResult, Finding, TreeNode
+from retrieval.ask import estimate_tokens
+
+__all__ = ["fit_budget", "render_markdown"]
+
+Format = Literal["markdown", "json"]
+_OVERHEAD = 12  # tokens for a section's heading and spacing
+
+
+def _md_finding(f: Finding) -> str:
+    return f"- {f.claim} — " + ", ".join(f"`{c.ref}`" for c in f.citations)
+
+
+def _md_item(section: str, item: Any) -> str:
+    """One rendered markdown line for an item of `section` (also its budget cost)."""
+    if isinstance(item, Finding):
+        return _md_finding(item)
+    if section == "tree":
+        node, level = item
+        label = node.path.rsplit("/", 1)[-1] + ("/" if node.kind == "dir" else "")
+        return "  " * level + label + (f" ({node.files})" if node.kind == "dir" else "")
+    if section == "key_files":
+        return f"- `{item.path}` — {item.role}"
+    if section == "dependencies":
+        where = f"{item.manifest}:{item.line}" if item.line else item.manifest
+        return f"- {item.name} {item.spec} ({item.group}) — `{where}`".replace("  ", " ")
+    if section == "scripts":
+        kind, name, value = item
+        return f"- {kind} `{name}`: `{value}`"
+    if section == "patterns":
+        refs = ", ".join(f"`{c.ref}`" for c in item.examples)
+        return f"- **{item.name}**: {item.description}" + (f" ({refs})" if refs else "")
+    if section in ("imports", "git"):
+        kind, value = item
+        return f"- {kind}: {value}"
+    return f"- {item}"
+
+
+@dataclass
+class _Section:
+    name: str
+    weight: float
+    items: list[Any]
+    keep: Callable[[int], None]
+
+
+def _tree_nodes(root: TreeNode) -> list[tuple[TreeNode, int]]:
+    """Breadth first, so a budget keeps the upper levels."""
+    out: list[tuple[TreeNode, int]] = []
+    frontier, level = [root], 0
+    while frontier:
+        out.extend((n, level) for n in frontier)
+        frontier = [c for n in frontier for c in n.children]
+        level += 1
+    return out
+
+
+def _prune(node: TreeNode, kept: set[int]) -> TreeNode:
+    children = [c for c in node.children if id(c) in kept]
+    return node.model_copy(update={
+        "children": [_prune(c, kept) for c in children],
+        "truncated": node.truncated + len(node.children) - len(children)})
+
+
+def _sections(r: ExploreResult) -> list[_Section]:
+    s: list[_Section] = []
+
+    def add(name: str, weight: float, items: list[Any], keep: Callable[[int], None]) -> None:
+        if items:
+            s.append(_Section(name, weight, items, keep))
+
+    syn = r.synthesis
+    add("unified", 0.08, syn.unified, lambda k: setattr(syn, "unified", syn.unified[:k]))
+    add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
+    add("open_questions", 0.05, syn.open_questions,
+        lambda k: setattr(syn, "open_questions", syn.open_questions[:k]))
+    add("focus", 0.25, r.focus_findings,
+        lambda k: setattr(r, "focus_findings", r.focus_findings[:k]))
+    add("key_files", 0.08, r.key_files, lambda k: setattr(r, "key_files", r.key_files[:k]))
+    if r.tree is not None:
+        tree, nodes = r.tree, _tree_nodes(r.tree)
+        add("tree", 0.08, nodes, lambda k: setattr(
+            r, "tree", _prune(tree, {id(n) for n, _ in nodes[:k]})))
+    deps = r.dependencies
+    add("dependencies", 0.07, deps.dependencies,
+        lambda k: setattr(deps, "dependencies", deps.dependencies[:k]))
+    scripts = ([("script", k, v) for k, v in deps.scripts.items()]
+               + [("entry point", k, v) for k, v in deps.entry_points.items()])
+
+    def keep_scripts(k: int) -> None:
+        kept = scripts[:k]
+        deps.scripts = {n: v for kind, n, v in kept if kind == "script"}
+        deps.entry_points = {n: v for kind, n, v in kept if kind == "entry point"}
+
+    add("scripts", 0.03, scripts, keep_scripts)
+    add("patterns", 0.12, r.patterns, lambda k: setattr(r, "patterns", r.patterns[:k]))
+    if r.imports is not None:
+        imp = r.imports
+        items = ([("cycle", " → ".join(c)) for c in imp.cycles]
+                 + [("central", f"{p} ({score:.3f})") for p, score in imp.central]
+                 + [("external", f"{p} ({n} files)") for p, n in imp.external])
+
+        def keep_imports(k: int) -> None:
+            kinds = [kind for kind, _ in items[:k]]
+            imp.cycles = imp.cycles[:kinds.count("cycle")]
+            imp.central = imp.central[:kinds.count("central")]
+            imp.external = imp.external[:kinds.count("external")]
+
+        add("imports", 0.06, items, keep_imports)
+    if r.git is not None:
+        git = r.git
+        gitems = ([("uncommitted", u) for u in git.uncommitted]
+                  + [("recent", c) for c in git.recent]
+                  + [("hot", f"{p} ({n} commits)") for p, n in git.hot_files]
+                  + [("co-change", f"{a} + {b} ({n})") for a, b, n in git.co_change])
+
+        def keep_git(k: int) -> None:
+            kinds = [kind for kind, _ in gitems[:k]]
+            git.uncommitted = git.uncommitted[:kinds.count("uncommitted")]
+            git.recent = git.recent[:kinds.count("recent")]
+            git.hot_files = git.hot_files[:kinds.count("hot")]
+            git.co_change = git.co_change[:kinds.count("co-change")]
+
+        add("git", 0.06, gitems, keep_git)
+    # Track findings repeat the sections above, except the specialists': those come first.
+    ordered = sorted(r.tracks, key=lambda t: not t.track.name.startswith("specialist"))
+    tfind = [(t, f) for t in ordered for f in t.findings]
+
+    def keep_tracks(k: int) -> None:
+        kept = tfind[:k]
+        for t in r.tracks:
+            t.findings = [f for tt, f in kept if tt is t]
+
+    add("tracks", 0.06, [f for _, f in tfind], keep_tracks)
+    return s
+
+
+def _cost(section: str, item: Any, fmt: Format) -> int:
+    if fmt == "markdown":
+        return estimate_tokens(_md_item(section, item)) + 1
+    if isinstance(item, BaseModel):
+        return estimate_tokens(item.model_dump_json())
+    if section == "tree":
+        return estimate_tokens(item[0].model_dump_json(exclude={"children"}))
+    return estimate_tokens(str(item)) + 4
+
+
+def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> ExploreResult:
+    """A copy of `result` whose sections share `budget` tokens; whole items only."""
+    r = result.model_copy(deep=True)
+    r.budget = budget
+    fixed = estimate_tokens(r.summary + r.synthesis.basis) + 60 + 25 * len(r.tracks)
+    sections = _sections(r)
+    costs = {s.name: [_cost(s.name, it, fmt) for it in s.items] for s in sections}
+    need = {s.name: sum(costs[s.name]) + _OVERHEAD for s in sections}
+    remaining = max(budget - fixed, 0)
+    share: dict[str, float] = {}
+    active = list(sections)
+    while active:  # water-filling: satisfied sections return their surplus to the others
+        total_w = sum(s.weight for s in active)
+        fair = {s.name: remaining * s.weight / total_w for s in active}
+        done = [s for s in active if need[s.name] <= fair[s.name]]
+        if not done:
+            share.update(fair)
+            break
+        for s in done:
+            share[s.name] = need[s.name]
+            remaining -= need[s.name]
+            active.remove(s)
+    for s in sections:
+        room, k = share[s.name] - _OVERHEAD, 0
+        for c in costs[s.name]:
+            if c > room:
+                break
+            room -= c
+            k += 1
+        if k < len(s.items):
+            r.omitted[s.name] = len(s.items) - k
+            s.keep(k)
+    return r
+
+
+def render_markdown(r: ExploreResult) -> str:
+    title = f"# Explore `{r.path}` ({r.depth}"
+    title += f", focus: {r.focus!r})" if r.focus else ")"
+    lines = [title, "", r.summary, ""]
+    syn = r.synthesis
+    timing = ""
+    if "wall" in r.timings:
+        timing = (f"; {len(r.tracks)} tracks in {r.timings['wall']:.2f} s wall "
+                  f"({r.timings.get('sum', 0):.2f} s summed)")
+    lines += [f"_Confidence: {syn.confidence} — {syn.basis}{timing}_", ""]
+
+    def section(title: str, name: str, items: list[Any]) -> None:
+        omitted = r.omitted.get(name, 0)
+        if not items and not omitted:
+            return
+        lines.extend([f"## {title}", ""])
+        lines.extend(_md_item(name, it) for it in items)
+        if omitted:
+            lines.append(f"- _{omitted} more left out for the token budget_")
+        lines.append("")
+
+    section("Agreed across tracks", "unified", syn.unified)
+    section("Nuances", "nuances", syn.nuances)
+    section("Open questions", "open_questions", syn.open_questions)
+    if r.focus:
+        section(f"Focus: {r.focus}", "focus", r.focus_findings)
+    section("Key files", "key_files", r.key_files)
+    if r.tree is not None:
+        lines += ["## Tree", "", "```"]
+        lines += [_md_item("tree", n) for n in _depth_first(r.tree)]
+        lines += ["```", ""]
+    deps = r.dependencies
+    section("Dependencies", "dependencies", deps.dependencies)
+    section("Scripts and entry points", "scripts",
+            [("script", k, v) for k, v in deps.scripts.items()]
+            + [("entry point", k, v) for k, v in deps.entry_points.items()])
+    section("Patterns", "patterns", r.patterns)
+    if r.imports is not None:
+        imp = r.imports
+        lines += [f"_Import graph: {imp.modules} modules, {imp.edges} edges; entry points: "
+                  + (", ".join(f"`{e}`" for e in imp.entry_points[:6]) or "none") + "_", ""]
+        section("Imports", "imports",
+                [("cycle", " → ".join(c)) for c in imp.cycles]
+                + [("central", f"{p} ({s:.3f})") for p, s in imp.central]
+                + [("external", f"{p} ({n} files)") for p, n in imp.external])
+    if r.git is not None:
+        g = r.git
+        lines += [f"_Git: branch {g.branch or '?'} at {(g.head or '?')[:12]}_", ""]
+        section("Git", "git", [("uncommitted", u) for u in g.uncommitted]
+                + [("recent", c) for c in g.recent]
+                + [("hot", f"{p} ({n} commits)") for p, n in g.hot_files]
+                + [("co-change", f"{a} + {b} ({n})") for a, b, n in g.co_change])
+    lines += ["## Tracks", "", "| track | gates | claims | dropped | seconds |",
+              "|---|---|---|---|---|"]
+    for t in r.tracks:
+        gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}"
+                         for g in t.gates)
+        lines.append(f"| {t.track.name} | {gates} | {len(t.findings)} | {len(t.dropped)} "
+                     f"| {t.seconds:.2f} |")
+    lines.append("")
+    for t in r.tracks:
+        if t.track.name.startswith("specialist") and t.findings:
+            lines += [f"### {t.track.name}", ""]
+            lines += [_md_finding(f) for f in t.findings]
+            lines.append("")
+    if r.budget:
+        lines.append(f"_Fitted to a budget of {r.budget} tokens._")
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _depth_first(root: TreeNode) -> list[tuple[TreeNode, int]]:
+    out: list[tuple[TreeNode, int]] = []
+    stack = [(root, 0)]
+    while stack:
+        node, level = stack.pop()
+        out.append((node, level))
+        if node.truncated:
+            more = TreeNode(path=f"… {node.truncated} more", kind="file")
+            stack.append((more, level + 1))
+        stack.extend((c, level + 1) for c in reversed(node.children))
+    return out
