@@ -1,8 +1,9 @@
 """The focus explorer: the iterative retrieval loop on the focus text, scoped to the path.
 
 It needs an index (`dowse index`); without one its first gate fails and says so. Each
-context item the loop rates at least `FINDING_RELEVANCE` becomes a claim citing the item's
-lines; names the question mentions that the loop could not resolve become gaps.
+context item the loop does not exclude (relevance >= 0.2) becomes a claim citing the
+item's lines, with its relevance; names the question mentions that the loop could not
+resolve become gaps.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ from retrieval.loop import LoopConfig, run_loop
 
 __all__ = ["FINDING_RELEVANCE", "focus_track"]
 
-FINDING_RELEVANCE = 0.5
+FINDING_RELEVANCE = 0.2
+"""The evaluator's lower bound for "indirectly related": below it a result is excluded."""
 MAX_FINDINGS = 12
 
 
@@ -24,7 +26,7 @@ def scope_globs(scope: str) -> list[str]:
     return [f"/{scope}"] if scope else []
 
 
-def focus_track(ctx: Context, question: str | None = None, *,
+def focus_track(ctx: Context, question: str | None = None, *, include: Sequence[str] = (),
                 exclude: Sequence[str] = (), name: str = "focus") -> Track:
     """A track running the retrieval loop on `question` (default: the context's focus)."""
     text = question if question is not None else (ctx.focus or "")
@@ -46,7 +48,9 @@ def focus_track(ctx: Context, question: str | None = None, *,
             state.gaps.append(f"no index for {ctx.root}: run `dowse index {ctx.root}` to "
                               "explore a focus")
             return False, "no index: run `dowse index` first"
-        config = LoopConfig(include=scope_globs(ctx.scope), exclude=list(exclude))
+        # `include` (a track of `ask` over the whole root) replaces the scope globs.
+        config = LoopConfig(include=list(include) or scope_globs(ctx.scope),
+                            exclude=list(exclude))
         result = run_loop(searcher, text, config=config)
         state.output["loop"] = result
         items = [it for it in result.items if it.relevance >= FINDING_RELEVANCE]
@@ -54,7 +58,8 @@ def focus_track(ctx: Context, question: str | None = None, *,
             h = it.hit
             what = f"`{h.symbol}`" if h.symbol else f"`{h.path}`"
             stale = " (file changed since indexing)" if h.stale else ""
-            state.claim(f"{what} at {h.citation}: {it.reason}{stale}",
+            state.claim(f"{what} at {h.citation} (relevance {it.relevance:.2f}): "
+                        f"{it.reason}{stale}",
                         cite(ctx, h.path, h.start_line, h.end_line), topic=h.path)
         for c in result.trace[-1].critical_gaps if result.trace else []:
             state.gaps.append(f"`{c}` is named in the focus but was not found in "
@@ -74,4 +79,5 @@ def focus_track(ctx: Context, question: str | None = None, *,
 
     return Track(spec=spec, understand=understand, complete=complete,
                  split=lambda c: largest_subdirs(c, min_files=2000),
-                 make=lambda c: focus_track(c, question, exclude=exclude, name=name))
+                 make=lambda c: focus_track(c, question, include=include, exclude=exclude,
+                                           name=name))

@@ -1,0 +1,214 @@
+"""Tracks, gates and the citation check; the focus track; synthesis; budgets."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from explore.focus import focus_track
+from explore.records import (
+    Citation,
+    ExploreResult,
+    Finding,
+    GateResult,
+    KeyFile,
+    TrackFindings,
+    TrackSpec,
+    TreeNode,
+)
+from explore.render import fit_budget, render_markdown
+from explore.synthesis import synthesize
+from explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
+from indexer.build import build_index
+
+SPEC = TrackSpec(name="t", focus=".", approach="test", gates=["g"], deliverable="d")
+
+
+def _cit(path: str, start: int, end: int | None = None, quote: str = "x") -> Citation:
+    return Citation(path=path, start_line=start, end_line=end or start, quote=quote)
+
+
+@pytest.fixture
+def ctx(example_repo: Path) -> Context:
+    return Context(root=example_repo)
+
+
+def test_a_true_citation_verifies(ctx):
+    c = cite(ctx, "shop/auth/tokens.py", 30)
+    assert c is not None and c.quote.startswith("def validate_token")
+    assert verify_citation(ctx.root, c) is None
+
+
+@pytest.mark.parametrize("citation, why", [
+    (_cit("shop/auth/tokens.py", 30, quote="def forge_token"), "is not in the cited lines"),
+    (_cit("shop/auth/tokens.py", 9000, quote="def"), "the file has"),
+    (_cit("shop/nothing.py", 1), "does not exist"),
+    (_cit("../outside.py", 1), "is not a path inside the root"),
+    (_cit("/etc/passwd", 1, quote="root"), "is not a path inside the root"),
+    (_cit("shop/auth/tokens.py", 30, quote="   "), "no quoted text"),
+])
+def test_the_evidence_gate_rejects_fabricated_citations(ctx, citation, why):
+    assert why in (verify_citation(ctx.root, citation) or "")
+
+
+def test_a_symlink_out_of_the_root_is_not_citable(ctx, tmp_path):
+    outside = tmp_path / "secret.py"
+    outside.write_text("password = 1\n")
+    os.symlink(outside, ctx.root / "link.py")
+    assert "leads outside the root" in verify_citation(
+        ctx.root, _cit("link.py", 1, quote="password")) or ""
+
+
+def _track(understand, complete=lambda s: (True, "done")) -> Track:
+    return Track(spec=SPEC, understand=understand, complete=complete)
+
+
+def test_gates_run_in_order_and_uncited_claims_are_dropped(ctx):
+    def understand(state: TrackState):
+        assert state.claim("validate_token checks expiry", cite(ctx, "shop/auth/tokens.py", 30))
+        assert not state.claim("an uncited claim")  # never recorded
+        state.findings.append(Finding(claim="a fabricated claim", citations=[
+            _cit("shop/auth/tokens.py", 30, quote="def forge_token")]))
+        return True, "found"
+
+    result, _ = run_track(ctx, _track(understand))
+    assert [f.claim for f in result.findings] == ["validate_token checks expiry"]
+    assert [g.name for g in result.gates] == ["understood", "evidence", "complete"]
+    assert all(g.passed for g in result.gates)
+    assert result.gates[1].detail == "1 claims verified against the files; 1 dropped"
+    assert result.dropped[0].startswith("a fabricated claim (shop/auth/tokens.py:30:")
+
+
+def test_a_failed_gate_stops_the_next_steps_and_is_reported(ctx):
+    completed = []
+    result, _ = run_track(ctx, _track(lambda s: (False, "nothing here"),
+                                      lambda s: completed.append(1) or (True, "")))
+    assert completed == []
+    assert result.gates == [
+        GateResult(name="understood", passed=False, detail="nothing here"),
+        GateResult(name="evidence", passed=False, ran=False,
+                   detail="not run: the understood gate failed"),
+        GateResult(name="complete", passed=False, ran=False,
+                   detail="not run: the evidence gate failed"),
+    ]
+    assert not result.passed
+
+
+def test_an_explorer_that_raises_fails_its_gate_without_raising(ctx):
+    def boom(state):
+        raise ValueError("bad input")
+
+    result, _ = run_track(ctx, _track(boom))
+    assert result.gates[0].detail == "error: ValueError: bad input"
+    assert result.gaps == ["t explorer failed: error: ValueError: bad input"]
+
+
+def test_deepen_splits_a_track_into_subtracks(ctx):
+    def make(c: Context) -> Track:
+        def understand(state):
+            files = c.files()
+            state.claim(f"{len(files)} files", cite(c, files[0], 1))
+            return True, "ok"
+
+        return Track(spec=SPEC.model_copy(update={"name": f"t:{c.scope or '.'}"}),
+                     understand=understand, complete=lambda s: (True, "ok"),
+                     split=lambda c: ["shop", "web"] if not c.scope else [], make=make)
+
+    deep = Context(root=ctx.root, deepen=2)
+    result, _ = run_track(deep, make(deep))
+    assert [s.track.name for s in result.subtracks] == ["t:shop", "t:web"]
+    assert result.subtracks[1].findings[0].claim == "2 files"
+    assert all(s.subtracks == [] for s in result.subtracks)
+
+
+def test_context_scopes_files_to_a_directory_or_a_file(ctx):
+    assert ctx.narrowed("web", deepen=0).files() == ["web/app.js", "web/format.js"]
+    assert ctx.narrowed("shop/pricing.py", deepen=0).files() == ["shop/pricing.py"]
+    assert ".env" not in ctx.files()  # the walk's secret rules apply
+
+
+# -- the focus track -------------------------------------------------------------------
+
+
+def test_focus_track_cites_the_code_that_answers(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder)
+    ctx = Context(root=example_repo, scope="shop", index_dir=example_repo / ".dowse",
+                  focus="where does validate_token reject expired tokens?")
+    result, _ = run_track(ctx, focus_track(ctx))
+    assert result.passed, result.gates
+    top = result.findings[0]
+    assert top.citations[0].ref == "shop/auth/tokens.py:30-42"
+    assert top.claim.startswith("`validate_token` at shop/auth/tokens.py:30-42 (relevance ")
+    assert all(c.path.startswith("shop/") for f in result.findings for c in f.citations)
+    assert result.dropped == []
+    # A vaguer question still gets cited findings, but its complete gate says it fell short.
+    vague, _ = run_track(ctx, focus_track(ctx, "where are expired tokens rejected?"))
+    assert vague.findings and vague.findings[0].citations[0].path == "shop/auth/tokens.py"
+    assert vague.gates[2].detail.startswith("no result scored >= 0.7")
+
+
+def test_focus_track_without_an_index_says_so(ctx):
+    ctx.focus = "tokens"
+    result, _ = run_track(ctx, focus_track(ctx))
+    assert result.gates[0].detail == "no index: run `dowse index` first"
+    assert "run `dowse index" in result.gaps[0]
+
+
+# -- synthesis and budgets -------------------------------------------------------------
+
+
+def _findings(name: str, *paths: str, passed: bool = True) -> TrackFindings:
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": name}),
+        findings=[Finding(claim=f"{name} says {p}", citations=[_cit(p, 1)]) for p in paths],
+        gates=[GateResult(name="understood", passed=passed, detail="d")],
+        gaps=[f"{name} gap"])
+
+
+def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
+    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[
+        _findings("tree", "a.py", "b.py"), _findings("imports", "a.py"),
+        _findings("git", "a.py", "c.py")])
+    s = synthesize(r)
+    assert s.unified == ["`a.py` matters to 3 tracks (git, imports, tree); see a.py:1"]
+    assert s.open_questions == ["tree gap", "imports gap", "git gap"]
+    assert s.confidence == "High"
+    r.tracks.append(_findings("patterns", "d.py", passed=False))
+    s = synthesize(r)
+    assert s.confidence == "Moderate"
+    assert "patterns: the understood gate failed (d)" in s.nuances
+
+
+def _big_result() -> ExploreResult:
+    tree = TreeNode(path=".", kind="dir", files=40, children=[
+        TreeNode(path=f"d{i}", kind="dir", files=4, children=[
+            TreeNode(path=f"d{i}/f{j}.py", kind="file") for j in range(4)]) for i in range(10)])
+    return ExploreResult(
+        path=".", root="/r", depth="standard", focus="q", tree=tree, summary="s",
+        key_files=[KeyFile(path=f"k{i}.py", role="entry point " * 5) for i in range(50)],
+        focus_findings=[Finding(claim="claim " * 20, citations=[_cit(f"f{i}.py", 1)])
+                        for i in range(50)])
+
+
+def test_a_budget_is_divided_across_sections_not_cut_at_the_end():
+    r = _big_result()
+    full = render_markdown(r)
+    fitted = fit_budget(r, 600)
+    text = render_markdown(fitted)
+    assert len(text) / 3 <= 600 < len(full) / 3
+    # every section keeps its best items instead of the last sections vanishing
+    assert fitted.key_files and fitted.focus_findings and fitted.tree is not None
+    assert fitted.key_files[0].path == "k0.py"
+    assert fitted.focus_findings[0].claim == r.focus_findings[0].claim
+    assert fitted.omitted["key_files"] == 50 - len(fitted.key_files)
+    assert "left out for the token budget" in text
+    # the upper tree levels are kept first
+    assert len(fitted.tree.children) > 0
+    assert sum(len(c.children) for c in fitted.tree.children) < 40
+
+
+def test_a_generous_budget_keeps_everything():
+    r = _big_result()
+    assert fit_budget(r, 100_000).omitted == {}
