@@ -61,13 +61,22 @@ def _js(module: str, importer: str, paths: Collection[str]) -> str | None:
 
 
 def suffix_map(paths: Collection[str]) -> dict[str, str]:
-    """Proper path suffixes of the Python files ('b/c.py' -> 'a/b/c.py'), shortest path wins."""
+    """Path suffixes of the Python files below a source directory ('b/c.py' -> 'src/b/c.py'),
+    shortest path wins.
+
+    A suffix counts only where the directory before it is not itself a package: an
+    absolute `import datetime` can mean `src/datetime.py` but never
+    `pkg/functions/datetime.py`, which is only importable as `pkg.functions.datetime`.
+    """
+    packages = {posixpath.dirname(p) for p in paths
+                if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
     out: dict[str, str] = {}
     for p in sorted(paths, key=lambda p: (p.count("/"), p)):
         if p.endswith((".py", ".pyi")):
             parts = p.split("/")
             for i in range(1, len(parts)):
-                out.setdefault("/".join(parts[i:]), p)
+                if "/".join(parts[:i]) not in packages:
+                    out.setdefault("/".join(parts[i:]), p)
     return out
 
 

@@ -259,3 +259,19 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
                for r in have)
     stats = build_index(example_repo, embedder=fake_embedder)
     assert stats.vectors_pending == 0
+
+
+def test_absolute_imports_resolve_below_source_dirs_but_never_inside_packages():
+    from indexer.resolve import resolve_import, suffix_map
+
+    paths = {"src/pkg/__init__.py", "src/pkg/mod.py", "app/__init__.py",
+             "app/functions/__init__.py", "app/functions/datetime.py"}
+    suffixes = suffix_map(paths)
+
+    def resolve(module: str) -> str | None:
+        return resolve_import(module, "app/views.py", "python", paths, suffixes)
+
+    assert resolve("pkg.mod") == "src/pkg/mod.py"  # src layout
+    assert resolve("app.functions.datetime") == "app/functions/datetime.py"
+    assert resolve("datetime") is None  # the standard library, not a package's submodule
+    assert resolve("functions.datetime") is None

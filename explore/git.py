@@ -1,0 +1,339 @@
+"""The git explorer: branch, recent commits, uncommitted changes, the files that change
+most, and the files that change together.
+
+Invariants:
+- Read-only: every git call runs with `GIT_OPTIONAL_LOCKS=0` (so `git status` does not
+  refresh the index file) and only reads; the repository is located from the root alone
+  (GIT_DIR and friends from the caller's environment are dropped), and pathspecs are
+  literal (a scope named `a[1]` is not a glob).
+- Paths are relative to the explored root, which may be a subdirectory of the work tree;
+  changes outside the root are not reported. Hot files and co-change partners are files
+  that exist now (a deleted file cannot be cited).
+- Counts come from a bounded sample: the last `HISTORY` non-merge commits touching the
+  scope, found among at most `SCAN_LIMIT` commits. Commits touching more than
+  `HUGE_COMMIT` files (mass renames, reformatting) count for hot files but not for
+  co-change: they couple everything with everything.
+- Not a git work tree, or no git: the understood gate fails with the reason; nothing
+  raises.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from explore.records import Citation, GitReport, TrackSpec
+from explore.tracks import Context, Track, TrackState, cite
+
+__all__ = ["git_track"]
+
+GIT_TIMEOUT_S = 30.0
+RECENT = 10
+HISTORY = 300
+SCAN_LIMIT = 5000
+HUGE_COMMIT = 50
+MAX_HOT = 10
+MAX_PAIRS = 10
+PAIRS_PER_FOCUS = 5
+MIN_TOGETHER = 2
+MAX_UNCOMMITTED = 100
+CLAIMED_UNCOMMITTED = 5
+
+# The variables that would point git somewhere other than the root's own repository.
+_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
+             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
+             "GIT_PREFIX")
+
+
+class _GitError(Exception):
+    pass
+
+
+def _git(root: Path, *args: str) -> str:
+    """Run a read-only git command in `root`; its stdout, or _GitError with git's message."""
+    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_LITERAL_PATHSPECS="1", GIT_TERMINAL_PROMPT="0",
+               LC_ALL="C")
+    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "log.showSignature=false",
+           "-c", "color.ui=false", *args]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=GIT_TIMEOUT_S,
+                              stdin=subprocess.DEVNULL, check=False)
+    except FileNotFoundError:
+        raise _GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise _GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:.0f}s") from None
+    if proc.returncode != 0:
+        message = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise _GitError(message[-1] if message else f"git {args[0]} failed")
+    return proc.stdout.decode("utf-8", errors="replace")
+
+
+def _try(root: Path, *args: str) -> str | None:
+    try:
+        return _git(root, *args)
+    except _GitError:
+        return None
+
+
+@dataclass
+class _History:
+    commits: list[list[str]] = field(default_factory=list)
+    """Each commit's files (root-relative; files outside the root left out)."""
+    sizes: list[int] = field(default_factory=list)
+    """Each commit's number of files, the ones outside the root included."""
+
+    @property
+    def huge(self) -> int:
+        return sum(1 for n in self.sizes if n > HUGE_COMMIT)
+
+    def coupled(self) -> list[list[str]]:
+        return [c for c, n in zip(self.commits, self.sizes, strict=True) if n <= HUGE_COMMIT]
+
+
+@dataclass
+class _Repo:
+    root: Path
+    prefix: str
+    """The root's path inside the work tree ('' or 'sub/dir/')."""
+    shallow: bool
+    _boundary: str | None = field(default=None, init=False)
+
+    def boundary(self) -> list[str]:
+        """`^<commit>` for the commit SCAN_LIMIT commits back, when there is one: a narrow
+        pathspec then does not walk the whole history to fill its sample."""
+        if self._boundary is None:
+            out = _try(self.root, "rev-list", "-n1", f"--skip={SCAN_LIMIT}", "HEAD")
+            self._boundary = (out or "").strip()
+        return [f"^{self._boundary}"] if self._boundary else []
+
+    def local(self, path: str) -> str | None:
+        """A work-tree path made relative to the root, or None when outside it."""
+        return path[len(self.prefix):] if path.startswith(self.prefix) else None
+
+    def history(self, pathspecs: Sequence[str], *, bounded: bool) -> _History:
+        out = _git(self.root, "log", "--no-merges", f"-n{HISTORY}", "--format=%x00%H",
+                   "--name-only", "--full-diff", *(self.boundary() if bounded else ()), "HEAD",
+                   "--", *pathspecs)
+        history = _History()
+        for record in out.split("\0")[1:]:
+            names = [ln for ln in record.splitlines()[1:] if ln]
+            history.sizes.append(len(names))
+            history.commits.append(sorted({p for n in names if (p := self.local(n))}))
+        return history
+
+
+def _open(root: Path) -> _Repo:
+    out = _git(root, "rev-parse", "--show-toplevel", "--show-prefix",
+               "--is-shallow-repository").split("\n")
+    if len(out) < 3:
+        raise _GitError("unexpected output from git rev-parse")
+    return _Repo(root=root, prefix=out[1], shallow=out[2].strip() == "true")
+
+
+def _status(repo: _Repo, pathspec: str, ignore: str | None) -> list[tuple[str, str]]:
+    """(status, root-relative path) of each uncommitted change in the pathspec."""
+    out = _git(repo.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal",
+               "--", pathspec)
+    entries: list[tuple[str, str]] = []
+    fields = out.split("\0")
+    i = 0
+    while i < len(fields):
+        entry = fields[i]
+        i += 1
+        if len(entry) < 4:
+            continue
+        code, path = entry[:2], entry[3:]
+        if "R" in code or "C" in code:
+            i += 1  # the source path of a rename or copy follows
+        local = repo.local(path)
+        if local is None or (ignore and (local == ignore or local.startswith(ignore + "/"))):
+            continue
+        entries.append((code.strip(), local))
+    return entries
+
+
+def _cite_file(ctx: Context, path: str) -> Citation | None:
+    """The file's first non-blank line: a citation that the file exists as named."""
+    lines = ctx.lines(path) or []
+    line = next((i + 1 for i, ln in enumerate(lines) if ln.strip()), None)
+    return cite(ctx, path, line) if line else None
+
+
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
+
+
+def _pairs(commits: list[list[str]], anchors: Sequence[str], existing: set[str]
+           ) -> dict[tuple[str, str], int]:
+    """(anchor, partner) -> commits touching both, partners being existing files."""
+    wanted = set(anchors)
+    counts: Counter[tuple[str, str]] = Counter()
+    for files in commits:
+        touched = wanted.intersection(files)
+        if not touched:
+            continue
+        for anchor in touched:
+            for other in files:
+                if other != anchor and other in existing:
+                    counts[(anchor, other)] += 1
+    return dict(counts)
+
+
+def _focus_pairs(history: _History, focus: Sequence[str], existing: set[str],
+                 state: TrackState) -> list[tuple[str, str, int]]:
+    """Each focus file's most frequent partners; a gap for a focus file without any."""
+    counts = _pairs(history.coupled(), focus, existing)
+    pairs: list[tuple[str, str, int]] = []
+    for anchor in focus:
+        mine = sorted(((a, b, n) for (a, b), n in counts.items()
+                       if a == anchor and n >= MIN_TOGETHER), key=lambda t: (-t[2], t[1]))
+        pairs.extend(mine[:PAIRS_PER_FOCUS])
+        if anchor not in existing:
+            state.gaps.append(f"focus file {anchor} does not exist (or is not indexable)")
+        elif not mine:
+            state.gaps.append(f"no file changed together with {anchor} in {MIN_TOGETHER} "
+                              "or more commits")
+    return pairs
+
+
+def _hot_pairs(history: _History, hot: Sequence[str], existing: set[str]
+               ) -> list[tuple[str, str, int]]:
+    """The most frequent pairs with a hot file in them, each pair once (in path order)."""
+    counts: dict[tuple[str, str], int] = {}
+    for (a, b), n in _pairs(history.coupled(), hot, existing).items():
+        counts[(min(a, b), max(a, b))] = n  # symmetric: both orders count the same
+    return sorted(((a, b, n) for (a, b), n in counts.items() if n >= MIN_TOGETHER),
+                  key=lambda t: (-t[2], t[0], t[1]))[:MAX_PAIRS]
+
+
+def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
+    """What git says about `ctx`'s scope: branch, recent commits, uncommitted changes, hot
+    files, and co-change coupling for `focus_files` (root-relative) or the hot files."""
+    focus = ctx.scope or "."
+    focus_list = sorted({f.removeprefix("./").strip("/") for f in focus_files if f.strip()})
+    spec = TrackSpec(
+        name="git",
+        focus=focus + (f" (focus files: {', '.join(focus_list)})" if focus_list else ""),
+        approach=f"read-only git: branch and HEAD, the last {RECENT} commits and uncommitted "
+                 f"changes in scope, file change counts over the last {HISTORY} commits, "
+                 f"co-change pairs from commits of at most {HUGE_COMMIT} files",
+        gates=[
+            "understood: the root is in a git work tree with commits or changes in scope",
+            "evidence: every hot file, co-change pair and uncommitted file cites the file",
+            "complete: HEAD and the scope's recent commits are known, hot files ranked, and "
+            "each focus file's coupling looked up",
+        ],
+        deliverable="GitReport: branch, head, recent commits, uncommitted changes, hot files, "
+                    "co-change pairs",
+    )
+
+    def understand(state: TrackState) -> tuple[bool, str]:
+        try:
+            repo = _open(ctx.root)
+        except _GitError as exc:
+            if "not a git repository" in str(exc) or "work tree" in str(exc):
+                return False, "not a git repository"
+            return False, f"git cannot read {ctx.root}: {exc}"
+        pathspec = ctx.scope or "."
+        branch = _try(ctx.root, "symbolic-ref", "-q", "--short", "HEAD")
+        head = _try(ctx.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+        report = GitReport(branch=(branch or "").strip() or None,
+                           head=(head or "").strip() or None)
+        state.output["git"] = report
+        if repo.shallow:
+            state.gaps.append("a shallow clone: history is truncated, counts are lower bounds")
+
+        ignore = None
+        if ctx.index_dir is not None:
+            try:
+                ignore = ctx.index_dir.resolve().relative_to(ctx.root.resolve()).as_posix()
+            except ValueError:
+                ignore = None
+        changes = _status(repo, pathspec, ignore)
+        report.uncommitted = [f"{code} {path}" for code, path in changes[:MAX_UNCOMMITTED]]
+
+        existing = set(ctx.all_files())
+        if report.head is not None:
+            narrow = bool(ctx.scope or repo.prefix)
+            report.recent = [ln for ln in _git(
+                ctx.root, "log", f"-n{RECENT}", "--format=%h %ad %s", "--date=short",
+                *(repo.boundary() if narrow else ()), "HEAD", "--", pathspec).splitlines()
+                if ln]
+            history = repo.history([pathspec], bounded=narrow)
+            commits_of = Counter(p for files in history.commits for p in files)
+            ranked = sorted(((p, n) for p, n in commits_of.items()
+                             if p in existing and ctx.in_scope(p)), key=lambda kv: (-kv[1], kv[0]))
+            report.hot_files = ranked[:MAX_HOT]
+            for path, n in report.hot_files:
+                state.claim(f"{path} changed in {n} of the last {len(history.commits)} "
+                            f"commits touching {focus}", _cite_file(ctx, path), topic="hot")
+            sample = repo.history(focus_list, bounded=True) if focus_list else history
+            report.co_change = (_focus_pairs(sample, focus_list, existing, state) if focus_list
+                                else _hot_pairs(sample, [p for p, _ in report.hot_files],
+                                                existing))
+            of = Counter(p for files in sample.coupled() for p in files)
+            for a, b, n in report.co_change:
+                state.claim(f"{a} and {b} changed together in {n} commits "
+                            f"({n} of {of[a]} commits of {a})",
+                            _cite_file(ctx, a), _cite_file(ctx, b), topic="co-change")
+            if sample.huge:
+                state.gaps.append(f"{_plural(sample.huge, 'commit')} touching more than "
+                                  f"{HUGE_COMMIT} files left out of co-change counts")
+            if len(history.commits) >= HISTORY:
+                state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} "
+                                  "only")
+        for code, path in changes[:CLAIMED_UNCOMMITTED]:
+            if path in existing:
+                state.claim(f"{path} has uncommitted changes ({code})", _cite_file(ctx, path),
+                            topic="uncommitted")
+
+        where = f"on branch {report.branch}" if report.branch else "detached HEAD"
+        state.conclusions.append(
+            f"{where} at {report.head[:12]}" if report.head else f"{where}, no commits yet")
+        if report.recent:
+            state.conclusions.append(f"recent commits touching {focus}: "
+                                     + "; ".join(report.recent[:5]))
+        elif report.head:
+            state.conclusions.append(f"no commit touches {focus}")
+        if changes:
+            kinds = Counter("untracked" if c == "??" else "changed" for c, _ in changes)
+            state.conclusions.append(
+                f"{len(changes)} uncommitted entries in {focus} ("
+                + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
+        else:
+            state.conclusions.append(f"no uncommitted changes in {focus}")
+        if report.hot_files:
+            state.conclusions.append("most changed: " + ", ".join(
+                f"{p} ({n})" for p, n in report.hot_files[:5]))
+        if report.co_change:
+            a, b, n = report.co_change[0]
+            state.conclusions.append(f"strongest coupling: {a} ↔ {b} ({n} commits)")
+        if not report.head and not changes:
+            return False, "a git repository with no commits and no changes"
+        return True, (f"{where}: {_plural(len(report.recent), 'recent commit')}, "
+                      f"{_plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
+                      f"{_plural(len(report.hot_files), 'hot file')}")
+
+    def complete(state: TrackState) -> tuple[bool, str]:
+        report = state.output.get("git")
+        if not isinstance(report, GitReport):
+            return False, "no git report"
+        if report.head is None:
+            return False, "no commits yet: nothing to say about history"
+        if not report.recent:
+            return False, f"no commit touches {focus}"
+        kept = Counter(f.topic for f in state.findings)
+        if report.hot_files and not kept["hot"]:
+            return False, "no hot file kept its evidence"
+        return True, (f"{report.branch or 'detached'} at {report.head[:12]}: "
+                      f"{_plural(len(report.recent), 'recent commit')}, "
+                      f"{_plural(len(report.hot_files), 'hot file')}, "
+                      f"{_plural(len(report.co_change), 'co-change pair')}")
+
+    return Track(spec=spec, understand=understand, complete=complete,
+                 make=lambda c: git_track(c, focus_list))

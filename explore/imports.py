@@ -1,0 +1,595 @@
+"""The imports explorer: the scope's import graph, its entry points, cycles and hubs.
+
+Nodes are the Python and JavaScript/TypeScript files in scope (the languages whose imports
+`indexer.resolve` maps to files); an edge is "file imports internal file", one per pair,
+labelled with the first import line that makes it. The imports come from the index's
+`imports` table when there is an index (files the index does not have yet are parsed), or
+from parsing the scope with `indexer.parse` and resolving with `indexer.resolve`: both
+ways give the same graph for the same files. An import the index left unresolved is
+resolved again against today's files (its module may have been added since).
+
+Invariants:
+- `from pkg import name` points at `pkg/name.py` when `name` is a submodule, and at the
+  package's `__init__.py` only for names that are not submodules: a package's
+  `__init__` is not a hub just because its submodules are imported through it.
+- An absolute import of a standard-library name (`import datetime`) is never an edge to
+  a same-named file deep in the tree (the resolver's suffix match would say so): the
+  file must sit at the top of the tree, or one directory down (a `src/` layout).
+- Edges to internal files outside the scope are not in the graph; they are counted and
+  reported as leaving the scope. `external` lists third-party packages only; the
+  standard library is named in a conclusion.
+- Cycles are strongly connected components (Tarjan, iterative) shown as their shortest
+  cycles, smallest first; centrality is PageRank by power iteration. Nothing recurses,
+  so a deep graph cannot overflow the stack.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import sys
+from collections import Counter, deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from explore.records import Citation, ImportReport, TrackSpec
+from explore.tracks import Context, Track, TrackState, cite, find_line
+from indexer.errors import DowseError
+from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
+from indexer.parse import parse_source
+from indexer.resolve import resolve_import, suffix_map
+
+__all__ = ["imports_track"]
+
+GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
+"""The languages whose imports indexer.resolve maps to files."""
+MAX_CYCLES = 10
+MAX_CENTRAL = 10
+MAX_ENTRY_POINTS = 12
+MAX_EXTERNAL = 15
+CLAIMED_EXTERNAL = 5
+CLAIMED_OUTSIDE = 3
+DAMPING = 0.85
+PAGERANK_TOL = 1e-9
+PAGERANK_MAX_ITER = 100
+
+_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+_NODE_BUILTINS = frozenset({
+    "assert", "buffer", "child_process", "cluster", "crypto", "dns", "events", "fs",
+    "http", "https", "module", "net", "os", "path", "perf_hooks", "process", "querystring",
+    "readline", "stream", "timers", "tls", "url", "util", "vm", "worker_threads", "zlib",
+})
+_RUN_NAMES = frozenset({
+    "manage.py", "main.py", "cli.py", "app.py", "run.py", "server.py", "wsgi.py", "asgi.py",
+    "index.js", "main.js", "server.js", "app.js", "cli.js", "index.ts", "main.ts",
+    "server.ts", "app.ts", "cli.ts",
+})
+_MAIN_GUARD = re.compile(
+    r"""^if\s+(__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:"""
+    r"""|require\.main\s*===?\s*module""")
+
+
+@dataclass(frozen=True)
+class _Row:
+    path: str
+    module: str
+    names: tuple[str, ...]
+    line: int
+    resolved: str | None
+
+
+@dataclass
+class _Graph:
+    nodes: list[str]
+    succ: dict[str, dict[str, int]] = field(default_factory=dict)
+    """importer -> imported file in scope -> first import line."""
+    outside: dict[str, dict[str, int]] = field(default_factory=dict)
+    """internal file outside the scope -> importer in scope -> line."""
+    importers_outside: dict[str, set[str]] = field(default_factory=dict)
+    """file in scope -> importers outside the scope (known only from the index)."""
+    external: dict[str, dict[str, int]] = field(default_factory=dict)
+    """third-party package -> importer -> line."""
+    stdlib: set[str] = field(default_factory=set)
+    imports: int = 0
+    unresolved_relative: int = 0
+
+    def pred(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {n: {} for n in self.nodes}
+        for src, dsts in self.succ.items():
+            for dst, line in dsts.items():
+                out[dst][src] = line
+        return out
+
+
+class _Resolver:
+    """indexer.resolve over the root's files, with the stdlib guard and a cache."""
+
+    def __init__(self, paths: Sequence[str]) -> None:
+        self.paths = set(paths)
+        self._suffixes: dict[str, str] | None = None
+        self._cache: dict[tuple[str, str], str | None] = {}
+
+    @property
+    def suffixes(self) -> dict[str, str]:
+        if self._suffixes is None:
+            self._suffixes = suffix_map(self.paths)
+        return self._suffixes
+
+    def resolve(self, module: str, importer: str, language: str) -> str | None:
+        key = (module, importer if module.startswith(".") else language)
+        if key not in self._cache:
+            found = resolve_import(module, importer, language, self.paths, self.suffixes)
+            self._cache[key] = self.check(module, language, found)
+        return self._cache[key]
+
+    def check(self, module: str, language: str, resolved: str | None) -> str | None:
+        """`resolved`, unless it is a stdlib import the suffix match sent deep into the tree."""
+        if not resolved or resolved not in self.paths:
+            return None
+        if language != "python" or module.startswith("."):
+            return resolved
+        top = module.split(".", 1)[0]
+        if top in _STDLIB:
+            stems = [p.removesuffix(".pyi").removesuffix(".py") for p in resolved.split("/")[:2]]
+            if top not in stems:
+                return None
+        return resolved
+
+
+def _submodule(module: str, name: str) -> str:
+    return module + name if module.endswith(".") else f"{module}.{name}"
+
+
+def _targets(row: _Row, language: str, resolver: _Resolver) -> list[str]:
+    """The internal files an import statement makes its file depend on."""
+    resolved = resolver.check(row.module, language, row.resolved)
+    if resolved is None and language in GRAPH_LANGUAGES:
+        # The index resolved against the files it had: a module added since may match now.
+        resolved = resolver.resolve(row.module, row.path, language)
+    if resolved is None or language != "python":
+        return [resolved] if resolved else []
+    subs: list[str] = []
+    for name in row.names:
+        if name != "*" and (sub := resolver.resolve(_submodule(row.module, name), row.path,
+                                                     language)) and sub != resolved:
+            subs.append(sub)
+    if row.names and len(subs) == len(row.names):
+        return subs
+    return [resolved, *subs]
+
+
+def _package(module: str, language: str) -> str | None:
+    """The top-level package an unresolved import names, or None for relative ones."""
+    if language == "python":
+        return None if module.startswith(".") else module.split(".", 1)[0]
+    if module.startswith((".", "/")) or "://" in module:
+        return None
+    parts = module.split("/")
+    return "/".join(parts[:2]) if module.startswith("@") and len(parts) > 1 else parts[0]
+
+
+# -- gathering imports ---------------------------------------------------------------------
+
+
+def _index_rows(searcher: Any) -> tuple[list[_Row], set[str]]:
+    """Every import row of the index, and the paths the index has."""
+    store = searcher.store
+    indexed = {r["path"] for r in store.rows("files", ["path"])}
+    rows = [_Row(r["path"], r["module"], tuple(r["names"] or ()), int(r["line"]),
+                 r["resolved"] or None)
+            for r in store.rows("imports", ["path", "module", "names", "line", "resolved"])]
+    return rows, indexed
+
+
+def _parse_rows(ctx: Context, paths: Iterable[str], resolver: _Resolver
+                ) -> tuple[list[_Row], list[str]]:
+    rows: list[_Row] = []
+    failed: list[str] = []
+    for path in paths:
+        language = language_for(path)
+        lines = ctx.lines(path)
+        if language is None or lines is None:
+            failed.append(path)
+            continue
+        # Joined from ctx.lines, so that line numbers are the ones citations are checked with.
+        parsed = parse_source(path, "\n".join(lines).encode(), language)
+        if parsed.tree is None:
+            failed.append(path)
+        rows.extend(_Row(i.path, i.module, tuple(i.names), i.line,
+                         resolver.resolve(i.module, path, language))
+                    for i in parsed.imports)
+    return rows, failed
+
+
+def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Resolver
+                 ) -> _Graph:
+    graph = _Graph(nodes=nodes, succ={n: {} for n in nodes})
+    in_graph = set(nodes)
+    for row in sorted(rows, key=lambda r: (r.path, r.line)):
+        language = language_for(row.path) or ""
+        if row.path not in in_graph:
+            if language in GRAPH_LANGUAGES and not ctx.in_scope(row.path):
+                for target in _targets(row, language, resolver):
+                    if target in in_graph:
+                        graph.importers_outside.setdefault(target, set()).add(row.path)
+            continue
+        graph.imports += 1
+        targets = _targets(row, language, resolver)
+        for target in targets:
+            if target == row.path:
+                continue
+            if target in in_graph:
+                graph.succ[row.path].setdefault(target, row.line)
+            else:
+                graph.outside.setdefault(target, {}).setdefault(row.path, row.line)
+        if targets:
+            continue
+        package = _package(row.module, language)
+        if package is None:
+            graph.unresolved_relative += 1
+        elif language == "python":
+            if package in _STDLIB:
+                graph.stdlib.add(package)
+            elif resolver.resolve(package, row.path, language) is None:
+                graph.external.setdefault(package, {}).setdefault(row.path, row.line)
+            # else: an internal package whose submodule is not a file (an attribute import)
+        elif package.startswith("node:") or package in _NODE_BUILTINS:
+            graph.stdlib.add(package.removeprefix("node:"))
+        else:
+            graph.external.setdefault(package, {}).setdefault(row.path, row.line)
+    return graph
+
+
+# -- graph algorithms ----------------------------------------------------------------------
+
+
+def _sccs(nodes: Sequence[str], succ: dict[str, dict[str, int]]) -> list[list[str]]:
+    """Strongly connected components (Tarjan's algorithm with an explicit stack)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    out: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        work = [(root, iter(sorted(succ.get(root, ()))))]
+        while work:
+            v, children = work[-1]
+            descended = False
+            for w in children:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(sorted(succ.get(w, ())))))
+                    descended = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], index[w])
+            if descended:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                component: list[str] = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    component.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(component))
+    return out
+
+
+def _shortest_cycle(start: str, members: set[str], succ: dict[str, dict[str, int]]
+                    ) -> list[str] | None:
+    """The shortest cycle through `start` inside `members` (breadth-first), or None."""
+    parent: dict[str, str | None] = {start: None}
+    queue = deque([start])
+    while queue:
+        u = queue.popleft()
+        if start in succ.get(u, {}):
+            path: list[str] = []
+            node: str | None = u
+            while node is not None:
+                path.append(node)
+                node = parent[node]
+            return path[::-1]
+        for w in sorted(succ.get(u, ())):
+            if w in members and w not in parent:
+                parent[w] = u
+                queue.append(w)
+    return None
+
+
+def _rotate(cycle: list[str]) -> tuple[str, ...]:
+    i = cycle.index(min(cycle))
+    return tuple(cycle[i:] + cycle[:i])
+
+
+def _cycles(components: list[list[str]], succ: dict[str, dict[str, int]]
+            ) -> list[list[str]]:
+    """The shortest cycle through each module of each component, smallest first, capped;
+    every component is shown by its shortest cycle before any gets a second one."""
+    best: list[tuple[str, ...]] = []
+    rest: list[tuple[str, ...]] = []
+    for component in components:
+        members = set(component)
+        found = {_rotate(c) for n in component if (c := _shortest_cycle(n, members, succ))}
+        ordered = sorted(found, key=lambda c: (len(c), c))
+        if ordered:
+            best.append(ordered[0])
+            rest.extend(ordered[1:])
+    best.sort(key=lambda c: (len(c), c))
+    rest.sort(key=lambda c: (len(c), c))
+    chosen = (best + rest)[:MAX_CYCLES]
+    return [list(c) for c in sorted(chosen, key=lambda c: (len(c), c))]
+
+
+def _pagerank(nodes: Sequence[str], succ: dict[str, dict[str, int]]) -> dict[str, float]:
+    """PageRank by power iteration; a module with no imports spreads its rank evenly."""
+    n = len(nodes)
+    if not n:
+        return {}
+    pos = {p: i for i, p in enumerate(nodes)}
+    out = [[pos[d] for d in succ.get(p, {}) if d in pos] for p in nodes]
+    rank = [1.0 / n] * n
+    for _ in range(PAGERANK_MAX_ITER):
+        dangling = sum(rank[i] for i in range(n) if not out[i])
+        base = (1.0 - DAMPING) / n + DAMPING * dangling / n
+        new = [base] * n
+        for i, targets in enumerate(out):
+            if targets:
+                share = DAMPING * rank[i] / len(targets)
+                for j in targets:
+                    new[j] += share
+        delta = sum(abs(a - b) for a, b in zip(new, rank, strict=True))
+        rank = new
+        if delta < PAGERANK_TOL:
+            break
+    return {p: rank[i] for i, p in enumerate(nodes)}
+
+
+# -- entry points --------------------------------------------------------------------------
+
+
+def _main_guard(ctx: Context, path: str) -> int | None:
+    text = "\n".join(ctx.lines(path) or ())
+    if "__main__" not in text and "require.main" not in text:  # most files: skip the regex
+        return None
+    return find_line(ctx, path, _MAIN_GUARD)
+
+
+def _first_text_line(ctx: Context, path: str) -> int | None:
+    lines = ctx.lines(path) or []
+    return next((i + 1 for i, ln in enumerate(lines) if ln.strip()), None)
+
+
+def _entry_points(ctx: Context, graph: _Graph, pred: dict[str, dict[str, int]]
+                  ) -> list[tuple[str, str, Citation | None]]:
+    """(path, why, citation), runnable files first, then the roots of the graph."""
+    runnable: list[tuple[str, str, Citation | None]] = []
+    named: list[tuple[str, str, Citation | None]] = []
+    roots: list[tuple[int, str, str, Citation | None]] = []
+    leaving: dict[str, int] = {}  # importer -> first line importing a file outside the scope
+    for importers in graph.outside.values():
+        for importer, line in importers.items():
+            leaving[importer] = min(line, leaving.get(importer, line))
+    for path in graph.nodes:
+        name = posixpath.basename(path)
+        indegree, outdegree = len(pred[path]), len(graph.succ[path])
+        if name == "__main__.py":
+            text = _first_text_line(ctx, path)
+            runnable.append((path, "runs with `python -m`",
+                             cite(ctx, path, text) if text else None))
+        elif (guard := _main_guard(ctx, path)) is not None:
+            runnable.append((path, "runs as a script (main guard)", cite(ctx, path, guard)))
+        elif indegree == 0 and (outdegree or path in leaving):
+            first = min(graph.succ[path].values(), default=leaving.get(path))
+            citation = _import_cite(ctx, path, first) if first else None
+            if name in _RUN_NAMES:
+                named.append((path, "a conventional program name no file here imports",
+                              citation))
+            else:
+                what = "1 module" if outdegree == 1 else f"{outdegree} modules"
+                roots.append((-outdegree, path, f"no file in scope imports it; it imports "
+                              f"{what}", citation))
+    found = runnable + named + [(p, why, c) for _, p, why, c in sorted(roots)]
+    chosen = [e for e in found if not is_test_path(e[0])] or found
+    return chosen[:MAX_ENTRY_POINTS]
+
+
+# -- the track -----------------------------------------------------------------------------
+
+
+def _import_cite(ctx: Context, path: str, line: int) -> Citation | None:
+    """The import statement at `line` (the index may be a little older than the file)."""
+    lines = ctx.lines(path) or []
+    if 1 <= line <= len(lines) and ("import" in lines[line - 1] or "require" in lines[line - 1]):
+        return cite(ctx, path, line)
+    return None
+
+
+def _nested(ctx: Context, path: str, line: int) -> bool:
+    """Whether the statement at `line` is indented (inside a function or a condition)."""
+    lines = ctx.lines(path) or []
+    return 1 <= line <= len(lines) and lines[line - 1][:1] in (" ", "\t")
+
+
+def _files(n: int) -> str:
+    return "1 file" if n == 1 else f"{n} files"
+
+
+def _gather(ctx: Context, state: TrackState, nodes: list[str]) -> tuple[_Graph, str]:
+    """The graph of `nodes`, from the index when there is one; and where it came from."""
+    resolver = _Resolver(ctx.all_files())
+    searcher = None
+    try:
+        searcher = ctx.searcher()
+    except DowseError as exc:
+        state.gaps.append(f"the index could not be read ({exc}); parsed the files instead")
+    if searcher is not None:
+        rows, indexed = _index_rows(searcher)
+        missing = [p for p in nodes if p not in indexed]
+        parsed, failed = _parse_rows(ctx, missing, resolver)
+        rows += parsed
+        source = "the index" + (f" (and parsing {_files(len(missing))} it does not have yet)"
+                                if missing else "")
+    else:
+        rows, failed = _parse_rows(ctx, nodes, resolver)
+        source = f"parsing {_files(len(nodes))} (no index)"
+        state.gaps.append("without an index, imports of the scope from outside it are not known")
+    if failed:
+        state.gaps.append(f"{_files(len(failed))} could not be parsed for imports: "
+                          f"{_short(failed, 3)}")
+    return _build_graph(ctx, nodes, rows, resolver), source
+
+
+def _short(paths: Iterable[str], limit: int = 5) -> str:
+    items = list(paths)
+    more = f" and {len(items) - limit} more" if len(items) > limit else ""
+    return ", ".join(items[:limit]) + more
+
+
+def imports_track(ctx: Context) -> Track:
+    """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages."""
+    focus = ctx.scope or "."
+    spec = TrackSpec(
+        name="imports",
+        focus=focus,
+        approach="build the file-level import graph (index imports table, or tree-sitter "
+                 "parsing and path-convention resolution), then Tarjan SCCs for cycles, "
+                 "PageRank for central modules, roots and main guards for entry points",
+        gates=[
+            "understood: the scope has Python/JS/TS files with imports to build a graph from",
+            "evidence: every cycle, central module, entry point and package cites the "
+            "import line or main guard that shows it",
+            "complete: the graph has edges (or imports leaving the scope) and every reported "
+            "cycle and the most central module kept a verified claim",
+        ],
+        deliverable="ImportReport: modules, edges, entry points, cycles, PageRank-central "
+                    "modules, external packages",
+    )
+    def understand(state: TrackState) -> tuple[bool, str]:
+        files = ctx.files()
+        nodes = [p for p in files if language_for(p) in GRAPH_LANGUAGES]
+        if not nodes:
+            return False, f"no Python, JavaScript or TypeScript files in {focus}"
+        graph, source = _gather(ctx, state, nodes)
+        if not graph.imports:
+            return False, f"no imports in the {len(nodes)} Python/JS/TS files of {focus}"
+
+        pred = graph.pred()
+        n_edges = sum(len(d) for d in graph.succ.values())
+        components = [c for c in _sccs(nodes, graph.succ) if len(c) > 1]
+        cycles = _cycles(components, graph.succ)
+        rank = _pagerank(nodes, graph.succ)
+        central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
+        central = central[:MAX_CENTRAL]
+        entries = _entry_points(ctx, graph, pred)
+        external = sorted(((pkg, len(imp)) for pkg, imp in graph.external.items()),
+                          key=lambda kv: (-kv[1], kv[0]))
+        state.output["imports"] = ImportReport(
+            modules=len(nodes), edges=n_edges, entry_points=[p for p, _, _ in entries],
+            cycles=cycles, central=[(p, round(rank[p], 4)) for p in central],
+            external=external[:MAX_EXTERNAL])
+
+        state.conclusions.append(
+            f"{len(nodes)} modules and {n_edges} internal import edges in {focus}, "
+            f"from {source}")
+        for cycle in cycles:
+            edges = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
+            cites = [_import_cite(ctx, a, graph.succ[a][b]) for a, b in edges]
+            nested = [f"{a}:{graph.succ[a][b]}" for a, b in edges
+                      if _nested(ctx, a, graph.succ[a][b])]
+            note = (f"; the import at {', '.join(nested)} is nested (in a function or a "
+                    "condition), which is how such cycles are usually made to work"
+                    if nested else "")
+            state.claim(f"import cycle: {' → '.join(cycle + cycle[:1])}{note}", *cites,
+                        topic="cycle")
+        if components:
+            sizes = sorted((len(c) for c in components), reverse=True)
+            state.conclusions.append(
+                f"{len(components)} strongly connected components with more than one module "
+                f"(sizes {_short(map(str, sizes), 8)}); {len(cycles)} shortest cycles shown")
+        else:
+            state.conclusions.append(f"no circular imports between the files of {focus}")
+        for i, path in enumerate(central):
+            importer, line = min(pred[path].items())
+            what = "the most central module" if i == 0 else f"central module #{i + 1}"
+            state.claim(f"{path} is {what} by PageRank ({rank[path]:.4f}); "
+                        f"imported by {_files(len(pred[path]))} in scope, e.g. {importer}",
+                        _import_cite(ctx, importer, line), topic="central")
+        if central:
+            state.conclusions.append(f"most central modules (PageRank): {_short(central)}")
+        for path, why, citation in entries:
+            state.claim(f"entry point {path}: {why}", citation, topic="entry point")
+        if entries:
+            state.conclusions.append(
+                f"entry points: {_short(p for p, _, _ in entries)}")
+        for pkg, count in external[:CLAIMED_EXTERNAL]:
+            importer, line = min(graph.external[pkg].items())
+            state.claim(f"third-party package {pkg} is imported by {_files(count)} in scope",
+                        _import_cite(ctx, importer, line), topic="external")
+        if external:
+            state.conclusions.append(
+                f"{len(external)} third-party packages, most used: "
+                f"{_short(f'{p} ({n})' for p, n in external)}")
+        if graph.stdlib:
+            state.conclusions.append(
+                f"standard library modules used: {_short(sorted(graph.stdlib), 12)}")
+        outside = sorted(graph.outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+        for target, importers in outside[:CLAIMED_OUTSIDE]:
+            importer, line = min(importers.items())
+            state.claim(f"{target}, outside {focus}, is imported by {_files(len(importers))} "
+                        "in scope",
+                        _import_cite(ctx, importer, line), topic="outside")
+        if outside:
+            state.conclusions.append(
+                f"{sum(len(i) for _, i in outside)} import edges leave {focus} for "
+                f"{len(outside)} internal modules outside it (external to the scope), most: "
+                f"{_short(f'{t} ({len(i)})' for t, i in outside)}")
+        if graph.importers_outside:
+            users = set().union(*graph.importers_outside.values())
+            state.conclusions.append(
+                f"{len(graph.importers_outside)} modules of {focus} are imported by "
+                f"{_files(len(users))} outside it")
+        if graph.unresolved_relative:
+            state.gaps.append(f"{graph.unresolved_relative} relative imports name no file "
+                              "here (generated or missing modules)")
+        others = Counter(lang for p in files if (lang := language_for(p)) is not None
+                         and lang not in GRAPH_LANGUAGES and lang not in TEXT_LANGUAGES)
+        if others:
+            state.gaps.append("imports are not resolved to files for " + ", ".join(
+                f"{lang} ({_files(n)})" for lang, n in others.most_common()))
+        state.gaps.append("edges follow import statements only: dynamic imports, plugin "
+                          "registries and dotted paths in strings or settings are not seen")
+        return True, (f"{len(nodes)} modules, {n_edges} edges, {len(cycles)} cycles, "
+                      f"{len(external)} third-party packages")
+
+    def complete(state: TrackState) -> tuple[bool, str]:
+        report = state.output.get("imports")
+        if not isinstance(report, ImportReport):
+            return False, "no import report"
+        kept = Counter(f.topic for f in state.findings)
+        if report.edges == 0 and not kept["outside"]:
+            return False, f"no file in {focus} imports another internal file"
+        if kept["cycle"] < len(report.cycles):
+            lost = len(report.cycles) - kept["cycle"]
+            return False, f"{lost} of {len(report.cycles)} cycles lost their evidence"
+        top = report.central[0][0] if report.central else "none"
+        if report.central and not any(f.topic == "central" and f.claim.startswith(top + " ")
+                                      for f in state.findings):
+            return False, f"the most central module {top} lost its evidence"
+        return True, (f"{report.modules} modules, {report.edges} edges, {len(report.cycles)} "
+                      f"cycles, {len(report.entry_points)} entry points; most central: {top}")
+
+    return Track(spec=spec, understand=understand, complete=complete, make=imports_track)

@@ -1,0 +1,154 @@
+"""The git explorer on a history made here: fixed authors and dates, one bulk commit, and
+uncommitted changes of each kind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from explore.git import git_track
+from explore.tracks import Context, run_track
+
+BULK = [f"gen/f{i:02d}.txt" for i in range(60)]
+# (subject, {path: text}); each commit appends its line to the files it touches.
+HISTORY = [
+    ("initial", ["a.py", "b.py", "c.py", "README.md"]),
+    ("a and b", ["a.py", "b.py"]),
+    ("a and b again", ["a.py", "b.py"]),
+    ("a and c", ["a.py", "c.py"]),
+    ("bulk", ["a.py", "b.py", *BULK]),  # more than 50 files: no co-change from it
+    ("b alone", ["b.py"]),
+]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_git(monkeypatch, tmp_path):
+    # No user or system git config, and no repository above tmp_path.
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+
+
+def _git(root: Path, *args: str, day: int = 1) -> str:
+    date = f"2024-01-{day:02d}T12:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+def _append(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        f.write(text + "\n")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    for day, (subject, paths) in enumerate(HISTORY, 1):
+        for rel in paths:
+            _append(root, rel, f"# {subject}")
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", subject, day=day)
+    _append(root, "c.py", "# edited")  # modified, not staged
+    _append(root, "staged.py", "# new")
+    _git(root, "add", "staged.py")  # added
+    _append(root, "new.py", "# untracked")
+    return root
+
+
+def _run(ctx: Context, focus: tuple[str, ...] = ()):
+    result, output = run_track(ctx, git_track(ctx, focus))
+    assert result.dropped == []
+    return result, output.get("git")
+
+
+def test_history_status_hot_files_and_coupling(repo):
+    result, report = _run(Context(root=repo))
+    assert [g.passed for g in result.gates] == [True, True, True], result.gates
+    assert report.branch == "main"
+    assert report.head == _git(repo, "rev-parse", "HEAD").strip()
+    assert [r.split(" ", 1)[1] for r in report.recent] == [
+        f"2024-01-{day:02d} {subject}" for day, (subject, _) in reversed(
+            list(enumerate(HISTORY, 1)))]
+    assert report.head.startswith(report.recent[0].split()[0])
+    assert report.uncommitted == ["M c.py", "A staged.py", "?? new.py"]
+    assert report.hot_files == [("a.py", 5), ("b.py", 5), ("c.py", 2), ("README.md", 1),
+                                *((p, 1) for p in BULK[:6])]
+    assert report.co_change == [("a.py", "b.py", 3), ("a.py", "c.py", 2)]
+    hot = [f for f in result.findings if f.topic == "hot"]
+    assert hot[0].claim == "a.py changed in 5 of the last 6 commits touching ."
+    assert [c.ref for c in hot[0].citations] == ["a.py:1"]
+    pair = next(f for f in result.findings if f.topic == "co-change")
+    assert [c.ref for c in pair.citations] == ["a.py:1", "b.py:1"]
+    assert "on branch main at " + report.head[:12] in result.conclusions
+    assert any("1 commit touching more than 50 files" in g for g in result.gaps)
+
+
+def test_focus_files_get_their_own_partners(repo):
+    result, report = _run(Context(root=repo), ("c.py", "./README.md"))
+    assert report.co_change == [("c.py", "a.py", 2)]
+    assert any("no file changed together with README.md" in g for g in result.gaps)
+    assert result.track.focus == ". (focus files: README.md, c.py)"
+
+
+def test_scope_and_a_root_below_the_work_tree(repo):
+    _, report = _run(Context(root=repo, scope="gen"))
+    assert [r.split(" ", 2)[2] for r in report.recent] == ["bulk"]
+    assert report.hot_files == [(p, 1) for p in BULK[:10]]
+    assert report.co_change == [] and report.uncommitted == []
+
+    sub = Context(root=repo / "gen")
+    result, report = _run(sub)
+    assert [g.passed for g in result.gates] == [True, True, True], result.gates
+    assert report.hot_files == [(p.removeprefix("gen/"), 1) for p in BULK[:10]]
+    assert [c.path for f in result.findings for c in f.citations][:2] == ["f00.txt", "f01.txt"]
+
+
+def test_detached_head_and_make(repo):
+    _git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    ctx = Context(root=repo)
+    track = git_track(ctx, ("a.py",))
+    assert track.make is not None
+    result, output = run_track(ctx, track.make(ctx))
+    report = output["git"]
+    assert report.branch is None
+    assert report.recent[0].endswith(" bulk")
+    assert report.co_change == [("a.py", "b.py", 3), ("a.py", "c.py", 2)]
+    assert "detached HEAD at " + report.head[:12] in result.conclusions
+
+
+def test_not_a_git_repository(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.py").write_text("x = 1\n")
+    result, output = run_track(ctx := Context(root=tmp_path / "plain"), git_track(ctx))
+    assert [(g.name, g.passed, g.ran, g.detail) for g in result.gates][0] == (
+        "understood", False, True, "not a git repository")
+    assert [g.ran for g in result.gates] == [True, False, False]
+    assert "git" not in output
+
+
+def test_empty_repository_has_nothing_to_say(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    _git(root, "init", "-q", "-b", "main")
+    result, output = run_track(ctx := Context(root=root), git_track(ctx))
+    assert result.gates[0].passed is False
+    assert result.gates[0].detail == "a git repository with no commits and no changes"
+    assert output["git"].branch == "main" and output["git"].head is None
+
+
+def test_reading_leaves_the_repository_untouched(repo):
+    index = repo / ".git" / "index"
+    before = (index.stat().st_mtime_ns, index.read_bytes())
+    os.utime(repo / "a.py")  # a stat change that `git status` would otherwise record
+    _run(Context(root=repo))
+    assert (index.stat().st_mtime_ns, index.read_bytes()) == before
