@@ -1,0 +1,232 @@
+"""explore.tree: the scope's layout three levels deep, and its key files by convention."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from explore.records import KeyFile, TrackFindings, TreeNode
+from explore.tracks import Context, run_track
+from explore.tree import MAX_CHILDREN, tree_track
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
+
+
+def make(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def explore(root: Path, scope: str = "") -> tuple[TrackFindings, dict[str, Any]]:
+    ctx = Context(root=root, scope=scope)
+    return run_track(ctx, tree_track(ctx))
+
+
+def shape(node: TreeNode) -> Any:
+    """(path, files, truncated, children) for directories; the path alone for files."""
+    if node.kind == "file":
+        return node.path
+    return (node.path, node.files, node.truncated, [shape(c) for c in node.children])
+
+
+def roles(output: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(k.path, k.role) for k in output["key_files"]]
+
+
+def refs(result: TrackFindings) -> dict[str, str]:
+    """Claimed path → the cited line and its quote."""
+    return {f.claim.split(":", 1)[0]: f"{f.citations[0].ref} {f.citations[0].quote}"
+            for f in result.findings}
+
+
+def assert_clean(result: TrackFindings) -> None:
+    assert [g.passed for g in result.gates] == [True, True, True], result.gates
+    assert result.dropped == []
+
+
+def test_example_repository() -> None:
+    result, output = explore(EXAMPLE)
+    assert_clean(result)
+    assert shape(output["tree"]) == (".", 15, 0, [
+        ("shop", 9, 0, [
+            ("shop/api", 2, 0, ["shop/api/__init__.py", "shop/api/routes.py"]),
+            ("shop/auth", 2, 0, ["shop/auth/__init__.py", "shop/auth/tokens.py"]),
+            ("shop/storage", 2, 0, ["shop/storage/__init__.py", "shop/storage/db.py"]),
+            "shop/__init__.py", "shop/payments.py", "shop/pricing.py",
+        ]),
+        ("web", 2, 0, ["web/app.js", "web/format.js"]),
+        ("tests", 1, 0, ["tests/test_tokens.py"]),
+        ".gitignore", "README.md", "pyproject.toml",  # .env is a secret: never listed
+    ])
+    assert output["key_files"] == [
+        KeyFile(path="README.md", role="readme"),
+        KeyFile(path="pyproject.toml", role="Python project config (pyproject)"),
+        KeyFile(path="web/app.js", role="application entry point"),
+        KeyFile(path="shop/__init__.py", role="package root: shop"),
+    ]
+    assert refs(result) == {
+        "README.md": "README.md:1 # shop",
+        "pyproject.toml": "pyproject.toml:1 [project]",
+        "web/app.js": "web/app.js:1 // Browser client for the shop API.",
+        "shop/__init__.py": 'shop/__init__.py:1 """shop: carts, pricing, payments and orders."""',
+    }
+    assert result.conclusions[0] == ".: 15 files; largest directories: shop (9), web (2), tests (1)"
+    assert result.gaps == []
+
+
+def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
+    files = {f"wide/f{i:02}.txt": "x\n" for i in range(MAX_CHILDREN + 5)}
+    files.update({
+        "deep/a/b/c/d.txt": "x\n", "deep/a/b/e.txt": "x\n", "deep/a/top.txt": "x\n",
+        "small/one.txt": "x\n", "z.txt": "x\n", "a.txt": "x\n",
+        ".gitignore": "generated/\n", "generated/out.py": "x = 1\n",
+    })
+    result, output = explore(make(tmp_path, files))
+    tree = output["tree"]
+    assert tree.path == "." and tree.files == 37 and tree.truncated == 0
+    assert [(c.path, c.kind, c.files) for c in tree.children] == [
+        ("wide", "dir", 30), ("deep", "dir", 3), ("small", "dir", 1),
+        (".gitignore", "file", 1), ("a.txt", "file", 1), ("z.txt", "file", 1),
+    ]
+    wide = tree.children[0]
+    assert len(wide.children) == MAX_CHILDREN and wide.truncated == 5
+    assert wide.children[0].path == "wide/f00.txt" and wide.children[-1].path == "wide/f24.txt"
+    # three levels below the scope: deep/a/b is listed with counts but not opened
+    assert shape(tree.children[1]) == ("deep", 3, 0, [
+        ("deep/a", 3, 0, [("deep/a/b", 2, 2, []), "deep/a/top.txt"]),
+    ])
+    assert result.gaps == ["no key files by convention in scope",
+                           "1 directory lists only its first 25 children"]
+    # with no key file to cite, the claims are that the first files in tree order exist
+    assert [f.claim for f in result.findings] == [
+        "wide/f00.txt is one of the 37 files under .",
+        "wide/f01.txt is one of the 37 files under .",
+        "wide/f02.txt is one of the 37 files under .",
+    ]
+
+
+def test_key_files_by_convention(tmp_path: Path) -> None:
+    root = make(tmp_path, {
+        "README.md": "\n# Tool\n\nText.\n",
+        "AGENTS.md": "Run the tests first.\n",
+        "CONTRIBUTING.md": "# Contributing\n",
+        "pyproject.toml": "[build-system]\nrequires = []\n\n[project]\nname = 'tool'\n",
+        "Makefile": "VAR := 1\n\ntest:\n\tpytest\n",
+        "Dockerfile": "# syntax=docker/dockerfile:1\nFROM python:3.11\n",
+        ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  test: {}\n",
+        "tool/__init__.py": "",
+        "tool/__main__.py": "from tool.cli import run\n\nif __name__ == '__main__':\n    run()\n",
+        "tool/cli.py": "import argparse\n",
+        "tool/sub/__init__.py": "x = 1\n",
+        "tool/views/main.py": "def view():\n    pass\n",  # no guard: not an entry point
+        "cmd/srv/main.go": "package main\n\nfunc main() {}\n",
+        "gen/gen.go": "package main\n\nfunc main() {\n}\n",
+        "crate/src/main.rs": "use std::io;\n\nfn main() {}\n",
+        "crate/src/lib.rs": "//! The crate.\npub mod a;\n",
+        "bin/run": "#!/bin/sh\nexec python -m tool\n",
+        "scripts/release.py": 'import sys\n\nif __name__ == "__main__":\n    sys.exit(0)\n',
+        "web/index.ts": "export * from './a';\n",
+        "docs/README.rst": "=====\nGuide\n=====\n",
+        "tests/test_a.py": "if __name__ == '__main__':\n    pass\n",
+        "tests/helpers/__init__.py": "x = 1\n",
+    })
+    result, output = explore(root)
+    assert_clean(result)
+    assert roles(output) == [
+        ("README.md", "readme"),
+        ("AGENTS.md", "instructions for coding agents"),
+        ("pyproject.toml", "Python project config (pyproject)"),
+        ("Dockerfile", "container image build (Docker)"),
+        ("Makefile", "build tasks (make)"),
+        (".github/workflows/ci.yml", "CI workflow (GitHub Actions)"),  # repository-level
+        ("CONTRIBUTING.md", "contributing guide"),
+        ("bin/run", "executable script"),
+        ("gen/gen.go", "Go program entry (func main)"),
+        ("tool/__main__.py", "entry point: python -m tool"),
+        ("tool/cli.py", "command-line interface"),
+        ("tool/__init__.py", "package root: tool"),
+        ("docs/README.rst", "readme"),
+        ("web/index.ts", "module index"),
+        ("scripts/release.py", "script (runs under __main__)"),
+        ("cmd/srv/main.go", "Go program entry (func main)"),
+        ("crate/src/lib.rs", "Rust library crate root"),
+        ("crate/src/main.rs", "Rust binary entry (fn main)"),
+        ("tests/test_a.py", "script (runs under __main__)"),  # test code sorts last
+    ]
+    cited = refs(result)
+    assert "tool/__init__.py" not in cited  # empty: listed, but nothing to quote
+    assert cited == {
+        ".github/workflows/ci.yml": ".github/workflows/ci.yml:3 jobs:",
+        "README.md": "README.md:2 # Tool",
+        "AGENTS.md": "AGENTS.md:1 Run the tests first.",
+        "pyproject.toml": "pyproject.toml:1 [build-system]",
+        "Dockerfile": "Dockerfile:2 FROM python:3.11",
+        "Makefile": "Makefile:3 test:",
+        "CONTRIBUTING.md": "CONTRIBUTING.md:1 # Contributing",
+        "bin/run": "bin/run:1 #!/bin/sh",
+        "tool/__main__.py": "tool/__main__.py:3 if __name__ == '__main__':",
+        "tool/cli.py": "tool/cli.py:1 import argparse",
+        "docs/README.rst": "docs/README.rst:2 Guide",
+        "web/index.ts": "web/index.ts:1 export * from './a';",
+        "scripts/release.py": 'scripts/release.py:3 if __name__ == "__main__":',
+        "cmd/srv/main.go": "cmd/srv/main.go:3 func main() {}",
+        "crate/src/lib.rs": "crate/src/lib.rs:1 //! The crate.",
+        "crate/src/main.rs": "crate/src/main.rs:3 fn main() {}",
+        "gen/gen.go": "gen/gen.go:3 func main() {",
+        "tests/test_a.py": "tests/test_a.py:1 if __name__ == '__main__':",
+    }
+
+
+def test_directory_scope_names_packages_from_the_root(tmp_path: Path) -> None:
+    root = make(tmp_path, {"app/__init__.py": "", "app/core/__init__.py": '"""Core."""\n',
+                           "app/core/models.py": "x = 1\n", "app/core/db/__init__.py": "\n"})
+    result, output = explore(root, "app/core")
+    assert_clean(result)
+    assert shape(output["tree"]) == ("app/core", 3, 0, [
+        ("app/core/db", 1, 0, ["app/core/db/__init__.py"]),
+        "app/core/__init__.py", "app/core/models.py",
+    ])
+    assert roles(output) == [("app/core/__init__.py", "package root: app.core")]
+    assert result.gaps == ["no README in scope", "no entry point found by convention "
+                           "(main files, __main__ guards, func main, bin/)"]
+
+
+def test_single_file_scope(tmp_path: Path) -> None:
+    root = make(tmp_path, {"pkg/__init__.py": "", "pkg/__main__.py": "print('hi')\n",
+                           "pkg/other.py": "x = 1\n"})
+    result, output = explore(root, "pkg/__main__.py")
+    assert_clean(result)
+    assert output["tree"] == TreeNode(path="pkg/__main__.py", kind="file")
+    assert roles(output) == [("pkg/__main__.py", "entry point: python -m pkg")]
+    assert refs(result) == {"pkg/__main__.py": "pkg/__main__.py:1 print('hi')"}
+    assert result.gaps == []
+
+
+def test_empty_scope_fails_understood(tmp_path: Path) -> None:
+    result, output = explore(make(tmp_path, {"a.txt": "x\n"}), "missing")
+    assert [(g.name, g.passed, g.ran) for g in result.gates] == [
+        ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
+    assert output == {}
+    assert result.gaps == ["no indexable files under missing"]
+
+
+def test_spec_and_split(tmp_path: Path) -> None:
+    ctx = Context(root=make(tmp_path, {"a/x.txt": "x\n"}), scope="a")
+    track = tree_track(ctx)
+    assert track.spec.name == "tree" and track.spec.focus == "a"
+    assert len(track.spec.gates) == 3
+    assert track.make is tree_track
+    assert track.split is not None and track.split(ctx) == []  # far too small to split
+
+
+def test_single_file_without_a_role(tmp_path: Path) -> None:
+    result, output = explore(make(tmp_path, {"src/util.py": "\nx = 1\n"}), "src/util.py")
+    assert_clean(result)
+    assert output["tree"] == TreeNode(path="src/util.py", kind="file")
+    assert output["key_files"] == []
+    assert result.gaps == ["no key files by convention in scope"]
+    assert [(f.claim, f.citations[0].ref) for f in result.findings] == [
+        ("the scope is the single file src/util.py", "src/util.py:2")]
