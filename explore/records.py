@@ -95,6 +95,7 @@ class TrackFindings(BaseModel):
     gates: list[GateResult] = Field(default_factory=list)
     dropped: list[str] = Field(default_factory=list,
                                description="claims dropped because a citation failed")
+    claims: int = Field(default=0, description="claims verified (before any budget trimming)")
     seconds: float = 0.0
     subtracks: list[TrackFindings] = Field(default_factory=list)
 

@@ -254,7 +254,7 @@ def render_markdown(r: ExploreResult) -> str:
     for t in r.tracks:
         gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}"
                          for g in t.gates)
-        lines.append(f"| {t.track.name} | {gates} | {len(t.findings)} | {len(t.dropped)} "
+        lines.append(f"| {t.track.name} | {gates} | {t.claims} | {len(t.dropped)} "
                      f"| {t.seconds:.2f} |")
     lines.append("")
     for t in r.tracks:

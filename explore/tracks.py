@@ -114,6 +114,11 @@ class Context:
             self._lines[path] = result
         return result
 
+    def use_searcher(self, searcher: Any) -> None:
+        """Share a caller's warm HybridSearcher (same index) instead of opening one."""
+        with self._lock:
+            self._searcher = searcher
+
     def searcher(self) -> Any:
         """A HybridSearcher on the index, or None when there is no index for the root."""
         if self.index_dir is None or not (self.index_dir / "manifest.json").is_file():
@@ -273,7 +278,8 @@ def run_track(ctx: Context, track: Track) -> tuple[TrackFindings, dict[str, Any]
                 subtracks = [r for r, _ in pool.map(lambda c: run_track(c, make(c)), subs)]
     result = TrackFindings(track=track.spec, findings=state.findings, evidence=state.evidence,
                            conclusions=state.conclusions, gaps=state.gaps, gates=gates,
-                           dropped=dropped, seconds=round(time.perf_counter() - t0, 4),
+                           dropped=dropped, claims=len(state.findings),
+                           seconds=round(time.perf_counter() - t0, 4),
                            subtracks=subtracks)
     return result, state.output
 

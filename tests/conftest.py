@@ -110,3 +110,30 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         yield {"dir": cache, "reports": reports}
 
 
+
+
+def make_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write `files` (relative path -> text) under `root`."""
+    for path, text in files.items():
+        target = root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text)
+    return root
+
+
+def git(root: Path, *args: str, day: int = 1) -> str:
+    """Run git in `root` as a fixed author at a fixed date (so commit ids are stable)."""
+    date = f"2024-01-{day:02d}T12:00:00+00:00"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
+           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
+           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
+    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True,
+                          capture_output=True, text=True).stdout
+
+
+@pytest.fixture
+def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user or system git config, and no repository above tmp_path."""
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))

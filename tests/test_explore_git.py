@@ -4,10 +4,10 @@ uncommitted changes of each kind."""
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import git
 
 from explore.git import git_track
 from explore.tracks import Context, run_track
@@ -25,20 +25,8 @@ HISTORY = [
 
 
 @pytest.fixture(autouse=True)
-def _isolated_git(monkeypatch, tmp_path):
-    # No user or system git config, and no repository above tmp_path.
-    monkeypatch.setenv("GIT_CONFIG_GLOBAL", os.devnull)
-    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-
-
-def _git(root: Path, *args: str, day: int = 1) -> str:
-    date = f"2024-01-{day:02d}T12:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
-           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
-           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True,
-                          capture_output=True, text=True).stdout
+def _isolated(isolated_git):
+    pass
 
 
 def _append(root: Path, rel: str, text: str) -> None:
@@ -52,15 +40,15 @@ def _append(root: Path, rel: str, text: str) -> None:
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     for day, (subject, paths) in enumerate(HISTORY, 1):
         for rel in paths:
             _append(root, rel, f"# {subject}")
-        _git(root, "add", "-A")
-        _git(root, "commit", "-q", "-m", subject, day=day)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", subject, day=day)
     _append(root, "c.py", "# edited")  # modified, not staged
     _append(root, "staged.py", "# new")
-    _git(root, "add", "staged.py")  # added
+    git(root, "add", "staged.py")  # added
     _append(root, "new.py", "# untracked")
     return root
 
@@ -75,7 +63,7 @@ def test_history_status_hot_files_and_coupling(repo):
     result, report = _run(Context(root=repo))
     assert [g.passed for g in result.gates] == [True, True, True], result.gates
     assert report.branch == "main"
-    assert report.head == _git(repo, "rev-parse", "HEAD").strip()
+    assert report.head == git(repo, "rev-parse", "HEAD").strip()
     assert [r.split(" ", 1)[1] for r in report.recent] == [
         f"2024-01-{day:02d} {subject}" for day, (subject, _) in reversed(
             list(enumerate(HISTORY, 1)))]
@@ -114,7 +102,7 @@ def test_scope_and_a_root_below_the_work_tree(repo):
 
 
 def test_detached_head_and_make(repo):
-    _git(repo, "checkout", "-q", "--detach", "HEAD~1")
+    git(repo, "checkout", "-q", "--detach", "HEAD~1")
     ctx = Context(root=repo)
     track = git_track(ctx, ("a.py",))
     assert track.make is not None
@@ -139,7 +127,7 @@ def test_not_a_git_repository(tmp_path):
 def test_empty_repository_has_nothing_to_say(tmp_path):
     root = tmp_path / "empty"
     root.mkdir()
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     result, output = run_track(ctx := Context(root=root), git_track(ctx))
     assert result.gates[0].passed is False
     assert result.gates[0].detail == "a git repository with no commits and no changes"

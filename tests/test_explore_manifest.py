@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import make_tree
 
 from explore.manifest import manifest_track
 from explore.records import Dependency, ManifestReport, TrackFindings
@@ -13,14 +14,6 @@ from explore.tracks import Context, run_track
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
 
 Dep = tuple[str, str, str, int | None]  # name, spec, group, line
-
-
-def make(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    return root
 
 
 def explore(root: Path, scope: str = "") -> tuple[TrackFindings, ManifestReport | None]:
@@ -358,7 +351,7 @@ FORMATS: dict[str, tuple[dict[str, str], list[Dep], dict[str, str], dict[str, st
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_manifest_formats(tmp_path: Path, fmt: str) -> None:
     files, want_deps, scripts, entries, notes = FORMATS[fmt]
-    result, report = explore(make(tmp_path, files))
+    result, report = explore(make_tree(tmp_path, files))
     assert_clean(result)
     assert report is not None
     assert deps(report) == want_deps
@@ -393,7 +386,7 @@ def test_example_repository() -> None:
 
 
 def test_malformed_manifest_is_a_gap(tmp_path: Path) -> None:
-    root = make(tmp_path, {"pyproject.toml": '[project\nname = "x"\n',
+    root = make_tree(tmp_path, {"pyproject.toml": '[project\nname = "x"\n',
                            "web/package.json": '{"name": "web",}\n',
                            "go.mod": "module example.com/ok\n"})
     result, report = explore(root)
@@ -406,7 +399,7 @@ def test_malformed_manifest_is_a_gap(tmp_path: Path) -> None:
 
 
 def test_only_malformed_manifests_fail_the_gates_without_raising(tmp_path: Path) -> None:
-    result, report = explore(make(tmp_path, {"Cargo.toml": "[package\n"}))
+    result, report = explore(make_tree(tmp_path, {"Cargo.toml": "[package\n"}))
     assert report is not None and report.dependencies == []
     assert [(g.name, g.passed) for g in result.gates] == [
         ("understood", True), ("evidence", False), ("complete", False)]
@@ -414,7 +407,7 @@ def test_only_malformed_manifests_fail_the_gates_without_raising(tmp_path: Path)
 
 
 def test_scope_without_manifest_uses_the_nearest_above(tmp_path: Path) -> None:
-    root = make(tmp_path, {"Cargo.toml": CARGO, "src/cli.rs": "fn main() {}\n",
+    root = make_tree(tmp_path, {"Cargo.toml": CARGO, "src/cli.rs": "fn main() {}\n",
                            "crates/a/Cargo.toml": '[package]\nname = "a"\n',
                            "crates/a/src/lib.rs": "pub fn a() {}\n"})
     result, report = explore(root, "src/cli.rs")  # a single-file scope
@@ -429,7 +422,7 @@ def test_scope_without_manifest_uses_the_nearest_above(tmp_path: Path) -> None:
 
 
 def test_cargo_binary_from_src_main(tmp_path: Path) -> None:
-    root = make(tmp_path, {"Cargo.toml": '[package]\nname = "app"\n',
+    root = make_tree(tmp_path, {"Cargo.toml": '[package]\nname = "app"\n',
                            "src/main.rs": "use std::env;\n\nfn main() {}\n"})
     result, report = explore(root)
     assert_clean(result)
@@ -438,7 +431,7 @@ def test_cargo_binary_from_src_main(tmp_path: Path) -> None:
 
 
 def test_repeated_names_keep_both(tmp_path: Path) -> None:
-    root = make(tmp_path, {"package.json": '{"scripts": {"test": "jest"}}\n',
+    root = make_tree(tmp_path, {"package.json": '{"scripts": {"test": "jest"}}\n',
                            "web/package.json": '{"scripts": {"test": "vitest"}}\n'})
     result, report = explore(root)
     assert_clean(result)
@@ -447,7 +440,7 @@ def test_repeated_names_keep_both(tmp_path: Path) -> None:
 
 
 def test_setup_py_computed_requirements_are_a_gap(tmp_path: Path) -> None:
-    root = make(tmp_path, {"setup.py": 'from setuptools import setup\n\nREQS = ["a"]\n'
+    root = make_tree(tmp_path, {"setup.py": 'from setuptools import setup\n\nREQS = ["a"]\n'
                                        'setup(name="x", install_requires=REQS)\n'})
     result, report = explore(root)
     assert report is not None and report.dependencies == []
@@ -456,14 +449,14 @@ def test_setup_py_computed_requirements_are_a_gap(tmp_path: Path) -> None:
 
 
 def test_no_manifest_anywhere(tmp_path: Path) -> None:
-    result, report = explore(make(tmp_path, {"src/a.py": "x = 1\n"}), "src")
+    result, report = explore(make_tree(tmp_path, {"src/a.py": "x = 1\n"}), "src")
     assert report is None
     assert [(g.name, g.passed) for g in result.gates][0] == ("understood", False)
     assert result.gaps == ["no dependency manifest in src or above it"]
 
 
 def test_spec(tmp_path: Path) -> None:
-    ctx = Context(root=make(tmp_path, {"go.mod": "module m\n"}))
+    ctx = Context(root=make_tree(tmp_path, {"go.mod": "module m\n"}))
     track = manifest_track(ctx)
     assert track.spec.name == "manifest" and track.spec.focus == "."
     assert len(track.spec.gates) == 3
@@ -499,7 +492,7 @@ platforms :jruby do
 end
 gem "tzinfo-data", platforms: [:windows], group: "tz"
 """
-    result, report = explore(make(tmp_path, {"Gemfile": gemfile}))
+    result, report = explore(make_tree(tmp_path, {"Gemfile": gemfile}))
     assert_clean(result)
     assert report is not None
     assert deps(report) == [
@@ -528,7 +521,7 @@ tokio = { version = "1.6", features = ["macros"] }
 [target.'cfg(unix)'.dependencies]
 nix = "0.27"
 """
-    result, report = explore(make(tmp_path, {"Cargo.toml": cargo}))
+    result, report = explore(make_tree(tmp_path, {"Cargo.toml": cargo}))
     assert_clean(result)
     assert report is not None
     assert deps(report) == [
@@ -538,7 +531,8 @@ nix = "0.27"
 
 
 def test_manifest_without_declarations_is_still_cited(tmp_path: Path) -> None:
-    result, report = explore(make(tmp_path, {"setup.cfg": "\n[flake8]\nmax-line-length = 100\n"}))
+    result, report = explore(
+        make_tree(tmp_path, {"setup.cfg": "\n[flake8]\nmax-line-length = 100\n"}))
     assert_clean(result)
     assert report is not None and report.dependencies == []
     assert [(f.claim, f.citations[0].ref) for f in result.findings] == [

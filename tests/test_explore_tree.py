@@ -5,19 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from conftest import make_tree
+
 from explore.records import KeyFile, TrackFindings, TreeNode
 from explore.tracks import Context, run_track
 from explore.tree import MAX_CHILDREN, tree_track
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
-
-
-def make(root: Path, files: dict[str, str]) -> Path:
-    for path, text in files.items():
-        target = root / path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text)
-    return root
 
 
 def explore(root: Path, scope: str = "") -> tuple[TrackFindings, dict[str, Any]]:
@@ -84,7 +78,7 @@ def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
         "small/one.txt": "x\n", "z.txt": "x\n", "a.txt": "x\n",
         ".gitignore": "generated/\n", "generated/out.py": "x = 1\n",
     })
-    result, output = explore(make(tmp_path, files))
+    result, output = explore(make_tree(tmp_path, files))
     tree = output["tree"]
     assert tree.path == "." and tree.files == 37 and tree.truncated == 0
     assert [(c.path, c.kind, c.files) for c in tree.children] == [
@@ -109,7 +103,7 @@ def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
 
 
 def test_key_files_by_convention(tmp_path: Path) -> None:
-    root = make(tmp_path, {
+    root = make_tree(tmp_path, {
         "README.md": "\n# Tool\n\nText.\n",
         "AGENTS.md": "Run the tests first.\n",
         "CONTRIBUTING.md": "# Contributing\n",
@@ -181,7 +175,7 @@ def test_key_files_by_convention(tmp_path: Path) -> None:
 
 
 def test_directory_scope_names_packages_from_the_root(tmp_path: Path) -> None:
-    root = make(tmp_path, {"app/__init__.py": "", "app/core/__init__.py": '"""Core."""\n',
+    root = make_tree(tmp_path, {"app/__init__.py": "", "app/core/__init__.py": '"""Core."""\n',
                            "app/core/models.py": "x = 1\n", "app/core/db/__init__.py": "\n"})
     result, output = explore(root, "app/core")
     assert_clean(result)
@@ -195,7 +189,7 @@ def test_directory_scope_names_packages_from_the_root(tmp_path: Path) -> None:
 
 
 def test_single_file_scope(tmp_path: Path) -> None:
-    root = make(tmp_path, {"pkg/__init__.py": "", "pkg/__main__.py": "print('hi')\n",
+    root = make_tree(tmp_path, {"pkg/__init__.py": "", "pkg/__main__.py": "print('hi')\n",
                            "pkg/other.py": "x = 1\n"})
     result, output = explore(root, "pkg/__main__.py")
     assert_clean(result)
@@ -206,7 +200,7 @@ def test_single_file_scope(tmp_path: Path) -> None:
 
 
 def test_empty_scope_fails_understood(tmp_path: Path) -> None:
-    result, output = explore(make(tmp_path, {"a.txt": "x\n"}), "missing")
+    result, output = explore(make_tree(tmp_path, {"a.txt": "x\n"}), "missing")
     assert [(g.name, g.passed, g.ran) for g in result.gates] == [
         ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
     assert output == {}
@@ -214,7 +208,7 @@ def test_empty_scope_fails_understood(tmp_path: Path) -> None:
 
 
 def test_spec_and_split(tmp_path: Path) -> None:
-    ctx = Context(root=make(tmp_path, {"a/x.txt": "x\n"}), scope="a")
+    ctx = Context(root=make_tree(tmp_path, {"a/x.txt": "x\n"}), scope="a")
     track = tree_track(ctx)
     assert track.spec.name == "tree" and track.spec.focus == "a"
     assert len(track.spec.gates) == 3
@@ -223,7 +217,7 @@ def test_spec_and_split(tmp_path: Path) -> None:
 
 
 def test_single_file_without_a_role(tmp_path: Path) -> None:
-    result, output = explore(make(tmp_path, {"src/util.py": "\nx = 1\n"}), "src/util.py")
+    result, output = explore(make_tree(tmp_path, {"src/util.py": "\nx = 1\n"}), "src/util.py")
     assert_clean(result)
     assert output["tree"] == TreeNode(path="src/util.py", kind="file")
     assert output["key_files"] == []
