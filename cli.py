@@ -309,15 +309,21 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
 @click.option("--evaluator", "evaluator_name", type=click.Choice(["offline", "llm"]),
               default="offline", show_default=True,
               help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.")
+@click.option("--format", "output_format", type=click.Choice(["markdown", "json", "agent"]),
+              default=None,
+              help="markdown (default); json (as --json); agent: what the MCP ask tool "
+                   "returns (changed files indexed first, the whole JSON within --budget, "
+                   "default 8000).")
 @json_option
 @seam
 def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, evaluator_name: str,
-        as_json: bool) -> None:
+        output_format: str | None, as_json: bool) -> None:
     """Find the code that answers a question, with citations and relevance.
 
     Runs the iterative retrieval loop (at most 3 cycles) and prints the curated context
-    as markdown, or JSON with --json.
+    as markdown, or JSON with --json. --format agent prints the MCP ask tool's answer,
+    for agents that shell out instead of connecting to `dowse serve`.
 
     \b
     Example:
@@ -331,6 +337,9 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
 
     if not question.strip():
         raise _fail("the question is empty")
+    if as_json and output_format not in (None, "json"):
+        raise _fail(f"--json and --format {output_format} cannot be combined")
+    as_json = as_json or output_format == "json"
     # --evaluator llm: the only place the environment is read for it (the program's edge).
     evaluator = None
     if evaluator_name == "llm":
@@ -341,6 +350,13 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
             raise _fail("--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
                         "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)")
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
+    if output_format == "agent":
+        from server import ask_for_agent
+
+        answer = ask_for_agent(_locate(_root_arg(path), index_dir), question, max_tokens=budget,
+                               include=include, exclude=exclude, evaluator=evaluator)
+        click.echo(answer.model_dump_json())
+        return
     searcher = HybridSearcher.open(_locate(_root_arg(path), index_dir))
     result = run_ask(searcher, question, budget=budget,
                      loop=LoopConfig(include=list(include), exclude=list(exclude)),
@@ -349,6 +365,49 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         click.echo(result.model_dump_json(indent=2))
         return
     click.echo(render_markdown(result, trace=trace), nl=False)
+
+
+@cli.command(name="explore")
+@click.argument("path", default=".", type=click.Path())
+@click.option("--focus", default=None, metavar="TEXT",
+              help="A question to answer inside PATH with the retrieval loop (needs an index).")
+@click.option("--depth", type=click.Choice(["shallow", "standard", "deep"]), default="standard",
+              show_default=True,
+              help="shallow: tree, manifest; standard: + patterns, focus; "
+                   "deep: + imports, git, module specialists.")
+@click.option("--deepen", is_flag=True,
+              help="Split tracks whose scope is too large into per-package subtracks.")
+@click.option("--budget", type=click.IntRange(min=200), default=None, metavar="TOKENS",
+              help="Fit the report into TOKENS, dividing them across sections.")
+@index_dir_option
+@json_option
+@seam
+def explore_cmd(path: str, focus: str | None, depth: str, deepen: bool, budget: int | None,
+                index_dir: Path | None, as_json: bool) -> None:
+    """Explore a directory or file: structure, dependencies, patterns, imports, history.
+
+    Explorers run in parallel, each on its own gated track; every claim cites file:line
+    and is checked against the file. Read-only: nothing is written, not even an index.
+
+    \b
+    Example:
+        dowse explore .
+        dowse explore src/auth --focus "how are tokens refreshed?" --depth deep
+        dowse explore . --depth deep --budget 3000 --json
+    """
+    from explore.render import fit_budget, render_markdown
+    from explore.run import explore
+
+    if focus is not None and not focus.strip():
+        raise _fail("the focus is empty")
+    result = explore(Path(path), focus=focus, depth=depth, deepen=deepen,  # type: ignore[arg-type]
+                     index_dir=index_dir)
+    if budget is not None:
+        result = fit_budget(result, budget, "json" if as_json else "markdown")
+    if as_json:
+        click.echo(result.model_dump_json(indent=2))
+        return
+    click.echo(render_markdown(result), nl=False)
 
 
 # -- dowse eval ------------------------------------------------------------------------
@@ -514,6 +573,30 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     for method, s in report.scores.items():
         click.echo(f"{method:<8} {s.n:>4} {s.recall[1]:>6.1f} {s.recall[5]:>6.1f} "
                    f"{s.recall[10]:>6.1f} {s.mrr:>6.3f} {_fmt(s.seconds_median, '>7.3f')}")
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, type=click.Path(file_okay=False))
+@embed_options
+@seam
+def serve(paths: tuple[str, ...], no_embed: bool, embedder: str, quiet: bool) -> None:
+    """Run an MCP server on stdio for coding agents, over one or more indexed roots.
+
+    Tools: search, ask, symbol, status, reindex. Each root's index is <root>/.dowse; a
+    root without one is served too, and the reindex tool builds it (--no-embed and
+    --embedder apply to such new indexes). Stdout carries the protocol only.
+
+    \b
+    Example:
+        dowse serve
+        dowse serve ~/src/api ~/src/web
+        claude mcp add dowse -- dowse serve ~/src/api
+    """
+    from server import serve as run_server
+
+    roots = [_root_arg(p) for p in paths or (".",)]
+    run_server(roots, embedder=embedder, embed=not no_embed,
+               warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True))
 
 
 def main() -> None:

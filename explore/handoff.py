@@ -1,0 +1,347 @@
+"""`dowse ask` decides between one retrieval loop and a parallel exploration.
+
+A question needs exploration when it is about architecture ("how does X work", "overview",
+"flow"), spans several dimensions (clauses joined by "and how/where/what…"), is a bug with
+several possible causes ("why does X sometimes fail"), or asks about a cross-cutting
+pattern ("across", "everywhere", "convention"). Everything else — a name, a single
+behaviour, a bug report with a traceback — stays one loop: fast, no explorers.
+
+An exploration decomposes the question into 3-6 tracks, each a focused question for the
+retrieval loop (and, where one fits, an explorer: imports for structure, git for recent
+changes, patterns for conventions). Tracks whose queries overlap are merged before they
+run; after they ran, the overlap of the files they found is measured and reported. All
+tracks run in parallel on one warm searcher; the curated context of the whole question is
+packed with most of the budget, the tracks' cited findings and the synthesis with the rest.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from explore.focus import focus_track
+from explore.git import git_track
+from explore.imports import imports_track
+from explore.patterns import patterns_track
+from explore.records import ExploreResult, Synthesis, TrackFindings
+from explore.synthesis import synthesize
+from explore.tracks import Context, Track, run_track
+from indexer.tokens import tokenize
+from retrieval.ask import AskResult, ask, estimate_tokens
+from retrieval.ask import render_markdown as render_ask
+from retrieval.evaluate import Evaluator
+from retrieval.hybrid import HybridSearcher
+from retrieval.loop import LoopConfig
+from retrieval.query import analyze
+
+__all__ = ["AskReport", "Plan", "TrackPlan", "investigate", "plan", "render_report"]
+
+Kind = Literal["architecture", "multi", "bug", "cross-cutting"]
+
+_ARCH = re.compile(
+    r"\b(architecture|overview|structured?|design|end[- ]to[- ]end|life ?cycle|pipeline|"
+    r"walk me through|explain how|how (?:does|do|is|are) [\w .'-]{1,60}? "
+    r"(?:work|works|fit together|organi[sz]ed|wired|implemented))\b", re.I)
+_BUG_SYMPTOM = re.compile(
+    r"\b(fail\w*|crash\w*|broken|wrong|incorrect|unexpected\w*|hang\w*|slow\w*|"
+    r"error\w*|leak\w*|timeout\w*|race\w*)\b", re.I)
+_BUG_UNCERTAIN = re.compile(
+    r"\b(why|sometimes|intermittent\w*|flaky|randomly|possible causes?|root cause|"
+    r"could|might)\b", re.I)
+_CROSS = re.compile(
+    r"\b(across|everywhere|all (?:the )?(?:places|callers|uses|usages|modules)|"
+    r"every (?:place|module|call|caller)|consistent\w*|conventions?|patterns?|"
+    r"cross-cutting)\b", re.I)
+_CLAUSE = re.compile(
+    r"\?\s+|;\s*|,\s*(?:and\s+)?(?=(?:how|where|what|when|why|which|who)\b)|"
+    r"\s+and\s+(?=(?:how|where|what|when|why|which|who)\b)", re.I)
+_GENERIC = frozenset("""
+    how does do is are what where when why which who the a an of in on to for and or with
+    work works working architecture overview structure structured design flow pipeline
+    explain walk through end lifecycle cycle across everywhere all every place places
+    module modules convention conventions pattern patterns consistent consistently
+    handled handle implemented implement organized organised wired fit together sometimes
+    intermittently flaky randomly possible cause causes root could might code codebase
+    repository repo project this that these those it its give me show tell about done
+    does using used use there they them we our you your get gets got
+""".split())
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
+TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
+MAX_TRACKS = 6
+OVERLAP_MERGE = 0.8
+CONTEXT_SHARE = 0.6
+"""Share of the budget for the curated context of the whole question."""
+
+
+class TrackPlan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    question: str
+    include: list[str] = Field(default_factory=list)
+    explorer: Literal["imports", "git", "patterns"] | None = None
+
+
+class Plan(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    mode: Literal["retrieval", "exploration"]
+    why: str
+    kind: Kind | None = None
+    tracks: list[TrackPlan] = Field(default_factory=list)
+    merged: list[str] = Field(default_factory=list,
+                              description="tracks dropped for overlapping another")
+
+
+class AskReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question: str
+    mode: Literal["retrieval", "exploration"]
+    why: str = Field(description="why the question got one loop or an exploration")
+    answer: AskResult = Field(description="curated context for the whole question")
+    plan: list[TrackPlan] = Field(default_factory=list)
+    tracks: list[TrackFindings] = Field(default_factory=list)
+    synthesis: Synthesis | None = None
+    overlap: float = Field(default=0.0, description="largest share of files two tracks found "
+                                                    "in common (0 = orthogonal)")
+    tokens: int = 0
+    budget: int | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+def _subject(text: str) -> str:
+    """The question's topic: its code names as written, then its distinctive words."""
+    words = [*analyze(text).identifiers]
+    for w in _WORD.findall(text):
+        if len(w) >= 3 and w.lower() not in _GENERIC and w not in words:
+            words.append(w.lower())
+    return " ".join(dict.fromkeys(words))[:120] or text
+
+
+def _clauses(question: str) -> list[str]:
+    parts = [p.strip(" ?,.") for p in _CLAUSE.split(question)]
+    return [p for p in parts
+            if len([w for w in tokenize(p) if w not in _GENERIC]) >= 1 and len(p.split()) >= 3]
+
+
+def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
+    tests = TrackPlan(name="tests", question=f"tests for {subject}", include=TEST_GLOBS)
+    if kind == "multi":
+        clauses = _clauses(question)[:MAX_TRACKS - 1]
+        topic = _subject(clauses[0])
+        # "how are tokens issued and where are they validated": "they" is the first topic.
+        asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c
+                 for i, c in enumerate(clauses)]
+        out = [TrackPlan(name=_subject(c)[:40], question=q)
+               for c, q in zip(clauses, asked, strict=True)]
+        about_tests = any(re.search(r"\btests?\b", c, re.I) for c in clauses)
+        return out if about_tests else [*out, tests]
+    if kind == "architecture":
+        return [TrackPlan(name="definitions", question=f"{subject} main classes and entry "
+                                                       "points, where it is defined"),
+                TrackPlan(name="usage", question=f"how {subject} is called and used",
+                          explorer="imports"),
+                TrackPlan(name="configuration",
+                          question=f"{subject} settings configuration options defaults"),
+                tests,
+                TrackPlan(name="history", question=f"recent changes to {subject}",
+                          explorer="git")]
+    if kind == "bug":
+        return [TrackPlan(name="symptom", question=question),
+                TrackPlan(name="error handling",
+                          question=f"where {subject} raises, catches or reports errors"),
+                TrackPlan(name="inputs and state",
+                          question=f"{subject} validation, parsing, state and edge cases"),
+                tests,
+                TrackPlan(name="history", question=f"recent changes to {subject}",
+                          explorer="git")]
+    return [TrackPlan(name="definitions", question=f"{subject} definition and implementation"),
+            TrackPlan(name="call sites", question=f"where {subject} is used, call sites",
+                      explorer="patterns"),
+            tests]
+
+
+def _keywords(text: str) -> set[str]:
+    return {w for w in tokenize(text) if w not in _GENERIC}
+
+
+def plan(question: str) -> Plan:
+    """Decide between one loop and an exploration, and decompose when exploring."""
+    kind: Kind | None = None
+    why = "a focused question: one retrieval loop answers it"
+    if len(_clauses(question)) >= 2:
+        kind, why = "multi", "the question has several independent parts"
+    elif _ARCH.search(question):
+        kind, why = "architecture", "an architecture question: several dimensions to cover"
+    elif _CROSS.search(question):
+        kind, why = "cross-cutting", "a cross-cutting pattern: definitions, uses and tests"
+    elif _BUG_SYMPTOM.search(question) and _BUG_UNCERTAIN.search(question) \
+            and not analyze(question).frames:
+        kind, why = "bug", "a bug with several possible causes"
+    if kind is None:
+        return Plan(mode="retrieval", why=why)
+    tracks: list[TrackPlan] = []
+    merged: list[str] = []
+    for t in _tracks_for(kind, question, _subject(question)):
+        mine = _keywords(t.question)
+        dup = next((o for o in tracks if mine and len(mine & _keywords(o.question))
+                    / len(mine | _keywords(o.question)) >= OVERLAP_MERGE), None)
+        if dup is not None:
+            merged.append(f"{t.name} (overlaps {dup.name})")
+        else:
+            tracks.append(t)
+    if len(tracks) < 3:
+        return Plan(mode="retrieval", why=why + ", but it does not split into 3 independent "
+                                               "tracks: one loop answers it", kind=kind)
+    return Plan(mode="exploration", why=why, kind=kind, tracks=tracks[:MAX_TRACKS],
+                merged=merged)
+
+
+def _overlap(tracks: list[TrackFindings]) -> float:
+    sets = [{c.path for f in t.findings for c in f.citations} for t in tracks]
+    best = 0.0
+    for i, a in enumerate(sets):
+        for b in sets[i + 1:]:
+            if a and b:
+                best = max(best, len(a & b) / min(len(a), len(b)))
+    return round(best, 3)
+
+
+def investigate(searcher: HybridSearcher, question: str, *, budget: int | None = None,
+                loop: LoopConfig | None = None, evaluator: Evaluator | None = None,
+                with_trace: bool = False, force: Literal["retrieval", "exploration"] | None
+                = None) -> AskReport:
+    """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis."""
+    t0 = time.perf_counter()
+    p = plan(question)
+    if force == "retrieval" or (p.mode == "retrieval" and force is None):
+        answer = ask(searcher, question, budget=budget, loop=loop, evaluator=evaluator,
+                     with_trace=with_trace)
+        return AskReport(question=question, mode="retrieval",
+                         why=p.why if force is None else "one loop, as asked",
+                         answer=answer, tokens=answer.tokens, budget=budget,
+                         timings={"wall": round(time.perf_counter() - t0, 4)})
+    if not p.tracks:  # exploration forced on a question that does not decompose by itself
+        subject = _subject(question)
+        p = Plan(mode="exploration", why="exploration, as asked", kind="architecture",
+                 tracks=_tracks_for("architecture", question, subject))
+    ctx = Context(root=Path(searcher.root))
+    ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
+    limit = budget if budget is not None else 8000
+    context_budget = max(int(limit * CONTEXT_SHARE), 50)
+
+    def track_of(tp: TrackPlan) -> list[Track]:
+        out = [focus_track(ctx, tp.question, include=tp.include, name=tp.name)]
+        if tp.explorer == "imports":
+            out.append(imports_track(ctx))
+        elif tp.explorer == "git":
+            out.append(git_track(ctx))
+        elif tp.explorer == "patterns":
+            out.append(patterns_track(ctx))
+        return out
+
+    jobs = [t for tp in p.tracks for t in track_of(tp)]
+    with ThreadPoolExecutor(max_workers=len(jobs) + 1) as pool:
+        main = pool.submit(ask, searcher, question, budget=context_budget, loop=loop,
+                           evaluator=evaluator, with_trace=with_trace)
+        runs = list(pool.map(lambda t: run_track(ctx, t), jobs))
+        answer = main.result()
+    tracks = [t for t, _ in runs]
+    merged = ExploreResult(path=".", root=str(ctx.root), depth="standard", focus=question,
+                           tracks=tracks)
+    for _, out in runs:
+        for name in ("imports", "git", "patterns"):
+            if name in out:
+                setattr(merged, name, out[name])
+    synthesis = synthesize(merged)
+    report = AskReport(question=question, mode="exploration", why=p.why, answer=answer,
+                       plan=p.tracks, tracks=tracks, synthesis=synthesis,
+                       overlap=_overlap([t for t in tracks if t.track.name in
+                                         {tp.name for tp in p.tracks}]),
+                       budget=budget)
+    _fit_tracks(report, limit - answer.tokens)
+    report.tokens = answer.tokens + _findings_tokens(report)
+    report.timings = {t.track.name: t.seconds for t in tracks}
+    report.timings.update(wall=round(time.perf_counter() - t0, 4),
+                          sum=round(sum(t.seconds for t in tracks), 4))
+    return report
+
+
+def _finding_line(claim: str, refs: list[str]) -> str:
+    return f"- {claim} — " + ", ".join(f"`{r}`" for r in refs)
+
+
+def _findings_tokens(report: AskReport) -> int:
+    total = 0
+    for t in report.tracks:
+        total += sum(estimate_tokens(_finding_line(f.claim, [c.ref for c in f.citations]))
+                     for f in t.findings)
+    if report.synthesis is not None:
+        syn = report.synthesis
+        total += sum(estimate_tokens(x) for x in syn.unified + syn.nuances + syn.open_questions)
+    return total
+
+
+def _fit_tracks(report: AskReport, room: int) -> None:
+    """Keep the tracks' findings round-robin (every track's best first) while they fit."""
+    room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis
+                                             else []))
+    kept: dict[int, int] = {i: 0 for i in range(len(report.tracks))}
+    progress = True
+    while progress:
+        progress = False
+        for i, t in enumerate(report.tracks):
+            k = kept[i]
+            if k < len(t.findings):
+                f = t.findings[k]
+                cost = estimate_tokens(_finding_line(f.claim, [c.ref for c in f.citations]))
+                if cost <= room:
+                    room -= cost
+                    kept[i] = k + 1
+                    progress = True
+    for i, t in enumerate(report.tracks):
+        t.findings = t.findings[:kept[i]]
+    if report.synthesis is not None:
+        syn = report.synthesis
+        for name in ("nuances", "open_questions"):
+            items, out = getattr(syn, name), []
+            for x in items:
+                if estimate_tokens(x) <= room:
+                    room -= estimate_tokens(x)
+                    out.append(x)
+            setattr(syn, name, out)
+
+
+def render_report(report: AskReport, *, trace: bool = False) -> str:
+    if report.mode == "retrieval":
+        return render_ask(report.answer, trace=trace)
+    lines = [f"# {report.question}", "",
+             f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
+             f"{report.overlap:.2f}; ~{report.tokens} tokens"
+             + (f" of {report.budget}" if report.budget else "")
+             + (f"; {report.timings['wall']:.2f} s wall, {report.timings['sum']:.2f} s "
+                "summed" if "wall" in report.timings else "") + "_", ""]
+    syn = report.synthesis
+    if syn is not None:
+        lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
+        lines += [f"- {x}" for x in syn.unified]
+        lines += [f"- nuance: {x}" for x in syn.nuances]
+        lines += [f"- open: {x}" for x in syn.open_questions]
+        lines.append("")
+    for t in report.tracks:
+        gates = ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}"
+                          for g in t.gates if g.ran)
+        lines += [f"## Track: {t.track.name}", "", f"_{t.track.focus} — {gates}_", ""]
+        lines += [_finding_line(f.claim, [c.ref for c in f.citations]) for f in t.findings]
+        lines += [f"- {c}" for c in t.conclusions]
+        lines.append("")
+    body = render_ask(report.answer, trace=trace).split("\n", 1)[1]
+    lines += ["## Curated context", body]
+    return "\n".join(lines).rstrip() + "\n"

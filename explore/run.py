@@ -1,0 +1,178 @@
+"""`dowse explore`: pick the tracks for a depth, run them in parallel, gate and merge them.
+
+| depth    | tracks                                                        |
+|----------|---------------------------------------------------------------|
+| shallow  | tree, manifest                                                |
+| standard | tree, manifest, patterns, + focus when a focus is given       |
+| deep     | standard + imports + git + module specialists                 |
+
+Read-only: exploring never writes, not even an index. The root is the indexed root when an
+index covers PATH (then the focus track can use it), else the enclosing git work tree, else
+PATH itself. The files are walked once, with the index's walk options when there is one,
+and shared by every track. The git track waits for the focus track when both run, so that
+co-change coupling is computed for the files that answer the focus.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from explore.focus import focus_track
+from explore.git import git_track
+from explore.imports import imports_track
+from explore.manifest import manifest_track
+from explore.patterns import patterns_track
+from explore.records import Depth, ExploreResult, TrackFindings
+from explore.specialists import specialist_tracks
+from explore.synthesis import synthesize
+from explore.tracks import Context, Track, run_track
+from explore.tree import tree_track
+from indexer.errors import InvalidPath
+from indexer.walk import WalkConfig
+
+__all__ = ["DEEPEN_LEVELS", "explore", "locate"]
+
+DEEPEN_LEVELS = 2
+"""How many times a too-large track may split into subtracks under `--deepen`."""
+
+
+def locate(path: Path, index_dir: Path | None = None) -> tuple[Path, str, Path | None]:
+    """(root, scope relative to root, index directory or None) for an explored path."""
+    target = Path(os.path.abspath(path))
+    if not target.exists():
+        raise InvalidPath(f"cannot explore {path}: no such file or directory")
+    if index_dir is None:
+        for d in (target, *target.parents):
+            if (d / ".dowse" / "manifest.json").is_file():
+                index_dir = d / ".dowse"
+                break
+    root: Path | None = None
+    if index_dir is not None and (index_dir / "manifest.json").is_file():
+        from indexer.store import Store
+
+        root = Path(Store.read_manifest(index_dir).root)
+    else:
+        index_dir = None
+        for d in (target, *target.parents):
+            if (d / ".git").exists():
+                root = d
+                break
+    if root is None:
+        root = target if target.is_dir() else target.parent
+    real_root, real_target = root.resolve(), target.resolve()
+    if real_target != real_root and real_root not in real_target.parents:
+        raise InvalidPath(f"cannot explore {path}: it is outside the indexed root {root}")
+    scope = real_target.relative_to(real_root).as_posix()
+    return real_root, "" if scope == "." else scope, index_dir
+
+
+def _walk_config(index_dir: Path | None) -> WalkConfig:
+    if index_dir is None:
+        return WalkConfig()
+    from indexer.build import resolve_walk_config
+
+    return resolve_walk_config(index_dir)
+
+
+def _summary(result: ExploreResult, ctx: Context) -> str:
+    files = ctx.files()
+    parts = [f"{result.path}: {len(files)} indexable files"]
+    if result.key_files:
+        parts.append("key files " + ", ".join(f"{k.path} ({k.role})"
+                                               for k in result.key_files[:4]))
+    deps = result.dependencies
+    if deps.manifests:
+        parts.append(f"{len(deps.dependencies)} dependencies declared in "
+                     + ", ".join(deps.manifests[:3]))
+    if result.patterns:
+        parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))
+    if result.imports is not None and result.imports.central:
+        parts.append(f"most central module {result.imports.central[0][0]}")
+        if result.imports.cycles:
+            parts.append(f"{len(result.imports.cycles)} import cycle(s)")
+    if result.git is not None and result.git.branch:
+        parts.append(f"on branch {result.git.branch}"
+                     + (f", {len(result.git.uncommitted)} uncommitted change(s)"
+                        if result.git.uncommitted else ""))
+    if result.focus is not None:
+        if result.focus_findings:
+            best = result.focus_findings[0].citations[0].ref
+            parts.append(f"focus {result.focus!r}: {len(result.focus_findings)} cited "
+                         f"findings, best at {best}")
+        else:
+            parts.append(f"focus {result.focus!r}: nothing relevant found")
+    return "; ".join(parts) + "."
+
+
+def _run_made(ctx: Context, make: Callable[[], Track]
+              ) -> tuple[TrackFindings, dict[str, Any]]:
+    return run_track(ctx, make())
+
+
+def explore(path: Path, *, focus: str | None = None, depth: Depth = "standard",
+            deepen: bool = False, index_dir: Path | None = None,
+            searcher: Any = None) -> ExploreResult:
+    """Explore `path` (a directory or a file) with the tracks its depth calls for.
+
+    `searcher` (a HybridSearcher on the same index) lets a long-lived caller, such as the
+    MCP server, reuse its warm index and query embedder.
+    """
+    root, scope, index_dir = locate(path, index_dir)
+    ctx = Context(root=root, scope=scope, focus=focus, depth=depth,
+                  walk_config=_walk_config(index_dir), index_dir=index_dir,
+                  deepen=DEEPEN_LEVELS if deepen else 0)
+    if searcher is not None:
+        ctx.use_searcher(searcher)
+    t0 = time.perf_counter()
+    ctx.all_files()  # walk once, before the tracks share it
+    walked = time.perf_counter() - t0
+
+    makers: list[Callable[[], Track]] = [lambda: tree_track(ctx), lambda: manifest_track(ctx)]
+    if depth in ("standard", "deep"):
+        makers.append(lambda: patterns_track(ctx))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        futures: list[Future[tuple[TrackFindings, dict[str, Any]]]] = []
+        focus_future: Future[tuple[TrackFindings, dict[str, Any]]] | None = None
+        if focus and depth != "shallow":
+            focus_future = pool.submit(run_track, ctx, focus_track(ctx))
+            futures.append(focus_future)
+        if depth == "deep":
+            makers.append(lambda: imports_track(ctx))
+            makers.extend(lambda t=t: t for t in specialist_tracks(ctx))  # type: ignore[misc]
+
+            def git_after_focus() -> tuple[TrackFindings, dict[str, Any]]:
+                focus_files: list[str] = []
+                if focus_future is not None:
+                    found, _ = focus_future.result()
+                    focus_files = list(dict.fromkeys(
+                        c.path for f in found.findings for c in f.citations))
+                return run_track(ctx, git_track(ctx, focus_files=focus_files[:5]))
+
+            futures.append(pool.submit(git_after_focus))
+        futures.extend(pool.submit(_run_made, ctx, m) for m in makers)
+        done = [f.result() for f in futures]
+    wall = time.perf_counter() - t0
+
+    tracks = sorted((t for t, _ in done), key=lambda t: _ORDER.get(t.track.name, 99))
+    result = ExploreResult(path=scope or ".", root=str(root), depth=depth, focus=focus,
+                           tracks=tracks)
+    for _, out in done:
+        for name in ("tree", "key_files", "patterns", "dependencies", "imports", "git"):
+            if name in out:
+                setattr(result, name, out[name])
+    # The focus findings are the claims that passed the evidence gate, not all it made.
+    result.focus_findings = next((t.findings for t in tracks if t.track.name == "focus"), [])
+    result.synthesis = synthesize(result)
+    result.summary = _summary(result, ctx)
+    result.timings = {t.track.name: t.seconds for t in tracks}
+    result.timings.update(walk=round(walked, 4), wall=round(wall, 4),
+                          sum=round(sum(t.seconds for t in tracks), 4))
+    return result
+
+
+_ORDER = {"tree": 0, "manifest": 1, "patterns": 2, "focus": 3, "imports": 4, "git": 5}

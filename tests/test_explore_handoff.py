@@ -1,0 +1,88 @@
+"""`ask` decides between one loop and an exploration, decomposes, and hands off."""
+
+from __future__ import annotations
+
+import pytest
+
+from explore.handoff import investigate, plan, render_report
+from indexer.build import build_index
+from indexer.store import Store
+from retrieval.ask import estimate_tokens
+from retrieval.hybrid import HybridSearcher
+
+
+@pytest.mark.parametrize("question", [
+    "where is validate_token defined?",
+    "validate_token raises KeyError when the token is missing",
+    'Traceback:\n  File "shop/payments.py", line 31, in charge\nGatewayUnavailable: why?',
+    "QuerySet.only() after select_related() crash on proxy models",
+])
+def test_a_focused_question_stays_one_loop(question):
+    p = plan(question)
+    assert p.mode == "retrieval" and p.tracks == []
+
+
+@pytest.mark.parametrize("question, kind, names", [
+    ("how does authentication work?", "architecture",
+     ["definitions", "usage", "configuration", "tests", "history"]),
+    ("why does checkout sometimes fail with a timeout?", "bug",
+     ["symptom", "error handling", "inputs and state", "tests", "history"]),
+    ("how is error handling done across the modules?", "cross-cutting",
+     ["definitions", "call sites", "tests"]),
+    ("how are tokens issued, and where are they validated, and what tests cover expiry?",
+     "multi", ["tokens issued", "validated", "tests cover expiry"]),
+])
+def test_a_broad_question_is_decomposed_into_tracks(question, kind, names):
+    p = plan(question)
+    assert (p.mode, p.kind) == ("exploration", kind)
+    assert [t.name for t in p.tracks] == names
+    assert 3 <= len(p.tracks) <= 6
+
+
+def test_decomposition_resolves_pronouns_and_picks_explorers():
+    p = plan("how are tokens issued and where are they validated?")
+    assert [t.question for t in p.tracks] == [
+        "how are tokens issued", "where are they validated (tokens issued)",
+        "tests for tokens issued validated"]
+    arch = plan("give me an overview of the payment flow")
+    assert {t.name: t.explorer for t in arch.tracks}["usage"] == "imports"
+    assert arch.tracks[0].question.startswith("payment ")
+    assert "tests/" in arch.tracks[3].include
+
+
+@pytest.fixture
+def searcher(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder)
+    return HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+
+
+def test_a_simple_question_runs_one_loop_and_no_explorers(searcher):
+    report = investigate(searcher, "where is validate_token defined?", budget=1000)
+    assert report.mode == "retrieval" and report.tracks == [] and report.synthesis is None
+    assert report.answer.files[0].path == "shop/auth/tokens.py"
+    assert report.tokens == report.answer.tokens <= 1000
+
+
+def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(searcher):
+    report = investigate(searcher, "how does token authentication work?", budget=3000)
+    assert report.mode == "exploration"
+    names = [t.track.name for t in report.tracks]
+    # five retrieval tracks, plus the explorers that fit two of them
+    assert sorted(names) == ["configuration", "definitions", "git", "history", "imports",
+                             "tests", "usage"]
+    tests = next(t for t in report.tracks if t.track.name == "tests")
+    assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
+    assert report.synthesis is not None and report.synthesis.basis
+    assert 0.0 <= report.overlap <= 1.0
+    assert report.tokens <= 3000
+    text = render_report(report)
+    assert "## Track: definitions" in text and "## Curated context" in text
+    assert estimate_tokens(text) < 3000 * 1.5
+    assert report.timings["wall"] <= report.timings["sum"] + 1.0
+
+
+def test_exploration_can_be_forced_and_refused(searcher):
+    forced = investigate(searcher, "where is validate_token defined?", force="exploration")
+    assert forced.mode == "exploration" and len(forced.plan) >= 3
+    single = investigate(searcher, "how does token authentication work?", force="retrieval")
+    assert single.mode == "retrieval" and single.tracks == []

@@ -1,0 +1,379 @@
+"""`dowse serve`: the real server as a subprocess, driven by the MCP SDK's client over stdio.
+
+Indexes are lexical (`--no-embed`) copies of fixtures/example: the subprocess cannot use
+the fake embedder, and lexical keeps every test fast. The last two tests run in process:
+a sweep of budgets, and an index with (fake) vectors kept fresh.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from conftest import EXAMPLE, REPO
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from indexer.store import WriteLock
+from retrieval.ask import estimate_tokens
+from server import MAX_TOKENS_LIMIT, TOOLS
+
+CLI = [sys.executable, "-c", "from cli import main; main()"]
+
+
+def _copy(dest: Path) -> Path:
+    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".dowse"))
+    return dest
+
+
+@pytest.fixture
+def index(run: Callable[..., Any]) -> Callable[[Path], Path]:
+    def make(root: Path) -> Path:
+        run("index", str(root), "--no-embed", "--quiet")
+        return root
+    return make
+
+
+@pytest.fixture
+def repo(tmp_path: Path, index: Callable[[Path], Path]) -> Path:
+    return index(_copy(tmp_path / "example"))
+
+
+@asynccontextmanager
+async def connect(*roots: Path, log: Path, args: tuple[str, ...] = ()
+                  ) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(command=sys.executable,
+                                   args=[*CLI[1:], "serve", *args, *map(str, roots)],
+                                   cwd=str(REPO))
+    with open(log, "a") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
+
+
+def drive(tmp_path: Path, *roots: Path, args: tuple[str, ...] = ()
+          ) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
+    """Run `body(session)` against a fresh server on `roots`."""
+    def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+        async def main() -> Any:
+            async with connect(*roots, log=tmp_path / "server.log", args=args) as session:
+                return await body(session)
+        return anyio.run(main)
+    return run
+
+
+async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
+    """A successful call's answer, checked against its budget and its two encodings."""
+    result = await session.call_tool(tool, arguments)
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert not result.is_error, text
+    data = json.loads(text)
+    assert data == result.structured_content
+    assert estimate_tokens(text) == data["budget"]["tokens"] <= data["budget"]["max_tokens"]
+    return data
+
+
+async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
+    result = await session.call_tool(tool, arguments)
+    assert result.is_error
+    text: str = result.content[0].text  # type: ignore[union-attr]
+    assert "\n" not in text
+    return text
+
+
+def lines(path: Path, start: int, end: int) -> str:
+    return "\n".join(path.read_text().split("\n")[start - 1 : end])
+
+
+def test_tools_budgets_and_confinement(repo, tmp_path):
+    async def body(s: ClientSession) -> None:
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+        assert set(listed) == {spec.name for spec in TOOLS} == {
+            "search", "ask", "symbol", "status", "reindex"}
+        for spec in TOOLS:
+            tool = listed[spec.name]
+            fields = spec.request.model_json_schema()["properties"]
+            assert tool.input_schema["properties"] == fields
+            budget = tool.input_schema["properties"]["max_tokens"]
+            assert budget["default"] <= 8000 and budget["maximum"] == MAX_TOKENS_LIMIT < 25_000
+            assert tool.output_schema is not None
+            assert tool.output_schema["title"] == spec.answer.__name__
+            assert "max_tokens" in (tool.description or "")
+
+        full = await call(s, "search", query="validate_token expired")
+        assert full["hits"][0]["path"] == "shop/auth/tokens.py"
+        assert full["budget"]["cut"] == full["budget"]["omitted"] == 0
+        by_citation = {(h["path"], h["start_line"]): h for h in full["hits"]}
+        small = await call(s, "search", query="validate_token expired", max_tokens=300)
+        assert small["budget"]["cut"] + small["budget"]["omitted"] > 0
+        for hit in small["hits"]:  # whole records, or signature and citation: never cut
+            whole = by_citation[(hit["path"], hit["start_line"])]
+            assert hit == whole or (hit["text"] is None and hit["signature"]
+                                    and {**hit, "text": whole["text"], "signature":
+                                         whole["signature"]} == whole)
+        assert len(small["hits"]) + small["budget"]["omitted"] == len(full["hits"])
+
+        question = "where are expired session tokens rejected?"
+        answer = await call(s, "ask", question=question)
+        assert "shop/auth/tokens.py" in [f["path"] for f in answer["files"][:2]]
+        tight = await call(s, "ask", question=question, max_tokens=400)
+        assert tight["budget"]["cut"] + tight["budget"]["omitted"] > 0
+        for block in tight["context"]:
+            if block["form"] == "full":
+                assert block["text"] == lines(repo / block["path"], block["start_line"],
+                                              block["end_line"])
+            else:
+                assert "\n" not in block["text"]
+
+        found = await call(s, "symbol", name="validate_token")
+        top = found["definitions"][0]
+        assert (top["path"], top["start_line"], top["end_line"]) == ("shop/auth/tokens.py", 30, 42)
+        assert top["text"] == lines(repo / "shop/auth/tokens.py", 30, 42)
+        assert top["match"] == "exact" and not top["stale"]
+
+        status = await call(s, "status")
+        assert status["roots"][0]["report"]["files"] == 15
+        assert status["roots"][0]["report"]["no_embed"]
+        again = await call(s, "reindex")
+        assert again["roots"][0]["stats"]["parsed"] == 0
+
+        too_big = await s.call_tool("search", {"query": "x", "max_tokens": 30_000})
+        assert too_big.is_error
+        await outside_paths_are_refused(s, repo, tmp_path)
+
+    drive(tmp_path, repo)(body)
+
+
+async def outside_paths_are_refused(s: ClientSession, repo: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("def very_secret_function():\n    return 42\n")
+    (repo / "escape").symlink_to(outside, target_is_directory=True)
+    (repo / "shop" / "leak.py").symlink_to(outside / "secret.py")
+    for path in ("/etc", str(tmp_path), "../outside", "shop/../../outside"):
+        message = await refused(s, "search", query="token", path=path)
+        assert "is outside the served root" in message, message
+    assert "through a symlink" in await refused(s, "search", query="token", path="escape")
+    assert "through a symlink" in await refused(s, "ask", question="what is secret?",
+                                                path="shop/leak.py")
+    assert "no such file" in await refused(s, "search", query="x", path="shop/nope")
+    assert "is not a served root" in await refused(s, "search", query="x", root=str(outside))
+    hits = (await call(s, "search", query="very_secret_function"))["hits"]
+    assert all("very_secret" not in (h["text"] or "") for h in hits)
+    assert not (await call(s, "symbol", name="very_secret_function"))["definitions"]
+    inside = await call(s, "search", query="token", path=str(repo / "shop" / "auth"))
+    assert inside["hits"] and all(h["path"].startswith("shop/auth/")
+                                  for h in inside["hits"])
+
+
+def _tree(root: Path) -> dict[str, str]:
+    """Every file outside the index directory, by content and stat."""
+    out = {}
+    for dirpath, dirnames, files in os.walk(root):
+        dirnames[:] = [d for d in dirnames if d != ".dowse"]
+        for name in files:
+            p = Path(dirpath, name)
+            st = p.stat()
+            out[str(p.relative_to(root))] = (
+                f"{st.st_size}:{st.st_mtime_ns}:{hashlib.sha256(p.read_bytes()).hexdigest()}")
+    return out
+
+
+def test_answers_follow_edits_branch_switches_and_a_held_lock(repo, tmp_path):
+    tokens = repo / "shop" / "auth" / "tokens.py"
+    lock = WriteLock(repo / ".dowse")
+
+    async def body(s: ClientSession) -> None:
+        await call(s, "status")
+        with open(tokens, "a") as fh:
+            fh.write("\n\ndef revoke_token(token: str) -> None:\n"
+                     '    """Forget a token."""\n    REVOKED.add(token)\n')
+        n = len(tokens.read_text().split("\n")) - 1
+        found = await call(s, "symbol", name="revoke_token")
+        assert found["freshness"]["reindexed"] == 1 and not found["freshness"]["pending"]
+        top = found["definitions"][0]
+        assert (top["start_line"], top["end_line"]) == (n - 2, n)
+        assert top["text"] == lines(tokens, n - 2, n)
+
+        # A branch switch: files rewritten, removed and added at once.
+        (repo / "shop" / "payments.py").unlink()
+        (repo / "shop" / "pricing.py").write_text(
+            "def quote_shipping(weight_kg: float) -> float:\n    return 4.5 + weight_kg\n")
+        (repo / "shop" / "inventory.py").write_text(
+            "def reserve_stock(sku: str, n: int) -> bool:\n    return n > 0\n")
+        before = _tree(repo)
+        hits = (await call(s, "search", query="reserve_stock quote_shipping"))["hits"]
+        paths = {h["path"] for h in hits}
+        assert {"shop/inventory.py", "shop/pricing.py"} <= paths
+        assert "shop/payments.py" not in paths
+        gone = await call(s, "symbol", name="backoff_delays")
+        assert all(d["path"] != "shop/payments.py" for d in gone["definitions"])
+        assert not (await call(s, "symbol", name="BulkDiscount"))["definitions"]
+        assert _tree(repo) == before  # the server writes only inside .dowse
+
+        # Another process writing the index: answer from the last snapshot, and say so.
+        lock.acquire(0)
+        try:
+            (repo / "shop" / "stock.py").write_text("def count_stock():\n    return 7\n")
+            answer = await call(s, "search", query="count_stock")
+            assert answer["freshness"]["pending"] == 1
+            assert f"pid {os.getpid()}" in answer["freshness"]["note"]
+            assert all(h["path"] != "shop/stock.py" for h in answer["hits"])
+        finally:
+            lock.release()
+        answer = await call(s, "search", query="count_stock")
+        assert answer["freshness"]["reindexed"] == 1
+        assert answer["hits"][0]["path"] == "shop/stock.py"
+
+    drive(tmp_path, repo)(body)
+
+
+def test_a_root_without_an_index_is_offered_reindex(tmp_path, index):
+    bare = _copy(tmp_path / "bare")
+    indexed = index(_copy(tmp_path / "indexed"))
+
+    async def body(s: ClientSession) -> None:
+        message = await refused(s, "search", query="token")
+        assert "pass `root`" in message
+        message = await refused(s, "search", query="token", root="bare")
+        assert "no index for" in message and "reindex" in message
+        status = await call(s, "status")
+        assert [r["error"] is None for r in status["roots"]] == [False, True]
+        built = await call(s, "reindex", root=str(bare))
+        assert built["roots"][0]["stats"]["files"] == 15
+        hits = (await call(s, "search", query="validate_token", root="bare"))["hits"]
+        assert hits[0]["path"] == "shop/auth/tokens.py"
+
+    drive(tmp_path, bare, indexed, args=("--no-embed",))(body)
+    assert "no index for" in (tmp_path / "server.log").read_text()
+    manifest = json.loads((bare / ".dowse" / "manifest.json").read_text())
+    assert manifest["no_embed"]
+
+
+def test_a_repeated_ask_is_warm_and_matches_the_cli(repo, tmp_path):
+    question = "how are discounts applied to a cart?"
+    start = time.perf_counter()
+    cold = subprocess.run([*CLI, "ask", question, "--path", str(repo), "--format", "agent"],
+                          cwd=REPO, check=True, capture_output=True, text=True)
+    cold_s = time.perf_counter() - start
+
+    async def body(s: ClientSession) -> tuple[float, dict[str, Any]]:
+        await call(s, "ask", question=question)
+        start = time.perf_counter()
+        answer = await call(s, "ask", question=question)
+        return time.perf_counter() - start, answer
+
+    warm_s, answer = drive(tmp_path, repo)(body)
+    assert warm_s < cold_s / 4, (warm_s, cold_s)
+    assert json.loads(cold.stdout) == answer
+
+
+def _handlers(root: Path, tag: str, n: int = 120) -> None:
+    for i in range(n):
+        (root / f"mod{i}.py").write_text(
+            f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
+            f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n')
+
+
+def test_four_clients_while_one_reindexes(tmp_path, index):
+    root = tmp_path / "many"
+    root.mkdir()
+    _handlers(root, "old", 60)
+    index(root)
+    _handlers(root, "new", 60)
+    seen: set[str] = set()
+    connected: list[int] = []
+    ready = anyio.Event()
+
+    async def client(n: int) -> None:
+        async with connect(root, log=tmp_path / f"server{n}.log") as s:
+            connected.append(n)
+            if len(connected) == 4:
+                ready.set()
+            await ready.wait()  # all four up: the re-index overlaps the others' queries
+            if n == 0:
+                stats = (await call(s, "reindex"))["roots"][0]["stats"]
+                assert stats["files"] == 60
+            for _ in range(4):
+                hits = (await call(s, "search", query="handler request", limit=20))["hits"]
+                tags = {t for h in hits for t in re.findall(r"handler_(old|new)_", h["text"])}
+                assert len(tags) == 1, tags  # one snapshot, never a mix
+                seen.update(tags)
+                found = await call(s, "symbol", name="handler_new_7")
+                if not found["freshness"]["pending"]:
+                    assert found["definitions"][0]["name"] == "handler_new_7"
+
+    async def main() -> None:
+        async with anyio.create_task_group() as group:
+            for n in range(4):
+                group.start_soon(client, n)
+
+    anyio.run(main)
+    assert "new" in seen
+
+
+def test_cli_errors_for_serve_and_agent_format(repo, tmp_path, run):
+    assert "no such directory" in run("serve", str(tmp_path / "nope"), code=1).output
+    out = run("ask", "x", "--path", str(repo), "--format", "agent", "--json", code=1).output
+    assert "cannot be combined" in out
+    out = run("ask", "x", "--path", str(repo), "--format", "agent", "--budget", "100",
+              code=1).output
+    assert "max_tokens" in out
+
+
+# -- in process: the budget over a range of sizes, and an index with vectors --------------
+
+
+def test_every_budget_holds_and_records_stay_whole(repo):
+    from server import AskRequest, SearchRequest, ServedRoot, Workspace
+
+    workspace = Workspace([ServedRoot(repo)])
+    question = "where are expired session tokens rejected?"
+    full = workspace.search(SearchRequest(query="token discount cart", limit=20))
+    whole = {h.citation: h for h in full.hits}
+    for max_tokens in range(256, 4000, 137):
+        answer = workspace.search(SearchRequest(query="token discount cart", limit=20,
+                                                max_tokens=max_tokens))
+        assert estimate_tokens(answer.model_dump_json()) == answer.budget.tokens <= max_tokens
+        for hit in answer.hits:
+            assert hit.text in (None, whole[hit.citation].text)
+        assert len(answer.hits) + answer.budget.omitted == len(full.hits)
+        asked = workspace.ask(AskRequest(question=question, max_tokens=max_tokens))
+        assert estimate_tokens(asked.model_dump_json()) <= max_tokens
+        for block in asked.context:
+            if block.form == "full":
+                assert block.text == lines(repo / block.path, block.start_line,
+                                           block.end_line)
+
+
+def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fake_embedder):
+    from indexer.build import IndexConfig, build_index
+    from indexer.store import Store
+    from server import SearchRequest, ServedRoot, Workspace
+
+    build_index(example_repo, config=IndexConfig(), embedder=fake_embedder)
+    workspace = Workspace([ServedRoot(example_repo)])
+    hits = workspace.search(SearchRequest(query="reject an expired session token")).hits
+    assert any("dense" in h.signals for h in hits)
+    calls = len(fake_embedder.calls)
+    (example_repo / "shop" / "refunds.py").write_text(
+        "def refund_order(order_id: int) -> None:\n    \"\"\"Send the money back.\"\"\"\n")
+    answer = workspace.search(SearchRequest(query="refund_order money back"))
+    assert answer.freshness.reindexed == 1
+    assert answer.hits[0].path == "shop/refunds.py" and "dense" in answer.hits[0].signals
+    assert len(fake_embedder.calls) > calls  # the new chunk was embedded, by the warm model
+    store = Store.open(example_repo / ".dowse")
+    assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
