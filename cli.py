@@ -309,6 +309,10 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
 @click.option("--evaluator", "evaluator_name", type=click.Choice(["offline", "llm"]),
               default="offline", show_default=True,
               help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.")
+@click.option("--mode", type=click.Choice(["auto", "retrieval", "exploration"]), default="auto",
+              show_default=True,
+              help="auto: explore broad questions in parallel tracks, one loop otherwise; "
+                   "or force either.")
 @click.option("--format", "output_format", type=click.Choice(["markdown", "json", "agent"]),
               default=None,
               help="markdown (default); json (as --json); agent: what the MCP ask tool "
@@ -318,20 +322,23 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
 @seam
 def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, evaluator_name: str,
-        output_format: str | None, as_json: bool) -> None:
+        output_format: str | None, mode: str, as_json: bool) -> None:
     """Find the code that answers a question, with citations and relevance.
 
     Runs the iterative retrieval loop (at most 3 cycles) and prints the curated context
-    as markdown, or JSON with --json. --format agent prints the MCP ask tool's answer,
+    as markdown, or JSON with --json. A broad question (architecture, several parts, a bug
+    with several possible causes, a cross-cutting pattern) is split into 3-6 tracks that
+    run in parallel with the explorers that fit, and their cited findings are merged; the
+    report says which mode ran and why. --format agent prints the MCP ask tool's answer,
     for agents that shell out instead of connecting to `dowse serve`.
 
     \b
     Example:
         dowse ask "where are expired session tokens rejected?" --budget 2000
-        dowse ask "how are discounts applied?" --evaluator llm
+        dowse ask "how does authentication work?" --budget 4000
+        dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
-    from retrieval.ask import ask as run_ask
-    from retrieval.ask import render_markdown
+    from explore.handoff import investigate, render_report
     from retrieval.hybrid import HybridSearcher
     from retrieval.loop import LoopConfig
 
@@ -358,13 +365,14 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         click.echo(answer.model_dump_json())
         return
     searcher = HybridSearcher.open(_locate(_root_arg(path), index_dir))
-    result = run_ask(searcher, question, budget=budget,
-                     loop=LoopConfig(include=list(include), exclude=list(exclude)),
-                     evaluator=evaluator, with_trace=trace or as_json)
+    report = investigate(searcher, question, budget=budget,
+                         loop=LoopConfig(include=list(include), exclude=list(exclude)),
+                         evaluator=evaluator, with_trace=trace or as_json,
+                         force=None if mode == "auto" else mode)  # type: ignore[arg-type]
     if as_json:
-        click.echo(result.model_dump_json(indent=2))
+        click.echo(report.model_dump_json(indent=2))
         return
-    click.echo(render_markdown(result, trace=trace), nl=False)
+    click.echo(render_report(report, trace=trace), nl=False)
 
 
 @cli.command(name="explore")

@@ -189,9 +189,12 @@ def _focus_pairs(history: _History, focus: Sequence[str], existing: set[str],
     """Each focus file's most frequent partners; a gap for a focus file without any."""
     counts = _pairs(history.coupled(), focus, existing)
     pairs: list[tuple[str, str, int]] = []
+    seen: set[frozenset[str]] = set()  # two focus files coupled to each other: one pair
     for anchor in focus:
         mine = sorted(((a, b, n) for (a, b), n in counts.items()
-                       if a == anchor and n >= MIN_TOGETHER), key=lambda t: (-t[2], t[1]))
+                       if a == anchor and n >= MIN_TOGETHER and frozenset((a, b)) not in seen),
+                      key=lambda t: (-t[2], t[1]))
+        seen.update(frozenset((a, b)) for a, b, _ in mine[:PAIRS_PER_FOCUS])
         pairs.extend(mine[:PAIRS_PER_FOCUS])
         if anchor not in existing:
             state.gaps.append(f"focus file {anchor} does not exist (or is not indexable)")

@@ -16,8 +16,10 @@ packed with most of the budget, the tracks' cited findings and the synthesis wit
 
 from __future__ import annotations
 
+import functools
 import re
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Literal
@@ -83,8 +85,10 @@ class TrackPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    question: str
+    question: str | None = Field(default=None,
+                                 description="the track's retrieval question (None: explorer only)")
     include: list[str] = Field(default_factory=list)
+    exclude: list[str] = Field(default_factory=list)
     explorer: Literal["imports", "git", "patterns"] | None = None
 
 
@@ -99,20 +103,18 @@ class Plan(BaseModel):
                               description="tracks dropped for overlapping another")
 
 
-class AskReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class AskReport(AskResult):
+    """`ask`'s curated context (the AskResult fields, for the whole question) and, when
+    the question was explored, the tracks, their findings and the synthesis."""
 
-    question: str
-    mode: Literal["retrieval", "exploration"]
-    why: str = Field(description="why the question got one loop or an exploration")
-    answer: AskResult = Field(description="curated context for the whole question")
+    mode: Literal["retrieval", "exploration"] = "retrieval"  # type: ignore[assignment]
+    why: str = Field(default="", description="why one loop, or why an exploration")
+    context_tokens: int = Field(default=0, description="tokens of the curated context alone")
     plan: list[TrackPlan] = Field(default_factory=list)
     tracks: list[TrackFindings] = Field(default_factory=list)
     synthesis: Synthesis | None = None
-    overlap: float = Field(default=0.0, description="largest share of files two tracks found "
-                                                    "in common (0 = orthogonal)")
-    tokens: int = 0
-    budget: int | None = None
+    overlap: float = Field(default=0.0, description="largest Jaccard overlap of the files two "
+                                                    "retrieval tracks found (0 = orthogonal)")
     timings: dict[str, float] = Field(default_factory=dict)
 
 
@@ -143,28 +145,25 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
                for c, q in zip(clauses, asked, strict=True)]
         about_tests = any(re.search(r"\btests?\b", c, re.I) for c in clauses)
         return out if about_tests else [*out, tests]
+    history = TrackPlan(name="history", explorer="git")  # co-change of the answer's files
     if kind == "architecture":
-        return [TrackPlan(name="definitions", question=f"{subject} main classes and entry "
-                                                       "points, where it is defined"),
-                TrackPlan(name="usage", question=f"how {subject} is called and used",
+        return [TrackPlan(name="definitions", question=f"{subject} classes and functions",
+                          exclude=TEST_GLOBS),
+                TrackPlan(name="usage", question=f"{subject} callers", exclude=TEST_GLOBS,
                           explorer="imports"),
-                TrackPlan(name="configuration",
-                          question=f"{subject} settings configuration options defaults"),
-                tests,
-                TrackPlan(name="history", question=f"recent changes to {subject}",
-                          explorer="git")]
+                TrackPlan(name="configuration", question=f"{subject} settings config",
+                          exclude=TEST_GLOBS),
+                tests, history]
     if kind == "bug":
         return [TrackPlan(name="symptom", question=question),
-                TrackPlan(name="error handling",
-                          question=f"where {subject} raises, catches or reports errors"),
-                TrackPlan(name="inputs and state",
-                          question=f"{subject} validation, parsing, state and edge cases"),
-                tests,
-                TrackPlan(name="history", question=f"recent changes to {subject}",
-                          explorer="git")]
-    return [TrackPlan(name="definitions", question=f"{subject} definition and implementation"),
-            TrackPlan(name="call sites", question=f"where {subject} is used, call sites",
-                      explorer="patterns"),
+                TrackPlan(name="error handling", question=f"{subject} raise except error",
+                          exclude=TEST_GLOBS),
+                TrackPlan(name="inputs and state", question=f"{subject} validate parse state",
+                          exclude=TEST_GLOBS),
+                tests, history]
+    return [TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS),
+            TrackPlan(name="call sites", question=f"{subject} callers usage",
+                      exclude=TEST_GLOBS, explorer="patterns"),
             tests]
 
 
@@ -190,9 +189,11 @@ def plan(question: str) -> Plan:
     tracks: list[TrackPlan] = []
     merged: list[str] = []
     for t in _tracks_for(kind, question, _subject(question)):
-        mine = _keywords(t.question)
-        dup = next((o for o in tracks if mine and len(mine & _keywords(o.question))
-                    / len(mine | _keywords(o.question)) >= OVERLAP_MERGE), None)
+        # Two tracks overlap when they would search the same files for the same words.
+        mine = _keywords(t.question or "")
+        dup = next((o for o in tracks if mine and (o.include, o.exclude) == (t.include, t.exclude)
+                    and len(mine & _keywords(o.question or ""))
+                    / len(mine | _keywords(o.question or "")) >= OVERLAP_MERGE), None)
         if dup is not None:
             merged.append(f"{t.name} (overlaps {dup.name})")
         else:
@@ -210,7 +211,7 @@ def _overlap(tracks: list[TrackFindings]) -> float:
     for i, a in enumerate(sets):
         for b in sets[i + 1:]:
             if a and b:
-                best = max(best, len(a & b) / min(len(a), len(b)))
+                best = max(best, len(a & b) / len(a | b))
     return round(best, 3)
 
 
@@ -224,9 +225,8 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
         answer = ask(searcher, question, budget=budget, loop=loop, evaluator=evaluator,
                      with_trace=with_trace)
-        return AskReport(question=question, mode="retrieval",
+        return AskReport(**{**dict(answer), "mode": "retrieval"}, context_tokens=answer.tokens,
                          why=p.why if force is None else "one loop, as asked",
-                         answer=answer, tokens=answer.tokens, budget=budget,
                          timings={"wall": round(time.perf_counter() - t0, 4)})
     if not p.tracks:  # exploration forced on a question that does not decompose by itself
         subject = _subject(question)
@@ -237,21 +237,27 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
     limit = budget if budget is not None else 8000
     context_budget = max(int(limit * CONTEXT_SHARE), 50)
 
-    def track_of(tp: TrackPlan) -> list[Track]:
-        out = [focus_track(ctx, tp.question, include=tp.include, name=tp.name)]
-        if tp.explorer == "imports":
-            out.append(imports_track(ctx))
-        elif tp.explorer == "git":
-            out.append(git_track(ctx))
-        elif tp.explorer == "patterns":
-            out.append(patterns_track(ctx))
-        return out
-
-    jobs = [t for tp in p.tracks for t in track_of(tp)]
-    with ThreadPoolExecutor(max_workers=len(jobs) + 1) as pool:
+    with ThreadPoolExecutor(max_workers=2 * len(p.tracks) + 1) as pool:
         main = pool.submit(ask, searcher, question, budget=context_budget, loop=loop,
                            evaluator=evaluator, with_trace=with_trace)
-        runs = list(pool.map(lambda t: run_track(ctx, t), jobs))
+
+        def git_after_main() -> Track:
+            # Co-change coupling is asked for the files that answer the question.
+            return git_track(ctx, focus_files=[f.path for f in main.result().files[:5]])
+
+        makers: list[Callable[[], Track]] = []
+        for tp in p.tracks:
+            if tp.question is not None:
+                makers.append(functools.partial(focus_track, ctx, tp.question,
+                                                include=tp.include, exclude=tp.exclude,
+                                                name=tp.name))
+            if tp.explorer == "imports":
+                makers.append(functools.partial(imports_track, ctx))
+            elif tp.explorer == "git":
+                makers.append(git_after_main)
+            elif tp.explorer == "patterns":
+                makers.append(functools.partial(patterns_track, ctx))
+        runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
     tracks = [t for t, _ in runs]
     merged = ExploreResult(path=".", root=str(ctx.root), depth="standard", focus=question,
@@ -261,11 +267,11 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
             if name in out:
                 setattr(merged, name, out[name])
     synthesis = synthesize(merged)
-    report = AskReport(question=question, mode="exploration", why=p.why, answer=answer,
-                       plan=p.tracks, tracks=tracks, synthesis=synthesis,
+    fields = {**dict(answer), "mode": "exploration", "budget": budget}
+    report = AskReport(**fields, why=p.why, context_tokens=answer.tokens, plan=p.tracks,
+                       tracks=tracks, synthesis=synthesis,
                        overlap=_overlap([t for t in tracks if t.track.name in
-                                         {tp.name for tp in p.tracks}]),
-                       budget=budget)
+                                         {tp.name for tp in p.tracks}]))
     _fit_tracks(report, limit - answer.tokens)
     report.tokens = answer.tokens + _findings_tokens(report)
     report.timings = {t.track.name: t.seconds for t in tracks}
@@ -321,7 +327,7 @@ def _fit_tracks(report: AskReport, room: int) -> None:
 
 def render_report(report: AskReport, *, trace: bool = False) -> str:
     if report.mode == "retrieval":
-        return render_ask(report.answer, trace=trace)
+        return render_ask(report, trace=trace)
     lines = [f"# {report.question}", "",
              f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
              f"{report.overlap:.2f}; ~{report.tokens} tokens"
@@ -342,6 +348,6 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
         lines += [_finding_line(f.claim, [c.ref for c in f.citations]) for f in t.findings]
         lines += [f"- {c}" for c in t.conclusions]
         lines.append("")
-    body = render_ask(report.answer, trace=trace).split("\n", 1)[1]
+    body = render_ask(report, trace=trace).split("\n", 1)[1]
     lines += ["## Curated context", body]
     return "\n".join(lines).rstrip() + "\n"

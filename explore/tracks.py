@@ -121,6 +121,9 @@ class Context:
 
     def searcher(self) -> Any:
         """A HybridSearcher on the index, or None when there is no index for the root."""
+        with self._lock:
+            if self._searcher is not None:
+                return self._searcher
         if self.index_dir is None or not (self.index_dir / "manifest.json").is_file():
             return None
         with self._lock:

@@ -47,7 +47,8 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
     arch = plan("give me an overview of the payment flow")
     assert {t.name: t.explorer for t in arch.tracks}["usage"] == "imports"
     assert arch.tracks[0].question.startswith("payment ")
-    assert "tests/" in arch.tracks[3].include
+    assert "tests/" in arch.tracks[3].include and "tests/" in arch.tracks[0].exclude
+    assert (arch.tracks[4].question, arch.tracks[4].explorer) == (None, "git")
 
 
 @pytest.fixture
@@ -59,17 +60,17 @@ def searcher(example_repo, fake_embedder):
 def test_a_simple_question_runs_one_loop_and_no_explorers(searcher):
     report = investigate(searcher, "where is validate_token defined?", budget=1000)
     assert report.mode == "retrieval" and report.tracks == [] and report.synthesis is None
-    assert report.answer.files[0].path == "shop/auth/tokens.py"
-    assert report.tokens == report.answer.tokens <= 1000
+    assert report.files[0].path == "shop/auth/tokens.py"
+    assert report.tokens == report.context_tokens <= 1000
 
 
 def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(searcher):
     report = investigate(searcher, "how does token authentication work?", budget=3000)
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
-    # five retrieval tracks, plus the explorers that fit two of them
-    assert sorted(names) == ["configuration", "definitions", "git", "history", "imports",
-                             "tests", "usage"]
+    # four retrieval tracks, the imports explorer with usage, git for the history
+    assert sorted(names) == ["configuration", "definitions", "git", "imports", "tests",
+                             "usage"]
     tests = next(t for t in report.tracks if t.track.name == "tests")
     assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
     assert report.synthesis is not None and report.synthesis.basis

@@ -1,0 +1,148 @@
+"""`dowse explore` and `dowse ask` handing off, end to end through the CLI (fake embedder)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from conftest import git
+
+from explore.run import explore
+from indexer.build import build_index
+from retrieval.ask import estimate_tokens
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.fixture
+def repo(example_repo: Path, isolated_git) -> Path:
+    """The example repo with a small git history: two commits, one uncommitted change."""
+    git(example_repo, "init", "-q", "-b", "main")
+    git(example_repo, "add", "-A")
+    git(example_repo, "commit", "-q", "-m", "shop: first version", day=1)
+    tokens = example_repo / "shop" / "auth" / "tokens.py"
+    tokens.write_text(tokens.read_text() + "\n# rotate keys yearly\n")
+    routes = example_repo / "shop" / "api" / "routes.py"
+    routes.write_text(routes.read_text() + "\n# see tokens\n")
+    git(example_repo, "commit", "-q", "-am", "auth: note key rotation", day=2)
+    (example_repo / "shop" / "pricing.py").write_text(
+        (example_repo / "shop" / "pricing.py").read_text() + "\n# wip\n")
+    return example_repo
+
+
+@pytest.fixture
+def indexed(repo: Path, fake_embedder) -> Path:
+    build_index(repo, embedder=fake_embedder)
+    return repo
+
+
+def _normalized(data: dict) -> dict:
+    """The report without what varies from run to run: the root and the timings."""
+    data["root"] = "<root>"
+    data["timings"] = {}
+
+    def scrub(track: dict) -> None:
+        track["seconds"] = 0.0
+        for sub in track["subtracks"]:
+            scrub(sub)
+
+    for track in data["tracks"]:
+        scrub(track)
+    return data
+
+
+def test_golden_explore_report(indexed, run):
+    out = run("explore", str(indexed), "--depth", "deep", "--json",
+              "--focus", "where does validate_token reject expired tokens?").output
+    data = _normalized(json.loads(out))
+    golden = GOLDEN / "explore_example.json"
+    if os.environ.get("DOWSE_UPDATE_GOLDEN"):
+        golden.write_text(json.dumps(data, indent=2) + "\n")
+    assert data == json.loads(golden.read_text())
+
+
+def test_deep_explore_runs_every_track_and_every_claim_holds(indexed):
+    result = explore(indexed, depth="deep", focus="where does validate_token reject tokens?")
+    names = [t.track.name for t in result.tracks]
+    assert names[:6] == ["tree", "manifest", "patterns", "focus", "imports", "git"]
+    assert all(t.dropped == [] for t in result.tracks)
+    top = result.focus_findings[0].citations[0]
+    assert (top.path, top.start_line) == ("shop/auth/tokens.py", 30)
+    assert result.git is not None and result.git.uncommitted == ["M shop/pricing.py"]
+    # co-change is computed for the files that answer the focus, each pair once
+    assert [(sorted(p[:2]), p[2]) for p in result.git.co_change] == [
+        (["shop/api/routes.py", "shop/auth/tokens.py"], 2)]
+    assert result.timings["wall"] > 0 and result.timings["sum"] >= max(
+        t.seconds for t in result.tracks)
+    assert result.synthesis.confidence in ("High", "Moderate")
+    assert any("shop/auth/tokens.py" in u for u in result.synthesis.unified)
+
+
+@pytest.mark.parametrize("depth, tracks", [
+    ("shallow", ["tree", "manifest"]),
+    ("standard", ["tree", "manifest", "patterns"]),
+])
+def test_depth_picks_the_tracks(repo, depth, tracks):
+    result = explore(repo, depth=depth)
+    assert [t.track.name for t in result.tracks] == tracks
+    assert result.imports is None and result.git is None
+
+
+def test_explore_a_subdirectory_or_a_file(indexed, run):
+    sub = json.loads(run("explore", str(indexed / "shop" / "auth"), "--json").output)
+    assert sub["path"] == "shop/auth" and sub["tree"]["files"] == 2
+    one = json.loads(run("explore", str(indexed / "shop" / "pricing.py"), "--json").output)
+    assert one["path"] == "shop/pricing.py" and one["tree"]["kind"] == "file"
+
+
+def test_explore_is_read_only(repo, run):
+    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
+                    if ".git/" not in p.as_posix())
+    run("explore", str(repo), "--depth", "deep")
+    after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
+                   if ".git/" not in p.as_posix())
+    assert after == before and not (repo / ".dowse").exists()
+
+
+def test_explore_markdown_fits_its_budget(indexed, run):
+    full = run("explore", str(indexed), "--depth", "deep").output
+    fitted = run("explore", str(indexed), "--depth", "deep", "--budget", "700").output
+    assert estimate_tokens(fitted) <= 700 < estimate_tokens(full)
+    for heading in ("## Key files", "## Tree", "## Patterns", "## Tracks"):
+        assert heading in fitted  # every section keeps its best, none is cut off
+    assert "left out for the token budget" in fitted
+
+
+@pytest.mark.parametrize("args, message", [
+    (["explore", "/nonexistent/dir"], "cannot explore /nonexistent/dir: no such file or directory"),
+    (["explore", ".", "--focus", "  "], "the focus is empty"),
+    (["explore", ".", "--depth", "huge"], "'huge' is not one of"),
+    (["explore", ".", "--budget", "10"], "10 is not in the range x>=200"),
+])
+def test_explore_bad_input_is_a_one_line_error(run, args, message):
+    result = run(*args, code=2 if "--depth" in args or "--budget" in args else 1)
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
+    out = json.loads(run("ask", "how does token authentication work?", "--path", str(indexed),
+                         "--json", "--budget", "3000").output)
+    assert out["mode"] == "exploration" and out["why"].startswith("an architecture question")
+    assert 3 <= len(out["plan"]) <= 6
+    assert out["files"] and out["tokens"] <= 3000
+    assert {t["track"]["name"] for t in out["tracks"]} >= {"definitions", "tests", "git"}
+    assert out["synthesis"]["confidence"] in ("High", "Moderate", "Low")
+    text = run("ask", "how does token authentication work?", "--path", str(indexed)).output
+    assert "## Track: definitions" in text and "## Synthesis" in text
+
+
+def test_ask_keeps_a_focused_question_to_one_loop(indexed, run):
+    out = json.loads(run("ask", "where is validate_token defined?", "--path", str(indexed),
+                         "--json").output)
+    assert out["mode"] == "retrieval" and out["tracks"] == [] and out["plan"] == []
+    forced = json.loads(run("ask", "where is validate_token defined?", "--path", str(indexed),
+                            "--json", "--mode", "exploration").output)
+    assert forced["mode"] == "exploration" and forced["tracks"]
