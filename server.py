@@ -47,6 +47,7 @@ from typing import Annotated, Any, Protocol, TypeVar
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from explore.records import Depth, ExploreResult
 from indexer.build import (
     IndexConfig,
     IndexStats,
@@ -69,7 +70,8 @@ from retrieval.records import Grain, Hit, SearchOptions
 from retrieval.symbols import SymbolMatch, find_symbols
 
 __all__ = [
-    "TOOLS", "AskAnswer", "AskRequest", "Budget", "Definition", "Freshness", "ReindexAnswer",
+    "TOOLS", "AskAnswer", "AskRequest", "Budget", "Definition", "ExploreAnswer",
+    "ExploreRequest", "Freshness", "ReindexAnswer",
     "ReindexRequest", "SearchAnswer", "SearchRequest", "ServedRoot", "StatusAnswer",
     "StatusRequest", "SymbolAnswer", "SymbolRequest", "ToolSpec", "Workspace", "ask_for_agent",
     "build_server", "serve",
@@ -176,6 +178,20 @@ class ReindexRequest(_Request):
     max_tokens: int = _max_tokens(2000)
 
 
+class ExploreRequest(_Request):
+    path: str | None = Field(default=None, description=(
+        "The directory or file to explore, relative to the root or absolute inside it "
+        "(default: the whole root). Paths outside the root are refused."))
+    root: str | None = _root_field()
+    focus: str | None = Field(default=None, description=(
+        "A question to answer inside the path with the retrieval loop, e.g. 'how are "
+        "tokens refreshed?'."))
+    depth: Depth = Field(default="standard", description=(
+        "shallow: tree and manifests; standard: + coding patterns and the focus; deep: + "
+        "import graph, git history and module specialists."))
+    max_tokens: int = _max_tokens(6000)
+
+
 class Budget(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -213,6 +229,17 @@ class AskAnswer(BaseModel):
         description="cited source, best first; form 'signature' when cut to fit")
     stop_reason: str
     cycles: int
+    freshness: Freshness
+    budget: Budget
+
+
+class ExploreAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    result: ExploreResult = Field(description=(
+        "structure, key files, dependencies, patterns, imports, git, cited focus findings, "
+        "per-track gates and the synthesis; `omitted` counts what the budget left out"))
     freshness: Freshness
     budget: Budget
 
@@ -649,6 +676,34 @@ class Workspace:
             [blocks, [(f, None) for f in files[:MAX_ASK_FILES]]], req.max_tokens,
             omitted=max(len(files) - MAX_ASK_FILES, 0))
 
+    def explore(self, req: ExploreRequest) -> ExploreAnswer:
+        from explore.render import fit_budget
+        from explore.run import explore as run_explore
+
+        root = self._root(req.root)
+        target = root.path / root.confine(req.path)[0] if req.path else root.path
+        with root.lock:
+            result, _, fresh = self._query(root, lambda s: run_explore(
+                target, focus=req.focus, depth=req.depth, index_dir=root.index_dir,
+                searcher=s))
+        # The report's sections share the budget (fit_budget); the envelope around it is
+        # measured, and the sections' share shrinks until the whole answer fits.
+        inner = req.max_tokens
+        while True:
+            fitted = fit_budget(result, inner, "json")
+            probe = ExploreAnswer(root=str(root.path), result=fitted, freshness=fresh,
+                                  budget=Budget(max_tokens=req.max_tokens,
+                                                tokens=req.max_tokens))
+            if estimate_tokens(probe.model_dump_json()) <= req.max_tokens:
+                break
+            if inner <= MIN_TOKENS:
+                raise DowseError(f"max_tokens={req.max_tokens} cannot hold an explore report "
+                                 "here; ask for more or a narrower path")
+            inner = max(MIN_TOKENS, int(inner * 0.8))
+        return _fit(lambda forms, budget: ExploreAnswer(
+            root=str(root.path), result=fitted, freshness=fresh, budget=budget),
+            [], req.max_tokens, omitted=sum(fitted.omitted.values()))
+
     def symbol(self, req: SymbolRequest) -> SymbolAnswer:
         root = self._root(req.root)
         with root.lock:
@@ -742,6 +797,12 @@ TOOLS: list[ToolSpec] = [
              "(search, score every candidate's relevance with a reason, refine, at most 3 "
              "cycles) and returns the ranked files and the cited source that answer it."
              + _BUDGETED + _CITED + _FRESH),
+    ToolSpec("explore", ExploreRequest, ExploreAnswer, Workspace.explore,
+             "Structured, cited understanding of a directory or file in one call: tree and "
+             "key files, dependency manifests, coding patterns, a focus question answered "
+             "with the retrieval loop, and (deep) the import graph, git history and module "
+             "specialists. Explorers run in parallel on gated tracks; every claim cites "
+             "file:line, checked against the file." + _BUDGETED),
     ToolSpec("symbol", SymbolRequest, SymbolAnswer, Workspace.symbol,
              "Definitions by name (exact, then prefix, then fuzzy) with kind, signature, "
              "docstring, exact start and end lines, and the source of those lines."

@@ -1,3 +1,23 @@
-"""Exploration: parallel explorers, gates and synthesis (not built yet)."""
+"""Exploration: explorers on gated tracks run in parallel, their cited findings checked
+against the files and merged into one report; and `ask`'s hand-off to them."""
 
-__all__: list[str] = []
+from explore.handoff import AskReport, investigate, plan
+from explore.records import ExploreResult, Finding, TrackFindings
+from explore.render import fit_budget, render_markdown
+from explore.run import explore
+from explore.tracks import Context, Track, run_track
+
+__all__ = [
+    "AskReport",
+    "Context",
+    "ExploreResult",
+    "Finding",
+    "Track",
+    "TrackFindings",
+    "explore",
+    "fit_budget",
+    "investigate",
+    "plan",
+    "render_markdown",
+    "run_track",
+]

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from explore.records import ExploreResult, Finding, TreeNode
+from explore.records import ExploreResult, Finding, TrackFindings, TreeNode
 from retrieval.ask import estimate_tokens
 
 __all__ = ["fit_budget", "render_markdown"]
@@ -149,7 +149,19 @@ def _sections(r: ExploreResult) -> list[_Section]:
             t.findings = [f for tt, f in kept if tt is t]
 
     add("tracks", 0.06, [f for _, f in tfind], keep_tracks)
+    concl = [(t, c) for t in r.tracks for c in t.conclusions]
+
+    def keep_conclusions(k: int) -> None:
+        kept = concl[:k]
+        for t in r.tracks:
+            t.conclusions = [c for tt, c in kept if tt is t]
+
+    add("conclusions", 0.04, [c for _, c in concl], keep_conclusions)
     return s
+
+
+def _all_tracks(tracks: list[TrackFindings]) -> list[TrackFindings]:
+    return [x for t in tracks for x in (t, *_all_tracks(t.subtracks))]
 
 
 def _cost(section: str, item: Any, fmt: Format) -> int:
@@ -166,7 +178,19 @@ def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> 
     """A copy of `result` whose sections share `budget` tokens; whole items only."""
     r = result.model_copy(deep=True)
     r.budget = budget
-    fixed = estimate_tokens(r.summary + r.synthesis.basis) + 60 + 25 * len(r.tracks)
+    if fmt == "json" and estimate_tokens(r.model_dump_json()) > budget:
+        # Tight: each track keeps its name, focus, gates and claims; its spec's prose goes,
+        # and its gaps, which the synthesis' open questions (a budgeted section) repeat.
+        for t in _all_tracks(r.tracks):
+            t.track = t.track.model_copy(update={"approach": "", "gates": [],
+                                                 "deliverable": ""})
+            t.gaps = []
+    skeleton = r.model_copy(deep=True)
+    for sec in _sections(skeleton):
+        sec.keep(0)
+    skeleton.omitted = {sec.name: 1 for sec in _sections(r)}  # the notes cost room too
+    fixed = estimate_tokens(skeleton.model_dump_json() if fmt == "json"
+                            else render_markdown(skeleton))
     sections = _sections(r)
     costs = {s.name: [_cost(s.name, it, fmt) for it in s.items] for s in sections}
     need = {s.name: sum(costs[s.name]) + _OVERHEAD for s in sections}

@@ -24,4 +24,9 @@ def test_retrieval_exports():
 
 
 def test_explore_exports():
-    assert explore.__all__ == []
+    assert sorted(explore.__all__) == [
+        "AskReport", "Context", "ExploreResult", "Finding", "Track", "TrackFindings",
+        "explore", "fit_budget", "investigate", "plan", "render_markdown", "run_track",
+    ]
+    for name in explore.__all__:
+        assert getattr(explore, name) is not None

@@ -102,7 +102,7 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
     async def body(s: ClientSession) -> None:
         listed = {t.name: t for t in (await s.list_tools()).tools}
         assert set(listed) == {spec.name for spec in TOOLS} == {
-            "search", "ask", "symbol", "status", "reindex"}
+            "search", "ask", "explore", "symbol", "status", "reindex"}
         for spec in TOOLS:
             tool = listed[spec.name]
             fields = spec.request.model_json_schema()["properties"]
@@ -138,6 +138,19 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
             else:
                 assert "\n" not in block["text"]
 
+        report = await call(s, "explore", path="shop", depth="deep",
+                            focus="where does validate_token reject expired tokens?")
+        result = report["result"]
+        assert result["path"] == "shop" and report["budget"]["tokens"] <= 6000
+        assert [t["track"]["name"] for t in result["tracks"]][:5] == [
+            "tree", "manifest", "patterns", "focus", "imports"]
+        assert result["focus_findings"][0]["citations"][0]["path"] == "shop/auth/tokens.py"
+        small = await call(s, "explore", depth="deep", max_tokens=2000)
+        assert small["budget"]["tokens"] <= 2000 and small["budget"]["omitted"] > 0
+        assert small["result"]["omitted"] and small["result"]["tracks"]
+        assert "cannot hold an explore report" in await refused(s, "explore", depth="deep",
+                                                                max_tokens=400)
+
         found = await call(s, "symbol", name="validate_token")
         top = found["definitions"][0]
         assert (top["path"], top["start_line"], top["end_line"]) == ("shop/auth/tokens.py", 30, 42)
@@ -169,6 +182,8 @@ async def outside_paths_are_refused(s: ClientSession, repo: Path, tmp_path: Path
     assert "through a symlink" in await refused(s, "search", query="token", path="escape")
     assert "through a symlink" in await refused(s, "ask", question="what is secret?",
                                                 path="shop/leak.py")
+    assert "is outside the served root" in await refused(s, "explore", path="../outside")
+    assert "through a symlink" in await refused(s, "explore", path="escape")
     assert "no such file" in await refused(s, "search", query="x", path="shop/nope")
     assert "is not a served root" in await refused(s, "search", query="x", root=str(outside))
     hits = (await call(s, "search", query="very_secret_function"))["hits"]
