@@ -35,7 +35,7 @@ from posixpath import basename, dirname
 from typing import Any
 
 from explore.records import Dependency, ManifestReport, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite, find_line, largest_subdirs
+from explore.tracks import Context, Track, TrackState, cite, find_line
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 
@@ -44,7 +44,6 @@ MAX_MANIFESTS = 40
 _CLAIM_RUNTIME = 30
 _CLAIM_OTHER = 20
 _CLAIM_SCRIPTS = 20
-_SPLIT_MIN_FILES = 1500
 
 _PEP508 = re.compile(r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(.*?)\s*$")
 
@@ -839,10 +838,6 @@ def _summary(report: ManifestReport) -> str:
             + f", {len(report.scripts)} scripts, {len(report.entry_points)} entry points")
 
 
-def _split(ctx: Context) -> list[str]:
-    return largest_subdirs(ctx, min_files=_SPLIT_MIN_FILES)
-
-
 def manifest_track(ctx: Context) -> Track:
     """The manifest explorer for `ctx`'s scope."""
     spec = TrackSpec(
@@ -918,5 +913,5 @@ def manifest_track(ctx: Context) -> Track:
         return True, (f"{len(report.manifests) - failed} of {len(report.manifests)} "
                       "manifests parsed")
 
-    return Track(spec=spec, understand=understand, complete=complete, split=_split,
-                 make=manifest_track)
+    # No split: a sub-scope without manifests would only repeat the nearest ones above.
+    return Track(spec=spec, understand=understand, complete=complete, make=manifest_track)

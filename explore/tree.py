@@ -417,8 +417,9 @@ def tree_track(ctx: Context) -> Track:
         single = files == [ctx.scope]
         if not found:
             state.gaps.append("no key files by convention in scope")
+        if not state.findings:  # nothing citable yet (e.g. only empty __init__.py files)
             _claim_samples(state, tree)
-        elif not single:
+        if found and not single:
             if not any(k.kind in (_README, _SUBREADME) for k in found):
                 state.gaps.append("no README in scope")
             if not any(k.kind in (_ENTRY, _SCRIPT) for k in found):
