@@ -412,10 +412,14 @@ def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str
     result = walk(root, walk_config, index_dir=store.index_dir)
     old = {r["path"]: (r["size"], r["mtime_ns"]) for r in store.rows(
         "files", ["path", "size", "mtime_ns"])}
+    # A file the last run read and left out (binary or secret content) is not new: it
+    # would count as added on every check.
+    left_out = {r["path"] for r in store.rows("skipped", ["path"])}
     seen = {e.path for e in result.files}
     modified = sum(1 for e in result.files
                    if e.path in old and old[e.path] != (e.size, e.mtime_ns))
-    added = sum(1 for e in result.files if e.path not in old and language_for(e.path))
+    added = sum(1 for e in result.files
+                if e.path not in old and e.path not in left_out and language_for(e.path))
     deleted = sum(1 for p in old if p not in seen)
     return {"modified": modified, "added": added, "deleted": deleted}
 

@@ -275,3 +275,16 @@ def test_absolute_imports_resolve_below_source_dirs_but_never_inside_packages():
     assert resolve("app.functions.datetime") == "app/functions/datetime.py"
     assert resolve("datetime") is None  # the standard library, not a package's submodule
     assert resolve("functions.datetime") is None
+
+
+def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fake_embedder):
+    from indexer.build import changed_since
+    from indexer.walk import WalkConfig
+
+    key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEow" * 20 + "\n-----END RSA PRIVATE KEY-----\n"
+    (example_repo / "shop" / "deploy_key.py").write_text(f'KEY = """{key}"""\n')
+    build_index(example_repo, embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    assert "shop/deploy_key.py" in {r["path"] for r in store.rows("skipped")}
+    assert changed_since(store, example_repo, WalkConfig()) == {
+        "modified": 0, "added": 0, "deleted": 0}
