@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from explore.records import TrackSpec
 from explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from retrieval.ask import rank_score
 from retrieval.loop import LoopConfig, run_loop
 
 __all__ = ["FINDING_RELEVANCE", "focus_track"]
@@ -53,12 +54,14 @@ def focus_track(ctx: Context, question: str | None = None, *, include: Sequence[
                             exclude=list(exclude))
         result = run_loop(searcher, text, config=config)
         state.output["loop"] = result
-        items = [it for it in result.items if it.relevance >= FINDING_RELEVANCE]
+        # Best first as `ask` ranks files: relevance and retrieval evidence together.
+        items = sorted((it for it in result.items if it.relevance >= FINDING_RELEVANCE),
+                       key=lambda it: -rank_score(it))
         for it in items[:MAX_FINDINGS]:
             h = it.hit
-            what = f"`{h.symbol}`" if h.symbol else f"`{h.path}`"
+            what = f"`{h.symbol}` at " if h.symbol else ""
             stale = " (file changed since indexing)" if h.stale else ""
-            state.claim(f"{what} at {h.citation} (relevance {it.relevance:.2f}): "
+            state.claim(f"{what}{h.citation} (relevance {it.relevance:.2f}): "
                         f"{it.reason}{stale}",
                         cite(ctx, h.path, h.start_line, h.end_line), topic=h.path)
         for c in result.trace[-1].critical_gaps if result.trace else []:

@@ -19,7 +19,7 @@ from retrieval.evaluate import Evaluator
 from retrieval.hybrid import HybridSearcher, read_lines
 from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 
-__all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens"]
+__all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
 
 CHARS_PER_TOKEN = 3.0
 MIN_RELEVANCE = 0.2
@@ -75,6 +75,13 @@ class AskResult(BaseModel):
     trace: list[Cycle] = Field(default_factory=list)
 
 
+def rank_score(item: ContextItem) -> float:
+    """How strongly an item answers: the evaluator's relevance says what a chunk is, the
+    fused retrieval score how strongly the query points at it; both count."""
+    return (FILE_RELEVANCE_WEIGHT * item.relevance
+            + (1 - FILE_RELEVANCE_WEIGHT) * min(item.hit.score, 1.0))
+
+
 def _files(items: list[ContextItem]) -> list[FileResult]:
     by_path: dict[str, list[ContextItem]] = {}
     for it in items:
@@ -84,10 +91,7 @@ def _files(items: list[ContextItem]) -> list[FileResult]:
         best = max(its, key=lambda i: i.relevance)
         # A file with several relevant parts ranks a little above one with a single part.
         bonus = min(0.05 * (len(its) - 1), 0.1)
-        # The ranking keeps the search's own evidence: the evaluator's relevance says what
-        # a chunk is, the fused retrieval score how strongly the query points at it.
-        rank = max(FILE_RELEVANCE_WEIGHT * i.relevance
-                   + (1 - FILE_RELEVANCE_WEIGHT) * min(i.hit.score, 1.0) for i in its)
+        rank = max(rank_score(i) for i in its)
         out.append(FileResult(path=path, relevance=round(min(best.relevance + bonus, 1.0), 3),
                               score=round(rank + bonus, 4), reason=best.reason,
                               citations=[i.hit.citation for i in its]))
