@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import make_tree
+
 from explore.patterns import SAMPLE_SOURCE, SAMPLE_TESTS, patterns_track
 from explore.records import Pattern
 from explore.tracks import Context, run_track
@@ -223,14 +225,6 @@ class StoreTest {
 }
 
 
-def _repo(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 def _run(root: Path, scope: str = "", deepen: int = 0):
     ctx = Context(root=root, scope=scope, deepen=deepen)
     result, out = run_track(ctx, patterns_track(ctx))
@@ -247,7 +241,7 @@ def _verified(result) -> None:
 
 
 def test_python_patterns_are_measured_and_cited(tmp_path):
-    result, patterns = _run(_repo(tmp_path, PYTHON))
+    result, patterns = _run(make_tree(tmp_path, PYTHON))
     _verified(result)
     assert list(patterns) == [
         "module structure", "error handling (Python)", "typing (Python)",
@@ -304,7 +298,7 @@ def test_python_patterns_are_measured_and_cited(tmp_path):
 
 
 def test_each_pattern_is_a_claim_citing_its_examples(tmp_path):
-    result, patterns = _run(_repo(tmp_path, PYTHON))
+    result, patterns = _run(make_tree(tmp_path, PYTHON))
     claims = {f.claim: f for f in result.findings}
     for p in patterns.values():
         finding = claims[f"{p.name}: {p.description}"]
@@ -314,7 +308,7 @@ def test_each_pattern_is_a_claim_citing_its_examples(tmp_path):
 
 
 def test_other_languages(tmp_path):
-    result, patterns = _run(_repo(tmp_path, POLYGLOT))
+    result, patterns = _run(make_tree(tmp_path, POLYGLOT))
     _verified(result)
     assert set(patterns) == {
         "module structure", "error handling (JS/TS)", "typing (JS/TS)", "import style (JS/TS)",
@@ -395,7 +389,7 @@ def test_the_bundled_example(example_repo):
 
 
 def test_the_scope_narrows_everything(tmp_path):
-    root = _repo(tmp_path, PYTHON)
+    root = make_tree(tmp_path, PYTHON)
     result, patterns = _run(root, scope="src/app")
     _verified(result)
     assert patterns["module structure"].description.startswith(
@@ -412,14 +406,14 @@ def test_the_scope_narrows_everything(tmp_path):
 
 
 def test_no_code_fails_the_first_gate(tmp_path):
-    result, patterns = _run(_repo(tmp_path, {"README.md": "# nothing\n"}))
+    result, patterns = _run(make_tree(tmp_path, {"README.md": "# nothing\n"}))
     assert [(g.name, g.passed, g.ran) for g in result.gates] == [
         ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
     assert patterns == {}
     assert "module structure: no code files in scope" in result.gaps
 
 
-def _big_repo(root: Path, dirs: int, per_dir: int) -> Path:
+def _bigmake_tree(root: Path, dirs: int, per_dir: int) -> Path:
     files = {}
     for d in range(dirs):
         for f in range(per_dir):
@@ -427,11 +421,11 @@ def _big_repo(root: Path, dirs: int, per_dir: int) -> Path:
                 f"def helper_{f}(x: int) -> int:\n    if x < 0:\n"
                 f"        raise ValueError(x)\n    return x\n")
         files[f"tests/t{d}/test_mod{d}.py"] = "def test_it():\n    assert 1\n"
-    return _repo(root, files)
+    return make_tree(root, files)
 
 
 def test_sampling_is_bounded_spread_and_deterministic(tmp_path):
-    root = _big_repo(tmp_path, dirs=60, per_dir=7)
+    root = _bigmake_tree(tmp_path, dirs=60, per_dir=7)
     first, patterns = _run(root)
     _verified(first)
     assert first.gaps[0] == "measured on a sample of 40 of 480 files in 120 directories: " \
@@ -449,7 +443,7 @@ def test_sampling_is_bounded_spread_and_deterministic(tmp_path):
 
 
 def test_a_large_scope_splits_into_subtracks(tmp_path):
-    root = _big_repo(tmp_path, dirs=60, per_dir=7)
+    root = _bigmake_tree(tmp_path, dirs=60, per_dir=7)
     result, _ = _run(root, deepen=1)
     # pkg0..pkg5 hold 70 files each, tests/ 60: the four biggest, each its own track.
     assert [s.track.focus for s in result.subtracks] == ["pkg0", "pkg1", "pkg2", "pkg3"]
@@ -458,7 +452,7 @@ def test_a_large_scope_splits_into_subtracks(tmp_path):
 
 
 def test_the_track_spec(tmp_path):
-    ctx = Context(root=_repo(tmp_path, PYTHON))
+    ctx = Context(root=make_tree(tmp_path, PYTHON))
     track = patterns_track(ctx)
     assert track.spec.name == "patterns" and track.spec.focus == "."
     assert [g.split(":")[0] for g in track.spec.gates] == ["understood", "evidence", "complete"]

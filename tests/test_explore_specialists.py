@@ -8,6 +8,7 @@ import hashlib
 from pathlib import Path
 
 import pytest
+from conftest import make_tree
 
 from explore.specialists import MAX_SPECIALISTS, specialist_tracks
 from explore.tracks import Context, run_track
@@ -156,14 +157,6 @@ USERS = {
 }
 
 
-def _repo(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return root
-
-
 def _tree_hash(root: Path) -> str:
     digest = hashlib.blake2b()
     for p in sorted(root.rglob("*")):
@@ -182,13 +175,13 @@ def _claims(result, prefix: str) -> list:
 
 @pytest.fixture
 def library(tmp_path, monkeypatch):
-    site = _repo(tmp_path / "site" / "dowsefakelib", LIBRARY).parent
+    site = make_tree(tmp_path / "site" / "dowsefakelib", LIBRARY).parent
     monkeypatch.syspath_prepend(str(site))
     return site
 
 
 def test_an_internal_module_with_agents_md(tmp_path):
-    root = _repo(tmp_path / "repo", REPO)
+    root = make_tree(tmp_path / "repo", REPO)
     before = _tree_hash(root)
     results = _run_all(Context(root=root))
     assert _tree_hash(root) == before  # review only
@@ -246,7 +239,7 @@ def test_an_internal_module_with_agents_md(tmp_path):
 def test_a_literal_a_helper_is_documented_to_handle(tmp_path):
     files = {**REPO, "app/config/AGENTS.md":
              "`load_config()` reads settings.json and caches it.\n"}
-    result = _run_all(Context(root=_repo(tmp_path, files)))["specialist:app/config"]
+    result = _run_all(Context(root=make_tree(tmp_path, files)))["specialist:app/config"]
     assert result.dropped == [] and all(g.passed for g in result.gates)
     assert [f.claim for f in _claims(result, "Missed")] == [
         "Missed convenience: 'settings.json' is handled by hand at app/report.py:6, but "
@@ -255,7 +248,7 @@ def test_a_literal_a_helper_is_documented_to_handle(tmp_path):
 
 
 def test_an_installed_package_read_from_its_docstrings(tmp_path, library):
-    root = _repo(tmp_path / "repo", USERS)
+    root = make_tree(tmp_path / "repo", USERS)
     before = _tree_hash(root)
     results = _run_all(Context(root=root))
     assert _tree_hash(root) == before
@@ -297,7 +290,7 @@ def test_internal_modules_and_packages_alternate_up_to_the_cap(tmp_path, library
         files[f"mod{i}/core.py"] = f"def helper{i}():\n    return {i}\n"
     files["README.md"] = "# root\n"
     files["docs/README.md"] = "`helper0()` is documented here too.\n"  # no code: no module
-    root = _repo(tmp_path / "repo", files)
+    root = make_tree(tmp_path / "repo", files)
     names = [t.spec.name for t in specialist_tracks(Context(root=root))]
     assert len(names) == MAX_SPECIALISTS
     assert names == ["specialist:mod0", "specialist:dowsefakelib", "specialist:mod1",
@@ -307,11 +300,11 @@ def test_internal_modules_and_packages_alternate_up_to_the_cap(tmp_path, library
 def test_a_doc_that_names_no_function_makes_no_specialist(tmp_path):
     files = {"pkg/README.md": "# pkg\n\nThe `pkg/core.py` module does the work.\n",
              "pkg/core.py": "def work():\n    return 1\n"}
-    assert specialist_tracks(Context(root=_repo(tmp_path, files))) == []
+    assert specialist_tracks(Context(root=make_tree(tmp_path, files))) == []
 
 
 def test_the_scope_limits_what_is_reviewed(tmp_path):
-    root = _repo(tmp_path, REPO)
+    root = make_tree(tmp_path, REPO)
     # Inside app/config only the module itself is in scope: it is not its own specialist.
     assert specialist_tracks(Context(root=root, scope="app/config")) == []
     result = _run_all(Context(root=root, scope="app"))["specialist:app/config"]
@@ -321,7 +314,7 @@ def test_the_scope_limits_what_is_reviewed(tmp_path):
 
 def test_a_track_run_twice_reports_the_same(tmp_path, library):
     files = {**USERS, **{k: v for k, v in REPO.items() if k.startswith("app/config")}}
-    ctx = Context(root=_repo(tmp_path / "repo", files))
+    ctx = Context(root=make_tree(tmp_path / "repo", files))
     for track in specialist_tracks(ctx):
         first, _ = run_track(ctx, track)
         again, _ = run_track(ctx, track)
