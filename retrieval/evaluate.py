@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -25,7 +26,7 @@ from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
 from retrieval.query import QueryAnalysis
 
-__all__ = ["CALL", "Evaluation", "Evaluator", "OfflineEvaluator", "defined_in"]
+__all__ = ["CALL", "Evaluation", "Evaluator", "Features", "OfflineEvaluator", "defined_in"]
 
 CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _BUILTIN_CALLS = frozenset("""
@@ -41,6 +42,22 @@ class Evaluation(BaseModel):
     relevance: float = Field(ge=0, le=1)
     reason: str
     missing_context: list[str] = Field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the offline evaluator knows about one candidate, each in 0..1 or a flag."""
+
+    coverage: float  # share of the task's names (counted twice) and terms it contains
+    symbol: float  # it defines a name the task mentions (1.0 qualified, 0.8 bare)
+    path: float  # it lies in a file the task names
+    closeness: float  # semantic closeness: cosine 0.25 -> 0, 0.70 -> 1
+    rank_prior: float  # 1 at the top of the retrieval ranking, falling with rank
+    gap: bool  # looked up as the definition of a name relevant code uses
+    test: bool  # a test file, and the task is not about tests
+    id_hit: list[str] = field(default_factory=list)
+    term_hit: list[str] = field(default_factory=list)
+    terms: int = 0
 
 
 class Evaluator(Protocol):
@@ -68,6 +85,12 @@ class OfflineEvaluator:
     def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
                  known_symbols: Collection[str], in_context: Collection[str]
                  ) -> list[Evaluation]:
+        return [self._one(c, f, known_symbols, in_context)
+                for c, f in zip(candidates, self.features(analysis, candidates), strict=True)]
+
+    def features(self, analysis: QueryAnalysis, candidates: Sequence[Candidate]
+                 ) -> list[Features]:
+        """The evidence behind each candidate's relevance (also what calibration fits)."""
         if not candidates:
             return []
         wants_tests = analysis.mentions_tests
@@ -77,54 +100,57 @@ class OfflineEvaluator:
         terms = set(analysis.terms) - idents - parts
         order = sorted(range(len(candidates)), key=lambda i: -candidates[i].score)
         rank = {i: r for r, i in enumerate(order)}
-        return [self._one(c, rank[i], idents, terms, wants_tests, known_symbols, in_context)
-                for i, c in enumerate(candidates)]
+        out = []
+        for i, cand in enumerate(candidates):
+            path = cand.row["path"]
+            tokens = set(tokenize(f"{path} {cand.row['symbol'] or ''} {cand.row['text']}"))
+            stems = {stem(t) for t in tokens}
+            id_hit = sorted(x for x in idents if x in tokens)
+            term_hit = sorted(t for t in terms if t in tokens or stem(t) in stems)
+            wanted = 2 * len(idents) + len(terms)
+            s = cand.signals
+            out.append(Features(
+                coverage=(2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0,
+                symbol=s.get("symbol", 0.0), path=s.get("path", 0.0),
+                closeness=min(max((s.get("cosine", 0.0) - 0.25) / 0.45, 0.0), 1.0),
+                rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
+                test=is_test_path(path) and not wants_tests,
+                id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
+        return out
 
-    def _one(self, cand: Candidate, rank: int, idents: set[str], terms: set[str],
-             wants_tests: bool, known_symbols: Collection[str],
+    def _one(self, cand: Candidate, f: Features, known_symbols: Collection[str],
              in_context: Collection[str]) -> Evaluation:
-        text = cand.row["text"]
-        path = cand.row["path"]
-        tokens = set(tokenize(f"{path} {cand.row['symbol'] or ''} {text}"))
-        stems = {stem(t) for t in tokens}
-        id_hit = sorted(i for i in idents if i in tokens)
-        term_hit = sorted(t for t in terms if t in tokens or stem(t) in stems)
-        wanted = 2 * len(idents) + len(terms)
-        coverage = (2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0
-        s = cand.signals
-        closeness = min(max((s.get("cosine", 0.0) - 0.25) / 0.45, 0.0), 1.0)
-        relevance = (0.45 * coverage + 0.40 * s.get("symbol", 0.0) + 0.25 * s.get("path", 0.0)
-                     + 0.30 * closeness + 0.10 / (1 + rank / 3))
-        if s.get("symbol"):
+        relevance = (0.45 * f.coverage + 0.40 * f.symbol + 0.25 * f.path
+                     + 0.30 * f.closeness + 0.10 * f.rank_prior)
+        if f.symbol:
             # Defining a name the task mentions is implementing the target itself.
-            relevance = max(relevance, 0.6 + 0.25 * s["symbol"] + 0.1 * coverage)
-        if "gap" in s:
-            relevance = max(relevance, 0.5 + 0.2 * coverage)
-        test = is_test_path(path) and not wants_tests
-        if test:
+            relevance = max(relevance, 0.6 + 0.25 * f.symbol + 0.1 * f.coverage)
+        if f.gap:
+            relevance = max(relevance, 0.5 + 0.2 * f.coverage)
+        if f.test:
             relevance *= 0.6
         relevance = round(min(max(relevance, 0.0), 1.0), 3)
 
         reasons: list[str] = []
-        if s.get("symbol"):
+        if f.symbol:
             reasons.append("defines a name the task mentions")
-        if "gap" in s:
+        if f.gap:
             reasons.append("defines a name relevant code uses")
-        if s.get("path"):
+        if f.path:
             reasons.append("in a file the task names")
-        if id_hit:
-            reasons.append("uses " + ", ".join(f"`{i}`" for i in id_hit[:4]))
-        if term_hit:
-            reasons.append(f"covers {len(term_hit)}/{len(terms)} task terms")
-        if closeness >= 0.6:
+        if f.id_hit:
+            reasons.append("uses " + ", ".join(f"`{i}`" for i in f.id_hit[:4]))
+        if f.term_hit:
+            reasons.append(f"covers {len(f.term_hit)}/{f.terms} task terms")
+        if f.closeness >= 0.6:
             reasons.append("close in meaning")
-        if test:
+        if f.test:
             reasons.append("a test")
         if not reasons:
             reasons.append("weak lexical or semantic match")
 
         missing: list[str] = []
-        for name in dict.fromkeys(CALL.findall(text)):
+        for name in dict.fromkeys(CALL.findall(cand.row["text"])):
             if (name in _BUILTIN_CALLS or name in in_context or name not in known_symbols
                     or defined_in(name, cand.row, known_symbols)):
                 continue
