@@ -1,0 +1,168 @@
+"""Calibrate the offline evaluator on a SWE-bench-style dataset.
+
+Usage:
+    python benchmarks/calibrate.py --dataset DEV.jsonl --repos CLONES --work DIR
+        [--repo OWNER/NAME] [--limit N] [--features OUT.jsonl] [--fit-only]
+
+For every instance the repository is synced to its base commit and indexed (lexical only,
+reusing DIR as `dowse eval swebench --no-embed` does), the retrieval loop runs on the
+issue text, and every candidate the evaluator scored is written with its features, its
+relevance and its label (its file is one the fix changed). Then it prints
+
+- the reliability table: per relevance band, how many candidates and what share lie in a
+  gold file (the bands should mean what the rubric says: high bands mostly gold);
+- a logistic fit of the label on the features, with the weights' log-odds, and the share
+  of gold candidates per band of the fitted probability.
+
+`--fit-only` refits from an existing `--features` file without running anything.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import numpy as np  # noqa: E402
+
+from indexer.build import IndexConfig, build_index  # noqa: E402
+from indexer.store import Store  # noqa: E402
+from retrieval.evaluate import Evaluation, OfflineEvaluator  # noqa: E402
+from retrieval.evaluation import load_dataset  # noqa: E402
+from retrieval.gittree import clone_for, commit_order, sync_tree  # noqa: E402
+from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
+from retrieval.loop import run_loop  # noqa: E402
+from retrieval.query import QueryAnalysis  # noqa: E402
+
+FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "gap", "test"]
+BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
+
+
+class Recorder(OfflineEvaluator):
+    """The offline evaluator, writing down what it saw."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+        self.cycle = 0
+
+    def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
+                 known_symbols: Any, in_context: Any) -> list[Evaluation]:
+        self.cycle += 1
+        evals = super().evaluate(analysis, candidates, known_symbols, in_context)
+        for c, f, e in zip(candidates, self.features(analysis, candidates), evals, strict=True):
+            self.rows.append({"path": c.row["path"], "relevance": e.relevance,
+                              "score": c.score, "cycle": self.cycle,
+                              **{k: float(getattr(f, k)) for k in FEATURES}})
+        return evals
+
+
+def collect(args: argparse.Namespace) -> None:
+    dataset = [i for i in load_dataset(args.dataset) if not args.repo or i.repo == args.repo]
+    by_repo: dict[str, list[Any]] = {}
+    for inst in dataset:
+        by_repo.setdefault(inst.repo, []).append(inst)
+    done = set()
+    if args.features.exists():
+        done = {json.loads(line)["instance_id"] for line in args.features.open()}
+    n = 0
+    with args.features.open("a") as out:
+        for repo in sorted(by_repo):
+            git_dir = clone_for(args.repos, repo)
+            todo = [i for i in by_repo[repo] if i.instance_id not in done]
+            order = commit_order(git_dir, [i.base_commit for i in todo])
+            todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
+            home = args.work / repo.replace("/", "__")
+            for inst in todo:
+                if args.limit and n >= args.limit:
+                    return
+                sync_tree(git_dir, inst.base_commit, home / "tree")
+                build_index(home / "tree", index_dir=home / ".dowse-index", embedder=_NoEmbed(),
+                            config=IndexConfig(embed=False))
+                searcher = HybridSearcher(Store.open(home / ".dowse-index"), None)
+                rec = Recorder()
+                run_loop(searcher, inst.problem_statement, evaluator=rec)
+                gold = set(inst.gold_files)
+                for row in rec.rows:
+                    row.update(instance_id=inst.instance_id, gold=row["path"] in gold)
+                    out.write(json.dumps(row) + "\n")
+                out.flush()
+                n += 1
+                print(f"{n:4d} {inst.instance_id}: {len(rec.rows)} candidates, "
+                      f"{sum(r['gold'] for r in rec.rows)} in gold files", file=sys.stderr)
+
+
+class _NoEmbed:
+    """The model name an existing lexical work index was made with (never embeds)."""
+
+    name = "all-MiniLM-L6-v2"
+    dim = 384
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        raise RuntimeError("lexical calibration never embeds")
+
+
+def _bands(values: np.ndarray, labels: np.ndarray, title: str) -> None:
+    print(f"\n{title}")
+    print(f"{'band':<12} {'n':>7} {'gold share':>11}")
+    for lo, hi in BANDS:
+        mask = (values >= lo) & (values < hi)
+        n = int(mask.sum())
+        share = float(labels[mask].mean()) if n else float("nan")
+        print(f"{lo:.1f}-{min(hi, 1.0):.1f}    {n:>7} {share:>11.3f}")
+
+
+def fit(path: Path) -> None:
+    rows = [json.loads(line) for line in path.open()]
+    X = np.array([[r[k] for k in FEATURES] for r in rows], dtype=float)
+    y = np.array([r["gold"] for r in rows], dtype=float)
+    rel = np.array([r["relevance"] for r in rows], dtype=float)
+    print(f"{len(rows)} candidates from {len({r['instance_id'] for r in rows})} instances, "
+          f"{y.mean():.3f} in a gold file")
+    _bands(rel, y, "current offline relevance")
+    # Logistic regression by Newton's method (small, dense, well conditioned).
+    A = np.hstack([np.ones((len(X), 1)), X])
+    w = np.zeros(A.shape[1])
+    for _ in range(50):
+        p = 1 / (1 + np.exp(-A @ w))
+        grad = A.T @ (p - y) + 1e-3 * w
+        hess = (A * (p * (1 - p))[:, None]).T @ A + 1e-3 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.abs(step).max() < 1e-8:
+            break
+    p = 1 / (1 + np.exp(-A @ w))
+    print("\nlogistic fit (log-odds per unit of each feature):")
+    for name, value in zip(["intercept", *FEATURES], w, strict=True):
+        print(f"  {name:<11} {value:+.3f}")
+    ll = float(np.sum(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12)))
+    base = float(y.mean())
+    ll0 = len(y) * (base * math.log(base) + (1 - base) * math.log(1 - base))
+    print(f"  log-likelihood {ll:.1f} (intercept only {ll0:.1f})")
+    _bands(p, y, "fitted probability")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dataset", type=Path)
+    ap.add_argument("--repos", type=Path)
+    ap.add_argument("--work", type=Path)
+    ap.add_argument("--repo")
+    ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--features", type=Path, default=Path("calibration-features.jsonl"))
+    ap.add_argument("--fit-only", action="store_true")
+    args = ap.parse_args()
+    if not args.fit_only:
+        if not (args.dataset and args.repos and args.work):
+            ap.error("--dataset, --repos and --work are needed unless --fit-only")
+        collect(args)
+    fit(args.features)
+
+
+if __name__ == "__main__":
+    main()
