@@ -32,15 +32,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 
 from indexer.build import IndexConfig, build_index  # noqa: E402
+from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
 from indexer.store import Store  # noqa: E402
-from retrieval.evaluate import Evaluation, OfflineEvaluator  # noqa: E402
+from retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
 from retrieval.evaluation import load_dataset  # noqa: E402
 from retrieval.gittree import clone_for, commit_order, sync_tree  # noqa: E402
 from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
 from retrieval.loop import run_loop  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
-FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "gap", "test"]
+FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
+            "text", "refined"]
 BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
 
 
@@ -56,9 +58,9 @@ class Recorder(OfflineEvaluator):
         self.cycle += 1
         evals = super().evaluate(analysis, candidates, known_symbols, in_context)
         for c, f, e in zip(candidates, self.features(analysis, candidates), evals, strict=True):
-            self.rows.append({"path": c.row["path"], "relevance": e.relevance,
+            self.rows.append({"file": c.row["path"], "relevance": e.relevance,
                               "score": c.score, "cycle": self.cycle,
-                              **{k: float(getattr(f, k)) for k in FEATURES}})
+                              **{f"f_{k}": float(getattr(f, k)) for k in FEATURES}})
         return evals
 
 
@@ -89,7 +91,7 @@ def collect(args: argparse.Namespace) -> None:
                 run_loop(searcher, inst.problem_statement, evaluator=rec)
                 gold = set(inst.gold_files)
                 for row in rec.rows:
-                    row.update(instance_id=inst.instance_id, gold=row["path"] in gold)
+                    row.update(instance_id=inst.instance_id, gold=row["file"] in gold)
                     out.write(json.dumps(row) + "\n")
                 out.flush()
                 n += 1
@@ -117,14 +119,32 @@ def _bands(values: np.ndarray, labels: np.ndarray, title: str) -> None:
         print(f"{lo:.1f}-{min(hi, 1.0):.1f}    {n:>7} {share:>11.3f}")
 
 
+def _feature(row: dict[str, Any], name: str) -> float:
+    """A feature of a recorded row; rows recorded before a feature existed derive it."""
+    if f"f_{name}" in row:
+        value = float(row[f"f_{name}"])
+        return min(value, 1.5) if name == "score" else value
+    if name == "score":
+        return min(float(row["score"]), 1.5)
+    if name == "text":
+        return float(language_for(row["file"]) in TEXT_LANGUAGES)
+    if name == "refined":
+        return float(row["cycle"] > 1)
+    raise KeyError(name)
+
+
 def fit(path: Path) -> None:
     rows = [json.loads(line) for line in path.open()]
-    X = np.array([[r[k] for k in FEATURES] for r in rows], dtype=float)
+    names = FEATURES
+    X = np.array([[_feature(r, k) for k in FEATURES] for r in rows], dtype=float)
     y = np.array([r["gold"] for r in rows], dtype=float)
     rel = np.array([r["relevance"] for r in rows], dtype=float)
     print(f"{len(rows)} candidates from {len({r['instance_id'] for r in rows})} instances, "
           f"{y.mean():.3f} in a gold file")
-    _bands(rel, y, "current offline relevance")
+    _bands(rel, y, "offline relevance when recorded")
+    now = np.array([relevance_of(Features(**{k: _feature(r, k) for k in FEATURES}))
+                    for r in rows])
+    _bands(now, y, "offline relevance of this version (same candidates)")
     # Logistic regression by Newton's method (small, dense, well conditioned).
     A = np.hstack([np.ones((len(X), 1)), X])
     w = np.zeros(A.shape[1])
@@ -138,7 +158,7 @@ def fit(path: Path) -> None:
             break
     p = 1 / (1 + np.exp(-A @ w))
     print("\nlogistic fit (log-odds per unit of each feature):")
-    for name, value in zip(["intercept", *FEATURES], w, strict=True):
+    for name, value in zip(["intercept", *names], w, strict=True):
         print(f"  {name:<11} {value:+.3f}")
     ll = float(np.sum(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12)))
     base = float(y.mean())

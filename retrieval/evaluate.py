@@ -1,12 +1,17 @@
 """EVALUATE: score each candidate's relevance to the task, with a reason and its gaps.
 
-The offline evaluator is deterministic. Its relevance combines the fused retrieval score,
-how much of the task's vocabulary the chunk covers, whether it defines a name the task
-mentions, whether the task names its file, and whether it is a test the task did not ask
-for. The bands follow the rubric:
+The offline evaluator is deterministic and calibrated. From a candidate's evidence (how
+much of the task's vocabulary it covers, the fused retrieval score and rank, whether it
+defines a name the task mentions or lies in a file the task names, semantic closeness,
+whether it is a test or documentation the task did not ask for, whether a refined query
+found it) it estimates the probability that the candidate lies in the code a fix for the
+task changes: a logistic model whose weights were fitted on the SWE-bench Lite dev split
+(`benchmarks/calibrate.py`). That probability is mapped onto the rubric's bands:
 
-    0.8-1.0  directly implements the target      0.5-0.7  related patterns or types
-    0.2-0.4  indirectly related                   < 0.2   irrelevant (excluded)
+    0.8-1.0  directly implements the target   (p >= 0.6)
+    0.5-0.7  related patterns or types        (p 0.15-0.6)
+    0.2-0.4  indirectly related               (p 0.02-0.15)
+    < 0.2    irrelevant, excluded             (p < 0.02)
 
 `missing_context` lists names the chunk calls or uses that are defined elsewhere in the
 index and not yet in the context: the gaps REFINE looks up next.
@@ -14,6 +19,8 @@ index and not yet in the context: the gaps REFINE looks up next.
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
@@ -21,12 +28,15 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.languages import is_test_path
+from indexer.languages import TEXT_LANGUAGES, is_test_path
 from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
 from retrieval.query import QueryAnalysis
 
-__all__ = ["CALL", "Evaluation", "Evaluator", "Features", "OfflineEvaluator", "defined_in"]
+__all__ = [
+    "CALL", "WEIGHTS", "Evaluation", "Evaluator", "Features", "OfflineEvaluator", "defined_in",
+    "probability", "relevance_of",
+]
 
 CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _BUILTIN_CALLS = frozenset("""
@@ -55,6 +65,9 @@ class Features:
     rank_prior: float  # 1 at the top of the retrieval ranking, falling with rank
     gap: bool  # looked up as the definition of a name relevant code uses
     test: bool  # a test file, and the task is not about tests
+    score: float = 0.0  # the fused retrieval score
+    text: bool = False  # documentation or other text, and the task is not about docs
+    refined: bool = False  # found by a refined query (a cycle after the first)
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
     terms: int = 0
@@ -68,19 +81,43 @@ class Evaluator(Protocol):
         ...
 
 
-class OfflineEvaluator:
-    """Deterministic scoring from absolute evidence, so a weak best match stays weak.
+# Log-odds weights of the calibrated model (benchmarks/calibrate.py on the 140 dev
+# instances, lexical index: 10,360 candidates). The fit gave tests and documentation
+# about -9 (a SWE-bench fix never lands in them); they are capped at -4 so that a strongly
+# matching test or doc stays "indirectly related" instead of vanishing. Closeness could
+# not be fitted (the run had no vectors): its weight is a prior, the size of coverage's.
+WEIGHTS = {
+    "intercept": -3.5, "coverage": 1.6, "symbol": 0.1, "path": 0.2, "closeness": 1.5,
+    "rank_prior": 1.15, "score": 1.6, "gap": 0.2, "test": -4.0, "text": -4.0,
+    "refined": -1.0,
+}
+# (probability, relevance) knots of the monotone map onto the rubric's bands.
+_KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.15, 0.5), (0.6, 0.8), (1.0, 1.0))
 
-    relevance = 0.45 coverage of the task's names and terms (identifiers count double)
-              + 0.40 defines a name the task mentions (0.8 bare name, 1.0 qualified)
-              + 0.25 lies in a file the task names
-              + 0.30 semantic closeness (cosine 0.25 -> 0, 0.70 -> 1)
-              + 0.10 retrieval rank prior (1 at the top, falling with rank)
-    and at least 0.8 (0.85 when qualified) + 0.1 coverage for a chunk that defines a name
-    the task mentions; clamped to 0..1; tests count 0.6 of that unless the task is about
-    tests. A definition looked up for a gap (a name a relevant chunk uses) is at least
-    related: 0.5 + 0.2 coverage.
-    """
+
+def probability(f: Features) -> float:
+    """The calibrated probability that the candidate lies in the code the task is about."""
+    w = WEIGHTS
+    logit = (w["intercept"] + w["coverage"] * f.coverage + w["symbol"] * f.symbol
+             + w["path"] * f.path + w["closeness"] * f.closeness
+             + w["rank_prior"] * f.rank_prior + w["score"] * min(f.score, 1.5)
+             + w["gap"] * f.gap + w["test"] * f.test + w["text"] * f.text
+             + w["refined"] * f.refined)
+    return 1 / (1 + math.exp(-logit))
+
+
+def relevance_of(f: Features) -> float:
+    """`probability` mapped onto the rubric's bands (piecewise linear, monotone)."""
+    p = probability(f)
+    for (p0, r0), (p1, r1) in itertools.pairwise(_KNOTS):
+        if p <= p1:
+            return round(r0 + (r1 - r0) * (p - p0) / (p1 - p0), 3)
+    return 1.0
+
+
+class OfflineEvaluator:
+    """Deterministic, calibrated scoring from absolute evidence (see the module doc), so a
+    weak best match stays weak and the bands mean what the rubric says."""
 
     def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
                  known_symbols: Collection[str], in_context: Collection[str]
@@ -93,7 +130,7 @@ class OfflineEvaluator:
         """The evidence behind each candidate's relevance (also what calibration fits)."""
         if not candidates:
             return []
-        wants_tests = analysis.mentions_tests
+        wants_tests, wants_docs = analysis.mentions_tests, analysis.mentions_docs
         idents = {i.split(".")[-1].lower() for i in analysis.identifiers}
         # Sub-words of a named identifier are not separate terms: the identifier counts.
         parts = {t for i in analysis.identifiers for t in tokenize(i)}
@@ -114,22 +151,14 @@ class OfflineEvaluator:
                 symbol=s.get("symbol", 0.0), path=s.get("path", 0.0),
                 closeness=min(max((s.get("cosine", 0.0) - 0.25) / 0.45, 0.0), 1.0),
                 rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
-                test=is_test_path(path) and not wants_tests,
-                id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
+                test=is_test_path(path) and not wants_tests, score=cand.score,
+                text=cand.row["language"] in TEXT_LANGUAGES and not wants_docs,
+                refined="refined" in s, id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
         return out
 
     def _one(self, cand: Candidate, f: Features, known_symbols: Collection[str],
              in_context: Collection[str]) -> Evaluation:
-        relevance = (0.45 * f.coverage + 0.40 * f.symbol + 0.25 * f.path
-                     + 0.30 * f.closeness + 0.10 * f.rank_prior)
-        if f.symbol:
-            # Defining a name the task mentions is implementing the target itself.
-            relevance = max(relevance, 0.6 + 0.25 * f.symbol + 0.1 * f.coverage)
-        if f.gap:
-            relevance = max(relevance, 0.5 + 0.2 * f.coverage)
-        if f.test:
-            relevance *= 0.6
-        relevance = round(min(max(relevance, 0.0), 1.0), 3)
+        relevance = relevance_of(f)
 
         reasons: list[str] = []
         if f.symbol:
@@ -146,6 +175,10 @@ class OfflineEvaluator:
             reasons.append("close in meaning")
         if f.test:
             reasons.append("a test")
+        if f.text:
+            reasons.append("documentation")
+        if f.refined:
+            reasons.append("found by a refined query")
         if not reasons:
             reasons.append("weak lexical or semantic match")
 

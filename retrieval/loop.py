@@ -141,6 +141,9 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         fresh = [c for c in ranked if c.id not in items][: config.per_cycle]
+        if n > 1:  # new to this cycle: found by the refined query, not the task's words
+            for c in fresh:
+                c.signals.setdefault("refined", 1.0)
         gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
                      and c not in fresh]
         batch = fresh + gap_cands

@@ -143,10 +143,11 @@ def test_focus_track_cites_the_code_that_answers(example_repo, fake_embedder):
     assert top.claim.startswith("`validate_token` at shop/auth/tokens.py:30-42 (relevance ")
     assert all(c.path.startswith("shop/") for f in result.findings for c in f.citations)
     assert result.dropped == []
-    # A vaguer question still gets cited findings, but its complete gate says it fell short.
-    vague, _ = run_track(ctx, focus_track(ctx, "where are expired tokens rejected?"))
-    assert vague.findings and vague.findings[0].citations[0].path == "shop/auth/tokens.py"
-    assert vague.gates[2].detail.startswith("no result scored >= 0.7")
+    # A question nothing answers well still gets cited findings, but its complete gate
+    # says it fell short.
+    vague, _ = run_track(ctx, focus_track(ctx, "how is the database connection pooled?"))
+    assert vague.findings
+    assert vague.gates[2].detail.startswith("no result scored >= 0.7"), vague.gates
 
 
 def test_focus_track_without_an_index_says_so(ctx):

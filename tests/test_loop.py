@@ -43,7 +43,7 @@ def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):
 
 
 def test_loop_stops_early_when_enough_is_found(searcher):
-    result = run_loop(searcher, "validate_token, issue_token and cart_total")
+    result = run_loop(searcher, "validate_token issue_token TokenError in shop/auth/tokens.py")
     assert len(result.trace) == 1
     assert result.stop_reason.startswith("3 results scored >= 0.7")
     assert sum(it.relevance >= 0.7 for it in result.items) >= 3
