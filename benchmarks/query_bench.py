@@ -6,13 +6,15 @@ Usage:
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
 run once to warm caches, then timed. The embedder is the one matching the index's model
-(loaded once, before timing). Also prints the cold time of one `dowse ask` process.
+(loaded once, before timing). Also prints the cold time of one `dowse ask` process, and,
+when `rg` (ripgrep) is installed, its time for the same keywords on the same tree.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -25,6 +27,7 @@ from indexer.embed import EMBEDDERS  # noqa: E402
 from indexer.store import Store  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
 from retrieval.hybrid import HybridSearcher  # noqa: E402
+from retrieval.query import analyze  # noqa: E402
 
 DEFAULT_QUERIES = [
     "where is the database connection opened",
@@ -72,8 +75,22 @@ def main() -> None:
     searcher = HybridSearcher(store, (lambda: embedder) if embedder else None)
     searcher.embed_query("warm up")
     timings: dict[str, list[float]] = {"search": [], "ask": []}
+    rg = shutil.which("rg")
+    if rg:
+        timings["rg"] = []
     cycles = []
     for q in queries:
+        if rg:
+            # ripgrep for the same keywords (the query's names and first terms), listing
+            # the files that contain any: what an agent without an index would run.
+            a = analyze(q)
+            words = list(dict.fromkeys([*a.identifiers, *a.terms[:8]]))[:16] or [q[:40]]
+            cmd = [rg, "-l", "-i", "-F", "-g", "!.dowse", *(x for w in words for x in ("-e", w)),
+                   str(args.index_root)]
+            subprocess.run(cmd, capture_output=True)  # warm the page cache like the others
+            t = time.perf_counter()
+            subprocess.run(cmd, capture_output=True)
+            timings["rg"].append(time.perf_counter() - t)
         searcher.search(q)
         ask(searcher, q, budget=4000)
         searcher.clear_query_cache()  # time the query's embedding too
