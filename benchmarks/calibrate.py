@@ -42,7 +42,7 @@ from retrieval.loop import run_loop  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
 FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
-            "text", "refined", "imported"]
+            "text", "refined"]
 BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
 
 
@@ -130,8 +130,6 @@ def _feature(row: dict[str, Any], name: str) -> float:
         return float(language_for(row["file"]) in TEXT_LANGUAGES)
     if name == "refined":
         return float(row["cycle"] > 1)
-    if name == "imported":
-        return 0.0
     raise KeyError(name)
 
 

@@ -68,7 +68,6 @@ class Features:
     score: float = 0.0  # the fused retrieval score
     text: bool = False  # documentation or other text, and the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
-    imported: bool = False  # a file the best files so far import, or that imports them
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
     terms: int = 0
@@ -90,7 +89,7 @@ class Evaluator(Protocol):
 WEIGHTS = {
     "intercept": -3.5, "coverage": 1.6, "symbol": 0.1, "path": 0.2, "closeness": 1.5,
     "rank_prior": 1.15, "score": 1.6, "gap": 0.2, "test": -4.0, "text": -4.0,
-    "refined": -1.0, "imported": 0.0,
+    "refined": -1.0,
 }
 # (probability, relevance) knots of the monotone map onto the rubric's bands.
 _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.15, 0.5), (0.6, 0.8), (1.0, 1.0))
@@ -103,7 +102,7 @@ def probability(f: Features) -> float:
              + w["path"] * f.path + w["closeness"] * f.closeness
              + w["rank_prior"] * f.rank_prior + w["score"] * min(f.score, 1.5)
              + w["gap"] * f.gap + w["test"] * f.test + w["text"] * f.text
-             + w["refined"] * f.refined + w["imported"] * f.imported)
+             + w["refined"] * f.refined)
     return 1 / (1 + math.exp(-logit))
 
 
@@ -154,8 +153,7 @@ class OfflineEvaluator:
                 rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
                 test=is_test_path(path) and not wants_tests, score=cand.score,
                 text=cand.row["language"] in TEXT_LANGUAGES and not wants_docs,
-                refined="refined" in s, imported="import" in s,
-                id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
+                refined="refined" in s, id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
         return out
 
     def _one(self, cand: Candidate, f: Features, known_symbols: Collection[str],
@@ -181,8 +179,6 @@ class OfflineEvaluator:
             reasons.append("documentation")
         if f.refined:
             reasons.append("found by a refined query")
-        if f.imported:
-            reasons.append("imports or is imported by a relevant file")
         if not reasons:
             reasons.append("weak lexical or semantic match")
 

@@ -175,40 +175,6 @@ class HybridSearcher:
         return self.store.table("symbols").search().where(
             f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
 
-    def import_neighbors(self, paths: Sequence[str], limit: int = 12) -> list[str]:
-        """Indexed files that `paths` import, then files that import them (callers),
-        nearest first; `paths` themselves left out."""
-        if not paths:
-            return []
-        listed = quote_list(paths)
-        out: list[str] = []
-        for r in self.store.rows("imports", ["path", "resolved"],
-                                 where=f"path IN ({listed}) AND resolved != ''"):
-            out.append(r["resolved"])
-        for r in self.store.rows("imports", ["path"], where=f"resolved IN ({listed})"):
-            out.append(r["path"])
-        wanted = set(paths)
-        return [p for p in dict.fromkeys(out) if p and p not in wanted][:limit]
-
-    def best_chunks_in(self, paths: Sequence[str], tokens: Sequence[str]
-                       ) -> list[tuple[dict[str, Any], float]]:
-        """Each file's best-matching chunk for `tokens` (full-text), best first; a file
-        that matches none of them is represented by its first chunk, scored 0."""
-        if not paths:
-            return []
-        where = f"path IN ({quote_list(paths)})"
-        best: dict[str, tuple[dict[str, Any], float]] = {}
-        for row, score in self.lexical(tokens, 4 * len(paths), where):
-            if row["path"] not in best:
-                best[row["path"]] = (row, score)
-        missing = [p for p in paths if p not in best]
-        if missing:
-            for row in sorted(self.store.rows("chunks", _CHUNK_COLUMNS,
-                                              where=f"path IN ({quote_list(missing)})"),
-                              key=lambda r: r["start_line"]):
-                best.setdefault(row["path"], (row, 0.0))
-        return sorted(best.values(), key=lambda rs: -rs[1])
-
     def files_matching(self, paths: Iterable[str]) -> list[str]:
         """Indexed files whose path ends with one of the given paths."""
         out: list[str] = []

@@ -30,11 +30,6 @@ from retrieval.records import Hit
 
 __all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "run_loop"]
 
-NEIGHBOR_ANCHORS = 3
-"""The best files (relevance >= 0.5) whose imports and importers the next cycle visits."""
-MAX_NEIGHBORS = 6
-"""Neighbouring files evaluated per cycle (their best-matching chunk each)."""
-
 
 class LoopConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -125,7 +120,6 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
     trace: list[Cycle] = []
     stop_reason = ""
     pending_gaps: list[str] = []
-    neighbors: list[str] = []
     resolved: set[str] = set()  # gap names whose definitions were looked up
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
@@ -145,24 +139,14 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
                 cands[row["id"]].signals["gap"] = 1.0
             else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
-        # Follow the imports of the best files so far: the fix often lies in a helper or
-        # a lower layer that the task's words do not reach.
-        seen_files = {it.hit.path for it in items.values()}
-        for row, _ in searcher.best_chunks_in(
-                [p for p in neighbors if p not in seen_files and keep(p)],
-                tokenize(analysis.text))[:MAX_NEIGHBORS]:
-            cand = cands.get(row["id"])
-            if cand is None:
-                cand = cands[row["id"]] = Candidate(row, {}, score=0.0)
-            cand.signals["import"] = 1.0
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         fresh = [c for c in ranked if c.id not in items][: config.per_cycle]
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
                 c.signals.setdefault("refined", 1.0)
-        extra = [c for c in ranked if ("gap" in c.signals or "import" in c.signals)
-                 and c.id not in items and c not in fresh]
-        batch = fresh + extra
+        gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
+                     and c not in fresh]
+        batch = fresh + gap_cands
         in_context = resolved | {it.hit.symbol.split(".")[-1] for it in items.values()
                                  if it.hit.symbol}
         known = _known_names(searcher, batch)
@@ -205,10 +189,6 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
-        best_files = list(dict.fromkeys(
-            it.hit.path for it in sorted(items.values(), key=lambda it: -_rank(it))
-            if it.relevance >= 0.5))[:NEIGHBOR_ANCHORS]
-        neighbors = searcher.import_neighbors(best_files)
     ranked_items = sorted(items.values(), key=lambda it: (-it.relevance, it.hit.path,
                                                           it.hit.start_line))
     # A gap found by a later cycle is no gap any more.
@@ -222,11 +202,6 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
             it.hit = it.hit.model_copy(update={"stale": True})
     return LoopResult(question=question, analysis=analysis, items=ranked_items, trace=trace,
                       stop_reason=stop_reason)
-
-
-def _rank(item: ContextItem) -> float:
-    """Relevance and retrieval evidence together (as `ask` ranks files)."""
-    return 0.5 * item.relevance + 0.5 * min(item.hit.score, 1.0)
 
 
 def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:

@@ -98,27 +98,3 @@ def test_golden_ask(searcher):
     if os.environ.get("DOWSE_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(data, indent=2) + "\n")
     assert data == json.loads(golden.read_text())
-
-
-def test_refine_follows_the_imports_of_the_best_files(tmp_path, fake_embedder):
-    from conftest import make_tree
-
-    repo = make_tree(tmp_path / "shop", {
-        "app/__init__.py": "",
-        "app/views.py": ("from app.helpers import VAT\n\n\n"
-                         "def checkout_view(request):\n"
-                         "    \"\"\"Render the checkout page with the order total.\"\"\"\n"
-                         "    total = sum(request.items) * VAT\n"
-                         "    return {'checkout': total}\n"),
-        # No word of the question, no call: only the import from views.py leads here.
-        "app/helpers.py": "VAT = 1.2\n",
-        "app/other.py": "def unrelated():\n    return 1\n",
-    })
-    build_index(repo, embedder=fake_embedder)
-    lexical_only = HybridSearcher(Store.open(repo / ".dowse"), None)
-    assert lexical_only.import_neighbors(["app/views.py"]) == ["app/helpers.py"]
-    result = run_loop(lexical_only, "the checkout page shows the wrong order total")
-    helper = next(it for it in result.items if it.hit.path == "app/helpers.py")
-    assert helper.cycle == 2 and helper.hit.signals.get("import") == 1.0
-    assert "imports or is imported by a relevant file" in helper.reason
-    assert "app/other.py" not in {it.hit.path for it in result.items}
