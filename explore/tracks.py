@@ -72,6 +72,8 @@ class Context:
     deepen: int = 0
     """How many more levels a too-large track may split into subtracks."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _searcher_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    """Opening the index takes a while (lancedb's import): file reads must not wait."""
     _all: list[str] | None = field(default=None, repr=False)
     _lines: dict[str, list[str] | None] = field(default_factory=dict, repr=False)
     _searcher: Any = field(default=None, repr=False)
@@ -81,6 +83,7 @@ class Context:
         ctx = Context(root=self.root, scope=scope, focus=self.focus, depth=self.depth,
                       walk_config=self.walk_config, index_dir=self.index_dir, deepen=deepen)
         ctx._lock, ctx._lines, ctx._searcher = self._lock, self._lines, self._searcher
+        ctx._searcher_lock = self._searcher_lock
         ctx._all = self.all_files()
         return ctx
 
@@ -116,17 +119,17 @@ class Context:
 
     def use_searcher(self, searcher: Any) -> None:
         """Share a caller's warm HybridSearcher (same index) instead of opening one."""
-        with self._lock:
+        with self._searcher_lock:
             self._searcher = searcher
 
     def searcher(self) -> Any:
         """A HybridSearcher on the index, or None when there is no index for the root."""
-        with self._lock:
+        with self._searcher_lock:
             if self._searcher is not None:
                 return self._searcher
         if self.index_dir is None or not (self.index_dir / "manifest.json").is_file():
             return None
-        with self._lock:
+        with self._searcher_lock:
             if self._searcher is None:
                 from retrieval.hybrid import HybridSearcher
 
