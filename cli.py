@@ -40,6 +40,14 @@ def seam(fn: F) -> F:
             raise _fail(str(exc)) from None
         except KeyboardInterrupt:
             raise _fail("interrupted; the last complete index is intact", 130) from None
+        except Exception as exc:
+            # A damaged index file surfaces inside a query as LanceDB's RuntimeError.
+            from indexer.store import storage_error
+
+            error = storage_error(exc)
+            if error is None:
+                raise
+            raise _fail(str(error)) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -60,7 +60,7 @@ from indexer.build import (
 from indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
 from indexer.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
 from indexer.status import StatusReport, index_status
-from indexer.store import Manifest, Store, WriteLock, quote_list
+from indexer.store import Manifest, Store, WriteLock, quote_list, storage_error
 from retrieval.ask import ContextBlock, FileResult, estimate_tokens
 from retrieval.ask import ask as run_ask
 from retrieval.evaluate import Evaluator
@@ -845,6 +845,11 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
             answer = spec.run(workspace, spec.request(**arguments))
         except DowseError as exc:
             raise ToolError(str(exc)) from None
+        except Exception as exc:
+            error = storage_error(exc)  # a damaged index file, met inside a query
+            if error is None:
+                raise
+            raise ToolError(str(error)) from None
         text = answer.model_dump_json()
         return CallToolResult(content=[TextContent(type="text", text=text)],
                               structured_content=json.loads(text))

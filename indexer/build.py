@@ -28,7 +28,7 @@ from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
 from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
 from indexer.records import SkippedFile
 from indexer.resolve import resolve_import, suffix_map
-from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list
+from indexer.store import CACHE_TABLE, MANIFEST, Store, WriteLock, quote_list, storage_error
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -63,6 +63,12 @@ def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:
         merged["exclude"] = tuple(merged["exclude"])
     known = {f.name for f in dataclasses.fields(WalkConfig)}
     return WalkConfig(**{k: v for k, v in merged.items() if k in known})
+
+
+def _walk_record(config: WalkConfig) -> dict[str, Any]:
+    """The walk options as the manifest stores them (JSON: lists, not tuples), so that
+    options read back from disk compare equal to the same options in memory."""
+    return {**dataclasses.asdict(config), "exclude": list(config.exclude)}
 
 
 def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
@@ -169,7 +175,7 @@ class _Run:
         stats = dict(parsed=len(parsed), unchanged=len(unchanged) + len(touched),
                      deleted=len(deleted) - len(renames), renamed=len(renames),
                      skipped=len(skipped))
-        walk_changed = self.store.manifest.walk != dataclasses.asdict(self.cfg.walk)
+        walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
         if not (parsed or deleted or touched or skipped_changed or walk_changed
                 or self._needs_vectors()):
             return self._stats(len(old), stats, embedded=0, reused=0)
@@ -196,7 +202,7 @@ class _Run:
         if reused or deleted or changed:
             self._ensure_vector_index()
         self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed,
-                          walk=dataclasses.asdict(self.cfg.walk))
+                          walk=_walk_record(self.cfg.walk))
         self._timed("write", t)
         self.progress("write", 1, 1)
 
@@ -396,13 +402,24 @@ def build_index(
     index_dir = Path(index_dir).resolve() if index_dir else default_index_dir(root)
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
+    had_index = (index_dir / MANIFEST).is_file() and not config.rebuild
     try:
         store = Store.create(index_dir, root=root, model=embedder.name, dim=embedder.dim,
                              rebuild=config.rebuild)
-        try:
-            return _Run(root, store, config, embedder, progress).run()
-        except OSError as exc:
-            raise IndexWriteError(f"cannot write the index at {index_dir}: {exc}") from None
+        return _Run(root, store, config, embedder, progress).run()
+    except DowseError:
+        raise
+    except Exception as exc:
+        # LanceDB reports a full disk, a read-only directory or a damaged table file as a
+        # RuntimeError with a Rust backtrace location: say which it was, in one line.
+        error = storage_error(exc, index_dir)
+        if error is None and isinstance(exc, OSError):
+            error = IndexWriteError(f"cannot write the index at {index_dir}: {exc}")
+        if error is None:
+            raise
+        if isinstance(error, IndexWriteError) and had_index:
+            error = IndexWriteError(f"{error}; the last complete index is unchanged")
+        raise error from None
     finally:
         lock.release()
 

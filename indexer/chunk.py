@@ -9,6 +9,8 @@ Invariants:
   offsets and then decoded, so non-ASCII text never shifts a boundary.
 - Size is measured in non-whitespace characters, so indentation does not count against
   the budget. A chunk exceeds `max_chars` only when a single line does.
+- The tree is followed at most `_MAX_DEPTH` levels down; a node nested deeper (generated
+  code, 5,000 nested brackets) is cut into line windows, so no input exhausts the stack.
 
 Algorithm (in the spirit of cAST): walk the children of a node; siblings are merged
 greedily while they fit the budget; a child too large to fit is split recursively along
@@ -31,6 +33,8 @@ from indexer.records import Chunk, Symbol
 __all__ = ["ChunkConfig", "chunk_file"]
 
 _HEADING = re.compile(rb"^(#{1,6})\s+\S")
+_MAX_DEPTH = 200
+"""Levels of the syntax tree `_node_pieces` descends (one stack frame each)."""
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,7 @@ def _windows(lines: _Lines, first: int, last: int, max_chars: int) -> list[tuple
 
 
 def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig,
-                 carry: int | None = None) -> list[tuple[int, int]]:
+                 carry: int | None = None, depth: int = 0) -> list[tuple[int, int]]:
     """Row ranges for the children of node, siblings merged up to the budget.
 
     `carry` is the first row of a small group left over from the parent (a signature
@@ -118,8 +122,8 @@ def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig,
                 else:
                     pieces.append(group)
                 group = None
-            if child.child_count:
-                pieces.extend(_node_pieces(child, lines, cfg, lead))
+            if child.child_count and depth < _MAX_DEPTH:
+                pieces.extend(_node_pieces(child, lines, cfg, lead, depth + 1))
             else:
                 pieces.extend(_windows(lines, first if lead is None else lead, last,
                                        cfg.max_chars))

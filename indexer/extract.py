@@ -10,12 +10,14 @@ Invariants:
 - A worker that dies (a grammar crashing the process) never loses a file: its batch is
   retried one file at a time, and a file that kills a worker again is indexed as text
   with the reason recorded.
+- Workers never outlive the indexing process: killed with SIGKILL, it takes them along.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -130,12 +132,31 @@ def _process_batch(jobs: Sequence[FileJob], cfg: ExtractConfig) -> list[FileOutc
     return [_safe(job, cfg) for job in jobs]
 
 
+def _exit_with_parent() -> None:
+    """Worker initializer: exit as soon as the indexing process is gone.
+
+    Without it a `kill -9` of `dowse index` leaves its workers (and the fork server and
+    resource tracker they keep alive) behind for good: a worker waits on its task queue,
+    whose write end its sibling workers hold too, so it never sees end-of-file.
+    """
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of the sentinel pipe closes
+        os._exit(1)
+
+    threading.Thread(target=watch, name="dowse-parent-watch", daemon=True).start()
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     # forkserver: never fork a process that already runs LanceDB's threads. The server
     # preloads this module, so a fresh worker starts in milliseconds.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["indexer.extract"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
+                               initializer=_exit_with_parent)
 
 
 def _isolated(job: FileJob, cfg: ExtractConfig) -> FileOutcome:

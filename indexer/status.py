@@ -72,7 +72,10 @@ class StatusReport(BaseModel):
 
 
 def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport:
+    """What the index at `index_dir` holds. The whole snapshot is read first, so a damaged
+    table file is reported (IndexCorrupt) here rather than by the next query."""
     store = Store.open(index_dir)
+    store.verify()
     files = store.rows("files", ["path", "language", "n_symbols", "n_chunks"])
     by_lang: dict[str, Counter[str]] = {}
     for f in files:

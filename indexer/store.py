@@ -15,15 +15,23 @@ Invariants:
 - A writer that finds a table ahead of the manifest (an interrupted run) restores it to
   the manifest's version before writing: a crash never leaves a mixed snapshot.
 - embed_cache is append-only and not part of a snapshot: a vector computed once is kept
-  even when the run that computed it is interrupted.
+  even when the run that computed it is interrupted. Being only a cache, a damaged one is
+  dropped and started afresh by `--rebuild` (an incremental run reports it).
+- A snapshot table the manifest names but that is missing or unreadable is an
+  `IndexCorrupt` ("run `dowse index --rebuild`"), never silently recreated empty: that
+  would drop its rows while the files table still says they are indexed. LanceDB's own
+  failures become `IndexWriteError` (the disk refused a write) or `IndexCorrupt` (a file
+  is missing or damaged) through `storage_error`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
+import re
 import shutil
 import time
 import warnings
@@ -37,6 +45,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.errors import (
+    DowseError,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
@@ -44,7 +53,7 @@ from indexer.errors import (
     IndexWriteError,
 )
 
-__all__ = ["FORMAT_VERSION", "Manifest", "Store", "WriteLock", "quote_list"]
+__all__ = ["FORMAT_VERSION", "Manifest", "Store", "WriteLock", "quote_list", "storage_error"]
 
 FORMAT_VERSION = 2
 MANIFEST = "manifest.json"
@@ -84,6 +93,46 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
 def quote_list(values: Iterable[str]) -> str:
     """A SQL list literal for a `col IN (...)` filter."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
+
+
+_WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG,
+                           errno.EDQUOT})
+_OS_ERROR = re.compile(r"\(os error (\d+)\)")
+_RUST_LOCATION = re.compile(r",? /\S+\.rs:\d+:\d+")
+_LANCE_PREFIX = re.compile(r"^(?:lance error: )?(?:LanceError\(\w+\): )?")
+
+
+def _lance_detail(exc: BaseException) -> str | None:
+    """What a LanceDB storage failure says, without its Rust source locations; None for
+    any other exception."""
+    text = str(exc)
+    if not isinstance(exc, (RuntimeError, OSError, ValueError)) or not (
+        "lance error" in text or "LanceError" in text
+        or re.search(r"Table '\w+' was not found", text)
+    ):
+        return None
+    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
+    return _LANCE_PREFIX.sub("", _RUST_LOCATION.sub("", first))[:200]
+
+
+def storage_error(exc: BaseException, index_dir: Path | None = None) -> DowseError | None:
+    """The one-line error for a failure inside LanceDB's storage layer, or None when `exc`
+    is anything else (a bug, which keeps its traceback).
+
+    A write the operating system refused (read-only, permission, disk full, file size
+    limit) is an `IndexWriteError`; anything else (a missing, truncated or garbled file)
+    an `IndexCorrupt` that names the fix.
+    """
+    if isinstance(exc, DowseError):
+        return exc
+    detail = _lance_detail(exc)
+    if detail is None:
+        return None
+    where = f" at {index_dir}" if index_dir is not None else ""
+    code = _OS_ERROR.search(str(exc))
+    if code and int(code.group(1)) in _WRITE_ERRNOS:
+        return IndexWriteError(f"cannot write the index{where}: {os.strerror(int(code.group(1)))}")
+    return IndexCorrupt(f"the index{where} is damaged ({detail}); run `dowse index --rebuild`")
 
 
 def _batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -140,8 +189,11 @@ class WriteLock:
                     on_wait(self.holder())
                 waited = True
                 time.sleep(0.2)
-        os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        with contextlib.suppress(OSError):
+            # The pid only tells a waiting process whom it waits for: a disk too full for
+            # these few bytes must not stop a run that may have nothing to write.
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
         self._fd = fd
 
     def holder(self) -> str:
@@ -249,20 +301,46 @@ class Store:
     def _recover(self) -> None:
         """Bring every table to the manifest's snapshot, creating missing ones."""
         existing = set(self.db.list_tables().tables)
-        for name in (*SNAPSHOT_TABLES, CACHE_TABLE):
+        for name in SNAPSHOT_TABLES:
             want = self.manifest.versions.get(name)
-            if name not in existing or (name in SNAPSHOT_TABLES and want is None):
+            if want is None:  # a new index: start the table afresh
                 if name in existing:
                     self.db.drop_table(name)
                 self._tables[name] = self.db.create_table(name, schema=self.schemas[name])
                 continue
+            if name not in existing:
+                raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is missing; "
+                                   "run `dowse index --rebuild`")
             table = self.db.open_table(name)
-            if name == CACHE_TABLE and table.schema != self.schemas[name]:
-                self.db.drop_table(name)  # a cache for another model dimension
-                table = self.db.create_table(name, schema=self.schemas[name])
-            if want is not None and table.version != want:
+            if table.version != want:
                 table.restore(want)  # an interrupted write went past the snapshot
             self._tables[name] = table
+        self._tables[CACHE_TABLE] = self._open_cache(existing, verify=not self.manifest.versions)
+
+    def _open_cache(self, existing: set[str], *, verify: bool) -> Any:
+        """The embedding cache, started afresh when it is for another dimension or damaged
+        (`verify` reads it whole, as a rebuild does before relying on it)."""
+        schema = self.schemas[CACHE_TABLE]
+        if CACHE_TABLE in existing:
+            try:
+                table = self.db.open_table(CACHE_TABLE)
+                if table.schema == schema:
+                    if verify:
+                        table.to_arrow()
+                    return table
+            except Exception as exc:
+                if storage_error(exc) is None:
+                    raise
+            self._drop(CACHE_TABLE)
+        return self.db.create_table(CACHE_TABLE, schema=schema)
+
+    def _drop(self, name: str) -> None:
+        try:
+            self.db.drop_table(name)
+        except Exception as exc:
+            if storage_error(exc) is None:
+                raise
+            shutil.rmtree(self.index_dir / "db" / f"{name}.lance", ignore_errors=True)
 
     def table(self, name: str) -> Any:
         table = self._tables.get(name)
@@ -274,11 +352,43 @@ class Store:
                     table.checkout(version)
             except Exception as exc:
                 raise IndexCorrupt(
-                    f"the index table {name!r} at {self.index_dir} cannot be read ({exc}); "
-                    "run `dowse index --rebuild`"
+                    f"the index table {name!r} at {self.index_dir} cannot be read "
+                    f"({_lance_detail(exc) or exc}); run `dowse index --rebuild`"
                 ) from None
             self._tables[name] = table
         return table
+
+    def verify(self) -> None:
+        """Read the whole snapshot, every row of every table and a probe of every index on
+        it; IndexCorrupt names the first table that cannot be read. Opening a table reads
+        only its metadata, so a truncated or deleted data file shows only here (or in the
+        query that needs it)."""
+        for name in SNAPSHOT_TABLES:
+            table = self.table(name)
+            try:
+                data = table.to_arrow()
+                if data.num_rows:
+                    for index in table.list_indices():
+                        self._probe(table, index, data)
+            except Exception as exc:
+                detail = _lance_detail(exc)
+                if detail is None:
+                    raise
+                raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is damaged "
+                                   f"({detail}); run `dowse index --rebuild`") from None
+
+    @staticmethod
+    def _probe(table: Any, index: Any, data: pa.Table) -> None:
+        """One query that has to read `index` (a value from the first row as the key)."""
+        column = index.columns[0]
+        value = data.column(column)[0].as_py()
+        if index.index_type == "FTS":
+            word = next(iter(str(value).split()), "x")
+            table.search(word, query_type="fts", fts_columns=column).limit(1).to_list()
+        elif column == "vector":
+            table.search(value).limit(1).to_list()
+        elif isinstance(value, str):
+            table.search().where(f"{column} = {quote_list([value])}").limit(1).to_list()
 
     # -- writing -----------------------------------------------------------------------
 

@@ -1,0 +1,459 @@
+"""The fast subset of benchmarks/reliability.py: kills, bad input, secrets, a full disk, a
+read-only and a damaged index, and the fuzzing property the benchmark runs at length.
+
+`fuzz(language, examples)` is that property (the benchmark calls it with hundreds of
+examples per language); here each language gets DOWSE_FUZZ_EXAMPLES (default 15).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import random
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import REPO
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_chunk import _check_cover
+
+from indexer.build import IndexConfig, build_index
+from indexer.chunk import ChunkConfig, chunk_file
+from indexer.errors import IndexCorrupt, IndexWriteError
+from indexer.extract import ExtractConfig, FileJob, process_file
+from indexer.ignore import compile_rules, decide
+from indexer.languages import CODE_LANGUAGES, TEXT_LANGUAGES, language_for
+from indexer.parse import parse_source
+from indexer.status import index_status
+from indexer.store import Store
+from indexer.walk import WalkConfig, check_content
+
+
+def _load_runner() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "reliability", REPO / "benchmarks" / "reliability.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["reliability"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+rel = _load_runner()
+
+# -- fuzzing: parser, chunker, content checks and extraction on random input ----------------
+
+FUZZ_LANGUAGES = sorted(CODE_LANGUAGES | TEXT_LANGUAGES)
+FUZZ_EXAMPLES = int(os.environ.get("DOWSE_FUZZ_EXAMPLES", "15"))
+NAMES = {
+    "python": "f.py", "javascript": "f.js", "typescript": "f.ts", "tsx": "f.tsx", "go": "f.go",
+    "rust": "f.rs", "java": "F.java", "c": "f.c", "cpp": "f.cpp", "csharp": "f.cs",
+    "ruby": "f.rb", "php": "f.php", "kotlin": "f.kt", "swift": "f.swift", "scala": "f.scala",
+    "bash": "f.sh", "markdown": "f.md", "rst": "f.rst", "yaml": "f.yaml", "toml": "f.toml",
+    "json": "f.json", "text": "f.txt",
+}
+_SOUP = [
+    b"def ", b"class ", b"function ", b"fn ", b"func ", b"fun ", b"sub ", b"struct ", b"impl ",
+    b"trait ", b"interface ", b"enum ", b"object ", b"module ", b"namespace ", b"package ",
+    b"import ", b"from ", b"#include <a.h>\n", b"use ", b"require ", b"return ", b"if ",
+    b"else ", b"end", b"do", b"{", b"}", b"(", b")", b"[", b"]", b"<", b">", b";", b",", b":",
+    b"::", b".", b"=", b"=>", b"->", b"@deco\n", b"x", b"Name", b"_y1", b"\xc3\xbcn\xc3\xaf",
+    b"'", b'"', b'"""', b"`", b"/*", b"*/", b"//", b"#", b"<?php ", b"?>", b"$v", b"\\",
+    b"\n", b"\r\n", b"\r", b"\t", b"    ", b" ", b"\xff", b"\xc3\x28", b"\x00", b"\xe2\x82",
+    b"---\n", b"- ", b"[table]\n", b"# Heading\n", b"```\n", b"0x1F", b"1e9", b"\xef\xbb\xbf",
+]
+_INPUTS = st.one_of(
+    st.binary(max_size=3000),
+    st.lists(st.sampled_from(_SOUP), max_size=150).map(b"".join),
+    st.text(max_size=400).map(lambda t: t.encode("utf-8", "surrogatepass")),
+)
+
+
+def check_file(language: str, data: bytes, workdir: Path) -> None:
+    """Everything the indexer does with one file's bytes, with its invariants."""
+    name = NAMES[language]
+    parsed = parse_source(name, data, language, timeout_s=2.0)
+    cfg = ChunkConfig(max_chars=300, min_chars=60)
+    chunks = chunk_file(name, data, language, tree=parsed.tree, symbols=parsed.symbols,
+                        config=cfg)
+    if chunks or data.replace(b"\xef\xbb\xbf", b"").strip():
+        # A file of nothing but byte-order marks and blanks may have no chunk at all.
+        _check_cover(data, chunks, cfg)
+    lines = max(len(data.decode("utf-8", "replace").split("\n")), 1)
+    for s in parsed.symbols:
+        assert 1 <= s.start_line <= s.end_line <= lines, s
+    for i in parsed.imports:
+        assert 1 <= i.line <= lines, i
+    check_content(name, data, WalkConfig())
+    path = workdir / name
+    path.write_bytes(data)
+    out = process_file(FileJob(name, str(path), len(data), 0), ExtractConfig())
+    assert out.skipped or out.file["n_chunks"] == len(out.chunks)
+
+
+def fuzz(language: str, examples: int) -> dict[str, Any]:
+    """Run `check_file` on `examples` generated inputs; {"tried": n, "error": None or the
+    first failure, after shrinking}."""
+    tried = 0
+    workdir = Path(tempfile.mkdtemp(prefix="dowse-fuzz-"))
+
+    @settings(max_examples=examples, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(_INPUTS)
+    def prop(data: bytes) -> None:
+        nonlocal tried
+        tried += 1
+        check_file(language, data, workdir)
+
+    try:
+        prop()
+        error = None
+    except Exception as exc:  # noqa: BLE001 - the failure is the result
+        error = f"{type(exc).__name__}: {str(exc)[:500]}"
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return {"tried": tried, "error": error}
+
+
+def test_fuzz_names_match_their_languages():
+    assert {lang: language_for(name) for lang, name in NAMES.items()} == {
+        lang: lang for lang in FUZZ_LANGUAGES}
+
+
+@pytest.mark.parametrize("language", FUZZ_LANGUAGES)
+def test_random_input_never_breaks_extraction(language: str):
+    result = fuzz(language, FUZZ_EXAMPLES)
+    assert result["error"] is None, result["error"]
+    assert result["tried"] >= min(FUZZ_EXAMPLES, 5)
+
+
+def test_deep_nesting_keeps_its_symbols_and_every_line(tmp_path):
+    source = b"function f(){\n" * 1500 + b"}\n" * 1500  # 3,000 levels of syntax tree
+    parsed = parse_source("deep.js", source, "javascript")
+    cfg = ChunkConfig()
+    chunks = chunk_file("deep.js", source, "javascript", tree=parsed.tree,
+                        symbols=parsed.symbols, config=cfg)  # RecursionError before
+    _check_cover(source, chunks, cfg)
+    (tmp_path / "deep.js").write_bytes(source)
+    out = process_file(FileJob("deep.js", str(tmp_path / "deep.js"), len(source), 0),
+                       ExtractConfig())
+    assert out.file["parser"] == "tree-sitter" and out.file["note"] == ""
+    assert out.file["n_symbols"] == 1500
+
+
+def test_a_long_gitignore_keeps_git_precedence_and_linear_time():
+    lines = ["*.log", *[f"filler_{i}/" for i in range(3000)], "!keep.log", "drop_me.py"]
+    rules = compile_rules("\n".join(lines), strip=0, prepend="")
+    assert rules is not None
+    assert decide((rules,), "a/b/other.log", False) is True
+    assert decide((rules,), "a/b/keep.log", False) is False  # the last matching line wins
+    assert decide((rules,), "drop_me.py", False) is True
+    assert decide((rules,), "filler_2999", True) is True
+    assert decide((rules,), "src/app.py", False) is None
+    started = time.perf_counter()
+    for _ in range(100):
+        decide((rules,), "deep/" + "d/" * 30 + "leaf.py", False)
+    assert time.perf_counter() - started < 3.0  # 14 s when one regex held every line
+
+
+# -- kills ------------------------------------------------------------------------------------
+
+
+def _modules(root: Path, n: int, tag: str, body_lines: int = 3) -> None:
+    for i in range(n):
+        body = "".join(f"    value_{j} = request.get('{tag}{j}')\n" for j in range(body_lines))
+        (root / f"mod{i}.py").write_text(
+            f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
+            f'    """Handle request {i}."""\n{body}    return request\n')
+
+
+def _model_stand_in() -> Any:
+    """The CLI's embedding backend, never asked to embed (IndexConfig(embed=False)): an
+    index built in-process then has the model name `dowse index --no-embed` writes."""
+    from indexer.embed import get_embedder
+
+    return get_embedder()
+
+
+def _build(root: Path, index_dir: Path | None = None) -> str | None:
+    """A lexical index of `root` as it is now (in-process); its content's fingerprint."""
+    build_index(root, index_dir=index_dir, config=IndexConfig(embed=False),
+                embedder=_model_stand_in())
+    return rel.fingerprint(index_dir or root / ".dowse")
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_sigkill_leaves_the_old_or_the_new_snapshot_and_the_next_run_finishes(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _modules(repo, 60, "t0")
+    before = _build(repo)
+    rng = random.Random(4)
+    for n in range(1, 4):
+        _modules(repo, 60, f"t{n}")
+        (repo / f"mod{n}.py").unlink()  # and a deletion
+        after = _build(repo, tmp_path / f"ref{n}")
+        proc = rel.launch("index", str(repo), "--no-embed", "-q")
+        ready = rel.CrashRig._wait_ready(proc, time.monotonic() + 60)
+        delay = rng.uniform(0, 0.5)
+        while ready and proc.poll() is None and time.monotonic() - ready < delay:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+        assert rel.reap_group(proc.pid, 5.0) == 0  # no worker left behind
+        assert rel.fingerprint(repo / ".dowse") in (before, after)
+        assert rel.audit(repo / ".dowse") == []
+        assert rel.answers(repo / ".dowse", (["handler request"], ["handler"]))
+        assert _build(repo) == after  # the next run finishes the work
+        before = after
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc").is_dir(),
+                    reason="the parser pool needs 2 CPUs; group members are read from /proc")
+def test_a_killed_index_takes_its_parser_workers_along(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _modules(repo, 300, "big", body_lines=400)  # ~4 s of parsing in the worker pool
+    proc = rel.launch("index", str(repo), "--no-embed", "-q")
+    deadline = time.monotonic() + 60
+    try:
+        while len(rel.group_alive(proc.pid)) < 4 and time.monotonic() < deadline:
+            time.sleep(0.02)  # main, fork server, resource tracker and workers
+        assert proc.poll() is None, "the run ended before its workers were seen"
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+        gone = time.monotonic() + 10
+        while rel.group_alive(proc.pid) and time.monotonic() < gone:
+            time.sleep(0.05)
+        assert rel.group_alive(proc.pid) == []
+    finally:
+        rel.reap_group(proc.pid, 0)
+
+
+# -- bad input and secrets -------------------------------------------------------------------
+
+
+def test_a_hostile_repository_is_indexed_with_every_skip_explained(tmp_path):
+    root = tmp_path / "hostile"
+    root.mkdir()
+    made = rel.hostile_repo(root, big_bytes=2_000_000, line_bytes=90_000, nesting=1500,
+                            dir_depth=60, ignore_lines=200)
+    assert len(made) > 60
+    prefix = rel.without_dac()
+    try:
+        ran = rel.dowse("index", str(root), "--no-embed", "-q", "--json", prefix=prefix)
+        assert ran.code == 0 and not ran.traceback, ran.err
+    finally:
+        rel._restore_modes(root)
+    store = Store.open(root / ".dowse")
+    reasons = {r["path"]: r["reason"] for r in store.rows("skipped")}
+    for path, reason in {
+        "bin/looks_like.py": "binary", "bin/utf16.java": "binary",
+        "huge/one_line.js": "too large (2.0 MB > 1.0 MB)",
+        "links/self": "symlink loop", "links/ping": "symlink loop",
+        "links/broken.py": "broken symlink", "links/devzero.py": "symlink outside root",
+        "links/etc/": "symlink outside root", "perm/fifo.py": "not a regular file",
+        "names/bad\\xffbyte.py": "undecodable file name",
+        "node_modules/": "default exclude: node_modules", "venv/": "default exclude: virtualenv",
+        "package-lock.json": "lockfile", "web/app.min.js": "minified",
+        "web/bundle.js": "minified", "ignored/": "gitignored",
+    }.items():
+        assert reasons.get(path) == reason, (path, reasons.get(path))
+    if prefix or os.geteuid() != 0:
+        assert reasons["perm/unreadable.py"].startswith("unreadable")
+        assert reasons["perm/closed/"].startswith("unreadable")
+    files = {r["path"]: r for r in store.rows("files", ["path", "parser", "note"])}
+    assert {"names/new\nline.py", "names/quote'single.py",
+            "names/sql'); DROP TABLE files;--.py", "ok/normal.py"} <= set(files)
+    assert files["nest/braces.c"]["note"] == "" and reasons["nest/functions.js"] == "minified"
+    # Deleting, editing and renaming the odd names goes through the store's filters.
+    for i, path in enumerate(sorted((root / "names").iterdir())):
+        if i % 3 == 0:
+            path.unlink()
+        elif i % 3 == 1:
+            path.write_bytes(path.read_bytes() + b"\ndef changed():\n    pass\n")
+        else:
+            path.rename(path.with_name("moved_" + os.fsdecode(path.name)[-20:]))
+    assert _build(root) == _build(root, tmp_path / "ref")
+
+
+def test_seeded_secrets_never_reach_the_index(tmp_path, fake_embedder):
+    root = tmp_path / "secrets"
+    root.mkdir()
+    seeded = rel.secrets_repo(root, random.Random(3))
+    values = sorted({v for _, _, v in seeded})
+    build_index(root, embedder=fake_embedder)
+    assert rel._values_in_index(root / ".dowse", values) == set()
+    assert rel._values_on_disk(root / ".dowse", values) == set()
+    skipped = {r["path"] for r in Store.open(root / ".dowse").rows("skipped", ["path"])}
+    assert {path for path, _, _ in seeded} - {".ssh/id_ed25519"} <= skipped
+    assert ".ssh/" in skipped
+    # The control: with --include-secrets the files of known text types are indexed, and
+    # the search finds their values.
+    control = tmp_path / "control"
+    build_index(root, index_dir=control, embedder=fake_embedder,
+                config=IndexConfig(walk=WalkConfig(include_secrets=True)))
+    in_source = {v for path, _, v in seeded if path.startswith(("app/", "web/", "bots/"))}
+    assert len(in_source) == 5 and in_source <= rel._values_in_index(control, values)
+
+
+# -- a full disk, a read-only or damaged index ------------------------------------------------
+
+
+@pytest.fixture
+def indexed_copy(tmp_path: Path) -> Path:
+    """An indexed copy of the example with one edit since: the next `index` has work."""
+    root = tmp_path / "example"
+    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
+    _build(root)
+    with open(root / "shop" / "payments.py", "a") as fh:
+        fh.write("\n\ndef refund_later():\n    return None\n")
+    return root
+
+
+def _searches(root: Path) -> bool:
+    from retrieval.hybrid import HybridSearcher
+
+    return bool(HybridSearcher(Store.open(root / ".dowse")).search("charge payment"))
+
+
+def test_a_full_disk_is_one_line_and_keeps_the_last_index(indexed_copy):
+    before = rel.fingerprint(indexed_copy / ".dowse")
+    ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q",
+                    preexec=rel._fsize_limit(2048))  # writes past 2 kB fail with EFBIG
+    assert ran.one_line_error, ran.err  # a traceback before
+    assert ran.last_line == (f"Error: cannot write the index at {indexed_copy / '.dowse'}: "
+                             "File too large; the last complete index is unchanged")
+    assert rel.fingerprint(indexed_copy / ".dowse") == before
+    assert _searches(indexed_copy)
+    _build(indexed_copy)
+    names = {r["name"] for r in Store.open(indexed_copy / ".dowse").rows("symbols", ["name"])}
+    assert "refund_later" in names
+
+
+def test_a_disk_too_full_for_the_lock_file_is_one_line(indexed_copy):
+    no_writes = rel._fsize_limit(0)  # not even the pid into write.lock
+    ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q", preexec=no_writes)
+    assert ran.one_line_error, ran.err  # a traceback from WriteLock before
+    assert "File too large; the last complete index is unchanged" in ran.last_line
+    _build(indexed_copy)
+    ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q", preexec=no_writes)
+    assert ran.code == 0, ran.err  # nothing changed: nothing to write
+
+
+@pytest.mark.skipif(os.geteuid() == 0 and not rel.without_dac(),
+                    reason="root ignores file modes, and capsh is not there to drop that")
+@pytest.mark.parametrize("read_only", [".", "db"])
+def test_a_read_only_index_is_one_line_and_still_answers(indexed_copy, read_only):
+    target = indexed_copy / ".dowse" / read_only
+    before = rel.fingerprint(indexed_copy / ".dowse")
+    rel._chmod_tree(target, writable=False)
+    try:
+        ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q",
+                        prefix=rel.without_dac())
+        assert ran.one_line_error, ran.err  # a traceback before, for db/
+        assert f"cannot write the index at {indexed_copy / '.dowse'}" in ran.last_line
+        assert "Permission denied" in ran.last_line
+        assert index_status(indexed_copy / ".dowse").files > 0 and _searches(indexed_copy)
+    finally:
+        rel._chmod_tree(target, writable=True)
+    assert rel.fingerprint(indexed_copy / ".dowse") == before
+    _build(indexed_copy)
+
+
+def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, fake_embedder,
+                                                                  run):
+    build_index(example_repo, embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
+        with open(data, "r+b") as fh:
+            fh.truncate(data.stat().st_size // 2)
+    with pytest.raises(IndexCorrupt, match="the index table 'chunks' .* is damaged .* --rebuild"):
+        index_status(index_dir)
+    result = run("search", "validate token", "--path", str(example_repo), code=1)
+    assert result.output.startswith("Error: the index is damaged (")
+    assert result.output.count("\n") == 1
+    run("index", str(example_repo), "--rebuild", "--quiet")
+    assert index_status(index_dir).chunks == Store.open(index_dir).count("chunks") > 0
+    run("search", "validate token", "--path", str(example_repo))
+
+
+def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from server import TOOLS, ServedRoot, Workspace, _tool_function
+
+    root = tmp_path / "example"
+    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
+    _build(root)
+    for data in (root / ".dowse" / "db" / "chunks.lance" / "data").glob("*.lance"):
+        data.write_bytes(b"")
+    search = _tool_function(next(t for t in TOOLS if t.name == "search"),
+                            Workspace([ServedRoot(root)]))
+    with pytest.raises(ToolError) as caught:  # LanceDB's RuntimeError before
+        search(query="validate token")
+    message = str(caught.value)
+    assert message.startswith("the index is damaged (") and "\n" not in message
+    assert message.endswith("run `dowse index --rebuild`")
+
+
+def test_an_index_run_with_nothing_to_do_commits_nothing(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder,
+                config=IndexConfig(walk=WalkConfig(exclude=("docs/",))))
+    manifest = (example_repo / ".dowse" / "manifest.json").read_bytes()
+    heads = rel.table_heads(example_repo / ".dowse")
+    # The walk options read back from the manifest (a JSON list) once compared unequal to
+    # the same options in memory (a tuple): every run rewrote the index and its manifest.
+    for exclude in (("docs/",), ("docs/",)):
+        stats = build_index(example_repo, embedder=fake_embedder,
+                            config=IndexConfig(walk=WalkConfig(exclude=exclude)))
+        assert stats.parsed == 0
+    assert (example_repo / ".dowse" / "manifest.json").read_bytes() == manifest
+    assert rel.table_heads(example_repo / ".dowse") == heads
+
+
+def test_a_missing_table_is_not_recreated_empty(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder)
+    shutil.rmtree(example_repo / ".dowse" / "db" / "symbols.lance")
+    # Recreating it empty would lose every symbol while the files table says "indexed".
+    with pytest.raises(IndexCorrupt, match="'symbols' .* is missing; run `dowse index --rebuild`"):
+        build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert Store.open(example_repo / ".dowse").count("symbols") > 0
+
+
+def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder)
+    for data in (example_repo / ".dowse" / "db" / "embed_cache.lance" / "data").glob("*.lance"):
+        with open(data, "r+b") as fh:
+            fh.truncate(100)
+    stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert stats.embedded == stats.chunks > 0  # the cache started afresh
+    store = Store.open(example_repo / ".dowse")
+    assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
+
+
+def test_storage_errors_become_one_line_errors(tmp_path):
+    from indexer.store import storage_error
+
+    full = RuntimeError("lance error: LanceError(IO): No space left on device (os error 28), "
+                        "/root/.cargo/registry/src/x/lance-io/src/object_store.rs:1006:34")
+    error = storage_error(full, tmp_path)
+    assert isinstance(error, IndexWriteError)
+    assert str(error) == f"cannot write the index at {tmp_path}: No space left on device"
+    damaged = RuntimeError("lance error: LanceError(IO): Generic LocalFileSystem error: failed "
+                           "to fill whole buffer, /rustc/abc/library/core/src/ops/fn.rs:250:5")
+    assert str(storage_error(damaged)) == (
+        "the index is damaged (Generic LocalFileSystem error: failed to fill whole buffer); "
+        "run `dowse index --rebuild`")
+    assert storage_error(RuntimeError("something else")) is None
+    assert storage_error(KeyError("lance error")) is None
