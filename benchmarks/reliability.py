@@ -500,7 +500,7 @@ class CrashRig:
         proc.stderr.close()
         self.tally.orphans += reap_group(proc.pid, 3.0)
         phase = "" if finished else self._phase(before)
-        problems = self._check(old, new)
+        problems = self._check(old, new, count=not finished)
         if finished:
             self.tally.too_late += 1
             if problems:
@@ -531,7 +531,7 @@ class CrashRig:
             return "after the lexical commit, embedding"
         return "mid-write after a commit" if ahead else "after the last commit"
 
-    def _check(self, old: int | None, new: int) -> list[str]:
+    def _check(self, old: int | None, new: int, *, count: bool) -> list[str]:
         problems: list[str] = []
         status, search, inspected, got = _parallel(
             lambda: dowse("status", str(self.tree), "--json"),
@@ -554,7 +554,7 @@ class CrashRig:
                  and (self.embed or cli_hits(search) == ref.cli)]
         if not match:
             problems.append(f"after the kill the index is neither state (content {fp})")
-        else:
+        elif count:
             self.tally.matched[match[0]] += 1
         if bad:
             problems.append("inconsistent snapshot: " + "; ".join(bad))

@@ -212,7 +212,10 @@ def chunk_file(
     if not source.strip():
         return []
     if tree is not None:
-        pieces = _node_pieces(tree.root_node, lines, config)
+        # A tree can hold no node at all for text the grammar skips (Ruby's lone "\\"):
+        # then the lines still make chunks.
+        pieces = (_node_pieces(tree.root_node, lines, config)
+                  or _windows(lines, 0, lines.count - 1, config.max_chars))
     elif language == "markdown":
         pieces = _markdown_pieces(lines, config)
     else:

@@ -148,6 +148,13 @@ def test_deep_nesting_keeps_its_symbols_and_every_line(tmp_path):
     assert out.file["n_symbols"] == 1500
 
 
+def test_text_outside_every_node_is_still_chunked():
+    parsed = parse_source("lone.rb", b"\\", "ruby")  # found by the fuzzer
+    assert parsed.tree is not None and parsed.tree.root_node.child_count == 0
+    chunks = chunk_file("lone.rb", b"\\", "ruby", tree=parsed.tree)
+    assert [(c.start_line, c.end_line, c.text) for c in chunks] == [(1, 1, "\\")]
+
+
 def test_a_long_gitignore_keeps_git_precedence_and_linear_time():
     lines = ["*.log", *[f"filler_{i}/" for i in range(3000)], "!keep.log", "drop_me.py"]
     rules = compile_rules("\n".join(lines), strip=0, prepend="")
