@@ -69,6 +69,7 @@ import signal
 import subprocess
 import sys
 import tarfile
+import textwrap
 import threading
 import time
 import warnings
@@ -1639,15 +1640,15 @@ def details(results: dict[str, Any]) -> str:
             out += ["Bad-input crashes:", *[f"- {m}" for m in c["crashes"]], ""]
         out += [f"Bad input: skipped files and their reasons (`dowse status --skipped`, as "
                 f"{c['privileges']}):", ""]
-        out += ["    " + "; ".join(f"{p!r} ({r})" for p, r in c["skipped"]), ""]
+        out += _listing([f"{p!r} ({r})" for p, r in c["skipped"]])
         if c["indexed_with_note"]:
             out += ["Indexed as text, with the reason:", ""]
-            out += ["    " + "; ".join(f"{p} ({n})" for p, n in c["indexed_with_note"]), ""]
+            out += _listing([f"{p} ({n})" for p, n in c["indexed_with_note"]])
     if (c := results.get("fuzz")) and c["crashes"]:
         out += ["Fuzz crashes:", *[f"- {m}" for m in c["crashes"]], ""]
     if c := results.get("secrets"):
         out += ["Secrets seeded, and what the index did with each:", ""]
-        out += ["    " + "; ".join(f"{p} ({w}: {r})" for p, w, r in c["files"]), ""]
+        out += _listing([f"{p} ({w}: {r})" for p, w, r in c["files"]])
     if c := results.get("corrupt"):
         out += ["| damage | `dowse status` says | incremental `dowse index` |", "|---|---|---|"]
         out += [f"| {r['case']} | {r['status']} | {r['incremental_index']} |"
@@ -1663,12 +1664,19 @@ def method(args: argparse.Namespace) -> str:
                  if root and without_dac() else "chmod" if not root else "not simulated")
     disk = "RLIMIT_FSIZE (writes fail with EFBIG)" + (
         " and a 64 MB tmpfs filled to a few KiB (ENOSPC)" if args.tmpfs else "")
-    return (f"Crash kills are SIGKILL to the `dowse index` process alone, as `kill -9 PID`. "
-            f"The disk is made full with {disk}; the index directory read-only with "
-            f"{read_only}. Kills with embeddings use all-MiniLM-L6-v2 (minilm-onnx). Every "
-            "state a kill is checked against is a fresh `--no-embed` index of the same tree "
-            "in another directory. Per-case details (JSON) are kept in "
-            "`--work`/results.json.")
+    return textwrap.fill(
+        f"Crash kills are SIGKILL to the `dowse index` process alone, as `kill -9 PID`. "
+        f"The disk is made full with {disk}; the index directory read-only with "
+        f"{read_only}. Kills with embeddings use all-MiniLM-L6-v2 (minilm-onnx). Every "
+        "state a kill is checked against is a fresh `--no-embed` index of the same tree "
+        "in another directory. Per-case details (JSON) are kept in `--work`/results.json.",
+        width=90)
+
+
+def _listing(items: list[str]) -> list[str]:
+    """A long '; '-separated list as an indented block of short lines."""
+    return [textwrap.fill("; ".join(items), width=92, initial_indent="    ",
+                          subsequent_indent="    ", break_long_words=False), ""]
 
 
 def write_results(path: Path, section: str) -> None:
