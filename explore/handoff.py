@@ -31,6 +31,7 @@ from explore.git import git_track
 from explore.imports import imports_track
 from explore.patterns import patterns_track
 from explore.records import ExploreResult, Synthesis, TrackFindings
+from explore.render import finding_line
 from explore.synthesis import synthesize
 from explore.tracks import Context, Track, run_track
 from indexer.tokens import tokenize
@@ -280,14 +281,10 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
     return report
 
 
-def _finding_line(claim: str, refs: list[str]) -> str:
-    return f"- {claim} — " + ", ".join(f"`{r}`" for r in refs)
-
-
 def _findings_tokens(report: AskReport) -> int:
     total = 0
     for t in report.tracks:
-        total += sum(estimate_tokens(_finding_line(f.claim, [c.ref for c in f.citations]))
+        total += sum(estimate_tokens(finding_line(f))
                      for f in t.findings)
     if report.synthesis is not None:
         syn = report.synthesis
@@ -307,7 +304,7 @@ def _fit_tracks(report: AskReport, room: int) -> None:
             k = kept[i]
             if k < len(t.findings):
                 f = t.findings[k]
-                cost = estimate_tokens(_finding_line(f.claim, [c.ref for c in f.citations]))
+                cost = estimate_tokens(finding_line(f))
                 if cost <= room:
                     room -= cost
                     kept[i] = k + 1
@@ -345,7 +342,7 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
         gates = ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}"
                           for g in t.gates if g.ran)
         lines += [f"## Track: {t.track.name}", "", f"_{t.track.focus} — {gates}_", ""]
-        lines += [_finding_line(f.claim, [c.ref for c in f.citations]) for f in t.findings]
+        lines += [finding_line(f) for f in t.findings]
         lines += [f"- {c}" for c in t.conclusions]
         lines.append("")
     body = render_ask(report, trace=trace).split("\n", 1)[1]

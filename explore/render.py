@@ -18,20 +18,21 @@ from pydantic import BaseModel
 from explore.records import ExploreResult, Finding, TrackFindings, TreeNode
 from retrieval.ask import estimate_tokens
 
-__all__ = ["fit_budget", "render_markdown"]
+__all__ = ["finding_line", "fit_budget", "render_markdown"]
 
 Format = Literal["markdown", "json"]
 _OVERHEAD = 12  # tokens for a section's heading and spacing
 
 
-def _md_finding(f: Finding) -> str:
+def finding_line(f: Finding) -> str:
+    """One cited claim as a markdown list item."""
     return f"- {f.claim} — " + ", ".join(f"`{c.ref}`" for c in f.citations)
 
 
 def _md_item(section: str, item: Any) -> str:
     """One rendered markdown line for an item of `section` (also its budget cost)."""
     if isinstance(item, Finding):
-        return _md_finding(item)
+        return finding_line(item)
     if section == "tree":
         node, level = item
         label = node.path.rsplit("/", 1)[-1] + ("/" if node.kind == "dir" else "")
@@ -284,7 +285,7 @@ def render_markdown(r: ExploreResult) -> str:
     for t in r.tracks:
         if t.track.name.startswith("specialist") and t.findings:
             lines += [f"### {t.track.name}", ""]
-            lines += [_md_finding(f) for f in t.findings]
+            lines += [finding_line(f) for f in t.findings]
             lines.append("")
     if r.budget:
         lines.append(f"_Fitted to a budget of {r.budget} tokens._")
