@@ -60,14 +60,25 @@ def index_dir_option(fn: F) -> F:
 
 
 def embed_options(fn: F) -> F:
-    """--no-embed, --embedder and --quiet, shared by the commands that build indexes."""
+    """--embed, --no-embed, --embedder and --quiet, shared by the commands that build
+    indexes."""
     fn = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")(fn)
     fn = click.option(
         "--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
         help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
              "reference); both give the same model's vectors.")(fn)
-    return click.option("--no-embed", is_flag=True,
-                        help="Lexical and symbol index only (fast).")(fn)
+    fn = click.option(
+        "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
+        help="What gets vectors: all (chunks and one summary per file), files (file "
+             "summaries only: fast), none (lexical and symbol index). Default: what the "
+             "index was built with, else all.")(fn)
+    return click.option("--no-embed", is_flag=True, help="Same as --embed none.")(fn)
+
+
+def _embed_scope(embed_scope: str | None, no_embed: bool) -> str | None:
+    if no_embed and embed_scope not in (None, "none"):
+        raise _fail(f"--no-embed contradicts --embed {embed_scope}")
+    return "none" if no_embed else embed_scope
 
 
 def json_option(fn: F) -> F:
@@ -171,20 +182,26 @@ def cli() -> None:
 @embed_options
 @json_option
 @seam
-def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool,
-          max_file_size: int | None, exclude: tuple[str, ...], include_secrets: bool | None,
-          embedder: str, quiet: bool, as_json: bool) -> None:
+def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | None,
+          no_embed: bool, max_file_size: int | None, exclude: tuple[str, ...],
+          include_secrets: bool | None, embedder: str, quiet: bool, as_json: bool) -> None:
     """Index a repository (incremental: unchanged content is never redone).
 
-    Walk options (--exclude, --max-file-size, --include-secrets) are remembered: a later
-    run without them uses the same ones.
+    Walk options (--exclude, --max-file-size, --include-secrets) and --embed are
+    remembered: a later run without them uses the same ones.
 
     \b
     Example:
         dowse index ~/src/django
-        dowse index . --no-embed --exclude 'docs/'
+        dowse index . --embed files --exclude 'docs/'
     """
-    from indexer.build import IndexConfig, build_index, default_index_dir, resolve_walk_config
+    from indexer.build import (
+        IndexConfig,
+        build_index,
+        default_index_dir,
+        resolve_embed_scope,
+        resolve_walk_config,
+    )
     from indexer.embed import get_embedder
 
     root = _root_arg(path)
@@ -192,7 +209,9 @@ def index(path: str, index_dir: Path | None, rebuild: bool, no_embed: bool,
     walk_config = resolve_walk_config(
         target, max_file_bytes=max_file_size, exclude=exclude or None,
         include_secrets=include_secrets)
-    config = IndexConfig(walk=walk_config, embed=not no_embed, rebuild=rebuild)
+    embed, embed_chunks = resolve_embed_scope(target, _embed_scope(embed_scope, no_embed))
+    config = IndexConfig(walk=walk_config, embed=embed, embed_chunks=embed_chunks,
+                         rebuild=rebuild)
 
     def waiting(holder: str) -> None:
         if not quiet:
@@ -510,7 +529,8 @@ def eval_group() -> None:
 @seam
 def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit: int | None,
                   repo: str | None, methods: str | None, budget: int, out: Path, work: Path,
-                  no_embed: bool, embedder: str, quiet: bool, as_json: bool) -> None:
+                  embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool,
+                  as_json: bool) -> None:
     """File localization on a SWE-bench-style dataset.
 
     Each instance's repository is synced to its base commit and indexed incrementally;
@@ -529,9 +549,10 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
     from retrieval.evaluation import EvalConfig, run_swebench
 
     ids = [i.strip() for arg in instances for i in arg.split(",") if i.strip()]
+    scope = _embed_scope(embed_scope, no_embed) or "all"
     config = EvalConfig(dataset=dataset, repos=repos, out=out, work=work, instances=ids,
                         repo=repo, limit=limit, methods=_split_methods(methods),  # type: ignore[arg-type]
-                        budget=budget, embed=not no_embed)
+                        budget=budget, embed=scope != "none", embed_chunks=scope == "all")
     with _progress(quiet) as progress:
         report = run_swebench(config, embedder=get_embedder(embedder), progress=progress)
     target = out.with_suffix(".scores.json")
@@ -558,7 +579,8 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
 @json_option
 @seam
 def eval_history(path: str, commits: int, methods: str | None, budget: int, work: Path | None,
-                 no_embed: bool, embedder: str, quiet: bool, as_json: bool) -> None:
+                 embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool,
+                 as_json: bool) -> None:
     """Replay a repository's recent commits as retrieval tasks.
 
     For each of the last N non-merge commits that modify source files, the tree at its
@@ -575,10 +597,12 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     from retrieval.evaluation import HistoryConfig, run_history
 
     root = _root_arg(path)
+    scope = _embed_scope(embed_scope, no_embed) or "all"
     with tempfile.TemporaryDirectory(prefix="dowse-history-") as tmp:
         config = HistoryConfig(repo=root, work=work or Path(tmp), commits=commits,
                                methods=_split_methods(methods),  # type: ignore[arg-type]
-                               budget=budget, embed=not no_embed)
+                               budget=budget, embed=scope != "none",
+                               embed_chunks=scope == "all")
         with _progress(quiet) as progress:
             report = run_history(config, embedder=get_embedder(embedder), progress=progress)
     if as_json:
@@ -595,11 +619,12 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
 @click.argument("paths", nargs=-1, type=click.Path(file_okay=False))
 @embed_options
 @seam
-def serve(paths: tuple[str, ...], no_embed: bool, embedder: str, quiet: bool) -> None:
+def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embedder: str,
+          quiet: bool) -> None:
     """Run an MCP server on stdio for coding agents, over one or more indexed roots.
 
     Tools: search, ask, symbol, status, reindex. Each root's index is <root>/.dowse; a
-    root without one is served too, and the reindex tool builds it (--no-embed and
+    root without one is served too, and the reindex tool builds it (--embed and
     --embedder apply to such new indexes). Stdout carries the protocol only.
 
     \b
@@ -611,7 +636,8 @@ def serve(paths: tuple[str, ...], no_embed: bool, embedder: str, quiet: bool) ->
     from server import serve as run_server
 
     roots = [_root_arg(p) for p in paths or (".",)]
-    run_server(roots, embedder=embedder, embed=not no_embed,
+    scope = _embed_scope(embed_scope, no_embed) or "all"
+    run_server(roots, embedder=embedder, embed=scope != "none", embed_chunks=scope == "all",
                warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True))
 
 

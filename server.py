@@ -449,7 +449,8 @@ class Workspace:
     """The served roots and what the tools do with them; one per server process."""
 
     def __init__(self, roots: Sequence[ServedRoot], *, embedder: str = DEFAULT_EMBEDDER,
-                 embed: bool = True, lock_wait_s: float = FRESHNESS_LOCK_WAIT_S) -> None:
+                 embed: bool = True, embed_chunks: bool = True,
+                 lock_wait_s: float = FRESHNESS_LOCK_WAIT_S) -> None:
         unique: dict[Path, ServedRoot] = {}
         for r in roots:
             unique.setdefault(r.path, r)
@@ -457,7 +458,7 @@ class Workspace:
             raise DowseError("no root to serve")
         self.roots = list(unique.values())
         self.embedder_name = embedder
-        self.embed = embed
+        self.embed, self.embed_chunks = embed, embed_chunks
         self.lock_wait_s = lock_wait_s
         self._by_name: dict[str, Embedder] = {}
         self._by_model: dict[str, Embedder | None] = {}
@@ -562,6 +563,7 @@ class Workspace:
                 raise  # a damaged index or another format: only a rebuild mends it
             manifest = None
         embed = self.embed if manifest is None else not manifest.no_embed
+        embed_chunks = self.embed_chunks if manifest is None else manifest.embed_chunks
         embedder: Embedder
         if manifest is None or rebuild:
             embedder = self._embedder(self.embedder_name)
@@ -575,7 +577,8 @@ class Workspace:
                                     "reindex with rebuild=true")
             embedder = found
         config = IndexConfig(walk=resolve_walk_config(root.index_dir), embed=embed,
-                             rebuild=rebuild, lock_timeout_s=lock_wait_s)
+                             embed_chunks=embed_chunks, rebuild=rebuild,
+                             lock_timeout_s=lock_wait_s)
         return build_index(root.path, index_dir=root.index_dir, config=config,
                            embedder=embedder)
 
@@ -883,13 +886,16 @@ def build_server(workspace: Workspace) -> Any:
 
 
 def serve(roots: Sequence[Path], *, embedder: str = DEFAULT_EMBEDDER, embed: bool = True,
+          embed_chunks: bool = True,
           warn: Callable[[str], None] = lambda message: None) -> None:
     """Serve `roots` over stdio until the client closes the connection.
 
-    `embedder` and `embed` apply to indexes the server builds from scratch (the reindex
-    tool on a root without an index); an existing index keeps its model and mode.
+    `embedder`, `embed` and `embed_chunks` apply to indexes the server builds from
+    scratch (the reindex tool on a root without an index); an existing index keeps its
+    model and embed scope.
     """
-    workspace = Workspace([ServedRoot(p) for p in roots], embedder=embedder, embed=embed)
+    workspace = Workspace([ServedRoot(p) for p in roots], embedder=embedder, embed=embed,
+                          embed_chunks=embed_chunks)
     for problem in workspace.problems():
         warn(problem)
     threading.Thread(target=workspace.warm, name="dowse-warm", daemon=True).start()

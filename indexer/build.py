@@ -2,8 +2,11 @@
 
 Invariants:
 - A file whose size and mtime match the snapshot is not read; one whose content hash
-  matches is not parsed; a chunk whose embedded text was embedded before (by hash, in
-  any snapshot) is not embedded again; a renamed file takes its vectors along.
+  matches is not parsed; a chunk or file summary whose text was embedded before (by
+  hash, in any snapshot) is not embedded again; a renamed file takes its vectors along.
+- Embed scope: "all" gives every chunk and every file summary a vector; "files" only the
+  file summaries (one short text per file: most of the dense signal at file level for a
+  small part of the cost), and keeps no chunk vectors; `embed=False` none.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
   the vectors. An interrupted run leaves the previous snapshot; the next run finishes
   the work, reusing every vector that reached the embedding cache.
@@ -32,9 +35,12 @@ from indexer.store import CACHE_TABLE, MANIFEST, Store, WriteLock, quote_list, s
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
-    "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since", "default_index_dir",
-    "resolve_walk_config", "walk_config_from",
+    "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since",
+    "default_index_dir", "resolve_embed_scope", "resolve_walk_config", "walk_config_from",
 ]
+
+EMBED_SCOPES = ("all", "files", "none")
+"""What gets a vector: chunks and file summaries, file summaries only, nothing."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
 EMBED_COMMIT_EVERY = 2048
@@ -82,11 +88,26 @@ def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
     return walk_config_from(stored, **overrides)
 
 
+def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, bool]:
+    """(embed, embed_chunks) for a run: the requested scope, else the one the index was
+    built with (a `--embed files` index stays one), else "all"."""
+    scope = requested
+    if scope is None:
+        try:
+            m = Store.read_manifest(index_dir)
+            scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
+        except DowseError:
+            scope = "all"
+    return scope != "none", scope == "all"
+
+
 @dataclass(frozen=True)
 class IndexConfig:
     walk: WalkConfig = field(default_factory=WalkConfig)
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     embed: bool = True
+    embed_chunks: bool = True
+    """With `embed`: chunk vectors too, not only one vector per file summary."""
     rebuild: bool = False
     parse_timeout_s: float = 2.0
     lock_timeout_s: float | None = 600.0
@@ -108,9 +129,10 @@ class IndexStats(BaseModel):
     skipped: int
     symbols: int
     chunks: int
-    embedded: int = Field(description="chunks embedded in this run")
+    embedded: int = Field(description="texts (chunks, file summaries) embedded in this run")
     reused_vectors: int = Field(description="chunk vectors taken from the cache")
-    vectors_pending: int = Field(description="chunks still without a vector")
+    vectors_pending: int = Field(description="chunks and file summaries still without a "
+                                 "vector")
     seconds: dict[str, float]
 
 
@@ -176,18 +198,23 @@ class _Run:
                      deleted=len(deleted) - len(renames), renamed=len(renames),
                      skipped=len(skipped))
         walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
+        drop_chunk_vectors = (self.cfg.embed and not self.cfg.embed_chunks
+                              and self.store.count("vectors") > 0)
         if not (parsed or deleted or touched or skipped_changed or walk_changed
-                or self._needs_vectors()):
+                or self._needs_vectors() or drop_chunk_vectors):
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()
-        was_embedded = self.store.manifest.embedded
+        # An earlier run stopped before its vectors, or asked for fewer of them.
+        catch_up = self._needs_vectors()
         self.progress("write", 0, 1)
         changed = [p.path for p in parsed]
         gone = changed + deleted
         renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
-        for name in ("symbols", "chunks", "imports", "vectors"):
+        for name in ("symbols", "chunks", "imports", "vectors", "file_vectors"):
             self.store.delete_paths(name, gone)
+        if drop_chunk_vectors:
+            self.store.overwrite("vectors", [])
         self.store.delete_paths("files", gone + [r["path"] for r in touched])
         self.store.add("files", touched + [p.file for p in parsed])
         self.store.add("symbols", [s for p in parsed for s in p.symbols])
@@ -198,18 +225,23 @@ class _Run:
         if parsed or deleted:
             self._write_imports(parsed, live)
         self._ensure_indexes()
-        reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
+        missing: list[dict[str, Any]] = []
+        reused = 0
+        if self.cfg.embed_chunks:
+            reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
+        missing += self._attach_summary_vectors([p.file for p in parsed])
         if reused or deleted or changed:
             self._ensure_vector_index()
         self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed,
+                          embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
                           walk=_walk_record(self.cfg.walk))
         self._timed("write", t)
         self.progress("write", 1, 1)
 
         embedded = 0
         if self.cfg.embed:
-            if not was_embedded:
-                missing = self._pending()  # an earlier run stopped before its vectors
+            if catch_up:
+                missing = self._pending()
             if missing:
                 embedded = self._embed(missing)
                 self.store.commit(embedded=True, no_embed=False)
@@ -261,12 +293,31 @@ class _Run:
         return {r["id"]: r["vector"] for r in rows}
 
     def _needs_vectors(self) -> bool:
-        return self.cfg.embed and not self.store.manifest.embedded
+        m = self.store.manifest
+        return self.cfg.embed and (not m.embedded or (self.cfg.embed_chunks
+                                                      and not m.embed_chunks))
 
     def _pending(self) -> list[dict[str, Any]]:
-        have = {r["id"] for r in self.store.rows("vectors", ["id"])}
-        return [r for r in self.store.rows("chunks", ["id", "path", "hash", "header", "text"])
-                if r["id"] not in have]
+        """Every chunk (in scope) and file summary still without a vector."""
+        pending: list[dict[str, Any]] = []
+        if self.cfg.embed_chunks:
+            have = {r["id"] for r in self.store.rows("vectors", ["id"])}
+            pending += [{**r, "table": "vectors"} for r in self.store.rows(
+                "chunks", ["id", "path", "hash", "header", "text"]) if r["id"] not in have]
+        have = {r["id"] for r in self.store.rows("file_vectors", ["id"])}
+        pending += [_summary_row(r) for r in self.store.rows(
+            "files", ["path", "summary", "summary_hash"]) if r["path"] not in have]
+        return pending
+
+    def _attach_summary_vectors(self, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Give new files' summaries the vectors already cached; return those still
+        missing (only when embedding: a lexical index keeps no vectors)."""
+        if not files or not self.cfg.embed:
+            return []
+        cached = self._cache_lookup(sorted({f["summary_hash"] for f in files}))
+        rows = [_summary_row(f) for f in files]
+        self._add_vectors([r for r in rows if r["hash"] in cached], cached)
+        return [r for r in rows if r["hash"] not in cached]
 
     def _attach_vectors(
         self, chunk_rows: list[dict[str, Any]], renames: dict[str, str],
@@ -287,7 +338,7 @@ class _Run:
                 if vec is not None:
                     recache.append({"hash": r["hash"], "vector": vec})
             if vec is None:
-                missing.append(r)
+                missing.append({**r, "table": "vectors"})
             else:
                 rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
         self.store.add("vectors", rows)
@@ -307,17 +358,19 @@ class _Run:
         return out
 
     def _embed(self, missing: list[dict[str, Any]]) -> int:
-        """Embed what the cache lacks, source code first, committing vectors as they come:
-        an interrupted run leaves a partly embedded index that already ranks with them."""
+        """Embed what the cache lacks — file summaries, then source code, docs, tests —
+        committing vectors as they come: an interrupted run leaves a partly embedded index
+        that already ranks with them."""
         t = time.perf_counter()
         by_hash: dict[str, dict[str, Any]] = {}
         for r in missing:
             by_hash.setdefault(r["hash"], r)
         vectors: dict[str, Any] = self._cache_lookup(sorted(by_hash))
-        # Source before docs before tests; within each, shortest first (batches of similar
-        # length pad less).
+        # Summaries (one short text per file) first, then source before docs before
+        # tests; within each, shortest first (batches of similar length pad less).
         todo = sorted((r for h, r in by_hash.items() if h not in vectors),
-                      key=lambda r: (_embed_priority(r["path"]), len(r["text"])))
+                      key=lambda r: (r["table"] == "vectors", _embed_priority(r["path"]),
+                                     len(r["text"])))
         waiting = [r for r in missing if r["hash"] in vectors]
         blocked = [r for r in missing if r["hash"] not in vectors]
         batch = self.cfg.embed_batch
@@ -344,9 +397,12 @@ class _Run:
         return len(todo)
 
     def _add_vectors(self, rows: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
-        self.store.add("vectors", [
-            {"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vectors[r["hash"]]}
-            for r in rows])
+        """Store each row's vector in its table (`vectors` for chunks, `file_vectors`)."""
+        for name in ("vectors", "file_vectors"):
+            self.store.add(name, [
+                {"id": r["id"], "path": r["path"], "hash": r["hash"],
+                 "vector": vectors[r["hash"]]}
+                for r in rows if r.get("table", "vectors") == name])
 
     def _ensure_vector_index(self) -> None:
         """Scalar indexes for the vector look-ups, and an ANN index once a flat scan gets
@@ -354,6 +410,10 @@ class _Run:
         probing partitions, and exact)."""
         from lancedb.index import BTree, IvfFlat
 
+        files = self.store.table("file_vectors")
+        if files.count_rows() and ("path",) not in {tuple(ix.columns)
+                                                    for ix in files.list_indices()}:
+            files.create_index("path", config=BTree())
         table = self.store.table("vectors")
         n = table.count_rows()
         have = {tuple(ix.columns) for ix in table.list_indices()}
@@ -373,13 +433,21 @@ class _Run:
                reused: int) -> IndexStats:
         pending = 0
         if self.cfg.embed:
-            pending = self.store.count("chunks") - self.store.count("vectors")
+            pending = self.store.count("files") - self.store.count("file_vectors")
+        if self.cfg.embed and self.cfg.embed_chunks:
+            pending += self.store.count("chunks") - self.store.count("vectors")
         return IndexStats(
             root=str(self.root), index_dir=str(self.store.index_dir), files=files,
             symbols=self.store.count("symbols"), chunks=self.store.count("chunks"),
             embedded=embedded, reused_vectors=reused, vectors_pending=max(pending, 0),
             seconds={k: round(v, 3) for k, v in self.seconds.items()}, **stats,
         )
+
+
+def _summary_row(file: dict[str, Any]) -> dict[str, Any]:
+    """A file's summary in the shape the embedder takes (a chunk-like row)."""
+    return {"id": file["path"], "path": file["path"], "hash": file["summary_hash"],
+            "header": "", "text": file["summary"], "table": "file_vectors"}
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:

@@ -29,6 +29,7 @@ from indexer.chunk import ChunkConfig, chunk_file
 from indexer.languages import CODE_LANGUAGES, language_for
 from indexer.parse import parse_source
 from indexer.records import content_hash
+from indexer.summary import file_summary
 from indexer.tokens import token_text
 from indexer.walk import WalkConfig, check_content
 
@@ -76,10 +77,12 @@ def _rows(job: FileJob, data: bytes, language: str, digest: str, cfg: ExtractCon
         tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
     chunks = chunk_file(job.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
     out = FileOutcome(path=job.path, hash=digest)
+    summary = file_summary(job.path, data.decode("utf-8", "replace"), language, symbols)
     out.file = {
         "path": job.path, "language": language, "size": job.size, "hash": digest,
         "mtime_ns": job.mtime_ns, "parser": "tree-sitter" if tree is not None else "text",
         "note": note, "n_symbols": len(symbols), "n_chunks": len(chunks),
+        "summary": summary, "summary_hash": content_hash(summary.encode()),
     }
     out.symbols = [
         {**s.model_dump(), "name_lower": s.name.lower(),

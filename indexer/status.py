@@ -31,13 +31,15 @@ class StatusReport(BaseModel):
     model: str
     dim: int
     format: int
-    embedded: bool = Field(description="every chunk has a vector")
+    embedded: bool = Field(description="every vector the embed scope asks for exists")
     no_embed: bool
+    embed_chunks: bool = Field(description="chunks have vectors (not only file summaries)")
     updated: float
     files: int
     symbols: int
     chunks: int
     vectors: int
+    file_vectors: int
     index_bytes: int
     languages: list[LanguageCount]
     changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
@@ -48,8 +50,11 @@ class StatusReport(BaseModel):
         import datetime as dt
 
         when = dt.datetime.fromtimestamp(self.updated).strftime("%Y-%m-%d %H:%M:%S")
-        vec = ("off (--no-embed)" if self.no_embed
-               else f"{self.vectors}/{self.chunks}" + ("" if self.embedded else " (incomplete)"))
+        chunks = (f"{self.vectors}/{self.chunks} chunks" if self.embed_chunks
+                  else "file summaries only (--embed files)")
+        vec = ("off (--embed none)" if self.no_embed
+               else f"{self.file_vectors}/{self.files} files, {chunks}"
+               + ("" if self.embedded else " (incomplete)"))
         lines = [
             f"root       {self.root}",
             f"index      {self.index_dir} ({self.index_bytes / 1e6:.1f} MB, format "
@@ -95,9 +100,10 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
     m = store.manifest
     return StatusReport(
         root=m.root, index_dir=str(index_dir), model=m.model, dim=m.dim, format=m.format,
-        embedded=m.embedded, no_embed=m.no_embed, updated=m.updated, files=len(files),
-        symbols=store.count("symbols"), chunks=store.count("chunks"),
-        vectors=store.count("vectors"), index_bytes=store.size_bytes(), languages=languages,
-        changed=changed, skipped_count=len(skipped),
+        embedded=m.embedded, no_embed=m.no_embed, embed_chunks=m.embed_chunks,
+        updated=m.updated, files=len(files), symbols=store.count("symbols"),
+        chunks=store.count("chunks"), vectors=store.count("vectors"),
+        file_vectors=store.count("file_vectors"), index_bytes=store.size_bytes(),
+        languages=languages, changed=changed, skipped_count=len(skipped),
         skipped=sorted(skipped, key=lambda s: s.path) if with_skipped else [],
     )

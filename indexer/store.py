@@ -5,8 +5,9 @@ Layout of an index directory (default `<root>/.dowse/`):
     manifest.json   format version, model, dimension, root, and the table versions that
                     together form the last committed snapshot
     write.lock      held (flock) by the one process that writes
-    db/             LanceDB tables: files, symbols, chunks, imports, vectors, skipped,
-                    and embed_cache (text hash -> vector, shared by every snapshot)
+    db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
+                    imports, vectors (one per chunk), file_vectors (one per file summary),
+                    skipped, and embed_cache (text hash -> vector, shared by every snapshot)
 
 Invariants:
 - manifest.json is replaced atomically (write, fsync, rename) and only after every table
@@ -55,9 +56,10 @@ from indexer.errors import (
 
 __all__ = ["FORMAT_VERSION", "Manifest", "Store", "WriteLock", "quote_list", "storage_error"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
-SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "skipped")
+SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "file_vectors",
+                   "skipped")
 CACHE_TABLE = "embed_cache"
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
@@ -71,6 +73,7 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         "files": pa.schema([
             ("path", s), ("language", s), ("size", i64), ("hash", s), ("mtime_ns", i64),
             ("parser", s), ("note", s), ("n_symbols", i32), ("n_chunks", i32),
+            ("summary", s), ("summary_hash", s),
         ]),
         "symbols": pa.schema([
             ("id", s), ("path", s), ("name", s), ("qualified_name", s), ("kind", s),
@@ -85,6 +88,7 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
             ("path", s), ("module", s), ("names", pa.list_(s)), ("line", i32), ("resolved", s),
         ]),
         "vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
+        "file_vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
         "skipped": pa.schema([("path", s), ("reason", s)]),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
@@ -148,8 +152,11 @@ class Manifest(BaseModel):
     dim: int = Field(gt=0)
     root: str = Field(description="absolute path of the indexed root")
     versions: dict[str, int] = Field(default_factory=dict, description="table -> version")
-    embedded: bool = Field(default=False, description="every chunk has a vector")
-    no_embed: bool = Field(default=False, description="built with --no-embed")
+    embedded: bool = Field(default=False,
+                           description="every vector the embed scope asks for exists")
+    no_embed: bool = Field(default=False, description="built with --embed none")
+    embed_chunks: bool = Field(default=True, description="chunks have vectors, not only "
+                               "file summaries (--embed all, not --embed files)")
     walk: dict[str, Any] = Field(default_factory=dict,
                                  description="the walk options of the last run (reused)")
     created: float = Field(default_factory=time.time)

@@ -113,7 +113,9 @@ class EvalConfig(BaseModel):
     methods: list[Method] | None = Field(
         default=None, description="default: every method the index supports")
     budget: int = Field(default=4000, gt=0, description="context token budget")
-    embed: bool = Field(default=True, description="embed chunks (needed by dense, hybrid)")
+    embed: bool = Field(default=True, description="embed (dense, hybrid need chunk vectors)")
+    embed_chunks: bool = Field(default=True, description="chunk vectors, not only one per "
+                               "file summary (--embed files)")
     found_limit: int = Field(default=20, gt=0, le=1000, description="files ranked per method")
     index_workers: int | None = Field(
         default=1, gt=0, description="parser processes; 1 keeps a run to one process")
@@ -198,6 +200,7 @@ class HistoryConfig(BaseModel):
     methods: list[Method] | None = None
     budget: int = Field(default=4000, gt=0)
     embed: bool = True
+    embed_chunks: bool = True
     found_limit: int = Field(default=20, gt=0, le=1000)
     index_workers: int | None = Field(default=1, gt=0)
 
@@ -299,7 +302,7 @@ def _methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
         return [m for m in METHODS if embed or m not in _NEEDS_VECTORS]
     needy = [m for m in requested if m in _NEEDS_VECTORS]
     if needy and not embed:
-        raise EvalError(f"{', '.join(needy)} need embeddings; run without --no-embed")
+        raise EvalError(f"{', '.join(needy)} need chunk vectors; run with --embed all")
     return list(dict.fromkeys(requested))
 
 
@@ -393,11 +396,13 @@ class _Run:
     """Runs the methods on one snapshot of one repository."""
 
     def __init__(self, tree: Path, index_dir: Path, *, methods: Sequence[Method],
-                 embedder: Embedder, embed: bool, budget: int, found_limit: int,
+                 embedder: Embedder, embed: bool, embed_chunks: bool, budget: int,
+                 found_limit: int,
                  workers: int | None, progress: Progress, bm25_suffixes: tuple[str, ...] | None
                  ) -> None:
         self.tree, self.index_dir, self.methods = tree, index_dir, list(methods)
         self.embedder, self.embed, self.budget = embedder, embed, budget
+        self.embed_chunks = embed_chunks
         self.found_limit, self.workers, self.progress = found_limit, workers, progress
         self.bm25 = _BM25Corpus(bm25_suffixes)
         self._warm = False
@@ -412,7 +417,8 @@ class _Run:
         if any(m != "bm25" for m in methods):
             t = time.perf_counter()
             build_index(self.tree, index_dir=self.index_dir, embedder=self.embedder,
-                        config=IndexConfig(embed=self.embed, workers=self.workers),
+                        config=IndexConfig(embed=self.embed, embed_chunks=self.embed_chunks,
+                                           workers=self.workers),
                         progress=self.progress)
             seconds["dowse"] = time.perf_counter() - t
             self.store = Store.open(self.index_dir)
@@ -475,7 +481,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     """
     dataset = load_dataset(config.dataset)
     chosen = _select(dataset, config)
-    methods = _methods(config.methods, config.embed)
+    methods = _methods(config.methods, config.embed and config.embed_chunks)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
     by_repo: dict[str, list[Instance]] = {}
     for inst in chosen:
@@ -498,7 +504,8 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
             todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
             home = config.work / repo.replace("/", "__")
             run = _Run(home / "tree", home / ".dowse-index", methods=methods,
-                       embedder=embedder, embed=config.embed, budget=config.budget,
+                       embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
+               budget=config.budget,
                        found_limit=config.found_limit, workers=config.index_workers,
                        progress=progress, bm25_suffixes=(".py",))
             for inst in todo:
@@ -612,12 +619,13 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
     """Query the tree at each recent commit's parent with the commit message; score
     Recall@k and MRR of the source files the commit modified."""
     git_dir = git_dir_of(config.repo)
-    methods = _methods(config.methods, config.embed)
+    methods = _methods(config.methods, config.embed and config.embed_chunks)
     commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
     if not commits:
         raise EvalError(f"no non-merge commit modifying source files in {config.repo}")
     run = _Run(config.work / "tree", config.work / ".dowse-index", methods=methods,
-               embedder=embedder, embed=config.embed, budget=config.budget,
+               embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
+               budget=config.budget,
                found_limit=config.found_limit, workers=config.index_workers,
                progress=progress, bm25_suffixes=None)
     results: list[HistoryResult] = []

@@ -31,9 +31,11 @@ class FakeEmbedder:
 
     def __init__(self) -> None:
         self.calls: list[int] = []
+        self.texts: list[str] = []
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         self.calls.append(len(texts))
+        self.texts += texts
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         for row, text in enumerate(texts):
             for tok in tokenize(text):

@@ -212,7 +212,7 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
 
 
 def test_configuration_errors(tmp_path, dataset, fake_embedder):
-    with pytest.raises(EvalError, match="dense need embeddings"):
+    with pytest.raises(EvalError, match="dense need chunk vectors"):
         run_swebench(_config(tmp_path, dataset, methods=["dense"]), embedder=fake_embedder)
     with pytest.raises(EvalError, match="not in .*: nope-1"):
         run_swebench(_config(tmp_path, dataset, instances=["nope-1"]), embedder=fake_embedder)
@@ -348,7 +348,7 @@ def test_cli_history(tmp_path, shop, fake_embedder, run):
 @pytest.mark.parametrize("args, message", [
     (["--methods", "bm25,nope"], "unknown method(s) nope; choose from bm25, lexical, dense, "
                                  "hybrid, ask"),
-    (["--methods", "dense", "--no-embed"], "dense need embeddings; run without --no-embed"),
+    (["--methods", "dense", "--no-embed"], "dense need chunk vectors; run with --embed all"),
     (["--repo", "acme/other"], "no instance of acme/other in "),
 ])
 def test_cli_errors(tmp_path, dataset, args, message):

@@ -100,9 +100,13 @@ def test_edit_reindexes_only_that_file_and_embeds_only_new_text(example_repo, fa
     after = {r["id"]: (r["path"], r["hash"]) for r in store.rows("chunks", ["id", "path", "hash"])}
     changed = {i for i, (p, h) in after.items() if before.get(i) != h}
     assert changed and {after[i][0] for i in changed} == {"shop/payments.py"}
-    assert stats.embedded == len({after[i][1] for i in changed})
+    # The new chunk's text, and the file's summary (it now names `refund`).
+    assert stats.embedded == len({after[i][1] for i in changed}) + 1
     assert any(r["name"] == "refund" for r in store.rows("symbols", ["name"]))
     assert store.count("vectors") == store.count("chunks")
+    assert store.count("file_vectors") == store.count("files")
+    summary = store.rows("files", ["summary"], where="path = 'shop/payments.py'")[0]["summary"]
+    assert summary.startswith("shop/payments.py\n") and "refund" in summary
 
 
 def test_deleted_file_disappears(example_repo, fake_embedder):
@@ -117,14 +121,18 @@ def test_deleted_file_disappears(example_repo, fake_embedder):
 
 def test_renamed_file_reuses_its_vectors(example_repo, fake_embedder):
     _build(example_repo, fake_embedder)
-    calls = len(fake_embedder.calls)
+    seen = len(fake_embedder.texts)
     (example_repo / "shop" / "payments.py").rename(example_repo / "shop" / "billing.py")
     stats = _build(example_repo, fake_embedder)
-    assert stats.renamed == 1 and stats.deleted == 0 and stats.embedded == 0
-    assert len(fake_embedder.calls) == calls
+    # Chunk vectors move along; the file's summary names its path, so only that one
+    # short text is embedded anew.
+    assert stats.renamed == 1 and stats.deleted == 0 and stats.embedded == 1
+    [text] = fake_embedder.texts[seen:]
+    assert text.startswith("shop/billing.py\n")
     store = Store.open(example_repo / ".dowse")
     assert store.rows("vectors", ["id"], where="path = 'shop/billing.py'")
     assert store.count("vectors") == store.count("chunks")
+    assert store.rows("file_vectors", ["id"], where="path = 'shop/billing.py'")
 
 
 def test_checkout_back_and_forth_embeds_nothing_new(example_repo, fake_embedder):
@@ -174,7 +182,9 @@ def test_interrupted_embedding_keeps_finished_batches(example_repo, fake_embedde
     assert store.count("chunks") > 0 and not store.manifest.embedded  # lexical snapshot
     stats = build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=fake_embedder)
     assert stats.parsed == 0
-    assert stats.embedded == len({r["hash"] for r in store.rows("chunks", ["hash"])}) - 4
+    texts = ({r["hash"] for r in store.rows("chunks", ["hash"])}
+             | {r["summary_hash"] for r in store.rows("files", ["summary_hash"])})
+    assert stats.embedded == len(texts) - 4  # the first batch reached the cache
     assert Store.open(example_repo / ".dowse").manifest.embedded
 
 
@@ -252,9 +262,17 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
                     embedder=Interrupting(fake_embedder, at_batch=4))
     store = Store.open(example_repo / ".dowse")
     assert not store.manifest.embedded
+    # File summaries come first (one short text per file), then source code before docs
+    # and tests; what was embedded before the interruption is committed.
+    have = store.rows("file_vectors", ["path"])
+    assert len(have) >= 4
+    with pytest.raises(KeyboardInterrupt):
+        build_index(example_repo, config=IndexConfig(embed_batch=2),
+                    embedder=Interrupting(fake_embedder, at_batch=12))
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("file_vectors") == store.count("files")
     have = store.rows("vectors", ["path"])
-    assert len(have) >= 4  # committed before the interruption
-    # Source code is embedded before docs and tests.
+    assert len(have) >= 4
     assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md")
                for r in have)
     stats = build_index(example_repo, embedder=fake_embedder)

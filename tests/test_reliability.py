@@ -444,7 +444,7 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
         with open(data, "r+b") as fh:
             fh.truncate(100)
     stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
-    assert stats.embedded == stats.chunks > 0  # the cache started afresh
+    assert stats.embedded == stats.chunks + stats.files > 0  # the cache started afresh
     store = Store.open(example_repo / ".dowse")
     assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
 

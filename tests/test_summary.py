@@ -1,0 +1,84 @@
+"""File summaries: what one vector per file is computed from, and the embed scopes."""
+
+from __future__ import annotations
+
+import pytest
+
+from indexer.build import IndexConfig, build_index, resolve_embed_scope
+from indexer.records import Symbol
+from indexer.store import Store
+from indexer.summary import MAX_CHARS, file_summary, leading_doc
+
+
+def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
+    qualified = f"{parent}.{name}" if parent else name
+    return Symbol(id=f"a.py#{qualified}@1", path="a.py", name=name, qualified_name=qualified,
+                  kind=kind, start_line=1, end_line=2, parent=parent)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("text", "language", "doc"), [
+    ('#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""Write migration files.\n\nMore."""\n',
+     "python", "Write migration files. More."),
+    ("r'''Raw doc.'''\nx = 1\n", "python", "Raw doc."),
+    ("import os\n'''not a docstring'''\n", "python", ""),
+    ("// Copyright 2020 ACME\n// Package cache keeps\n// recent entries.\n\npackage cache\n",
+     "go", "Package cache keeps recent entries."),
+    ("/*\n * SPDX-License-Identifier: MIT\n * Parses CSV rows.\n */\nint x;\n", "c",
+     "Parses CSV rows."),
+    ("# Licensed under a 3-clause BSD style license\nimport os\n", "python", ""),
+    ("#!/bin/sh\n# Deploy the site.\nset -e\n", "bash", "Deploy the site."),
+    ("# Title\n\nSome words here.\n", "markdown", "# Title Some words here."),
+])
+def test_leading_doc(text, language, doc):
+    assert leading_doc(text, language) == doc
+
+
+def test_file_summary_puts_path_doc_then_names_by_kind():
+    symbols = [_sym("Writer", "class"), _sym("write", "method", "Writer"),
+               _sym("helper", "function"), _sym("write", "method", "Other"),
+               _sym("Other", "class"), _sym("LIMIT", "constant")]
+    text = '"""Serializes models."""\n'
+    assert file_summary("pkg/writer.py", text, "python", symbols) == (
+        "pkg/writer.py\nSerializes models.\nclasses: Writer, Other\nfunctions: helper\n"
+        "methods: write")
+
+
+def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
+    assert file_summary("conf/settings.toml", "[tool]\nname = 'x'\n", "toml", []) == (
+        "conf/settings.toml\n[tool] name = 'x'")
+    many = [_sym(f"function_number_{i}", "function") for i in range(500)]
+    assert len(file_summary("big.py", "", "python", many)) == MAX_CHARS
+
+
+def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
+        example_repo, fake_embedder):
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
+                        embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("file_vectors") == store.count("files") == stats.embedded > 0
+    assert store.count("vectors") == 0 and store.manifest.embedded
+    assert not store.manifest.embed_chunks and stats.vectors_pending == 0
+    assert resolve_embed_scope(example_repo / ".dowse", None) == (True, False)
+    # Widening to all embeds the chunks and nothing else; narrowing drops them again.
+    stats = build_index(example_repo, embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    assert stats.parsed == 0 and stats.embedded == len(
+        {r["hash"] for r in store.rows("chunks", ["hash"])})
+    assert store.count("vectors") == store.count("chunks") and store.manifest.embed_chunks
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("vectors") == 0 and store.count("file_vectors") == store.count("files")
+
+
+def test_cli_remembers_the_embed_scope(example_repo, run):
+    run("index", str(example_repo), "--embed", "files", "-q", "--embedder", "minilm-onnx")
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("vectors") == 0 and store.count("file_vectors") > 0
+    (example_repo / "shop" / "new.py").write_text("def fresh():\n    return 1\n")
+    run("index", str(example_repo), "-q")
+    store = Store.open(example_repo / ".dowse")
+    assert store.count("vectors") == 0 and store.count("file_vectors") == store.count("files")
+    status = run("status", str(example_repo)).output
+    assert "file summaries only (--embed files)" in status
+    result = run("index", str(example_repo), "--no-embed", "--embed", "files", code=1)
+    assert "--no-embed contradicts --embed files" in result.output
