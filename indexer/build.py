@@ -8,8 +8,8 @@ Invariants:
   file summaries (one short text per file: most of the dense signal at file level for a
   small part of the cost), and keeps no chunk vectors; `embed=False` none.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
-  the vectors. An interrupted run leaves the previous snapshot; the next run finishes
-  the work, reusing every vector that reached the embedding cache.
+  the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
+  run finishes the work, reusing every vector that reached the embedding cache.
 - One writer at a time (WriteLock); readers are never blocked.
 """
 
@@ -31,7 +31,7 @@ from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
 from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
 from indexer.records import SkippedFile
 from indexer.resolve import resolve_import, suffix_map
-from indexer.store import CACHE_TABLE, MANIFEST, Store, WriteLock, quote_list, storage_error
+from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -470,7 +470,11 @@ def build_index(
     index_dir = Path(index_dir).resolve() if index_dir else default_index_dir(root)
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
-    had_index = (index_dir / MANIFEST).is_file() and not config.rebuild
+    try:  # a run that fails leaves a readable snapshot as it was, a rebuild too
+        Store.read_manifest(index_dir)
+        had_index = True
+    except DowseError:
+        had_index = False
     try:
         store = Store.create(index_dir, root=root, model=embedder.name, dim=embedder.dim,
                              rebuild=config.rebuild)

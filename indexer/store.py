@@ -2,19 +2,29 @@
 
 Layout of an index directory (default `<root>/.dowse/`):
 
-    manifest.json   format version, model, dimension, root, and the table versions that
-                    together form the last committed snapshot
+    manifest.json   format version, model, dimension, root, and the tables and table
+                    versions that together form the last committed snapshot
     write.lock      held (flock) by the one process that writes
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
-                    skipped, and embed_cache (text hash -> vector, shared by every snapshot)
+                    skipped, and embed_cache (text hash -> vector, shared by every snapshot).
+                    A snapshot table is stored under its own name, or `<name>-<hex>` for
+                    the generation a rebuild wrote (the manifest maps one to the other).
 
 Invariants:
 - manifest.json is replaced atomically (write, fsync, rename) and only after every table
-  write it refers to has committed. Readers open each table at the version the manifest
-  names, so they see one consistent snapshot even while a writer works.
+  write it refers to has committed. Readers open the tables the manifest names, at the
+  versions it names, so they see one consistent snapshot even while a writer works.
 - A writer that finds a table ahead of the manifest (an interrupted run) restores it to
   the manifest's version before writing: a crash never leaves a mixed snapshot.
+- `--rebuild` writes a new generation of every snapshot table beside the committed one,
+  which readers keep seeing until the rebuild's first commit names the new tables. An
+  interrupted rebuild leaves the previous index whole; only a snapshot no reader can use
+  (a damaged manifest, another format) is replaced in place.
+- A table no manifest names is dropped by the next writer: at once if no commit ever named
+  it (an interrupted rebuild's), else `GRACE` after the commit that replaced it (the
+  manifest records when), so a reader that opened the previous manifest can finish.
+  Older versions of live tables are kept for `GRACE` too.
 - embed_cache is append-only and not part of a snapshot: a vector computed once is kept
   even when the run that computed it is interrupted. Being only a cache, a damaged one is
   dropped and started afresh by `--rebuild` (an incremental run reports it).
@@ -33,6 +43,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import time
 import warnings
@@ -61,6 +72,11 @@ MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "file_vectors",
                    "skipped")
 CACHE_TABLE = "embed_cache"
+_GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
+"""The LanceDB name of a snapshot table, of any generation."""
+GRACE = timedelta(seconds=60)
+"""How long table versions and tables that a commit replaced stay on disk for the readers
+of the previous manifest (readers reopen the manifest for each request)."""
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
 
@@ -152,6 +168,12 @@ class Manifest(BaseModel):
     dim: int = Field(gt=0)
     root: str = Field(description="absolute path of the indexed root")
     versions: dict[str, int] = Field(default_factory=dict, description="table -> version")
+    tables: dict[str, str] = Field(default_factory=dict,
+                                   description="table -> the LanceDB table holding it, where "
+                                   "the names differ (a rebuild writes beside the old one)")
+    retired: dict[str, float] = Field(default_factory=dict,
+                                      description="LanceDB tables of a replaced snapshot -> "
+                                      "when it was replaced (dropped `GRACE` later)")
     embedded: bool = Field(default=False,
                            description="every vector the embed scope asks for exists")
     no_embed: bool = Field(default=False, description="built with --embed none")
@@ -226,6 +248,9 @@ class Store:
         self.db = db
         self._tables: dict[str, Any] = {}
         self.schemas = _schemas(manifest.dim)
+        # The LanceDB tables of the committed snapshot a rebuild replaces: readers use
+        # them until this store's first commit.
+        self._replacing: list[str] = []
 
     # -- opening -----------------------------------------------------------------------
 
@@ -272,53 +297,67 @@ class Store:
 
     @classmethod
     def create(cls, index_dir: Path, *, root: Path, model: str, dim: int, rebuild: bool) -> Store:
-        """Open (or start) an index for writing; the caller must hold the WriteLock."""
+        """Open (or start) an index for writing; the caller must hold the WriteLock.
+
+        A rebuild starts an empty snapshot in new tables; the committed one stays what
+        readers see until the first `commit`."""
         import lancedb
 
-        manifest: Manifest | None = None
-        if not rebuild:
-            try:
-                manifest = cls.read_manifest(index_dir)
-            except IndexNotFound:
-                manifest = None
-            if manifest is not None and (manifest.model, manifest.dim) != (model, dim):
-                raise IndexVersionMismatch(
-                    f"the index at {index_dir} was built with {manifest.model} "
-                    f"({manifest.dim}-d), not {model} ({dim}-d); "
-                    "run `dowse index --rebuild`"
-                )
+        try:
+            old: Manifest | None = cls.read_manifest(index_dir)
+        except IndexNotFound:
+            old = None
+        except (IndexCorrupt, IndexVersionMismatch):
+            if not rebuild:
+                raise
+            old = None  # no reader can use that snapshot: nothing to keep it for
+        if old is not None and not rebuild and (old.model, old.dim) != (model, dim):
+            raise IndexVersionMismatch(
+                f"the index at {index_dir} was built with {old.model} ({old.dim}-d), "
+                f"not {model} ({dim}-d); run `dowse index --rebuild`"
+            )
         dbdir = index_dir / "db"
         try:
             dbdir.mkdir(parents=True, exist_ok=True)
-            if rebuild or manifest is None:
-                # Readers see "no index" rather than tables vanishing under them.
-                (index_dir / MANIFEST).unlink(missing_ok=True)
-                for name in SNAPSHOT_TABLES:
-                    shutil.rmtree(dbdir / f"{name}.lance", ignore_errors=True)
         except OSError as exc:
             raise IndexWriteError(
                 f"cannot write the index at {index_dir}: {exc.strerror}"
             ) from None
-        if manifest is None:
+        replacing: list[str] = []
+        if old is not None and not rebuild:
+            manifest = old
+        elif old is None:
             manifest = Manifest(model=model, dim=dim, root=str(root))
+        else:
+            generation = secrets.token_hex(4)
+            manifest = Manifest(model=model, dim=dim, root=str(root), retired=old.retired,
+                                tables={n: f"{n}-{generation}" for n in SNAPSHOT_TABLES})
+            replacing = [old.tables.get(n, n) for n in SNAPSHOT_TABLES]
         store = cls(index_dir, manifest, lancedb.connect(str(dbdir)))
+        store._replacing = replacing
+        store._drop_unused(GRACE)  # first: an interrupted rebuild's tables may fill the disk
         store._recover()
         return store
+
+    def _physical(self, name: str) -> str:
+        """The LanceDB table that holds snapshot table `name`."""
+        return self.manifest.tables.get(name, name)
 
     def _recover(self) -> None:
         """Bring every table to the manifest's snapshot, creating missing ones."""
         existing = set(self.db.list_tables().tables)
         for name in SNAPSHOT_TABLES:
+            physical = self._physical(name)
             want = self.manifest.versions.get(name)
-            if want is None:  # a new index: start the table afresh
-                if name in existing:
-                    self.db.drop_table(name)
-                self._tables[name] = self.db.create_table(name, schema=self.schemas[name])
+            if want is None:  # a new index or generation: start the table afresh
+                if physical in existing:
+                    self._drop(physical)
+                self._tables[name] = self.db.create_table(physical, schema=self.schemas[name])
                 continue
-            if name not in existing:
+            if physical not in existing:
                 raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is missing; "
                                    "run `dowse index --rebuild`")
-            table = self.db.open_table(name)
+            table = self.db.open_table(physical)
             if table.version != want:
                 table.restore(want)  # an interrupted write went past the snapshot
             self._tables[name] = table
@@ -341,6 +380,23 @@ class Store:
             self._drop(CACHE_TABLE)
         return self.db.create_table(CACHE_TABLE, schema=schema)
 
+    def _drop_unused(self, older_than: timedelta) -> None:
+        """Drop the snapshot tables no manifest needs any more: those a commit replaced
+        more than `older_than` ago, and at once those no commit ever named (an interrupted
+        rebuild's: no reader can have opened them). The caller holds the WriteLock."""
+        live = {self._physical(n) for n in SNAPSHOT_TABLES} | {*self._replacing, CACHE_TABLE}
+        retired = self.manifest.retired
+        cutoff = time.time() - older_than.total_seconds()
+        kept: dict[str, float] = {}
+        for name in set(self.db.list_tables().tables) - live:
+            when = retired.get(name)
+            if when is not None and when > cutoff:
+                kept[name] = when
+            elif _GENERATION.fullmatch(name):
+                self._drop(name)
+        # Recorded with the next commit; until then a dropped name stays listed, harmlessly.
+        self.manifest = self.manifest.model_copy(update={"retired": kept})
+
     def _drop(self, name: str) -> None:
         try:
             self.db.drop_table(name)
@@ -353,7 +409,7 @@ class Store:
         table = self._tables.get(name)
         if table is None:
             try:
-                table = self.db.open_table(name)
+                table = self.db.open_table(self._physical(name))
                 version = self.manifest.versions.get(name)
                 if version is not None:
                     table.checkout(version)
@@ -430,18 +486,24 @@ class Store:
 
     def commit(self, **changes: Any) -> None:
         """Record the current table versions as the new snapshot, atomically."""
+        now = time.time()
         versions = {name: self.table(name).version for name in SNAPSHOT_TABLES}
+        retired = {**self.manifest.retired, **dict.fromkeys(self._replacing, now)}
         self.manifest = self.manifest.model_copy(
-            update={"versions": versions, "updated": time.time(), **changes}
+            update={"versions": versions, "retired": retired, "updated": now, **changes}
         )
+        # Left out while empty, so that a dowse from before rebuilds wrote beside the old
+        # snapshot still reads an index that was never rebuilt.
+        empty = {k for k in ("tables", "retired") if not getattr(self.manifest, k)}
         path = self.index_dir / MANIFEST
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:
             with open(tmp, "w") as fh:
-                fh.write(self.manifest.model_dump_json(indent=2))
+                fh.write(self.manifest.model_dump_json(indent=2, exclude=empty))
                 fh.flush()
                 os.fsync(fh.fileno())
             os.replace(tmp, path)
+            self._replacing = []
         except OSError as exc:
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -449,19 +511,21 @@ class Store:
                 f"cannot write the index manifest {path}: {exc.strerror}"
             ) from None
 
-    def cleanup(self, older_than: timedelta = timedelta(seconds=60)) -> None:
-        """Drop table versions no snapshot needs any more (after a commit).
+    def cleanup(self, older_than: timedelta | None = None) -> None:
+        """Drop the table versions and tables no snapshot needs any more (after a commit).
 
-        Versions younger than `older_than` stay, so a reader that opened the previous
-        manifest a moment ago can finish its query; readers reopen the manifest for each
-        request rather than holding a snapshot open.
+        Those replaced less than `older_than` (default `GRACE`) ago stay, so a reader that
+        opened the previous manifest a moment ago can finish its query; readers reopen
+        the manifest for each request rather than holding a snapshot open.
         """
+        grace = GRACE if older_than is None else older_than
         # optimize(cleanup_older_than=...) would also compact, writing a version past the
         # snapshot; cleanup_old_versions only deletes.
         for name in (*SNAPSHOT_TABLES, CACHE_TABLE):
             with contextlib.suppress(Exception), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                self.table(name).cleanup_old_versions(older_than=older_than)
+                self.table(name).cleanup_old_versions(older_than=grace)
+        self._drop_unused(grace)
 
     # -- reading -----------------------------------------------------------------------
 

@@ -1,0 +1,194 @@
+"""`dowse index --rebuild` writes a new snapshot beside the old one: readers keep the old
+one until the new manifest is committed, an interrupted rebuild leaves it whole, and the
+tables a rebuild replaced are dropped once no reader can need them."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import random
+import signal
+import subprocess
+import time
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from test_concurrency import CLI, _write_tree
+from test_reliability import _model_stand_in, rel
+
+from indexer import store as store_module
+from indexer.build import IndexConfig, build_index
+from indexer.errors import IndexNotFound
+from indexer.store import CACHE_TABLE, SNAPSHOT_TABLES, Store
+
+
+def _counts(index_dir: Path) -> dict[str, int]:
+    store = Store.open(index_dir)
+    return {name: store.count(name) for name in SNAPSHOT_TABLES}
+
+
+def _lance_tables(index_dir: Path) -> set[str]:
+    """The LanceDB tables on disk (one directory each)."""
+    return {p.name.removesuffix(".lance") for p in (index_dir / "db").glob("*.lance")}
+
+
+def _live(index_dir: Path) -> set[str]:
+    """The LanceDB tables the committed manifest names."""
+    tables = Store.read_manifest(index_dir).tables
+    return {tables.get(name, name) for name in SNAPSHOT_TABLES}
+
+
+def _interrupt(self: Store, **changes: object) -> None:
+    raise KeyboardInterrupt  # Ctrl-C just before the new manifest is written
+
+
+def test_an_interrupted_rebuild_leaves_the_old_index_readable_and_whole(
+        example_repo, fake_embedder, monkeypatch):
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, embedder=fake_embedder)
+    before = _counts(index_dir)
+    manifest = (index_dir / "manifest.json").read_bytes()
+    seen: dict[str, int] = {}
+
+    def read_then_interrupt(self: Store, **changes: object) -> None:
+        # Every new table is written; only the manifest is left to switch readers over.
+        seen.update(_counts(index_dir))
+        raise KeyboardInterrupt
+
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        m.setattr(Store, "commit", read_then_interrupt)
+        build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert seen == before  # a reader during the rebuild: the previous snapshot
+    assert (index_dir / "manifest.json").read_bytes() == manifest
+    Store.open(index_dir).verify()
+    assert _counts(index_dir) == before
+    leftovers = _lance_tables(index_dir) - _live(index_dir) - {CACHE_TABLE}
+    assert len(leftovers) == len(SNAPSHOT_TABLES)  # the unfinished generation
+
+    stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert stats.parsed == stats.files and stats.embedded == 0  # the cache survived
+    assert _counts(index_dir) == before
+    # Never committed, so no reader can have opened it: dropped at once. The replaced
+    # snapshot stays for the readers that opened the previous manifest.
+    assert not leftovers & _lance_tables(index_dir)
+    assert set(SNAPSHOT_TABLES) <= _lance_tables(index_dir)
+
+
+def test_a_plain_run_after_an_interrupted_rebuild_drops_its_tables(
+        example_repo, fake_embedder, monkeypatch):
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, embedder=fake_embedder)
+    with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
+        m.setattr(Store, "commit", _interrupt)
+        build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert len(_lance_tables(index_dir)) == 2 * len(SNAPSHOT_TABLES) + 1
+    stats = build_index(example_repo, embedder=fake_embedder)
+    assert stats.parsed == 0  # nothing to do, yet the unfinished generation is gone
+    assert _lance_tables(index_dir) == {*SNAPSHOT_TABLES, CACHE_TABLE}
+
+
+def test_a_rebuild_equals_a_fresh_build_and_old_generations_go_after_the_grace(
+        example_repo, fake_embedder, monkeypatch, tmp_path):
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, embedder=fake_embedder)
+    # An index never rebuilt keeps the manifest a dowse from before rebuilds could read.
+    assert "tables" not in json.loads((index_dir / "manifest.json").read_text())
+    build_index(example_repo, index_dir=tmp_path / "fresh", embedder=fake_embedder)
+    reader = Store.open(index_dir)
+    for _ in range(3):
+        build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+        assert _counts(index_dir) == _counts(tmp_path / "fresh")
+        Store.open(index_dir).verify()
+    manifest = Store.read_manifest(index_dir)
+    assert manifest.embedded and set(manifest.tables) == set(SNAPSHOT_TABLES)
+    # Within the grace period every replaced generation stays for its readers.
+    assert len(_lance_tables(index_dir)) == 4 * len(SNAPSHOT_TABLES) + 1
+    assert len(manifest.retired) == 3 * len(SNAPSHOT_TABLES)
+    reader.verify()  # opened before the first rebuild, still whole
+    assert reader.count("chunks") == _counts(tmp_path / "fresh")["chunks"]
+
+    monkeypatch.setattr(store_module, "GRACE", timedelta(0))
+    stats = build_index(example_repo, embedder=fake_embedder)
+    assert stats.parsed == 0
+    assert _lance_tables(index_dir) == _live(index_dir) | {CACHE_TABLE}
+    assert _counts(index_dir) == _counts(tmp_path / "fresh")
+    # The next commit forgets the dropped tables.
+    (example_repo / "shop" / "pricing.py").write_text("def cheaper():\n    return 1\n")
+    build_index(example_repo, embedder=fake_embedder)
+    assert Store.read_manifest(index_dir).retired == {}
+
+
+def test_a_rebuild_of_a_damaged_manifest_drops_the_tables_it_named(
+        example_repo, fake_embedder):
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    (index_dir / "manifest.json").write_text('{"format": 3, "model": ')
+    stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert stats.parsed == stats.files and stats.embedded == 0
+    # No reader could use that snapshot: its tables go at once, the new one is in place.
+    assert _lance_tables(index_dir) == {*SNAPSHOT_TABLES, CACHE_TABLE}
+    Store.open(index_dir).verify()
+
+
+def test_readers_keep_an_index_while_another_process_rebuilds_it(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _write_tree(repo, 150, "old")
+    subprocess.run([*CLI, "index", str(repo), "--no-embed", "-q"], check=True, cwd=REPO)
+    _write_tree(repo, 150, "new")
+    writer = subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q", "--rebuild"],
+                              cwd=REPO)
+    seen: set[str] = set()
+    deadline = time.monotonic() + 120
+    while writer.poll() is None and time.monotonic() < deadline:
+        try:
+            store = Store.open(repo / ".dowse")
+        except IndexNotFound:  # what a rebuild used to show its readers
+            pytest.fail("the index vanished during the rebuild")
+        names = {r["name"] for r in store.rows("symbols", ["name"])}
+        tags = {n.split("_")[1] for n in names if n.startswith("handler_")}
+        assert len(tags) == 1 and store.count("files") == 150, tags  # one whole snapshot
+        seen |= tags
+    assert writer.wait(timeout=120) == 0
+    assert seen and seen <= {"old", "new"}
+    names = {r["name"] for r in Store.open(repo / ".dowse").rows("symbols", ["name"])}
+    assert "handler_new_0" in names and "handler_old_0" not in names
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs /proc")
+def test_a_killed_rebuild_leaves_the_old_or_the_new_index(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _write_tree(repo, 150, "t0")
+    index_dir = repo / ".dowse"
+    no_vectors = IndexConfig(embed=False)  # the model `--no-embed` records, never asked
+    build_index(repo, config=no_vectors, embedder=_model_stand_in())
+    before = rel.fingerprint(index_dir)
+    rng = random.Random(7)
+    for n in range(1, 4):
+        _write_tree(repo, 150, f"t{n}")
+        build_index(repo, index_dir=tmp_path / f"ref{n}", config=no_vectors,
+                    embedder=_model_stand_in())
+        after = rel.fingerprint(tmp_path / f"ref{n}")
+        proc = rel.launch("index", str(repo), "--no-embed", "-q", "--rebuild")
+        ready = rel.CrashRig._wait_ready(proc, time.monotonic() + 60)
+        delay = rng.uniform(0, 0.5)
+        while ready and proc.poll() is None and time.monotonic() - ready < delay:
+            time.sleep(0.005)
+        with contextlib.suppress(ProcessLookupError):  # it may have finished
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stderr.close()
+        rel.reap_group(proc.pid, 5.0)
+        assert rel.fingerprint(index_dir) in (before, after)  # never "no index"
+        assert rel.audit(index_dir) == []
+        Store.open(index_dir).verify()
+        build_index(repo, config=dataclasses.replace(no_vectors, rebuild=True),
+                    embedder=_model_stand_in())
+        assert rel.fingerprint(index_dir) == after
+        before = after
