@@ -46,9 +46,8 @@ import re
 import secrets
 import shutil
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +76,8 @@ _GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
 GRACE = timedelta(seconds=60)
 """How long table versions and tables that a commit replaced stay on disk for the readers
 of the previous manifest (readers reopen the manifest for each request)."""
+PRUNE_MARGIN = timedelta(seconds=1)
+"""Versions this much older than the manifest's, or less, outlive a pruning."""
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
 
@@ -337,6 +338,7 @@ class Store:
         store._replacing = replacing
         store._drop_unused(GRACE)  # first: an interrupted rebuild's tables may fill the disk
         store._recover()
+        store._prune_versions()
         return store
 
     def _physical(self, name: str) -> str:
@@ -518,14 +520,36 @@ class Store:
         opened the previous manifest a moment ago can finish its query; readers reopen
         the manifest for each request rather than holding a snapshot open.
         """
-        grace = GRACE if older_than is None else older_than
-        # optimize(cleanup_older_than=...) would also compact, writing a version past the
-        # snapshot; cleanup_old_versions only deletes.
-        for name in (*SNAPSHOT_TABLES, CACHE_TABLE):
-            with contextlib.suppress(Exception), warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                self.table(name).cleanup_old_versions(older_than=grace)
-        self._drop_unused(grace)
+        self._drop_unused(GRACE if older_than is None else older_than)
+
+    def _prune_versions(self) -> None:
+        """Delete the table versions no reader can still be using (at the start of a
+        writer's run, the lock held).
+
+        Every version before the manifest's was replaced by the time the manifest was
+        written, so once the manifest is `GRACE` old none of them can be in use. LanceDB
+        deletes versions only by age, through `optimize`: versions older than the
+        manifest's by more than `PRUNE_MARGIN` go. `optimize` compacts before it prunes
+        and measures the age when it prunes, so a first call compacts and the second
+        starts pruning at once (the margin covers the moment between). The compacted
+        version lies past the manifest's (same rows); this run's commit takes it up.
+        The embedding cache, read by writers only, keeps its latest version alone.
+        """
+        if time.time() - self.manifest.updated < GRACE.total_seconds():
+            return
+        for name in SNAPSHOT_TABLES:
+            want = self.manifest.versions.get(name)
+            table = self._tables[name]
+            stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
+            if want not in stamps or not any(
+                    v < want and ts < stamps[want] - PRUNE_MARGIN for v, ts in stamps.items()):
+                continue
+            table.optimize()
+            # LanceDB's version timestamps are naive local time.
+            table.optimize(cleanup_older_than=datetime.now() - stamps[want] + PRUNE_MARGIN)
+        cache = self._tables[CACHE_TABLE]
+        if len(cache.list_versions()) > 1:
+            cache.optimize(cleanup_older_than=PRUNE_MARGIN)
 
     # -- reading -----------------------------------------------------------------------
 

@@ -192,3 +192,45 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_index(tmp_path):
                     embedder=_model_stand_in())
         assert rel.fingerprint(index_dir) == after
         before = after
+
+
+def _versions(index_dir: Path, name: str) -> int:
+    import lancedb
+
+    table = lancedb.connect(str(index_dir / "db")).open_table(
+        Store.read_manifest(index_dir).tables.get(name, name))
+    return len(table.list_versions())
+
+
+def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
+        example_repo, fake_embedder, monkeypatch):
+    index_dir = example_repo / ".dowse"
+    target = example_repo / "shop" / "pricing.py"
+    monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.3))
+    pause = 0.4  # runs further apart than the margin, as they are in use
+    build_index(example_repo, embedder=fake_embedder)
+    first = Store.open(index_dir)
+    for i in range(3):
+        time.sleep(pause)
+        target.write_text(f"def price_{i}():\n    return {i}\n")
+        build_index(example_repo, embedder=fake_embedder)
+    # Within the grace period every version stays: a reader of an earlier snapshot reads on.
+    grown = {name: _versions(index_dir, name) for name in ("chunks", CACHE_TABLE)}
+    assert grown["chunks"] > 8 and grown[CACHE_TABLE] > 2
+    first.verify()
+
+    monkeypatch.setattr(store_module, "GRACE", timedelta(0))
+    time.sleep(pause)
+    target.write_text("def price_final():\n    return 9\n")
+    build_index(example_repo, embedder=fake_embedder)
+    after = {name: _versions(index_dir, name) for name in ("chunks", CACHE_TABLE)}
+    assert after["chunks"] < grown["chunks"] - 6 and after[CACHE_TABLE] < grown[CACHE_TABLE]
+    store = Store.open(index_dir)
+    store.verify()
+    assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [
+        {"name": "price_final"}]
+    # A no-op run later prunes what the last run left, and the index stays whole.
+    time.sleep(pause)
+    build_index(example_repo, embedder=fake_embedder)
+    Store.open(index_dir).verify()
+    assert _versions(index_dir, "chunks") < after["chunks"]
