@@ -504,7 +504,7 @@ class Workspace:
             with root.lock:
                 try:
                     searcher = self._searcher(root)
-                    if searcher.has_vectors:
+                    if searcher.has_vectors or searcher.has_file_vectors:
                         searcher.embed_query("warm up")
                 except Exception:  # best effort: the first call reports what failed
                     pass

@@ -3,11 +3,12 @@
 Usage:
     python benchmarks/calibrate.py --dataset DEV.jsonl --repos CLONES --work DIR
         [--repo OWNER/NAME] [--limit N] [--features OUT.jsonl] [--fit-only]
+        [--embed none|files|all] [--predictions PRED.jsonl]
 
-For every instance the repository is synced to its base commit and indexed (lexical only,
-reusing DIR as `dowse eval swebench --no-embed` does), the retrieval loop runs on the
+For every instance the repository is synced to its base commit and indexed (lexical only
+unless `--embed files|all`, reusing DIR as `dowse eval swebench` does), `ask` runs on the
 issue text, and every candidate the evaluator scored is written with its features, its
-relevance and its label (its file is one the fix changed). Then it prints
+signals, its relevance and its label (its file is one the fix changed). Then it prints
 
 - the reliability table: per relevance band, how many candidates and what share lie in a
   gold file (the bands should mean what the rubric says: high bands mostly gold);
@@ -34,15 +35,15 @@ import numpy as np  # noqa: E402
 from indexer.build import IndexConfig, build_index  # noqa: E402
 from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
 from indexer.store import Store  # noqa: E402
+from retrieval.ask import ask  # noqa: E402
 from retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
 from retrieval.evaluation import load_dataset  # noqa: E402
 from retrieval.gittree import clone_for, commit_order, sync_tree  # noqa: E402
 from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
-from retrieval.loop import run_loop  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
 FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
-            "text", "refined"]
+            "text", "refined", "summary"]
 BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
 
 
@@ -58,8 +59,8 @@ class Recorder(OfflineEvaluator):
         self.cycle += 1
         evals = super().evaluate(analysis, candidates, known_symbols, in_context)
         for c, f, e in zip(candidates, self.features(analysis, candidates), evals, strict=True):
-            self.rows.append({"file": c.row["path"], "relevance": e.relevance,
-                              "score": c.score, "cycle": self.cycle,
+            self.rows.append({"file": c.row["path"], "id": c.id, "relevance": e.relevance,
+                              "score": c.score, "cycle": self.cycle, "signals": c.signals,
                               **{f"f_{k}": float(getattr(f, k)) for k in FEATURES}})
         return evals
 
@@ -69,10 +70,20 @@ def collect(args: argparse.Namespace) -> None:
     by_repo: dict[str, list[Any]] = {}
     for inst in dataset:
         by_repo.setdefault(inst.repo, []).append(inst)
+    embedder: Any = _NoEmbed()
+    config = IndexConfig(embed=False)
+    factory = None
+    if args.embed != "none":
+        from indexer.embed import get_embedder
+
+        embedder = get_embedder()
+        config = IndexConfig(embed=True, embed_chunks=args.embed == "all", workers=1)
+        factory = lambda: embedder  # noqa: E731
     done = set()
     if args.features.exists():
         done = {json.loads(line)["instance_id"] for line in args.features.open()}
     n = 0
+    predictions = args.predictions.open("a") if args.predictions else None
     with args.features.open("a") as out:
         for repo in sorted(by_repo):
             git_dir = clone_for(args.repos, repo)
@@ -84,11 +95,19 @@ def collect(args: argparse.Namespace) -> None:
                 if args.limit and n >= args.limit:
                     return
                 sync_tree(git_dir, inst.base_commit, home / "tree")
-                build_index(home / "tree", index_dir=home / ".dowse-index", embedder=_NoEmbed(),
-                            config=IndexConfig(embed=False))
-                searcher = HybridSearcher(Store.open(home / ".dowse-index"), None)
+                build_index(home / "tree", index_dir=home / ".dowse-index", embedder=embedder,
+                            config=config)
+                searcher = HybridSearcher(Store.open(home / ".dowse-index"), factory)
                 rec = Recorder()
-                run_loop(searcher, inst.problem_statement, evaluator=rec)
+                answer = ask(searcher, inst.problem_statement, budget=4000, evaluator=rec,
+                             with_trace=False)
+                if predictions is not None:
+                    predictions.write(json.dumps({
+                        "instance_id": inst.instance_id,
+                        "found_files": [f.path for f in answer.files][:20],
+                        "context_files": list(dict.fromkeys(b.path for b in answer.context)),
+                        "tokens": answer.tokens}) + "\n")
+                    predictions.flush()
                 gold = set(inst.gold_files)
                 for row in rec.rows:
                     row.update(instance_id=inst.instance_id, gold=row["file"] in gold)
@@ -130,6 +149,8 @@ def _feature(row: dict[str, Any], name: str) -> float:
         return float(language_for(row["file"]) in TEXT_LANGUAGES)
     if name == "refined":
         return float(row["cycle"] > 1)
+    if name == "summary":
+        return 0.0
     raise KeyError(name)
 
 
@@ -174,8 +195,12 @@ def main() -> None:
     ap.add_argument("--work", type=Path)
     ap.add_argument("--repo")
     ap.add_argument("--limit", type=int, default=0)
+    ap.add_argument("--embed", choices=["all", "files", "none"], default="none",
+                    help="vectors of the work indexes (as `dowse index --embed`)")
     ap.add_argument("--features", type=Path, default=Path("calibration-features.jsonl"))
     ap.add_argument("--fit-only", action="store_true")
+    ap.add_argument("--predictions", type=Path, default=None,
+                    help="also write `ask`'s ranked files (budget 4000) as score.py reads them")
     args = ap.parse_args()
     if not args.fit_only:
         if not (args.dataset and args.repos and args.work):

@@ -71,7 +71,8 @@ def main() -> None:
     store = Store.open(args.index_root / ".dowse")
     factory = next((f for f in EMBEDDERS.values()
                     if getattr(f, "name", None) == store.manifest.model), None)
-    embedder = factory() if factory and store.count("vectors") else None
+    has_vectors = store.count("vectors") or store.count("file_vectors")
+    embedder = factory() if factory and has_vectors else None
     searcher = HybridSearcher(store, (lambda: embedder) if embedder else None)
     searcher.embed_query("warm up")
     timings: dict[str, list[float]] = {"search": [], "ask": []}
@@ -103,7 +104,8 @@ def main() -> None:
         timings["ask"].append(time.perf_counter() - t)
         cycles.append(result.cycles)
     print(f"queries {len(queries)}, chunks {store.count('chunks')}, vectors "
-          f"{store.count('vectors')}, embedder {store.manifest.model if embedder else 'none'}")
+          f"{store.count('vectors')}, file vectors {store.count('file_vectors')}, "
+          f"embedder {store.manifest.model if embedder else 'none'}")
     for name, values in timings.items():
         print(f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
               f"p95 {pct(values, 0.95) * 1000:7.1f} ms")

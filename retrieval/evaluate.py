@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -34,8 +34,8 @@ from retrieval.hybrid import Candidate
 from retrieval.query import QueryAnalysis
 
 __all__ = [
-    "CALL", "WEIGHTS", "Evaluation", "Evaluator", "Features", "OfflineEvaluator", "defined_in",
-    "probability", "relevance_of",
+    "CALL", "SEMANTIC_WEIGHTS", "WEIGHTS", "Evaluation", "Evaluator", "Features",
+    "OfflineEvaluator", "defined_in", "probability", "relevance_of", "weights_for",
 ]
 
 CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
@@ -68,6 +68,7 @@ class Features:
     score: float = 0.0  # the fused retrieval score
     text: bool = False  # documentation or other text, and the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
+    summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
     terms: int = 0
@@ -89,26 +90,37 @@ class Evaluator(Protocol):
 WEIGHTS = {
     "intercept": -3.5, "coverage": 1.6, "symbol": 0.1, "path": 0.2, "closeness": 1.5,
     "rank_prior": 1.15, "score": 1.6, "gap": 0.2, "test": -4.0, "text": -4.0,
-    "refined": -1.0,
+    "refined": -1.0, "summary": 0.0,
+}
+# The same fit on an index with file summary vectors (benchmarks/calibrate.py --embed
+# files on the 140 dev instances: 11,896 candidates). The summary's closeness is the
+# strongest feature there (+2.1 log-odds), and a candidate without semantic support is
+# rated lower than in a lexical index, where no such evidence could exist: hence two
+# models. Symbol and path fitted slightly below zero (the score carries them) and are
+# held at 0; tests and docs capped as above; closeness again a prior.
+SEMANTIC_WEIGHTS = {
+    "intercept": -4.9, "coverage": 1.25, "symbol": 0.0, "path": 0.0, "closeness": 1.5,
+    "rank_prior": 1.45, "score": 1.25, "gap": 1.2, "test": -4.0, "text": -4.0,
+    "refined": -0.8, "summary": 2.15,
 }
 # (probability, relevance) knots of the monotone map onto the rubric's bands.
 _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.15, 0.5), (0.6, 0.8), (1.0, 1.0))
 
 
-def probability(f: Features) -> float:
+def probability(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
     """The calibrated probability that the candidate lies in the code the task is about."""
-    w = WEIGHTS
+    w = weights
     logit = (w["intercept"] + w["coverage"] * f.coverage + w["symbol"] * f.symbol
              + w["path"] * f.path + w["closeness"] * f.closeness
              + w["rank_prior"] * f.rank_prior + w["score"] * min(f.score, 1.5)
              + w["gap"] * f.gap + w["test"] * f.test + w["text"] * f.text
-             + w["refined"] * f.refined)
+             + w["refined"] * f.refined + w["summary"] * f.summary)
     return 1 / (1 + math.exp(-logit))
 
 
-def relevance_of(f: Features) -> float:
+def relevance_of(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
     """`probability` mapped onto the rubric's bands (piecewise linear, monotone)."""
-    p = probability(f)
+    p = probability(f, weights)
     for (p0, r0), (p1, r1) in itertools.pairwise(_KNOTS):
         if p <= p1:
             return round(r0 + (r1 - r0) * (p - p0) / (p1 - p0), 3)
@@ -122,7 +134,8 @@ class OfflineEvaluator:
     def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
                  known_symbols: Collection[str], in_context: Collection[str]
                  ) -> list[Evaluation]:
-        return [self._one(c, f, known_symbols, in_context)
+        weights = weights_for(candidates)
+        return [self._one(c, f, known_symbols, in_context, weights)
                 for c, f in zip(candidates, self.features(analysis, candidates), strict=True)]
 
     def features(self, analysis: QueryAnalysis, candidates: Sequence[Candidate]
@@ -153,12 +166,14 @@ class OfflineEvaluator:
                 rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
                 test=is_test_path(path) and not wants_tests, score=cand.score,
                 text=cand.row["language"] in TEXT_LANGUAGES and not wants_docs,
-                refined="refined" in s, id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
+                refined="refined" in s,
+                summary=min(max((s.get("file_cosine", 0.0) - 0.2) / 0.4, 0.0), 1.0),
+                id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
         return out
 
     def _one(self, cand: Candidate, f: Features, known_symbols: Collection[str],
-             in_context: Collection[str]) -> Evaluation:
-        relevance = relevance_of(f)
+             in_context: Collection[str], weights: Mapping[str, float]) -> Evaluation:
+        relevance = relevance_of(f, weights)
 
         reasons: list[str] = []
         if f.symbol:
@@ -173,6 +188,8 @@ class OfflineEvaluator:
             reasons.append(f"covers {len(f.term_hit)}/{f.terms} task terms")
         if f.closeness >= 0.6:
             reasons.append("close in meaning")
+        if f.summary >= 0.6:
+            reasons.append("its file is about the task")
         if f.test:
             reasons.append("a test")
         if f.text:
@@ -190,6 +207,14 @@ class OfflineEvaluator:
             missing.append(name)
         return Evaluation(relevance=relevance, reason="; ".join(reasons),
                           missing_context=missing[:5])
+
+
+def weights_for(candidates: Sequence[Candidate]) -> Mapping[str, float]:
+    """SEMANTIC_WEIGHTS when the search had file summary vectors (some candidate carries
+    their similarity), else WEIGHTS."""
+    if any("file_cosine" in c.signals for c in candidates):
+        return SEMANTIC_WEIGHTS
+    return WEIGHTS
 
 
 def defined_in(name: str, row: dict, known: Collection[str]) -> bool:

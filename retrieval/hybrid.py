@@ -5,10 +5,13 @@ Each candidate chunk collects signals in 0..1:
 - `dense`: cosine similarity of the query and chunk embeddings, divided by the best
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
-- `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem).
+- `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
+- `summary`: cosine similarity of the query and the chunk's file summary (path, docstring,
+  names defined), divided by the best (`file_cosine` keeps the raw similarity). The best
+  files by summary bring their best-matching chunk into the pool when nothing else did.
 The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
-path and traceback text leans lexical; plain language leans dense) and adds the symbol
-and path evidence on top. Everything is deterministic for a given index.
+path and traceback text leans lexical; plain language leans dense) and adds the symbol,
+path and summary evidence on top. Everything is deterministic for a given index.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ __all__ = ["Candidate", "HybridSearcher", "PathFilter", "read_lines"]
 
 SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
+SUMMARY_WEIGHT = 1.0
+SUMMARY_FILES = 10
+"""The best files by summary similarity that bring a chunk into the pool."""
 TEST_FACTOR = 0.8
 """Test files rank a little lower unless the query is about tests."""
 DOC_FACTOR = 0.7
@@ -76,6 +82,7 @@ class HybridSearcher:
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
         self._has_vectors: bool | None = None
+        self._has_file_vectors: bool | None = None
         self._query_vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
@@ -100,14 +107,23 @@ class HybridSearcher:
 
     @property
     def has_vectors(self) -> bool:
+        """Chunk vectors, and a model to embed queries with."""
         if self._has_vectors is None:
             self._has_vectors = self._embedder_factory is not None and self.store.count(
                 "vectors") > 0
         return self._has_vectors
 
+    @property
+    def has_file_vectors(self) -> bool:
+        """File summary vectors, and a model to embed queries with."""
+        if self._has_file_vectors is None:
+            self._has_file_vectors = self._embedder_factory is not None and self.store.count(
+                "file_vectors") > 0
+        return self._has_file_vectors
+
     def embed_query(self, text: str) -> list[float] | None:
         """The query's vector (cached: the loop asks for the same text every cycle)."""
-        if not self.has_vectors or self._embedder_factory is None:
+        if not (self.has_vectors or self.has_file_vectors) or self._embedder_factory is None:
             return None
         with self._lock:
             cached = self._query_vectors.get(text)
@@ -127,9 +143,22 @@ class HybridSearcher:
         with self._lock:
             self._query_vectors.clear()
 
-    def _dense_hits(self, text: str, k: int) -> list[tuple[str, float]] | None:
+    def _dense_hits(self, text: str, k: int
+                    ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
+        """(chunk id, cosine) from the chunk vectors, None without them; and (path,
+        cosine) from the file summary vectors."""
         vector = self.embed_query(text)
-        return None if vector is None else self.dense(vector, k)
+        if vector is None:
+            return None, []
+        chunks = self.dense(vector, k) if self.has_vectors else None
+        files = self.file_dense(vector, k) if self.has_file_vectors else []
+        return chunks, files
+
+    def file_dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        rows = (self.store.table("file_vectors")
+                .search(list(vector), vector_column_name="vector").distance_type("cosine")
+                .select(["path", "_distance"]).limit(k).to_arrow().to_pylist())
+        return [(r["path"], 1.0 - float(r["_distance"])) for r in rows]
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         rows = (self.store.table("vectors").search(list(vector), vector_column_name="vector")
@@ -237,7 +266,7 @@ class HybridSearcher:
             if (cand := add(row)) is not None:
                 cand.signals["lexical"] = round(score / best, 4)
 
-        dense = dense_future.result()
+        dense, file_dense = dense_future.result()
         if dense is not None:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
@@ -249,13 +278,15 @@ class HybridSearcher:
 
         self._symbol_signal(analysis, add)
         self._path_signal(analysis, add, tokens)
+        self._summary_signal(file_dense, cands, add, tokens, keep, languages)
         lex_w = analysis.lexical_weight if dense is not None else 1.0
         wants_tests = analysis.mentions_tests
         wants_docs = analysis.mentions_docs
         for cand in cands.values():
             s = cand.signals
             score = (lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
-                     + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0))
+                     + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0)
+                     + SUMMARY_WEIGHT * s.get("summary", 0.0))
             if not wants_tests and is_test_path(cand.row["path"]):
                 score *= TEST_FACTOR
             if not wants_docs and cand.row["language"] in TEXT_LANGUAGES:
@@ -279,6 +310,40 @@ class HybridSearcher:
             row = rows.get((sym["path"], sym["start_line"]))
             if row is not None and (cand := add(row)) is not None:
                 cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+
+    def _summary_signal(self, file_dense: list[tuple[str, float]], cands: dict[str, Candidate],
+                        add: Callable[[dict[str, Any]], Candidate | None],
+                        tokens: Sequence[str], keep: Callable[[str], bool],
+                        languages: Sequence[str]) -> None:
+        """Mark every candidate with its file's summary similarity; the best files by
+        summary that have no candidate yet bring in their best chunk for the query's
+        words (their first chunk when no word matches)."""
+        if not file_dense:
+            return
+        best = max((sim for _, sim in file_dense), default=0.0) or 1.0
+        by_path = {p: sim for p, sim in file_dense}
+        have = {c.row["path"] for c in cands.values()}
+        absent = [p for p, _ in file_dense[:SUMMARY_FILES] if p not in have and keep(p)]
+        if absent:
+            where = f"path IN ({quote_list(absent)})"
+            if languages:
+                where += f" AND language IN ({quote_list(languages)})"
+            found: dict[str, dict[str, Any]] = {}
+            for row, _ in self.lexical(tokens, 4 * len(absent), where):
+                found.setdefault(row["path"], row)
+            rest = [p for p in absent if p not in found]
+            if rest:
+                rows = self.store.rows("chunks", _CHUNK_COLUMNS, where=(
+                    f"path IN ({quote_list(rest)})"))
+                for row in sorted(rows, key=lambda r: r["start_line"]):
+                    found.setdefault(row["path"], row)
+            for row in found.values():
+                add(row)
+        for cand in cands.values():
+            sim = by_path.get(cand.row["path"])
+            if sim is not None:
+                cand.signals["summary"] = round(max(sim, 0.0) / best, 4)
+                cand.signals["file_cosine"] = round(max(sim, 0.0), 4)
 
     def _path_signal(self, analysis: QueryAnalysis,
                      add: Callable[[dict[str, Any]], Candidate | None],

@@ -31,6 +31,8 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
     manifest = json.loads((repo / ".dowse" / "manifest.json").read_text())
     assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
         "all-MiniLM-L6-v2", 384, True)
+    files = len(list((repo / "shop").rglob("*.py")))
+    assert stats["embedded"] >= stats["chunks"] + files  # chunks and one summary per file
 
     # Plain language, none of the code's identifiers: the dense signal has to carry it.
     hits = json.loads(_dowse("search", "apply price reductions to a shopping basket",
@@ -43,6 +45,12 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
                                str(repo), "--json", "--budget", "1500", env=env).stdout)
     assert answer["files"][0]["path"] == "shop/payments.py"
     assert answer["tokens"] <= 1500
+    # The module that defines a named function outranks the package that re-exports it.
+    named = json.loads(_dowse("ask", "validate_token expiry", "--path", str(repo), "--json",
+                              env=env).stdout)
+    assert [f["path"] for f in named["files"][:2]] == [
+        "shop/auth/tokens.py", "shop/auth/__init__.py"]
+    assert named["files"][0]["relevance"] >= 0.8
     top = answer["context"][0]
     lines = (repo / top["path"]).read_text().split("\n")
     assert top["text"] == "\n".join(lines[top["start_line"] - 1 : top["end_line"]])

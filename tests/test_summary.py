@@ -82,3 +82,35 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
     assert "file summaries only (--embed files)" in status
     result = run("index", str(example_repo), "--no-embed", "--embed", "files", code=1)
     assert "--no-embed contradicts --embed files" in result.output
+
+
+def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fake_embedder):
+    from retrieval.hybrid import Candidate, HybridSearcher
+    from retrieval.query import analyze
+
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    assert searcher.has_file_vectors and not searcher.has_vectors
+    # Words of one file's docstring only: its summary is the closest.
+    cands = searcher.candidates(analyze("gateway retries"), k=5)
+    best = max(cands.values(), key=lambda c: c.score)
+    assert best.row["path"] == "shop/payments.py"
+    assert best.signals["summary"] == 1.0 and 0 < best.signals["file_cosine"] <= 1
+    assert all(c.signals.get("summary", 0) <= 1.0 for c in cands.values())
+    # A file found by its summary alone enters the pool with its best chunk for the
+    # query's words, or its first chunk when no word matches.
+    for tokens, first_line in ((["charge"], None), (["nowordmatchesthis"], 1)):
+        pool: dict = {}
+
+        def add(row, pool=pool):
+            return pool.setdefault(row["id"], Candidate(row))
+
+        searcher._summary_signal([("shop/payments.py", 0.5), ("shop/pricing.py", 0.25)],
+                                 pool, add, tokens, lambda p: p != "shop/pricing.py", [])
+        [cand] = pool.values()
+        assert cand.row["path"] == "shop/payments.py"
+        assert cand.signals == {"summary": 1.0, "file_cosine": 0.5}
+        if first_line is None:
+            assert "charge" in cand.row["text"]
+        else:
+            assert cand.row["start_line"] == first_line
