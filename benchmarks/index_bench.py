@@ -1,12 +1,12 @@
 """Index benchmark: cold, no-op, one-file edit, and another commit, on any repository.
 
 Usage (a directory as it is):
-    python benchmarks/index_bench.py --repo PATH [--no-embed] [--embedder NAME]
+    python benchmarks/index_bench.py --repo PATH [--embed all|files|none] [--embedder NAME]
 
 Usage (a git clone at given commits, bare or not; the tree is written from the clone's
 objects by `retrieval.gittree.sync_tree`, the clone is never written):
     python benchmarks/index_bench.py --git-dir CLONE --commit SHA [--commit2 SHA2] \
-        --work /tmp/dowse-bench [--embedder NAME] [--no-embed]
+        --work /tmp/dowse-bench [--embedder NAME] [--embed all|files|none]
 
 Prints files, symbols, chunks, wall time split into walk/parse/write/embed, chunks/s,
 peak RSS, and index size versus source size; then a no-op re-index, a one-file edit and
@@ -70,7 +70,9 @@ def main() -> None:
     ap.add_argument("--commit2", help="a second commit, indexed incrementally after the first")
     ap.add_argument("--work", type=Path, help="where trees are materialized")
     ap.add_argument("--embedder", default="minilm")
-    ap.add_argument("--no-embed", action="store_true")
+    ap.add_argument("--no-embed", action="store_true", help="same as --embed none")
+    ap.add_argument("--embed", choices=["all", "files", "none"], default="all",
+                    help="what gets vectors, as `dowse index --embed`")
     ap.add_argument("--lexical-first", action="store_true",
                     help="time a --no-embed cold index first, then the embeddings")
     ap.add_argument("--json", action="store_true")
@@ -91,16 +93,15 @@ def main() -> None:
     # A fresh embedding cache: the cold run really embeds everything.
     embedder = get_embedder(args.embedder)
     rows = []
-    embed = not args.no_embed
+    scope = "none" if args.no_embed else args.embed
+    cfg = IndexConfig(embed=scope != "none", embed_chunks=scope == "all")
     if args.lexical_first:
-        rows.append(step("cold, lexical + symbols (--no-embed)", root,
+        rows.append(step("cold, lexical + symbols (--embed none)", root,
                          IndexConfig(embed=False), embedder))
-        if embed:
-            rows.append(step("then embeddings", root, IndexConfig(), embedder))
+        if cfg.embed:
+            rows.append(step(f"then embeddings (--embed {scope})", root, cfg, embedder))
     else:
-        rows.append(step("cold" + ("" if embed else " (--no-embed)"), root,
-                         IndexConfig(embed=embed), embedder))
-    cfg = IndexConfig(embed=embed)
+        rows.append(step(f"cold (--embed {scope})", root, cfg, embedder))
     rows.append(step("no-op re-index", root, cfg, embedder))
     target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000
                   and ".dowse" not in p.parts)

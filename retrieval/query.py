@@ -43,6 +43,16 @@ true false none null self def import from raise pass
 """.split())
 
 
+SHORT_QUESTION_WORDS = 40
+_TESTS_SUBJECT = re.compile(
+    r"\b(?:tests?|specs?) (?:for|of|covering)\b|\btest (?:suite|coverage|fixtures?|runner)\b"
+    r"|\bflaky\b|\bwhere (?:is|are) [^.?!\n]{0,60}\btested\b", re.I)
+_DOCS_SUBJECT = re.compile(
+    r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
+    r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog)\b",
+    re.I)
+
+
 class QueryAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -57,12 +67,24 @@ class QueryAnalysis(BaseModel):
 
     @property
     def mentions_tests(self) -> bool:
-        return any(t.startswith(("test", "spec")) for t in self.terms)
+        """The tests are what the question is about, not merely mentioned: a short
+        question naming them, or tests as the subject ("tests for X", "flaky test").
+        A bug report says "test" in passing (how it was found, a test to add), and its
+        answer is the code under test."""
+        named = any(t.startswith(("test", "spec")) for t in self.terms)
+        return named and (self._short or _TESTS_SUBJECT.search(self.text) is not None)
 
     @property
     def mentions_docs(self) -> bool:
-        return any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial"))
-                   for t in self.terms)
+        """Likewise for documentation: a short question naming it, or docs as the
+        subject ("the docs for X", "update the README")."""
+        named = any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial"))
+                    for t in self.terms)
+        return named and (self._short or _DOCS_SUBJECT.search(self.text) is not None)
+
+    @property
+    def _short(self) -> bool:
+        return len(self.text.split()) <= SHORT_QUESTION_WORDS
 
 
 def _is_code_like(word: str) -> bool:

@@ -103,3 +103,20 @@ def test_golden_ask(searcher):
     if os.environ.get("DOWSE_UPDATE_GOLDEN"):
         golden.write_text(json.dumps(data, indent=2) + "\n")
     assert data == json.loads(golden.read_text())
+
+
+@pytest.mark.parametrize(("text", "tests", "docs"), [
+    ("where are the tests for validate_token?", True, False),
+    ("which tests cover pricing", True, False),
+    ("how are prices computed", False, False),
+    ("where is the documentation for the API", False, True),
+    ("update the README install section", False, True),
+    # A bug report says "test" and "docs" in passing; its answer is the code.
+    ("Saving a model with a custom primary key fails. " + "It used to work. " * 12
+     + "I wrote a test that reproduces it, and the docs say it should work.", False, False),
+    ("Long report about a flaky test in the cache provider. " + "More detail. " * 20,
+     True, False),
+])
+def test_a_question_is_about_tests_or_docs_only_when_they_are_its_subject(text, tests, docs):
+    a = analyze(text)
+    assert (a.mentions_tests, a.mentions_docs) == (tests, docs)
