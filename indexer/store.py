@@ -40,11 +40,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import importlib.util
 import json
 import os
 import re
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from datetime import datetime, timedelta
@@ -109,6 +111,37 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         "skipped": pa.schema([("path", s), ("reason", s)]),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
+
+
+_NAMESPACE_CLIENT = "lance_namespace_urllib3_client"
+
+
+def _import_lancedb() -> Any:
+    """`import lancedb`, without the second it spends on a REST client a local index
+    never calls.
+
+    lancedb imports lance_namespace, which needs only the models of the generated REST
+    client package; that package's `__init__` also imports its ten API modules (about
+    1.3 s of a 2 s import, which every CLI query pays). The package is registered
+    without running its `__init__` (its submodules import as usual) and runs it on the
+    first attribute anything asks of it, so nothing that does use it breaks.
+    """
+    if _NAMESPACE_CLIENT not in sys.modules:
+        spec = importlib.util.find_spec(_NAMESPACE_CLIENT)
+        if spec is not None and spec.loader is not None:
+            module = importlib.util.module_from_spec(spec)
+            loader = spec.loader
+
+            def __getattr__(name: str) -> Any:
+                delattr(module, "__getattr__")
+                loader.exec_module(module)
+                return getattr(module, name)
+
+            setattr(module, "__getattr__", __getattr__)  # noqa: B010
+            sys.modules[_NAMESPACE_CLIENT] = module
+    import lancedb
+
+    return lancedb
 
 
 def quote_list(values: Iterable[str]) -> str:
@@ -289,8 +322,7 @@ class Store:
     def open(cls, index_dir: Path) -> Store:
         """Open the last committed snapshot for reading."""
         manifest = cls.read_manifest(index_dir)
-        import lancedb
-
+        lancedb = _import_lancedb()
         store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
         for name in SNAPSHOT_TABLES:
             store.table(name)  # fail now, with a clear message, if a table is damaged
@@ -302,7 +334,7 @@ class Store:
 
         A rebuild starts an empty snapshot in new tables; the committed one stays what
         readers see until the first `commit`."""
-        import lancedb
+        lancedb = _import_lancedb()
 
         try:
             old: Manifest | None = cls.read_manifest(index_dir)

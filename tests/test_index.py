@@ -306,3 +306,15 @@ def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fa
     assert "shop/deploy_key.py" in {r["path"] for r in store.rows("skipped")}
     assert changed_since(store, example_repo, WalkConfig()) == {
         "modified": 0, "added": 0, "deleted": 0}
+
+
+def test_lancedb_loads_without_the_rest_client_until_something_uses_it():
+    code = ("import sys\nfrom indexer.store import _import_lancedb\n_import_lancedb()\n"
+            "print(any(m.startswith('lance_namespace_urllib3_client.api.') for m in sys.modules))\n"
+            "import lance_namespace_urllib3_client as c\nprint(c.ApiClient.__name__)")
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=Path(__file__).resolve().parent.parent).stdout
+    assert out.split() == ["False", "ApiClient"]
