@@ -5,8 +5,8 @@ Invariants:
   matches is not parsed; a chunk or file summary whose text was embedded before (by
   hash, in any snapshot) is not embedded again; a renamed file takes its vectors along.
 - Embed scope: "all" gives every chunk and every file summary a vector; "files" only the
-  file summaries (one short text per file: most of the dense signal at file level for a
-  small part of the cost), and keeps no chunk vectors; `embed=False` none.
+  file summaries (one short text per file: a fifth of django's texts, and shorter), and
+  keeps no chunk vectors; `embed=False` none.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
   the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
   run finishes the work, reusing every vector that reached the embedding cache.
