@@ -516,7 +516,7 @@ class Workspace:
             return Store.read_manifest(root.index_dir)
         except IndexNotFound:
             holder = _writer(root.index_dir)
-            if holder is not None:  # a first build, or a rebuild, is under way
+            if holder is not None:  # a first build is under way (a rebuild keeps the old one)
                 raise IndexLocked(f"another dowse process{holder} is building the index "
                                   f"for {root.path}; try again when it finishes") from None
             raise IndexNotFound(f"no index for {root.path} yet: call the reindex tool to "

@@ -371,12 +371,19 @@ def cli_hits(ran: Ran) -> Any:
 
 
 def table_heads(index_dir: Path) -> dict[str, int]:
-    """The newest version of each snapshot table (ahead of the manifest mid-write)."""
+    """The newest version of each snapshot table (ahead of the manifest mid-write), in
+    the tables the manifest names (a rebuild writes a new generation under new names)."""
     import lancedb
 
+    try:
+        physical = Store.read_manifest(index_dir).tables
+    except DowseError:
+        physical = {}
     db = lancedb.connect(str(index_dir / "db"))
     have = set(db.list_tables().tables)
-    return {name: db.open_table(name).version for name in SNAPSHOT_TABLES if name in have}
+    names = {name: physical.get(name, name) for name in SNAPSHOT_TABLES}
+    return {name: db.open_table(table).version for name, table in names.items()
+            if table in have}
 
 
 # -- crash ---------------------------------------------------------------------------------------
