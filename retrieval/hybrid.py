@@ -39,6 +39,8 @@ SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
 SUMMARY_WEIGHT = 1.0
 SUMMARY_FILES = 10
+CHUNK_DENSE_WITH_SUMMARIES = 0.2
+"""The most chunk vectors weigh against full-text where file summaries are searched too."""
 """The best files by summary similarity that bring a chunk into the pool."""
 TEST_FACTOR = 0.8
 """Test files rank a little lower unless the query is about tests."""
@@ -280,6 +282,10 @@ class HybridSearcher:
         self._path_signal(analysis, add, tokens)
         self._summary_signal(file_dense, cands, add, tokens, keep, languages)
         lex_w = analysis.lexical_weight if dense is not None else 1.0
+        if file_dense:
+            # The file summaries carry the semantic evidence better than chunk vectors
+            # do (RESULTS-eval.md section 8): chunks' share stays small beside them.
+            lex_w = max(lex_w, 1.0 - CHUNK_DENSE_WITH_SUMMARIES)
         wants_tests = analysis.mentions_tests
         wants_docs = analysis.mentions_docs
         for cand in cands.values():

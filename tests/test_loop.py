@@ -39,7 +39,8 @@ def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):
     [found] = [it for it in result.items if it.hit.symbol == "validate_token"]
     assert (found.hit.path, found.hit.start_line, found.hit.end_line) == (
         "shop/auth/tokens.py", 30, 42)
-    assert found.relevance >= 0.8 and "defines a name the task mentions" in found.reason
+    # High (the calibrated model gives a named definition no weight beyond its score).
+    assert found.relevance >= 0.7 and "defines a name the task mentions" in found.reason
     # Among the two best (the package's __init__ re-exports it: the fake embedder finds
     # that tiny file's summary closest).
     assert found in result.items[:2]
