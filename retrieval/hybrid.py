@@ -83,8 +83,7 @@ class HybridSearcher:
         self.root = Path(store.manifest.root)
         self._embedder_factory = embedder_factory
         self._embedder: Embedder | None = None
-        self._has_vectors: bool | None = None
-        self._has_file_vectors: bool | None = None
+        self._searchable: dict[str, bool] = {}
         self._query_vectors: dict[str, list[float]] = {}
         self._lock = threading.Lock()
 
@@ -110,18 +109,18 @@ class HybridSearcher:
     @property
     def has_vectors(self) -> bool:
         """Chunk vectors, and a model to embed queries with."""
-        if self._has_vectors is None:
-            self._has_vectors = self._embedder_factory is not None and self.store.count(
-                "vectors") > 0
-        return self._has_vectors
+        return self._has_rows("vectors")
 
     @property
     def has_file_vectors(self) -> bool:
         """File summary vectors, and a model to embed queries with."""
-        if self._has_file_vectors is None:
-            self._has_file_vectors = self._embedder_factory is not None and self.store.count(
-                "file_vectors") > 0
-        return self._has_file_vectors
+        return self._has_rows("file_vectors")
+
+    def _has_rows(self, table: str) -> bool:
+        if table not in self._searchable:
+            self._searchable[table] = (self._embedder_factory is not None
+                                       and self.store.count(table) > 0)
+        return self._searchable[table]
 
     def embed_query(self, text: str) -> list[float] | None:
         """The query's vector (cached: the loop asks for the same text every cycle)."""
