@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from indexer.build import IndexConfig, build_index, resolve_embed_scope
@@ -80,6 +82,11 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
     assert store.count("vectors") == 0 and store.count("file_vectors") == store.count("files")
     status = run("status", str(example_repo)).output
     assert "file summaries only (--embed files)" in status
+    # The real model's summary vectors rank a file by what it is about.
+    hits = json.loads(run("search", "apply price reductions to a shopping basket", "--path",
+                          str(example_repo), "--grain", "file", "--json").output)
+    assert hits[0]["path"] == "shop/pricing.py" and hits[0]["signals"]["summary"] > 0.5
+    assert "dense" not in hits[0]["signals"]
     result = run("index", str(example_repo), "--no-embed", "--embed", "files", code=1)
     assert "--no-embed contradicts --embed files" in result.output
 
