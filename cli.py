@@ -68,6 +68,8 @@ def embed_options(fn: F) -> F:
         help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
              "reference); both give the same model's vectors.")(fn)
     fn = click.option(
+        # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
+        # a quarter second to every command (tests/test_summary.py keeps them equal).
         "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
         help="What gets vectors: all (chunks and one summary per file), files (file "
              "summaries only: fast), none (lexical and symbol index). Default: what the "
@@ -545,14 +547,15 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
         dowse eval swebench --dataset swebench_lite_dev.jsonl --repos ~/clones \\
             --repo psf/requests --methods bm25,lexical,ask --no-embed --out pred.jsonl
     """
+    from indexer.build import embed_flags
     from indexer.embed import get_embedder
     from retrieval.evaluation import EvalConfig, run_swebench
 
     ids = [i.strip() for arg in instances for i in arg.split(",") if i.strip()]
-    scope = _embed_scope(embed_scope, no_embed) or "all"
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
     config = EvalConfig(dataset=dataset, repos=repos, out=out, work=work, instances=ids,
                         repo=repo, limit=limit, methods=_split_methods(methods),  # type: ignore[arg-type]
-                        budget=budget, embed=scope != "none", embed_chunks=scope == "all")
+                        budget=budget, embed=embed, embed_chunks=embed_chunks)
     with _progress(quiet) as progress:
         report = run_swebench(config, embedder=get_embedder(embedder), progress=progress)
     target = out.with_suffix(".scores.json")
@@ -593,16 +596,16 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     """
     import tempfile
 
+    from indexer.build import embed_flags
     from indexer.embed import get_embedder
     from retrieval.evaluation import HistoryConfig, run_history
 
     root = _root_arg(path)
-    scope = _embed_scope(embed_scope, no_embed) or "all"
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
     with tempfile.TemporaryDirectory(prefix="dowse-history-") as tmp:
         config = HistoryConfig(repo=root, work=work or Path(tmp), commits=commits,
                                methods=_split_methods(methods),  # type: ignore[arg-type]
-                               budget=budget, embed=scope != "none",
-                               embed_chunks=scope == "all")
+                               budget=budget, embed=embed, embed_chunks=embed_chunks)
         with _progress(quiet) as progress:
             report = run_history(config, embedder=get_embedder(embedder), progress=progress)
     if as_json:
@@ -633,11 +636,12 @@ def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embed
         dowse serve ~/src/api ~/src/web
         claude mcp add dowse -- dowse serve ~/src/api
     """
+    from indexer.build import embed_flags
     from server import serve as run_server
 
     roots = [_root_arg(p) for p in paths or (".",)]
-    scope = _embed_scope(embed_scope, no_embed) or "all"
-    run_server(roots, embedder=embedder, embed=scope != "none", embed_chunks=scope == "all",
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
+    run_server(roots, embedder=embedder, embed=embed, embed_chunks=embed_chunks,
                warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True))
 
 

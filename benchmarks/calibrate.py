@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from indexer.build import IndexConfig, build_index  # noqa: E402
+from indexer.build import EMBED_SCOPES, IndexConfig, build_index, embed_flags  # noqa: E402
 from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
 from indexer.store import Store  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
@@ -77,7 +77,8 @@ def collect(args: argparse.Namespace) -> None:
         from indexer.embed import get_embedder
 
         embedder = get_embedder()
-        config = IndexConfig(embed=True, embed_chunks=args.embed == "all", workers=1)
+        embed, embed_chunks = embed_flags(args.embed)
+        config = IndexConfig(embed=embed, embed_chunks=embed_chunks, workers=1)
         factory = lambda: embedder  # noqa: E731
     done = set()
     if args.features.exists():
@@ -195,7 +196,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path)
     ap.add_argument("--repo")
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--embed", choices=["all", "files", "none"], default="none",
+    ap.add_argument("--embed", choices=EMBED_SCOPES, default="none",
                     help="vectors of the work indexes (as `dowse index --embed`)")
     ap.add_argument("--features", type=Path, default=Path("calibration-features.jsonl"))
     ap.add_argument("--fit-only", action="store_true")

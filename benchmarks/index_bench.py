@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.build import IndexConfig, IndexStats, build_index  # noqa: E402
+from indexer.build import EMBED_SCOPES, IndexConfig, IndexStats, build_index, embed_flags  # noqa: E402
 from indexer.embed import get_embedder  # noqa: E402
 from retrieval.gittree import STATE_FILE, git_dir_of, sync_tree  # noqa: E402
 
@@ -71,7 +71,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="where trees are materialized")
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--no-embed", action="store_true", help="same as --embed none")
-    ap.add_argument("--embed", choices=["all", "files", "none"], default="all",
+    ap.add_argument("--embed", choices=EMBED_SCOPES, default="all",
                     help="what gets vectors, as `dowse index --embed`")
     ap.add_argument("--lexical-first", action="store_true",
                     help="time a --no-embed cold index first, then the embeddings")
@@ -94,7 +94,8 @@ def main() -> None:
     embedder = get_embedder(args.embedder)
     rows = []
     scope = "none" if args.no_embed else args.embed
-    cfg = IndexConfig(embed=scope != "none", embed_chunks=scope == "all")
+    embed, embed_chunks = embed_flags(scope)
+    cfg = IndexConfig(embed=embed, embed_chunks=embed_chunks)
     if args.lexical_first:
         rows.append(step("cold, lexical + symbols (--embed none)", root,
                          IndexConfig(embed=False), embedder))

@@ -36,7 +36,8 @@ from indexer.walk import WalkConfig, walk
 
 __all__ = [
     "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since",
-    "default_index_dir", "resolve_embed_scope", "resolve_walk_config", "walk_config_from",
+    "default_index_dir", "embed_flags", "resolve_embed_scope", "resolve_walk_config",
+    "walk_config_from",
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
@@ -88,6 +89,13 @@ def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
     return walk_config_from(stored, **overrides)
 
 
+def embed_flags(scope: str) -> tuple[bool, bool]:
+    """(embed, embed_chunks) of an EMBED_SCOPES value, as IndexConfig takes them."""
+    if scope not in EMBED_SCOPES:
+        raise ValueError(f"unknown embed scope {scope!r}")
+    return scope != "none", scope == "all"
+
+
 def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, bool]:
     """(embed, embed_chunks) for a run: the requested scope, else the one the index was
     built with (a `--embed files` index stays one), else "all"."""
@@ -98,7 +106,7 @@ def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, b
             scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
         except DowseError:
             scope = "all"
-    return scope != "none", scope == "all"
+    return embed_flags(scope)
 
 
 @dataclass(frozen=True)

@@ -39,9 +39,9 @@ SYMBOL_WEIGHT = 0.5
 PATH_WEIGHT = 0.25
 SUMMARY_WEIGHT = 1.0
 SUMMARY_FILES = 10
+"""The best files by summary similarity that bring a chunk into the pool."""
 CHUNK_DENSE_WITH_SUMMARIES = 0.2
 """The most chunk vectors weigh against full-text where file summaries are searched too."""
-"""The best files by summary similarity that bring a chunk into the pool."""
 TEST_FACTOR = 0.8
 """Test files rank a little lower unless the query is about tests."""
 DOC_FACTOR = 0.7

@@ -121,3 +121,15 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
             assert "charge" in cand.row["text"]
         else:
             assert cand.row["start_line"] == first_line
+
+
+def test_embed_scopes_are_one_list():
+    from cli import cli
+    from indexer.build import EMBED_SCOPES, embed_flags
+
+    option = next(p for p in cli.commands["index"].params if p.name == "embed_scope")
+    assert tuple(option.type.choices) == EMBED_SCOPES
+    assert [embed_flags(s) for s in EMBED_SCOPES] == [(True, True), (True, False),
+                                                      (False, False)]
+    with pytest.raises(ValueError, match="unknown embed scope"):
+        embed_flags("some")
