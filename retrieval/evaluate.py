@@ -164,12 +164,12 @@ class OfflineEvaluator:
             out.append(Features(
                 coverage=(2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0,
                 symbol=s.get("symbol", 0.0), path=s.get("path", 0.0),
-                closeness=min(max((s.get("cosine", 0.0) - 0.25) / 0.45, 0.0), 1.0),
+                closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
                 rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
                 test=is_test_path(path) and not wants_tests, score=cand.score,
                 text=cand.row["language"] in TEXT_LANGUAGES and not wants_docs,
                 refined="refined" in s,
-                summary=min(max((s.get("file_cosine", 0.0) - 0.2) / 0.4, 0.0), 1.0),
+                summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6),
                 id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
         return out
 
@@ -209,6 +209,11 @@ class OfflineEvaluator:
             missing.append(name)
         return Evaluation(relevance=relevance, reason="; ".join(reasons),
                           missing_context=missing[:5])
+
+
+def _ramp(x: float, lo: float, hi: float) -> float:
+    """0 at or below `lo`, 1 at or above `hi`, linear between (a cosine made a feature)."""
+    return min(max((x - lo) / (hi - lo), 0.0), 1.0)
 
 
 def weights_for(candidates: Sequence[Candidate]) -> Mapping[str, float]:
