@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from indexer.languages import TEXT_LANGUAGES
 from indexer.records import Symbol
 
-__all__ = ["MAX_CHARS", "file_summary", "leading_doc"]
+__all__ = ["DOC_CHARS", "MAX_CHARS", "file_summary", "leading_doc"]
 
 MAX_CHARS = 900
 DOC_CHARS = 240
@@ -30,6 +30,7 @@ _LINE_COMMENT = re.compile(r"^\s*(?://+|#+|--|;+|%+)\s?(.*)$")
 _BLOCK_COMMENT = re.compile(r"\A\s*/\*+(.*?)\*/", re.S)
 _BOILERPLATE = re.compile(r"licen[cs]e|copyright|\(c\)|spdx|coding[:=]|^!|all rights reserved",
                           re.I)
+_WORD = re.compile(r"\S+")
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module"})
 _FUNCTION_KINDS = frozenset({"function", "macro"})
 _METHOD_KINDS = frozenset({"method", "constructor"})
@@ -63,7 +64,15 @@ def leading_doc(text: str, language: str) -> str:
 
 
 def _squeeze(text: str) -> str:
-    return " ".join(text.split())[:DOC_CHARS]
+    """The opening words, whitespace collapsed, within DOC_CHARS (read no further)."""
+    words: list[str] = []
+    size = 0
+    for m in _WORD.finditer(text):
+        words.append(m.group())
+        size += len(words[-1]) + 1
+        if size > DOC_CHARS:
+            break
+    return " ".join(words)[:DOC_CHARS]
 
 
 def file_summary(path: str, text: str, language: str, symbols: Sequence[Symbol]) -> str:

@@ -8,6 +8,7 @@ queries, so both sides always agree.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Iterator
 
@@ -89,6 +90,7 @@ def token_text(*texts: str | Iterable[str], max_repeat: int | None = None) -> st
 _SUFFIXES = ("ing", "ed", "es", "s", "er")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A crude English stem, enough to match `tokens`/`token`, `expired`/`expire`,
     `rejected`/`rejects`: strip one inflection suffix, then a final `e`."""

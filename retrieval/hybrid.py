@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,7 +37,13 @@ from retrieval.records import Hit, SearchOptions
 __all__ = ["Candidate", "HybridSearcher", "PathFilter", "read_lines"]
 
 SYMBOL_WEIGHT = 0.5
+FEW_DEFINITIONS = 3
+"""A name defined in more places than this gives each definition a weaker symbol signal."""
 PATH_WEIGHT = 0.25
+NAMED_FILE_CHUNKS = 3
+"""The best chunks by full-text score each file the query names brings into the pool."""
+MAX_FRAMES = 12
+"""The chunks at the lines of at most this many stack-trace frames join the candidates."""
 SUMMARY_WEIGHT = 1.0
 SUMMARY_FILES = 10
 """The best files by summary similarity that bring a chunk into the pool."""
@@ -48,6 +55,14 @@ DOC_FACTOR = 0.7
 """Documentation and other text ranks lower unless the query is about docs: a question
 about behaviour is answered by code, and prose repeats the words of every question."""
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
+
+
+def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
+    """How many trailing components two paths share."""
+    n = 0
+    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
+        n += 1
+    return n
 
 
 class PathFilter:
@@ -206,16 +221,35 @@ class HybridSearcher:
             f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
 
     def files_matching(self, paths: Iterable[str]) -> list[str]:
-        """Indexed files whose path ends with one of the given paths."""
-        out: list[str] = []
-        for p in paths:
-            p = p.strip("/")
-            name = PurePosixPath(p).name
-            rows = self.store.rows("files", ["path"], where=(
-                f"path = {quote_list([p])} OR path LIKE {quote_list(['%/' + name])}"))
-            out.extend(r["path"] for r in rows
-                       if r["path"] == p or r["path"].endswith("/" + p))
-        return sorted(set(out))
+        """The indexed files the given paths name (see `files_named`)."""
+        return sorted({f for found in self.files_named(paths).values() for f in found})
+
+    def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
+        """For each path, the indexed files sharing the longest run of trailing components
+        with it, at least two (or all of a shorter path). So `models/query.py` names every
+        file ending so, and a traceback's installed copy
+        `/usr/lib/python3/site-packages/django/db/models/query.py` names the repository's
+        `django/db/models/query.py` (and `site-packages/_pytest/runner.py` names
+        `src/_pytest/runner.py`)."""
+        wanted = {p: PurePosixPath(p.strip("/")).parts for p in paths}
+        wanted = {p: parts for p, parts in wanted.items() if parts}
+        names = sorted({parts[-1] for parts in wanted.values()})
+        if not names:
+            return {}
+        # One query for every file name; the tails are compared here.
+        rows = self.store.rows("files", ["path"], where=" OR ".join(
+            f"path = {quote_list([n])} OR path LIKE {quote_list(['%/' + n])}" for n in names))
+        by_name: dict[str, list[tuple[str, ...]]] = {}
+        for r in rows:
+            found = PurePosixPath(r["path"]).parts
+            by_name.setdefault(found[-1], []).append(found)
+        out: dict[str, list[str]] = {}
+        for p, parts in wanted.items():
+            shared = {"/".join(f): _common_tail(parts, f) for f in by_name.get(parts[-1], ())}
+            best = max(shared.values(), default=0)
+            if best >= min(2, len(parts)):
+                out[p] = sorted(path for path, n in shared.items() if n == best)
+        return out
 
     def stale_paths(self, paths: Iterable[str]) -> set[str]:
         paths = sorted(set(paths))
@@ -240,8 +274,15 @@ class HybridSearcher:
     def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
                    keep: Callable[[str], bool] = lambda p: True,
                    languages: Sequence[str] = (),
-                   extra_tokens: Sequence[str] = ()) -> dict[str, Candidate]:
-        """Collect and score candidate chunks for a query."""
+                   extra_tokens: Sequence[str] = (),
+                   memo: dict[str, Any] | None = None) -> dict[str, Candidate]:
+        """Collect and score candidate chunks for a query.
+
+        `memo` keeps what depends on the task text alone (definitions of the names it
+        mentions, the chunks of the files it names, the nearest chunks and file summaries,
+        the best chunk of a file found by its summary) across calls for one task: the loop
+        passes the same dict every cycle."""
+        memo = {} if memo is None else memo
         where = f"language IN ({quote_list(languages)})" if languages else None
         cands: dict[str, Candidate] = {}
 
@@ -256,18 +297,21 @@ class HybridSearcher:
             return cand
 
         plain = [v for t in analysis.terms for v in variants(t)]
-        tokens = list(dict.fromkeys([*tokenize(analysis.text), *plain, *extra_tokens]))
-        tokens = [t for t in tokens if t not in _QUERY_NOISE]
+        base = [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
+                if t not in _QUERY_NOISE]
+        tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens
+                                              if t not in _QUERY_NOISE)]))
         # Embedding the query and the vector scan overlap the full-text search (both
         # release the GIL).
-        dense_future = _POOL.submit(self._dense_hits, analysis.text, k)
+        if "dense" not in memo:
+            memo["dense"] = _POOL.submit(self._dense_hits, analysis.text, k)
         lexical = self.lexical(tokens, k, where)
         best = max((s for _, s in lexical), default=0.0) or 1.0
         for row, score in lexical:
             if (cand := add(row)) is not None:
                 cand.signals["lexical"] = round(score / best, 4)
 
-        dense, file_dense = dense_future.result()
+        dense, file_dense = memo["dense"].result()
         if dense is not None:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
@@ -277,9 +321,23 @@ class HybridSearcher:
                     cand.signals["dense"] = round(max(sim, 0.0) / best, 4)
                     cand.signals["cosine"] = round(max(sim, 0.0), 4)
 
-        self._symbol_signal(analysis, add)
-        self._path_signal(analysis, add, tokens)
-        self._summary_signal(file_dense, cands, add, tokens, keep, languages)
+        if "symbol" not in memo:
+            memo["symbol"] = self._symbol_rows(analysis)
+        for row, strength in memo["symbol"]:
+            if (cand := add(row)) is not None:
+                cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+        if "path" not in memo:
+            memo["path"] = self._path_rows(analysis, base)
+        rows, raised = memo["path"]
+        for row in rows:
+            if (cand := add(row)) is not None:
+                cand.signals["path"] = 1.0
+        self._summary_signal(file_dense, cands, add, base, keep, languages,
+                             memo.setdefault("summary", {}))
+        if raised:
+            for cand in cands.values():
+                if cand.row["path"] == raised:
+                    cand.signals["raised"] = 1.0
         lex_w = analysis.lexical_weight if dense is not None else 1.0
         if file_dense:
             # The file summaries carry the semantic evidence better than chunk vectors
@@ -299,68 +357,92 @@ class HybridSearcher:
             cand.score = round(score, 4)
         return cands
 
-    def _symbol_signal(self, analysis: QueryAnalysis,
-                       add: Callable[[dict[str, Any]], Candidate | None]) -> None:
+    def _symbol_rows(self, analysis: QueryAnalysis) -> list[tuple[dict[str, Any], float]]:
+        """The chunks defining the names the task mentions, with the match's strength: 1
+        when a qualified name (`Cart.total`) matches too, else 0.8."""
         wanted: dict[str, str] = {}
         for ident in analysis.identifiers:
             parts = ident.split(".")
             if len(parts[-1]) < 3:
                 continue  # one- and two-letter names match too much to be evidence
+            if len(parts) == 1 and parts[0].startswith("__"):
+                continue  # `__eq__` alone: every class has one
             wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
         symbols = self.symbols_named(wanted)
         rows = self.chunks_at((s["path"], s["start_line"]) for s in symbols)
-        for sym in symbols:
-            qualified = wanted[sym["name_lower"]]
-            strength = 1.0 if qualified and sym["qualified_name"].endswith(qualified) else 0.8
+        # A name defined in many places (`clean`, `simplify`) says little about where:
+        # the strength falls with the number of definitions beyond a few.
+        strengths = [1.0 if wanted[s["name_lower"]] and s["qualified_name"].endswith(
+            wanted[s["name_lower"]]) else 0.8 for s in symbols]
+        defined = Counter((s["name_lower"], st) for s, st in zip(symbols, strengths, strict=True))
+        out = []
+        for sym, strength in zip(symbols, strengths, strict=True):
             row = rows.get((sym["path"], sym["start_line"]))
-            if row is not None and (cand := add(row)) is not None:
-                cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+            if row is not None:
+                many = defined[(sym["name_lower"], strength)]
+                out.append((row, round(strength * min(1.0, FEW_DEFINITIONS / many), 4)))
+        return out
 
     def _summary_signal(self, file_dense: list[tuple[str, float]], cands: dict[str, Candidate],
                         add: Callable[[dict[str, Any]], Candidate | None],
                         tokens: Sequence[str], keep: Callable[[str], bool],
-                        languages: Sequence[str]) -> None:
+                        languages: Sequence[str], found: dict[str, dict[str, Any]]) -> None:
         """Mark every candidate with its file's summary similarity; the best files by
         summary that have no candidate yet bring in their best chunk for the query's
-        words (their first chunk when no word matches)."""
+        words (their first chunk when no word matches). `found` keeps those chunks by
+        path for the next call with the same query."""
         if not file_dense:
             return
         best = max((sim for _, sim in file_dense), default=0.0) or 1.0
         by_path = {p: sim for p, sim in file_dense}
         have = {c.row["path"] for c in cands.values()}
         absent = [p for p, _ in file_dense[:SUMMARY_FILES] if p not in have and keep(p)]
-        if absent:
-            where = f"path IN ({quote_list(absent)})"
+        wanted = [p for p in absent if p not in found]
+        if wanted:
+            where = f"path IN ({quote_list(wanted)})"
             if languages:
                 where += f" AND language IN ({quote_list(languages)})"
-            found: dict[str, dict[str, Any]] = {}
-            for row, _ in self.lexical(tokens, 4 * len(absent), where):
+            for row, _ in self.lexical(tokens, 4 * len(wanted), where):
                 found.setdefault(row["path"], row)
-            rest = [p for p in absent if p not in found]
+            rest = [p for p in wanted if p not in found]
             if rest:
                 rows = self.store.rows("chunks", _CHUNK_COLUMNS, where=(
                     f"path IN ({quote_list(rest)})"))
                 for row in sorted(rows, key=lambda r: r["start_line"]):
                     found.setdefault(row["path"], row)
-            for row in found.values():
-                add(row)
+        for path in absent:
+            if path in found:
+                add(found[path])
         for cand in cands.values():
             sim = by_path.get(cand.row["path"])
             if sim is not None:
                 cand.signals["summary"] = round(max(sim, 0.0) / best, 4)
                 cand.signals["file_cosine"] = round(max(sim, 0.0), 4)
 
-    def _path_signal(self, analysis: QueryAnalysis,
-                     add: Callable[[dict[str, Any]], Candidate | None],
-                     tokens: Sequence[str]) -> None:
-        named = self.files_matching(analysis.paths) if analysis.paths else []
-        for path in named:
-            where = f"path = {quote_list([path])}"
-            rows = [r for r, _ in self.lexical(tokens, 3, where)] or self.store.rows(
-                "chunks", _CHUNK_COLUMNS, where=where)[:1]
-            for row in rows:
-                if (cand := add(row)) is not None:
-                    cand.signals["path"] = 1.0
+    def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
+                   ) -> tuple[list[dict[str, Any]], str | None]:
+        """Chunks of the files the task names: the best few of each by full-text score
+        (its first when no word matches), and those holding a stack-trace frame's line.
+        Also the file of the innermost frame that names one file of the repository: where
+        the error was raised."""
+        by_name = self.files_named(analysis.paths)
+        named = sorted({f for found in by_name.values() for f in found})
+        if not named:
+            return [], None
+        best: dict[str, list[dict[str, Any]]] = {}
+        for row, _ in self.lexical(tokens, 4 * NAMED_FILE_CHUNKS * len(named),
+                                   f"path IN ({quote_list(named)})"):
+            got = best.setdefault(row["path"], [])
+            if len(got) < NAMED_FILE_CHUNKS:
+                got.append(row)
+        frames = analysis.frames[-MAX_FRAMES:]
+        spots = [(path, 1) for path in named if path not in best]
+        spots += [(path, line) for frame_path, line, _ in frames
+                  for path in by_name.get(frame_path, ())]
+        innermost = [by_name.get(frame_path, []) for frame_path, _, _ in reversed(frames)]
+        raised = next((found[0] for found in innermost if len(found) == 1), None)
+        return ([*(r for got in best.values() for r in got), *self.chunks_at(spots).values()],
+                raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = options or SearchOptions()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,6 +37,9 @@ class LoopConfig(BaseModel):
 
     max_cycles: int = Field(default=3, ge=1, le=10)
     per_cycle: int = Field(default=20, gt=0, description="candidates evaluated per cycle")
+    per_file: int = Field(default=3, gt=0, description=(
+        "at most this many of a cycle's candidates from one file, so that one long file "
+        "matching many words does not crowd the others out"))
     high: float = Field(default=0.7, ge=0, le=1, description="a high-relevance hit")
     stop_hits: int = Field(default=3, gt=0, description="high hits needed to stop early")
     exclude_below: float = Field(default=0.2, ge=0, le=1)
@@ -121,10 +125,12 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
     stop_reason = ""
     pending_gaps: list[str] = []
     resolved: set[str] = set()  # gap names whose definitions were looked up
+    memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
+    definitions: dict[str, list[tuple[str, int]]] = {}  # name -> where defined, so far
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(analysis, keep=keep, languages=config.languages,
-                                    extra_tokens=keywords)
+                                    extra_tokens=keywords, memo=memo)
         # Target the gaps: definitions of missing names go straight into the pool.
         looked_up = [g for g in pending_gaps if g not in targeted][:8]
         targeted += looked_up
@@ -140,16 +146,17 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
             else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-        fresh = [c for c in ranked if c.id not in items][: config.per_cycle]
+        fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle,
+                        config.per_file)
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
                 c.signals.setdefault("refined", 1.0)
         gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
                      and c not in fresh]
-        batch = fresh + gap_cands
+        batch = fresh + gap_cands + _named_files(ranked, items, fresh + gap_cands)
         in_context = resolved | {it.hit.symbol.split(".")[-1] for it in items.values()
                                  if it.hit.symbol}
-        known = _known_names(searcher, batch)
+        known = _known_names(searcher, batch, definitions)
         evals = evaluator.evaluate(analysis, batch, known, in_context)
         cycle = Cycle(n=n, keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
                       excluded=list(excluded), targeted=looked_up)
@@ -204,6 +211,42 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
                       stop_reason=stop_reason)
 
 
+def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Candidate]:
+    """The best `limit` candidates taking at most `per_file` from one file; when too few
+    files are left, the rest are filled from the best of those passed over."""
+    picked: list[Candidate] = []
+    passed: list[Candidate] = []
+    count: dict[str, int] = {}
+    for cand in ranked:
+        if len(picked) == limit:
+            break
+        path = cand.row["path"]
+        if count.get(path, 0) < per_file:
+            count[path] = count.get(path, 0) + 1
+            picked.append(cand)
+        else:
+            passed.append(cand)
+    picked += passed[: limit - len(picked)]
+    return picked
+
+
+MAX_NAMED_FILES = 8
+
+
+def _named_files(ranked: Sequence[Candidate], items: dict[str, ContextItem],
+                 batch: Sequence[Candidate]) -> list[Candidate]:
+    """The best candidate of each file the task names (path or stack-trace frame) that has
+    none in the batch or in context yet: a named file is always looked at."""
+    seen = {c.row["path"] for c in batch} | {it.hit.path for it in items.values()}
+    out: list[Candidate] = []
+    for cand in ranked:
+        path = cand.row["path"]
+        if "path" in cand.signals and path not in seen and cand.id not in items:
+            seen.add(path)
+            out.append(cand)
+    return out[:MAX_NAMED_FILES]
+
+
 def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:
     old = items.get(cand.id)
     if old is not None and old.relevance >= ev.relevance:
@@ -220,15 +263,18 @@ def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate]
+def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate],
+                 definitions: dict[str, list[tuple[str, int]]]
                  ) -> dict[str, list[tuple[str, int]]]:
-    """Names called in the batch that are defined in the index: name -> [(path, line)]."""
+    """Names called in the batch that are defined in the index: name -> [(path, line)].
+    `definitions` remembers earlier look-ups (names defined nowhere map to [])."""
     called = {m for c in batch for m in CALL.findall(c.row["text"]) if _WORD.match(m)}
-    if not called:
-        return {}
-    rows = searcher.store.rows("symbols", ["name", "path", "start_line"], where=(
-        f"name IN ({quote_list(sorted(called))})"))
-    out: dict[str, list[tuple[str, int]]] = {}
-    for r in rows:
-        out.setdefault(r["name"], []).append((r["path"], r["start_line"]))
-    return out
+    fresh = sorted(called - definitions.keys())
+    if fresh:
+        for name in fresh:
+            definitions[name] = []
+        rows = searcher.store.rows("symbols", ["name", "path", "start_line"], where=(
+            f"name IN ({quote_list(fresh)})"))
+        for r in rows:
+            definitions[r["name"]].append((r["path"], r["start_line"]))
+    return {name: definitions[name] for name in sorted(called) if definitions[name]}

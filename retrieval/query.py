@@ -18,12 +18,33 @@ from indexer.tokens import split_identifier
 __all__ = ["QueryAnalysis", "analyze"]
 
 
-_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|ts|tsx|"
-                   r"go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|yml|json))"
-                   r"(?![\w/])")
+_PATH = re.compile(r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
+                   r"ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|"
+                   r"yml|json))(?![\w/])")
 _FRAME_PY = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\w+))?')
+# IPython's traceback: "~/venv/.../query_utils.py in _combine(self, other)", then the
+# source around the line, which is marked "---> 73".
+_FRAME_IPYTHON = re.compile(r"^([~\w./\\-]+\.py) in (?:(\w+)|<\w+>)\b[^\n]*\n"
+                            r"(?:[^\n]*\n){0,12}?[ \t]*-+>[ \t]*(\d+)", re.M)
+# pytest's long traceback: "sympy/core/expr.py:124: in __eq__"
+_FRAME_PYTEST = re.compile(r"^[ \t>]*((?:[A-Za-z]:)?[\w./\\-]+\.\w+):(\d+): in (?:(\w+)|<\w+>)",
+                           re.M)
 _FRAME_GENERIC = re.compile(r"at (?:[\w.$<>]+ \()?([\w./\\-]+\.\w+):(\d+)")
-_QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|'([^'\n]{2,80})'")
+# A single quote next to a letter is an apostrophe ("it's", "doesn't"), not a quote.
+_QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^'\n]{2,80})'"
+                     r"(?![A-Za-z0-9])")
+# A name written as a call, `decompose()`: code, whatever it looks like.
+_CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
+# Names a pasted snippet imports: `from sympy import Integral, Derivative`.
+_IMPORTED = re.compile(r"^[ \t>]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([\w \t,]+)", re.M)
+# Builtins called in pasted snippets say nothing about where the code is.
+_BUILTINS = frozenset("""
+print len range str int float list dict set tuple type isinstance issubclass repr super
+open sorted reversed min max sum abs any all zip map filter enumerate getattr setattr
+hasattr delattr iter next bool object format id hash vars dir eval exec round divmod pow
+input callable frozenset bytes bytearray complex chr ord hex oct bin slice property
+staticmethod classmethod locals globals
+""".split())
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
@@ -61,7 +82,8 @@ class QueryAnalysis(BaseModel):
     quoted: list[str] = Field(default_factory=list)
     paths: list[str] = Field(default_factory=list, description="file paths named in the text")
     frames: list[tuple[str, int, str]] = Field(
-        default_factory=list, description="stack-trace frames: (path, line, function)")
+        default_factory=list,
+        description="stack-trace frames: (path, line, function), the innermost call last")
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
@@ -99,20 +121,31 @@ def _is_code_like(word: str) -> bool:
 
 
 def analyze(text: str) -> QueryAnalysis:
-    frames: list[tuple[str, int, str]] = []
+    # Python, IPython and pytest print the innermost call last; "at file:line" traces
+    # (JavaScript, Java, Go) print it first: frames are kept innermost last.
+    spotted: list[tuple[int, tuple[str, int, str]]] = []
     for m in _FRAME_PY.finditer(text):
-        frames.append((m.group(1).replace("\\", "/"), int(m.group(2)), m.group(3) or ""))
-    for m in _FRAME_GENERIC.finditer(text):
-        frames.append((m.group(1).replace("\\", "/"), int(m.group(2)), ""))
+        spotted.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
+    for m in _FRAME_IPYTHON.finditer(text):
+        spotted.append((m.start(), (m.group(1), int(m.group(3)), m.group(2) or "")))
+    for m in _FRAME_PYTEST.finditer(text):
+        spotted.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
+    generic = [(m.group(1), int(m.group(2)), "") for m in _FRAME_GENERIC.finditer(text)]
+    frames = [(p.replace("\\", "/"), line, fn) for p, line, fn in
+              [*reversed(generic), *(f for _, f in sorted(spotted, key=lambda x: x[0]))]]
     paths: list[str] = []
     for m in _PATH.finditer(text):
-        p = m.group(1).strip("./")
+        p = m.group(1).lstrip("~").strip("./")
         if p and p not in paths:
             paths.append(p)
     for f in frames:
         if f[0] not in paths:
             paths.append(f[0])
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
+    in_quotes = {w for q in quoted for w in _IDENT.findall(q)}
+    called = set(_CALLED.findall(text)) - _BUILTINS
+    called.update(n for m in _IMPORTED.finditer(text) for n in re.split(r"[\s,]+", m.group(1))
+                  if n and n not in ("as", "import"))
     identifiers: list[str] = []
     seen: set[str] = set()
     for m in _IDENT.finditer(text):
@@ -123,7 +156,7 @@ def analyze(text: str) -> QueryAnalysis:
             continue  # part of a path named in the text, already a path signal
         if "." in word and min(len(part) for part in word.split(".")) < 2:
             continue  # "e.g", "i.e": prose, not a dotted name
-        if _is_code_like(word) or any(word in q for q in quoted):
+        if _is_code_like(word) or word in in_quotes or word in called:
             seen.add(word)
             identifiers.append(word)
     for f in frames:

@@ -34,6 +34,86 @@ def test_dispatch_reads_identifiers_paths_frames_and_quotes():
     assert a.lexical_weight > analyze("how are prices computed").lexical_weight
 
 
+def test_dispatch_reads_calls_but_not_apostrophes_or_builtins():
+    a = analyze("It's odd: decompose() doesn't sort, and print(len(x)) shows 'it'.\n"
+                ">>> from shop.pricing import Cart, Discount as D\n")
+    assert a.identifiers == ["decompose", "shop.pricing", "Cart", "Discount"]
+    assert a.quoted == ["it"]
+
+
+def test_dispatch_reads_pytest_and_ipython_frames():
+    a = analyze("____\nshop/payments.py:33: in charge\n    return send(card_token, amount)\n"
+                "/venv/lib/python3.11/site-packages/shop/pricing.py:12: in <module>\n")
+    assert a.frames == [("shop/payments.py", 33, "charge"),
+                        ("/venv/lib/python3.11/site-packages/shop/pricing.py", 12, "")]
+    assert "charge" in a.identifiers
+    ipython = analyze("~/venv/lib/python3.8/site-packages/shop/payments.py in charge(card)\n"
+                      "     30     delays = backoff_delays(attempts)\n"
+                      "---> 31     for attempt in range(attempts):\n")
+    assert ipython.frames == [("~/venv/lib/python3.8/site-packages/shop/payments.py", 31,
+                               "charge")]
+    assert "venv/lib/python3.8/site-packages/shop/payments.py" in ipython.paths
+
+
+def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
+    named = searcher.files_named([
+        "/venv/lib/python3.11/site-packages/shop/auth/tokens.py",  # an installed copy
+        "site-packages/shop/__init__.py",  # not shop/auth/__init__.py (one part shared)
+        "api/routes.py", "other/pricing.py", "__init__.py"])
+    assert named == {
+        "/venv/lib/python3.11/site-packages/shop/auth/tokens.py": ["shop/auth/tokens.py"],
+        "site-packages/shop/__init__.py": ["shop/__init__.py"],
+        "api/routes.py": ["shop/api/routes.py"],
+        "__init__.py": ["shop/__init__.py", "shop/api/__init__.py", "shop/auth/__init__.py",
+                        "shop/storage/__init__.py"]}  # other/pricing.py: one part in common
+
+
+def test_a_traceback_frame_brings_the_chunk_at_its_line(searcher):
+    text = ('Traceback (most recent call last):\n  File "/srv/venv/lib/python3.11/'
+            'site-packages/shop/payments.py", line 31, in charge\nKeyError: 0')
+    cands = searcher.candidates(analyze(text))
+    [frame] = [c for c in cands.values() if c.row["path"] == "shop/payments.py"
+               and c.row["start_line"] <= 31 <= c.row["end_line"]]
+    assert frame.signals["path"] == 1.0
+
+
+def test_the_innermost_frame_marks_where_the_error_was_raised(searcher):
+    text = ('Traceback (most recent call last):\n'
+            '  File "/srv/venv/lib/python3.11/site-packages/shop/api/routes.py", line 5, in x\n'
+            '  File "/srv/venv/lib/python3.11/site-packages/shop/payments.py", line 31, in '
+            'charge\nKeyError: 0')
+    cands = searcher.candidates(analyze(text))
+    raised = {c.row["path"] for c in cands.values() if c.signals.get("raised")}
+    assert raised == {"shop/payments.py"}
+    result = run_loop(searcher, text)
+    [top] = [it for it in result.items if it.hit.path == "shop/payments.py"][:1]
+    assert "where the task's stack trace ends" in top.reason
+    assert not any("stack trace ends" in it.reason for it in result.items
+                   if it.hit.path != "shop/payments.py")
+
+
+def test_a_name_defined_in_many_places_is_weak_evidence(tmp_path, fake_embedder):
+    for name in "abcd":
+        (tmp_path / f"{name}.py").write_text(f"def clean(x):\n    return x  # {name}\n")
+    (tmp_path / "e.py").write_text("def scrub(x):\n    return x\n")
+    build_index(tmp_path, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    cands = searcher.candidates(analyze("clean() and scrub() both fail"))
+    symbol = {c.row["path"]: c.signals.get("symbol") for c in cands.values()}
+    assert symbol == {"a.py": 0.6, "b.py": 0.6, "c.py": 0.6, "d.py": 0.6, "e.py": 0.8}
+
+
+def test_a_cycle_spreads_over_files_and_looks_at_every_named_file(searcher):
+    spread = run_loop(searcher, "token total discount cart charge order price",
+                      config=LoopConfig(per_cycle=4, per_file=1, max_cycles=1))
+    paths = [c.split(":")[0] for c, _ in spread.trace[0].candidates]
+    assert len(paths) == 4 and len(set(paths)) == 4
+    named = run_loop(searcher, "validate_token rejects tokens; the docs in web/format.js",
+                     config=LoopConfig(per_cycle=1, max_cycles=1))
+    paths = [c.split(":")[0] for c, _ in named.trace[0].candidates]
+    assert paths == ["shop/auth/tokens.py", "web/format.js"]  # beyond the one ranked
+
+
 def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):
     result = run_loop(searcher, "why does validate_token reject my token?")
     [found] = [it for it in result.items if it.hit.symbol == "validate_token"]

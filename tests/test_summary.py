@@ -9,7 +9,7 @@ import pytest
 from indexer.build import IndexConfig, build_index, resolve_embed_scope
 from indexer.records import Symbol
 from indexer.store import Store
-from indexer.summary import MAX_CHARS, file_summary, leading_doc
+from indexer.summary import DOC_CHARS, MAX_CHARS, file_summary, leading_doc
 
 
 def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
@@ -50,6 +50,9 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
         "conf/settings.toml\n[tool] name = 'x'")
     many = [_sym(f"function_number_{i}", "function") for i in range(500)]
     assert len(file_summary("big.py", "", "python", many)) == MAX_CHARS
+    # A long text file: its opening words, whitespace collapsed, as if read whole.
+    for text in ("\n\n  Title\t\n" + "word  " * 200_000, " \n" * 50_000 + "late start"):
+        assert leading_doc(text, "markdown") == " ".join(text.split())[:DOC_CHARS]
 
 
 def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
@@ -112,9 +115,11 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
         def add(row, pool=pool):
             return pool.setdefault(row["id"], Candidate(row))
 
+        found: dict = {}
         searcher._summary_signal([("shop/payments.py", 0.5), ("shop/pricing.py", 0.25)],
-                                 pool, add, tokens, lambda p: p != "shop/pricing.py", [])
+                                 pool, add, tokens, lambda p: p != "shop/pricing.py", [], found)
         [cand] = pool.values()
+        assert found == {"shop/payments.py": cand.row}  # kept for the loop's next cycle
         assert cand.row["path"] == "shop/payments.py"
         assert cand.signals == {"summary": 1.0, "file_cosine": 0.5}
         if first_line is None:
