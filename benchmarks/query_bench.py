@@ -2,6 +2,7 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
+        [--phases]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -56,12 +57,35 @@ def pct(values: list[float], q: float) -> float:
     return values[min(len(values) - 1, int(round(q * (len(values) - 1))))]
 
 
+# The searcher's steps `--phases` times (they nest: `lexical` counts every full-text
+# query, including those inside the named-file and summary steps).
+PHASES = ("lexical", "embed_query", "file_dense", "_symbol_rows", "_path_rows",
+          "_summary_signal", "stale_paths")
+
+
+def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
+    """Wrap the searcher's steps so that each call adds its wall time to `spent`."""
+    for name in PHASES:
+        method = getattr(searcher, name)
+
+        def timed(*a: object, _name: str = name, _method: object = method, **k: object) -> object:
+            t = time.perf_counter()
+            try:
+                return _method(*a, **k)  # type: ignore[operator]
+            finally:
+                spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - t
+
+        setattr(searcher, name, timed)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index-root", type=Path, required=True)
     ap.add_argument("--queries", type=Path)
     ap.add_argument("--repo", help="only dataset rows of this repo (owner/name)")
     ap.add_argument("--limit", type=int, default=20)
+    ap.add_argument("--phases", action="store_true",
+                    help="also print the mean time per search of each step")
     args = ap.parse_args()
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
@@ -73,13 +97,15 @@ def main() -> None:
                     if getattr(f, "name", None) == store.manifest.model), None)
     has_vectors = store.count("vectors") or store.count("file_vectors")
     embedder = factory() if factory and has_vectors else None
-    searcher = HybridSearcher(store, (lambda: embedder) if embedder else None)
+    query_model = (lambda: embedder) if embedder else None
+    searcher = HybridSearcher(store, query_model)
     searcher.embed_query("warm up")
     timings: dict[str, list[float]] = {"search": [], "ask": []}
     rg = shutil.which("rg")
     if rg:
         timings["rg"] = []
     cycles = []
+    phases: dict[str, float] = {}
     for q in queries:
         if rg:
             # ripgrep for the same keywords (the query's names and first terms), listing
@@ -98,6 +124,11 @@ def main() -> None:
         t = time.perf_counter()
         searcher.search(q)
         timings["search"].append(time.perf_counter() - t)
+        if args.phases:
+            searcher.clear_query_cache()
+            timed = HybridSearcher(store, query_model)
+            time_phases(timed, phases)
+            timed.search(q)
         searcher.clear_query_cache()
         t = time.perf_counter()
         result = ask(searcher, q, budget=4000)
@@ -110,6 +141,11 @@ def main() -> None:
         print(f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
               f"p95 {pct(values, 0.95) * 1000:7.1f} ms")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
+    if args.phases:
+        print("search steps, mean per search (nested; embed_query and file_dense run "
+              "alongside the first full-text query):")
+        for name in PHASES:
+            print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
     t = time.perf_counter()
     subprocess.run([sys.executable, "-c", "from cli import main; main()", "ask", queries[0],
                     "--path", str(args.index_root)], check=True, capture_output=True,

@@ -57,7 +57,7 @@ about behaviour is answered by code, and prose repeats the words of every questi
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 
 
-def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
+def common_tail(a: Sequence[str], b: Sequence[str]) -> int:
     """How many trailing components two paths share."""
     n = 0
     while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
@@ -245,7 +245,7 @@ class HybridSearcher:
             by_name.setdefault(found[-1], []).append(found)
         out: dict[str, list[str]] = {}
         for p, parts in wanted.items():
-            shared = {"/".join(f): _common_tail(parts, f) for f in by_name.get(parts[-1], ())}
+            shared = {"/".join(f): common_tail(parts, f) for f in by_name.get(parts[-1], ())}
             best = max(shared.values(), default=0)
             if best >= min(2, len(parts)):
                 out[p] = sorted(path for path, n in shared.items() if n == best)

@@ -1,0 +1,78 @@
+"""Where a task's stack trace points: is the fixed file its innermost repository frame?
+
+Usage:
+    python benchmarks/frame_stats.py --dataset DEV.jsonl --repos CLONES
+
+For every task whose text holds stack-trace frames (as `retrieval.query.analyze` reads
+them, innermost last), the frames' paths are resolved against the files of the task's
+base commit (`git ls-tree`; a path names the files sharing its longest tail, at least two
+components, as `HybridSearcher.files_named` does; frames naming several files are left
+out). It prints, per task, where the gold files lie — the innermost resolved frame's file
+(`innermost`), the outermost one's (`outermost`), another frame's (`other`), none of them
+(`none`) — and the counts. This measured the prior behind the evaluator's `raised`
+feature (benchmarks/RESULTS-eval.md, section 9).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path, PurePosixPath
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from retrieval.hybrid import common_tail  # noqa: E402
+from retrieval.query import analyze  # noqa: E402
+
+
+def repo_files(clone: Path, commit: str) -> dict[str, list[tuple[str, ...]]]:
+    """The files of `commit` as path components, by file name."""
+    out = subprocess.run(["git", "-C", str(clone), "ls-tree", "-r", "--name-only", commit],
+                         capture_output=True, text=True, check=True).stdout
+    by_name: dict[str, list[tuple[str, ...]]] = {}
+    for line in out.splitlines():
+        parts = PurePosixPath(line).parts
+        by_name.setdefault(parts[-1], []).append(parts)
+    return by_name
+
+
+def resolve(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> str | None:
+    parts = PurePosixPath(path.strip("/")).parts
+    if not parts:
+        return None
+    shared = {"/".join(f): common_tail(parts, f) for f in by_name.get(parts[-1], ())}
+    best = max(shared.values(), default=0)
+    found = [p for p, n in shared.items() if n == best]
+    return found[0] if best >= min(2, len(parts)) and len(found) == 1 else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--repos", type=Path, required=True,
+                        help="directory of git clones named <owner>__<name>")
+    args = parser.parse_args(argv)
+    counts: Counter[str] = Counter()
+    for line in args.dataset.open():
+        task = json.loads(line)
+        frames = analyze(task["problem_statement"]).frames
+        if not frames:
+            continue
+        by_name = repo_files(args.repos / task["repo"].replace("/", "__"), task["base_commit"])
+        files = list(dict.fromkeys(f for p, _, _ in frames if (f := resolve(p, by_name))))
+        if not files:
+            continue
+        gold = set(task["gold_files"])
+        where = ("innermost" if files[-1] in gold else "outermost" if files[0] in gold
+                 else "other" if gold & set(files) else "none")
+        counts[where] += 1
+        print(f"{task['instance_id']:40} {where:9} {len(files):2} frames' files")
+    print(f"{sum(counts.values())} tasks with repository frames: " + ", ".join(
+        f"{k} {counts[k]}" for k in ("innermost", "outermost", "other", "none")))
+
+
+if __name__ == "__main__":
+    main()
