@@ -598,7 +598,7 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
 
     from indexer.build import embed_flags
     from indexer.embed import get_embedder
-    from retrieval.evaluation import HistoryConfig, run_history
+    from retrieval.history import HistoryConfig, run_history
 
     root = _root_arg(path)
     embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")

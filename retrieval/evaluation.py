@@ -1,10 +1,10 @@
-"""Evaluation: file localization on a SWE-bench-style dataset, and on a repository's history.
+"""Evaluation: file localization on a SWE-bench-style dataset (a repository's own history
+is in `retrieval.history`, on the same machinery).
 
 `run_swebench` indexes each instance's repository at its `base_commit` and asks every
-method to rank files for the issue text; `run_history` does the same for a repository's
-own recent commits (the tree at the parent, the commit message as the query, the files
-the commit modified as the truth). `score` turns predictions into the numbers of the
-bench's `score.py`, with the same definitions:
+method to rank files for the issue text (`MethodRunner` keeps one tree and its index in
+step and runs the methods). `score` turns predictions into the numbers of the bench's
+`score.py`, with the same definitions:
 
 - Acc@k: 1 when ALL gold files are within the top k (the Agentless / LocAgent / SweRank
   definition); Recall@k: share of gold files within the top k; MRR: reciprocal rank of
@@ -56,7 +56,7 @@ from indexer.languages import CODE_LANGUAGES, language_for
 from indexer.store import Store
 from indexer.tokens import tokenize
 from retrieval.ask import ask, estimate_tokens
-from retrieval.gittree import clone_for, commit_order, git, git_dir_of, sync_tree
+from retrieval.gittree import clone_for, commit_order, sync_tree
 from retrieval.hybrid import HybridSearcher
 from retrieval.query import analyze
 from retrieval.records import SearchOptions
@@ -68,17 +68,12 @@ __all__ = [
     "EvalConfig",
     "EvalError",
     "EvalReport",
-    "HistoryConfig",
-    "HistoryReport",
-    "HistoryResult",
-    "HistoryScore",
     "Instance",
     "Method",
     "Prediction",
     "Score",
     "load_dataset",
     "load_predictions",
-    "run_history",
     "run_swebench",
     "score",
     "score_report",
@@ -88,7 +83,6 @@ Method = Literal["bm25", "lexical", "dense", "hybrid", "ask"]
 METHODS: tuple[Method, ...] = ("bm25", "lexical", "dense", "hybrid", "ask")
 _NEEDS_VECTORS = frozenset({"dense", "hybrid"})
 KS = (1, 3, 5, 10)
-HISTORY_KS = (1, 5, 10)
 SUBSETS = ("all", "locagent274", "not_mentioned")
 BM25_K1 = 1.2
 BM25_B = 0.75
@@ -191,51 +185,6 @@ class EvalReport(BaseModel):
     new_predictions: int = Field(description="predictions made by this run (not resumed)")
 
 
-class HistoryConfig(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    repo: Path = Field(description="a git repository (bare or not)")
-    work: Path = Field(description="where the tree and its index live")
-    commits: int = Field(default=50, gt=0, description="the last N qualifying commits")
-    methods: list[Method] | None = None
-    budget: int = Field(default=4000, gt=0)
-    embed: bool = True
-    embed_chunks: bool = True
-    found_limit: int = Field(default=20, gt=0, le=1000)
-    index_workers: int | None = Field(default=1, gt=0)
-
-
-class HistoryResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    commit: str
-    parent: str
-    subject: str
-    changed_files: list[str] = Field(description="source files the commit modified")
-    method: Method
-    found_files: list[str]
-    seconds: float
-
-
-class HistoryScore(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    n: int
-    recall: dict[int, float] = Field(description="k -> Recall@k, percent")
-    mrr: float
-    seconds_median: float | None = None
-
-
-class HistoryReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    repo: str
-    commits: list[str] = Field(description="commits evaluated, oldest first")
-    methods: list[Method]
-    results: list[HistoryResult]
-    scores: dict[str, HistoryScore] = Field(description="method -> score")
-
-
 # -- loading ---------------------------------------------------------------------------
 
 
@@ -297,7 +246,7 @@ def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
     return chosen
 
 
-def _methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
+def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
     if requested is None:
         return [m for m in METHODS if embed or m not in _NEEDS_VECTORS]
     needy = [m for m in requested if m in _NEEDS_VECTORS]
@@ -392,7 +341,7 @@ def _by_file(paths: Iterable[str], limit: int) -> list[str]:
     return list(dict.fromkeys(paths))[:limit]
 
 
-class _Run:
+class MethodRunner:
     """Runs the methods on one snapshot of one repository."""
 
     def __init__(self, tree: Path, index_dir: Path, *, methods: Sequence[Method],
@@ -465,7 +414,7 @@ class _Run:
         return found, context, tokens
 
 
-def _no_progress(stage: str, done: int, total: int) -> None:
+def no_progress(stage: str, done: int, total: int) -> None:
     pass
 
 
@@ -473,7 +422,7 @@ def _no_progress(stage: str, done: int, total: int) -> None:
 
 
 def run_swebench(config: EvalConfig, *, embedder: Embedder,
-                 progress: Progress = _no_progress) -> EvalReport:
+                 progress: Progress = no_progress) -> EvalReport:
     """Predict files for every selected instance (resuming from `config.out`), then score.
 
     `embedder` builds the index's vectors when `config.embed` (and names the model in the
@@ -481,7 +430,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     """
     dataset = load_dataset(config.dataset)
     chosen = _select(dataset, config)
-    methods = _methods(config.methods, config.embed and config.embed_chunks)
+    methods = resolve_methods(config.methods, config.embed and config.embed_chunks)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
     by_repo: dict[str, list[Instance]] = {}
     for inst in chosen:
@@ -503,7 +452,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
             order = commit_order(git_dir, [i.base_commit for i in todo])
             todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
             home = config.work / repo.replace("/", "__")
-            run = _Run(home / "tree", home / ".dowse-index", methods=methods,
+            run = MethodRunner(home / "tree", home / ".dowse-index", methods=methods,
                        embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
                budget=config.budget,
                        found_limit=config.found_limit, workers=config.index_workers,
@@ -583,80 +532,3 @@ def score_report(config: EvalConfig, instances: Sequence[Instance],
     }
     return EvalReport(config=config, instances=[i.instance_id for i in instances],
                       methods=list(methods), scores=scores, new_predictions=new_predictions)
-
-
-# -- history ---------------------------------------------------------------------------
-
-
-def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str]]]:
-    """The last n non-merge commits that modify source files, newest first:
-    (commit, parent, message, modified source files)."""
-    out: list[tuple[str, str, str, list[str]]] = []
-    log = git(git_dir, "log", "--no-merges", "-z", "--format=%H %P%x1f%B").split(b"\0")
-    for entry in log:
-        if not entry.strip():
-            continue
-        head, _, body = entry.decode("utf-8", "replace").partition("\x1f")
-        ids = head.strip().split()
-        if len(ids) != 2:
-            continue  # a root commit has nothing to index before it
-        commit, parent = ids
-        status = git(git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status",
-                      parent, commit).split(b"\0")
-        changed = [status[i + 1].decode("utf-8", "surrogateescape")
-                   for i in range(0, len(status) - 1, 2)
-                   if status[i] == b"M" and language_for(
-                       status[i + 1].decode("utf-8", "surrogateescape")) in CODE_LANGUAGES]
-        if changed and body.strip():
-            out.append((commit, parent, body.strip(), changed))
-            if len(out) == n:
-                break
-    return out
-
-
-def run_history(config: HistoryConfig, *, embedder: Embedder,
-                progress: Progress = _no_progress) -> HistoryReport:
-    """Query the tree at each recent commit's parent with the commit message; score
-    Recall@k and MRR of the source files the commit modified."""
-    git_dir = git_dir_of(config.repo)
-    methods = _methods(config.methods, config.embed and config.embed_chunks)
-    commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
-    if not commits:
-        raise EvalError(f"no non-merge commit modifying source files in {config.repo}")
-    run = _Run(config.work / "tree", config.work / ".dowse-index", methods=methods,
-               embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
-               budget=config.budget,
-               found_limit=config.found_limit, workers=config.index_workers,
-               progress=progress, bm25_suffixes=None)
-    results: list[HistoryResult] = []
-    progress("commits", 0, len(commits))
-    for n, (commit, parent, message, changed) in enumerate(commits, 1):
-        files = sync_tree(git_dir, parent, config.work / "tree")
-        run.prepare(files, methods)
-        for method in methods:
-            found, _, _, seconds = run.query(method, message)
-            results.append(HistoryResult(
-                commit=commit, parent=parent, subject=message.splitlines()[0][:200],
-                changed_files=changed, method=method, found_files=found,
-                seconds=round(seconds, 4)))
-        progress("commits", n, len(commits))
-    scores: dict[str, HistoryScore] = {
-        m: _history_score([r for r in results if r.method == m]) for m in methods}
-    return HistoryReport(repo=str(config.repo), commits=[c[0] for c in commits],
-                         methods=methods, results=results, scores=scores)
-
-
-def _history_score(results: Sequence[HistoryResult]) -> HistoryScore:
-    recall = dict.fromkeys(HISTORY_KS, 0.0)
-    mrr = 0.0
-    for r in results:
-        gold = set(r.changed_files)
-        for k in HISTORY_KS:
-            recall[k] += len(gold & set(r.found_files[:k])) / len(gold)
-        mrr += next((1.0 / (i + 1) for i, f in enumerate(r.found_files) if f in gold), 0.0)
-    n = len(results) or 1
-    seconds = [r.seconds for r in results]
-    return HistoryScore(
-        n=len(results), recall={k: round(100 * v / n, 2) for k, v in recall.items()},
-        mrr=round(mrr / n, 4),
-        seconds_median=round(statistics.median(seconds), 3) if seconds else None)

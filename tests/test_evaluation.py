@@ -14,16 +14,15 @@ from cli import cli
 from retrieval.evaluation import (
     EvalConfig,
     EvalError,
-    HistoryConfig,
     Instance,
     Prediction,
     load_predictions,
-    run_history,
     run_swebench,
     score,
     score_report,
     sync_tree,
 )
+from retrieval.history import HistoryConfig, run_history
 
 AUTH_V1 = '''"""Session tokens."""
 
