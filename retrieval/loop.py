@@ -153,7 +153,8 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
                 c.signals.setdefault("refined", 1.0)
         gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
                      and c not in fresh]
-        batch = fresh + gap_cands + _named_files(ranked, items, fresh + gap_cands)
+        batch = fresh + gap_cands
+        batch += _named(ranked, items, batch)
         in_context = resolved | {it.hit.symbol.split(".")[-1] for it in items.values()
                                  if it.hit.symbol}
         known = _known_names(searcher, batch, definitions)
@@ -230,21 +231,28 @@ def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Cand
     return picked
 
 
-MAX_NAMED_FILES = 8
+MAX_NAMED = 8
 
 
-def _named_files(ranked: Sequence[Candidate], items: dict[str, ContextItem],
-                 batch: Sequence[Candidate]) -> list[Candidate]:
-    """The best candidate of each file the task names (path or stack-trace frame) that has
-    none in the batch or in context yet: a named file is always looked at."""
-    seen = {c.row["path"] for c in batch} | {it.hit.path for it in items.values()}
-    out: list[Candidate] = []
+def _named(ranked: Sequence[Candidate], items: dict[str, ContextItem],
+           batch: Sequence[Candidate]) -> list[Candidate]:
+    """What the task points at that the batch and the context lack: the best candidate of
+    each file it names (a path or a stack-trace frame), and each definition of a name it
+    mentions that is defined in few places (a full symbol signal). Always looked at,
+    at most MAX_NAMED of each."""
+    files = {c.row["path"] for c in batch} | {it.hit.path for it in items.values()}
+    taken = {c.id for c in batch} | items.keys()
+    named_files: list[Candidate] = []
+    definitions: list[Candidate] = []
     for cand in ranked:
-        path = cand.row["path"]
-        if "path" in cand.signals and path not in seen and cand.id not in items:
-            seen.add(path)
-            out.append(cand)
-    return out[:MAX_NAMED_FILES]
+        if cand.id in taken:
+            continue
+        if "path" in cand.signals and cand.row["path"] not in files:
+            files.add(cand.row["path"])
+            named_files.append(cand)
+        elif cand.signals.get("symbol", 0.0) >= 0.8:
+            definitions.append(cand)
+    return named_files[:MAX_NAMED] + definitions[:MAX_NAMED]
 
 
 def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:

@@ -103,7 +103,7 @@ def test_a_name_defined_in_many_places_is_weak_evidence(tmp_path, fake_embedder)
     assert symbol == {"a.py": 0.6, "b.py": 0.6, "c.py": 0.6, "d.py": 0.6, "e.py": 0.8}
 
 
-def test_a_cycle_spreads_over_files_and_looks_at_every_named_file(searcher):
+def test_a_cycle_spreads_over_files_and_looks_at_named_files_and_definitions(searcher):
     spread = run_loop(searcher, "token total discount cart charge order price",
                       config=LoopConfig(per_cycle=4, per_file=1, max_cycles=1))
     paths = [c.split(":")[0] for c, _ in spread.trace[0].candidates]
@@ -112,6 +112,11 @@ def test_a_cycle_spreads_over_files_and_looks_at_every_named_file(searcher):
                      config=LoopConfig(per_cycle=1, max_cycles=1))
     paths = [c.split(":")[0] for c, _ in named.trace[0].candidates]
     assert paths == ["shop/auth/tokens.py", "web/format.js"]  # beyond the one ranked
+    defined = run_loop(searcher, "validate_token rejects tokens, and BulkDiscount too",
+                       config=LoopConfig(per_cycle=1, max_cycles=1))
+    looked = [c for c, _ in defined.trace[0].candidates]
+    assert looked[0].startswith("shop/auth/tokens.py")
+    assert any(c.startswith("shop/pricing.py") for c in looked[1:])  # BulkDiscount's
 
 
 def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):
