@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from indexer.languages import TEXT_LANGUAGES, is_test_path
 from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
-from retrieval.query import QueryAnalysis
+from retrieval.query import BUILTIN_CALLS, QueryAnalysis
 
 __all__ = [
     "CALL", "SEMANTIC_WEIGHTS", "WEIGHTS", "Evaluation", "Evaluator", "Features",
@@ -39,11 +39,6 @@ __all__ = [
 ]
 
 CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
-_BUILTIN_CALLS = frozenset("""
-print len range str int float bool list dict set tuple isinstance issubclass super type
-getattr setattr hasattr sorted reversed enumerate zip map filter min max sum any all open
-repr format iter next hash id abs round object callable vars dir
-""".split())
 
 
 class Evaluation(BaseModel):
@@ -213,7 +208,7 @@ class OfflineEvaluator:
 
         missing: list[str] = []
         for name in dict.fromkeys(CALL.findall(cand.row["text"])):
-            if (name in _BUILTIN_CALLS or name in in_context or name not in known_symbols
+            if (name in BUILTIN_CALLS or name in in_context or name not in known_symbols
                     or defined_in(name, cand.row, known_symbols)):
                 continue
             missing.append(name)

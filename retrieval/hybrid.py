@@ -213,16 +213,24 @@ class HybridSearcher:
                     break
         return out
 
+    def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Each file's first chunk, by path."""
+        paths = sorted(set(paths))
+        if not paths:
+            return {}
+        out: dict[str, dict[str, Any]] = {}
+        for row in sorted(self.store.rows("chunks", _CHUNK_COLUMNS,
+                                          where=f"path IN ({quote_list(paths)})"),
+                          key=lambda r: r["start_line"]):
+            out.setdefault(row["path"], row)
+        return out
+
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
         return self.store.table("symbols").search().where(
             f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
-
-    def files_matching(self, paths: Iterable[str]) -> list[str]:
-        """The indexed files the given paths name (see `files_named`)."""
-        return sorted({f for found in self.files_named(paths).values() for f in found})
 
     def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the indexed files sharing the longest run of trailing components
@@ -404,12 +412,7 @@ class HybridSearcher:
                 where += f" AND language IN ({quote_list(languages)})"
             for row, _ in self.lexical(tokens, 4 * len(wanted), where):
                 found.setdefault(row["path"], row)
-            rest = [p for p in wanted if p not in found]
-            if rest:
-                rows = self.store.rows("chunks", _CHUNK_COLUMNS, where=(
-                    f"path IN ({quote_list(rest)})"))
-                for row in sorted(rows, key=lambda r: r["start_line"]):
-                    found.setdefault(row["path"], row)
+            found.update(self.first_chunks(p for p in wanted if p not in found))
         for path in absent:
             if path in found:
                 add(found[path])
@@ -436,13 +439,13 @@ class HybridSearcher:
             if len(got) < NAMED_FILE_CHUNKS:
                 got.append(row)
         frames = analysis.frames[-MAX_FRAMES:]
-        spots = [(path, 1) for path in named if path not in best]
-        spots += [(path, line) for frame_path, line, _ in frames
-                  for path in by_name.get(frame_path, ())]
+        spots = [(path, line) for frame_path, line, _ in frames
+                 for path in by_name.get(frame_path, ())]
         innermost = [by_name.get(frame_path, []) for frame_path, _, _ in reversed(frames)]
         raised = next((found[0] for found in innermost if len(found) == 1), None)
-        return ([*(r for got in best.values() for r in got), *self.chunks_at(spots).values()],
-                raised)
+        return ([*(r for got in best.values() for r in got),
+                 *self.first_chunks(p for p in named if p not in best).values(),
+                 *self.chunks_at(spots).values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = options or SearchOptions()

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.tokens import split_identifier
 
-__all__ = ["QueryAnalysis", "analyze"]
+__all__ = ["BUILTIN_CALLS", "QueryAnalysis", "analyze"]
 
 
 _PATH = re.compile(r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
@@ -37,14 +37,15 @@ _QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
 _IMPORTED = re.compile(r"^[ \t>]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([\w \t,]+)", re.M)
-# Builtins called in pasted snippets say nothing about where the code is.
-_BUILTINS = frozenset("""
+BUILTIN_CALLS = frozenset("""
 print len range str int float list dict set tuple type isinstance issubclass repr super
 open sorted reversed min max sum abs any all zip map filter enumerate getattr setattr
 hasattr delattr iter next bool object format id hash vars dir eval exec round divmod pow
 input callable frozenset bytes bytearray complex chr ord hex oct bin slice property
 staticmethod classmethod locals globals
 """.split())
+"""Python builtins: called in a pasted snippet, they say nothing about where the code is;
+called in a candidate, they are no missing context."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
@@ -143,7 +144,7 @@ def analyze(text: str) -> QueryAnalysis:
             paths.append(f[0])
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
     in_quotes = {w for q in quoted for w in _IDENT.findall(q)}
-    called = set(_CALLED.findall(text)) - _BUILTINS
+    called = set(_CALLED.findall(text)) - BUILTIN_CALLS
     called.update(n for m in _IMPORTED.finditer(text) for n in re.split(r"[\s,]+", m.group(1))
                   if n and n not in ("as", "import"))
     identifiers: list[str] = []
