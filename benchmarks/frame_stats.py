@@ -6,8 +6,8 @@ Usage:
 For every task whose text holds stack-trace frames (as `retrieval.query.analyze` reads
 them, innermost last), the frames' paths are resolved against the files of the task's
 base commit (`git ls-tree`; a path names the files sharing its longest tail, at least two
-components, as `HybridSearcher.files_named` does; frames naming several files are left
-out). It prints, per task, where the gold files lie — the innermost resolved frame's file
+components: `retrieval.hybrid.tail_matches`, as search does; frames naming several files
+are left out). It prints, per task, where the gold files lie — the innermost resolved frame's file
 (`innermost`), the outermost one's (`outermost`), another frame's (`other`), none of them
 (`none`) — and the counts. This measured the prior behind the evaluator's `raised`
 feature (benchmarks/RESULTS-eval.md, section 9).
@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retrieval.hybrid import common_tail  # noqa: E402
+from retrieval.hybrid import tail_matches  # noqa: E402
 from retrieval.query import analyze  # noqa: E402
 
 
@@ -40,13 +40,10 @@ def repo_files(clone: Path, commit: str) -> dict[str, list[tuple[str, ...]]]:
 
 
 def resolve(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> str | None:
+    """The one file of the commit a frame's path names, else None."""
     parts = PurePosixPath(path.strip("/")).parts
-    if not parts:
-        return None
-    shared = {"/".join(f): common_tail(parts, f) for f in by_name.get(parts[-1], ())}
-    best = max(shared.values(), default=0)
-    found = [p for p, n in shared.items() if n == best]
-    return found[0] if best >= min(2, len(parts)) and len(found) == 1 else None
+    found = tail_matches(parts, by_name.get(parts[-1], ())) if parts else []
+    return found[0] if len(found) == 1 else None
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -57,12 +57,23 @@ about behaviour is answered by code, and prose repeats the words of every questi
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 
 
-def common_tail(a: Sequence[str], b: Sequence[str]) -> int:
+def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
     """How many trailing components two paths share."""
     n = 0
     while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
         n += 1
     return n
+
+
+def tail_matches(parts: Sequence[str], files: Iterable[Sequence[str]]) -> list[str]:
+    """The files (as path components) a path (its components) names: those sharing the
+    longest run of trailing components with it, at least two (or all of a shorter path);
+    sorted, [] when none does."""
+    shared = {"/".join(f): _common_tail(parts, f) for f in files}
+    best = max(shared.values(), default=0)
+    if not parts or best < min(2, len(parts)):
+        return []
+    return sorted(path for path, n in shared.items() if n == best)
 
 
 class PathFilter:
@@ -233,9 +244,8 @@ class HybridSearcher:
             f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
 
     def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """For each path, the indexed files sharing the longest run of trailing components
-        with it, at least two (or all of a shorter path). So `models/query.py` names every
-        file ending so, and a traceback's installed copy
+        """For each path, the indexed files it names (`tail_matches`). So `models/query.py`
+        names every file ending so, and a traceback's installed copy
         `/usr/lib/python3/site-packages/django/db/models/query.py` names the repository's
         `django/db/models/query.py` (and `site-packages/_pytest/runner.py` names
         `src/_pytest/runner.py`)."""
@@ -249,14 +259,12 @@ class HybridSearcher:
             f"path = {quote_list([n])} OR path LIKE {quote_list(['%/' + n])}" for n in names))
         by_name: dict[str, list[tuple[str, ...]]] = {}
         for r in rows:
-            found = PurePosixPath(r["path"]).parts
-            by_name.setdefault(found[-1], []).append(found)
+            file_parts = PurePosixPath(r["path"]).parts
+            by_name.setdefault(file_parts[-1], []).append(file_parts)
         out: dict[str, list[str]] = {}
         for p, parts in wanted.items():
-            shared = {"/".join(f): common_tail(parts, f) for f in by_name.get(parts[-1], ())}
-            best = max(shared.values(), default=0)
-            if best >= min(2, len(parts)):
-                out[p] = sorted(path for path, n in shared.items() if n == best)
+            if named := tail_matches(parts, by_name.get(parts[-1], ())):
+                out[p] = named
         return out
 
     def stale_paths(self, paths: Iterable[str]) -> set[str]:
