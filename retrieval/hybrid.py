@@ -55,6 +55,7 @@ DOC_FACTOR = 0.7
 """Documentation and other text ranks lower unless the query is about docs: a question
 about behaviour is answered by code, and prose repeats the words of every question."""
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
+_SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 
 
 def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
@@ -237,11 +238,18 @@ class HybridSearcher:
         return out
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
+        """The definitions of `names` (any case), at most `limit`, the rarest names'
+        first: a task naming `_print_SingularityFunction` (3 definitions) beside `expr`
+        (62) and `_print_Pow` (24) keeps the three that say where."""
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        return self.store.table("symbols").search().where(
-            f"name_lower IN ({quote_list(lowered)})").limit(limit).to_arrow().to_pylist()
+        rows = self.store.rows("symbols", _SYMBOL_COLUMNS,
+                               where=f"name_lower IN ({quote_list(lowered)})")
+        defined = Counter(r["name_lower"] for r in rows)
+        rows.sort(key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"],
+                                 r["start_line"]))
+        return rows[:limit]
 
     def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the indexed files it names (`tail_matches`). So `models/query.py`

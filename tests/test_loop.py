@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from indexer.build import build_index
+from indexer.build import IndexConfig, build_index
 from indexer.store import Store
 from retrieval.ask import ask
 from retrieval.hybrid import HybridSearcher
@@ -101,6 +101,21 @@ def test_a_name_defined_in_many_places_is_weak_evidence(tmp_path, fake_embedder)
     cands = searcher.candidates(analyze("clean() and scrub() both fail"))
     symbol = {c.row["path"]: c.signals.get("symbol") for c in cands.values()}
     assert symbol == {"a.py": 0.6, "b.py": 0.6, "c.py": 0.6, "d.py": 0.6, "e.py": 0.8}
+
+
+def test_the_rarest_names_definitions_come_first_when_there_are_too_many(tmp_path,
+                                                                         fake_embedder):
+    for i in range(60):
+        (tmp_path / f"m{i:02}.py").write_text(f"def run(x):\n    return x + {i}\n")
+    (tmp_path / "z.py").write_text("def _print_singular(x):\n    return x\n")
+    build_index(tmp_path, embedder=fake_embedder, config=IndexConfig(embed=False))
+    searcher = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    found = searcher.symbols_named(["run", "_print_singular"], limit=50)
+    assert len(found) == 50
+    assert (found[0]["name"], found[0]["path"]) == ("_print_singular", "z.py")
+    cands = searcher.candidates(analyze("run() calls _print_singular() and fails"))
+    assert cands and any(c.row["path"] == "z.py" and c.signals.get("symbol") == 0.8
+                         for c in cands.values())
 
 
 def test_a_cycle_spreads_over_files_and_looks_at_named_files_and_definitions(searcher):
