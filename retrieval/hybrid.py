@@ -440,11 +440,12 @@ class HybridSearcher:
 
     def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
                    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Chunks of the files the task names: the best few of each by full-text score
-        (its first when no word matches), and those holding a stack-trace frame's line.
+        """Chunks of the files the task names (by path, or as a dotted module name): the
+        best few of each by full-text score (its first when no word matches), and those
+        holding a stack-trace frame's line.
         Also the file of the innermost frame that names one file of the repository: where
         the error was raised."""
-        by_name = self.files_named(analysis.paths)
+        by_name = self.files_named([*analysis.paths, *analysis.modules])
         named = sorted({f for found in by_name.values() for f in found})
         if not named:
             return [], None

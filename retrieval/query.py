@@ -85,6 +85,10 @@ class QueryAnalysis(BaseModel):
     frames: list[tuple[str, int, str]] = Field(
         default_factory=list,
         description="stack-trace frames: (path, line, function), the innermost call last")
+    modules: list[str] = Field(
+        default_factory=list,
+        description="the files dotted names could be modules of (`django.db.migrations.writer`"
+                    " -> django/db/migrations/writer.py), each prefix of two parts or more")
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
@@ -164,6 +168,9 @@ def analyze(text: str) -> QueryAnalysis:
         if f[2] and f[2] not in seen:
             seen.add(f[2])
             identifiers.append(f[2])
+    modules = list(dict.fromkeys(
+        "/".join(parts[:n]) + ".py" for parts in (i.split(".") for i in identifiers)
+        if not parts[0].startswith(("self", "cls")) for n in range(len(parts), 1, -1)))
     terms: list[str] = []
     for m in _WORD.finditer(text):
         w = m.group(0).lower()
@@ -174,4 +181,5 @@ def analyze(text: str) -> QueryAnalysis:
                            + len(quoted)) / words)
     lexical_weight = round(0.35 + 0.4 * code_share, 3)
     return QueryAnalysis(text=text, identifiers=identifiers, quoted=quoted, paths=paths,
-                         frames=frames, terms=terms, lexical_weight=lexical_weight)
+                         frames=frames, modules=modules, terms=terms,
+                         lexical_weight=lexical_weight)

@@ -68,6 +68,15 @@ def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
                         "shop/storage/__init__.py"]}  # other/pricing.py: one part in common
 
 
+def test_a_dotted_module_name_names_its_file(searcher):
+    a = analyze("I think the bug is in shop.auth.tokens.verify_token, not in self.cart.total")
+    assert a.modules == ["shop/auth/tokens/verify_token.py", "shop/auth/tokens.py",
+                         "shop/auth.py"]
+    cands = searcher.candidates(a)
+    assert {c.row["path"] for c in cands.values() if c.signals.get("path")} == {
+        "shop/auth/tokens.py"}
+
+
 def test_a_traceback_frame_brings_the_chunk_at_its_line(searcher):
     text = ('Traceback (most recent call last):\n  File "/srv/venv/lib/python3.11/'
             'site-packages/shop/payments.py", line 31, in charge\nKeyError: 0')
