@@ -19,6 +19,9 @@ Invariants:
   Go, Rust and Java get the same topics with fewer details; other languages are counted
   in the structure only.
 - A pattern without a citable example is not reported; its topic becomes a gap.
+
+The rules (regexes and tables) live in `explore.pattern_rules`, the topics that turn a scan
+into a `Pattern` in `explore.pattern_topics`; this module samples, scans and runs the track.
 """
 
 from __future__ import annotations
@@ -26,239 +29,31 @@ from __future__ import annotations
 import bisect
 import hashlib
 import posixpath
-import re
-import statistics
-import sys
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 
-from explore.records import Citation, Pattern, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite, find_line, largest_subdirs
+from explore.pattern_rules import FAMILY, FEATURES, LABEL, LAST_IN_DIR, TEST_NAMES, Scan
+from explore.pattern_topics import (
+    assertions_pattern,
+    errors_pattern,
+    imports_pattern,
+    naming_pattern,
+    plural,
+    structure_pattern,
+    test_layout_pattern,
+    typing_pattern,
+)
+from explore.records import Pattern, TrackSpec
+from explore.tracks import Context, Track, TrackState, largest_subdirs
 from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
 from indexer.parse import parse_source
-from indexer.records import Import, Symbol
 
 __all__ = ["patterns_track"]
 
 SAMPLE_SOURCE = 30
 SAMPLE_TESTS = 10
 SPLIT_MIN_FILES = 400
-MAX_EXAMPLES = 3
-
-_FAMILY = {"python": "python", "javascript": "js", "typescript": "js", "tsx": "js",
-           "go": "go", "rust": "rust", "java": "java"}
-_LABEL = {"python": "Python", "js": "JS/TS", "go": "Go", "rust": "Rust", "java": "Java"}
 _CORE = ("module structure", "error handling", "import style", "naming")
-_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
-_LAST_IN_DIR = frozenset({"__init__.py", "__main__.py", "conftest.py", "setup.py"})
-_TEST_DIR = re.compile(r"(^|/)(tests?|testing|specs?|__tests__)(/|$)")
-
-_Hit = tuple[str, int, tuple[str | None, ...]]
-"""(path, line, the regex's groups)."""
-
-
-def _rx(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.MULTILINE)
-
-
-# Per language family: feature name -> regex, applied to each sampled file's whole text.
-_FEATURES: dict[str, dict[str, re.Pattern[str]]] = {
-    "python": {k: _rx(v) for k, v in {
-        "raise": r"^[ \t]*raise\b",
-        "raise_from": r"^[ \t]*raise\b[^\n]*\bfrom[ \t]+\w",
-        "try": r"^[ \t]*try[ \t]*:",
-        "except": r"^[ \t]*except\b",
-        "bare_except": r"^[ \t]*except[ \t]*:",
-        "broad_except": r"^[ \t]*except[ \t(]+(?:Exception|BaseException)\b",
-        "exception_class": r"^[ \t]*class[ \t]+(\w+)[ \t]*\(([^)\n]*?(?:Error|Exception|Warning)"
-                           r"\b[^)\n]*)\)",
-        "future_annotations": r"^from[ \t]+__future__[ \t]+import[^\n]*\bannotations\b",
-        "dataclass": r"^[ \t]*@(?:dataclasses\.)?dataclass\b",
-        "attrs": r"^[ \t]*@(?:attr\.s|attrs?\.(?:define|frozen|mutable))\b",
-        "pydantic": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\b(?:BaseModel|BaseSettings)\b",
-        "typeddict": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\bTypedDict\b",
-        "namedtuple": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\bNamedTuple\b",
-        "protocol": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\bProtocol\b",
-        "enum": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*\b(?:Enum|IntEnum|StrEnum|Flag)\b",
-        "optional": r"\bOptional\[",
-        "pipe_none": r"\|[ \t]*None\b",
-        "dunder_all": r"^__all__\b",
-        "module_name": r"^([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)",
-        "bare_assert": r"^[ \t]*assert\b",
-        "self_assert": r"\bself\.assert\w+\(",
-        "pytest_raises": r"\bpytest\.raises\(",
-        "pytest_import": r"^(?:import[ \t]+pytest\b|from[ \t]+pytest\b)",
-        "pytest_fixture": r"^[ \t]*@pytest\.fixture\b",
-        "unittest_import": r"^(?:import[ \t]+unittest\b|from[ \t]+unittest\b)",
-        "testcase_class": r"^[ \t]*class[ \t]+\w+[ \t]*\([^)\n]*TestCase\b",
-        "test_function": r"^[ \t]*(?:async[ \t]+)?def[ \t]+test\w*[ \t]*\(",
-    }.items()},
-    "js": {k: _rx(v) for k, v in {
-        "try": r"\btry[ \t]*\{",
-        "catch": r"\bcatch[ \t]*(?:\([^)\n]*\))?[ \t]*\{",
-        "promise_catch": r"\.catch\(",
-        "throw": r"\bthrow[ \t]+\S",
-        "error_class": r"\bclass[ \t]+(\w+)[ \t]+extends[ \t]+(\w*Error)\b",
-        "esm_import": r"^[ \t]*import[ \t]+(?:type[ \t]+)?(?:[\w$*{]|['\"])",
-        "require": r"\brequire\([ \t]*['\"`]",
-        "esm_export": r"^[ \t]*export\b",
-        "cjs_export": r"\bmodule\.exports\b|^[ \t]*exports\.\w+[ \t]*=",
-        "ts_any": r":[ \t]*any\b|\bas[ \t]+any\b|<any>",
-        "interface": r"^[ \t]*(?:export[ \t]+)?(?:declare[ \t]+)?interface[ \t]+\w+",
-        "type_alias": r"^[ \t]*(?:export[ \t]+)?type[ \t]+\w+[^=\n]*=",
-        "ts_ignore": r"@ts-(?:ignore|expect-error)\b",
-        "jsdoc_type": r"@(?:param|returns?|type)[ \t]+\{",
-        "expect": r"\bexpect\(",
-        "node_assert": r"\bassert(?:\.\w+)?\(",
-        "js_test": r"^[ \t]*(?:it|test|QUnit\.test)\([ \t]*['\"`]",
-        "describe": r"^[ \t]*describe\(",
-        "vitest_import": r"['\"]vitest['\"]",
-        "node_test": r"['\"]node:test['\"]",
-        "chai": r"['\"]chai['\"]",
-        "qunit": r"\bQUnit\.(?:test|module)\(",
-    }.items()},
-    "go": {k: _rx(v) for k, v in {
-        "err_check": r"\berr[ \t]*!=[ \t]*nil\b",
-        "errors_new": r"\berrors\.New\(",
-        "errorf": r"\bfmt\.Errorf\(",
-        "errorf_wrap": r"\bfmt\.Errorf\([^\n]*%w",
-        "errors_is_as": r"\berrors\.(?:Is|As)\(",
-        "panic": r"\bpanic\(",
-        "error_type": r"^func[ \t]*\([ \t]*\w*[ \t]*\*?(\w+)[ \t]*\)[ \t]*Error\(\)[ \t]*string",
-        "import_block": r"^import[ \t]*\(",
-        "import_single": r"^import[ \t]+(?:[\w.]+[ \t]+)?\"",
-        "import_alias": r"^[ \t]+(?:\w+|\.)[ \t]+\"[^\"\n]+\"[ \t]*$",
-        "testing_import": r"\"testing\"",
-        "go_test_func": r"^func[ \t]+Test\w*\([ \t]*\w+[ \t]+\*testing\.T\b",
-        "t_report": r"\bt\.(?:Errorf|Error|Fatalf|Fatal)\(",
-        "testify": r"\b(?:assert|require)\.\w+\([ \t]*t\b",
-        "t_run": r"\bt\.Run\(",
-    }.items()},
-    "rust": {k: _rx(v) for k, v in {
-        "result_fn": r"\bfn[ \t]+\w+[^{;\n]*->[ \t]*(?:[\w:]+::)?Result\b",
-        "question": r"[\w)\]>]\?(?=[;.),\s])",
-        "unwrap": r"\.unwrap\(\)",
-        "expect_call": r"\.expect\(",
-        "panic": r"\bpanic!\(",
-        "error_impl": r"\bimpl\b[^\n{]*\bError[ \t]+for[ \t]+(\w+)",
-        "thiserror": r"#\[derive\([^)\n]*\bError\b",
-        "anyhow": r"\banyhow::",
-        "use_any": r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?use[ \t]+\w",
-        "use_crate": r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?use[ \t]+(?:crate|super|self)::",
-        "use_std": r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?use[ \t]+(?:std|core|alloc)::",
-        "use_group": r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?use[ \t]+[\w:]*::\{",
-        "cfg_test": r"^[ \t]*#\[cfg\(test\)\]",
-        "rust_test": r"^[ \t]*#\[(?:tokio::)?test\]",
-        "assert_eq": r"\bassert_(?:eq|ne)!\(",
-        "assert_macro": r"\bassert!\(",
-    }.items()},
-    "java": {k: _rx(v) for k, v in {
-        "throws": r"\)[ \t]*throws[ \t]+\w+",
-        "throw": r"\bthrow[ \t]+new\b",
-        "try": r"\btry[ \t]*[({]",
-        "catch": r"\bcatch[ \t]*\(",
-        "catch_generic": r"\bcatch[ \t]*\([ \t]*(?:final[ \t]+)?(?:Exception|Throwable)[ \t]+\w+",
-        "exception_class": r"\bclass[ \t]+(\w+)[ \t]+extends[ \t]+(\w*(?:Exception|Error|"
-                           r"Throwable))\b",
-        "import_any": r"^import[ \t]+[\w.]",
-        "import_static": r"^import[ \t]+static\b",
-        "import_wildcard": r"^import[ \t]+(?:static[ \t]+)?[\w.]+\.\*[ \t]*;",
-        "junit_test": r"^[ \t]*@Test\b",
-        "junit5": r"\borg\.junit\.jupiter\b",
-        "junit4": r"\borg\.junit\.(?!jupiter)\w",
-        "assert_junit": r"\bassert(?:Equals|NotEquals|True|False|Null|NotNull|Same|Throws|"
-                        r"ArrayEquals)\(",
-        "assert_that": r"\bassertThat\(",
-    }.items()},
-}
-
-# (feature, label, reported even when zero)
-_ERRORS: dict[str, list[tuple[str, str, bool]]] = {
-    "python": [("raise", "`raise` statements", True), ("try", "`try` blocks", True),
-               ("except", "`except` clauses", False), ("raise_from", "`raise ... from`", True),
-               ("broad_except", "`except Exception`", False), ("bare_except", "bare `except:`",
-                                                                True)],
-    "js": [("throw", "`throw` statements", True), ("try", "`try` blocks", True),
-           ("catch", "`catch` clauses", False), ("promise_catch", "`.catch(...)` calls", True)],
-    "go": [("err_check", "`err != nil` checks", True), ("errors_new", "`errors.New`", False),
-           ("errorf", "`fmt.Errorf`", False), ("errorf_wrap", "`fmt.Errorf` wrapping with %w",
-                                               False),
-           ("errors_is_as", "`errors.Is`/`errors.As`", False), ("panic", "`panic(...)`", True)],
-    "rust": [("result_fn", "functions returning `Result`", True),
-             ("question", "`?` propagations", True), ("unwrap", "`.unwrap()` calls", True),
-             ("expect_call", "`.expect(...)` calls", False), ("panic", "`panic!`", False),
-             ("thiserror", "`#[derive(Error)]` (thiserror)", False),
-             ("anyhow", "`anyhow::` uses", False)],
-    "java": [("throws", "`throws` clauses", True), ("throw", "`throw new`", True),
-             ("try", "`try` blocks", True), ("catch", "`catch` clauses", False),
-             ("catch_generic", "catch-alls (`catch (Exception e)`)", True)],
-}
-_ERROR_CLASSES = {"python": "exception_class", "js": "error_class", "go": "error_type",
-                  "rust": "error_impl", "java": "exception_class"}
-_ERROR_EXAMPLES = {"python": ["bare_except", "raise_from", "raise", "try"],
-                   "js": ["throw", "try", "promise_catch"],
-                   "go": ["err_check", "errorf_wrap", "errors_new", "panic"],
-                   "rust": ["question", "result_fn", "unwrap"],
-                   "java": ["throws", "throw", "catch"]}
-# (feature, label) per family: assertion styles and test frameworks.
-_ASSERTS: dict[str, list[tuple[str, str]]] = {
-    "python": [("bare_assert", "bare `assert`"), ("self_assert", "`self.assertX(...)`"),
-               ("pytest_raises", "`pytest.raises`")],
-    "js": [("expect", "`expect(...)`"), ("node_assert", "`assert(...)`/`assert.x(...)`")],
-    "go": [("t_report", "`t.Errorf`/`t.Fatal`"), ("testify", "testify `assert`/`require`")],
-    "rust": [("assert_eq", "`assert_eq!`/`assert_ne!`"), ("assert_macro", "`assert!`")],
-    "java": [("assert_junit", "JUnit `assertX(...)`"), ("assert_that", "`assertThat(...)`")],
-}
-_FRAMEWORKS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
-    "python": [("pytest", ("pytest_import", "pytest_fixture", "pytest_raises")),
-               ("unittest-style TestCase", ("unittest_import", "testcase_class"))],
-    "js": [("vitest", ("vitest_import",)), ("node:test", ("node_test",)), ("chai", ("chai",)),
-           ("QUnit", ("qunit",)), ("describe/it", ("describe",))],
-    "go": [("go testing", ("testing_import",)), ("testify", ("testify",))],
-    "rust": [("#[test]", ("rust_test",))],
-    "java": [("JUnit 5", ("junit5",)), ("JUnit 4", ("junit4",))],
-}
-_TEST_DEFS = {"python": "test_function", "js": "js_test", "go": "go_test_func",
-              "rust": "rust_test", "java": "junit_test"}
-_TEST_NAMES: list[tuple[str, re.Pattern[str]]] = [
-    ("test_*.py", re.compile(r"^test_.*\.py$")),
-    ("*_test.py", re.compile(r"_test\.py$")),
-    ("conftest.py", re.compile(r"^conftest\.py$")),
-    ("*_test.go", re.compile(r"_test\.go$")),
-    ("*.test.js/ts", re.compile(r"\.test\.[cm]?[jt]sx?$")),
-    ("*.spec.js/ts", re.compile(r"\.spec\.[cm]?[jt]sx?$")),
-    ("*Test.java", re.compile(r"Tests?\.java$")),
-]
-
-_CASE = [
-    ("UPPER_CASE", re.compile(r"^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$")),
-    ("snake_case", re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)+$")),
-    ("lowercase", re.compile(r"^[a-z][a-z0-9]*$")),
-    ("camelCase", re.compile(r"^[a-z][a-z0-9]*(?:[A-Z][a-z0-9]*)+$")),
-    ("PascalCase", re.compile(r"^[A-Z][a-z0-9]*(?:[A-Z0-9][a-z0-9]*)*$|^[A-Z]+[a-z][A-Za-z0-9]*$")),
-]
-_FUNCTION_KINDS = frozenset({"function", "method"})
-_TYPE_KINDS = frozenset({"class", "struct", "interface", "enum", "trait", "type"})
-
-
-@dataclass
-class _Scan:
-    """What the regexes, the parser and the sample found in one language family."""
-
-    files: list[str] = field(default_factory=list)
-    hits: dict[str, list[_Hit]] = field(default_factory=lambda: defaultdict(list))
-    symbols: list[Symbol] = field(default_factory=list)
-    imports: list[Import] = field(default_factory=list)
-
-    def n(self, feature: str) -> int:
-        return len(self.hits.get(feature, ()))
-
-    def in_files(self, feature: str) -> int:
-        return len({h[0] for h in self.hits.get(feature, ())})
-
-    def get(self, feature: str) -> list[_Hit]:
-        return self.hits.get(feature, [])
 
 
 def patterns_track(ctx: Context) -> Track:
@@ -315,7 +110,7 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
         state.gaps.append("module structure: no code files in scope")
         return []
     tests = [p for p in code if is_test_path(p)]
-    measured = [p for p in code if language_for(p) in _FAMILY]
+    measured = [p for p in code if language_for(p) in FAMILY]
     source_pool = [p for p in measured if not is_test_path(p)]
     test_pool = [p for p in measured if is_test_path(p)]
     n_tests = min(len(test_pool), max(SAMPLE_TESTS, SAMPLE_SOURCE + SAMPLE_TESTS
@@ -329,25 +124,25 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
         dirs = len({posixpath.dirname(p) for p in measured})
         state.gaps.append(f"measured on a sample of {sampled} of {len(measured)} files in "
                           f"{dirs} directories: counts are estimates")
-    others = Counter(language_for(p) or "" for p in code if language_for(p) not in _FAMILY)
+    others = Counter(language_for(p) or "" for p in code if language_for(p) not in FAMILY)
     if others:
         state.gaps.append("no pattern rules for " + ", ".join(
-            f"{lang} ({_plural(n, 'file')})" for lang, n in others.most_common())
+            f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
             + ": structure only")
 
-    patterns: list[Pattern | None] = [_structure(ctx, code, tests)]
+    patterns: list[Pattern | None] = [structure_pattern(ctx, code, tests)]
     local = local_module_names(ctx.all_files())
     for family, scan in source.items():
-        label = _LABEL[family]
-        patterns.append(_errors(ctx, scan, family))
-        patterns.append(_typing(ctx, scan, family))
-        patterns.append(_imports(ctx, scan, family, local))
-        patterns.append(_naming(ctx, scan, family))
+        label = LABEL[family]
+        patterns.append(errors_pattern(ctx, scan, family))
+        patterns.append(typing_pattern(ctx, scan, family))
+        patterns.append(imports_pattern(ctx, scan, family, local))
+        patterns.append(naming_pattern(ctx, scan, family))
         for p in patterns[-4:]:
             if p is not None:
                 p.name = f"{p.name} ({label})"
-    patterns.append(_test_layout(ctx, tests, test, source))
-    patterns.append(_assertions(ctx, test, source))
+    patterns.append(test_layout_pattern(ctx, tests, test, source))
+    patterns.append(assertions_pattern(ctx, test, source))
     found = [p for p in patterns if p is not None]
     topics = {p.name.split(" (")[0] for p in found}
     for topic in (*_CORE, "typing", "test layout", "assertion style"):
@@ -378,7 +173,7 @@ def _sample(paths: Sequence[str], k: int, *, tests: bool = False) -> list[str]:
         by_dir[posixpath.dirname(p)].append(p)
 
     def rank(path: str) -> tuple[bool, bytes]:
-        return (posixpath.basename(path) in _LAST_IN_DIR,
+        return (posixpath.basename(path) in LAST_IN_DIR,
                 hashlib.blake2b(path.encode(), digest_size=8).digest())
 
     queues = [sorted(ps, key=rank) for _, ps in sorted(by_dir.items())]
@@ -398,18 +193,18 @@ def _sample(paths: Sequence[str], k: int, *, tests: bool = False) -> list[str]:
 
 def _is_test_module(path: str) -> bool:
     name = posixpath.basename(path)
-    return any(rx.search(name) for label, rx in _TEST_NAMES if label != "conftest.py")
+    return any(rx.search(name) for label, rx in TEST_NAMES if label != "conftest.py")
 
 
-def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, _Scan]:
-    scans: dict[str, _Scan] = {}
+def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, Scan]:
+    scans: dict[str, Scan] = {}
     for path in files:
         language = language_for(path) or ""
-        family = _FAMILY[language]
+        family = FAMILY[language]
         lines = ctx.lines(path)
         if lines is None:
             continue
-        scan = scans.setdefault(family, _Scan())
+        scan = scans.setdefault(family, Scan())
         scan.files.append(path)
         text = "\n".join(lines)
         starts: list[int] = []
@@ -417,7 +212,7 @@ def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, _
         for line in lines:
             starts.append(offset)
             offset += len(line) + 1
-        for feature, rx in _FEATURES[family].items():
+        for feature, rx in FEATURES[family].items():
             for m in rx.finditer(text):
                 scan.hits[feature].append((path, bisect.bisect_right(starts, m.start()),
                                            m.groups()))
@@ -426,235 +221,6 @@ def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, _
             scan.symbols.extend(parsed.symbols)
             scan.imports.extend(parsed.imports)
     return dict(sorted(scans.items(), key=lambda kv: -len(kv[1].files)))
-
-
-# -- citations and numbers ---------------------------------------------------------------
-
-
-def _examples(ctx: Context, *groups: Sequence[tuple[str, int] | _Hit],
-              limit: int = MAX_EXAMPLES) -> list[Citation]:
-    """Up to `limit` citations, the first usable location of each group in turn,
-    preferring files not cited yet."""
-    out: list[Citation] = []
-    seen: set[tuple[str, int]] = set()
-    for group in groups:
-        if len(out) >= limit:
-            break
-        paths = {c.path for c in out}
-        ordered = sorted(group, key=lambda h: h[0] in paths)  # stable: first new file first
-        for hit in ordered:
-            where = (hit[0], hit[1])
-            if where in seen:
-                continue
-            c = cite(ctx, where[0], where[1])
-            if c is not None and c.quote:
-                out.append(c)
-                seen.add(where)
-                break
-    return out
-
-
-def _plural(n: int, noun: str, nouns: str | None = None) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
-
-
-def _pct(part: int, whole: int) -> str:
-    return f"{round(100 * part / whole)}%" if whole else "0%"
-
-
-def _first_line(ctx: Context, path: str) -> list[tuple[str, int]]:
-    lines = ctx.lines(path) or []
-    return [(path, i + 1) for i, ln in enumerate(lines) if ln.strip()][:1]
-
-
-def _case(name: str) -> str:
-    bare = name.strip("_")
-    for label, rx in _CASE:
-        if rx.match(bare):
-            return label
-    return "mixed"
-
-
-def _sym_sites(symbols: Iterable[Symbol]) -> list[tuple[str, int]]:
-    return [(s.path, s.start_line) for s in symbols]
-
-
-# -- the patterns ------------------------------------------------------------------------
-
-
-def _structure(ctx: Context, code: list[str], tests: list[str]) -> Pattern | None:
-    base = ctx.scope + "/" if ctx.scope and ctx.scope not in code else ""
-    rel = {p: p[len(base):] for p in code}
-    dirs = Counter(posixpath.dirname(p) for p in code)
-    biggest, most = max(dirs.items(), key=lambda kv: (kv[1], kv[0] == "", kv[0]))
-    parts = [f"{_plural(len(code), 'code file')} in "
-             f"{_plural(len(dirs), 'directory', 'directories')} (median "
-             f"{statistics.median(dirs.values()):g} per directory; largest {biggest or '.'}/ "
-             f"with {most})"]
-    sites: list[list[tuple[str, int]]] = []
-    py = [p for p in code if p.endswith(".py")]
-    if py:
-        packages = {posixpath.dirname(p) for p in py if posixpath.basename(p) == "__init__.py"}
-        top = sorted(d for d in packages if posixpath.dirname(d) not in packages)
-        main = [d for d in top if not _TEST_DIR.search(rel.get(d + "/__init__.py", d))]
-        loose = {posixpath.dirname(p) for p in py} - packages - {""}
-        loose = {d for d in loose if not _TEST_DIR.search(d)}
-        if packages:
-            shown = main or top
-            src = any(rel[f"{d}/__init__.py"].startswith("src/") for d in shown)
-            text = (f"{_plural(len(packages), 'Python package')} (with __init__.py); "
-                    f"top-level: {', '.join(shown[:4])}"
-                    f"{'…' if len(shown) > 4 else ''}")
-            if len(top) > len(main) and main:
-                text += f" and {len(top) - len(main)} under test directories"
-            parts.append(text + ("; src layout" if src else "; no src/ layout"))
-            for d in shown[:2]:
-                sites.append(_first_line(ctx, posixpath.join(d, "__init__.py")))
-        if loose:
-            parts.append(f"{len(loose)} non-test directories of Python files without "
-                         "__init__.py")
-    markers = [("package.json", "package.json manifest", '"name"'),
-               ("go.mod", "Go module (go.mod)", "module "),
-               ("Cargo.toml", "Cargo crate manifest", "[")]
-    in_scope = ctx.files()
-    for name, label, needle in markers:
-        found = [p for p in in_scope if posixpath.basename(p) == name]
-        if found:
-            parts.append(_plural(len(found), label))
-            line = find_line(ctx, found[0], needle)
-            sites.append([(found[0], line)] if line else _first_line(ctx, found[0]))
-    layouts = [("src/main/java/", "Maven/Gradle layout (src/main/java)"),
-               ("cmd/", "Go cmd/ entry points"), ("internal/", "Go internal/ packages")]
-    for prefix, label in layouts:
-        hits = [p for p in code if f"/{prefix}" in f"/{rel[p]}"]
-        if hits:
-            parts.append(f"{label}: {_plural(len(hits), 'file')}")
-            sites.append(_first_line(ctx, hits[0]))
-    if tests:
-        in_dirs = sum(1 for p in tests if _TEST_DIR.search(posixpath.dirname(rel[p])))
-        parts.append(f"{_plural(len(tests), 'test file')}, {in_dirs} under test directories")
-    in_biggest = sorted((p for p in code if posixpath.dirname(p) == biggest),
-                        key=lambda p: (posixpath.basename(p) in _LAST_IN_DIR, p))
-    sites.append(_first_line(ctx, in_biggest[0]))
-    examples = _examples(ctx, *sites)
-    if not examples:
-        return None
-    return Pattern(name="module structure", description="; ".join(parts), examples=examples)
-
-
-def _errors(ctx: Context, s: _Scan, family: str) -> Pattern | None:
-    classes = s.get(_ERROR_CLASSES[family])
-    counts = [(feature, label, s.n(feature), always) for feature, label, always
-              in _ERRORS[family]]
-    if not classes and not any(n for f, _, n, _a in counts if f != "bare_except"):
-        return None
-    first = counts[0]
-    parts = [f"{first[1]}: {first[2]} (in {s.in_files(first[0])} of "
-             f"{_plural(len(s.files), 'sampled file')})"]
-    parts += [f"{label}: {n}" for _, label, n, always in counts[1:] if n or always]
-    if classes:
-        bases = Counter((h[2][1] or "").split(",")[0].strip() for h in classes
-                        if len(h[2]) > 1) if family in ("python", "js", "java") else Counter()
-        names = list(dict.fromkeys(h[2][0] or "" for h in classes))
-        text = f"custom error types: {len(names)} ({', '.join(names[:5])}"
-        text += "…)" if len(names) > 5 else ")"
-        if bases:
-            text += ", based on " + ", ".join(f"{b} ×{n}" for b, n in bases.most_common(3))
-        parts.append(text)
-    examples = _examples(ctx, classes, *(s.get(f) for f in _ERROR_EXAMPLES[family]))
-    if not examples:
-        return None
-    return Pattern(name="error handling", description="; ".join(parts), examples=examples)
-
-
-def _typing(ctx: Context, s: _Scan, family: str) -> Pattern | None:
-    if family == "python":
-        return _typing_python(ctx, s)
-    if family != "js":
-        return None
-    ts = [f for f in s.files if language_for(f) in ("typescript", "tsx")]
-    if not ts:
-        if not s.n("jsdoc_type"):
-            return None
-        examples = _examples(ctx, s.get("jsdoc_type"))
-        return Pattern(name="typing", description=(
-            f"plain JavaScript; JSDoc type tags (`@param {{…}}`) in {s.in_files('jsdoc_type')} "
-            f"of {_plural(len(s.files), 'sampled file')}"), examples=examples) if examples else None
-    functions = [sym for sym in s.symbols if sym.kind in _FUNCTION_KINDS
-                 and language_for(sym.path) in ("typescript", "tsx")]
-    returns = [sym for sym in functions if re.search(r"\)\s*:\s*\S", sym.signature)]
-    parts = [f"{len(ts)} of {_plural(len(s.files), 'sampled file')} are TypeScript"]
-    if functions:
-        parts.append(f"{_pct(len(returns), len(functions))} of {len(functions)} TypeScript "
-                     "functions declare a return type")
-    parts.append(f"`any` {s.n('ts_any')} times in {_plural(s.in_files('ts_any'), 'file')}")
-    parts.append(f"{s.n('interface')} interfaces, {s.n('type_alias')} type aliases")
-    if s.n("ts_ignore"):
-        parts.append(f"{s.n('ts_ignore')} `@ts-ignore`/`@ts-expect-error`")
-    examples = _examples(ctx, _sym_sites(returns), s.get("interface") or s.get("type_alias"),
-                         s.get("ts_any"))
-    if not examples:
-        return None
-    return Pattern(name="typing", description="; ".join(parts), examples=examples)
-
-
-def _typing_python(ctx: Context, s: _Scan) -> Pattern | None:
-    functions = [sym for sym in s.symbols if sym.kind in _FUNCTION_KINDS]
-    if not functions:
-        return None
-    returns = [f for f in functions if "->" in f.signature]
-    params = annotated = 0
-    for f in functions:
-        for p in _parameters(f.signature):
-            params += 1
-            annotated += p
-    parts = [f"{_pct(len(returns), len(functions))} of {len(functions)} sampled functions "
-             "annotate their return type"]
-    if params:
-        parts.append(f"{_pct(annotated, params)} of their {params} parameters are annotated")
-    parts.append(f"`from __future__ import annotations` in {s.in_files('future_annotations')} "
-                 f"of {_plural(len(s.files), 'file')}")
-    if s.n("pipe_none") or s.n("optional"):
-        parts.append(f"`X | None` {s.n('pipe_none')} vs `Optional[X]` {s.n('optional')}")
-    kinds = [("dataclass", "@dataclass"), ("pydantic", "pydantic models"),
-             ("attrs", "attrs classes"), ("typeddict", "TypedDict"),
-             ("namedtuple", "NamedTuple"), ("protocol", "Protocol"), ("enum", "Enum")]
-    records = [f"{s.n(k)} {label}" for k, label in kinds if s.n(k)]
-    if records:
-        parts.append("typed records: " + ", ".join(records))
-    record_hits = next((s.get(k) for k, _ in kinds if s.n(k)), [])
-    examples = _examples(ctx, _sym_sites(returns), s.get("future_annotations"), record_hits)
-    if not examples:
-        examples = _examples(ctx, _sym_sites(functions))
-    return Pattern(name="typing", description="; ".join(parts), examples=examples)
-
-
-def _parameters(signature: str) -> list[bool]:
-    """Whether each parameter of a Python `def` signature is annotated (self/cls skipped)."""
-    start = signature.find("(")
-    if start < 0:
-        return []
-    depth, current, params = 0, "", []
-    for ch in signature[start + 1:]:
-        if ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            if depth == 0:
-                break
-            depth -= 1
-        if ch == "," and depth == 0:
-            params.append(current)
-            current = ""
-        else:
-            current += ch
-    params.append(current)
-    out = []
-    for p in (p.strip() for p in params):
-        name = p.split(":")[0].split("=")[0].strip().lstrip("*")
-        if not name or name in ("self", "cls", "/"):
-            continue
-        out.append(":" in p.split("=")[0])
-    return out
 
 
 def local_module_names(paths: Iterable[str]) -> set[str]:
@@ -666,228 +232,3 @@ def local_module_names(paths: Iterable[str]) -> set[str]:
         if p.endswith(".py"):
             names.update(p[:-3].split("/"))
     return names
-
-
-def _python_import_kinds(ctx: Context, imports: Iterable[Import]
-                         ) -> dict[str, list[tuple[str, int]]]:
-    """Import statements by kind (from, plain, relative, star, nested), `__future__` aside.
-
-    Statements come from the parser, so an import quoted in a docstring does not count."""
-    kinds: dict[str, list[tuple[str, int]]] = {k: [] for k in
-                                               ("from", "plain", "relative", "star", "nested")}
-    seen: set[tuple[str, int]] = set()
-    for imp in imports:
-        where = (imp.path, imp.line)
-        lines = ctx.lines(imp.path) or []
-        if where in seen or imp.module == "__future__" or imp.line > len(lines):
-            continue
-        seen.add(where)
-        text = lines[imp.line - 1]
-        if text[:1].isspace():
-            kinds["nested"].append(where)
-            continue
-        kinds["from" if text.startswith("from") else "plain"].append(where)
-        if imp.module.startswith("."):
-            kinds["relative"].append(where)
-        if imp.names == ["*"]:
-            kinds["star"].append(where)
-    return kinds
-
-
-def _imports(ctx: Context, s: _Scan, family: str, local: set[str]) -> Pattern | None:
-    parts: list[str] = []
-    groups: list[Sequence[tuple[str, int] | _Hit]] = []
-    if family == "python":
-        kinds = _python_import_kinds(ctx, s.imports)
-        top = len(kinds["from"]) + len(kinds["plain"])
-        if not top:
-            return None
-        parts.append(f"{_pct(len(kinds['from']), top)} of {top} top-level imports are "
-                     f"`from x import y`, {len(kinds['plain'])} `import x`")
-        parts.append(f"{len(kinds['relative'])} relative ({_pct(len(kinds['relative']), top)})")
-        parts.append(f"{len(kinds['nested'])} imports inside functions or blocks")
-        if kinds["star"]:
-            parts.append(f"{len(kinds['star'])} star imports")
-        origin: Counter[str] = Counter()
-        third: Counter[str] = Counter()
-        for imp in s.imports:
-            head = imp.module.split(".")[0]
-            if head == "__future__":
-                continue
-            # The standard library first: a local tokens.py does not make `import token` local.
-            if head in _STDLIB and not imp.module.startswith("."):
-                origin["stdlib"] += 1
-            elif imp.module.startswith(".") or head in local:
-                origin["project"] += 1
-            else:
-                origin["third-party"] += 1
-                third[head] += 1
-        total = sum(origin.values())
-        if total:
-            parts.append("origins: " + ", ".join(f"{_pct(n, total)} {k}"
-                                                 for k, n in origin.most_common())
-                         + (f" ({', '.join(n for n, _ in third.most_common(3))})"
-                            if third else ""))
-        if s.n("dunder_all"):
-            parts.append(f"`__all__` declared in {_plural(s.in_files('dunder_all'), 'file')}")
-        groups = [kinds["from"], kinds["plain"], kinds["relative"], kinds["nested"]]
-    elif family == "js":
-        esm, req = s.n("esm_import"), s.n("require")
-        if not (esm or req):
-            return None
-        parts.append(f"{esm} ES module imports vs {req} `require(...)` calls")
-        parts.append(f"{s.n('esm_export')} `export` statements vs {s.n('cjs_export')} "
-                     "`module.exports`")
-        if s.imports:
-            relative = sum(1 for i in s.imports if i.module.startswith("."))
-            parts.append(f"{_pct(relative, len(s.imports))} of {len(s.imports)} imports are "
-                         "relative paths")
-        groups = [s.get("esm_import"), s.get("require"), s.get("esm_export")]
-    elif family == "go":
-        if not s.imports:
-            return None
-        std = sum(1 for i in s.imports if "." not in i.module.split("/")[0])
-        parts.append(f"{s.n('import_block')} grouped `import (...)` blocks, "
-                     f"{s.n('import_single')} single-line imports")
-        parts.append(f"{_pct(std, len(s.imports))} of {len(s.imports)} imports are standard "
-                     f"library, {s.n('import_alias')} aliased")
-        groups = [s.get("import_block"), s.get("import_single"), s.get("import_alias")]
-    elif family == "rust":
-        uses = s.n("use_any")
-        if not uses:
-            return None
-        external = uses - s.n("use_crate") - s.n("use_std")
-        parts.append(f"{uses} `use` declarations: {s.n('use_crate')} crate-local "
-                     f"(crate/super/self), {s.n('use_std')} std, {external} external crates")
-        parts.append(f"{s.n('use_group')} grouped `use a::{{b, c}}`")
-        groups = [s.get("use_crate"), s.get("use_std"), s.get("use_group")]
-    elif family == "java":
-        total = s.n("import_any")
-        if not total:
-            return None
-        parts.append(f"{total} imports: {s.n('import_wildcard')} wildcard (`.*`), "
-                     f"{s.n('import_static')} static")
-        groups = [s.get("import_any"), s.get("import_wildcard"), s.get("import_static")]
-    examples = _examples(ctx, *groups)
-    if not examples:
-        return None
-    return Pattern(name="import style", description="; ".join(parts), examples=examples)
-
-
-def _naming(ctx: Context, s: _Scan, family: str) -> Pattern | None:
-    functions = [sym for sym in s.symbols if sym.kind in _FUNCTION_KINDS
-                 and not (sym.name.startswith("__") and sym.name.endswith("__"))]
-    types = [sym for sym in s.symbols if sym.kind in _TYPE_KINDS]
-    constants = [sym for sym in s.symbols if sym.kind == "constant"]
-    if not (functions or types):
-        return None
-    parts: list[str] = []
-    fn_site: list[tuple[str, int]] = []
-    if functions:
-        cases = Counter(_case(f.name) for f in functions)
-        if family == "go":
-            exported = sum(1 for f in functions if f.name[:1].isupper())
-            parts.append(f"{len(functions)} functions/methods: {_pct(exported, len(functions))} "
-                         f"exported (capitalized), {cases['snake_case']} with underscores")
-            fn_site = _sym_sites(functions)
-        else:
-            # A tie (one-word names only) goes to the language's own convention.
-            snake = (cases["snake_case"], family in ("python", "rust")) > (cases["camelCase"],
-                                                                          False)
-            main = "snake_case" if snake else "camelCase"
-            n_main = cases[main] + cases["lowercase"]
-            parts.append(f"{_pct(n_main, len(functions))} of {len(functions)} functions/methods "
-                         f"are {main} (incl. one-word lowercase)"
-                         + "".join(f", {n} {c}" for c, n in cases.most_common()
-                                   if c not in (main, "lowercase")))
-            fn_site = _sym_sites(f for f in functions if _case(f.name) in (main, "lowercase"))
-        private = sum(1 for f in functions if f.name.startswith("_"))
-        if family == "python" and private:
-            parts.append(f"{_pct(private, len(functions))} private (`_name`)")
-    if types:
-        pascal = sum(1 for t in types if _case(t.name) == "PascalCase")
-        parts.append(f"{_pct(pascal, len(types))} of {len(types)} classes/types are PascalCase")
-    upper: list[tuple[str, int]] = []
-    if family == "python":
-        names = [h for h in s.get("module_name") if not (h[2][0] or "").startswith("__")]
-        upper = [(h[0], h[1]) for h in names if _case(h[2][0] or "") == "UPPER_CASE"]
-        if names:
-            parts.append(f"{len(upper)} of {len(names)} module-level names are UPPER_CASE "
-                         "constants")
-    elif constants:
-        upper = _sym_sites(c for c in constants if _case(c.name) == "UPPER_CASE")
-        parts.append(f"{_pct(len(upper), len(constants))} of {len(constants)} constants are "
-                     "UPPER_CASE")
-    examples = _examples(ctx, fn_site, _sym_sites(types), upper)
-    if not examples:
-        return None
-    return Pattern(name="naming", description="; ".join(parts), examples=examples)
-
-
-def _test_layout(ctx: Context, tests: list[str], test: dict[str, _Scan],
-                 source: dict[str, _Scan]) -> Pattern | None:
-    inline = source.get("rust", _Scan()).get("cfg_test")
-    if not tests and not inline:
-        return None
-    base = ctx.scope + "/" if ctx.scope and ctx.scope not in tests else ""
-    parts: list[str] = []
-    sites: list[Sequence[tuple[str, int] | _Hit]] = []
-    if tests:
-        rel = [p[len(base):] for p in tests]
-        in_dirs = sum(1 for p in rel if _TEST_DIR.search(posixpath.dirname(p)))
-        top = Counter(p.split("/")[0] for p in rel if "/" in p and _TEST_DIR.match(p))
-        where = (f"{_plural(len(tests), 'test file')}: {_pct(in_dirs, len(tests))} under test "
-                 "directories")
-        if top:
-            where += " (top-level " + ", ".join(f"{d}/" for d, _ in top.most_common(2)) + ")"
-        parts.append(where + f", {len(tests) - in_dirs} colocated with the code")
-        names = Counter(label for p in tests for label, rx in _TEST_NAMES
-                        if rx.search(posixpath.basename(p)))
-        if names:
-            parts.append("names: " + ", ".join(f"{label} ×{n}" for label, n
-                                               in names.most_common()))
-    frameworks: list[str] = []
-    for family, scan in test.items():
-        for label, features in _FRAMEWORKS[family]:
-            files = {h[0] for f in features for h in scan.get(f)}
-            if files:
-                frameworks.append(f"{label} in {len(files)} of "
-                                  f"{_plural(len(scan.files), 'sampled test file')} "
-                                  f"({_LABEL[family]})")
-                sites.append([h for f in features for h in scan.get(f)])
-        sites.insert(0, scan.get(_TEST_DEFS[family]))
-    if frameworks:
-        parts.append("frameworks: " + ", ".join(frameworks))
-    if inline:
-        parts.append("Rust unit tests inline (`#[cfg(test)]`) in "
-                     + _plural(len({h[0] for h in inline}), "sampled source file"))
-        sites.append(inline)
-    examples = _examples(ctx, *sites)
-    if not examples and tests:
-        examples = _examples(ctx, _first_line(ctx, tests[0]))
-    if not examples:
-        return None
-    return Pattern(name="test layout", description="; ".join(parts), examples=examples)
-
-
-def _assertions(ctx: Context, test: dict[str, _Scan], source: dict[str, _Scan]
-                ) -> Pattern | None:
-    styles: list[tuple[str, list[_Hit]]] = []
-    for family, scan in test.items():
-        styles += [(f"{label} ({_LABEL[family]})", scan.get(f)) for f, label
-                   in _ASSERTS[family]]
-    if "rust" in source and "rust" not in test:
-        styles += [(f"{label} (Rust)", source["rust"].get(f)) for f, label in _ASSERTS["rust"]]
-    styles = sorted((st for st in styles if st[1]), key=lambda st: -len(st[1]))
-    total = sum(len(hits) for _, hits in styles)
-    if not total:
-        return None
-    files = len({h[0] for _, hits in styles for h in hits})
-    description = (f"{_plural(total, 'assertion')} in "
-                   f"{_plural(files, 'sampled file')}: "
-                   + ", ".join(f"{label} {_pct(len(hits), total)} ({len(hits)})"
-                               for label, hits in styles))
-    examples = _examples(ctx, *(hits for _, hits in styles))
-    if not examples:
-        return None
-    return Pattern(name="assertion style", description=description, examples=examples)
