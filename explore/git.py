@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from explore.records import Citation, GitReport, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite
+from explore.tracks import Context, Track, TrackState, cite, plural
 
 __all__ = ["git_track"]
 
@@ -164,10 +164,6 @@ def _cite_file(ctx: Context, path: str) -> Citation | None:
     return cite(ctx, path, line) if line else None
 
 
-def _plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {words or word + 's'}"
-
-
 def _pairs(commits: list[list[str]], anchors: Sequence[str], existing: set[str]
            ) -> dict[tuple[str, str], int]:
     """(anchor, partner) -> commits touching both, partners being existing files."""
@@ -285,7 +281,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
                             f"({n} of {of[a]} commits of {a})",
                             _cite_file(ctx, a), _cite_file(ctx, b), topic="co-change")
             if sample.huge:
-                state.gaps.append(f"{_plural(sample.huge, 'commit')} touching more than "
+                state.gaps.append(f"{plural(sample.huge, 'commit')} touching more than "
                                   f"{HUGE_COMMIT} files left out of co-change counts")
             if len(history.commits) >= HISTORY:
                 state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} "
@@ -318,9 +314,9 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
             state.conclusions.append(f"strongest coupling: {a} ↔ {b} ({n} commits)")
         if not report.head and not changes:
             return False, "a git repository with no commits and no changes"
-        return True, (f"{where}: {_plural(len(report.recent), 'recent commit')}, "
-                      f"{_plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
-                      f"{_plural(len(report.hot_files), 'hot file')}")
+        return True, (f"{where}: {plural(len(report.recent), 'recent commit')}, "
+                      f"{plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
+                      f"{plural(len(report.hot_files), 'hot file')}")
 
     def complete(state: TrackState) -> tuple[bool, str]:
         report = state.output.get("git")
@@ -334,9 +330,9 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         if report.hot_files and not kept["hot"]:
             return False, "no hot file kept its evidence"
         return True, (f"{report.branch or 'detached'} at {report.head[:12]}: "
-                      f"{_plural(len(report.recent), 'recent commit')}, "
-                      f"{_plural(len(report.hot_files), 'hot file')}, "
-                      f"{_plural(len(report.co_change), 'co-change pair')}")
+                      f"{plural(len(report.recent), 'recent commit')}, "
+                      f"{plural(len(report.hot_files), 'hot file')}, "
+                      f"{plural(len(report.co_change), 'co-change pair')}")
 
     return Track(spec=spec, understand=understand, complete=complete,
                  make=lambda c: git_track(c, focus_list))

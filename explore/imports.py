@@ -27,14 +27,13 @@ from __future__ import annotations
 
 import posixpath
 import re
-import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from explore.records import Citation, ImportReport, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite, find_line
+from explore.tracks import STDLIB, Context, Track, TrackState, cite, find_line, plural
 from indexer.errors import DowseError
 from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
 from indexer.parse import parse_source
@@ -54,7 +53,6 @@ DAMPING = 0.85
 PAGERANK_TOL = 1e-9
 PAGERANK_MAX_ITER = 100
 
-_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 _NODE_BUILTINS = frozenset({
     "assert", "buffer", "child_process", "cluster", "crypto", "dns", "events", "fs",
     "http", "https", "module", "net", "os", "path", "perf_hooks", "process", "querystring",
@@ -130,7 +128,7 @@ class _Resolver:
         if language != "python" or module.startswith("."):
             return resolved
         top = module.split(".", 1)[0]
-        if top in _STDLIB:
+        if top in STDLIB:
             stems = [p.removesuffix(".pyi").removesuffix(".py") for p in resolved.split("/")[:2]]
             if top not in stems:
                 return None
@@ -229,7 +227,7 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
         if package is None:
             graph.unresolved_relative += 1
         elif language == "python":
-            if package in _STDLIB:
+            if package in STDLIB:
                 graph.stdlib.add(package)
             elif resolver.resolve(package, row.path, language) is None:
                 graph.external.setdefault(package, {}).setdefault(row.path, row.line)
@@ -424,10 +422,6 @@ def _nested(ctx: Context, path: str, line: int) -> bool:
     return 1 <= line <= len(lines) and lines[line - 1][:1] in (" ", "\t")
 
 
-def _files(n: int) -> str:
-    return "1 file" if n == 1 else f"{n} files"
-
-
 def _gather(ctx: Context, state: TrackState, nodes: list[str]) -> tuple[_Graph, str]:
     """The graph of `nodes`, from the index when there is one; and where it came from."""
     resolver = _Resolver(ctx.all_files())
@@ -441,14 +435,14 @@ def _gather(ctx: Context, state: TrackState, nodes: list[str]) -> tuple[_Graph, 
         missing = [p for p in nodes if p not in indexed]
         parsed, failed = _parse_rows(ctx, missing, resolver)
         rows += parsed
-        source = "the index" + (f" (and parsing {_files(len(missing))} it does not have yet)"
-                                if missing else "")
+        source = "the index" + (f" (and parsing {plural(len(missing), 'file')} it does not "
+                                "have yet)" if missing else "")
     else:
         rows, failed = _parse_rows(ctx, nodes, resolver)
-        source = f"parsing {_files(len(nodes))} (no index)"
+        source = f"parsing {plural(len(nodes), 'file')} (no index)"
         state.gaps.append("without an index, imports of the scope from outside it are not known")
     if failed:
-        state.gaps.append(f"{_files(len(failed))} could not be parsed for imports: "
+        state.gaps.append(f"{plural(len(failed), 'file')} could not be parsed for imports: "
                           f"{_short(failed, 3)}")
     return _build_graph(ctx, nodes, rows, resolver), source
 
@@ -526,7 +520,7 @@ def imports_track(ctx: Context) -> Track:
             importer, line = min(pred[path].items())
             what = "the most central module" if i == 0 else f"central module #{i + 1}"
             state.claim(f"{path} is {what} by PageRank ({rank[path]:.4f}); "
-                        f"imported by {_files(len(pred[path]))} in scope, e.g. {importer}",
+                        f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
                         _import_cite(ctx, importer, line), topic="central")
         if central:
             state.conclusions.append(f"most central modules (PageRank): {_short(central)}")
@@ -537,7 +531,8 @@ def imports_track(ctx: Context) -> Track:
                 f"entry points: {_short(p for p, _, _ in entries)}")
         for pkg, count in external[:CLAIMED_EXTERNAL]:
             importer, line = min(graph.external[pkg].items())
-            state.claim(f"third-party package {pkg} is imported by {_files(count)} in scope",
+            state.claim(f"third-party package {pkg} is imported by "
+                        f"{plural(count, 'file')} in scope",
                         _import_cite(ctx, importer, line), topic="external")
         if external:
             state.conclusions.append(
@@ -549,8 +544,8 @@ def imports_track(ctx: Context) -> Track:
         outside = sorted(graph.outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for target, importers in outside[:CLAIMED_OUTSIDE]:
             importer, line = min(importers.items())
-            state.claim(f"{target}, outside {focus}, is imported by {_files(len(importers))} "
-                        "in scope",
+            state.claim(f"{target}, outside {focus}, is imported by "
+                        f"{plural(len(importers), 'file')} in scope",
                         _import_cite(ctx, importer, line), topic="outside")
         if outside:
             state.conclusions.append(
@@ -561,7 +556,7 @@ def imports_track(ctx: Context) -> Track:
             users = set().union(*graph.importers_outside.values())
             state.conclusions.append(
                 f"{len(graph.importers_outside)} modules of {focus} are imported by "
-                f"{_files(len(users))} outside it")
+                f"{plural(len(users), 'file')} outside it")
         if graph.unresolved_relative:
             state.gaps.append(f"{graph.unresolved_relative} relative imports name no file "
                               "here (generated or missing modules)")
@@ -569,7 +564,7 @@ def imports_track(ctx: Context) -> Track:
                          and lang not in GRAPH_LANGUAGES and lang not in TEXT_LANGUAGES)
         if others:
             state.gaps.append("imports are not resolved to files for " + ", ".join(
-                f"{lang} ({_files(n)})" for lang, n in others.most_common()))
+                f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common()))
         state.gaps.append("edges follow import statements only: dynamic imports, plugin "
                           "registries and dotted paths in strings or settings are not seen")
         return True, (f"{len(nodes)} modules, {n_edges} edges, {len(cycles)} cycles, "

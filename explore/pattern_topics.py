@@ -13,7 +13,6 @@ from __future__ import annotations
 import posixpath
 import re
 import statistics
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
@@ -35,16 +34,14 @@ from explore.pattern_rules import (
     Scan,
 )
 from explore.records import Citation, Pattern
-from explore.tracks import Context, cite, find_line
+from explore.tracks import STDLIB, Context, cite, find_line, plural
 from indexer.languages import language_for
 from indexer.records import Import, Symbol
 
 __all__ = ["assertions_pattern", "errors_pattern", "imports_pattern", "naming_pattern",
-           "plural", "structure_pattern", "test_layout_pattern", "typing_pattern"]
+           "structure_pattern", "test_layout_pattern", "typing_pattern"]
 
 MAX_EXAMPLES = 3
-
-_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
 # -- citations and numbers ---------------------------------------------------------------
@@ -71,10 +68,6 @@ def _examples(ctx: Context, *groups: Sequence[tuple[str, int] | Hit],
                 seen.add(where)
                 break
     return out
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
 
 
 def _pct(part: int, whole: int) -> str:
@@ -323,7 +316,7 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
             if head == "__future__":
                 continue
             # The standard library first: a local tokens.py does not make `import token` local.
-            if head in _STDLIB and not imp.module.startswith("."):
+            if head in STDLIB and not imp.module.startswith("."):
                 origin["stdlib"] += 1
             elif imp.module.startswith(".") or head in local:
                 origin["project"] += 1

@@ -27,7 +27,7 @@ from explore.specialist_docs import (
     definitions,
     read_package_docs,
 )
-from explore.tracks import Context, Track, TrackState, cite
+from explore.tracks import Context, Track, TrackState, cite, plural
 from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
 from indexer.parse import parse_source
 
@@ -115,10 +115,6 @@ def _ref(site: Site | DocSite) -> str:
     return f"{site[0]}:{site[1]}"
 
 
-def _plural(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _refs(sites: list[Site]) -> str:
     more = f" and {len(sites) - MAX_SITES} more" if len(sites) > MAX_SITES else ""
     return ", ".join(_ref(s) for s in sites[:MAX_SITES]) + more
@@ -203,7 +199,7 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
                         *_cite_all(ctx, first or [r.doc for r in docs.rules][:1]),
                         topic=topic)
         else:
-            state.claim(f"`{module}` is imported by {_plural(len(imported_at), 'file')} in "
+            state.claim(f"`{module}` is imported by {plural(len(imported_at), 'file')} in "
                         f"scope: {_refs(imported_at)}",
                         *_cite_all(ctx, imported_at[:MAX_SITES]), topic=topic)
         spans = _Spans(ctx)
@@ -238,8 +234,8 @@ def _report_used(ctx: Context, state: TrackState, docs: Docs, calls: dict[str, l
         doc = (f" (documented at {_ref(api.doc)})" if api.doc
                else f" (documented: {api.summary!r})" if api.summary else "")
         files = len({p for p, _ in sites})
-        state.claim(f"`{name}`{doc} is used at {_plural(len(sites), 'site')} in "
-                    f"{_plural(files, 'file')}: {_refs(sites)}",
+        state.claim(f"`{name}`{doc} is used at {plural(len(sites), 'site')} in "
+                    f"{plural(files, 'file')}: {_refs(sites)}",
                     *_cite_all(ctx, sites[:MAX_SITES]), topic=topic)
     if review.used > MAX_USED_CLAIMS:
         state.gaps.append(f"{review.used - MAX_USED_CLAIMS} more used APIs not itemized")
@@ -276,7 +272,7 @@ def _report_misuse(ctx: Context, state: TrackState, docs: Docs, code: list[str],
                     f"{rule.text!r}; idiomatic alternative: {alternative}",
                     *_cite_all(ctx, [*sites[:MAX_SITES], rule.doc]), topic=topic)
         subject = f"`{rule.call}()`" if rule.call else repr(rule.literal)
-        state.conclusions.append(f"misuse: {subject} at {_plural(len(sites), 'site')}; "
+        state.conclusions.append(f"misuse: {subject} at {plural(len(sites), 'site')}; "
                                  f"idiomatic alternative: {alternative}")
     return flagged
 

@@ -36,14 +36,13 @@ from __future__ import annotations
 import importlib.util
 import math
 import posixpath
-import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
 from explore.patterns import local_module_names
 from explore.specialist_docs import Docs, internal_docs
 from explore.specialist_review import python_imports, specialist_track
-from explore.tracks import Context, Track
+from explore.tracks import STDLIB, Context, Track
 from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
 
 __all__ = ["MAX_SPECIALISTS", "specialist_tracks"]
@@ -55,7 +54,6 @@ MAX_IMPORT_SCAN = 600
 
 _DOC_NAMES = {"ai-context.md": 0, "agents.md": 1, "claude.md": 2, "readme.md": 3,
               "readme.rst": 4}
-_STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
 
 
 def specialist_tracks(ctx: Context) -> list[Track]:
@@ -131,7 +129,7 @@ def _heavy_packages(ctx: Context) -> tuple[list[tuple[str, str]], list[str]]:
     notes: list[str] = []
     root = ctx.root.resolve()
     for name, n in sorted(importers.items(), key=lambda kv: (-kv[1], kv[0])):
-        if n < threshold or name in _STDLIB or name in local:
+        if n < threshold or name in STDLIB or name in local:
             continue
         origin = _source_of(name)
         if origin is None:

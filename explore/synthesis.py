@@ -14,7 +14,6 @@ how much to trust the whole.
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from typing import Literal
 
@@ -23,6 +22,7 @@ from explore.records import (
     Synthesis,
     TrackFindings,
 )
+from explore.tracks import STDLIB
 
 __all__ = ["synthesize"]
 
@@ -75,7 +75,7 @@ def synthesize(result: ExploreResult) -> Synthesis:
         declared = {_normalize(d.name) for d in result.dependencies.dependencies}
         if declared:
             for package, users in result.imports.external:
-                if users >= 2 and package not in sys.stdlib_module_names \
+                if users >= 2 and package not in STDLIB \
                         and _normalize(package) not in declared:
                     nuances.append(f"`{package}` is imported by {users} files but no manifest "
                                    "declares it under that name")

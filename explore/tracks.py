@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -42,18 +43,27 @@ from explore.records import (
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
+    "STDLIB",
     "Context",
     "Track",
     "TrackState",
     "cite",
     "find_line",
     "largest_subdirs",
+    "plural",
     "run_track",
     "verify_citation",
 ]
 
 MAX_QUOTE = 80
+STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
+"""Python's standard library modules: never a project's own, never a dependency."""
 _SPACE = re.compile(r"\s+")
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 file`, `2 files`; `nouns` for an irregular plural."""
+    return f"{n} {noun}" if n == 1 else f"{n} {nouns or noun + 's'}"
 
 
 def _norm(text: str) -> str:
