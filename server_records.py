@@ -1,0 +1,303 @@
+"""The MCP server's records and how an answer is fitted into its token budget.
+
+Holds the request records (a tool's input schema is its request model's fields), the
+answer records (its output schema), and `fit_answer`, which every tool's answer goes
+through. `server.py` re-exports the public ones.
+
+Invariants:
+- Budgeted: an answer's JSON never exceeds the call's `max_tokens`, counted with
+  `retrieval.ask.estimate_tokens` (3 characters a token, conservative). When the full
+  answer is larger, records are cut to signature and citation from the lowest-ranked
+  up, then the lowest-ranked are left out whole; no record is ever cut mid-way.
+  `budget` says how many were cut and left out.
+- A request record forbids unknown fields, and `max_tokens` lies between MIN_TOKENS and
+  MAX_TOKENS_LIMIT.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from explore.records import Depth, ExploreResult
+from indexer.build import IndexStats
+from indexer.errors import DowseError
+from indexer.status import StatusReport
+from retrieval.ask import ContextBlock, FileResult, estimate_tokens
+from retrieval.records import Grain, Hit
+from retrieval.symbols import SymbolMatch
+
+__all__ = [
+    "MAX_TOKENS_LIMIT", "MIN_TOKENS", "AskAnswer", "AskRequest", "Budget", "Definition",
+    "Entry", "ExploreAnswer", "ExploreRequest", "Freshness", "ReindexAnswer",
+    "ReindexRequest", "RootReindex", "RootStatus", "SearchAnswer", "SearchRequest",
+    "StatusAnswer", "StatusRequest", "SymbolAnswer", "SymbolRequest", "cut_block", "cut_hit",
+    "fit_answer",
+]
+
+MAX_TOKENS_LIMIT = 20_000
+"""Agents refuse tool results over about 25k tokens; no answer may come near that."""
+MIN_TOKENS = 256
+"""Room for an answer's envelope (root, freshness, budget) and a few citations."""
+
+A = TypeVar("A", bound=BaseModel)
+
+
+# -- records -----------------------------------------------------------------------------
+
+
+def _max_tokens(default: int) -> Any:
+    return Field(default=default, ge=MIN_TOKENS, le=MAX_TOKENS_LIMIT,
+                 description=f"Upper bound on the answer's size in tokens, estimated at 3 "
+                             f"characters a token (default {default}).")
+
+
+def _root_field() -> Any:
+    return Field(default=None, description=(
+        "The served root to use: its path or its directory name. Needed only when the "
+        "server serves several roots."))
+
+
+def _path_field() -> Any:
+    return Field(default=None, description=(
+        "Only results under this file or directory: relative to the root, or absolute "
+        "inside it. Paths outside the root (absolute, `..`, through a symlink) are refused."))
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SearchRequest(_Request):
+    query: str = Field(min_length=1, description=(
+        "What to find: identifiers (`validate_token`, `Store.open`), a path, an error "
+        "message, or plain words."))
+    root: str | None = _root_field()
+    path: str | None = _path_field()
+    grain: Grain = Field(default="chunk", description=(
+        "chunk: ranked source chunks; symbol: the enclosing definitions; file: files only."))
+    limit: int = Field(default=10, ge=1, le=100, description="How many results at most.")
+    include: list[str] = Field(default=[], description=(
+        "gitignore-style globs a result's path must match (under `path` when given)."))
+    exclude: list[str] = Field(default=[],
+                               description="gitignore-style globs of paths to leave out.")
+    languages: list[str] = Field(default=[],
+                                 description="Only these languages (python, typescript, ...).")
+    kinds: list[str] = Field(default=[],
+                             description="Only these symbol kinds (symbol grain): function, ...")
+    max_tokens: int = _max_tokens(4000)
+
+
+class AskRequest(_Request):
+    question: str = Field(min_length=1, description=(
+        "A question about the code, e.g. 'where are expired session tokens rejected?'."))
+    root: str | None = _root_field()
+    path: str | None = _path_field()
+    include: list[str] = Field(default=[], description=(
+        "gitignore-style globs a path must match (under `path` when given)."))
+    exclude: list[str] = Field(default=[],
+                               description="gitignore-style globs of paths to leave out.")
+    max_tokens: int = _max_tokens(8000)
+
+
+class SymbolRequest(_Request):
+    name: str = Field(min_length=1, description=(
+        "A definition's name; a qualified name (`Store.open`, `auth.tokens.validate_token`) "
+        "narrows it. Exact matches first, then prefix, then fuzzy."))
+    root: str | None = _root_field()
+    limit: int = Field(default=5, ge=1, le=50, description="How many definitions at most.")
+    max_tokens: int = _max_tokens(4000)
+
+
+class StatusRequest(_Request):
+    root: str | None = Field(default=None, description="One served root (default: all).")
+    max_tokens: int = _max_tokens(2000)
+
+
+class ReindexRequest(_Request):
+    root: str | None = Field(default=None, description="One served root (default: all).")
+    rebuild: bool = Field(default=False,
+                          description="Discard the index and build it anew (slow).")
+    max_tokens: int = _max_tokens(2000)
+
+
+class ExploreRequest(_Request):
+    path: str | None = Field(default=None, description=(
+        "The directory or file to explore, relative to the root or absolute inside it "
+        "(default: the whole root). Paths outside the root are refused."))
+    root: str | None = _root_field()
+    focus: str | None = Field(default=None, description=(
+        "A question to answer inside the path with the retrieval loop, e.g. 'how are "
+        "tokens refreshed?'."))
+    depth: Depth = Field(default="standard", description=(
+        "shallow: tree and manifests; standard: + coding patterns and the focus; deep: + "
+        "import graph, git history and module specialists."))
+    max_tokens: int = _max_tokens(6000)
+
+
+class Budget(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    max_tokens: int
+    tokens: int = Field(description="estimated tokens of this answer's JSON")
+    cut: int = Field(default=0, description="records cut to signature and citation to fit")
+    omitted: int = Field(default=0, description="lower-ranked records left out to fit")
+
+
+class Freshness(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    snapshot: float = Field(description="commit time of the index snapshot that answered")
+    reindexed: int = Field(default=0, description="changed files indexed before answering")
+    pending: int = Field(default=0,
+                         description="changed files this answer does not reflect yet")
+    note: str = ""
+
+
+class SearchAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    hits: list[Hit] = Field(description="best first; `text` is null when cut to fit")
+    freshness: Freshness
+    budget: Budget
+
+
+class AskAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    files: list[FileResult] = Field(description="the files that answer it, best first")
+    context: list[ContextBlock] = Field(
+        description="cited source, best first; form 'signature' when cut to fit")
+    stop_reason: str
+    cycles: int
+    freshness: Freshness
+    budget: Budget
+
+
+class ExploreAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    result: ExploreResult = Field(description=(
+        "structure, key files, dependencies, patterns, imports, git, cited focus findings, "
+        "per-track gates and the synthesis; `omitted` counts what the budget left out"))
+    freshness: Freshness
+    budget: Budget
+
+
+class Definition(SymbolMatch):
+    text: str | None = Field(default=None, description=(
+        "the definition's source, lines start_line..end_line; null when cut to fit"))
+    stale: bool = Field(default=False, description="the file changed since it was indexed")
+
+
+class SymbolAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    definitions: list[Definition]
+    freshness: Freshness
+    budget: Budget
+
+
+class RootStatus(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    report: StatusReport | None = None
+    error: str | None = None
+
+
+class StatusAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    roots: list[RootStatus]
+    budget: Budget
+
+
+class RootReindex(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    stats: IndexStats | None = None
+    error: str | None = None
+
+
+class ReindexAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    roots: list[RootReindex]
+    budget: Budget
+
+
+# -- fitting an answer into its budget ---------------------------------------------------
+
+Entry = tuple[Any, Any]
+"""A record in its full form and its form cut to signature and citation (None: it cannot
+be cut further, only left out)."""
+
+
+def fit_answer(make: Callable[[list[list[Any]], Budget], A],
+               groups: Sequence[Sequence[Entry]], max_tokens: int, *, omitted: int = 0) -> A:
+    """The answer `make` builds from the groups' records, at most `max_tokens` as JSON.
+
+    Steps, in order, until it fits: for each group, cut its records from the last (the
+    lowest-ranked) up, then leave them out from the last up. The fewest steps that fit
+    are found by bisection, each candidate serialised whole, so the count is exact.
+    """
+    plan: list[tuple[int, int, int]] = []
+    for g, entries in enumerate(groups):
+        plan += [(g, i, 1) for i in reversed(range(len(entries))) if entries[i][1] is not None]
+        plan += [(g, i, 2) for i in reversed(range(len(entries)))]
+
+    def build(steps: int, tokens: int) -> tuple[A, int]:
+        level = [[0] * len(entries) for entries in groups]
+        for g, i, lv in plan[:steps]:
+            level[g][i] = lv
+        forms = [[entries[i][min(level[g][i], 1)] for i in range(len(entries))
+                  if level[g][i] < 2] for g, entries in enumerate(groups)]
+        cut = sum(row.count(1) for row in level)
+        left_out = sum(row.count(2) for row in level)
+        answer = make(forms, Budget(max_tokens=max_tokens, tokens=tokens, cut=cut,
+                                    omitted=omitted + left_out))
+        return answer, estimate_tokens(answer.model_dump_json())
+
+    lo, hi = 0, len(plan)
+    if build(hi, max_tokens)[1] > max_tokens:
+        raise DowseError(f"max_tokens={max_tokens} cannot hold even an empty answer here")
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if build(mid, max_tokens)[1] <= max_tokens:
+            hi = mid
+        else:
+            lo = mid + 1
+    claimed = max_tokens
+    while True:  # the count is part of the answer: settle on the one that describes it
+        answer, tokens = build(lo, claimed)
+        if tokens == claimed:
+            return answer
+        claimed = tokens  # fewer digits never make the answer longer
+
+
+def _first_line(text: str | None) -> str:
+    return next((ln.strip() for ln in (text or "").split("\n") if ln.strip()), "")[:160]
+
+
+def cut_hit(hit: Hit) -> Hit | None:
+    if hit.text is None:
+        return None
+    return hit.model_copy(update={"text": None,
+                                  "signature": hit.signature or _first_line(hit.text)})
+
+
+def cut_block(block: ContextBlock, signature: str) -> ContextBlock | None:
+    if block.form == "signature":
+        return None
+    line = signature or _first_line(block.text)
+    return block.model_copy(update={
+        "form": "signature", "text": line,
+        "tokens": estimate_tokens(line) + estimate_tokens(block.citation) + 4})

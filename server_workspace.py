@@ -1,0 +1,507 @@
+"""The served roots and the Workspace whose methods answer the MCP tools.
+
+`ServedRoot` is one repository: its index, its confinement, its warm snapshot.
+`Workspace` holds the roots, keeps each index fresh, and turns a request record into an
+answer record (`server_records`); `server.py` registers its methods as tools.
+
+Invariants:
+- Fresh: before a query the served tree is compared with the index by stat only
+  (`indexer.build.changed_since`, no file read); changes are indexed incrementally
+  (`build_index`) under the cross-process write lock. If another process holds the lock
+  for more than a moment, the answer comes from the last complete snapshot and
+  `freshness` says what it lacks. An index built without vectors stays lexical (the
+  manifest remembers).
+- Confined: a path a caller names must lie inside a served root (no absolute path
+  elsewhere, no `..` escape, no symlink leading out); a record whose file now leads
+  outside is left out, never returned. Nothing is written outside the index directory
+  (the embedding model's compiled cache aside, made once, as by `dowse index`).
+- Warm: a root keeps its Store and HybridSearcher while the manifest names the same
+  snapshot, and each embedding backend is loaded once for the server's life.
+- Concurrent: the SDK runs tool calls on worker threads; calls on one root take turns
+  (a thread lock), so a refresh and the queries after it never interleave. Across
+  processes, WriteLock keeps one writer; readers open the manifest's snapshot and retry
+  once on the next one if a writer replaced theirs mid-query.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+import numpy as np
+
+from indexer.build import (
+    IndexConfig,
+    IndexStats,
+    build_index,
+    changed_since,
+    default_index_dir,
+    resolve_walk_config,
+    walk_config_from,
+)
+from indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from indexer.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
+from indexer.status import index_status
+from indexer.store import Manifest, Store, WriteLock, quote_list
+from retrieval.ask import ContextBlock, estimate_tokens
+from retrieval.ask import ask as run_ask
+from retrieval.evaluate import Evaluator
+from retrieval.hybrid import HybridSearcher, read_lines
+from retrieval.loop import LoopConfig
+from retrieval.records import SearchOptions
+from retrieval.symbols import find_symbols
+from server_records import (
+    MIN_TOKENS,
+    AskAnswer,
+    AskRequest,
+    Budget,
+    Definition,
+    Entry,
+    ExploreAnswer,
+    ExploreRequest,
+    Freshness,
+    ReindexAnswer,
+    ReindexRequest,
+    RootReindex,
+    RootStatus,
+    SearchAnswer,
+    SearchRequest,
+    StatusAnswer,
+    StatusRequest,
+    SymbolAnswer,
+    SymbolRequest,
+    cut_block,
+    cut_hit,
+    fit_answer,
+)
+
+__all__ = ["ServedRoot", "Workspace"]
+
+FRESHNESS_LOCK_WAIT_S = 2.0
+"""How long a query waits for another process's index run before answering without it."""
+REINDEX_LOCK_WAIT_S = 30.0
+ASK_CONTEXT_SHARE = 0.75
+"""The share of max_tokens the retrieval loop packs with source; the rest is the JSON
+around it (field names, escapes, the file list)."""
+MAX_ASK_FILES = 10
+
+T = TypeVar("T")
+
+
+class _Located(Protocol):
+    path: str
+
+
+L = TypeVar("L", bound=_Located)
+
+
+# -- roots and confinement ---------------------------------------------------------------
+
+
+def _stamp(manifest: Manifest) -> tuple[Any, ...]:
+    return manifest.updated, tuple(sorted(manifest.versions.items()))
+
+
+def _writer(index_dir: Path) -> str | None:
+    """' (pid N)' when another process holds the index's write lock, else None. Only
+    tests the lock (a shared flock, never granted while a writer holds it)."""
+    lock = WriteLock(index_dir)
+    try:
+        fd = os.open(lock.path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return lock.holder()
+    finally:
+        os.close(fd)  # closing drops the shared lock, if it was granted
+    return None
+
+
+def _escape_glob(path: str) -> str:
+    return "".join("\\" + c if c in "[]*?!#\\" else c for c in path)
+
+
+class ServedRoot:
+    """One served repository: where its index is, what lies inside it, its warm snapshot."""
+
+    def __init__(self, path: Path, index_dir: Path | None = None) -> None:
+        self.given = Path(os.path.abspath(path))
+        self.path = Path(os.path.realpath(path))
+        self.index_dir = (Path(os.path.abspath(index_dir)) if index_dir is not None
+                          else default_index_dir(self.path))
+        self.lock = threading.RLock()
+        self.searcher: HybridSearcher | None = None
+        self.stamp: tuple[Any, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def confine(self, path: str) -> tuple[str, bool]:
+        """`path` (relative to the root, or absolute) as a POSIX path relative to the
+        root ('' for the root itself), and whether it is a directory. InvalidPath when it
+        lies outside the root, lexically or through a symlink, or does not exist."""
+        if not path.strip() or "\x00" in path:
+            raise InvalidPath(f"not a usable path: {path!r}")
+        raw = Path(path)
+        base = self.path
+        target = Path(os.path.normpath(raw if raw.is_absolute() else self.path / raw))
+        if not target.is_relative_to(self.path) and target.is_relative_to(self.given):
+            base = self.given  # an absolute path through the root's own symlinked name
+        if not target.is_relative_to(base):
+            raise InvalidPath(f"{path!r} is outside the served root {self.path}: "
+                              "paths must lie inside it")
+        real = Path(os.path.realpath(target))
+        if not real.is_relative_to(self.path):
+            raise InvalidPath(f"{path!r} leads outside the served root {self.path} through "
+                              "a symlink: refused")
+        if not real.exists():
+            raise InvalidPath(f"no such file or directory in {self.path}: {path!r}")
+        rel = target.relative_to(base).as_posix()
+        return ("" if rel == "." else rel), real.is_dir()
+
+    def contains(self, rel: str) -> bool:
+        """Whether an indexed path still resolves inside the root (it may have become a
+        symlink leading out since it was indexed)."""
+        return Path(os.path.realpath(self.path / rel)).is_relative_to(self.path)
+
+
+class _NoVectors:
+    """The model of an index built without vectors: build_index checks its name and
+    dimension against the manifest and never embeds with it."""
+
+    def __init__(self, name: str, dim: int) -> None:
+        self.name, self.dim = name, dim
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        raise EmbedderError("this index is built without vectors")
+
+
+# -- the tools ---------------------------------------------------------------------------
+
+
+class Workspace:
+    """The served roots and what the tools do with them; one per server process."""
+
+    def __init__(self, roots: Sequence[ServedRoot], *, embedder: str = DEFAULT_EMBEDDER,
+                 embed: bool = True, embed_chunks: bool = True,
+                 lock_wait_s: float = FRESHNESS_LOCK_WAIT_S) -> None:
+        unique: dict[Path, ServedRoot] = {}
+        for r in roots:
+            unique.setdefault(r.path, r)
+        if not unique:
+            raise DowseError("no root to serve")
+        self.roots = list(unique.values())
+        self.embedder_name = embedder
+        self.embed, self.embed_chunks = embed, embed_chunks
+        self.lock_wait_s = lock_wait_s
+        self._by_name: dict[str, Embedder] = {}
+        self._by_model: dict[str, Embedder | None] = {}
+        self._embedders_lock = threading.Lock()
+
+    # -- roots -------------------------------------------------------------------------
+
+    def _root(self, name: str | None) -> ServedRoot:
+        if name is None:
+            if len(self.roots) == 1:
+                return self.roots[0]
+            raise InvalidPath(f"{len(self.roots)} roots are served ({self._names()}): "
+                              "pass `root`")
+        if os.path.isabs(name):
+            real = Path(os.path.realpath(name))
+            found = [r for r in self.roots if real == r.path]
+        else:
+            found = [r for r in self.roots if name.strip("/") == r.name]
+        if len(found) == 1:
+            return found[0]
+        why = "names several served roots: pass its path" if found else "is not a served root"
+        raise InvalidPath(f"{name!r} {why}; serving: {self._names()}")
+
+    def _roots(self, name: str | None) -> list[ServedRoot]:
+        return list(self.roots) if name is None else [self._root(name)]
+
+    def _names(self) -> str:
+        return ", ".join(str(r.path) for r in self.roots)
+
+    def problems(self) -> list[str]:
+        """One line for each root that cannot be queried yet."""
+        out = []
+        for root in self.roots:
+            try:
+                self._check_root(root, self._manifest(root))
+            except DowseError as exc:
+                out.append(str(exc))
+        return out
+
+    def warm(self) -> None:
+        """Open every root's snapshot and load its query model ahead of the first call."""
+        for root in self.roots:
+            with root.lock:
+                try:
+                    searcher = self._searcher(root)
+                    if searcher.has_vectors or searcher.has_file_vectors:
+                        searcher.embed_query("warm up")
+                except Exception:  # best effort: the first call reports what failed
+                    pass
+
+    # -- snapshots and freshness -------------------------------------------------------
+
+    def _manifest(self, root: ServedRoot) -> Manifest:
+        try:
+            return Store.read_manifest(root.index_dir)
+        except IndexNotFound:
+            holder = _writer(root.index_dir)
+            if holder is not None:  # a first build is under way (a rebuild keeps the old one)
+                raise IndexLocked(f"another dowse process{holder} is building the index "
+                                  f"for {root.path}; try again when it finishes") from None
+            raise IndexNotFound(f"no index for {root.path} yet: call the reindex tool to "
+                                f"build it, or run `dowse index {root.path}`") from None
+
+    def _check_root(self, root: ServedRoot, manifest: Manifest) -> None:
+        if Path(os.path.realpath(manifest.root)) != root.path:
+            raise InvalidPath(f"the index at {root.index_dir} was built for {manifest.root}, "
+                              f"not {root.path}: call reindex with rebuild=true")
+
+    def _embedder(self, name: str) -> Embedder:
+        """The backend that builds new indexes, made once."""
+        with self._embedders_lock:
+            if name not in self._by_name:
+                self._by_name[name] = get_embedder(name)
+            return self._by_name[name]
+
+    def _embedder_for(self, model: str) -> Embedder | None:
+        """An index's query embedder (`embedder_for_model`), loaded once per model."""
+        with self._embedders_lock:
+            if model not in self._by_model:
+                factory = embedder_for_model(model)
+                self._by_model[model] = None if factory is None else factory()
+            return self._by_model[model]
+
+    def _searcher(self, root: ServedRoot) -> HybridSearcher:
+        """The root's searcher, reopened only when the manifest names a new snapshot."""
+        stamp = _stamp(self._manifest(root))
+        if root.searcher is None or root.stamp != stamp:
+            store = Store.open(root.index_dir)
+            self._check_root(root, store.manifest)
+            embedder = self._embedder_for(store.manifest.model)
+            factory = None if embedder is None else (lambda: embedder)
+            root.searcher, root.stamp = HybridSearcher(store, factory), _stamp(store.manifest)
+        return root.searcher
+
+    def _build(self, root: ServedRoot, *, rebuild: bool, lock_wait_s: float) -> IndexStats:
+        try:
+            manifest: Manifest | None = Store.read_manifest(root.index_dir)
+        except IndexNotFound:
+            manifest = None
+        except DowseError:
+            if not rebuild:
+                raise  # a damaged index or another format: only a rebuild mends it
+            manifest = None
+        embed = self.embed if manifest is None else not manifest.no_embed
+        embed_chunks = self.embed_chunks if manifest is None else manifest.embed_chunks
+        embedder: Embedder
+        if manifest is None or rebuild:
+            embedder = self._embedder(self.embedder_name)
+        elif manifest.no_embed:
+            embedder = _NoVectors(manifest.model, manifest.dim)
+        else:
+            found = self._embedder_for(manifest.model)
+            if found is None:
+                raise EmbedderError(f"the index at {root.index_dir} was built with "
+                                    f"{manifest.model}, which this dowse cannot load: call "
+                                    "reindex with rebuild=true")
+            embedder = found
+        config = IndexConfig(walk=resolve_walk_config(root.index_dir), embed=embed,
+                             embed_chunks=embed_chunks, rebuild=rebuild,
+                             lock_timeout_s=lock_wait_s)
+        return build_index(root.path, index_dir=root.index_dir, config=config,
+                           embedder=embedder)
+
+    def _fresh(self, root: ServedRoot) -> tuple[HybridSearcher, Freshness]:
+        """The root's searcher after indexing what changed since its snapshot, if it can."""
+        searcher = self._searcher(root)
+        manifest = searcher.store.manifest
+        changes = sum(changed_since(searcher.store, root.path,
+                                    walk_config_from(manifest.walk)).values())
+        if not changes:
+            return searcher, Freshness(snapshot=manifest.updated)
+        missing = (f"this answer comes from the last complete index, without {changes} "
+                   "changed file(s)")
+        try:
+            self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
+        except IndexLocked:
+            holder = WriteLock(root.index_dir).holder()
+            return searcher, Freshness(
+                snapshot=manifest.updated, pending=changes,
+                note=f"another dowse process{holder} is updating the index: {missing}")
+        except DowseError as exc:
+            return searcher, Freshness(snapshot=manifest.updated, pending=changes,
+                                       note=f"the index cannot be updated ({exc}): {missing}")
+        searcher = self._searcher(root)
+        return searcher, Freshness(snapshot=searcher.store.manifest.updated, reindexed=changes)
+
+    def _query(self, root: ServedRoot, run: Callable[[HybridSearcher], T]
+               ) -> tuple[T, HybridSearcher, Freshness]:
+        searcher, fresh = self._fresh(root)
+        try:
+            return run(searcher), searcher, fresh
+        except DowseError:
+            raise
+        except Exception:
+            # Another process may have committed and cleaned up the snapshot this query
+            # was reading; then the query runs once more, on the new snapshot.
+            if _stamp(self._manifest(root)) == root.stamp:
+                raise
+            searcher = self._searcher(root)
+            return run(searcher), searcher, fresh
+
+    def _scope(self, root: ServedRoot, path: str | None, include: list[str]) -> list[str]:
+        """Include globs for `path`: the file itself, or the globs under the directory."""
+        if path is None:
+            return list(include)
+        rel, is_dir = root.confine(path)
+        if not rel:
+            return list(include)
+        anchor = "/" + _escape_glob(rel)
+        if not is_dir:
+            return [anchor]
+        if not include:
+            return [anchor + "/"]
+        return [f"{anchor}/{g.lstrip('/')}" if "/" in g.strip("/")
+                else f"{anchor}/**/{g.lstrip('/')}" for g in include]
+
+    @staticmethod
+    def _inside(root: ServedRoot, records: Sequence[L], fresh: Freshness) -> list[L]:
+        kept = [r for r in records if root.contains(r.path)]
+        if len(kept) < len(records):
+            gone = len(records) - len(kept)
+            fresh.note = "; ".join(filter(None, [
+                fresh.note, f"{gone} result(s) left out: their files now lead outside the root"]))
+        return kept
+
+    # -- tools ---------------------------------------------------------------------------
+
+    def search(self, req: SearchRequest) -> SearchAnswer:
+        root = self._root(req.root)
+        options = SearchOptions(limit=req.limit, grain=req.grain,
+                                include=self._scope(root, req.path, req.include),
+                                exclude=req.exclude, languages=req.languages, kinds=req.kinds)
+        with root.lock:
+            hits, _, fresh = self._query(root, lambda s: s.search(req.query, options))
+        hits = self._inside(root, hits, fresh)
+        return fit_answer(lambda forms, budget: SearchAnswer(
+            root=str(root.path), hits=forms[0], freshness=fresh, budget=budget),
+            [[(h, cut_hit(h)) for h in hits]], req.max_tokens)
+
+    def ask(self, req: AskRequest, *, evaluator: Evaluator | None = None) -> AskAnswer:
+        root = self._root(req.root)
+        loop = LoopConfig(include=self._scope(root, req.path, req.include),
+                          exclude=req.exclude)
+        budget = max(50, int(req.max_tokens * ASK_CONTEXT_SHARE))
+        with root.lock:
+            result, searcher, fresh = self._query(root, lambda s: run_ask(
+                s, req.question, budget=budget, loop=loop, evaluator=evaluator,
+                with_trace=False))
+            signatures = _signatures(searcher, result.context)
+        context = self._inside(root, result.context, fresh)
+        files = self._inside(root, result.files, fresh)
+        blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), "")))
+                  for b in context]
+        return fit_answer(lambda forms, budget: AskAnswer(
+            root=str(root.path), files=forms[1], context=forms[0],
+            stop_reason=result.stop_reason, cycles=result.cycles, freshness=fresh,
+            budget=budget),
+            [blocks, [(f, None) for f in files[:MAX_ASK_FILES]]], req.max_tokens,
+            omitted=max(len(files) - MAX_ASK_FILES, 0))
+
+    def explore(self, req: ExploreRequest) -> ExploreAnswer:
+        from explore.render import fit_budget
+        from explore.run import explore as run_explore
+
+        root = self._root(req.root)
+        target = root.path / root.confine(req.path)[0] if req.path else root.path
+        with root.lock:
+            result, _, fresh = self._query(root, lambda s: run_explore(
+                target, focus=req.focus, depth=req.depth, index_dir=root.index_dir,
+                searcher=s))
+        # The report's sections share the budget (fit_budget); the envelope around it is
+        # measured, and the sections' share shrinks until the whole answer fits.
+        inner = req.max_tokens
+        while True:
+            fitted = fit_budget(result, inner, "json")
+            probe = ExploreAnswer(root=str(root.path), result=fitted, freshness=fresh,
+                                  budget=Budget(max_tokens=req.max_tokens,
+                                                tokens=req.max_tokens))
+            if estimate_tokens(probe.model_dump_json()) <= req.max_tokens:
+                break
+            if inner <= MIN_TOKENS:
+                raise DowseError(f"max_tokens={req.max_tokens} cannot hold an explore report "
+                                 "here; ask for more or a narrower path")
+            inner = max(MIN_TOKENS, int(inner * 0.8))
+        return fit_answer(lambda forms, budget: ExploreAnswer(
+            root=str(root.path), result=fitted, freshness=fresh, budget=budget),
+            [], req.max_tokens, omitted=sum(fitted.omitted.values()))
+
+    def symbol(self, req: SymbolRequest) -> SymbolAnswer:
+        root = self._root(req.root)
+        with root.lock:
+            found, searcher, fresh = self._query(
+                root, lambda s: find_symbols(s.store, req.name, limit=req.limit))
+            found = self._inside(root, found, fresh)
+            stale = searcher.stale_paths(m.path for m in found)
+            definitions = [Definition(**m.model_dump(), stale=m.path in stale,
+                                      text=read_lines(root.path / m.path, m.start_line,
+                                                      m.end_line)) for m in found]
+        return fit_answer(lambda forms, budget: SymbolAnswer(
+            root=str(root.path), definitions=forms[0], freshness=fresh, budget=budget),
+            [[(d, None if d.text is None else d.model_copy(update={"text": None}))
+              for d in definitions]], req.max_tokens)
+
+    def status(self, req: StatusRequest) -> StatusAnswer:
+        entries: list[Entry] = []
+        for root in self._roots(req.root):
+            with root.lock:
+                try:
+                    self._check_root(root, self._manifest(root))
+                    report = index_status(root.index_dir)
+                except DowseError as exc:
+                    entries.append((RootStatus(root=str(root.path), error=str(exc)), None))
+                    continue
+            full = RootStatus(root=str(root.path), report=report)
+            short = full.model_copy(update={"report": report.model_copy(
+                update={"languages": []})})
+            entries.append((full, short if report.languages else None))
+        return fit_answer(lambda forms, budget: StatusAnswer(roots=forms[0], budget=budget),
+                          [entries], req.max_tokens)
+
+    def reindex(self, req: ReindexRequest) -> ReindexAnswer:
+        done: list[RootReindex] = []
+        for root in self._roots(req.root):
+            with root.lock:
+                try:
+                    stats = self._build(root, rebuild=req.rebuild,
+                                        lock_wait_s=REINDEX_LOCK_WAIT_S)
+                    done.append(RootReindex(root=str(root.path), stats=stats))
+                except DowseError as exc:
+                    done.append(RootReindex(root=str(root.path), error=str(exc)))
+        if all(r.error for r in done):
+            raise DowseError("; ".join(r.error or "" for r in done))
+        return fit_answer(lambda forms, budget: ReindexAnswer(roots=forms[0], budget=budget),
+                          [[(r, None) for r in done]], req.max_tokens)
+
+
+def _signatures(searcher: HybridSearcher, blocks: Sequence[ContextBlock]
+                ) -> dict[tuple[str, str], str]:
+    """(path, qualified name) -> signature, for the blocks that hold a definition."""
+    paths = sorted({b.path for b in blocks if b.symbol})
+    if not paths:
+        return {}
+    rows = searcher.store.rows("symbols", ["path", "qualified_name", "signature"],
+                               where=f"path IN ({quote_list(paths)})")
+    return {(r["path"], r["qualified_name"]): r["signature"] for r in rows}
