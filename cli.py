@@ -71,9 +71,9 @@ def embed_options(fn: F) -> F:
         # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
         # a quarter second to every command (tests/test_summary.py keeps them equal).
         "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
-        help="What gets vectors: all (chunks and one summary per file), files (file "
-             "summaries only: fast), none (lexical and symbol index). Default: what the "
-             "index was built with, else all.")(fn)
+        help="What gets vectors: files (one summary per file: fast), all (chunks too: "
+             "slow), none (lexical and symbol index). Default: what the index was built "
+             "with, else files.")(fn)
     return click.option("--no-embed", is_flag=True, help="Same as --embed none.")(fn)
 
 
@@ -547,12 +547,12 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
         dowse eval swebench --dataset swebench_lite_dev.jsonl --repos ~/clones \\
             --repo psf/requests --methods bm25,lexical,ask --no-embed --out pred.jsonl
     """
-    from indexer.build import embed_flags
+    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
     from indexer.embed import get_embedder
     from retrieval.evaluation import EvalConfig, run_swebench
 
     ids = [i.strip() for arg in instances for i in arg.split(",") if i.strip()]
-    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
     config = EvalConfig(dataset=dataset, repos=repos, out=out, work=work, instances=ids,
                         repo=repo, limit=limit, methods=_split_methods(methods),  # type: ignore[arg-type]
                         budget=budget, embed=embed, embed_chunks=embed_chunks)
@@ -596,12 +596,12 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     """
     import tempfile
 
-    from indexer.build import embed_flags
+    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
     from indexer.embed import get_embedder
     from retrieval.history import HistoryConfig, run_history
 
     root = _root_arg(path)
-    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
     with tempfile.TemporaryDirectory(prefix="dowse-history-") as tmp:
         config = HistoryConfig(repo=root, work=work or Path(tmp), commits=commits,
                                methods=_split_methods(methods),  # type: ignore[arg-type]
@@ -636,11 +636,11 @@ def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embed
         dowse serve ~/src/api ~/src/web
         claude mcp add dowse -- dowse serve ~/src/api
     """
-    from indexer.build import embed_flags
+    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
     from server import serve as run_server
 
     roots = [_root_arg(p) for p in paths or (".",)]
-    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or "all")
+    embed, embed_chunks = embed_flags(_embed_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
     run_server(roots, embedder=embedder, embed=embed, embed_chunks=embed_chunks,
                warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True))
 

@@ -30,6 +30,7 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from indexer.build import IndexConfig
 from indexer.embed import DEFAULT_EMBEDDER
 from indexer.errors import DowseError
 from indexer.store import Store, storage_error
@@ -183,7 +184,7 @@ def build_server(workspace: Workspace) -> Any:
 
 
 def serve(roots: Sequence[Path], *, embedder: str = DEFAULT_EMBEDDER, embed: bool = True,
-          embed_chunks: bool = True,
+          embed_chunks: bool = IndexConfig.embed_chunks,
           warn: Callable[[str], None] = lambda message: None) -> None:
     """Serve `roots` over stdio until the client closes the connection.
 

@@ -190,7 +190,7 @@ class Workspace:
     """The served roots and what the tools do with them; one per server process."""
 
     def __init__(self, roots: Sequence[ServedRoot], *, embedder: str = DEFAULT_EMBEDDER,
-                 embed: bool = True, embed_chunks: bool = True,
+                 embed: bool = True, embed_chunks: bool = IndexConfig.embed_chunks,
                  lock_wait_s: float = FRESHNESS_LOCK_WAIT_S) -> None:
         unique: dict[Path, ServedRoot] = {}
         for r in roots:

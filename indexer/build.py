@@ -35,13 +35,16 @@ from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_err
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
-    "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress", "build_index", "changed_since",
-    "default_index_dir", "embed_flags", "resolve_embed_scope", "resolve_walk_config",
-    "walk_config_from",
+    "DEFAULT_EMBED_SCOPE", "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress",
+    "build_index", "changed_since", "default_index_dir", "embed_flags",
+    "resolve_embed_scope", "resolve_walk_config", "walk_config_from",
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
 """What gets a vector: chunks and file summaries, file summaries only, nothing."""
+DEFAULT_EMBED_SCOPE = "files"
+"""File summaries only: on the dev split they find as much as chunk vectors do
+(benchmarks/RESULTS-eval.md), and django embeds in under a minute instead of fifteen."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
 EMBED_COMMIT_EVERY = 2048
@@ -98,14 +101,14 @@ def embed_flags(scope: str) -> tuple[bool, bool]:
 
 def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, bool]:
     """(embed, embed_chunks) for a run: the requested scope, else the one the index was
-    built with (a `--embed files` index stays one), else "all"."""
+    built with (a `--embed all` index stays one), else DEFAULT_EMBED_SCOPE."""
     scope = requested
     if scope is None:
         try:
             m = Store.read_manifest(index_dir)
             scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
         except DowseError:
-            scope = "all"
+            scope = DEFAULT_EMBED_SCOPE
     return embed_flags(scope)
 
 
@@ -114,7 +117,7 @@ class IndexConfig:
     walk: WalkConfig = field(default_factory=WalkConfig)
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     embed: bool = True
-    embed_chunks: bool = True
+    embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1]
     """With `embed`: chunk vectors too, not only one vector per file summary."""
     rebuild: bool = False
     parse_timeout_s: float = 2.0

@@ -108,8 +108,9 @@ class EvalConfig(BaseModel):
         default=None, description="default: every method the index supports")
     budget: int = Field(default=4000, gt=0, description="context token budget")
     embed: bool = Field(default=True, description="embed (dense, hybrid need chunk vectors)")
-    embed_chunks: bool = Field(default=True, description="chunk vectors, not only one per "
-                               "file summary (--embed files)")
+    embed_chunks: bool = Field(default=IndexConfig.embed_chunks,
+                               description="chunk vectors, not only one per file summary "
+                                           "(--embed all)")
     found_limit: int = Field(default=20, gt=0, le=1000, description="files ranked per method")
     index_workers: int | None = Field(
         default=1, gt=0, description="parser processes; 1 keeps a run to one process")

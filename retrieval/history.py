@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer.build import IndexConfig
 from indexer.embed import Embedder
 from indexer.errors import EvalError
 from indexer.languages import CODE_LANGUAGES, language_for
@@ -42,7 +43,7 @@ class HistoryConfig(BaseModel):
     methods: list[Method] | None = None
     budget: int = Field(default=4000, gt=0)
     embed: bool = True
-    embed_chunks: bool = True
+    embed_chunks: bool = IndexConfig.embed_chunks
     found_limit: int = Field(default=20, gt=0, le=1000)
     index_workers: int | None = Field(default=1, gt=0)
 

@@ -31,15 +31,20 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
     manifest = json.loads((repo / ".dowse" / "manifest.json").read_text())
     assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
         "all-MiniLM-L6-v2", 384, True)
-    files = len(list((repo / "shop").rglob("*.py")))
-    assert stats["embedded"] >= stats["chunks"] + files  # chunks and one summary per file
+    assert stats["embedded"] == stats["files"]  # one summary per file, no chunk vectors
 
-    # Plain language, none of the code's identifiers: the dense signal has to carry it.
-    hits = json.loads(_dowse("search", "apply price reductions to a shopping basket",
-                             "--path", str(repo), "--grain", "file", "--json",
-                             env=env).stdout)
+    # Plain language, none of the code's identifiers: the semantic signal has to carry it,
+    # from the file summaries by default, from the chunks too with --embed all.
+    query = ["search", "apply price reductions to a shopping basket", "--path", str(repo),
+             "--grain", "file", "--json"]
+    hits = json.loads(_dowse(*query, env=env).stdout)
     assert hits[0]["path"] == "shop/pricing.py"
-    assert hits[0]["signals"].get("dense", 0) > 0
+    assert hits[0]["signals"].get("summary", 0) > 0 and "dense" not in hits[0]["signals"]
+    wide = json.loads(_dowse("index", str(repo), "--embed", "all", "--json", "--quiet",
+                             env=env).stdout)
+    assert wide["parsed"] == 0 and wide["embedded"] >= wide["chunks"] > 0  # chunks only
+    hits = json.loads(_dowse(*query, env=env).stdout)
+    assert hits[0]["path"] == "shop/pricing.py" and hits[0]["signals"].get("dense", 0) > 0
 
     answer = json.loads(_dowse("ask", "how are failed card payments retried?", "--path",
                                str(repo), "--json", "--budget", "1500", env=env).stdout)

@@ -200,7 +200,11 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, dataset, fake_embe
 
 
 def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
-    config = _config(tmp_path, dataset, methods=None, embed=True,
+    files_only = _config(tmp_path, dataset, methods=None, embed=True,
+                         instances=["acme__shop-2"], out=tmp_path / "files.jsonl")
+    assert run_swebench(files_only, embedder=fake_embedder).methods == [
+        "bm25", "lexical", "ask"]  # the default scope has no chunk vectors
+    config = _config(tmp_path, dataset, methods=None, embed=True, embed_chunks=True,
                      instances=["acme__shop-2"])
     report = run_swebench(config, embedder=fake_embedder)
     assert report.methods == ["bm25", "lexical", "dense", "hybrid", "ask"]

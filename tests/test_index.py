@@ -29,6 +29,9 @@ class Interrupting:
 
 
 def _build(repo: Path, embedder, **kw):
+    """`build_index` with chunk vectors too (`--embed all`), unless `kw` says otherwise:
+    these tests are about the vectors' life cycle."""
+    kw.setdefault("embed_chunks", True)
     return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
 
 
@@ -176,11 +179,12 @@ def test_interrupted_write_leaves_the_previous_snapshot(example_repo, fake_embed
 
 def test_interrupted_embedding_keeps_finished_batches(example_repo, fake_embedder):
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=4),
+        build_index(example_repo, config=IndexConfig(embed_batch=4, embed_chunks=True),
                     embedder=Interrupting(fake_embedder, at_batch=2))
     store = Store.open(example_repo / ".dowse")
     assert store.count("chunks") > 0 and not store.manifest.embedded  # lexical snapshot
-    stats = build_index(example_repo, config=IndexConfig(embed_batch=4), embedder=fake_embedder)
+    stats = build_index(example_repo, config=IndexConfig(embed_batch=4, embed_chunks=True),
+                        embedder=fake_embedder)
     assert stats.parsed == 0
     texts = ({r["hash"] for r in store.rows("chunks", ["hash"])}
              | {r["summary_hash"] for r in store.rows("files", ["summary_hash"])})
@@ -258,7 +262,7 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=2),
+        build_index(example_repo, config=IndexConfig(embed_batch=2, embed_chunks=True),
                     embedder=Interrupting(fake_embedder, at_batch=4))
     store = Store.open(example_repo / ".dowse")
     assert not store.manifest.embedded
@@ -267,7 +271,7 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     have = store.rows("file_vectors", ["path"])
     assert len(have) >= 4
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=2),
+        build_index(example_repo, config=IndexConfig(embed_batch=2, embed_chunks=True),
                     embedder=Interrupting(fake_embedder, at_batch=12))
     store = Store.open(example_repo / ".dowse")
     assert store.count("file_vectors") == store.count("files")
@@ -275,7 +279,8 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     assert len(have) >= 4
     assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md")
                for r in have)
-    stats = build_index(example_repo, embedder=fake_embedder)
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True),
+                        embedder=fake_embedder)
     assert stats.vectors_pending == 0
 
 

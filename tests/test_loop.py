@@ -138,9 +138,9 @@ def test_a_cycle_spreads_over_files_and_looks_at_named_files_and_definitions(sea
     assert paths == ["shop/auth/tokens.py", "web/format.js"]  # beyond the one ranked
     defined = run_loop(searcher, "validate_token rejects tokens, and BulkDiscount too",
                        config=LoopConfig(per_cycle=1, max_cycles=1))
-    looked = [c for c, _ in defined.trace[0].candidates]
-    assert looked[0].startswith("shop/auth/tokens.py")
-    assert any(c.startswith("shop/pricing.py") for c in looked[1:])  # BulkDiscount's
+    looked = [c.split(":")[0] for c, _ in defined.trace[0].candidates]
+    # One ranked, and the other definition beyond it: validate_token's, BulkDiscount's.
+    assert len(looked) >= 2 and {"shop/auth/tokens.py", "shop/pricing.py"} <= set(looked)
 
 
 def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):

@@ -439,11 +439,12 @@ def test_a_missing_table_is_not_recreated_empty(example_repo, fake_embedder):
 
 
 def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed_chunks=True))
     for data in (example_repo / ".dowse" / "db" / "embed_cache.lance" / "data").glob("*.lance"):
         with open(data, "r+b") as fh:
             fh.truncate(100)
-    stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    stats = build_index(example_repo, embedder=fake_embedder,
+                        config=IndexConfig(rebuild=True, embed_chunks=True))
     assert stats.embedded == stats.chunks + stats.files > 0  # the cache started afresh
     store = Store.open(example_repo / ".dowse")
     assert store.manifest.embedded and store.count("vectors") == store.count("chunks")

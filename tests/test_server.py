@@ -379,7 +379,7 @@ def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fak
     from indexer.store import Store
     from server import SearchRequest, ServedRoot, Workspace
 
-    build_index(example_repo, config=IndexConfig(), embedder=fake_embedder)
+    build_index(example_repo, config=IndexConfig(embed_chunks=True), embedder=fake_embedder)
     workspace = Workspace([ServedRoot(example_repo)])
     hits = workspace.search(SearchRequest(query="reject an expired session token")).hits
     assert any("dense" in h.signals for h in hits)

@@ -57,15 +57,15 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
 
 def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
         example_repo, fake_embedder):
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
-                        embedder=fake_embedder)
+    stats = build_index(example_repo, embedder=fake_embedder)  # the default scope
     store = Store.open(example_repo / ".dowse")
     assert store.count("file_vectors") == store.count("files") == stats.embedded > 0
     assert store.count("vectors") == 0 and store.manifest.embedded
     assert not store.manifest.embed_chunks and stats.vectors_pending == 0
     assert resolve_embed_scope(example_repo / ".dowse", None) == (True, False)
     # Widening to all embeds the chunks and nothing else; narrowing drops them again.
-    stats = build_index(example_repo, embedder=fake_embedder)
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True),
+                        embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
     assert stats.parsed == 0 and stats.embedded == len(
         {r["hash"] for r in store.rows("chunks", ["hash"])})
