@@ -28,7 +28,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.build import EMBED_SCOPES, IndexConfig, IndexStats, build_index, embed_flags  # noqa: E402
+from indexer.build import (  # noqa: E402
+    DEFAULT_EMBED_SCOPE,
+    EMBED_SCOPES,
+    IndexConfig,
+    IndexStats,
+    build_index,
+    embed_flags,
+)
 from indexer.embed import get_embedder  # noqa: E402
 from retrieval.gittree import STATE_FILE, git_dir_of, sync_tree  # noqa: E402
 
@@ -71,7 +78,7 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="where trees are materialized")
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--no-embed", action="store_true", help="same as --embed none")
-    ap.add_argument("--embed", choices=EMBED_SCOPES, default="all",
+    ap.add_argument("--embed", choices=EMBED_SCOPES, default=DEFAULT_EMBED_SCOPE,
                     help="what gets vectors, as `dowse index --embed`")
     ap.add_argument("--lexical-first", action="store_true",
                     help="time a --no-embed cold index first, then the embeddings")
