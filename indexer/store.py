@@ -24,7 +24,9 @@ Invariants:
 - A table no manifest names is dropped by the next writer: at once if no commit ever named
   it (an interrupted rebuild's), else `GRACE` after the commit that replaced it (the
   manifest records when), so a reader that opened the previous manifest can finish.
-  Older versions of live tables are kept for `GRACE` too.
+  Older versions of live tables are kept for `GRACE` after a commit replaced them (the
+  manifest records which and when), and no longer: an index written every few seconds
+  stays bounded.
 - embed_cache is append-only and not part of a snapshot: a vector computed once is kept
   even when the run that computed it is interrupted. Being only a cache, a damaged one is
   dropped and started afresh by `--rebuild` (an incremental run reports it).
@@ -208,6 +210,10 @@ class Manifest(BaseModel):
     retired: dict[str, float] = Field(default_factory=dict,
                                       description="LanceDB tables of a replaced snapshot -> "
                                       "when it was replaced (dropped `GRACE` later)")
+    superseded: dict[str, list[tuple[int, float]]] = Field(
+        default_factory=dict,
+        description="table -> (version, when a commit replaced it) for the versions "
+                    "replaced less than `GRACE` ago, which a reader may still be using")
     embedded: bool = Field(default=False,
                            description="every vector the embed scope asks for exists")
     no_embed: bool = Field(default=False, description="built with --embed none")
@@ -523,12 +529,22 @@ class Store:
         now = time.time()
         versions = {name: self.table(name).version for name in SNAPSHOT_TABLES}
         retired = {**self.manifest.retired, **dict.fromkeys(self._replacing, now)}
-        self.manifest = self.manifest.model_copy(
-            update={"versions": versions, "retired": retired, "updated": now, **changes}
-        )
+        superseded: dict[str, list[tuple[int, float]]] = {}
+        for name, version in versions.items():
+            kept = [(v, at) for v, at in self.manifest.superseded.get(name, [])
+                    if now - at < GRACE.total_seconds()]
+            old = self.manifest.versions.get(name)
+            if old is not None and old != version and not self._replacing:
+                kept.append((old, now))
+            if kept:
+                superseded[name] = kept
+        self.manifest = self.manifest.model_copy(update={
+            "versions": versions, "retired": retired, "superseded": superseded,
+            "updated": now, **changes})
         # Left out while empty, so that a dowse from before rebuilds wrote beside the old
         # snapshot still reads an index that was never rebuilt.
-        empty = {k for k in ("tables", "retired") if not getattr(self.manifest, k)}
+        empty = {k for k in ("tables", "retired", "superseded")
+                 if not getattr(self.manifest, k)}
         path = self.index_dir / MANIFEST
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:
@@ -558,27 +574,35 @@ class Store:
         """Delete the table versions no reader can still be using (at the start of a
         writer's run, the lock held).
 
-        Every version before the manifest's was replaced by the time the manifest was
-        written, so once the manifest is `GRACE` old none of them can be in use. LanceDB
-        deletes versions only by age, through `optimize`: versions older than the
-        manifest's by more than `PRUNE_MARGIN` go. `optimize` compacts before it prunes
-        and measures the age when it prunes, so a first call compacts and the second
-        starts pruning at once (the margin covers the moment between). The compacted
-        version lies past the manifest's (same rows); this run's commit takes it up.
-        The embedding cache, read by writers only, keeps its latest version alone.
+        A reader uses the versions of the manifest it opened, for one request. So the
+        versions in use are the manifest's and those a commit replaced less than `GRACE`
+        ago (`Manifest.superseded`); the oldest of them is the floor, and every version
+        before it can go, however often the index is written (a server re-indexing on
+        every edit never leaves a quiet minute). LanceDB deletes versions only by age,
+        through `optimize`: versions older than the floor by more than `PRUNE_MARGIN`
+        go. `optimize` compacts before it prunes and measures the age when it prunes, so
+        a first call compacts and the second starts pruning at once (the margin covers
+        the moment between). The compacted version lies past the manifest's (same rows);
+        this run's commit takes it up. The embedding cache, read by writers only, keeps
+        its latest version alone.
         """
-        if time.time() - self.manifest.updated < GRACE.total_seconds():
-            return
+        now = time.time()
+        if not self.manifest.superseded and now - self.manifest.updated < GRACE.total_seconds():
+            return  # written by a dowse that did not record what it replaced
         for name in SNAPSHOT_TABLES:
             want = self.manifest.versions.get(name)
+            if want is None:
+                continue
+            floor = min([want, *(v for v, at in self.manifest.superseded.get(name, [])
+                                 if now - at < GRACE.total_seconds())])
             table = self._tables[name]
             stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
-            if want not in stamps or not any(
-                    v < want and ts < stamps[want] - PRUNE_MARGIN for v, ts in stamps.items()):
+            if floor not in stamps or not any(
+                    v < floor and ts < stamps[floor] - PRUNE_MARGIN for v, ts in stamps.items()):
                 continue
             table.optimize()
             # LanceDB's version timestamps are naive local time.
-            table.optimize(cleanup_older_than=datetime.now() - stamps[want] + PRUNE_MARGIN)
+            table.optimize(cleanup_older_than=datetime.now() - stamps[floor] + PRUNE_MARGIN)
         cache = self._tables[CACHE_TABLE]
         if len(cache.list_versions()) > 1:
             cache.optimize(cleanup_older_than=PRUNE_MARGIN)
