@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+import numpy as np
 import pathspec
 
 from indexer.embed import Embedder, embedder_for_model
@@ -54,8 +55,19 @@ TEST_FACTOR = 0.8
 DOC_FACTOR = 0.7
 """Documentation and other text ranks lower unless the query is about docs: a question
 about behaviour is answered by code, and prose repeats the words of every question."""
+TITLE_WEIGHT = 0.3
+"""The first line's share of a long question's vector (RESULTS-eval.md section 10)."""
+TITLE_MIN_WORDS = 3
+
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 _SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
+
+
+def _title(text: str) -> str | None:
+    """The first line of a question of several lines, when it says something alone."""
+    first, _, rest = text.strip().partition("\n")
+    first = first.strip()
+    return first if rest.strip() and len(first.split()) >= TITLE_MIN_WORDS else None
 
 
 def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
@@ -150,7 +162,10 @@ class HybridSearcher:
         return self._searchable[table]
 
     def embed_query(self, text: str) -> list[float] | None:
-        """The query's vector (cached: the loop asks for the same text every cycle)."""
+        """The query's vector (cached: the loop asks for the same text every cycle). A
+        question of several lines is embedded with its first line too (an issue's title,
+        the gist its body elaborates), which takes `TITLE_WEIGHT` of the vector: cosines
+        with the blend are the blend of the cosines."""
         if not (self.has_vectors or self.has_file_vectors) or self._embedder_factory is None:
             return None
         with self._lock:
@@ -160,7 +175,13 @@ class HybridSearcher:
             if self._embedder is None:
                 self._embedder = self._embedder_factory()
             embedder = self._embedder
-        vector = [float(x) for x in embedder.embed([text])[0]]
+        title = _title(text)
+        vectors = np.asarray(embedder.embed([text, title] if title else [text]),
+                             dtype=np.float64)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        blended = vectors[0] if title is None else (
+            (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
+        vector = [float(x) for x in blended / max(float(np.linalg.norm(blended)), 1e-12)]
         with self._lock:
             if len(self._query_vectors) >= 64:
                 self._query_vectors.clear()

@@ -230,3 +230,20 @@ def test_golden_ask(searcher):
 def test_a_question_is_about_tests_or_docs_only_when_they_are_its_subject(text, tests, docs):
     a = analyze(text)
     assert (a.mentions_tests, a.mentions_docs) == (tests, docs)
+
+
+def test_a_long_questions_first_line_shares_its_vector(searcher, fake_embedder):
+    import numpy as np
+
+    def unit(v):
+        v = np.asarray(v, dtype=np.float64)
+        return v / np.linalg.norm(v)
+
+    text = "Expired tokens are accepted\nWhen a session token is old the API still answers."
+    got = unit(searcher.embed_query(text))
+    full, title = (unit(v) for v in fake_embedder.embed([text, "Expired tokens are accepted"]))
+    assert np.allclose(got, unit(0.7 * full + 0.3 * title), atol=1e-3)
+    # One line, or a first line too short to say anything alone: the text's own vector.
+    for alone in ("expired tokens are accepted", "Bug\nexpired tokens are accepted"):
+        assert np.allclose(unit(searcher.embed_query(alone)),
+                           unit(fake_embedder.embed([alone])[0]), atol=1e-3)
