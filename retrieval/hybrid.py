@@ -176,7 +176,8 @@ class HybridSearcher:
                 self._embedder = self._embedder_factory()
             embedder = self._embedder
         title = _title(text)
-        vectors = np.asarray(embedder.embed([text, title] if title else [text]),
+        # One call each: a batch pads the short title to the question's length.
+        vectors = np.asarray([embedder.embed([t])[0] for t in (text, title) if t],
                              dtype=np.float64)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         blended = vectors[0] if title is None else (
