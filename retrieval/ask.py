@@ -2,9 +2,12 @@
 
 Packing: context items (relevance >= 0.2, best first) are widened to their whole
 enclosing definition when it is small enough, overlapping ranges are merged, and whole
-blocks are added while they fit the budget; the rest are listed as signatures with their
-citations. The token count uses a conservative estimate (3 characters a token), so the
-delivered context never exceeds the budget.
+blocks are added while they fit the budget less a reserve (`SIGNATURE_SHARE`); the rest
+are listed as signatures with their citations: first one for each ranked file that has
+no block yet, in file order, then the others, while the whole budget allows. So a
+reader always learns where the next-best files are, not only the code of the first few.
+The token count uses a conservative estimate (3 characters a token), so the delivered
+context never exceeds the budget.
 """
 
 from __future__ import annotations
@@ -24,6 +27,8 @@ __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", 
 CHARS_PER_TOKEN = 3.0
 MIN_RELEVANCE = 0.2
 FILE_RELEVANCE_WEIGHT = 0.5
+SIGNATURE_SHARE = 0.15
+"""The budget share kept for the signatures of what did not fit whole."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -133,13 +138,14 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
     taken: dict[str, list[tuple[int, int]]] = {}
     used = 0
     rest = []
+    whole = limit - math.floor(limit * SIGNATURE_SHARE)
     for it, start, end, symbol, kind, signature in widened:
         spans = taken.setdefault(it.hit.path, [])
         if any(s <= start and end <= e for s, e in spans):
             continue  # already delivered inside a wider block
         text = read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
         cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
-        if used + cost <= limit:
+        if used + cost <= whole:
             spans.append((start, end))
             used += cost
             blocks.append(ContextBlock(path=it.hit.path, start_line=start, end_line=end,
@@ -148,6 +154,16 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
                                        stale=it.hit.stale, tokens=cost))
         else:
             rest.append((it, start, end, symbol, kind, signature))
+    files = _files(items)
+    order = {f.path: i for i, f in enumerate(files)}
+    shown = {b.path for b in blocks}
+    firsts: dict[str, int] = {}
+    for i, entry in enumerate(rest):
+        if entry[0].hit.path not in shown:
+            firsts.setdefault(entry[0].hit.path, i)
+    picked = set(firsts.values())
+    first = sorted(picked, key=lambda i: order.get(rest[i][0].hit.path, len(order)))
+    rest = [rest[i] for i in first] + [e for i, e in enumerate(rest) if i not in picked]
     for it, start, end, symbol, kind, signature in rest:
         line = signature or (it.hit.text or "").strip().split("\n")[0][:160]
         cost = estimate_tokens(line) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
@@ -158,7 +174,7 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
                                    symbol=symbol, kind=kind, relevance=it.relevance,
                                    reason=it.reason, form="signature", text=line,
                                    stale=it.hit.stale, tokens=cost))
-    return AskResult(question=question, files=_files(items), context=blocks, tokens=used,
+    return AskResult(question=question, files=files, context=blocks, tokens=used,
                      budget=budget, stop_reason=result.stop_reason, cycles=len(result.trace),
                      trace=result.trace if with_trace else [])
 

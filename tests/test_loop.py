@@ -204,6 +204,12 @@ def test_ask_packs_into_the_budget(searcher):
     assert full[0].path == "shop/pricing.py"
     lines = (searcher.root / full[0].path).read_text().split("\n")
     assert full[0].text == "\n".join(lines[full[0].start_line - 1 : full[0].end_line])
+    # What does not fit whole is listed by signature, each ranked file before a second
+    # block of any: a tight budget still says where the next files are.
+    tight = ask(searcher, "how are discounts applied to the cart total?", budget=600)
+    delivered = {b.path for b in tight.context}
+    assert tight.tokens <= 600 and {f.path for f in tight.files[:4]} <= delivered
+    assert any(b.form == "signature" for b in tight.context)
 
 
 def test_golden_ask(searcher):
