@@ -1,0 +1,149 @@
+"""What the `dowse` commands share: the error seam, shared options, argument checks and
+the progress display.
+
+Library errors (`DowseError`) become a one-line `Error: ...` and exit code 1 in `seam`,
+and only there. Imported by `cli.py` and `cli_eval.py` (never the other way round), so it
+stays as light as they are: heavy modules are imported inside the helpers that need them.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fail(message: str, code: int = 1) -> click.ClickException:
+    exc = click.ClickException(message)
+    exc.exit_code = code  # type: ignore[misc]  # click declares it a class variable
+    return exc
+
+
+def seam(fn: F) -> F:
+    """Turn library errors into one-line CLI errors (never a traceback for user mistakes)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from indexer.errors import DowseError
+
+        try:
+            return fn(*args, **kwargs)
+        except DowseError as exc:
+            raise fail(str(exc)) from None
+        except KeyboardInterrupt:
+            raise fail("interrupted; the last complete index is intact", 130) from None
+        except Exception as exc:
+            # A damaged index file surfaces inside a query as LanceDB's RuntimeError.
+            from indexer.store import storage_error
+
+            error = storage_error(exc)
+            if error is None:
+                raise
+            raise fail(str(error)) from None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def index_dir_option(fn: F) -> F:
+    return click.option(
+        "--index-dir", type=click.Path(file_okay=False, path_type=Path), envvar="DOWSE_INDEX_DIR",
+        help="Where the index lives (default: <repo>/.dowse; env DOWSE_INDEX_DIR).",
+    )(fn)
+
+
+def embed_options(fn: F) -> F:
+    """--embed, --no-embed, --embedder and --quiet, shared by the commands that build
+    indexes."""
+    fn = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")(fn)
+    fn = click.option(
+        "--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
+        help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
+             "reference); both give the same model's vectors.")(fn)
+    fn = click.option(
+        # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
+        # a quarter second to every command (tests/test_summary.py keeps them equal).
+        "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
+        help="What gets vectors: files (one summary per file: fast), all (chunks too: "
+             "slow), none (lexical and symbol index). Default: what the index was built "
+             "with, else files.")(fn)
+    return click.option("--no-embed", is_flag=True, help="Same as --embed none.")(fn)
+
+
+def requested_scope(embed_scope: str | None, no_embed: bool) -> str | None:
+    if no_embed and embed_scope not in (None, "none"):
+        raise fail(f"--no-embed contradicts --embed {embed_scope}")
+    return "none" if no_embed else embed_scope
+
+
+def json_option(fn: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON on stdout.")(fn)
+
+
+def root_arg(path: str) -> Path:
+    root = Path(path)
+    if not root.exists():
+        raise fail(f"no such directory: {path}")
+    if not root.is_dir():
+        raise fail(f"not a directory: {path}")
+    return root.resolve()
+
+
+def locate(path: Path, index_dir: Path | None) -> Path:
+    """The index for `path`: --index-dir, or the nearest `.dowse` at or above path."""
+    if index_dir is not None:
+        return index_dir.resolve()
+    start = path.resolve()
+    for d in (start, *start.parents):
+        if (d / ".dowse" / "manifest.json").is_file():
+            return d / ".dowse"
+    return start / ".dowse"
+
+
+def echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+@contextmanager
+def progress_bars(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
+    if quiet:
+        yield lambda stage, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        Task,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            return Text(f"{task.speed:>7,.0f}/s" if task.speed else " " * 9)
+
+    labels = {"walk": "walking files", "parse": "parsing", "write": "writing index",
+              "embed": "embedding chunks"}
+    console = Console(stderr=True)
+    with Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
+                  Rate(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
+                  transient=False) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = bar.add_task(labels.get(stage, stage), total=total or 1)
+            bar.update(tasks[stage], completed=done, total=total or 1)
+
+        yield update
