@@ -33,24 +33,24 @@ Invariants:
 - A snapshot table the manifest names but that is missing or unreadable is an
   `IndexCorrupt` ("run `dowse index --rebuild`"), never silently recreated empty: that
   would drop its rows while the files table still says they are indexed. LanceDB's own
-  failures become `IndexWriteError` (the disk refused a write) or `IndexCorrupt` (a file
-  is missing or damaged) through `storage_error`.
+  failures become dowse errors through `storage_error` (see `indexer.lance`).
+
+Layout: `indexer.lance` imports LanceDB, quotes filter values and maps its failures to
+dowse errors; this module keeps the tables, the manifest and the write lock. `quote_list`
+and `storage_error` stay importable from here.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import fcntl
-import importlib.util
 import json
 import os
 import re
 import secrets
 import shutil
-import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,13 +60,13 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.errors import (
-    DowseError,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
     IndexVersionMismatch,
     IndexWriteError,
 )
+from indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
 
 __all__ = ["FORMAT_VERSION", "Manifest", "Store", "WriteLock", "quote_list", "storage_error"]
 
@@ -82,8 +82,6 @@ GRACE = timedelta(seconds=60)
 of the previous manifest (readers reopen the manifest for each request)."""
 PRUNE_MARGIN = timedelta(seconds=1)
 """Versions this much older than the manifest's, or less, outlive a pruning."""
-
-os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
 
 
 def _schemas(dim: int) -> dict[str, pa.Schema]:
@@ -113,82 +111,6 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         "skipped": pa.schema([("path", s), ("reason", s)]),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
-
-
-_NAMESPACE_CLIENT = "lance_namespace_urllib3_client"
-
-
-def _import_lancedb() -> Any:
-    """`import lancedb`, without the second it spends on a REST client a local index
-    never calls.
-
-    lancedb imports lance_namespace, which needs only the models of the generated REST
-    client package; that package's `__init__` also imports its ten API modules (about
-    1.3 s of a 2 s import, which every CLI query pays). The package is registered
-    without running its `__init__` (its submodules import as usual) and runs it on the
-    first attribute anything asks of it, so nothing that does use it breaks.
-    """
-    if _NAMESPACE_CLIENT not in sys.modules:
-        spec = importlib.util.find_spec(_NAMESPACE_CLIENT)
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            loader = spec.loader
-
-            def __getattr__(name: str) -> Any:
-                delattr(module, "__getattr__")
-                loader.exec_module(module)
-                return getattr(module, name)
-
-            setattr(module, "__getattr__", __getattr__)  # noqa: B010
-            sys.modules[_NAMESPACE_CLIENT] = module
-    import lancedb
-
-    return lancedb
-
-
-def quote_list(values: Iterable[str]) -> str:
-    """A SQL list literal for a `col IN (...)` filter."""
-    return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
-
-
-_WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG,
-                           errno.EDQUOT})
-_OS_ERROR = re.compile(r"\(os error (\d+)\)")
-_RUST_LOCATION = re.compile(r",? /\S+\.rs:\d+:\d+")
-_LANCE_PREFIX = re.compile(r"^(?:lance error: )?(?:LanceError\(\w+\): )?")
-
-
-def _lance_detail(exc: BaseException) -> str | None:
-    """What a LanceDB storage failure says, without its Rust source locations; None for
-    any other exception."""
-    text = str(exc)
-    if not isinstance(exc, (RuntimeError, OSError, ValueError)) or not (
-        "lance error" in text or "LanceError" in text
-        or re.search(r"Table '\w+' was not found", text)
-    ):
-        return None
-    first = text.strip().splitlines()[0] if text.strip() else type(exc).__name__
-    return _LANCE_PREFIX.sub("", _RUST_LOCATION.sub("", first))[:200]
-
-
-def storage_error(exc: BaseException, index_dir: Path | None = None) -> DowseError | None:
-    """The one-line error for a failure inside LanceDB's storage layer, or None when `exc`
-    is anything else (a bug, which keeps its traceback).
-
-    A write the operating system refused (read-only, permission, disk full, file size
-    limit) is an `IndexWriteError`; anything else (a missing, truncated or garbled file)
-    an `IndexCorrupt` that names the fix.
-    """
-    if isinstance(exc, DowseError):
-        return exc
-    detail = _lance_detail(exc)
-    if detail is None:
-        return None
-    where = f" at {index_dir}" if index_dir is not None else ""
-    code = _OS_ERROR.search(str(exc))
-    if code and int(code.group(1)) in _WRITE_ERRNOS:
-        return IndexWriteError(f"cannot write the index{where}: {os.strerror(int(code.group(1)))}")
-    return IndexCorrupt(f"the index{where} is damaged ({detail}); run `dowse index --rebuild`")
 
 
 def _batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -328,7 +250,7 @@ class Store:
     def open(cls, index_dir: Path) -> Store:
         """Open the last committed snapshot for reading."""
         manifest = cls.read_manifest(index_dir)
-        lancedb = _import_lancedb()
+        lancedb = import_lancedb()
         store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
         for name in SNAPSHOT_TABLES:
             store.table(name)  # fail now, with a clear message, if a table is damaged
@@ -340,7 +262,7 @@ class Store:
 
         A rebuild starts an empty snapshot in new tables; the committed one stays what
         readers see until the first `commit`."""
-        lancedb = _import_lancedb()
+        lancedb = import_lancedb()
 
         try:
             old: Manifest | None = cls.read_manifest(index_dir)
@@ -456,7 +378,7 @@ class Store:
             except Exception as exc:
                 raise IndexCorrupt(
                     f"the index table {name!r} at {self.index_dir} cannot be read "
-                    f"({_lance_detail(exc) or exc}); run `dowse index --rebuild`"
+                    f"({lance_detail(exc) or exc}); run `dowse index --rebuild`"
                 ) from None
             self._tables[name] = table
         return table
@@ -474,7 +396,7 @@ class Store:
                     for index in table.list_indices():
                         self._probe(table, index, data)
             except Exception as exc:
-                detail = _lance_detail(exc)
+                detail = lance_detail(exc)
                 if detail is None:
                     raise
                 raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is damaged "

@@ -314,7 +314,7 @@ def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fa
 
 
 def test_lancedb_loads_without_the_rest_client_until_something_uses_it():
-    code = ("import sys\nfrom indexer.store import _import_lancedb\n_import_lancedb()\n"
+    code = ("import sys\nfrom indexer.lance import import_lancedb\nimport_lancedb()\n"
             "print(any(m.startswith('lance_namespace_urllib3_client.api.') for m in sys.modules))\n"
             "import lance_namespace_urllib3_client as c\nprint(c.ApiClient.__name__)")
     import subprocess
