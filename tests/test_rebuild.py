@@ -259,3 +259,25 @@ def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_emb
     assert reader is not None
     reader.verify()  # opened two runs ago, within GRACE
     assert Store.read_manifest(index_dir).superseded["chunks"]
+
+
+def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_embedder,
+                                                          monkeypatch):
+    # A run that finds nothing to index still prunes, and commits what its pruning
+    # compacted: the versions past the manifest's and those just before it go as well.
+    index_dir = example_repo / ".dowse"
+    monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.2))
+    monkeypatch.setattr(store_module, "GRACE", timedelta(seconds=0.6))
+    build_index(example_repo, embedder=fake_embedder)
+    (example_repo / "shop" / "pricing.py").write_text("def price():\n    return 1\n")
+    build_index(example_repo, embedder=fake_embedder)
+    counts = []
+    for _ in range(4):
+        time.sleep(0.8)
+        assert build_index(example_repo, embedder=fake_embedder).parsed == 0
+        counts.append(_versions(index_dir, "chunks"))
+    assert counts[-1] == 1, counts
+    store = Store.open(index_dir)
+    store.verify()
+    assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [
+        {"name": "price"}]
