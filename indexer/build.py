@@ -43,8 +43,9 @@ __all__ = [
 EMBED_SCOPES = ("all", "files", "none")
 """What gets a vector: chunks and file summaries, file summaries only, nothing."""
 DEFAULT_EMBED_SCOPE = "files"
-"""File summaries only: on the dev split they find as much as chunk vectors do
-(benchmarks/RESULTS-eval.md), and django embeds in under a minute instead of fifteen."""
+"""File summaries only: on the dev split they put as many gold files in the top 5 as
+chunk vectors do (benchmarks/RESULTS-eval.md section 10), and django embeds in under a
+minute instead of fifteen."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
 EMBED_COMMIT_EVERY = 2048

@@ -532,8 +532,9 @@ class Store:
                 # LanceDB's version timestamps are naive local time.
                 table.optimize(cleanup_older_than=datetime.now() - stamps[floor] + PRUNE_MARGIN)
                 moved = moved or table.version != want
-            elif (floor == want and table.version == want and any(v < floor for v in stamps)
-                  and now - self.manifest.updated >= GRACE.total_seconds()):
+                stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
+            if (floor == want and table.version == want and any(v < floor for v in stamps)
+                    and now - self.manifest.updated >= GRACE.total_seconds()):
                 # Versions within PRUNE_MARGIN of the manifest's (the compaction that ended
                 # its run) outlive every prune: once the index has been left alone for
                 # GRACE, the same rows again as a new version, committed, leave them past
