@@ -157,13 +157,15 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
     files = _files(items)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}
-    firsts: dict[str, int] = {}
-    for i, entry in enumerate(rest):
-        if entry[0].hit.path not in shown:
-            firsts.setdefault(entry[0].hit.path, i)
-    picked = set(firsts.values())
-    first = sorted(picked, key=lambda i: order.get(rest[i][0].hit.path, len(order)))
-    rest = [rest[i] for i in first] + [e for i, e in enumerate(rest) if i not in picked]
+    firsts: dict[str, tuple[ContextItem, int, int, str | None, str | None, str]] = {}
+    others = []
+    for entry in rest:
+        path = entry[0].hit.path
+        if path in shown or path in firsts:
+            others.append(entry)
+        else:
+            firsts[path] = entry
+    rest = sorted(firsts.values(), key=lambda e: order.get(e[0].hit.path, len(order))) + others
     for it, start, end, symbol, kind, signature in rest:
         line = signature or (it.hit.text or "").strip().split("\n")[0][:160]
         cost = estimate_tokens(line) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4

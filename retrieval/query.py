@@ -170,7 +170,7 @@ def analyze(text: str) -> QueryAnalysis:
             identifiers.append(f[2])
     modules = list(dict.fromkeys(
         "/".join(parts[:n]) + ".py" for parts in (i.split(".") for i in identifiers)
-        if not parts[0].startswith(("self", "cls")) for n in range(len(parts), 1, -1)))
+        if parts[0] not in ("self", "cls") for n in range(len(parts), 1, -1)))
     terms: list[str] = []
     for m in _WORD.finditer(text):
         w = m.group(0).lower()
