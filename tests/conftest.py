@@ -16,6 +16,7 @@ import pytest
 
 from indexer import embed
 from indexer.tokens import tokenize
+from indexer.walk import WalkResult
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "fixtures" / "example"
@@ -121,6 +122,27 @@ def make_tree(root: Path, files: dict[str, str]) -> Path:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)
     return root
+
+
+# indexer.walk helpers, shared by tests/test_walk.py and tests/test_walk_ignore.py.
+
+
+def make(root: Path, *paths: str, content: str = "x\n") -> None:
+    for p in paths:
+        target = root / p
+        if p.endswith("/"):
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(content)
+
+
+def files(result: WalkResult) -> list[str]:
+    return [f.path for f in result.files]
+
+
+def reasons(result: WalkResult) -> dict[str, str]:
+    return {s.path: s.reason for s in result.skipped}
 
 
 def git(root: Path, *args: str, day: int = 1) -> str:
