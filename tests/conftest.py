@@ -128,13 +128,11 @@ def make_tree(root: Path, files: dict[str, str]) -> Path:
 
 
 def make(root: Path, *paths: str, content: str = "x\n") -> None:
+    """`make_tree` for many files of one content; a path ending in / is a directory."""
     for p in paths:
-        target = root / p
         if p.endswith("/"):
-            target.mkdir(parents=True, exist_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(content)
+            (root / p).mkdir(parents=True, exist_ok=True)
+    make_tree(root, {p: content for p in paths if not p.endswith("/")})
 
 
 def files(result: WalkResult) -> list[str]:
