@@ -56,7 +56,8 @@ DOC_FACTOR = 0.7
 """Documentation and other text ranks lower unless the query is about docs: a question
 about behaviour is answered by code, and prose repeats the words of every question."""
 TITLE_WEIGHT = 0.3
-"""The first line's share of a long question's vector (RESULTS-eval.md section 10)."""
+"""The first line's share of a long question's vector (RESULTS-eval.md section 10); its
+words are also searched twice in the full-text query."""
 TITLE_MIN_WORDS = 3
 
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
@@ -347,6 +348,11 @@ class HybridSearcher:
                 if t not in _QUERY_NOISE]
         tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens
                                               if t not in _QUERY_NOISE)]))
+        title = _title(analysis.text)
+        if title:
+            # Once more each: BM25 adds up repeated query terms, so the first line's words
+            # weigh twice what the body's do (RESULTS-eval.md section 10).
+            tokens += [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
         # Embedding the query and the vector scan overlap the full-text search (both
         # release the GIL).
         if "dense" not in memo:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -253,3 +254,21 @@ def test_a_long_questions_first_line_shares_its_vector(searcher, fake_embedder):
     for alone in ("expired tokens are accepted", "Bug\nexpired tokens are accepted"):
         assert np.allclose(unit(searcher.embed_query(alone)),
                            unit(fake_embedder.embed([alone])[0]), atol=1e-3)
+
+
+def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
+    seen: list[list[str]] = []
+    original = searcher.lexical
+
+    def spy(tokens, k, where=None):
+        seen.append(list(tokens))
+        return original(tokens, k, where)
+
+    monkeypatch.setattr(searcher, "lexical", spy)
+    searcher.candidates(analyze("Expired tokens are accepted\nThe checkout still answers."))
+    counts = Counter(seen[0])
+    assert counts["expired"] == counts["accepted"] == 2  # the first line's words
+    assert counts["checkout"] == 1 and counts["answers"] == 1
+    seen.clear()
+    searcher.candidates(analyze("expired tokens are accepted by the checkout"))
+    assert max(Counter(seen[0]).values()) == 1
