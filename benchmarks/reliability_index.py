@@ -63,8 +63,10 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     vectors = store.rows("vectors", ["id", "hash"])
     if any(hashes.get(r["id"]) != r["hash"] for r in vectors):
         problems.append("a vector without a chunk of its text")
-    if store.manifest.embedded and len(vectors) != len(chunks):
-        problems.append("manifest says embedded, vectors are missing")
+    if store.manifest.embedded and store.manifest.embed_chunks and len(vectors) != len(chunks):
+        problems.append("manifest says embedded, chunk vectors are missing")
+    if store.manifest.embedded and store.count("file_vectors") != len(files):
+        problems.append("manifest says embedded, file summary vectors are missing")
     return digest, problems[:5]
 
 
