@@ -134,7 +134,7 @@ def progress_bars(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
             return Text(f"{task.speed:>7,.0f}/s" if task.speed else " " * 9)
 
     labels = {"walk": "walking files", "parse": "parsing", "write": "writing index",
-              "embed": "embedding chunks"}
+              "embed": "embedding texts"}
     console = Console(stderr=True)
     with Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
                   Rate(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
