@@ -453,10 +453,9 @@ class Store:
         retired = {**self.manifest.retired, **dict.fromkeys(self._replacing, now)}
         superseded: dict[str, list[tuple[int, float]]] = {}
         for name, version in versions.items():
-            kept = [(v, at) for v, at in self.manifest.superseded.get(name, [])
-                    if now - at < GRACE.total_seconds()]
+            kept = self._still_read(name, now)
             old = self.manifest.versions.get(name)
-            if old is not None and old != version and not self._replacing:
+            if old is not None and old != version:
                 kept.append((old, now))
             if kept:
                 superseded[name] = kept
@@ -492,6 +491,12 @@ class Store:
         """
         self._drop_unused(GRACE if older_than is None else older_than)
 
+    def _still_read(self, name: str, now: float) -> list[tuple[int, float]]:
+        """The versions of table `name` a commit replaced less than `GRACE` before `now`,
+        with when: a reader that opened an earlier manifest may still be using them."""
+        return [(v, at) for v, at in self.manifest.superseded.get(name, [])
+                if now - at < GRACE.total_seconds()]
+
     def _prune_versions(self) -> None:
         """Delete the table versions no reader can still be using (at the start of a
         writer's run, the lock held).
@@ -520,8 +525,7 @@ class Store:
             want = self.manifest.versions.get(name)
             if want is None:
                 continue
-            floor = min([want, *(v for v, at in self.manifest.superseded.get(name, [])
-                                 if now - at < GRACE.total_seconds())])
+            floor = min([want, *(v for v, _ in self._still_read(name, now))])
             table = self._tables[name]
             moved = moved or table.version != want  # restored over an unfinished run
             stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
