@@ -24,6 +24,7 @@ __all__ = [
     "GRAMMAR_NAMES",
     "TEXT_LANGUAGES",
     "language_for",
+    "is_documentation",
     "is_test_path",
     "language_from_shebang",
 ]
@@ -212,3 +213,12 @@ _TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[
 def is_test_path(path: str) -> bool:
     """A test file by the common conventions (tests/ dirs, test_*.py, *_test.go, *.spec.ts)."""
     return bool(_TEST_PATH.search(path))
+
+
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|galler(y|ies)|demos?|tutorials?|samples?)/")
+
+
+def is_documentation(path: str, language: str | None) -> bool:
+    """Documentation: text (markdown, rst, ...) and the example, demo and tutorial
+    scripts that show how to use the code rather than implement it."""
+    return language in TEXT_LANGUAGES or bool(_EXAMPLE_PATH.search(path))

@@ -28,17 +28,38 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.languages import TEXT_LANGUAGES, is_test_path
+from indexer.languages import is_documentation, is_test_path
 from indexer.tokens import stem, tokenize
 from retrieval.hybrid import Candidate
 from retrieval.query import BUILTIN_CALLS, QueryAnalysis
 
 __all__ = [
     "CALL", "SEMANTIC_WEIGHTS", "WEIGHTS", "Evaluation", "Evaluator", "Features",
-    "OfflineEvaluator", "defined_in", "probability", "relevance_of", "weights_for",
+    "OfflineEvaluator", "defined_in", "probability", "relevance_of", "used_names",
+    "weights_for",
 ]
 
 CALL = re.compile(r"\b([A-Za-z_][A-Za-z0-9_]*)\s*\(")
+# Base classes: Python's `class Name(Base, pkg.Mixin, metaclass=Meta):`, and the
+# `extends` / `implements` lists of Java, Kotlin, C#, JavaScript, TypeScript, PHP.
+_PY_BASES = re.compile(r"^[ \t]*class[ \t]+\w+[ \t]*\(([^)]*)\)", re.M)
+_EXTENDS = re.compile(r"\b(?:extends|implements)[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w.]+)*)")
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def used_names(text: str) -> list[str]:
+    """The names a piece of code depends on that may be defined elsewhere: the base
+    classes it extends (first: a subclass's behaviour lives in them), then what it calls."""
+    bases: list[str] = []
+    for m in [*_PY_BASES.finditer(text), *_EXTENDS.finditer(text)]:
+        for part in m.group(1).split(","):
+            part = re.sub(r"\[.*", "", part).strip()
+            if "=" in part or "*" in part:
+                continue  # metaclass=..., **kwargs
+            name = part.split(".")[-1]
+            if _NAME.fullmatch(name):
+                bases.append(name)
+    return list(dict.fromkeys([*bases, *CALL.findall(text)]))
 
 
 class Evaluation(BaseModel):
@@ -61,7 +82,7 @@ class Features:
     gap: bool  # looked up as the definition of a name relevant code uses
     test: bool  # a test file, and the task is not about tests
     score: float = 0.0  # the fused retrieval score
-    text: bool = False  # documentation or other text, and the task is not about docs
+    text: bool = False  # documentation (text, example scripts); the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
@@ -170,7 +191,7 @@ class OfflineEvaluator:
                 closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
                 rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
                 test=is_test_path(path) and not wants_tests, score=cand.score,
-                text=cand.row["language"] in TEXT_LANGUAGES and not wants_docs,
+                text=is_documentation(path, cand.row["language"]) and not wants_docs,
                 refined="refined" in s,
                 summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6), raised="raised" in s,
                 id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
@@ -207,7 +228,7 @@ class OfflineEvaluator:
             reasons.append("weak lexical or semantic match")
 
         missing: list[str] = []
-        for name in dict.fromkeys(CALL.findall(cand.row["text"])):
+        for name in used_names(cand.row["text"]):
             if (name in BUILTIN_CALLS or name in in_context or name not in known_symbols
                     or defined_in(name, cand.row, known_symbols)):
                 continue

@@ -29,7 +29,7 @@ import numpy as np
 import pathspec
 
 from indexer.embed import Embedder, embedder_for_model
-from indexer.languages import TEXT_LANGUAGES, is_test_path
+from indexer.languages import is_documentation, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.query import QueryAnalysis, analyze
@@ -53,8 +53,9 @@ CHUNK_DENSE_WITH_SUMMARIES = 0.2
 TEST_FACTOR = 0.8
 """Test files rank a little lower unless the query is about tests."""
 DOC_FACTOR = 0.7
-"""Documentation and other text ranks lower unless the query is about docs: a question
-about behaviour is answered by code, and prose repeats the words of every question."""
+"""Documentation (text, and example or tutorial scripts) ranks lower unless the query is
+about docs: a question about behaviour is answered by the code that implements it, and
+prose and examples repeat the words of every question."""
 TITLE_WEIGHT = 0.3
 """The first line's share of a long question's vector (RESULTS-eval.md section 10); its
 words are also searched twice in the full-text query."""
@@ -248,6 +249,36 @@ class HybridSearcher:
                     break
         return out
 
+    def definition_chunks(self, symbols: Iterable[dict[str, Any]]
+                          ) -> dict[tuple[str, int], dict[str, Any]]:
+        """The chunk that shows each symbol's definition, by (path, start_line): the one
+        holding its first line when that chunk belongs to it, else its own first chunk.
+        (A long function's `def` line can close a chunk of the lines above it, its body
+        starting the next one: that chunk says little about the function.)"""
+        symbols = list(symbols)
+        paths = sorted({s["path"] for s in symbols})
+        if not paths:
+            return {}
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for r in self.store.rows("chunks", _CHUNK_COLUMNS,
+                                 where=f"path IN ({quote_list(paths)})"):
+            by_path.setdefault(r["path"], []).append(r)
+        out: dict[tuple[str, int], dict[str, Any]] = {}
+        for sym in symbols:
+            path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
+            rows = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
+
+            def owned(r: dict[str, Any], name: str = name) -> bool:
+                return r["symbol"] is not None and (
+                    r["symbol"] == name or r["symbol"].startswith(name + "."))
+
+            holding = next((r for r in rows if r["start_line"] <= line <= r["end_line"]), None)
+            own = next((r for r in rows if r["start_line"] >= line and owned(r)), None)
+            chosen = holding if holding is None or owned(holding) or own is None else own
+            if chosen is not None:
+                out[(path, line)] = chosen
+        return out
+
     def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Each file's first chunk, by path."""
         paths = sorted(set(paths))
@@ -404,7 +435,7 @@ class HybridSearcher:
                      + SUMMARY_WEIGHT * s.get("summary", 0.0))
             if not wants_tests and is_test_path(cand.row["path"]):
                 score *= TEST_FACTOR
-            if not wants_docs and cand.row["language"] in TEXT_LANGUAGES:
+            if not wants_docs and is_documentation(cand.row["path"], cand.row["language"]):
                 score *= DOC_FACTOR
             cand.score = round(score, 4)
         return cands
@@ -421,7 +452,7 @@ class HybridSearcher:
                 continue  # `__eq__` alone: every class has one
             wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
         symbols = self.symbols_named(wanted)
-        rows = self.chunks_at((s["path"], s["start_line"]) for s in symbols)
+        rows = self.definition_chunks(symbols)
         # A name defined in many places (`clean`, `simplify`) says little about where:
         # the strength falls with the number of definitions beyond a few.
         strengths = [1.0 if wanted[s["name_lower"]] and s["qualified_name"].endswith(

@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.store import quote_list
 from indexer.tokens import tokenize
-from retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator
+from retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
 from retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from retrieval.query import QueryAnalysis, analyze
 from retrieval.records import Hit
@@ -135,7 +135,7 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         looked_up = [g for g in pending_gaps if g not in targeted][:8]
         targeted += looked_up
         gap_symbols = searcher.symbols_named(looked_up)
-        gap_rows = searcher.chunks_at((s["path"], s["start_line"]) for s in gap_symbols)
+        gap_rows = searcher.definition_chunks(gap_symbols)
         for sym in gap_symbols:
             row = gap_rows.get((sym["path"], sym["start_line"]))
             if row is None or not keep(row["path"]):
@@ -276,7 +276,7 @@ def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate],
                  ) -> dict[str, list[tuple[str, int]]]:
     """Names called in the batch that are defined in the index: name -> [(path, line)].
     `definitions` remembers earlier look-ups (names defined nowhere map to [])."""
-    called = {m for c in batch for m in CALL.findall(c.row["text"]) if _WORD.match(m)}
+    called = {m for c in batch for m in used_names(c.row["text"]) if _WORD.match(m)}
     fresh = sorted(called - definitions.keys())
     if fresh:
         for name in fresh:

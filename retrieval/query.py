@@ -71,7 +71,8 @@ _TESTS_SUBJECT = re.compile(
     r"|\bflaky\b|\bwhere (?:is|are) [^.?!\n]{0,60}\btested\b", re.I)
 _DOCS_SUBJECT = re.compile(
     r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
-    r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog)\b",
+    r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog"
+    r"|examples?|tutorials?)\b",
     re.I)
 
 
@@ -105,7 +106,8 @@ class QueryAnalysis(BaseModel):
     def mentions_docs(self) -> bool:
         """Likewise for documentation: a short question naming it, or docs as the
         subject ("the docs for X", "update the README")."""
-        named = any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial"))
+        named = any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial", "example",
+                                  "demo", "gallery"))
                     for t in self.terms)
         return named and (self._short or _DOCS_SUBJECT.search(self.text) is not None)
 

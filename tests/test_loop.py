@@ -272,3 +272,76 @@ def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
     seen.clear()
     searcher.candidates(analyze("expired tokens are accepted by the checkout"))
     assert max(Counter(seen[0]).values()) == 1
+
+
+def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedder):
+    from retrieval.evaluate import used_names
+
+    assert used_names("class A(pkg.Base[int], Mixin, metaclass=Meta):\n    x = f(1)\n") == [
+        "Base", "Mixin", "A", "f"]
+    assert used_names("export class Foo extends React.Component implements Bar, Baz {") == [
+        "Component", "Bar", "Baz"]
+    # BulkRule's behaviour lives partly in Rule, which it only extends: no call names it.
+    (tmp_path / "rules").mkdir()
+    (tmp_path / "rules" / "base.py").write_text(
+        "class Rule:\n    share = 0.1\n\n    def amount(self, total):\n"
+        "        return min(total * self.share, total)\n")
+    (tmp_path / "rules" / "bulk.py").write_text(
+        "from rules.base import Rule\n\n\nclass BulkRule(Rule):\n    share = 0.5\n")
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    result = run_loop(s, "BulkRule takes too much off", config=LoopConfig(stop_hits=50))
+    assert "Rule" in result.trace[0].gaps
+    assert "Rule" in result.trace[1].targeted
+    bulk = next(it for it in result.items if it.hit.path == "rules/bulk.py")
+    assert "Rule" not in bulk.missing_context  # resolved by the look-up
+
+
+@pytest.mark.parametrize(("path", "language", "docs"), [
+    ("docs/guide.md", "markdown", True),
+    ("examples/plot_prices.py", "python", True),
+    ("galleries/tutorials/intro.py", "python", True),
+    ("shop/pricing.py", "python", False),
+    ("shop/example.py", "python", False),  # a module named so, not a directory of them
+])
+def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
+    from indexer.languages import is_documentation
+
+    assert is_documentation(path, language) is docs
+
+
+def test_example_scripts_count_as_documentation_unless_asked_for(searcher):
+    from retrieval.evaluate import OfflineEvaluator
+    from retrieval.hybrid import Candidate
+
+    row = {"id": "x", "path": "examples/discounts_demo.py", "language": "python",
+           "start_line": 1, "end_line": 3, "symbol": None,
+           "text": "cart = Cart()\nprint(cart_total(cart))\n"}
+    plain = analyze("cart_total applies the bulk discount twice")
+    asked = analyze("update the examples of cart_total")
+    assert not plain.mentions_docs and asked.mentions_docs
+    evaluator = OfflineEvaluator()
+    assert evaluator.features(plain, [Candidate(row, {"lexical": 1.0}, 1.0)])[0].text
+    assert not evaluator.features(asked, [Candidate(row, {"lexical": 1.0}, 1.0)])[0].text
+
+
+def test_a_definition_is_shown_by_its_own_chunk(tmp_path, fake_embedder, searcher):
+    # A long function's `def` line closes the chunk of the module lines above it, and its
+    # body starts the next chunk: that next chunk is the one that shows the definition.
+    (tmp_path / "pkg").mkdir()
+    doc = "\n".join(f"    Line {i} about the many options of convert." for i in range(40))
+    body = "\n".join(f"    step_{i} = expr + {i}" for i in range(30))
+    (tmp_path / "pkg" / "convert.py").write_text(
+        f'"""Conversions."""\n\n# A counter.\n_counter = 1\n\n@register(kind="fast")\n'
+        f'def convert(args, expr, modules=None):\n    """\n{doc}\n    """\n{body}\n'
+        f"    return step_29\n")
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    sym = s.symbols_named(["convert"])
+    assert s.chunk_at("pkg/convert.py", sym[0]["start_line"])["symbol"] is None
+    shown = s.definition_chunks(sym)[("pkg/convert.py", sym[0]["start_line"])]
+    assert shown["symbol"] == "convert" and shown["start_line"] > sym[0]["start_line"]
+    # A small definition inside a chunk of several is shown by that chunk.
+    item = searcher.symbols_named(["LineItem"])
+    held = searcher.chunk_at("shop/pricing.py", item[0]["start_line"])
+    assert searcher.definition_chunks(item)[("shop/pricing.py", item[0]["start_line"])] == held
