@@ -72,6 +72,13 @@ def _title(text: str) -> str | None:
     return first if rest.strip() and len(first.split()) >= TITLE_MIN_WORDS else None
 
 
+def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
+    """Whether a chunk lies in the named definition (`Cart` holds `Cart.total`'s chunks)."""
+    owner = chunk["symbol"]
+    return owner is not None and (owner == qualified_name
+                                  or owner.startswith(qualified_name + "."))
+
+
 def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
     """How many trailing components two paths share."""
     n = 0
@@ -267,14 +274,10 @@ class HybridSearcher:
         for sym in symbols:
             path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
             rows = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
-
-            def owned(r: dict[str, Any], name: str = name) -> bool:
-                return r["symbol"] is not None and (
-                    r["symbol"] == name or r["symbol"].startswith(name + "."))
-
             holding = next((r for r in rows if r["start_line"] <= line <= r["end_line"]), None)
-            own = next((r for r in rows if r["start_line"] >= line and owned(r)), None)
-            chosen = holding if holding is None or owned(holding) or own is None else own
+            own = next((r for r in rows if r["start_line"] >= line and _part_of(r, name)),
+                       None)
+            chosen = holding if holding is None or _part_of(holding, name) or own is None else own
             if chosen is not None:
                 out[(path, line)] = chosen
         return out
