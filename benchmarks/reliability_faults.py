@@ -195,6 +195,8 @@ CORRUPTIONS: list[tuple[str, bool, Callable[[Path], None]]] = [
      lambda d: [p.unlink() for p in _files(d, "db/files.lance/data/*.lance")]),
     ("vectors data file truncated", True,
      lambda d: _truncate(_files(d, "db/vectors.lance/data/*.lance"), 0.3)),
+    ("file_vectors data file truncated", True,
+     lambda d: _truncate(_files(d, "db/file_vectors.lance/data/*.lance"), 0.3)),
     ("chunks table directory deleted", True,
      lambda d: shutil.rmtree(d / "db" / "chunks.lance")),
     ("imports version manifest truncated", True,
@@ -219,7 +221,9 @@ def corrupt_case(args: argparse.Namespace, work: Path, rng: random.Random,
     shutil.rmtree(base, ignore_errors=True)
     shutil.copytree(REPO / "fixtures" / "example", base,
                     ignore=shutil.ignore_patterns(".dowse"))
-    built = dowse("index", str(base), "-q")  # with vectors: every table has rows
+    # Chunk and file vectors both (the default scope embeds file summaries only, and an
+    # empty table has no data file to damage): every table has rows.
+    built = dowse("index", str(base), "-q", "--embed", "all")
     if built.code:
         raise SystemExit(f"corrupt: index failed: {built.err}")
     edit = ("shop/auth/tokens.py", "\n\ndef after_damage():\n    return 1\n")
