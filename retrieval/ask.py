@@ -1,5 +1,11 @@
 """`dowse ask`: run the retrieval loop and pack the best context into a token budget.
 
+Ranking files: each file of the context items by its best item's relevance and
+retrieval evidence (`rank_score`, a little more for several relevant parts), fused by
+reciprocal rank with the files whose chunks match the question's words best taken
+together (`HybridSearcher.files_by_words`, close to a whole-file BM25; `WORDS_WEIGHT`).
+A file only the word ranking found is listed too, with relevance 0 ("not evaluated").
+
 Packing: context items (relevance >= 0.2, best first) are widened to their whole
 enclosing definition when it is small enough, overlapping ranges are merged, and whole
 blocks are added while they fit the budget less a reserve (`SIGNATURE_SHARE`); the rest
@@ -13,13 +19,14 @@ context never exceeds the budget.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.store import quote_list
 from retrieval.evaluate import Evaluator
-from retrieval.hybrid import HybridSearcher, read_lines
+from retrieval.hybrid import HybridSearcher, PathFilter, read_lines
 from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
@@ -29,6 +36,10 @@ MIN_RELEVANCE = 0.2
 FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.15
 """The budget share kept for the signatures of what did not fit whole."""
+WORDS_WEIGHT = 0.2
+"""The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
+ranks: a file's place is 1/(1 + its rank by relevance and evidence) + WORDS_WEIGHT/(1 +
+its rank by words) (RESULTS-eval.md section 11)."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -64,6 +75,9 @@ class FileResult(BaseModel):
     score: float = Field(description="ranking score: relevance and retrieval evidence")
     reason: str
     citations: list[str]
+    words_rank: int | None = Field(default=None, description=(
+        "its place (0 first) among the files whose chunks match the question's words best "
+        "taken together, when among the first few"))
 
 
 class AskResult(BaseModel):
@@ -87,7 +101,34 @@ def rank_score(item: ContextItem) -> float:
             + (1 - FILE_RELEVANCE_WEIGHT) * min(item.hit.score, 1.0))
 
 
-def _files(items: list[ContextItem]) -> list[FileResult]:
+def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = ()
+           ) -> list[FileResult]:
+    """The files of the context items, by relevance and evidence, fused with the
+    whole-file word ranking (`WORDS_WEIGHT`); a file only that ranking found is listed
+    with relevance 0 and its best chunk's citation."""
+    evaluated = _evaluated_files(items)
+    if not by_words:
+        return evaluated
+    words = {path: i for i, (path, _) in enumerate(by_words)}
+    known = {f.path for f in evaluated}
+    place = {f.path: 1 / (1 + i) for i, f in enumerate(evaluated)}
+    out = []
+    for f in evaluated:
+        out.append(f.model_copy(update={"words_rank": words.get(f.path)}))
+    for path, row in by_words:
+        if path not in known:
+            out.append(FileResult(
+                path=path, relevance=0.0, score=0.0, words_rank=words[path],
+                reason="not evaluated; its chunks match the question's words best together",
+                citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
+    for f in out:
+        place[f.path] = place.get(f.path, 0.0) + (
+            WORDS_WEIGHT / (1 + f.words_rank) if f.words_rank is not None else 0.0)
+    out.sort(key=lambda f: (-place[f.path], f.path))
+    return out
+
+
+def _evaluated_files(items: list[ContextItem]) -> list[FileResult]:
     by_path: dict[str, list[ContextItem]] = {}
     for it in items:
         by_path.setdefault(it.hit.path, []).append(it)
@@ -154,7 +195,11 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
                                        stale=it.hit.stale, tokens=cost))
         else:
             rest.append((it, start, end, symbol, kind, signature))
-    files = _files(items)
+    config = loop or LoopConfig()
+    by_words = searcher.files_by_words(
+        result.analysis, keep=PathFilter(config.include, config.exclude),
+        languages=config.languages)
+    files = _files(items, by_words)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}
     firsts: dict[str, tuple[ContextItem, int, int, str | None, str | None, str]] = {}

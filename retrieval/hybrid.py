@@ -61,6 +61,13 @@ TITLE_WEIGHT = 0.3
 words are also searched twice in the full-text query."""
 TITLE_MIN_WORDS = 3
 
+WORD_FILE_POOL = 300
+"""Chunks the whole-file word ranking (`files_by_words`) reads."""
+WORD_FILE_CHUNKS = 3
+"""Each file's best chunk scores summed by `files_by_words`."""
+WORD_FILES = 10
+"""Files `files_by_words` returns by default."""
+
 _CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 _SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 
@@ -70,6 +77,23 @@ def _title(text: str) -> str | None:
     first, _, rest = text.strip().partition("\n")
     first = first.strip()
     return first if rest.strip() and len(first.split()) >= TITLE_MIN_WORDS else None
+
+
+def _base_tokens(analysis: QueryAnalysis) -> list[str]:
+    """The full-text query of a question: its tokens and its plain words' variants."""
+    plain = [v for t in analysis.terms for v in variants(t)]
+    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
+            if t not in _QUERY_NOISE]
+
+
+def _title_tokens(analysis: QueryAnalysis) -> list[str]:
+    """A long question's first line's tokens, to be searched once more each: BM25 adds up
+    repeated query terms, so they weigh twice what the body's do (RESULTS-eval.md
+    section 10)."""
+    title = _title(analysis.text)
+    if not title:
+        return []
+    return [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
 
 
 def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
@@ -256,6 +280,32 @@ class HybridSearcher:
                     break
         return out
 
+    def files_by_words(self, analysis: QueryAnalysis, *,
+                       keep: Callable[[str], bool] = lambda p: True,
+                       languages: Sequence[str] = (), limit: int = WORD_FILES
+                       ) -> list[tuple[str, dict[str, Any]]]:
+        """The files whose chunks match the question's words best taken together: the
+        best WORD_FILE_CHUNKS full-text scores of each file among the WORD_FILE_POOL best
+        chunks, summed (close to a whole-file BM25). Tests and documentation only when
+        the question is about them. (path, its best chunk), best first."""
+        where = f"language IN ({quote_list(languages)})" if languages else None
+        tokens = [*_base_tokens(analysis), *_title_tokens(analysis)]
+        scores: dict[str, list[float]] = {}
+        best: dict[str, dict[str, Any]] = {}
+        for row, score in self.lexical(tokens, WORD_FILE_POOL, where):
+            path = row["path"]
+            if not keep(path):
+                continue
+            if is_test_path(path) and not analysis.mentions_tests:
+                continue
+            if is_documentation(path, row["language"]) and not analysis.mentions_docs:
+                continue
+            scores.setdefault(path, []).append(score)
+            best.setdefault(path, row)
+        total = {p: sum(sorted(v, reverse=True)[:WORD_FILE_CHUNKS]) for p, v in scores.items()}
+        ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
+        return [(p, best[p]) for p in ranked]
+
     def definition_chunks(self, symbols: Iterable[dict[str, Any]]
                           ) -> dict[tuple[str, int], dict[str, Any]]:
         """The chunk that shows each symbol's definition, by (path, start_line): the one
@@ -377,16 +427,10 @@ class HybridSearcher:
                 cand = cands[row["id"]] = Candidate(row)
             return cand
 
-        plain = [v for t in analysis.terms for v in variants(t)]
-        base = [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
-                if t not in _QUERY_NOISE]
+        base = _base_tokens(analysis)
         tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens
                                               if t not in _QUERY_NOISE)]))
-        title = _title(analysis.text)
-        if title:
-            # Once more each: BM25 adds up repeated query terms, so the first line's words
-            # weigh twice what the body's do (RESULTS-eval.md section 10).
-            tokens += [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
+        tokens += _title_tokens(analysis)
         # Embedding the query and the vector scan overlap the full-text search (both
         # release the GIL).
         if "dense" not in memo:

@@ -345,3 +345,38 @@ def test_a_definition_is_shown_by_its_own_chunk(tmp_path, fake_embedder, searche
     item = searcher.symbols_named(["LineItem"])
     held = searcher.chunk_at("shop/pricing.py", item[0]["start_line"])
     assert searcher.definition_chunks(item)[("shop/pricing.py", item[0]["start_line"])] == held
+
+
+def test_files_by_words_ranks_whole_files_and_skips_tests_and_docs(searcher):
+    a = analyze("discount rules: bulk discount and coupon discount on the cart total")
+    ranked = [p for p, _ in searcher.files_by_words(a)]
+    assert ranked[0] == "shop/pricing.py"
+    assert not any(p.startswith("tests/") or p.endswith(".md") for p in ranked)
+    asked = analyze("which tests cover the bulk discount and the coupon discount")
+    assert any(p.startswith("tests/") for p, _ in searcher.files_by_words(asked))
+    row = dict(searcher.files_by_words(a))["shop/pricing.py"]
+    assert row["path"] == "shop/pricing.py" and row["start_line"] >= 1
+
+
+def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
+    import importlib
+
+    ask_module = importlib.import_module("retrieval.ask")
+    question = "how are discounts applied to the cart total?"
+    plain = ask(searcher, question)
+    assert plain.files[0].words_rank == 0  # pricing.py: first either way
+    # A file the loop never evaluated, first by words, is listed, unevaluated, with
+    # the citation of its best chunk; a weight of 0 leaves the loop's order alone.
+    row = {"path": "web/format.js", "start_line": 1, "end_line": 4}
+    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [("web/format.js", row)])
+    fused = ask(searcher, question)
+    listed = {f.path: f for f in fused.files}
+    assert listed["web/format.js"].relevance == 0.0
+    assert listed["web/format.js"].citations == ["web/format.js:1-4"]
+    assert "not evaluated" in listed["web/format.js"].reason
+    monkeypatch.setattr(ask_module, "WORDS_WEIGHT", 0.0)
+    unweighted = [f.path for f in ask(searcher, question).files]
+    evaluated = [f.path for f in ask_module._evaluated_files(
+        [it for it in ask_module.run_loop(searcher, question).items
+         if it.relevance >= ask_module.MIN_RELEVANCE])]
+    assert unweighted == [*evaluated, "web/format.js"]
