@@ -265,13 +265,7 @@ class HybridSearcher:
                   ) -> dict[tuple[str, int], dict[str, Any]]:
         """The chunk holding each (path, line), with one query for all of them."""
         spots = list(spots)
-        paths = sorted({p for p, _ in spots})
-        if not paths:
-            return {}
-        by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self.store.rows("chunks", _CHUNK_COLUMNS,
-                                 where=f"path IN ({quote_list(paths)})"):
-            by_path.setdefault(r["path"], []).append(r)
+        by_path = self._chunks_of(p for p, _ in spots)
         out: dict[tuple[str, int], dict[str, Any]] = {}
         for path, line in spots:
             for r in by_path.get(path, ()):
@@ -279,6 +273,16 @@ class HybridSearcher:
                     out[(path, line)] = r
                     break
         return out
+
+    def _chunks_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """Every chunk of the given files, by path, with one query."""
+        wanted = sorted(set(paths))
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        if wanted:
+            for r in self.store.rows("chunks", _CHUNK_COLUMNS,
+                                     where=f"path IN ({quote_list(wanted)})"):
+                by_path.setdefault(r["path"], []).append(r)
+        return by_path
 
     def files_by_words(self, analysis: QueryAnalysis, *,
                        keep: Callable[[str], bool] = lambda p: True,
@@ -313,13 +317,7 @@ class HybridSearcher:
         (A long function's `def` line can close a chunk of the lines above it, its body
         starting the next one: that chunk says little about the function.)"""
         symbols = list(symbols)
-        paths = sorted({s["path"] for s in symbols})
-        if not paths:
-            return {}
-        by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self.store.rows("chunks", _CHUNK_COLUMNS,
-                                 where=f"path IN ({quote_list(paths)})"):
-            by_path.setdefault(r["path"], []).append(r)
+        by_path = self._chunks_of(s["path"] for s in symbols)
         out: dict[tuple[str, int], dict[str, Any]] = {}
         for sym in symbols:
             path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
