@@ -6,7 +6,7 @@ Usage:
 For every task whose text holds stack-trace frames (as `retrieval.query.analyze` reads
 them, innermost last), the frames' paths are resolved against the files of the task's
 base commit (`git ls-tree`; a path names the files sharing its longest tail, at least two
-components: `retrieval.hybrid.tail_matches`, as search does; frames naming several files
+components: `retrieval.lookups.tail_matches`, as search does; frames naming several files
 are left out). It prints, per task, where the gold files lie — the innermost resolved frame's file
 (`innermost`), the outermost one's (`outermost`), another frame's (`other`), none of them
 (`none`) — and the counts. This measured the prior behind the evaluator's `raised`
@@ -24,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retrieval.hybrid import tail_matches  # noqa: E402
+from retrieval.lookups import tail_matches  # noqa: E402
 from retrieval.query import analyze  # noqa: E402
 
 

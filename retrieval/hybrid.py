@@ -16,13 +16,12 @@ path and summary evidence on top. Everything is deterministic for a given index.
 
 from __future__ import annotations
 
-import os
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +31,7 @@ from indexer.embed import Embedder, embedder_for_model
 from indexer.languages import is_documentation, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
+from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
 from retrieval.query import QueryAnalysis, analyze
 from retrieval.records import Hit, SearchOptions
 
@@ -68,8 +68,6 @@ WORD_FILE_CHUNKS = 3
 WORD_FILES = 10
 """Files `files_by_words` returns by default."""
 
-_CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
-_SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 
 
 def _title(text: str) -> str | None:
@@ -96,32 +94,6 @@ def _title_tokens(analysis: QueryAnalysis) -> list[str]:
     return [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
 
 
-def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
-    """Whether a chunk lies in the named definition (`Cart` holds `Cart.total`'s chunks)."""
-    owner = chunk["symbol"]
-    return owner is not None and (owner == qualified_name
-                                  or owner.startswith(qualified_name + "."))
-
-
-def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
-    """How many trailing components two paths share."""
-    n = 0
-    while n < min(len(a), len(b)) and a[-1 - n] == b[-1 - n]:
-        n += 1
-    return n
-
-
-def tail_matches(parts: Sequence[str], files: Iterable[Sequence[str]]) -> list[str]:
-    """The files (as path components) a path (its components) names: those sharing the
-    longest run of trailing components with it, at least two (or all of a shorter path);
-    sorted, [] when none does."""
-    shared = {"/".join(f): _common_tail(parts, f) for f in files}
-    best = max(shared.values(), default=0)
-    if not parts or best < min(2, len(parts)):
-        return []
-    return sorted(path for path, n in shared.items() if n == best)
-
-
 class PathFilter:
     """Include/exclude globs with gitignore syntax (`tests/`, `*.md`, `src/**/x.py`)."""
 
@@ -146,7 +118,7 @@ class Candidate:
         return str(self.row["id"])
 
 
-class HybridSearcher:
+class HybridSearcher(IndexLookups):
     """Searches one index snapshot. Cheap to create; the embedder loads on first use."""
 
     def __init__(self, store: Store,
@@ -175,7 +147,7 @@ class HybridSearcher:
         query = self.store.table("chunks").search(" ".join(tokens), query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
-        rows = query.select([*_CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
+        rows = query.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
         return [(r, float(r.pop("_score"))) for r in rows]
 
     @property
@@ -249,40 +221,7 @@ class HybridSearcher:
                 .to_arrow().to_pylist())
         return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
 
-    def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
-        ids = list(ids)
-        out: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(ids), 500):
-            batch = ids[start : start + 500]
-            out.update((r["id"], r) for r in self.store.rows(
-                "chunks", _CHUNK_COLUMNS, where=f"id IN ({quote_list(batch)})"))
-        return out
-
-    def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
-        return self.chunks_at([(path, line)]).get((path, line))
-
-    def chunks_at(self, spots: Iterable[tuple[str, int]]
-                  ) -> dict[tuple[str, int], dict[str, Any]]:
-        """The chunk holding each (path, line), with one query for all of them."""
-        spots = list(spots)
-        by_path = self._chunks_of(p for p, _ in spots)
-        out: dict[tuple[str, int], dict[str, Any]] = {}
-        for path, line in spots:
-            for r in by_path.get(path, ()):
-                if r["start_line"] <= line <= r["end_line"]:
-                    out[(path, line)] = r
-                    break
-        return out
-
-    def _chunks_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-        """Every chunk of the given files, by path, with one query."""
-        wanted = sorted(set(paths))
-        by_path: dict[str, list[dict[str, Any]]] = {}
-        if wanted:
-            for r in self.store.rows("chunks", _CHUNK_COLUMNS,
-                                     where=f"path IN ({quote_list(wanted)})"):
-                by_path.setdefault(r["path"], []).append(r)
-        return by_path
+    # -- search ------------------------------------------------------------------------
 
     def files_by_words(self, analysis: QueryAnalysis, *,
                        keep: Callable[[str], bool] = lambda p: True,
@@ -309,96 +248,6 @@ class HybridSearcher:
         total = {p: sum(sorted(v, reverse=True)[:WORD_FILE_CHUNKS]) for p, v in scores.items()}
         ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
         return [(p, best[p]) for p in ranked]
-
-    def definition_chunks(self, symbols: Iterable[dict[str, Any]]
-                          ) -> dict[tuple[str, int], dict[str, Any]]:
-        """The chunk that shows each symbol's definition, by (path, start_line): the one
-        holding its first line when that chunk belongs to it, else its own first chunk.
-        (A long function's `def` line can close a chunk of the lines above it, its body
-        starting the next one: that chunk says little about the function.)"""
-        symbols = list(symbols)
-        by_path = self._chunks_of(s["path"] for s in symbols)
-        out: dict[tuple[str, int], dict[str, Any]] = {}
-        for sym in symbols:
-            path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
-            rows = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
-            holding = next((r for r in rows if r["start_line"] <= line <= r["end_line"]), None)
-            own = next((r for r in rows if r["start_line"] >= line and _part_of(r, name)),
-                       None)
-            chosen = holding if holding is None or _part_of(holding, name) or own is None else own
-            if chosen is not None:
-                out[(path, line)] = chosen
-        return out
-
-    def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """Each file's first chunk, by path."""
-        paths = sorted(set(paths))
-        if not paths:
-            return {}
-        out: dict[str, dict[str, Any]] = {}
-        for row in sorted(self.store.rows("chunks", _CHUNK_COLUMNS,
-                                          where=f"path IN ({quote_list(paths)})"),
-                          key=lambda r: r["start_line"]):
-            out.setdefault(row["path"], row)
-        return out
-
-    def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
-        """The definitions of `names` (any case), at most `limit`, the rarest names'
-        first: a task naming `_print_SingularityFunction` (3 definitions) beside `expr`
-        (62) and `_print_Pow` (24) keeps the three that say where."""
-        lowered = sorted({n.lower() for n in names if n})
-        if not lowered:
-            return []
-        rows = self.store.rows("symbols", _SYMBOL_COLUMNS,
-                               where=f"name_lower IN ({quote_list(lowered)})")
-        defined = Counter(r["name_lower"] for r in rows)
-        rows.sort(key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"],
-                                 r["start_line"]))
-        return rows[:limit]
-
-    def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
-        """For each path, the indexed files it names (`tail_matches`). So `models/query.py`
-        names every file ending so, and a traceback's installed copy
-        `/usr/lib/python3/site-packages/django/db/models/query.py` names the repository's
-        `django/db/models/query.py` (and `site-packages/_pytest/runner.py` names
-        `src/_pytest/runner.py`)."""
-        wanted = {p: PurePosixPath(p.strip("/")).parts for p in paths}
-        wanted = {p: parts for p, parts in wanted.items() if parts}
-        names = sorted({parts[-1] for parts in wanted.values()})
-        if not names:
-            return {}
-        # One query for every file name; the tails are compared here.
-        rows = self.store.rows("files", ["path"], where=" OR ".join(
-            f"path = {quote_list([n])} OR path LIKE {quote_list(['%/' + n])}" for n in names))
-        by_name: dict[str, list[tuple[str, ...]]] = {}
-        for r in rows:
-            file_parts = PurePosixPath(r["path"]).parts
-            by_name.setdefault(file_parts[-1], []).append(file_parts)
-        out: dict[str, list[str]] = {}
-        for p, parts in wanted.items():
-            if named := tail_matches(parts, by_name.get(parts[-1], ())):
-                out[p] = named
-        return out
-
-    def stale_paths(self, paths: Iterable[str]) -> set[str]:
-        paths = sorted(set(paths))
-        if not paths:
-            return set()
-        rows = self.store.rows("files", ["path", "size", "mtime_ns"],
-                               where=f"path IN ({quote_list(paths)})")
-        known = {r["path"]: (r["size"], r["mtime_ns"]) for r in rows}
-        stale: set[str] = set()
-        for p in paths:
-            try:
-                st = os.stat(self.root / p)
-            except OSError:
-                stale.add(p)
-                continue
-            if known.get(p) != (st.st_size, st.st_mtime_ns):
-                stale.add(p)
-        return stale
-
-    # -- search ------------------------------------------------------------------------
 
     def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
                    keep: Callable[[str], bool] = lambda p: True,
