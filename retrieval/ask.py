@@ -36,6 +36,7 @@ MIN_RELEVANCE = 0.2
 FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.15
 """The budget share kept for the signatures of what did not fit whole."""
+UNEVALUATED_REASON = "not evaluated; its chunks match the question's words best together"
 WORDS_WEIGHT = 0.2
 """The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
 ranks: a file's place is 1/(1 + its rank by relevance and evidence) + WORDS_WEIGHT/(1 +
@@ -119,7 +120,7 @@ def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = ()
         if path not in known:
             out.append(FileResult(
                 path=path, relevance=0.0, score=0.0, words_rank=words[path],
-                reason="not evaluated; its chunks match the question's words best together",
+                reason=UNEVALUATED_REASON,
                 citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
     for f in out:
         place[f.path] = place.get(f.path, 0.0) + (
@@ -202,28 +203,39 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
     files = _files(items, by_words)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}
-    firsts: dict[str, tuple[ContextItem, int, int, str | None, str | None, str]] = {}
+    # Signature lines: (path, start, end, symbol, kind, relevance, reason, line, stale).
+    lines = [(it.hit.path, start, end, symbol, kind, it.relevance, it.reason,
+              signature or _first_line(it.hit.text), it.hit.stale)
+             for it, start, end, symbol, kind, signature in rest]
+    evaluated = {it.hit.path for it in items}
+    unevaluated = [(path, row) for path, row in by_words if path not in evaluated]
+    stale = searcher.stale_paths(path for path, _ in unevaluated)
+    lines += [(path, row["start_line"], row["end_line"], row["symbol"], None, 0.0,
+               UNEVALUATED_REASON, _first_line(row["text"]), path in stale)
+              for path, row in unevaluated]
+    firsts: dict[str, tuple] = {}
     others = []
-    for entry in rest:
-        path = entry[0].hit.path
-        if path in shown or path in firsts:
+    for entry in lines:
+        if entry[0] in shown or entry[0] in firsts:
             others.append(entry)
         else:
-            firsts[path] = entry
-    rest = sorted(firsts.values(), key=lambda e: order.get(e[0].hit.path, len(order))) + others
-    for it, start, end, symbol, kind, signature in rest:
-        line = signature or (it.hit.text or "").strip().split("\n")[0][:160]
-        cost = estimate_tokens(line) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
+            firsts[entry[0]] = entry
+    ordered = sorted(firsts.values(), key=lambda e: order.get(e[0], len(order))) + others
+    for path, start, end, symbol, kind, relevance, reason, line, is_stale in ordered:
+        cost = estimate_tokens(line) + estimate_tokens(f"{path}:{start}-{end}") + 4
         if used + cost > limit:
             continue
         used += cost
-        blocks.append(ContextBlock(path=it.hit.path, start_line=start, end_line=end,
-                                   symbol=symbol, kind=kind, relevance=it.relevance,
-                                   reason=it.reason, form="signature", text=line,
-                                   stale=it.hit.stale, tokens=cost))
+        blocks.append(ContextBlock(path=path, start_line=start, end_line=end, symbol=symbol,
+                                   kind=kind, relevance=relevance, reason=reason,
+                                   form="signature", text=line, stale=is_stale, tokens=cost))
     return AskResult(question=question, files=files, context=blocks, tokens=used,
                      budget=budget, stop_reason=result.stop_reason, cycles=len(result.trace),
                      trace=result.trace if with_trace else [])
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().split("\n")[0][:160]
 
 
 def render_markdown(result: AskResult, *, trace: bool = False) -> str:

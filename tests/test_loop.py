@@ -367,13 +367,18 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     assert plain.files[0].words_rank == 0  # pricing.py: first either way
     # A file the loop never evaluated, first by words, is listed, unevaluated, with
     # the citation of its best chunk; a weight of 0 leaves the loop's order alone.
-    row = {"path": "web/format.js", "start_line": 1, "end_line": 4}
+    row = {"path": "web/format.js", "start_line": 1, "end_line": 4, "symbol": None,
+           "text": "export function formatPrice(cents) {\n  return cents / 100;\n}"}
     monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [("web/format.js", row)])
     fused = ask(searcher, question)
     listed = {f.path: f for f in fused.files}
     assert listed["web/format.js"].relevance == 0.0
     assert listed["web/format.js"].citations == ["web/format.js:1-4"]
     assert "not evaluated" in listed["web/format.js"].reason
+    # ... and its best chunk's first line is in the context, as a signature.
+    [line] = [b for b in fused.context if b.path == "web/format.js"]
+    assert (line.form, line.text, line.relevance) == (
+        "signature", "export function formatPrice(cents) {", 0.0)
     monkeypatch.setattr(ask_module, "WORDS_WEIGHT", 0.0)
     unweighted = [f.path for f in ask(searcher, question).files]
     evaluated = [f.path for f in ask_module._evaluated_files(
