@@ -4,7 +4,8 @@ Ranking files: each file of the context items by its best item's relevance and
 retrieval evidence (`rank_score`, a little more for several relevant parts), fused by
 reciprocal rank with the files whose chunks match the question's words best taken
 together (`HybridSearcher.files_by_words`, close to a whole-file BM25; `WORDS_WEIGHT`).
-A file only the word ranking found is listed too, with relevance 0 ("not evaluated").
+A file only the word ranking found (none of its parts was scored relevant) is listed
+too, with relevance 0, and gets a signature line in the context.
 
 Packing: context items (relevance >= 0.2, best first) are widened to their whole
 enclosing definition when it is small enough, overlapping ranges are merged, and whole
@@ -36,7 +37,8 @@ MIN_RELEVANCE = 0.2
 FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.15
 """The budget share kept for the signatures of what did not fit whole."""
-UNEVALUATED_REASON = "not evaluated; its chunks match the question's words best together"
+UNEVALUATED_REASON = ("no part scored relevant; its chunks match the question's words best "
+                      "together")
 WORDS_WEIGHT = 0.2
 """The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
 ranks: a file's place is 1/(1 + its rank by relevance and evidence) + WORDS_WEIGHT/(1 +

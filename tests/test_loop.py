@@ -374,7 +374,7 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     listed = {f.path: f for f in fused.files}
     assert listed["web/format.js"].relevance == 0.0
     assert listed["web/format.js"].citations == ["web/format.js:1-4"]
-    assert "not evaluated" in listed["web/format.js"].reason
+    assert "no part scored relevant" in listed["web/format.js"].reason
     # ... and its best chunk's first line is in the context, as a signature.
     [line] = [b for b in fused.context if b.path == "web/format.js"]
     assert (line.form, line.text, line.relevance) == (
