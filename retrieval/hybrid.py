@@ -69,7 +69,6 @@ WORD_FILES = 10
 """Files `files_by_words` returns by default."""
 
 
-
 def _title(text: str) -> str | None:
     """The first line of a question of several lines, when it says something alone."""
     first, _, rest = text.strip().partition("\n")

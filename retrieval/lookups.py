@@ -110,15 +110,8 @@ class IndexLookups:
 
     def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Each file's first chunk, by path."""
-        paths = sorted(set(paths))
-        if not paths:
-            return {}
-        out: dict[str, dict[str, Any]] = {}
-        for row in sorted(self.store.rows("chunks", CHUNK_COLUMNS,
-                                          where=f"path IN ({quote_list(paths)})"),
-                          key=lambda r: r["start_line"]):
-            out.setdefault(row["path"], row)
-        return out
+        return {path: min(rows, key=lambda r: r["start_line"])
+                for path, rows in self._chunks_of(paths).items()}
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit`, the rarest names'
