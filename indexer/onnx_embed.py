@@ -286,6 +286,10 @@ class OnnxEmbedder:
                 options = ort.SessionOptions()
                 options.intra_op_num_threads = self.threads
                 options.inter_op_num_threads = 1
+                # Idle worker threads sleep instead of spinning: a query is embedded while
+                # LanceDB searches on the same cores, and spinning threads starved it
+                # (benchmarks/RESULTS.md, query latency); batch throughput is unchanged.
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3  # errors only: the library never prints
                 try:
                     session = ort.InferenceSession(str(path), options,

@@ -128,6 +128,26 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
             assert cand.row["start_line"] == first_line
 
 
+def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, monkeypatch):
+    import retrieval.hybrid as hybrid
+    from retrieval.hybrid import HybridSearcher
+
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    searcher = HybridSearcher(store, lambda: fake_embedder)
+    vector = searcher.embed_query("gateway retries for card payments")
+    in_memory = searcher.file_dense(vector, 5)
+    monkeypatch.setattr(hybrid, "FILE_MATRIX_ROWS", 1)  # too many rows: LanceDB scans
+    scanned = HybridSearcher(store, lambda: fake_embedder).file_dense(vector, 5)
+    assert len(in_memory) == 5 == len(scanned)
+    assert [p for p, _ in in_memory] == [p for p, _ in scanned]
+    assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(in_memory, scanned, strict=True))
+    assert in_memory[0][0] == "shop/payments.py"
+    assert searcher.file_dense(vector, 1000) == sorted(
+        searcher.file_dense(vector, 1000), key=lambda r: -r[1])  # all files, best first
+    assert len(searcher.file_dense(vector, 1000)) == store.count("file_vectors")
+
+
 def test_embed_scopes_are_one_list():
     from cli import cli
     from indexer.build import EMBED_SCOPES, embed_flags
