@@ -59,8 +59,8 @@ def pct(values: list[float], q: float) -> float:
 
 # The searcher's steps `--phases` times (they nest: `lexical` counts every full-text
 # query, including those inside the named-file and summary steps).
-PHASES = ("lexical", "embed_query", "file_dense", "_symbol_rows", "_path_rows",
-          "_summary_signal", "stale_paths")
+PHASES = ("lexical", "embed_query", "file_dense", "_summary_chunks", "_symbol_rows",
+          "_path_rows", "_summary_signal", "stale_paths")
 
 
 def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
@@ -142,8 +142,9 @@ def main() -> None:
               f"p95 {pct(values, 0.95) * 1000:7.1f} ms")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
-        print("search steps, mean per search (nested; embed_query and file_dense run "
-              "alongside the first full-text query):")
+        print("search steps, mean per search (nested; embed_query, file_dense and "
+              "_summary_chunks run in a thread alongside the first full-text query, "
+              "_symbol_rows and _path_rows):")
         for name in PHASES:
             print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
     t = time.perf_counter()

@@ -472,9 +472,12 @@ class HybridSearcher(IndexLookups):
                  for path in by_name.get(frame_path, ())]
         innermost = [by_name.get(frame_path, []) for frame_path, _, _ in reversed(frames)]
         raised = next((found[0] for found in innermost if len(found) == 1), None)
-        return ([*(r for got in best.values() for r in got),
-                 *self.first_chunks(p for p in named if p not in best).values(),
-                 *self.chunks_at(spots).values()], raised)
+        unmatched = [p for p in named if p not in best]
+        # One query for the chunks of the files no word matched and of the frames' files.
+        chunks = self._chunks_of([*unmatched, *(p for p, _ in spots)])
+        firsts = [min(chunks[p], key=lambda r: r["start_line"]) for p in unmatched if p in chunks]
+        return ([*(r for got in best.values() for r in got), *firsts,
+                 *self.chunks_at(spots, chunks).values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = options or SearchOptions()

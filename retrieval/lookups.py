@@ -48,10 +48,33 @@ def tail_matches(parts: Sequence[str], files: Iterable[Sequence[str]]) -> list[s
 
 
 class IndexLookups:
-    """The look-ups; a subclass sets `store` and `root` (the indexed tree)."""
+    """The look-ups; a subclass sets `store` and `root` (the indexed tree).
+
+    The snapshot's file list (path, size, mtime) is read once, on first need, and kept:
+    naming files and checking staleness are then lookups in memory, not queries (each
+    LanceDB query costs a few ms however little it returns)."""
 
     store: Store
     root: Path
+    _file_stats: dict[str, tuple[int, int]] | None = None
+    _by_name: dict[str, list[tuple[str, ...]]] | None = None
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        """Every indexed file: path -> (size, mtime_ns) as indexed."""
+        if self._file_stats is None:
+            rows = self.store.rows("files", ["path", "size", "mtime_ns"])
+            self._file_stats = {r["path"]: (r["size"], r["mtime_ns"]) for r in rows}
+        return self._file_stats
+
+    def _files_by_name(self) -> dict[str, list[tuple[str, ...]]]:
+        """Every indexed file's path components, by file name."""
+        if self._by_name is None:
+            by_name: dict[str, list[tuple[str, ...]]] = {}
+            for path in self.file_stats():
+                parts = PurePosixPath(path).parts
+                by_name.setdefault(parts[-1], []).append(parts)
+            self._by_name = by_name
+        return self._by_name
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(ids)
@@ -65,11 +88,14 @@ class IndexLookups:
     def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
         return self.chunks_at([(path, line)]).get((path, line))
 
-    def chunks_at(self, spots: Iterable[tuple[str, int]]
+    def chunks_at(self, spots: Iterable[tuple[str, int]],
+                  by_path: dict[str, list[dict[str, Any]]] | None = None
                   ) -> dict[tuple[str, int], dict[str, Any]]:
-        """The chunk holding each (path, line), with one query for all of them."""
+        """The chunk holding each (path, line), with one query for all of them (none when
+        `by_path` already holds their files' chunks)."""
         spots = list(spots)
-        by_path = self._chunks_of(p for p, _ in spots)
+        if by_path is None:
+            by_path = self._chunks_of(p for p, _ in spots)
         out: dict[tuple[str, int], dict[str, Any]] = {}
         for path, line in spots:
             for r in by_path.get(path, ()):
@@ -135,16 +161,9 @@ class IndexLookups:
         `src/_pytest/runner.py`)."""
         wanted = {p: PurePosixPath(p.strip("/")).parts for p in paths}
         wanted = {p: parts for p, parts in wanted.items() if parts}
-        names = sorted({parts[-1] for parts in wanted.values()})
-        if not names:
+        if not wanted:
             return {}
-        # One query for every file name; the tails are compared here.
-        rows = self.store.rows("files", ["path"], where=" OR ".join(
-            f"path = {quote_list([n])} OR path LIKE {quote_list(['%/' + n])}" for n in names))
-        by_name: dict[str, list[tuple[str, ...]]] = {}
-        for r in rows:
-            file_parts = PurePosixPath(r["path"]).parts
-            by_name.setdefault(file_parts[-1], []).append(file_parts)
+        by_name = self._files_by_name()
         out: dict[str, list[str]] = {}
         for p, parts in wanted.items():
             if named := tail_matches(parts, by_name.get(parts[-1], ())):
@@ -155,9 +174,7 @@ class IndexLookups:
         paths = sorted(set(paths))
         if not paths:
             return set()
-        rows = self.store.rows("files", ["path", "size", "mtime_ns"],
-                               where=f"path IN ({quote_list(paths)})")
-        known = {r["path"]: (r["size"], r["mtime_ns"]) for r in rows}
+        known = self.file_stats()
         stale: set[str] = set()
         for p in paths:
             try:
