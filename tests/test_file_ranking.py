@@ -1,0 +1,54 @@
+"""benchmarks/file_ranking.py: its records and replay reproduce the ranking `ask` returns."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from conftest import REPO
+
+from indexer.build import build_index
+from indexer.store import Store
+from retrieval.ask import ask
+from retrieval.hybrid import HybridSearcher
+
+
+def _load() -> Any:
+    spec = importlib.util.spec_from_file_location(
+        "file_ranking", REPO / "benchmarks" / "file_ranking.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["file_ranking"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+fr = _load()
+
+
+@pytest.mark.parametrize("question", [
+    "where are expired session tokens rejected?",
+    "how are discounts applied to a cart?",
+    "payment retries with backoff when the gateway is unavailable",
+])
+def test_a_record_replays_to_the_ranking_ask_returns(example_repo, fake_embedder, question):
+    build_index(example_repo, embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    searcher = HybridSearcher(store, lambda: fake_embedder)
+    inst = SimpleNamespace(instance_id="x", problem_statement=question,
+                           gold_files=["shop/pricing.py"])
+    rec = fr._record_one(searcher, store, inst)
+    assert rec["final"] == [f.path for f in ask(searcher, question).files]
+    assert rec["final"] and fr.rank(rec) == rec["final"]
+    assert all(0 <= rel <= 1 for parts in rec["chunks"].values() for rel, _ in parts)
+
+
+def test_scores_count_every_gold_file_within_k():
+    recs = [{"gold": ["b.py"]}, {"gold": ["a.py", "z.py"]}]
+    ranked = [["a.py", "b.py"], ["a.py", "b.py", "c.py", "z.py"]]
+    # Acc@1: neither; Acc@3: the first only (z.py is 4th); Acc@5 and @10: both.
+    # MRR: 1/2 for the first, 1/1 for the second (its first gold file is first).
+    assert fr.scores(recs, ranked) == "  0.0  50.0 100.0 100.0  0.750"
