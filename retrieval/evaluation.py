@@ -454,10 +454,10 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
             todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
             home = config.work / repo.replace("/", "__")
             run = MethodRunner(home / "tree", home / ".dowse-index", methods=methods,
-                       embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
-               budget=config.budget,
-                       found_limit=config.found_limit, workers=config.index_workers,
-                       progress=progress, bm25_suffixes=(".py",))
+                               embedder=embedder, embed=config.embed,
+                               embed_chunks=config.embed_chunks, budget=config.budget,
+                               found_limit=config.found_limit, workers=config.index_workers,
+                               progress=progress, bm25_suffixes=(".py",))
             for inst in todo:
                 wanted = [m for m in methods if (inst.instance_id, m) not in done]
                 files = sync_tree(git_dir, inst.base_commit, home / "tree")

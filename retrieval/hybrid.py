@@ -42,6 +42,10 @@ FEW_DEFINITIONS = 3
 """A name defined in more places than this gives each definition a weaker symbol signal."""
 PATH_WEIGHT = 0.25
 NAMED_FILE_CHUNKS = 3
+FEW_NAMED = 3
+"""A path that names more files than this (`models.py` alone names 192 of django's, a
+pasted `app/migrations/0001_initial.py` 23) names none: on the SWE-bench dev split no
+such path named the fixed file, and their chunks crowded the pool."""
 """The best chunks by full-text score each file the query names brings into the pool."""
 MAX_FRAMES = 12
 """The chunks at the lines of at most this many stack-trace frames join the candidates."""
@@ -452,12 +456,15 @@ class HybridSearcher(IndexLookups):
 
     def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
                    ) -> tuple[list[dict[str, Any]], str | None]:
-        """Chunks of the files the task names (by path, or as a dotted module name): the
-        best few of each by full-text score (its first when no word matches), and those
-        holding a stack-trace frame's line.
+        """Chunks of the files the task names (by path, or as a dotted module name; a path
+        naming more than FEW_NAMED files names none): the best few of each by full-text
+        score (its first when no word matches), and those holding a stack-trace frame's
+        line.
         Also the file of the innermost frame that names one file of the repository: where
         the error was raised."""
-        by_name = self.files_named([*analysis.paths, *analysis.modules])
+        by_name = {p: found for p, found in
+                   self.files_named([*analysis.paths, *analysis.modules]).items()
+                   if len(found) <= FEW_NAMED}
         named = sorted({f for found in by_name.values() for f in found})
         if not named:
             return [], None

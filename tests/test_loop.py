@@ -69,6 +69,13 @@ def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
                         "shop/storage/__init__.py"]}  # other/pricing.py: one part in common
 
 
+def test_a_path_naming_many_files_names_none(searcher):
+    # `__init__.py` names four files of the example (more than FEW_NAMED), routes.py one.
+    cands = searcher.candidates(analyze("the import in __init__.py breaks api/routes.py"))
+    named = {c.row["path"] for c in cands.values() if "path" in c.signals}
+    assert named == {"shop/api/routes.py"}
+
+
 def test_a_dotted_module_name_names_its_file(searcher):
     a = analyze("I think the bug is in shop.auth.tokens.verify_token, not in self.cart.total")
     assert a.modules == ["shop/auth/tokens/verify_token.py", "shop/auth/tokens.py",
