@@ -21,6 +21,7 @@ signals, its relevance and its label (its file is one the fix changed). Then it 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import sys
@@ -32,13 +33,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import numpy as np  # noqa: E402
 
-from indexer.build import EMBED_SCOPES, IndexConfig, build_index, embed_flags  # noqa: E402
+from indexer.build import EMBED_SCOPES, IndexConfig, embed_flags  # noqa: E402
 from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
-from indexer.store import Store  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
 from retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
-from retrieval.evaluation import load_dataset  # noqa: E402
-from retrieval.gittree import clone_for, commit_order, sync_tree  # noqa: E402
+from retrieval.evaluation import indexed_instances, load_dataset  # noqa: E402
 from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
@@ -67,9 +66,6 @@ class Recorder(OfflineEvaluator):
 
 def collect(args: argparse.Namespace) -> None:
     dataset = [i for i in load_dataset(args.dataset) if not args.repo or i.repo == args.repo]
-    by_repo: dict[str, list[Any]] = {}
-    for inst in dataset:
-        by_repo.setdefault(inst.repo, []).append(inst)
     embedder: Any = _NoEmbed()
     config = IndexConfig(embed=False)
     factory = None
@@ -83,40 +79,30 @@ def collect(args: argparse.Namespace) -> None:
     done = set()
     if args.features.exists():
         done = {json.loads(line)["instance_id"] for line in args.features.open()}
-    n = 0
     predictions = args.predictions.open("a") if args.predictions else None
+    todo = [i for i in dataset if i.instance_id not in done]
+    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
+                                  config=config)
     with args.features.open("a") as out:
-        for repo in sorted(by_repo):
-            git_dir = clone_for(args.repos, repo)
-            todo = [i for i in by_repo[repo] if i.instance_id not in done]
-            order = commit_order(git_dir, [i.base_commit for i in todo])
-            todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
-            home = args.work / repo.replace("/", "__")
-            for inst in todo:
-                if args.limit and n >= args.limit:
-                    return
-                sync_tree(git_dir, inst.base_commit, home / "tree")
-                build_index(home / "tree", index_dir=home / ".dowse-index", embedder=embedder,
-                            config=config)
-                searcher = HybridSearcher(Store.open(home / ".dowse-index"), factory)
-                rec = Recorder()
-                answer = ask(searcher, inst.problem_statement, budget=4000, evaluator=rec,
-                             with_trace=False)
-                if predictions is not None:
-                    predictions.write(json.dumps({
-                        "instance_id": inst.instance_id,
-                        "found_files": [f.path for f in answer.files][:20],
-                        "context_files": list(dict.fromkeys(b.path for b in answer.context)),
-                        "tokens": answer.tokens}) + "\n")
-                    predictions.flush()
-                gold = set(inst.gold_files)
-                for row in rec.rows:
-                    row.update(instance_id=inst.instance_id, gold=row["file"] in gold)
-                    out.write(json.dumps(row) + "\n")
-                out.flush()
-                n += 1
-                print(f"{n:4d} {inst.instance_id}: {len(rec.rows)} candidates, "
-                      f"{sum(r['gold'] for r in rec.rows)} in gold files", file=sys.stderr)
+        for n, (inst, store) in enumerate(itertools.islice(snapshots, args.limit or None), 1):
+            searcher = HybridSearcher(store, factory)
+            rec = Recorder()
+            answer = ask(searcher, inst.problem_statement, budget=4000, evaluator=rec,
+                         with_trace=False)
+            if predictions is not None:
+                predictions.write(json.dumps({
+                    "instance_id": inst.instance_id,
+                    "found_files": [f.path for f in answer.files][:20],
+                    "context_files": list(dict.fromkeys(b.path for b in answer.context)),
+                    "tokens": answer.tokens}) + "\n")
+                predictions.flush()
+            gold = set(inst.gold_files)
+            for row in rec.rows:
+                row.update(instance_id=inst.instance_id, gold=row["file"] in gold)
+                out.write(json.dumps(row) + "\n")
+            out.flush()
+            print(f"{n:4d} {inst.instance_id}: {len(rec.rows)} candidates, "
+                  f"{sum(r['gold'] for r in rec.rows)} in gold files", file=sys.stderr)
 
 
 class _NoEmbed:

@@ -33,7 +33,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.build import IndexConfig, build_index, embed_flags  # noqa: E402
+from indexer.build import IndexConfig, embed_flags  # noqa: E402
+from indexer.embed import get_embedder  # noqa: E402
 from indexer.languages import is_documentation, is_test_path, language_for  # noqa: E402
 from indexer.store import Store, quote_list  # noqa: E402
 
@@ -44,8 +45,7 @@ from retrieval.ask import (  # noqa: E402
     WORDS_WEIGHT,
     _files,
 )
-from retrieval.evaluation import load_dataset  # noqa: E402
-from retrieval.gittree import clone_for, commit_order, sync_tree  # noqa: E402
+from retrieval.evaluation import indexed_instances, load_dataset  # noqa: E402
 from retrieval.hybrid import WORD_FILES, HybridSearcher  # noqa: E402
 from retrieval.loop import run_loop  # noqa: E402
 
@@ -55,40 +55,21 @@ Record = dict[str, Any]
 def record(args: argparse.Namespace) -> None:
     dataset = [i for i in load_dataset(args.dataset) if not args.repo or i.repo == args.repo]
     embed, embed_chunks = embed_flags(args.embed)
-    embedder: Any = None
-    if embed:
-        from indexer.embed import get_embedder
-
-        embedder = get_embedder()
+    embedder = get_embedder()  # names the model in the manifest even when nothing embeds
     factory = (lambda: embedder) if embed else None
     config = IndexConfig(embed=embed, embed_chunks=embed_chunks)
     done = set()
     if args.out.exists():
         done = {json.loads(line)["instance_id"] for line in args.out.open()}
-    by_repo: dict[str, list[Any]] = {}
-    for inst in dataset:
-        if inst.instance_id not in done:
-            by_repo.setdefault(inst.repo, []).append(inst)
-    n = 0
+    todo = [i for i in dataset if i.instance_id not in done]
+    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
+                                  config=config)
     with args.out.open("a") as out:
-        for repo in sorted(by_repo):
-            git_dir = clone_for(args.repos, repo)
-            todo = by_repo[repo]
-            order = commit_order(git_dir, [i.base_commit for i in todo])
-            todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
-            home = args.work / repo.replace("/", "__")
-            for inst in todo:
-                if args.limit and n >= args.limit:
-                    return
-                sync_tree(git_dir, inst.base_commit, home / "tree")
-                build_index(home / "tree", index_dir=home / ".dowse-index",
-                            embedder=embedder, config=config)
-                store = Store.open(home / ".dowse-index")
-                searcher = HybridSearcher(store, factory)
-                out.write(json.dumps(_record_one(searcher, store, inst)) + "\n")
-                out.flush()
-                n += 1
-                print(f"{n:4d} {inst.instance_id}", file=sys.stderr)
+        for n, (inst, store) in enumerate(itertools.islice(snapshots, args.limit or None), 1):
+            searcher = HybridSearcher(store, factory)
+            out.write(json.dumps(_record_one(searcher, store, inst)) + "\n")
+            out.flush()
+            print(f"{n:4d} {inst.instance_id}", file=sys.stderr)
 
 
 def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:

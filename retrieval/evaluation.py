@@ -72,6 +72,8 @@ __all__ = [
     "Method",
     "Prediction",
     "Score",
+    "by_repository",
+    "indexed_instances",
     "load_dataset",
     "load_predictions",
     "run_swebench",
@@ -422,6 +424,43 @@ def no_progress(stage: str, done: int, total: int) -> None:
 # -- SWE-bench -------------------------------------------------------------------------
 
 
+def by_repository(instances: Iterable[Instance], repos: Path
+                  ) -> Iterator[tuple[str, Path, list[Instance]]]:
+    """Each repository of `instances` (by name) with its clone under `repos` and its
+    instances, oldest base commit first, so that syncing the tree and indexing it move
+    forward through history. Every clone is found before the first is yielded: a missing
+    one fails at once, not after hours of the others."""
+    grouped: dict[str, list[Instance]] = {}
+    for inst in instances:
+        grouped.setdefault(inst.repo, []).append(inst)
+    clones = {repo: clone_for(repos, repo) for repo in grouped}
+    return _ordered(grouped, clones)
+
+
+def _ordered(grouped: Mapping[str, list[Instance]], clones: Mapping[str, Path]
+             ) -> Iterator[tuple[str, Path, list[Instance]]]:
+    for repo in sorted(grouped):
+        order = commit_order(clones[repo], [i.base_commit for i in grouped[repo]])
+        yield repo, clones[repo], sorted(grouped[repo],
+                                         key=lambda i: (order[i.base_commit], i.instance_id))
+
+
+def indexed_instances(instances: Iterable[Instance], repos: Path, work: Path, *,
+                      embedder: Embedder, config: IndexConfig
+                      ) -> Iterator[tuple[Instance, Store]]:
+    """Each instance (`by_repository`'s order) with its repository's index at its base
+    commit: the tree under `work/<owner>__<name>/tree` is synced to the commit and the
+    index beside it updated incrementally (the scripts that record evidence use this;
+    `run_swebench` does the same through `MethodRunner`)."""
+    for repo, git_dir, todo in by_repository(instances, repos):
+        home = work / repo.replace("/", "__")
+        for inst in todo:
+            sync_tree(git_dir, inst.base_commit, home / "tree")
+            build_index(home / "tree", index_dir=home / ".dowse-index", embedder=embedder,
+                        config=config)
+            yield inst, Store.open(home / ".dowse-index")
+
+
 def run_swebench(config: EvalConfig, *, embedder: Embedder,
                  progress: Progress = no_progress) -> EvalReport:
     """Predict files for every selected instance (resuming from `config.out`), then score.
@@ -433,25 +472,14 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     chosen = _select(dataset, config)
     methods = resolve_methods(config.methods, config.embed and config.embed_chunks)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
-    by_repo: dict[str, list[Instance]] = {}
-    for inst in chosen:
-        by_repo.setdefault(inst.repo, []).append(inst)
-    clones = {repo: clone_for(config.repos, repo) for repo in by_repo}  # fail early
+    todo_all = [i for i in chosen if any((i.instance_id, m) not in done for m in methods)]
+    repos = by_repository(todo_all, config.repos)  # every clone found first: fail early
     config.out.parent.mkdir(parents=True, exist_ok=True)
     made = 0
-    finished = 0
-    progress("instances", 0, len(chosen))
+    finished = len(chosen) - len(todo_all)
+    progress("instances", finished, len(chosen))
     with open(config.out, "a", encoding="utf-8") as out:
-        for repo in sorted(by_repo):
-            git_dir = clones[repo]
-            todo = [i for i in by_repo[repo]
-                    if any((i.instance_id, m) not in done for m in methods)]
-            finished += len(by_repo[repo]) - len(todo)
-            progress("instances", finished, len(chosen))
-            if not todo:
-                continue
-            order = commit_order(git_dir, [i.base_commit for i in todo])
-            todo.sort(key=lambda i: (order[i.base_commit], i.instance_id))
+        for repo, git_dir, todo in repos:
             home = config.work / repo.replace("/", "__")
             run = MethodRunner(home / "tree", home / ".dowse-index", methods=methods,
                                embedder=embedder, embed=config.embed,

@@ -135,7 +135,8 @@ class HybridSearcher(IndexLookups):
         self._embedder: Embedder | None = None
         self._searchable: dict[str, bool] = {}
         self._query_vectors: dict[str, list[float]] = {}
-        self._file_vectors: tuple[list[str], np.ndarray] | bool | None = None
+        self._file_vectors: tuple[list[str], np.ndarray] | None = None
+        self._file_vectors_read = False
         self._lock = threading.Lock()
 
     @classmethod
@@ -245,19 +246,18 @@ class HybridSearcher(IndexLookups):
         # query embedding for the cores.
         sims = np.einsum("ij,j->i", vectors, query)
         k = min(k, len(paths))
-        top = np.argpartition(-sims, k - 1)[:k] if k else np.zeros(0, dtype=np.int64)
-        top = sorted(top.tolist(), key=lambda i: (-float(sims[i]), paths[i]))
-        return [(paths[i], float(sims[i])) for i in top]
+        nearest = np.argpartition(-sims, k - 1)[:k].tolist() if k else []
+        nearest.sort(key=lambda i: (-float(sims[i]), paths[i]))
+        return [(paths[i], float(sims[i])) for i in nearest]
 
     def _file_matrix(self) -> tuple[list[str], np.ndarray] | None:
         """The snapshot's file summary vectors, unit length, as one float32 matrix (None
         when there are more than `FILE_MATRIX_ROWS`)."""
         with self._lock:
-            if self._file_vectors is None:
+            if not self._file_vectors_read:
+                self._file_vectors_read = True
                 table = self.store.table("file_vectors")
-                if table.count_rows() > FILE_MATRIX_ROWS:
-                    self._file_vectors = False
-                else:
+                if table.count_rows() <= FILE_MATRIX_ROWS:
                     data = table.search().select(["path", "vector"]).limit(None).to_arrow()
                     flat = data.column("vector").combine_chunks().flatten()
                     vectors = np.asarray(flat.to_numpy(zero_copy_only=False),
@@ -265,7 +265,7 @@ class HybridSearcher(IndexLookups):
                     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True),
                                           1e-12)
                     self._file_vectors = (data.column("path").to_pylist(), vectors)
-            return self._file_vectors or None
+            return self._file_vectors
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         rows = (self.store.table("vectors").search(list(vector), vector_column_name="vector")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import os
 import shutil
@@ -10,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import pytest
@@ -20,6 +22,16 @@ from indexer.walk import WalkResult
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "fixtures" / "example"
+
+
+def load_benchmark(name: str) -> ModuleType:
+    """A script of benchmarks/ as a module (the folder is not a package)."""
+    spec = importlib.util.spec_from_file_location(name, REPO / "benchmarks" / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
 LANGUAGES = REPO / "fixtures" / "languages"
 
 

@@ -2,31 +2,17 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from types import SimpleNamespace
-from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import load_benchmark
 
 from indexer.build import build_index
 from indexer.store import Store
 from retrieval.ask import ask
 from retrieval.hybrid import HybridSearcher
 
-
-def _load() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "file_ranking", REPO / "benchmarks" / "file_ranking.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["file_ranking"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-fr = _load()
+fr = load_benchmark("file_ranking")
 
 
 @pytest.mark.parametrize("question", [

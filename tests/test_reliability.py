@@ -7,19 +7,17 @@ examples per language); here each language gets DOWSE_FUZZ_EXAMPLES (default 15)
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import random
 import shutil
 import signal
-import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO
+from conftest import REPO, load_benchmark
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import _check_cover
@@ -35,18 +33,7 @@ from indexer.status import index_status
 from indexer.store import Store
 from indexer.walk import WalkConfig, check_content
 
-
-def _load_runner() -> Any:
-    spec = importlib.util.spec_from_file_location(
-        "reliability", REPO / "benchmarks" / "reliability.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["reliability"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-rel = _load_runner()
+rel = load_benchmark("reliability")
 
 # -- fuzzing: parser, chunker, content checks and extraction on random input ----------------
 
