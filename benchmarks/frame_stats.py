@@ -1,7 +1,7 @@
 """Where a task's stack trace points: is the fixed file its innermost repository frame?
 
 Usage:
-    python benchmarks/frame_stats.py --dataset DEV.jsonl --repos CLONES
+    python benchmarks/frame_stats.py --dataset DEV.jsonl --repos CLONES [--paths]
 
 For every task whose text holds stack-trace frames (as `retrieval.query.analyze` reads
 them, innermost last), the frames' paths are resolved against the files of the task's
@@ -11,6 +11,11 @@ are left out). It prints, per task, where the gold files lie — the innermost r
 (`innermost`), the outermost one's (`outermost`), another frame's (`other`), none of them
 (`none`) — and the counts. This measured the prior behind the evaluator's `raised`
 feature (benchmarks/RESULTS-eval.md, section 9).
+
+`--paths` counts instead every path and dotted module name a task's text holds (frames or
+not) by how many files of its base commit it names (1, 2-3, 4-10, more), and how many of
+each kind name the fixed file: the measure behind `FEW_NAMED` in retrieval/hybrid.py
+(RESULTS-eval.md, section 12).
 """
 
 from __future__ import annotations
@@ -51,7 +56,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--dataset", type=Path, required=True)
     parser.add_argument("--repos", type=Path, required=True,
                         help="directory of git clones named <owner>__<name>")
+    parser.add_argument("--paths", action="store_true",
+                        help="how many files the tasks' paths name, and the fixed file")
     args = parser.parse_args(argv)
+    if args.paths:
+        named_counts(args.dataset, args.repos)
+        return
     counts: Counter[str] = Counter()
     for line in args.dataset.open():
         task = json.loads(line)
@@ -69,6 +79,30 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{task['instance_id']:40} {where:9} {len(files):2} frames' files")
     print(f"{sum(counts.values())} tasks with repository frames: " + ", ".join(
         f"{k} {counts[k]}" for k in ("innermost", "outermost", "other", "none")))
+
+
+def named_counts(dataset: Path, repos: Path) -> None:
+    kinds = ("1", "2-3", "4-10", "more")
+    paths: Counter[str] = Counter()
+    gold_named: Counter[str] = Counter()
+    for line in dataset.open():
+        task = json.loads(line)
+        analysis = analyze(task["problem_statement"])
+        by_name = repo_files(repos / task["repo"].replace("/", "__"), task["base_commit"])
+        for path in dict.fromkeys([*analysis.paths, *analysis.modules]):
+            parts = PurePosixPath(path.strip("/")).parts
+            found = tail_matches(parts, by_name.get(parts[-1], ())) if parts else []
+            if not found:
+                continue
+            n = len(found)
+            kind = kinds[0] if n == 1 else kinds[1] if n <= 3 else kinds[2] if n <= 10 else kinds[3]
+            paths[kind] += 1
+            gold_named[kind] += bool(set(task["gold_files"]) & set(found))
+            if n > 3:
+                print(f"{task['instance_id']:40} {path[-50:]:50} names {n:4} files")
+    for kind in kinds:
+        print(f"paths naming {kind:>4} files: {paths[kind]:4}, naming the fixed file "
+              f"{gold_named[kind]}")
 
 
 if __name__ == "__main__":
