@@ -392,3 +392,13 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
         [it for it in ask_module.run_loop(searcher, question).items
          if it.relevance >= ask_module.MIN_RELEVANCE])]
     assert unweighted == [*evaluated, "web/format.js"]
+
+
+def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher):
+    # The file list is read once per searcher; the disk is looked at on every call.
+    assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py"]) == set()
+    (searcher.root / "shop" / "pricing.py").write_text("# rewritten\n")
+    (searcher.root / "shop" / "payments.py").unlink()
+    assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py", "shop/__init__.py",
+                                 "not/indexed.py"]) == {
+        "shop/pricing.py", "shop/payments.py", "not/indexed.py"}
