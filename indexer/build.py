@@ -16,6 +16,7 @@ Invariants:
 from __future__ import annotations
 
 import dataclasses
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from indexer.chunk import ChunkConfig
 from indexer.embed import Embedder
 from indexer.errors import DowseError, IndexWriteError, InvalidPath
-from indexer.extract import ExtractConfig, FileJob, FileOutcome, extract_files
+from indexer.extract import (
+    ExtractConfig,
+    FileJob,
+    FileOutcome,
+    extract_files,
+    in_worker_startup,
+)
 from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
 from indexer.records import SkippedFile
 from indexer.resolve import resolve_import, suffix_map
@@ -476,6 +483,11 @@ def build_index(
     on_wait: Callable[[str], None] | None = None,
 ) -> IndexStats:
     """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally."""
+    if in_worker_startup():
+        # A worker re-running an unguarded script: indexing here would wait on the
+        # parent's write lock. The worker ends without a word; the parent sees that its
+        # workers cannot start and reports it once (indexer/extract.py).
+        os._exit(1)
     root = Path(root).resolve()
     if not root.is_dir():
         raise InvalidPath(f"not a directory: {root}")

@@ -11,6 +11,9 @@ Invariants:
   retried one file at a time, and a file that kills a worker again is indexed as text
   with the reason recorded.
 - Workers never outlive the indexing process: killed with SIGKILL, it takes them along.
+- Workers that cannot start at all (a script that indexes at import time, with no
+  `if __name__ == "__main__":` guard, runs again in every worker) end the run with
+  `IndexWriteError` saying so, instead of every file being retried and indexed as text.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.chunk import ChunkConfig, chunk_file
+from indexer.errors import IndexWriteError
 from indexer.languages import CODE_LANGUAGES, language_for
 from indexer.parse import parse_source
 from indexer.records import content_hash
@@ -33,7 +37,11 @@ from indexer.summary import file_summary
 from indexer.tokens import token_text
 from indexer.walk import WalkConfig, check_content
 
-__all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files"]
+__all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files", "in_worker_startup"]
+
+UNGUARDED_SCRIPT = (
+    "the index's worker processes cannot start: the script that runs dowse is run again "
+    "by each of them; put its top-level code under `if __name__ == \"__main__\":`")
 
 POOL_MIN_FILES = 64
 TOKEN_REPEAT = 4
@@ -153,6 +161,23 @@ def _exit_with_parent() -> None:
     threading.Thread(target=watch, name="dowse-parent-watch", daemon=True).start()
 
 
+def in_worker_startup() -> bool:
+    """Whether this process is a worker still importing its parent's main script (the
+    forkserver and spawn start methods run it again, guards aside)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _workers_start() -> bool:
+    """Whether a worker process can start and run a task at all."""
+    pool = _pool(1)
+    try:
+        return bool(pool.submit(os.getpid).result())
+    except BrokenProcessPool:
+        return False
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def _pool(workers: int) -> ProcessPoolExecutor:
     # forkserver: never fork a process that already runs LanceDB's threads. The server
     # preloads this module, so a fresh worker starts in milliseconds.
@@ -206,6 +231,8 @@ def extract_files(jobs: Sequence[FileJob], cfg: ExtractConfig, *,
                 progress(done, total)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+    if failed and done == 0 and not _workers_start():
+        raise IndexWriteError(UNGUARDED_SCRIPT)
     for job in failed:
         done += 1
         yield _isolated(job, cfg)

@@ -77,3 +77,27 @@ def test_an_unexpected_error_indexes_the_file_as_text(example_repo, monkeypatch)
     assert out.file["parser"] == "text"
     assert out.file["note"] == "extraction failed (RuntimeError: grammar bug)"
     assert out.chunks
+
+
+def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
+    # The pool's workers run the parent's main script again; one that indexes at its top
+    # level would wait on the parent's write lock (for minutes) and every file would then
+    # be retried one by one. The run must stop at once and say why.
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(extract.POOL_MIN_FILES + 6):
+        (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    script = tmp_path / "unguarded.py"
+    script.write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
+                      f"sys.argv = ['dowse', 'index', {str(repo)!r}, '--no-embed', '--quiet']\n"
+                      "from cli import main\nmain()\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            timeout=120, cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr == "Error: " + extract.UNGUARDED_SCRIPT + "\n"  # one line, once
+    assert not (repo / ".dowse" / "manifest.json").exists()  # nothing half-built committed
