@@ -42,11 +42,11 @@ FEW_DEFINITIONS = 3
 """A name defined in more places than this gives each definition a weaker symbol signal."""
 PATH_WEIGHT = 0.25
 NAMED_FILE_CHUNKS = 3
+"""The best chunks by full-text score each file the query names brings into the pool."""
 FEW_NAMED = 3
 """A path that names more files than this (`models.py` alone names 192 of django's, a
 pasted `app/migrations/0001_initial.py` 23) names none: on the SWE-bench dev split no
 such path named the fixed file, and their chunks crowded the pool."""
-"""The best chunks by full-text score each file the query names brings into the pool."""
 MAX_FRAMES = 12
 """The chunks at the lines of at most this many stack-trace frames join the candidates."""
 SUMMARY_WEIGHT = 1.0
