@@ -25,11 +25,11 @@ import json
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from retrieval.lookups import tail_matches  # noqa: E402
+from retrieval.lookups import by_file_name, files_for  # noqa: E402
 from retrieval.query import analyze  # noqa: E402
 
 
@@ -37,17 +37,12 @@ def repo_files(clone: Path, commit: str) -> dict[str, list[tuple[str, ...]]]:
     """The files of `commit` as path components, by file name."""
     out = subprocess.run(["git", "-C", str(clone), "ls-tree", "-r", "--name-only", commit],
                          capture_output=True, text=True, check=True).stdout
-    by_name: dict[str, list[tuple[str, ...]]] = {}
-    for line in out.splitlines():
-        parts = PurePosixPath(line).parts
-        by_name.setdefault(parts[-1], []).append(parts)
-    return by_name
+    return by_file_name(out.splitlines())
 
 
 def resolve(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> str | None:
     """The one file of the commit a frame's path names, else None."""
-    parts = PurePosixPath(path.strip("/")).parts
-    found = tail_matches(parts, by_name.get(parts[-1], ())) if parts else []
+    found = files_for(path, by_name)
     return found[0] if len(found) == 1 else None
 
 
@@ -90,8 +85,7 @@ def named_counts(dataset: Path, repos: Path) -> None:
         analysis = analyze(task["problem_statement"])
         by_name = repo_files(repos / task["repo"].replace("/", "__"), task["base_commit"])
         for path in dict.fromkeys([*analysis.paths, *analysis.modules]):
-            parts = PurePosixPath(path.strip("/")).parts
-            found = tail_matches(parts, by_name.get(parts[-1], ())) if parts else []
+            found = files_for(path, by_name)
             if not found:
                 continue
             n = len(found)

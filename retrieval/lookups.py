@@ -15,7 +15,8 @@ from typing import Any
 
 from indexer.store import Store, quote_list
 
-__all__ = ["CHUNK_COLUMNS", "SYMBOL_COLUMNS", "IndexLookups", "tail_matches"]
+__all__ = ["CHUNK_COLUMNS", "SYMBOL_COLUMNS", "IndexLookups", "by_file_name", "files_for",
+           "tail_matches"]
 
 CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
@@ -47,6 +48,21 @@ def tail_matches(parts: Sequence[str], files: Iterable[Sequence[str]]) -> list[s
     return sorted(path for path, n in shared.items() if n == best)
 
 
+def by_file_name(paths: Iterable[str]) -> dict[str, list[tuple[str, ...]]]:
+    """Paths as their components, by file name: what `files_for` looks a path up in."""
+    out: dict[str, list[tuple[str, ...]]] = {}
+    for path in paths:
+        parts = PurePosixPath(path).parts
+        out.setdefault(parts[-1], []).append(parts)
+    return out
+
+
+def files_for(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> list[str]:
+    """The files of `by_name` (`by_file_name`) that a path names (`tail_matches`)."""
+    parts = PurePosixPath(path.strip("/")).parts
+    return tail_matches(parts, by_name.get(parts[-1], ())) if parts else []
+
+
 class IndexLookups:
     """The look-ups; a subclass sets `store` and `root` (the indexed tree).
 
@@ -69,11 +85,7 @@ class IndexLookups:
     def _files_by_name(self) -> dict[str, list[tuple[str, ...]]]:
         """Every indexed file's path components, by file name."""
         if self._by_name is None:
-            by_name: dict[str, list[tuple[str, ...]]] = {}
-            for path in self.file_stats():
-                parts = PurePosixPath(path).parts
-                by_name.setdefault(parts[-1], []).append(parts)
-            self._by_name = by_name
+            self._by_name = by_file_name(self.file_stats())
         return self._by_name
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
@@ -159,14 +171,9 @@ class IndexLookups:
         `/usr/lib/python3/site-packages/django/db/models/query.py` names the repository's
         `django/db/models/query.py` (and `site-packages/_pytest/runner.py` names
         `src/_pytest/runner.py`)."""
-        wanted = {p: PurePosixPath(p.strip("/")).parts for p in paths}
-        wanted = {p: parts for p, parts in wanted.items() if parts}
-        if not wanted:
-            return {}
-        by_name = self._files_by_name()
         out: dict[str, list[str]] = {}
-        for p, parts in wanted.items():
-            if named := tail_matches(parts, by_name.get(parts[-1], ())):
+        for p in paths:
+            if named := files_for(p, self._files_by_name()):
                 out[p] = named
         return out
 
