@@ -482,8 +482,8 @@ class HybridSearcher(IndexLookups):
         unmatched = [p for p in named if p not in best]
         # One query for the chunks of the files no word matched and of the frames' files.
         chunks = self._chunks_of([*unmatched, *(p for p, _ in spots)])
-        firsts = [min(chunks[p], key=lambda r: r["start_line"]) for p in unmatched if p in chunks]
-        return ([*(r for got in best.values() for r in got), *firsts,
+        return ([*(r for got in best.values() for r in got),
+                 *self.first_chunks(unmatched, chunks).values(),
                  *self.chunks_at(spots, chunks).values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:

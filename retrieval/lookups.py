@@ -146,10 +146,16 @@ class IndexLookups:
                 out[(path, line)] = chosen
         return out
 
-    def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """Each file's first chunk, by path."""
-        return {path: min(rows, key=lambda r: r["start_line"])
-                for path, rows in self._chunks_of(paths).items()}
+    def first_chunks(self, paths: Iterable[str],
+                     by_path: dict[str, list[dict[str, Any]]] | None = None
+                     ) -> dict[str, dict[str, Any]]:
+        """Each file's first chunk, by path (no query when `by_path` already holds the
+        files' chunks)."""
+        paths = list(paths)
+        if by_path is None:
+            by_path = self._chunks_of(paths)
+        return {path: min(by_path[path], key=lambda r: r["start_line"])
+                for path in dict.fromkeys(paths) if by_path.get(path)}
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit`, the rarest names'
