@@ -365,8 +365,7 @@ class HybridSearcher(IndexLookups):
         for row in rows:
             if (cand := add(row)) is not None:
                 cand.signals["path"] = 1.0
-        self._summary_signal(file_dense, cands, add, base, keep, languages,
-                             memo.setdefault("summary", {}))
+        self._summary_signal(file_dense, cands, add, keep, memo["summary"])
         if raised:
             for cand in cands.values():
                 if cand.row["path"] == raised:
@@ -418,19 +417,17 @@ class HybridSearcher(IndexLookups):
 
     def _summary_signal(self, file_dense: list[tuple[str, float]], cands: dict[str, Candidate],
                         add: Callable[[dict[str, Any]], Candidate | None],
-                        tokens: Sequence[str], keep: Callable[[str], bool],
-                        languages: Sequence[str], found: dict[str, dict[str, Any]]) -> None:
+                        keep: Callable[[str], bool], found: dict[str, dict[str, Any]]) -> None:
         """Mark every candidate with its file's summary similarity; the best files by
-        summary that have no candidate yet bring in their best chunk for the query's
-        words (their first chunk when no word matches). `found` keeps those chunks by
-        path for the next call with the same query."""
+        summary that have no candidate yet bring in their chunk from `found` (their best
+        chunk for the query's words, fetched by `_summary_chunks` beside the embedding;
+        the loop's later cycles only exclude more files, so they need no other)."""
         if not file_dense:
             return
         best = max((sim for _, sim in file_dense), default=0.0) or 1.0
         by_path = {p: sim for p, sim in file_dense}
         have = {c.row["path"] for c in cands.values()}
         absent = [p for p, _ in file_dense[:SUMMARY_FILES] if p not in have and keep(p)]
-        self._summary_chunks([p for p in absent if p not in found], tokens, languages, found)
         for path in absent:
             if path in found:
                 add(found[path])

@@ -116,8 +116,14 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
             return pool.setdefault(row["id"], Candidate(row))
 
         found: dict = {}
-        searcher._summary_signal([("shop/payments.py", 0.5), ("shop/pricing.py", 0.25)],
-                                 pool, add, tokens, lambda p: p != "shop/pricing.py", [], found)
+        nearest = [("shop/payments.py", 0.5), ("shop/pricing.py", 0.25)]
+
+        def keep(p):
+            return p != "shop/pricing.py"
+
+        # As the search's embedding thread does: the chunks of the kept nearest files.
+        searcher._summary_chunks([p for p, _ in nearest if keep(p)], tokens, [], found)
+        searcher._summary_signal(nearest, pool, add, keep, found)
         [cand] = pool.values()
         assert found == {"shop/payments.py": cand.row}  # kept for the loop's next cycle
         assert cand.row["path"] == "shop/payments.py"
