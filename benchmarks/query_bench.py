@@ -107,12 +107,13 @@ def main() -> None:
         timings["rg"] = []
     cycles = []
     phases: dict[str, float] = {}
-    # A second searcher, warmed like the first, whose steps are timed (the wrappers
-    # cost a little, so the timed searches above run without them).
-    timed = HybridSearcher(store, query_model)
-    timed.search(queries[0] if queries else "warm up")
-    time_phases(timed, phases)
-    phases.clear()
+    if args.phases:
+        # A second searcher, warmed like the first, whose steps are timed (the wrappers
+        # cost a little, so the timed searches above run without them).
+        timed = HybridSearcher(store, query_model)
+        timed.search(queries[0] if queries else "warm up")
+        time_phases(timed, phases)
+        phases.clear()
     for q in queries:
         if rg:
             # ripgrep for the same keywords (the query's names and first terms), listing
