@@ -477,11 +477,13 @@ class HybridSearcher(IndexLookups):
         innermost = [by_name.get(frame_path, []) for frame_path, _, _ in reversed(frames)]
         raised = next((found[0] for found in innermost if len(found) == 1), None)
         unmatched = [p for p in named if p not in best]
-        # One query for the chunks of the files no word matched and of the frames' files.
-        chunks = self._chunks_of([*unmatched, *(p for p, _ in spots)])
-        return ([*(r for got in best.values() for r in got),
-                 *self.first_chunks(unmatched, chunks).values(),
-                 *self.chunks_at(spots, chunks).values()], raised)
+        # One query for the first chunks of the files no word matched and the frames'.
+        spans = self._spans_of([*unmatched, *(p for p, _ in spots)])
+        chosen = self._rows_of({**{("first", p): r for p, r in
+                                   self._first_spans(unmatched, spans).items()},
+                                **{("frame", *spot): r for spot, r in
+                                   self._spans_at(spots, spans).items()}})
+        return ([*(r for got in best.values() for r in got), *chosen.values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = options or SearchOptions()

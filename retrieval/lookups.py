@@ -8,10 +8,14 @@ by file, the chunk that shows a definition, definitions by name, files named by 
 from __future__ import annotations
 
 import os
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeVar
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from indexer.store import Store, quote_list
 
@@ -20,6 +24,13 @@ __all__ = ["CHUNK_COLUMNS", "SYMBOL_COLUMNS", "IndexLookups", "by_file_name", "f
 
 CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
+SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
+"""What choosing a file's chunk needs (no text): the chunks' spans are kept in memory."""
+MEMORY_ROWS = 500_000
+"""Tables of up to this many rows have their look-up columns held in memory (a few dozen
+bytes a row); beyond, each look-up is a LanceDB query."""
+_READING = threading.Lock()
+_K = TypeVar("_K")
 
 
 def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
@@ -66,14 +77,17 @@ def files_for(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> list[str]
 class IndexLookups:
     """The look-ups; a subclass sets `store` and `root` (the indexed tree).
 
-    The snapshot's file list (path, size, mtime) is read once, on first need, and kept:
-    naming files and checking staleness are then lookups in memory, not queries (each
-    LanceDB query costs a few ms however little it returns)."""
+    Each LanceDB query costs a few ms however little it returns, so what the look-ups
+    filter on is read once, on first need, and kept: the file list (path, size, mtime),
+    the definitions by name (`SYMBOL_COLUMNS`) and the chunks' spans (`SPAN_COLUMNS`).
+    Naming files, checking staleness, finding definitions and choosing a file's chunk are
+    then filters in memory; only the chosen chunks' rows are read, in one query."""
 
     store: Store
     root: Path
     _file_stats: dict[str, tuple[int, int]] | None = None
     _by_name: dict[str, list[tuple[str, ...]]] | None = None
+    _columns: dict[str, pa.Table | None] | None = None
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -88,6 +102,31 @@ class IndexLookups:
             self._by_name = by_file_name(self.file_stats())
         return self._by_name
 
+    def _held(self, table: str, columns: Sequence[str]) -> pa.Table | None:
+        """`columns` of every row of `table`, read once (None beyond `MEMORY_ROWS`)."""
+        with _READING:
+            if self._columns is None:
+                self._columns = {}
+            if table not in self._columns:
+                held = None
+                if self.store.count(table) <= MEMORY_ROWS:
+                    held = (self.store.table(table).search().select(list(columns))
+                            .limit(None).to_arrow())
+                self._columns[table] = held
+            return self._columns[table]
+
+    def _where_in(self, table: str, columns: Sequence[str], column: str,
+                  values: Sequence[str]) -> list[dict[str, Any]]:
+        """The rows of `table` whose `column` is one of `values` (`columns` only), in the
+        table's order."""
+        if not values:
+            return []
+        held = self._held(table, columns)
+        if held is None:
+            return self.store.rows(table, columns, where=f"{column} IN ({quote_list(values)})")
+        mask = pc.is_in(held[column], value_set=pa.array(values, type=pa.string()))
+        return held.filter(mask).to_pylist()  # type: ignore[no-any-return]
+
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(ids)
         out: dict[str, dict[str, Any]] = {}
@@ -100,31 +139,11 @@ class IndexLookups:
     def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
         return self.chunks_at([(path, line)]).get((path, line))
 
-    def chunks_at(self, spots: Iterable[tuple[str, int]],
-                  by_path: dict[str, list[dict[str, Any]]] | None = None
+    def chunks_at(self, spots: Iterable[tuple[str, int]]
                   ) -> dict[tuple[str, int], dict[str, Any]]:
-        """The chunk holding each (path, line), with one query for all of them (none when
-        `by_path` already holds their files' chunks)."""
+        """The chunk holding each (path, line), with one query for all of them."""
         spots = list(spots)
-        if by_path is None:
-            by_path = self._chunks_of(p for p, _ in spots)
-        out: dict[tuple[str, int], dict[str, Any]] = {}
-        for path, line in spots:
-            for r in by_path.get(path, ()):
-                if r["start_line"] <= line <= r["end_line"]:
-                    out[(path, line)] = r
-                    break
-        return out
-
-    def _chunks_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-        """Every chunk of the given files, by path, with one query."""
-        wanted = sorted(set(paths))
-        by_path: dict[str, list[dict[str, Any]]] = {}
-        if wanted:
-            for r in self.store.rows("chunks", CHUNK_COLUMNS,
-                                     where=f"path IN ({quote_list(wanted)})"):
-                by_path.setdefault(r["path"], []).append(r)
-        return by_path
+        return self._rows_of(self._spans_at(spots, self._spans_of(p for p, _ in spots)))
 
     def definition_chunks(self, symbols: Iterable[dict[str, Any]]
                           ) -> dict[tuple[str, int], dict[str, Any]]:
@@ -133,29 +152,55 @@ class IndexLookups:
         (A long function's `def` line can close a chunk of the lines above it, its body
         starting the next one: that chunk says little about the function.)"""
         symbols = list(symbols)
-        by_path = self._chunks_of(s["path"] for s in symbols)
-        out: dict[tuple[str, int], dict[str, Any]] = {}
+        by_path = self._spans_of(s["path"] for s in symbols)
+        chosen: dict[tuple[str, int], dict[str, Any]] = {}
         for sym in symbols:
             path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
-            rows = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
-            holding = next((r for r in rows if r["start_line"] <= line <= r["end_line"]), None)
-            own = next((r for r in rows if r["start_line"] >= line and _part_of(r, name)),
+            spans = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
+            holding = next((r for r in spans if r["start_line"] <= line <= r["end_line"]),
+                           None)
+            own = next((r for r in spans if r["start_line"] >= line and _part_of(r, name)),
                        None)
-            chosen = holding if holding is None or _part_of(holding, name) or own is None else own
-            if chosen is not None:
-                out[(path, line)] = chosen
+            pick = holding if holding is None or _part_of(holding, name) or own is None else own
+            if pick is not None:
+                chosen[(path, line)] = pick
+        return self._rows_of(chosen)
+
+    def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
+        """Each file's first chunk, by path, with one query."""
+        paths = list(paths)
+        return self._rows_of(self._first_spans(paths, self._spans_of(paths)))
+
+    def _spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """The spans (`SPAN_COLUMNS`) of every chunk of the given files, by path."""
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for r in self._where_in("chunks", SPAN_COLUMNS, "path", sorted(set(paths))):
+            by_path.setdefault(r["path"], []).append(r)
+        return by_path
+
+    @staticmethod
+    def _spans_at(spots: Iterable[tuple[str, int]], by_path: dict[str, list[dict[str, Any]]]
+                  ) -> dict[tuple[str, int], dict[str, Any]]:
+        """The span holding each (path, line) among `by_path`'s."""
+        out: dict[tuple[str, int], dict[str, Any]] = {}
+        for path, line in spots:
+            for r in by_path.get(path, ()):
+                if r["start_line"] <= line <= r["end_line"]:
+                    out[(path, line)] = r
+                    break
         return out
 
-    def first_chunks(self, paths: Iterable[str],
-                     by_path: dict[str, list[dict[str, Any]]] | None = None
+    @staticmethod
+    def _first_spans(paths: Iterable[str], by_path: dict[str, list[dict[str, Any]]]
                      ) -> dict[str, dict[str, Any]]:
-        """Each file's first chunk, by path (no query when `by_path` already holds the
-        files' chunks)."""
-        paths = list(paths)
-        if by_path is None:
-            by_path = self._chunks_of(paths)
+        """Each file's first span among `by_path`'s."""
         return {path: min(by_path[path], key=lambda r: r["start_line"])
                 for path in dict.fromkeys(paths) if by_path.get(path)}
+
+    def _rows_of(self, spans: dict[_K, dict[str, Any]]) -> dict[_K, dict[str, Any]]:
+        """The chunk rows (`CHUNK_COLUMNS`) of chosen spans, under the same keys."""
+        rows = self.chunks_by_id(dict.fromkeys(r["id"] for r in spans.values()))
+        return {key: rows[r["id"]] for key, r in spans.items() if r["id"] in rows}
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit`, the rarest names'
@@ -164,8 +209,7 @@ class IndexLookups:
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        rows = self.store.rows("symbols", SYMBOL_COLUMNS,
-                               where=f"name_lower IN ({quote_list(lowered)})")
+        rows = self._where_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
         rows.sort(key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"],
                                  r["start_line"]))

@@ -402,3 +402,39 @@ def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher)
     assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py", "shop/__init__.py",
                                  "not/indexed.py"]) == {
         "shop/pricing.py", "shop/payments.py", "not/indexed.py"}
+
+
+def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
+    # Definitions, first chunks and the chunk at a line come from the columns held in
+    # memory; beyond MEMORY_ROWS they are LanceDB queries. Both give the same rows, and
+    # once held, only the chosen chunks are read from the store.
+    import retrieval.lookups as lookups
+
+    def look(s):
+        syms = s.symbols_named(["validate_token", "LineItem", "BulkDiscount", "total", "nope"])
+        return (syms, s.definition_chunks(syms),
+                s.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
+                s.chunks_at([("shop/pricing.py", 1), ("shop/payments.py", 31),
+                             ("shop/pricing.py", 10**6)]))
+
+    held = look(HybridSearcher(searcher.store, None))
+    syms, defined, first, at = held
+    assert {s["name"] for s in syms} >= {"validate_token", "LineItem", "BulkDiscount"}
+    assert len(defined) == len(syms) and all(r["text"] for r in defined.values())
+    assert sorted(first) == ["shop/pricing.py", "web/format.js"]
+    assert first["shop/pricing.py"]["start_line"] == 1
+    assert sorted(at) == [("shop/payments.py", 31), ("shop/pricing.py", 1)]
+    assert at[("shop/payments.py", 31)]["start_line"] <= 31 <= at[
+        ("shop/payments.py", 31)]["end_line"]
+
+    read: list[str] = []
+    rows = searcher.store.rows
+    monkeypatch.setattr(searcher.store, "rows",
+                        lambda name, *a, **k: read.append(name) or rows(name, *a, **k))
+    warm = HybridSearcher(searcher.store, None)
+    look(warm)
+    read.clear()
+    assert look(warm) == held
+    assert read == ["chunks"] * 3  # the chosen chunks of three look-ups, by id
+    monkeypatch.setattr(lookups, "MEMORY_ROWS", 0)
+    assert look(HybridSearcher(searcher.store, None)) == held
