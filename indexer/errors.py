@@ -11,6 +11,7 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── IndexWriteError        the index directory cannot be written (read-only, disk full)
     ├── InvalidPath            a path that does not exist or lies outside the root
     ├── UnsupportedLanguage    no grammar for the language asked for
+    ├── InvalidQuery           an empty query, or a filter naming no kind of symbol
     ├── EmbedderError          the embedding model cannot be loaded
     └── EvalError              a dataset, clone or commit an evaluation cannot use
 """
@@ -27,6 +28,7 @@ __all__ = [
     "IndexVersionMismatch",
     "IndexWriteError",
     "InvalidPath",
+    "InvalidQuery",
     "UnsupportedLanguage",
 ]
 
@@ -56,6 +58,10 @@ class IndexWriteError(DowseError):
 
 
 class InvalidPath(DowseError):
+    pass
+
+
+class InvalidQuery(DowseError):
     pass
 
 

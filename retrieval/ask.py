@@ -25,6 +25,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from indexer.errors import InvalidQuery
 from indexer.store import quote_list
 from retrieval.evaluate import Evaluator
 from retrieval.hybrid import HybridSearcher, PathFilter, read_lines
@@ -174,6 +175,8 @@ def _widen(searcher: HybridSearcher, items: list[ContextItem], max_lines: int
 def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         loop: LoopConfig | None = None, evaluator: Evaluator | None = None,
         with_trace: bool = True) -> AskResult:
+    if not question.strip():
+        raise InvalidQuery("the question is empty")
     result = run_loop(searcher, question, config=loop, evaluator=evaluator)
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     limit = budget if budget is not None else 8000

@@ -125,6 +125,30 @@ def test_errors_are_one_line_with_exit_1(tmp_path, args, message):
     assert "Traceback" not in result.output and result.output.count("\n") == 1
 
 
+@pytest.mark.parametrize("args, message", [
+    (["search", ""], "the query is empty"),
+    (["search", "  \n "], "the query is empty"),
+    (["search", "token", "--lang", "klingon"],
+     "unknown language 'klingon'; the languages are: bash, c, cpp, "),
+    (["search", "token", "--grain", "symbol", "--kind", "gizmo"],
+     "unknown symbol kind 'gizmo'; the kinds are: function, method, class, "),
+])
+def test_search_refuses_what_nothing_can_match(indexed, run, args, message):
+    result = run(*args, "--path", str(indexed), code=1)
+    assert result.output.startswith("Error: " + message) and result.output.count("\n") == 1
+
+
+def test_search_filters_ignore_case(indexed, run):
+    def paths(*args):
+        out = json.loads(run("search", "token", "--path", str(indexed), "--json", *args).output)
+        return [(h["path"], h.get("kind")) for h in out]
+
+    assert paths("--lang", "Python") == paths("--lang", "python")
+    assert {p.rsplit(".", 1)[1] for p, _ in paths("--lang", "PYTHON")} == {"py"}
+    kinds = paths("--grain", "symbol", "--kind", "Function")
+    assert kinds and {k for _, k in kinds} == {"function"}
+
+
 def test_index_of_a_file_is_an_error(example_repo, run):
     result = run("index", str(example_repo / "README.md"), code=2)
     assert "is a file" in result.output

@@ -165,6 +165,10 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
 
         too_big = await s.call_tool("search", {"query": "x", "max_tokens": 30_000})
         assert too_big.is_error
+        assert (await refused(s, "search", query="  ")).endswith(": the query is empty")
+        assert "unknown language 'klingon'; the languages are: bash, " in await refused(
+            s, "search", query="token", languages=["klingon"])
+        assert (await refused(s, "ask", question=" \n")).endswith(": the question is empty")
         await outside_paths_are_refused(s, repo, tmp_path)
 
     drive(tmp_path, repo)(body)
