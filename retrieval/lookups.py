@@ -15,7 +15,6 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from indexer.store import Store, quote_list
 
@@ -87,7 +86,7 @@ class IndexLookups:
     root: Path
     _file_stats: dict[str, tuple[int, int]] | None = None
     _by_name: dict[str, list[tuple[str, ...]]] | None = None
-    _columns: dict[str, pa.Table | None] | None = None
+    _columns: dict[str, tuple[pa.Table, dict[str, list[int]]] | None] | None = None
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -102,30 +101,37 @@ class IndexLookups:
             self._by_name = by_file_name(self.file_stats())
         return self._by_name
 
-    def _held(self, table: str, columns: Sequence[str]) -> pa.Table | None:
-        """`columns` of every row of `table`, read once (None beyond `MEMORY_ROWS`)."""
+    def _held(self, table: str, columns: Sequence[str], key: str
+              ) -> tuple[pa.Table, dict[str, list[int]]] | None:
+        """`columns` of every row of `table`, read once, and the rows' positions by their
+        `key` value (None beyond `MEMORY_ROWS`)."""
         with _READING:
             if self._columns is None:
                 self._columns = {}
             if table not in self._columns:
                 held = None
                 if self.store.count(table) <= MEMORY_ROWS:
-                    held = (self.store.table(table).search().select(list(columns))
+                    data = (self.store.table(table).search().select(list(columns))
                             .limit(None).to_arrow())
+                    positions: dict[str, list[int]] = {}
+                    for i, value in enumerate(data.column(key).to_pylist()):
+                        positions.setdefault(value, []).append(i)
+                    held = (data, positions)
                 self._columns[table] = held
             return self._columns[table]
 
     def _where_in(self, table: str, columns: Sequence[str], column: str,
                   values: Sequence[str]) -> list[dict[str, Any]]:
         """The rows of `table` whose `column` is one of `values` (`columns` only), in the
-        table's order."""
+        table's order. A table is always looked up by the same column."""
         if not values:
             return []
-        held = self._held(table, columns)
+        held = self._held(table, columns, column)
         if held is None:
             return self.store.rows(table, columns, where=f"{column} IN ({quote_list(values)})")
-        mask = pc.is_in(held[column], value_set=pa.array(values, type=pa.string()))
-        return held.filter(mask).to_pylist()  # type: ignore[no-any-return]
+        data, positions = held
+        rows = sorted(i for value in set(values) for i in positions.get(value, ()))
+        return data.take(pa.array(rows, type=pa.int64())).to_pylist()  # type: ignore[no-any-return]
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(ids)
