@@ -157,8 +157,13 @@ class HybridSearcher(IndexLookups):
         query = self.store.table("chunks").search(" ".join(tokens), query_type="fts")
         if where:
             query = query.where(where, prefilter=True)
-        rows = query.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
-        return [(r, float(r.pop("_score"))) for r in rows]
+        if self.held("chunks") is None:
+            rows = query.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
+            return [(r, float(r.pop("_score"))) for r in rows]
+        # The chunks are in memory: the query reads only ids and scores.
+        hits = query.select(["id", "_score"]).limit(k).to_arrow().to_pylist()
+        found = self.chunks_by_id(r["id"] for r in hits)
+        return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
 
     @property
     def has_vectors(self) -> bool:

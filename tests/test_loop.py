@@ -405,9 +405,9 @@ def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher)
 
 
 def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
-    # Definitions, first chunks and the chunk at a line come from the columns held in
-    # memory; beyond MEMORY_ROWS they are LanceDB queries. Both give the same rows, and
-    # once held, only the chosen chunks are read from the store.
+    # Definitions, first chunks, the chunk at a line and a full-text query's chunks come
+    # from the rows held in memory; beyond MEMORY_ROWS they are LanceDB queries. Both
+    # give the same rows, and once held, nothing more is read from the store.
     import retrieval.lookups as lookups
 
     def look(s):
@@ -415,10 +415,12 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
         return (syms, s.definition_chunks(syms),
                 s.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
                 s.chunks_at([("shop/pricing.py", 1), ("shop/payments.py", 31),
-                             ("shop/pricing.py", 10**6)]))
+                             ("shop/pricing.py", 10**6)]),
+                s.lexical(["token", "expired", "cart"], 8),
+                s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"))
 
     held = look(HybridSearcher(searcher.store, None))
-    syms, defined, first, at = held
+    syms, defined, first, at, _, _ = held
     assert {s["name"] for s in syms} >= {"validate_token", "LineItem", "BulkDiscount"}
     assert len(defined) == len(syms) and all(r["text"] for r in defined.values())
     assert sorted(first) == ["shop/pricing.py", "web/format.js"]
@@ -435,6 +437,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     look(warm)
     read.clear()
     assert look(warm) == held
-    assert read == ["chunks"] * 3  # the chosen chunks of three look-ups, by id
+    assert read == []
+    assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
     monkeypatch.setattr(lookups, "MEMORY_ROWS", 0)
     assert look(HybridSearcher(searcher.store, None)) == held
