@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
-        [--repeat N] [--phases]
+        [--repeat N] [--phases] [--no-hold]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -10,7 +10,8 @@ run once to warm caches, then timed (`--repeat N`: N times, its median kept, whi
 the figures on a machine whose neighbours take CPU). The embedder is the one matching the
 index's model (loaded once, before timing). Also prints the search's process CPU time, the
 cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for
-the same keywords on the same tree.
+the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
+(`MEMORY_ROWS` 0), to measure what holding the index's rows in memory buys.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import retrieval.lookups  # noqa: E402
 from indexer.embed import embedder_for_model  # noqa: E402
 from indexer.store import Store  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
@@ -90,7 +92,11 @@ def main() -> None:
                     help="time each query this many times and keep its median")
     ap.add_argument("--phases", action="store_true",
                     help="also print the mean time per search of each step")
+    ap.add_argument("--no-hold", action="store_true",
+                    help="hold nothing in memory: every look-up is a LanceDB query")
     args = ap.parse_args()
+    if args.no_hold:
+        retrieval.lookups.MEMORY_ROWS = 0
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
         rows = [json.loads(x) for x in args.queries.read_text().splitlines()]
