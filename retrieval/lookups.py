@@ -104,6 +104,12 @@ class IndexLookups:
             self._by_name = by_file_name(self.file_stats())
         return self._by_name
 
+    def warm(self) -> None:
+        """Read now what the look-ups hold (a searcher reads it on first need otherwise)."""
+        self.file_stats()
+        for table in HELD_COLUMNS:
+            self.held(table)
+
     def held(self, table: str) -> pa.Table | None:
         """`HELD_COLUMNS[table]` of every row, read once (None beyond `MEMORY_ROWS`)."""
         with _READING:
