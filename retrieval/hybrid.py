@@ -34,7 +34,7 @@ from indexer.records import SymbolKind
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
-from retrieval.query import QueryAnalysis, analyze
+from retrieval.query import QueryAnalysis, analyze, compact_paths
 from retrieval.records import Hit, SearchOptions
 
 __all__ = ["Candidate", "HybridSearcher", "PathFilter", "read_lines"]
@@ -196,9 +196,12 @@ class HybridSearcher(IndexLookups):
             if self._embedder is None:
                 self._embedder = self._embedder_factory()
             embedder = self._embedder
-        title = _title(text)
+        # Embedded with its absolute paths cut short (`compact_paths`): a traceback's
+        # home and virtualenv prefixes would take much of the 256-token window.
+        body = compact_paths(text)
+        title = _title(body)
         # One call each: a batch pads the short title to the question's length.
-        vectors = np.asarray([embedder.embed([t])[0] for t in (text, title) if t],
+        vectors = np.asarray([embedder.embed([t])[0] for t in (body, title) if t],
                              dtype=np.float64)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         blended = vectors[0] if title is None else (

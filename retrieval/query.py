@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.tokens import split_identifier
 
-__all__ = ["BUILTIN_CALLS", "QueryAnalysis", "analyze"]
+__all__ = ["BUILTIN_CALLS", "QueryAnalysis", "analyze", "compact_paths"]
 
 
 _PATH = re.compile(r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
@@ -37,6 +37,10 @@ _QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
 _IMPORTED = re.compile(r"^[ \t>]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([\w \t,]+)", re.M)
+# An absolute path (a traceback's, from another machine), and the installation prefix
+# inside one: `.../lib/python3.9/site-packages/pylint/config/argument.py`.
+_ABSOLUTE = re.compile(r"(?<![\w/.:@~+-])(?:[A-Za-z]:[\\/]|[/~])[\w.@~+\\/-]*[\\/][\w.-]+\.\w+")
+_INSTALLED = re.compile(r".*/(?:site|dist)-packages/|.*/lib/python\d[\d.]*/")
 BUILTIN_CALLS = frozenset("""
 print len range str int float list dict set tuple type isinstance issubclass repr super
 open sorted reversed min max sum abs any all zip map filter enumerate getattr setattr
@@ -125,6 +129,21 @@ def _is_code_like(word: str) -> bool:
     if len(split_identifier(word)) > 1 and not word.isupper() and not word.istitle():
         return True  # camelCase or mixedCase
     return False
+
+
+def compact_paths(text: str) -> str:
+    """`text` with each absolute path cut to what says something about the code: after
+    an installation prefix (`site-packages/`, `lib/python3.9/`) the package path, else
+    the last three components. A traceback's paths through someone's home directory and
+    virtualenv otherwise take most of the tokens a question is embedded with (the window
+    is 256), pushing out the text after them."""
+    def cut(match: re.Match[str]) -> str:
+        path = match.group(0).replace("\\", "/")
+        if installed := _INSTALLED.match(path):
+            return path[installed.end():]
+        parts = path.split("/")
+        return "/".join(parts[-3:]) if len(parts) > 3 else path
+    return _ABSOLUTE.sub(cut, text)
 
 
 def analyze(text: str) -> QueryAnalysis:

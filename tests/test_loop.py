@@ -56,6 +56,19 @@ def test_dispatch_reads_pytest_and_ipython_frames():
     assert "venv/lib/python3.8/site-packages/shop/payments.py" in ipython.paths
 
 
+def test_absolute_paths_are_embedded_cut_short():
+    from retrieval.query import compact_paths
+
+    text = ('File "/Users/ann/proj/venv/lib/python3.9/site-packages/shop/payments.py", line 3\n'
+            '  File "/usr/local/Cellar/python@3.9/3.9.13_1/lib/python3.9/argparse.py", line 8\n'
+            r"C:\Python310\Lib\site-packages\shop\pricing.py and /home/ann/work/app/web/api.py"
+            "; shop/auth/tokens.py, https://example.org/docs/a/b/page.html and /tmp/x.py")
+    assert compact_paths(text) == (
+        'File "shop/payments.py", line 3\n  File "argparse.py", line 8\n'
+        "shop/pricing.py and app/web/api.py; shop/auth/tokens.py, "
+        "https://example.org/docs/a/b/page.html and /tmp/x.py")
+
+
 def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
     named = searcher.files_named([
         "/venv/lib/python3.11/site-packages/shop/auth/tokens.py",  # an installed copy
