@@ -160,7 +160,7 @@ class IndexLookups:
 
     def chunks_at(self, spots: Iterable[tuple[str, int]]
                   ) -> dict[tuple[str, int], dict[str, Any]]:
-        """The chunk holding each (path, line), with one query for all of them."""
+        """The chunk holding each (path, line) (one query for all, none when held)."""
         spots = list(spots)
         return self._rows_of(self._spans_at(spots, self._spans_of(p for p, _ in spots)))
 
@@ -186,14 +186,14 @@ class IndexLookups:
         return self._rows_of(chosen)
 
     def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
-        """Each file's first chunk, by path, with one query."""
+        """Each file's first chunk, by path (one query for all, none when held)."""
         paths = list(paths)
         return self._rows_of(self._first_spans(paths, self._spans_of(paths)))
 
     def _spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """The spans (`SPAN_COLUMNS`) of every chunk of the given files, by path."""
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self._where_in("chunks", SPAN_COLUMNS, "path", sorted(set(paths))):
+        for r in self._where_in("chunks", SPAN_COLUMNS, "path", paths):
             by_path.setdefault(r["path"], []).append(r)
         return by_path
 
