@@ -1,0 +1,103 @@
+"""Screen a query-embedding idea in seconds: where each task's gold file ranks by file summary.
+
+Usage:
+    python benchmarks/summary_rank.py --dataset DEV.jsonl --work DIR [--window N]
+        [--no-compact] [--no-title]
+
+For each task, the issue text is embedded as `HybridSearcher.embed_query` does (its
+absolute paths cut short by `compact_paths`, its first line blended in at
+`TITLE_WEIGHT`) and the repository's file summaries are ranked by cosine; it prints the
+share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
+indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
+.dowse-index`, at the last instance's base commit of each repository), so this is a
+proxy: a gold file missing from that index leaves its task out, and the summaries are
+not those of each task's own commit. It decides which embedding-input ideas deserve a
+full evaluation run, not the figures themselves (benchmarks/RESULTS-eval.md, section 13).
+
+`--window N` embeds at most N tokens (the model's window, 256, by default);
+`--no-compact` embeds the text as given; `--no-title` leaves the first line's blend out.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
+from indexer.store import Store  # noqa: E402
+from retrieval.hybrid import TITLE_WEIGHT, HybridSearcher, _title  # noqa: E402
+from retrieval.query import compact_paths  # noqa: E402
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    vector = np.asarray(vector, dtype=np.float64)
+    return vector / max(float(np.linalg.norm(vector)), 1e-12)
+
+
+def query_vector(embedder: OnnxEmbedder, text: str, *, compact: bool = True,
+                 title: bool = True) -> np.ndarray:
+    """The question's vector as `embed_query` builds it, with the two steps optional."""
+    body = compact_paths(text) if compact else text
+    first = _title(body) if title else None
+    vector = _unit(embedder.embed([body])[0])
+    if first:
+        blend = (1 - TITLE_WEIGHT) * vector + TITLE_WEIGHT * _unit(embedder.embed([first])[0])
+        vector = _unit(blend)
+    return vector
+
+
+def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,
+               title: bool = True) -> list[int]:
+    """For each task whose gold files the repository's work index holds, the place (from
+    1) of its lowest-ranked gold file in the file summary ranking."""
+    searchers: dict[str, HybridSearcher] = {}
+    ranks = []
+    for line in dataset.read_text().splitlines():
+        task = json.loads(line)
+        repo = task["repo"].replace("/", "__")
+        if repo not in searchers:
+            index_dir = work / repo / ".dowse-index"
+            if not (index_dir / "manifest.json").is_file():
+                continue
+            searchers[repo] = HybridSearcher(Store.open(index_dir), None)
+        held = searchers[repo]._file_matrix()
+        if held is None:
+            continue
+        paths, matrix = held
+        position = {p: i for i, p in enumerate(paths)}
+        if not task["gold_files"] or any(g not in position for g in task["gold_files"]):
+            continue
+        sims = matrix @ query_vector(embedder, task["problem_statement"], compact=compact,
+                                     title=title).astype(np.float32)
+        place = np.empty(len(paths), dtype=np.int64)
+        place[np.argsort(-sims, kind="stable")] = np.arange(1, len(paths) + 1)
+        ranks.append(max(int(place[position[g]]) for g in task["gold_files"]))
+    return ranks
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--dataset", type=Path, required=True)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--window", type=int, default=256)
+    ap.add_argument("--no-compact", action="store_true")
+    ap.add_argument("--no-title", action="store_true")
+    args = ap.parse_args()
+    embedder = OnnxEmbedder(max_seq_length=args.window)
+    ranks = np.asarray(gold_ranks(args.dataset, args.work, embedder,
+                                  compact=not args.no_compact, title=not args.no_title))
+    if not len(ranks):
+        sys.exit("no task's gold files are in the work indexes")
+    print(f"tasks {len(ranks)}  top5 {np.mean(ranks <= 5) * 100:.1f}  "
+          f"top10 {np.mean(ranks <= 10) * 100:.1f}  top20 {np.mean(ranks <= 20) * 100:.1f}  "
+          f"MRR {np.mean(1 / ranks):.3f}")
+
+
+if __name__ == "__main__":
+    main()
