@@ -15,6 +15,12 @@ Two graphs are exported once from the packaged weights and cached in
   faster but leaves some code chunks at cosine 0.983 and tiny inputs at 0.973.
 - fp32: the fused float graph. Inputs of at most `SHORT_TOKENS` tokens (queries) run
   here: they cost little, and int8 degrades most on very short inputs (0.98 for "?").
+- query: every MatMul and Attention node quantised (the plain recipe), for the longer
+  inputs of `embed_queries`. A question is embedded alone, on the cores its search's
+  full-text queries share, and an issue text fills the 256-token window: there this
+  graph takes ~18.5 ms instead of ~22 and a search for an issue text ~12 % less time
+  (benchmarks/RESULTS.md, query latency), its vectors within cosine 0.99 of the int8
+  graph's. The index's texts keep the int8 graph.
 
 Invariants:
 - The runtime imports numpy, tokenizers and onnxruntime only; torch, transformers and
@@ -52,7 +58,7 @@ from indexer.errors import EmbedderError
 
 __all__ = ["SHORT_TOKENS", "OnnxEmbedder", "OnnxModels", "default_cache_dir", "export_models"]
 
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 """Bump when the export or quantisation changes: it is part of the cache key."""
 SHORT_TOKENS = 16
 """Inputs of at most this many tokens (with [CLS] and [SEP]) run on the float32 graph."""
@@ -71,10 +77,12 @@ def default_cache_dir() -> Path:
 
 @dataclass(frozen=True)
 class OnnxModels:
-    """The two cached graphs; `exported` says whether this call had to build them."""
+    """The cached graphs; `exported` says whether this call had to build them. Without
+    a `query` graph, queries run on `int8`."""
 
     int8: Path
     fp32: Path
+    query: Path | None = None
     exported: bool = False
 
 
@@ -97,12 +105,17 @@ def _cache_key(model_dir: Path) -> str:
 
 def _paths(models_dir: Path, key: str) -> OnnxModels:
     return OnnxModels(int8=models_dir / f"{MODEL_NAME}-int8-{key}.onnx",
-                      fp32=models_dir / f"{MODEL_NAME}-fp32-{key}.onnx")
+                      fp32=models_dir / f"{MODEL_NAME}-fp32-{key}.onnx",
+                      query=models_dir / f"{MODEL_NAME}-query-{key}.onnx")
+
+
+def _complete(models: OnnxModels) -> bool:
+    return all(p is not None and p.is_file() for p in (models.fp32, models.query, models.int8))
 
 
 def export_models(*, cache_dir: Path | None = None,
                   model_dir: Path | None = None) -> OnnxModels:
-    """Return the cached int8 and fp32 graphs of the model, exporting them first if needed.
+    """Return the cached graphs of the model, exporting them first if needed.
 
     Exporting takes about 10-20 s and needs torch, transformers and onnx; a process that
     finds another one exporting waits for it and reuses its files.
@@ -110,20 +123,22 @@ def export_models(*, cache_dir: Path | None = None,
     source = Path(model_dir) if model_dir is not None else Path(model_path())
     models_dir = (Path(cache_dir) if cache_dir is not None else default_cache_dir()) / "models"
     models = _paths(models_dir, _cache_key(source))
-    if models.int8.is_file() and models.fp32.is_file():
+    if _complete(models):
         return models
     try:
         models_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise EmbedderError(f"cannot create the model cache {models_dir}: {exc.strerror}") from None
     with _flock(models.int8.with_suffix(".lock")):
-        if models.int8.is_file() and models.fp32.is_file():
+        if _complete(models):
             return models  # another process exported while this one waited
         work = Path(tempfile.mkdtemp(prefix=".export-", dir=models_dir))
         try:
-            fp32, int8 = _export(source, work)
-            # fp32 first: the int8 file is the last to appear, and both are checked.
+            fp32, int8, query = _export(source, work)
+            # The int8 file is the last to appear, and all three are checked.
+            assert models.query is not None
             os.replace(fp32, models.fp32)
+            os.replace(query, models.query)
             os.replace(int8, models.int8)
         except EmbedderError:
             raise
@@ -132,7 +147,7 @@ def export_models(*, cache_dir: Path | None = None,
             raise EmbedderError(f"cannot export the ONNX embedding model: {detail}") from exc
         finally:
             shutil.rmtree(work, ignore_errors=True)
-    return OnnxModels(int8=models.int8, fp32=models.fp32, exported=True)
+    return OnnxModels(int8=models.int8, fp32=models.fp32, query=models.query, exported=True)
 
 
 @contextlib.contextmanager
@@ -162,8 +177,9 @@ def _quiet() -> Iterator[None]:
         logging.disable(previous)
 
 
-def _export(model_dir: Path, work: Path) -> tuple[Path, Path]:
-    """Write `work/fp32.onnx` and `work/int8.onnx` (recipe: shared/DEPENDENCIES.md)."""
+def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
+    """Write `work/fp32.onnx`, `work/int8.onnx` and `work/query.onnx` (recipe:
+    shared/DEPENDENCIES.md)."""
     for var, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
                        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_VERBOSITY", "error")):
         os.environ.setdefault(var, value)
@@ -199,6 +215,7 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path]:
         ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
         mask = (ids != 0).long()
         raw, fp32, int8 = work / "raw.onnx", work / "fp32.onnx", work / "int8.onnx"
+        query = work / "query.onnx"
         with torch.no_grad():
             torch.onnx.export(
                 _Wrapper(model), (ids, mask, torch.zeros_like(ids)), str(raw), dynamo=False,
@@ -215,11 +232,12 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path]:
         producers = {out: node.op_type for node in graph.node for out in node.output}
         ffn_out = [node.name for node in graph.node
                    if node.op_type == "MatMul" and producers.get(node.input[0]) in _GELU_OPS]
-        quantize_dynamic(str(fp32), str(int8), weight_type=QuantType.QInt8, per_channel=True,
-                         op_types_to_quantize=["MatMul", "Attention"],
-                         nodes_to_exclude=ffn_out,
-                         extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
-    return fp32, int8
+        for target, excluded in ((int8, ffn_out), (query, [])):
+            quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8,
+                             per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
+                             nodes_to_exclude=excluded,
+                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    return fp32, int8, query
 
 
 class OnnxEmbedder:
@@ -303,6 +321,13 @@ class OnnxEmbedder:
         return self._sessions[kind]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._embed(texts, "int8")
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Like `embed`, with inputs beyond `SHORT_TOKENS` on the query graph."""
+        return self._embed(texts, "query" if self.models.query is not None else "int8")
+
+    def _embed(self, texts: Sequence[str], long_kind: str) -> np.ndarray:
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -312,7 +337,7 @@ class OnnxEmbedder:
         # Sorted by length, a batch pads little and its texts quantise alike.
         order = np.argsort(lengths, kind="stable")
         cut = int(np.searchsorted(lengths[order], SHORT_TOKENS, side="right"))
-        for kind, group in (("fp32", order[:cut]), ("int8", order[cut:])):
+        for kind, group in (("fp32", order[:cut]), (long_kind, order[cut:])):
             if not len(group):
                 continue
             session = self._session(kind)

@@ -200,9 +200,10 @@ class HybridSearcher(IndexLookups):
         # home and virtualenv prefixes would take much of the 256-token window.
         body = compact_paths(text)
         title = _title(body)
-        # One call each: a batch pads the short title to the question's length.
-        vectors = np.asarray([embedder.embed([t])[0] for t in (body, title) if t],
-                             dtype=np.float64)
+        # One call each: a batch pads the short title to the question's length. An
+        # embedder with a faster graph for queries says so (`OnnxEmbedder.embed_queries`).
+        embed = getattr(embedder, "embed_queries", embedder.embed)
+        vectors = np.asarray([embed([t])[0] for t in (body, title) if t], dtype=np.float64)
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         blended = vectors[0] if title is None else (
             (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
