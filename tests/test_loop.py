@@ -276,6 +276,31 @@ def test_a_long_questions_first_line_shares_its_vector(searcher, fake_embedder):
                            unit(fake_embedder.embed([alone])[0]), atol=1e-3)
 
 
+def test_a_question_is_embedded_with_the_embedders_query_method(searcher, fake_embedder):
+    # An embedder with a graph for queries (`OnnxEmbedder.embed_queries`) gets the
+    # question and its title there; the index's texts keep `embed`.
+    class QueryEmbedder:
+        name, dim = fake_embedder.name, fake_embedder.dim
+
+        def __init__(self):
+            self.calls: list[tuple[str, list[str]]] = []
+
+        def embed(self, texts):
+            self.calls.append(("embed", list(texts)))
+            return fake_embedder.embed(texts)
+
+        def embed_queries(self, texts):
+            self.calls.append(("embed_queries", list(texts)))
+            return fake_embedder.embed(texts)
+
+    embedder = QueryEmbedder()
+    s = HybridSearcher(searcher.store, lambda: embedder)
+    text = "Expired tokens are accepted\nWhen a session token is old the API still answers."
+    assert s.embed_query(text) is not None
+    assert embedder.calls == [("embed_queries", [text]),
+                              ("embed_queries", ["Expired tokens are accepted"])]
+
+
 def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
     seen: list[list[str]] = []
     original = searcher.lexical

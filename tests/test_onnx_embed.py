@@ -142,6 +142,28 @@ def test_order_is_kept_with_mixed_lengths(onnx_cache, references):
 
 
 @pytest.mark.model
+def test_queries_run_on_the_fully_quantised_graph(onnx_cache, references):
+    # A query beyond SHORT_TOKENS runs on the query graph: close to the reference (0.987
+    # at worst here, Cyrillic prose), not identical to the index's int8 vectors; a short
+    # one runs on the float graph as `embed` does, to the bit.
+    embedder = OnnxEmbedder()
+    assert embedder.models.query is not None and embedder.models.query.is_file()
+    tokenizer = embedder._load_tokenizer()
+    queries = np.vstack([embedder.embed_queries([t]) for t in TEXTS])
+    indexed = np.vstack([embedder.embed([t]) for t in TEXTS])
+    expected = _reference(references, 256).embed(TEXTS)
+    assert _cosines(queries, expected).min() >= 0.985
+    short = [len(tokenizer.encode(t).ids) <= SHORT_TOKENS for t in TEXTS]
+    assert any(short) and not all(short)
+    for i, is_short in enumerate(short):
+        if is_short:
+            assert np.array_equal(queries[i], indexed[i]), TEXTS[i]
+        else:
+            assert not np.array_equal(queries[i], indexed[i]), TEXTS[i][:40]
+            assert _cosines(queries[i : i + 1], indexed[i : i + 1])[0] >= 0.985
+
+
+@pytest.mark.model
 def test_the_cache_is_reused(onnx_cache):
     models_dir = onnx_cache["dir"] / "models"
     before = {p.name: p.stat().st_mtime_ns for p in models_dir.iterdir()}
