@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
-        [--repeat N] [--phases] [--no-hold]
+        [--repeat N] [--phases] [--no-hold] [--no-query-graph]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -11,12 +11,15 @@ the figures on a machine whose neighbours take CPU). The embedder is the one mat
 index's model (loaded once, before timing). Also prints the search's process CPU time, the
 cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for
 the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
-(`MEMORY_ROWS` 0), to measure what holding the index's rows in memory buys.
+(`MEMORY_ROWS` 0), to measure what holding the index's rows in memory buys;
+`--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
+the fully quantised one (`OnnxEmbedder.embed_queries`).
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import shutil
 import statistics
@@ -29,6 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import retrieval.lookups  # noqa: E402
 from indexer.embed import embedder_for_model  # noqa: E402
+from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from indexer.store import Store  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
 from retrieval.hybrid import HybridSearcher  # noqa: E402
@@ -94,6 +98,8 @@ def main() -> None:
                     help="also print the mean time per search of each step")
     ap.add_argument("--no-hold", action="store_true",
                     help="hold nothing in memory: every look-up is a LanceDB query")
+    ap.add_argument("--no-query-graph", action="store_true",
+                    help="embed questions on the index's int8 graph")
     args = ap.parse_args()
     if args.no_hold:
         retrieval.lookups.MEMORY_ROWS = 0
@@ -108,6 +114,8 @@ def main() -> None:
     factory = embedder_for_model(store.manifest.model)
     has_vectors = store.count("vectors") or store.count("file_vectors")
     embedder = factory() if factory and has_vectors else None
+    if args.no_query_graph and isinstance(embedder, OnnxEmbedder):
+        embedder = OnnxEmbedder(models=dataclasses.replace(embedder.models, query=None))
     query_model = (lambda: embedder) if embedder else None
     searcher = HybridSearcher(store, query_model)
     searcher.embed_query("warm up")
