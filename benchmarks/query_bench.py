@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
-        [--repeat N] [--phases] [--no-hold] [--no-query-graph]
+        [--repeat N] [--phases] [--no-hold] [--no-query-graph] [--interleave]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -13,7 +13,10 @@ cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its
 the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
 (`MEMORY_ROWS` 0), to measure what holding the index's rows in memory buys;
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
-the fully quantised one (`OnnxEmbedder.embed_queries`).
+the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
+`search`, with and without the query graph in the same process, alternating query by
+query (each order in turn, `--repeat` rounds): a comparison the machine's drift does not
+bias.
 """
 
 from __future__ import annotations
@@ -86,6 +89,28 @@ def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
         setattr(searcher, name, timed)
 
 
+def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds: int) -> None:
+    """Search p50 with the query graph and with the index's int8 graph for questions."""
+    plain = OnnxEmbedder(models=dataclasses.replace(embedder.models, query=None))
+    searchers = {"query graph": HybridSearcher(store, lambda: embedder),
+                 "int8 graph": HybridSearcher(store, lambda: plain)}
+    for s in searchers.values():
+        for q in queries:
+            s.search(q)  # warm: the model, the held rows
+    spent: dict[str, list[float]] = {name: [] for name in searchers}
+    for round_ in range(rounds):
+        order = list(searchers) if round_ % 2 == 0 else list(reversed(searchers))
+        for q in queries:
+            for name in order:
+                searchers[name].clear_query_cache()
+                t = time.perf_counter()
+                searchers[name].search(q)
+                spent[name].append(time.perf_counter() - t)
+    for name, values in spent.items():
+        print(f"search, {name:<11} p50 {statistics.median(values) * 1000:7.1f} ms   "
+              f"p95 {pct(values, 0.95) * 1000:7.1f} ms   ({len(values)} searches)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index-root", type=Path, required=True)
@@ -100,6 +125,8 @@ def main() -> None:
                     help="hold nothing in memory: every look-up is a LanceDB query")
     ap.add_argument("--no-query-graph", action="store_true",
                     help="embed questions on the index's int8 graph")
+    ap.add_argument("--interleave", action="store_true",
+                    help="compare search with and without the query graph, alternating")
     args = ap.parse_args()
     if args.no_hold:
         retrieval.lookups.MEMORY_ROWS = 0
@@ -119,6 +146,11 @@ def main() -> None:
     query_model = (lambda: embedder) if embedder else None
     searcher = HybridSearcher(store, query_model)
     searcher.embed_query("warm up")
+    if args.interleave:
+        if not isinstance(embedder, OnnxEmbedder):
+            sys.exit("--interleave needs the index's minilm-onnx vectors")
+        interleave(store, embedder, queries, max(2, args.repeat))
+        return
     timings: dict[str, list[float]] = {"search": [], "ask": []}
     rg = shutil.which("rg")
     if rg:
