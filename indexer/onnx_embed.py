@@ -18,7 +18,7 @@ Two graphs are exported once from the packaged weights and cached in
 - query: every MatMul and Attention node quantised (the plain recipe), for the longer
   inputs of `embed_queries`. A question is embedded alone, on the cores its search's
   full-text queries share, and an issue text fills the 256-token window: there this
-  graph takes ~18.5 ms instead of ~22 and a search for an issue text ~12 % less time
+  graph takes ~18.5 ms instead of ~22 and a search for an issue text ~9 % less time
   (benchmarks/RESULTS.md, query latency), its vectors within cosine 0.99 of the int8
   graph's. The index's texts keep the int8 graph.
 
