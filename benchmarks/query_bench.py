@@ -89,9 +89,14 @@ def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
         setattr(searcher, name, timed)
 
 
+def without_query_graph(embedder: OnnxEmbedder) -> OnnxEmbedder:
+    """The same graphs, questions on the int8 one the index's texts use."""
+    return OnnxEmbedder(models=dataclasses.replace(embedder.models, query=None))
+
+
 def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds: int) -> None:
     """Search p50 with the query graph and with the index's int8 graph for questions."""
-    plain = OnnxEmbedder(models=dataclasses.replace(embedder.models, query=None))
+    plain = without_query_graph(embedder)
     searchers = {"query graph": HybridSearcher(store, lambda: embedder),
                  "int8 graph": HybridSearcher(store, lambda: plain)}
     for s in searchers.values():
@@ -142,7 +147,7 @@ def main() -> None:
     has_vectors = store.count("vectors") or store.count("file_vectors")
     embedder = factory() if factory and has_vectors else None
     if args.no_query_graph and isinstance(embedder, OnnxEmbedder):
-        embedder = OnnxEmbedder(models=dataclasses.replace(embedder.models, query=None))
+        embedder = without_query_graph(embedder)
     query_model = (lambda: embedder) if embedder else None
     searcher = HybridSearcher(store, query_model)
     searcher.embed_query("warm up")
