@@ -22,15 +22,13 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any
 
 import numpy as np
 import pathspec
 
 from indexer.embed import Embedder, embedder_for_model
-from indexer.errors import InvalidQuery, UnsupportedLanguage
-from indexer.languages import CODE_LANGUAGES, TEXT_LANGUAGES, is_documentation, is_test_path
-from indexer.records import SymbolKind
+from indexer.languages import is_documentation, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
@@ -498,7 +496,7 @@ class HybridSearcher(IndexLookups):
         return ([*(r for got in best.values() for r in got), *chosen.values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
-        options = checked_options(text, options or SearchOptions())
+        options = (options or SearchOptions()).checked(text)
         analysis = analyze(text)
         keep = PathFilter(options.include, options.exclude)
         k = max(60, options.limit * 4)
@@ -566,24 +564,6 @@ class HybridSearcher(IndexLookups):
                 if len(hits) >= options.limit:
                     return hits
         return hits
-
-
-def checked_options(text: str, options: SearchOptions) -> SearchOptions:
-    """`options` with languages and kinds in lower case; InvalidQuery for an empty query
-    or an unknown kind, UnsupportedLanguage for an unknown language (a filter nothing
-    can match would only answer "no results")."""
-    if not text.strip():
-        raise InvalidQuery("the query is empty")
-    languages = [name.lower() for name in options.languages]
-    known = CODE_LANGUAGES | TEXT_LANGUAGES
-    if unknown := [name for name in languages if name not in known]:
-        raise UnsupportedLanguage(f"unknown language {unknown[0]!r}; the languages are: "
-                                  f"{', '.join(sorted(known))}")
-    kinds = [name.lower() for name in options.kinds]
-    if unknown := [name for name in kinds if name not in get_args(SymbolKind)]:
-        raise InvalidQuery(f"unknown symbol kind {unknown[0]!r}; the kinds are: "
-                           f"{', '.join(get_args(SymbolKind))}")
-    return options.model_copy(update={"languages": languages, "kinds": kinds})
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from indexer.errors import InvalidQuery, UnsupportedLanguage
+from indexer.languages import CODE_LANGUAGES, TEXT_LANGUAGES
+from indexer.records import SymbolKind
 
 __all__ = ["Grain", "Hit", "SearchOptions"]
 
@@ -20,6 +24,23 @@ class SearchOptions(BaseModel):
     exclude: list[str] = Field(default_factory=list, description="globs or paths to leave out")
     languages: list[str] = Field(default_factory=list)
     kinds: list[str] = Field(default_factory=list, description="symbol kinds (symbol grain)")
+
+    def checked(self, query: str) -> SearchOptions:
+        """These options with languages and kinds in lower case, for `query`;
+        InvalidQuery for an empty query or an unknown kind, UnsupportedLanguage for an
+        unknown language (a filter nothing can match would only answer "no results")."""
+        if not query.strip():
+            raise InvalidQuery("the query is empty")
+        languages = [name.lower() for name in self.languages]
+        known = CODE_LANGUAGES | TEXT_LANGUAGES
+        if unknown := [name for name in languages if name not in known]:
+            raise UnsupportedLanguage(f"unknown language {unknown[0]!r}; the languages are: "
+                                      f"{', '.join(sorted(known))}")
+        kinds = [name.lower() for name in self.kinds]
+        if unknown := [name for name in kinds if name not in get_args(SymbolKind)]:
+            raise InvalidQuery(f"unknown symbol kind {unknown[0]!r}; the kinds are: "
+                               f"{', '.join(get_args(SymbolKind))}")
+        return self.model_copy(update={"languages": languages, "kinds": kinds})
 
 
 class Hit(BaseModel):
