@@ -4,9 +4,9 @@ Usage:
     python benchmarks/summary_rank.py --dataset DEV.jsonl --work DIR [--window N]
         [--no-compact] [--no-title]
 
-For each task, the issue text is embedded as `HybridSearcher.embed_query` does (its
-absolute paths cut short by `compact_paths`, its first line blended in at
-`TITLE_WEIGHT`) and the repository's file summaries are ranked by cosine; it prints the
+For each task, the issue text is embedded as search does (`retrieval.hybrid.
+question_vector`: its absolute paths cut short, its first line blended in, on the query
+graph) and the repository's file summaries are ranked by cosine; it prints the
 share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
 indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
 .dowse-index`, at the last instance's base commit of each repository), so this is a
@@ -31,25 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from indexer.store import Store  # noqa: E402
-from retrieval.hybrid import TITLE_WEIGHT, HybridSearcher, _title  # noqa: E402
-from retrieval.query import compact_paths  # noqa: E402
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    vector = np.asarray(vector, dtype=np.float64)
-    return vector / max(float(np.linalg.norm(vector)), 1e-12)
-
-
-def query_vector(embedder: OnnxEmbedder, text: str, *, compact: bool = True,
-                 title: bool = True) -> np.ndarray:
-    """The question's vector as `embed_query` builds it, with the two steps optional."""
-    body = compact_paths(text) if compact else text
-    first = _title(body) if title else None
-    vector = _unit(embedder.embed([body])[0])
-    if first:
-        blend = (1 - TITLE_WEIGHT) * vector + TITLE_WEIGHT * _unit(embedder.embed([first])[0])
-        vector = _unit(blend)
-    return vector
+from retrieval.hybrid import HybridSearcher, question_vector  # noqa: E402
 
 
 def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,
@@ -73,8 +55,8 @@ def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bo
         position = {p: i for i, p in enumerate(paths)}
         if not task["gold_files"] or any(g not in position for g in task["gold_files"]):
             continue
-        sims = matrix @ query_vector(embedder, task["problem_statement"], compact=compact,
-                                     title=title).astype(np.float32)
+        sims = matrix @ question_vector(embedder, task["problem_statement"], compact=compact,
+                                        title=title).astype(np.float32)
         place = np.empty(len(paths), dtype=np.int64)
         place[np.argsort(-sims, kind="stable")] = np.arange(1, len(paths) + 1)
         ranks.append(max(int(place[position[g]]) for g in task["gold_files"]))

@@ -194,18 +194,7 @@ class HybridSearcher(IndexLookups):
             if self._embedder is None:
                 self._embedder = self._embedder_factory()
             embedder = self._embedder
-        # Embedded with its absolute paths cut short (`compact_paths`): a traceback's
-        # home and virtualenv prefixes would take much of the 256-token window.
-        body = compact_paths(text)
-        title = _title(body)
-        # One call each: a batch pads the short title to the question's length. An
-        # embedder with a faster graph for queries says so (`OnnxEmbedder.embed_queries`).
-        embed = getattr(embedder, "embed_queries", embedder.embed)
-        vectors = np.asarray([embed([t])[0] for t in (body, title) if t], dtype=np.float64)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        blended = vectors[0] if title is None else (
-            (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
-        vector = [float(x) for x in blended / max(float(np.linalg.norm(blended)), 1e-12)]
+        vector = [float(x) for x in question_vector(embedder, text)]
         with self._lock:
             if len(self._query_vectors) >= 64:
                 self._query_vectors.clear()
@@ -564,6 +553,24 @@ class HybridSearcher(IndexLookups):
                 if len(hits) >= options.limit:
                     return hits
         return hits
+
+
+def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
+                    title: bool = True) -> np.ndarray:
+    """A question's unit vector as search embeds it: with its absolute paths cut short
+    (`compact_paths`: a traceback's home and virtualenv prefixes would take much of the
+    256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
+    embedder's query graph when it has one (`OnnxEmbedder.embed_queries`). `compact`
+    and `title` off are for benchmarks/summary_rank.py's comparisons."""
+    body = compact_paths(text) if compact else text
+    first = _title(body) if title else None
+    embed = getattr(embedder, "embed_queries", embedder.embed)
+    # One call each: a batch pads the short title to the question's length.
+    vectors = np.asarray([embed([t])[0] for t in (body, first) if t], dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    blended = vectors[0] if first is None else (
+        (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
+    return blended / max(float(np.linalg.norm(blended)), 1e-12)  # type: ignore[no-any-return]
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")

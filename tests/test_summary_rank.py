@@ -32,5 +32,5 @@ def test_gold_ranks_are_places_in_the_search_s_own_summary_ranking(tmp_path, exa
     expected = [ranked.index("shop/payments.py") + 1,
                 max(ranked.index("shop/pricing.py"), ranked.index("shop/payments.py")) + 1]
     assert ranks == expected
-    assert np.allclose(sr.query_vector(fake_embedder, question),
-                       searcher.embed_query(question))
+    assert np.allclose(searcher.embed_query(question),
+                       sr.question_vector(fake_embedder, question))
