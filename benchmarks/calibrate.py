@@ -37,7 +37,7 @@ from indexer.build import EMBED_SCOPES, IndexConfig, embed_flags  # noqa: E402
 from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
 from retrieval.ask import ask  # noqa: E402
 from retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
-from retrieval.evaluation import indexed_instances, load_dataset  # noqa: E402
+from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
 from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
@@ -76,11 +76,8 @@ def collect(args: argparse.Namespace) -> None:
         embed, embed_chunks = embed_flags(args.embed)
         config = IndexConfig(embed=embed, embed_chunks=embed_chunks, workers=1)
         factory = lambda: embedder  # noqa: E731
-    done = set()
-    if args.features.exists():
-        done = {json.loads(line)["instance_id"] for line in args.features.open()}
     predictions = args.predictions.open("a") if args.predictions else None
-    todo = [i for i in dataset if i.instance_id not in done]
+    todo = unrecorded(dataset, args.features)
     snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
                                   config=config)
     with args.features.open("a") as out:

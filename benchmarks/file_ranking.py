@@ -45,7 +45,7 @@ from retrieval.ask import (  # noqa: E402
     WORDS_WEIGHT,
     _files,
 )
-from retrieval.evaluation import indexed_instances, load_dataset  # noqa: E402
+from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
 from retrieval.hybrid import WORD_FILES, HybridSearcher  # noqa: E402
 from retrieval.loop import run_loop  # noqa: E402
 
@@ -58,10 +58,7 @@ def record(args: argparse.Namespace) -> None:
     embedder = get_embedder()  # names the model in the manifest even when nothing embeds
     factory = (lambda: embedder) if embed else None
     config = IndexConfig(embed=embed, embed_chunks=embed_chunks)
-    done = set()
-    if args.out.exists():
-        done = {json.loads(line)["instance_id"] for line in args.out.open()}
-    todo = [i for i in dataset if i.instance_id not in done]
+    todo = unrecorded(dataset, args.out)
     snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
                                   config=config)
     with args.out.open("a") as out:

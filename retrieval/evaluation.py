@@ -79,6 +79,7 @@ __all__ = [
     "run_swebench",
     "score",
     "score_report",
+    "unrecorded",
 ]
 
 Method = Literal["bm25", "lexical", "dense", "hybrid", "ask"]
@@ -448,6 +449,16 @@ def _ordered(grouped: Mapping[str, list[Instance]], clones: Mapping[str, Path]
         order = commit_order(clones[repo], [i.base_commit for i in grouped[repo]])
         yield repo, clones[repo], sorted(grouped[repo],
                                          key=lambda i: (order[i.base_commit], i.instance_id))
+
+
+def unrecorded(instances: Iterable[Instance], path: Path) -> list[Instance]:
+    """The instances no line of the JSONL file at `path` names by `instance_id` yet: what
+    a resumed recording run still has to do."""
+    done = set()
+    if path.exists():
+        with path.open(encoding="utf-8") as lines:
+            done = {json.loads(line)["instance_id"] for line in lines if line.strip()}
+    return [i for i in instances if i.instance_id not in done]
 
 
 def indexed_instances(instances: Iterable[Instance], repos: Path, work: Path, *,

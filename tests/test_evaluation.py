@@ -21,6 +21,7 @@ from retrieval.evaluation import (
     score,
     score_report,
     sync_tree,
+    unrecorded,
 )
 from retrieval.history import HistoryConfig, run_history
 
@@ -361,3 +362,12 @@ def test_cli_errors(tmp_path, dataset, args, message):
     assert result.exit_code == 1, result.output
     assert result.output.startswith("Error: " + message)
     assert result.output.count("\n") == 1
+
+
+def test_a_resumed_recording_skips_the_instances_its_file_has(tmp_path):
+    tasks = [Instance(instance_id=i, repo="o/n", base_commit="0" * 40, problem_statement="q",
+                      gold_files=["a.py"]) for i in ("x-1", "x-2", "x-3")]
+    out = tmp_path / "rec.jsonl"
+    assert unrecorded(tasks, out) == tasks  # no file yet
+    out.write_text('{"instance_id": "x-2", "final": []}\n\n{"instance_id": "x-9"}\n')
+    assert [t.instance_id for t in unrecorded(tasks, out)] == ["x-1", "x-3"]
