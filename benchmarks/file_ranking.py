@@ -76,8 +76,9 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     by_words = searcher.files_by_words(result.analysis, limit=40)
     final = [f.path for f in _files(items, by_words[:WORD_FILES])]
     seconds = time.perf_counter() - t
-    summary = [(p, round(sim, 4)) for p, sim in
-               searcher._dense_hits(inst.problem_statement, 60)[1]]
+    vector = searcher.embed_query(inst.problem_statement)
+    summary = ([(p, round(sim, 4)) for p, sim in searcher.file_dense(vector, 60)]
+               if vector is not None and searcher.has_file_vectors else [])
     chunks: dict[str, list[tuple[float, float]]] = {}
     for it in result.items:
         chunks.setdefault(it.hit.path, []).append((it.relevance, it.hit.score))

@@ -65,7 +65,8 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
         problems.append("a vector without a chunk of its text")
     if store.manifest.embedded and store.manifest.embed_chunks and len(vectors) != len(chunks):
         problems.append("manifest says embedded, chunk vectors are missing")
-    if store.manifest.embedded and store.count("file_vectors") != len(files):
+    if store.manifest.embedded and store.table("file_vectors").count_rows(
+            "id = path") != len(files):
         problems.append("manifest says embedded, file summary vectors are missing")
     return digest, problems[:5]
 

@@ -1,4 +1,4 @@
-"""Screen a query-embedding idea in seconds: where each task's gold file ranks by file summary.
+"""Screen a query-embedding idea in seconds: where each task's gold file ranks by file closeness.
 
 Usage:
     python benchmarks/summary_rank.py --dataset DEV.jsonl --work DIR [--window N]
@@ -6,7 +6,8 @@ Usage:
 
 For each task, the issue text is embedded as search does (`retrieval.hybrid.
 question_vector`: its absolute paths cut short, its first line blended in, on the query
-graph) and the repository's file summaries are ranked by cosine; it prints the
+graph) and the repository's files are ranked as search ranks them by their summary and
+documented definition vectors (`HybridSearcher.file_dense`); it prints the
 share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
 indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
 .dowse-index`, at the last instance's base commit of each repository), so this is a
@@ -51,15 +52,13 @@ def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bo
         held = searchers[repo]._file_matrix()
         if held is None:
             continue
-        paths, matrix = held
-        position = {p: i for i, p in enumerate(paths)}
-        if not task["gold_files"] or any(g not in position for g in task["gold_files"]):
+        if not task["gold_files"] or any(g not in held.position for g in task["gold_files"]):
             continue
-        sims = matrix @ question_vector(embedder, task["problem_statement"], compact=compact,
-                                        title=title).astype(np.float32)
-        place = np.empty(len(paths), dtype=np.int64)
-        place[np.argsort(-sims, kind="stable")] = np.arange(1, len(paths) + 1)
-        ranks.append(max(int(place[position[g]]) for g in task["gold_files"]))
+        vector = question_vector(embedder, task["problem_statement"], compact=compact,
+                                 title=title)
+        ranked = searchers[repo].file_dense(vector, len(held.paths))
+        place = {path: i + 1 for i, (path, _) in enumerate(ranked)}
+        ranks.append(max(place[g] for g in task["gold_files"]))
     return ranks
 
 

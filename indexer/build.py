@@ -4,9 +4,11 @@ Invariants:
 - A file whose size and mtime match the snapshot is not read; one whose content hash
   matches is not parsed; a chunk or file summary whose text was embedded before (by
   hash, in any snapshot) is not embedded again; a renamed file takes its vectors along.
-- Embed scope: "all" gives every chunk and every file summary a vector; "files" only the
-  file summaries (one short text per file: a fifth of django's texts, and shorter), and
-  keeps no chunk vectors; `embed=False` none.
+- Embed scope: "all" gives every chunk, every file summary and every documented
+  definition a vector; "files" only the file summaries and documented definitions (short
+  texts: a fifth of django's chunks each), and keeps no chunk vectors; `embed=False` none.
+  Both kinds of short text live in `file_vectors`: a summary's row has the file's path as
+  its id, a definition's the symbol's id.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
   the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
   run finishes the work, reusing every vector that reached the embedding cache.
@@ -18,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,10 @@ from indexer.extract import (
     in_worker_startup,
 )
 from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
-from indexer.records import SkippedFile
+from indexer.records import SkippedFile, content_hash
 from indexer.resolve import resolve_import, suffix_map
 from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
+from indexer.summary import DOCUMENTED_KINDS, definition_text
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -248,10 +251,13 @@ class _Run:
         reused = 0
         if self.cfg.embed_chunks:
             reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
-        missing += self._attach_summary_vectors([p.file for p in parsed])
+        missing += self._attach_summary_vectors(
+            [_summary_row(p.file) for p in parsed]
+            + _definition_rows(s for p in parsed for s in p.symbols))
         if reused or deleted or changed:
             self._ensure_vector_index()
-        self.store.commit(embedded=not missing and self.cfg.embed, no_embed=not self.cfg.embed,
+        self.store.commit(embedded=not missing and not catch_up and self.cfg.embed,
+                          no_embed=not self.cfg.embed, definitions=True,
                           embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
                           walk=_walk_record(self.cfg.walk))
         self._timed("write", t)
@@ -263,6 +269,7 @@ class _Run:
                 missing = self._pending()
             if missing:
                 embedded = self._embed(missing)
+            if missing or catch_up:
                 self.store.commit(embedded=True, no_embed=False)
         self.store.cleanup()
         return self._stats(len(live), stats, embedded=embedded, reused=reused)
@@ -313,11 +320,12 @@ class _Run:
 
     def _needs_vectors(self) -> bool:
         m = self.store.manifest
-        return self.cfg.embed and (not m.embedded or (self.cfg.embed_chunks
-                                                      and not m.embed_chunks))
+        return self.cfg.embed and (not m.embedded or not m.definitions
+                                   or (self.cfg.embed_chunks and not m.embed_chunks))
 
     def _pending(self) -> list[dict[str, Any]]:
-        """Every chunk (in scope) and file summary still without a vector."""
+        """Every chunk (in scope), file summary and documented definition still without
+        a vector."""
         pending: list[dict[str, Any]] = []
         if self.cfg.embed_chunks:
             have = {r["id"] for r in self.store.rows("vectors", ["id"])}
@@ -326,15 +334,16 @@ class _Run:
         have = {r["id"] for r in self.store.rows("file_vectors", ["id"])}
         pending += [_summary_row(r) for r in self.store.rows(
             "files", ["path", "summary", "summary_hash"]) if r["path"] not in have]
+        pending += [r for r in _definition_rows(self.store.rows(
+            "symbols", _DEFINITION_COLUMNS, where=_DOCUMENTED)) if r["id"] not in have]
         return pending
 
-    def _attach_summary_vectors(self, files: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Give new files' summaries the vectors already cached; return those still
-        missing (only when embedding: a lexical index keeps no vectors)."""
-        if not files or not self.cfg.embed:
+    def _attach_summary_vectors(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Give new files' summaries and definitions the vectors already cached; return
+        those still missing (only when embedding: a lexical index keeps no vectors)."""
+        if not rows or not self.cfg.embed:
             return []
-        cached = self._cache_lookup(sorted({f["summary_hash"] for f in files}))
-        rows = [_summary_row(f) for f in files]
+        cached = self._cache_lookup(sorted({r["hash"] for r in rows}))
         self._add_vectors([r for r in rows if r["hash"] in cached], cached)
         return [r for r in rows if r["hash"] not in cached]
 
@@ -385,11 +394,12 @@ class _Run:
         for r in missing:
             by_hash.setdefault(r["hash"], r)
         vectors: dict[str, Any] = self._cache_lookup(sorted(by_hash))
-        # Summaries (one short text per file) first, then source before docs before
-        # tests; within each, shortest first (batches of similar length pad less).
+        # Summaries (one short text per file) first, then documented definitions, then
+        # chunks; within each, source before docs before tests, and shortest first
+        # (batches of similar length pad less).
         todo = sorted((r for h, r in by_hash.items() if h not in vectors),
-                      key=lambda r: (r["table"] == "vectors", _embed_priority(r["path"]),
-                                     len(r["text"])))
+                      key=lambda r: (r["table"] == "vectors", r["id"] != r["path"],
+                                     _embed_priority(r["path"]), len(r["text"])))
         waiting = [r for r in missing if r["hash"] in vectors]
         blocked = [r for r in missing if r["hash"] not in vectors]
         batch = self.cfg.embed_batch
@@ -452,7 +462,9 @@ class _Run:
                reused: int) -> IndexStats:
         pending = 0
         if self.cfg.embed:
-            pending = self.store.count("files") - self.store.count("file_vectors")
+            documented = self.store.table("symbols").count_rows(_DOCUMENTED)
+            pending = (self.store.count("files") + documented
+                       - self.store.count("file_vectors"))
         if self.cfg.embed and self.cfg.embed_chunks:
             pending += self.store.count("chunks") - self.store.count("vectors")
         return IndexStats(
@@ -536,3 +548,21 @@ def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str
     deleted = sum(1 for p in old if p not in seen)
     return {"modified": modified, "added": added, "deleted": deleted}
 
+
+
+_DEFINITION_COLUMNS = ["id", "path", "qualified_name", "kind", "signature", "docstring"]
+_DOCUMENTED = f"docstring != '' AND kind IN ({quote_list(sorted(DOCUMENTED_KINDS))})"
+
+
+def _definition_rows(symbols: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The documented definitions among `symbols`, in the shape the embedder takes."""
+    rows = []
+    for sym in symbols:
+        if sym["kind"] not in DOCUMENTED_KINDS:
+            continue
+        text = definition_text(sym["path"], sym["qualified_name"], sym["signature"],
+                               sym["docstring"])
+        if text:
+            rows.append({"id": sym["id"], "path": sym["path"], "hash": content_hash(
+                text.encode()), "header": "", "text": text, "table": "file_vectors"})
+    return rows

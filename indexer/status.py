@@ -39,7 +39,8 @@ class StatusReport(BaseModel):
     symbols: int
     chunks: int
     vectors: int
-    file_vectors: int
+    file_vectors: int = Field(description="file summaries with a vector")
+    definition_vectors: int = Field(description="documented definitions with a vector")
     index_bytes: int
     languages: list[LanguageCount]
     changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
@@ -51,9 +52,10 @@ class StatusReport(BaseModel):
 
         when = dt.datetime.fromtimestamp(self.updated).strftime("%Y-%m-%d %H:%M:%S")
         chunks = (f"{self.vectors}/{self.chunks} chunks" if self.embed_chunks
-                  else "file summaries only (--embed files)")
+                  else "no chunks (--embed files)")
         vec = ("off (--embed none)" if self.no_embed
-               else f"{self.file_vectors}/{self.files} files, {chunks}"
+               else f"{self.file_vectors}/{self.files} files, {self.definition_vectors} "
+               f"documented definitions, {chunks}"
                + ("" if self.embedded else " (incomplete)"))
         lines = [
             f"root       {self.root}",
@@ -98,12 +100,14 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
     changed = (changed_since(store, root, walk_config) if root.is_dir()
                else {"root missing": 1})
     m = store.manifest
+    summaries = store.table("file_vectors").count_rows("id = path")
     return StatusReport(
         root=m.root, index_dir=str(index_dir), model=m.model, dim=m.dim, format=m.format,
         embedded=m.embedded, no_embed=m.no_embed, embed_chunks=m.embed_chunks,
         updated=m.updated, files=len(files), symbols=store.count("symbols"),
         chunks=store.count("chunks"), vectors=store.count("vectors"),
-        file_vectors=store.count("file_vectors"), index_bytes=store.size_bytes(),
+        file_vectors=summaries, definition_vectors=store.count("file_vectors") - summaries,
+        index_bytes=store.size_bytes(),
         languages=languages, changed=changed, skipped_count=len(skipped),
         skipped=sorted(skipped, key=lambda s: s.path) if with_skipped else [],
     )

@@ -141,6 +141,9 @@ class Manifest(BaseModel):
     no_embed: bool = Field(default=False, description="built with --embed none")
     embed_chunks: bool = Field(default=True, description="chunks have vectors, not only "
                                "file summaries (--embed all, not --embed files)")
+    definitions: bool = Field(default=False, description="documented definitions get "
+                              "vectors beside the file summaries (false in indexes made "
+                              "before they did: the next run embeds them)")
     walk: dict[str, Any] = Field(default_factory=dict,
                                  description="the walk options of the last run (reused)")
     created: float = Field(default_factory=time.time)

@@ -6,9 +6,13 @@ Each candidate chunk collects signals in 0..1:
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
-- `summary`: cosine similarity of the query and the chunk's file summary (path, docstring,
-  names defined), divided by the best (`file_cosine` keeps the raw similarity). The best
-  files by summary bring their best-matching chunk into the pool when nothing else did.
+- `summary`: how close the query is to the chunk's file: the larger of its summary's
+  cosine (path, docstring, names defined) and its closest documented definition's (a
+  docstring with its name and signature), divided by the best (`file_cosine` keeps the
+  raw cosine). The best files by it bring their best-matching chunk for the query's words
+  and their closest definition's chunk into the pool when nothing else did;
+- `definition`: the best cosine of the query and a documented definition the chunk
+  holds (its docstring, name and signature).
 The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
 path and traceback text leans lexical; plain language leans dense) and adds the symbol,
 path and summary evidence on top. Everything is deterministic for a given index.
@@ -31,6 +35,7 @@ from indexer.embed import Embedder, embedder_for_model
 from indexer.languages import is_documentation, is_test_path
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
+from retrieval.file_vectors import FileCosines, FileVectors
 from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
 from retrieval.query import QueryAnalysis, analyze, compact_paths
 from retrieval.records import Hit, SearchOptions
@@ -65,8 +70,9 @@ TITLE_WEIGHT = 0.3
 words are also searched twice in the full-text query."""
 TITLE_MIN_WORDS = 3
 
-FILE_MATRIX_ROWS = 50_000
-"""Up to this many file summaries are scanned in memory (50k x 384 float32: 77 MB)."""
+FILE_MATRIX_ROWS = 100_000
+"""Up to this many file summary and definition vectors are scanned in memory (100k x 384
+float32: 154 MB; django has 13k)."""
 
 WORD_FILE_POOL = 300
 """Chunks the whole-file word ranking (`files_by_words`) reads."""
@@ -135,7 +141,7 @@ class HybridSearcher(IndexLookups):
         self._embedder: Embedder | None = None
         self._searchable: dict[str, bool] = {}
         self._query_vectors: dict[str, list[float]] = {}
-        self._file_vectors: tuple[list[str], np.ndarray] | None = None
+        self._file_vectors: FileVectors | None = None
         self._file_vectors_read = False
         self._lock = threading.Lock()
 
@@ -205,65 +211,77 @@ class HybridSearcher(IndexLookups):
         with self._lock:
             self._query_vectors.clear()
 
-    def _dense_hits(self, text: str, k: int
-                    ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
-        """(chunk id, cosine) from the chunk vectors, None without them; and (path,
-        cosine) from the file summary vectors."""
+    def _semantic(self, text: str, k: int, tokens: Sequence[str], keep: Callable[[str], bool],
+                  languages: Sequence[str], found: dict[str, list[dict[str, Any]]]
+                  ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]],
+                             FileCosines | None]:
+        """The query's nearest chunks ((id, cosine), None without chunk vectors), its
+        nearest files ((path, closeness), `file_dense`) and every file vector's cosine;
+        and into `found`, the chunks the best files would bring into the pool
+        (`_summary_chunks`). All of it runs beside the full-text and named look-ups."""
         vector = self.embed_query(text)
         if vector is None:
-            return None, []
+            return None, [], None
         chunks = self.dense(vector, k) if self.has_vectors else None
-        files = self.file_dense(vector, k) if self.has_file_vectors else []
-        return chunks, files
-
-    def _semantic(self, text: str, k: int, tokens: Sequence[str], keep: Callable[[str], bool],
-                  languages: Sequence[str], found: dict[str, dict[str, Any]]
-                  ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
-        """`_dense_hits`, and the chunks the best files by summary would bring into the
-        pool (`_summary_chunks`, into `found`): all of it runs beside the full-text and
-        named look-ups."""
-        chunks, files = self._dense_hits(text, k)
-        self._summary_chunks([p for p, _ in files[:SUMMARY_FILES] if keep(p)], tokens,
-                             languages, found)
-        return chunks, files
+        if not self.has_file_vectors:
+            return chunks, [], None
+        cosines = self.file_cosines(vector)
+        files = cosines.nearest(k)
+        wanted = [p for p, _ in files[:SUMMARY_FILES] if keep(p)]
+        self._summary_chunks(wanted, tokens, languages, found,
+                             cosines.held.closest_definitions(cosines.sims, wanted))
+        return chunks, files, cosines
 
     def file_dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        """The `k` files whose summaries are closest to `vector`: (path, cosine), exact.
-        Up to `FILE_MATRIX_ROWS` summaries the scan is a matrix product over the
-        snapshot's vectors, read once per searcher (a LanceDB scan costs ~10 ms of
-        overhead per query on django's 3.5k files; this ~1 ms); beyond, LanceDB scans."""
-        matrix = self._file_matrix()
-        if matrix is None:
-            rows = (self.store.table("file_vectors")
-                    .search(list(vector), vector_column_name="vector").distance_type("cosine")
-                    .select(["path", "_distance"]).limit(k).to_arrow().to_pylist())
-            return [(r["path"], 1.0 - float(r["_distance"])) for r in rows]
-        paths, vectors = matrix
+        """The `k` files closest to `vector`: (path, closeness), exact, where closeness is
+        the larger of the file's summary cosine and its closest documented definition's
+        (`FileVectors.closeness`)."""
+        return self.file_cosines(vector).nearest(k)
+
+    def file_cosines(self, vector: Sequence[float]) -> FileCosines:
+        """Every file summary and definition vector's cosine to `vector`. Up to
+        `FILE_MATRIX_ROWS` vectors the scan is a matrix product over the snapshot's
+        vectors, read once per searcher (a LanceDB scan costs ~10 ms of overhead per
+        query on django; this ~1 ms); beyond, LanceDB scans them all."""
+        held = self._file_matrix()
         query = np.asarray(vector, dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        # einsum, not `@`: a BLAS matrix-vector product spins up threads that fight the
-        # query embedding for the cores.
-        sims = np.einsum("ij,j->i", vectors, query)
-        k = min(k, len(paths))
-        nearest = np.argpartition(-sims, k - 1)[:k].tolist() if k else []
-        nearest.sort(key=lambda i: (-float(sims[i]), paths[i]))
-        return [(paths[i], float(sims[i])) for i in nearest]
+        if held is None or held.vectors is None:
+            held, sims = self._scanned_file_vectors(query)
+        else:
+            # einsum, not `@`: a BLAS matrix-vector product spins up threads that fight
+            # the query embedding for the cores.
+            sims = np.einsum("ij,j->i", held.vectors, query)
+        return FileCosines(held, sims)
 
-    def _file_matrix(self) -> tuple[list[str], np.ndarray] | None:
-        """The snapshot's file summary vectors, unit length, as one float32 matrix (None
-        when there are more than `FILE_MATRIX_ROWS`)."""
+    def _scanned_file_vectors(self, query: np.ndarray) -> tuple[FileVectors, np.ndarray]:
+        """Every file vector's cosine to `query`, by a LanceDB scan (too many to hold)."""
+        table = self.store.table("file_vectors")
+        data = (table.search(query.tolist(), vector_column_name="vector")
+                .distance_type("cosine").select(["id", "path", "_distance"])
+                .limit(max(table.count_rows(), 1)).to_arrow())
+        sims = 1.0 - data.column("_distance").to_numpy(zero_copy_only=False)
+        return FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
+                              None), sims.astype(np.float32)
+
+    def _file_matrix(self) -> FileVectors | None:
+        """The snapshot's file summary and definition vectors, unit length, as one
+        float32 matrix (None when there are more than `FILE_MATRIX_ROWS`)."""
         with self._lock:
             if not self._file_vectors_read:
                 self._file_vectors_read = True
                 table = self.store.table("file_vectors")
                 if table.count_rows() <= FILE_MATRIX_ROWS:
-                    data = table.search().select(["path", "vector"]).limit(None).to_arrow()
+                    data = (table.search().select(["id", "path", "vector"]).limit(None)
+                            .to_arrow())
                     flat = data.column("vector").combine_chunks().flatten()
                     vectors = np.asarray(flat.to_numpy(zero_copy_only=False),
                                          dtype=np.float32).reshape(data.num_rows, -1)
                     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True),
                                           1e-12)
-                    self._file_vectors = (data.column("path").to_pylist(), vectors)
+                    self._file_vectors = FileVectors.of(
+                        data.column("id").to_pylist(), data.column("path").to_pylist(),
+                        vectors)
             return self._file_vectors
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
@@ -347,7 +365,7 @@ class HybridSearcher(IndexLookups):
         if "path" not in memo:
             memo["path"] = self._path_rows(analysis, base)
 
-        dense, file_dense = memo["dense"].result()
+        dense, file_dense, cosines = memo["dense"].result()
         if dense is not None:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
@@ -365,6 +383,8 @@ class HybridSearcher(IndexLookups):
             if (cand := add(row)) is not None:
                 cand.signals["path"] = 1.0
         self._summary_signal(file_dense, cands, add, keep, memo["summary"])
+        if cosines is not None:
+            _definition_signal(cosines, cands)
         if raised:
             for cand in cands.values():
                 if cand.row["path"] == raised:
@@ -416,11 +436,13 @@ class HybridSearcher(IndexLookups):
 
     def _summary_signal(self, file_dense: list[tuple[str, float]], cands: dict[str, Candidate],
                         add: Callable[[dict[str, Any]], Candidate | None],
-                        keep: Callable[[str], bool], found: dict[str, dict[str, Any]]) -> None:
-        """Mark every candidate with its file's summary similarity; the best files by
-        summary that have no candidate yet bring in their chunk from `found` (their best
-        chunk for the query's words, fetched by `_summary_chunks` beside the embedding;
-        the loop's later cycles only exclude more files, so they need no other)."""
+                        keep: Callable[[str], bool],
+                        found: dict[str, list[dict[str, Any]]]) -> None:
+        """Mark every candidate with its file's closeness; the best files by it that have
+        no candidate yet bring in their chunks from `found` (their best chunk for the
+        query's words and their closest definition's, fetched by `_summary_chunks` beside
+        the embedding; the loop's later cycles only exclude more files, so they need no
+        other)."""
         if not file_dense:
             return
         best = max((sim for _, sim in file_dense), default=0.0) or 1.0
@@ -428,8 +450,8 @@ class HybridSearcher(IndexLookups):
         have = {c.row["path"] for c in cands.values()}
         absent = [p for p, _ in file_dense[:SUMMARY_FILES] if p not in have and keep(p)]
         for path in absent:
-            if path in found:
-                add(found[path])
+            for row in found.get(path, ()):
+                add(row)
         for cand in cands.values():
             sim = by_path.get(cand.row["path"])
             if sim is not None:
@@ -437,18 +459,31 @@ class HybridSearcher(IndexLookups):
                 cand.signals["file_cosine"] = round(max(sim, 0.0), 4)
 
     def _summary_chunks(self, paths: Sequence[str], tokens: Sequence[str],
-                        languages: Sequence[str], found: dict[str, dict[str, Any]]) -> None:
+                        languages: Sequence[str], found: dict[str, list[dict[str, Any]]],
+                        closest: dict[str, tuple[str, int]] | None = None) -> None:
         """Into `found`, for each of `paths` it lacks: the file's best chunk for the
-        query's words, else its first chunk."""
+        query's words, else its first chunk; and the chunk of its definition `closest`
+        names (qualified name, start line), when that is another."""
         wanted = [p for p in paths if p not in found]
         if not wanted:
             return
         where = f"path IN ({quote_list(wanted)})"
         if languages:
             where += f" AND language IN ({quote_list(languages)})"
+        best: dict[str, dict[str, Any]] = {}
         for row, _ in self.lexical(tokens, 4 * len(wanted), where):
-            found.setdefault(row["path"], row)
-        found.update(self.first_chunks(p for p in wanted if p not in found))
+            best.setdefault(row["path"], row)
+        best.update(self.first_chunks(p for p in wanted if p not in best))
+        defined = self.definition_chunks(
+            {"path": p, "qualified_name": name, "start_line": line}
+            for p, (name, line) in (closest or {}).items() if p in wanted)
+        definition = {path: row for (path, _), row in defined.items()}
+        for path in wanted:
+            rows = [r for r in (best.get(path), definition.get(path)) if r is not None]
+            if len(rows) == 2 and rows[0]["id"] == rows[1]["id"]:
+                rows.pop()
+            if rows:
+                found[path] = rows
 
     def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
                    ) -> tuple[list[dict[str, Any]], str | None]:
@@ -576,6 +611,17 @@ def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")
 
 _QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
+
+
+def _definition_signal(cosines: FileCosines, cands: dict[str, Candidate]) -> None:
+    """Mark each candidate that holds documented definitions with the best one's cosine
+    (`definition`): chunk-level semantic evidence where no chunk has a vector."""
+    for cand in cands.values():
+        r = cand.row
+        sim = cosines.held.definition_cosine(cosines.sims, r["path"], r["start_line"],
+                                             r["end_line"])
+        if sim is not None:
+            cand.signals["definition"] = round(max(sim, 0.0), 4)
 
 
 def _chunk_hit(c: Candidate) -> Hit:

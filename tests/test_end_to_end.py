@@ -31,7 +31,11 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
     manifest = json.loads((repo / ".dowse" / "manifest.json").read_text())
     assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
         "all-MiniLM-L6-v2", 384, True)
-    assert stats["embedded"] == stats["files"]  # one summary per file, no chunk vectors
+    status = json.loads(_dowse("status", str(repo), "--json", env=env).stdout)
+    # One summary per file and one text per documented definition, no chunk vectors.
+    assert status["file_vectors"] == stats["files"] and status["definition_vectors"] > 0
+    assert stats["embedded"] == stats["files"] + status["definition_vectors"]
+    assert status["vectors"] == 0
 
     # Plain language, none of the code's identifiers: the semantic signal has to carry it,
     # from the file summaries by default, from the chunks too with --embed all.

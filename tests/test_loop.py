@@ -412,24 +412,26 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     assert plain.files[0].words_rank == 0  # pricing.py: first either way
     # A file the loop never evaluated, first by words, is listed, unevaluated, with
     # the citation of its best chunk; a weight of 0 leaves the loop's order alone.
-    row = {"path": "web/format.js", "start_line": 1, "end_line": 4, "symbol": None,
-           "text": "export function formatPrice(cents) {\n  return cents / 100;\n}"}
-    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [("web/format.js", row)])
+    path = "tests/test_tokens.py"
+    assert path not in {it.hit.path for it in ask_module.run_loop(searcher, question).items}
+    row = {"path": path, "start_line": 6, "end_line": 8, "symbol": "test_round_trip",
+           "text": "def test_round_trip():\n    token = issue_token(42, b\"k\")\n"}
+    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [(path, row)])
     fused = ask(searcher, question)
     listed = {f.path: f for f in fused.files}
-    assert listed["web/format.js"].relevance == 0.0
-    assert listed["web/format.js"].citations == ["web/format.js:1-4"]
-    assert "no part scored relevant" in listed["web/format.js"].reason
+    assert listed[path].relevance == 0.0
+    assert listed[path].citations == [f"{path}:6-8"]
+    assert "no part scored relevant" in listed[path].reason
     # ... and its best chunk's first line is in the context, as a signature.
-    [line] = [b for b in fused.context if b.path == "web/format.js"]
+    [line] = [b for b in fused.context if b.path == path]
     assert (line.form, line.text, line.relevance) == (
-        "signature", "export function formatPrice(cents) {", 0.0)
+        "signature", "def test_round_trip():", 0.0)
     monkeypatch.setattr(ask_module, "WORDS_WEIGHT", 0.0)
     unweighted = [f.path for f in ask(searcher, question).files]
     evaluated = [f.path for f in ask_module._evaluated_files(
         [it for it in ask_module.run_loop(searcher, question).items
          if it.relevance >= ask_module.MIN_RELEVANCE])]
-    assert unweighted == [*evaluated, "web/format.js"]
+    assert unweighted == [*evaluated, path]
 
 
 def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher):

@@ -433,8 +433,9 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
             fh.truncate(100)
     stats = build_index(example_repo, embedder=fake_embedder,
                         config=IndexConfig(rebuild=True, embed_chunks=True))
-    assert stats.embedded == stats.chunks + stats.files > 0  # the cache started afresh
     store = Store.open(example_repo / ".dowse")
+    # The cache started afresh: every chunk, summary and documented definition again.
+    assert stats.embedded == stats.chunks + store.count("file_vectors") > stats.files
     assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
 
 

@@ -9,7 +9,7 @@ import pytest
 from indexer.build import IndexConfig, build_index, resolve_embed_scope
 from indexer.records import Symbol
 from indexer.store import Store
-from indexer.summary import DOC_CHARS, MAX_CHARS, file_summary, leading_doc
+from indexer.summary import DOC_CHARS, DOCUMENTED_KINDS, MAX_CHARS, file_summary, leading_doc
 
 
 def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
@@ -55,11 +55,22 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
         assert leading_doc(text, "markdown") == " ".join(text.split())[:DOC_CHARS]
 
 
+def _documented(store):
+    """The ids of the definitions that get a vector: those with a docstring."""
+    return {r["id"] for r in store.rows("symbols", ["id", "kind", "docstring"])
+            if r["docstring"].strip() and r["kind"] in DOCUMENTED_KINDS}
+
+
 def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
         example_repo, fake_embedder):
     stats = build_index(example_repo, embedder=fake_embedder)  # the default scope
     store = Store.open(example_repo / ".dowse")
-    assert store.count("file_vectors") == store.count("files") == stats.embedded > 0
+    ids = {r["id"] for r in store.rows("file_vectors", ["id"])}
+    files = {r["path"] for r in store.rows("files", ["path"])}
+    documented = _documented(store)
+    # One vector per file summary (its id the path) and per documented definition.
+    assert documented and ids == files | documented
+    assert store.count("file_vectors") == len(files) + len(documented) == stats.embedded
     assert store.count("vectors") == 0 and store.manifest.embedded
     assert not store.manifest.embed_chunks and stats.vectors_pending == 0
     assert resolve_embed_scope(example_repo / ".dowse", None) == (True, False)
@@ -72,7 +83,8 @@ def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
     assert store.count("vectors") == store.count("chunks") and store.manifest.embed_chunks
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
-    assert store.count("vectors") == 0 and store.count("file_vectors") == store.count("files")
+    assert store.count("vectors") == 0
+    assert store.count("file_vectors") == store.count("files") + len(_documented(store))
 
 
 def test_cli_remembers_the_embed_scope(example_repo, run):
@@ -82,9 +94,12 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
     (example_repo / "shop" / "new.py").write_text("def fresh():\n    return 1\n")
     run("index", str(example_repo), "-q")
     store = Store.open(example_repo / ".dowse")
-    assert store.count("vectors") == 0 and store.count("file_vectors") == store.count("files")
+    assert store.count("vectors") == 0
+    assert store.count("file_vectors") == store.count("files") + len(_documented(store))
     status = run("status", str(example_repo)).output
-    assert "file summaries only (--embed files)" in status
+    assert (f"{store.count('files')}/{store.count('files')} files, "
+            f"{len(_documented(store))} documented definitions, no chunks (--embed files)"
+            ) in status
     # The real model's summary vectors rank a file by what it is about.
     hits = json.loads(run("search", "apply price reductions to a shopping basket", "--path",
                           str(example_repo), "--grain", "file", "--json").output)
@@ -125,7 +140,7 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
         searcher._summary_chunks([p for p, _ in nearest if keep(p)], tokens, [], found)
         searcher._summary_signal(nearest, pool, add, keep, found)
         [cand] = pool.values()
-        assert found == {"shop/payments.py": cand.row}  # kept for the loop's next cycle
+        assert found == {"shop/payments.py": [cand.row]}  # kept for the loop's next cycle
         assert cand.row["path"] == "shop/payments.py"
         assert cand.signals == {"summary": 1.0, "file_cosine": 0.5}
         if first_line is None:
@@ -151,7 +166,7 @@ def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, mon
     assert in_memory[0][0] == "shop/payments.py"
     assert searcher.file_dense(vector, 1000) == sorted(
         searcher.file_dense(vector, 1000), key=lambda r: -r[1])  # all files, best first
-    assert len(searcher.file_dense(vector, 1000)) == store.count("file_vectors")
+    assert len(searcher.file_dense(vector, 1000)) == store.count("files")  # each file once
 
 
 def test_embed_scopes_are_one_list():

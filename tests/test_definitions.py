@@ -1,0 +1,130 @@
+"""Documented definitions: a vector per docstring beside each file's summary, and how a
+file's closeness takes them in."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from indexer.build import IndexConfig, build_index
+from indexer.store import Store
+from indexer.summary import DEFINITION_DOC_CHARS, definition_text
+from retrieval.file_vectors import FileVectors
+from retrieval.hybrid import HybridSearcher
+from retrieval.query import analyze
+
+
+def test_definition_text_is_path_name_signature_and_the_docstring_opening():
+    text = definition_text("a/b.py", "Cart.total", "def total(self) -> int:",
+                           "Sum of the lines.\n\n   Discounts   applied.")
+    assert text == "a/b.py\nCart.total: def total(self) -> int:\nSum of the lines. Discounts applied."
+    assert definition_text("a/b.py", "f", "def f():", " \n ") == ""  # nothing documented
+    long = definition_text("a.py", "f", "def f():", "word " * 500)
+    assert long.endswith("word " * 10 + "word"[:0] or long[-1]) and len(
+        long.splitlines()[2]) == DEFINITION_DOC_CHARS
+
+
+def _unit(*xs: float) -> np.ndarray:
+    v = np.asarray(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
+def test_closeness_is_the_larger_of_summary_and_closest_definition():
+    ids = ["a.py", "a.py#f@3", "b.py", "a.py#g@9", "c.py#h@1", "d.py", "d.py#k@2"]
+    paths = ["a.py", "a.py", "b.py", "a.py", "c.py", "d.py", "d.py"]
+    held = FileVectors.of(ids, paths, np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1),
+                                                 _unit(1, 1), _unit(-1, 0), _unit(1, 0),
+                                                 _unit(0, 1)]))
+    assert held.paths == ["a.py", "b.py", "c.py", "d.py"]
+    sims = np.asarray([0.2, 0.9, 0.5, 0.4, -0.3, 0.6, 0.1], dtype=np.float32)
+    # a: its closest definition; b: no definition, its summary; c: no summary yet, its
+    # definition; d: a summary closer than its definition.
+    assert np.allclose(held.closeness(sims), [0.9, 0.5, -0.3, 0.6])
+    # The definition of a file closest to the query, by qualified name and start line.
+    assert held.closest_definitions(sims, ["a.py", "b.py", "zz.py"]) == {"a.py": ("f", 3)}
+    sims[3] = 0.95
+    assert held.closest_definitions(sims, ["a.py"]) == {"a.py": ("g", 9)}
+    # A chunk's best definition: those that start within its lines.
+    assert held.definition_cosine(sims, "a.py", 1, 5) == pytest.approx(0.9)
+    assert held.definition_cosine(sims, "a.py", 1, 20) == pytest.approx(0.95)
+    assert held.definition_cosine(sims, "a.py", 10, 20) is None
+    assert held.definition_cosine(sims, "b.py", 1, 99) is None
+
+
+def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
+        example_repo, fake_embedder):
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    # Words of `cart_total`'s docstring (shop/pricing.py, two chunks): its file is the
+    # closest, and the chunk of that definition joins the pool beside the file's best
+    # chunk for the query's words.
+    question = "the total never goes below zero"
+    vector = searcher.embed_query(question)
+    assert searcher.file_dense(vector, 1000)[0][0] == "shop/pricing.py"
+    cosines = searcher.file_cosines(vector)
+    closest = cosines.held.closest_definitions(cosines.sims,
+                                               ["shop/pricing.py", "shop/payments.py"])
+    assert closest["shop/pricing.py"] == ("cart_total", 50)
+    found: dict = {}
+    searcher._summary_chunks(["shop/pricing.py", "shop/payments.py"], ["nowordmatchesthis"],
+                             [], found, closest)
+    first, definition = found["shop/pricing.py"]
+    assert first["start_line"] == 1  # no word matched: the file's first chunk
+    assert definition["start_line"] <= 50 <= definition["end_line"] and first != definition
+    assert "def cart_total" in definition["text"]
+    # shop/payments.py is one chunk: it comes once, not as its own definition again.
+    assert [r["start_line"] for r in found["shop/payments.py"]] == [1]
+    cands = searcher.candidates(analyze(question), k=5)
+    assert definition["id"] in cands
+    # Its chunk carries that definition's cosine; a chunk without definitions none.
+    held = cosines.held
+    own = float(cosines.sims[held.definition_rows[held.definitions.index(("cart_total", 50))]])
+    assert 0 < round(own, 4) <= cands[definition["id"]].signals["definition"] <= 1
+    assert all("definition" not in c.signals for c in cands.values()
+               if c.row["path"] == "README.md")
+
+
+def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
+        example_repo, fake_embedder):
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    store = Store.open(index_dir)
+    complete = sorted(r["id"] for r in store.rows("file_vectors", ["id"]))
+    # As an index written before definitions had vectors: summaries only, no flag.
+    writer = Store.create(index_dir, root=example_repo, model=store.manifest.model,
+                          dim=store.manifest.dim, rebuild=False)
+    writer.table("file_vectors").delete("id != path")
+    writer.commit(definitions=False)
+    old = Store.open(index_dir)
+    assert old.count("file_vectors") == old.count("files") < len(complete)
+    fake_embedder.calls.clear()
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
+                        embedder=fake_embedder)
+    store = Store.open(index_dir)
+    assert stats.parsed == 0 and stats.vectors_pending == 0  # nothing parsed again
+    assert sorted(r["id"] for r in store.rows("file_vectors", ["id"])) == complete
+    assert store.manifest.definitions and store.manifest.embedded
+    assert fake_embedder.calls == []  # their texts were in the embedding cache
+    # Unchanged: nothing to do.
+    assert build_index(example_repo, config=IndexConfig(embed_chunks=False),
+                       embedder=fake_embedder).embedded == 0
+
+
+@pytest.mark.parametrize("edit", ["docstring", "body"])
+def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fake_embedder,
+                                                               edit):
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    path = example_repo / "shop" / "payments.py"
+    text = path.read_text()
+    if edit == "docstring":
+        text = text.replace("the delay before each retry", "the wait before each retry")
+    else:
+        text = text.replace("for n in range(attempts - 1)]", "for n in range(attempts)]")
+    path.write_text(text)
+    fake_embedder.texts.clear()
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    if edit == "docstring":
+        # The file's summary does not change (module doc, names); the one definition does.
+        assert len(fake_embedder.texts) == 1 and "the wait before" in fake_embedder.texts[0]
+    else:
+        assert fake_embedder.texts == []  # a body edit changes no embedded text
