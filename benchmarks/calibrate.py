@@ -42,7 +42,7 @@ from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
 from retrieval.query import QueryAnalysis  # noqa: E402
 
 FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
-            "text", "refined", "summary", "raised", "definition"]
+            "text", "refined", "summary", "raised"]
 BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
 
 
@@ -133,7 +133,7 @@ def _feature(row: dict[str, Any], name: str) -> float:
         return float(language_for(row["file"]) in TEXT_LANGUAGES)
     if name == "refined":
         return float(row["cycle"] > 1)
-    if name in ("summary", "raised", "definition"):
+    if name in ("summary", "raised"):
         return 0.0
     raise KeyError(name)
 

@@ -91,7 +91,6 @@ class Features:
     refined: bool = False  # found by a refined query (a cycle after the first)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
-    definition: float = 0.0  # a docstring it holds is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
     terms: int = 0
@@ -119,7 +118,7 @@ RAISED = 1.5
 WEIGHTS = {
     "intercept": -3.5, "coverage": 1.6, "symbol": 0.1, "path": 0.2, "closeness": 1.5,
     "rank_prior": 1.15, "score": 1.6, "gap": 0.2, "test": -4.0, "text": -4.0,
-    "refined": -1.0, "summary": 0.0, "raised": RAISED, "definition": 0.0,
+    "refined": -1.0, "summary": 0.0, "raised": RAISED,
 }
 # The same fit on an index with file summary vectors (benchmarks/calibrate.py --embed
 # files on the 140 dev instances: 11,896 candidates). The summary's closeness is the
@@ -132,7 +131,7 @@ WEIGHTS = {
 SEMANTIC_WEIGHTS = {
     "intercept": -4.9, "coverage": 1.25, "symbol": 0.0, "path": 0.0, "closeness": 0.0,
     "rank_prior": 1.45, "score": 1.25, "gap": 1.2, "test": -4.0, "text": -4.0,
-    "refined": -0.8, "summary": 2.15, "raised": RAISED, "definition": 0.0,
+    "refined": -0.8, "summary": 2.15, "raised": RAISED,
 }
 # (probability, relevance) knots of the monotone map onto the rubric's bands.
 _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.24, 0.5), (0.6, 0.8), (1.0, 1.0))
@@ -146,7 +145,7 @@ def probability(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
              + w["rank_prior"] * f.rank_prior + w["score"] * min(f.score, 1.5)
              + w["gap"] * f.gap + w["test"] * f.test + w["text"] * f.text
              + w["refined"] * f.refined + w["summary"] * f.summary
-             + w["raised"] * f.raised + w["definition"] * f.definition)
+             + w["raised"] * f.raised)
     return 1 / (1 + math.exp(-logit))
 
 
@@ -200,7 +199,6 @@ class OfflineEvaluator:
                 text=is_documentation(path, cand.row["language"]) and not wants_docs,
                 refined="refined" in s,
                 summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6), raised="raised" in s,
-                definition=_ramp(s.get("definition", 0.0), 0.2, 0.6),
                 id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
         return out
 

@@ -88,21 +88,6 @@ class FileVectors:
             out[path] = self.definitions[lo + int(np.argmax(sims[self.definition_rows[lo:hi]]))]
         return out
 
-    def definition_cosine(self, sims: np.ndarray, path: str, start: int, end: int
-                          ) -> float | None:
-        """The best cosine among the definitions of `path` that start within lines
-        `start`-`end` (a chunk's), None when none does."""
-        i = self.position.get(path)
-        if i is None or self.starts[i] == self.starts[i + 1]:
-            return None
-        lo, hi = int(self.starts[i]), int(self.starts[i + 1])
-        best = None
-        for row, (_, line) in zip(self.definition_rows[lo:hi].tolist(),
-                                  self.definitions[lo:hi], strict=True):
-            if start <= line <= end and (best is None or sims[row] > best):
-                best = float(sims[row])
-        return best
-
 
 @dataclass(frozen=True)
 class FileCosines:

@@ -10,9 +10,7 @@ Each candidate chunk collects signals in 0..1:
   cosine (path, docstring, names defined) and its closest documented definition's (a
   docstring with its name and signature), divided by the best (`file_cosine` keeps the
   raw cosine). The best files by it bring their best-matching chunk for the query's words
-  and their closest definition's chunk into the pool when nothing else did;
-- `definition`: the best cosine of the query and a documented definition the chunk
-  holds (its docstring, name and signature).
+  and their closest definition's chunk into the pool when nothing else did.
 The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
 path and traceback text leans lexical; plain language leans dense) and adds the symbol,
 path and summary evidence on top. Everything is deterministic for a given index.
@@ -213,24 +211,23 @@ class HybridSearcher(IndexLookups):
 
     def _semantic(self, text: str, k: int, tokens: Sequence[str], keep: Callable[[str], bool],
                   languages: Sequence[str], found: dict[str, list[dict[str, Any]]]
-                  ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]],
-                             FileCosines | None]:
-        """The query's nearest chunks ((id, cosine), None without chunk vectors), its
-        nearest files ((path, closeness), `file_dense`) and every file vector's cosine;
-        and into `found`, the chunks the best files would bring into the pool
-        (`_summary_chunks`). All of it runs beside the full-text and named look-ups."""
+                  ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
+        """The query's nearest chunks ((id, cosine), None without chunk vectors) and its
+        nearest files ((path, closeness), `file_dense`); and into `found`, the chunks
+        the best files would bring into the pool (`_summary_chunks`). All of it runs
+        beside the full-text and named look-ups."""
         vector = self.embed_query(text)
         if vector is None:
-            return None, [], None
+            return None, []
         chunks = self.dense(vector, k) if self.has_vectors else None
         if not self.has_file_vectors:
-            return chunks, [], None
+            return chunks, []
         cosines = self.file_cosines(vector)
         files = cosines.nearest(k)
         wanted = [p for p, _ in files[:SUMMARY_FILES] if keep(p)]
         self._summary_chunks(wanted, tokens, languages, found,
                              cosines.held.closest_definitions(cosines.sims, wanted))
-        return chunks, files, cosines
+        return chunks, files
 
     def file_dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` files closest to `vector`: (path, closeness), exact, where closeness is
@@ -365,7 +362,7 @@ class HybridSearcher(IndexLookups):
         if "path" not in memo:
             memo["path"] = self._path_rows(analysis, base)
 
-        dense, file_dense, cosines = memo["dense"].result()
+        dense, file_dense = memo["dense"].result()
         if dense is not None:
             best = max((s for _, s in dense), default=0.0) or 1.0
             rows = self.chunks_by_id(i for i, _ in dense if i not in cands)
@@ -383,8 +380,6 @@ class HybridSearcher(IndexLookups):
             if (cand := add(row)) is not None:
                 cand.signals["path"] = 1.0
         self._summary_signal(file_dense, cands, add, keep, memo["summary"])
-        if cosines is not None:
-            _definition_signal(cosines, cands)
         if raised:
             for cand in cands.values():
                 if cand.row["path"] == raised:
@@ -611,17 +606,6 @@ def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")
 
 _QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
-
-
-def _definition_signal(cosines: FileCosines, cands: dict[str, Candidate]) -> None:
-    """Mark each candidate that holds documented definitions with the best one's cosine
-    (`definition`): chunk-level semantic evidence where no chunk has a vector."""
-    for cand in cands.values():
-        r = cand.row
-        sim = cosines.held.definition_cosine(cosines.sims, r["path"], r["start_line"],
-                                             r["end_line"])
-        if sim is not None:
-            cand.signals["definition"] = round(max(sim, 0.0), 4)
 
 
 def _chunk_hit(c: Candidate) -> Hit:

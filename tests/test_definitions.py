@@ -44,11 +44,6 @@ def test_closeness_is_the_larger_of_summary_and_closest_definition():
     assert held.closest_definitions(sims, ["a.py", "b.py", "zz.py"]) == {"a.py": ("f", 3)}
     sims[3] = 0.95
     assert held.closest_definitions(sims, ["a.py"]) == {"a.py": ("g", 9)}
-    # A chunk's best definition: those that start within its lines.
-    assert held.definition_cosine(sims, "a.py", 1, 5) == pytest.approx(0.9)
-    assert held.definition_cosine(sims, "a.py", 1, 20) == pytest.approx(0.95)
-    assert held.definition_cosine(sims, "a.py", 10, 20) is None
-    assert held.definition_cosine(sims, "b.py", 1, 99) is None
 
 
 def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
@@ -76,12 +71,6 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     assert [r["start_line"] for r in found["shop/payments.py"]] == [1]
     cands = searcher.candidates(analyze(question), k=5)
     assert definition["id"] in cands
-    # Its chunk carries that definition's cosine; a chunk without definitions none.
-    held = cosines.held
-    own = float(cosines.sims[held.definition_rows[held.definitions.index(("cart_total", 50))]])
-    assert 0 < round(own, 4) <= cands[definition["id"]].signals["definition"] <= 1
-    assert all("definition" not in c.signals for c in cands.values()
-               if c.row["path"] == "README.md")
 
 
 def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
