@@ -117,3 +117,24 @@ def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fak
         assert len(fake_embedder.texts) == 1 and "the wait before" in fake_embedder.texts[0]
     else:
         assert fake_embedder.texts == []  # a body edit changes no embedded text
+
+
+def test_tests_and_examples_keep_their_summaries_but_not_their_definitions(
+        example_repo, fake_embedder):
+    (example_repo / "tests" / "test_refunds.py").write_text(
+        'def test_refund_of_a_declined_card():\n    """A declined card is never refunded."""\n')
+    (example_repo / "examples").mkdir()
+    (example_repo / "examples" / "checkout.py").write_text(
+        'def demo():\n    """Check a cart out with a test card."""\n')
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
+                        embedder=fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    ids = {r["id"] for r in store.rows("file_vectors", ["id"])}
+    assert {"tests/test_refunds.py", "examples/checkout.py"} <= ids  # their summaries
+    assert not any(i.startswith(("tests/", "examples/")) and "#" in i for i in ids)
+    assert "shop/pricing.py#cart_total@50" in ids
+    assert stats.vectors_pending == 0 and store.manifest.embedded
+    # Of each, only the summary was embedded.
+    for path in ("tests/test_refunds.py", "examples/checkout.py"):
+        [text] = [t for t in fake_embedder.texts if t.startswith(path + "\n")]
+        assert text == store.rows("files", ["summary"], where=f"path = '{path}'")[0]["summary"]

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from indexer.build import IndexConfig, build_index, resolve_embed_scope
+from indexer.languages import is_test_path
 from indexer.records import Symbol
 from indexer.store import Store
 from indexer.summary import DOC_CHARS, DOCUMENTED_KINDS, MAX_CHARS, file_summary, leading_doc
@@ -56,9 +57,11 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
 
 
 def _documented(store):
-    """The ids of the definitions that get a vector: those with a docstring."""
-    return {r["id"] for r in store.rows("symbols", ["id", "kind", "docstring"])
-            if r["docstring"].strip() and r["kind"] in DOCUMENTED_KINDS}
+    """The ids of the definitions that get a vector: those with a docstring, outside
+    tests and examples."""
+    return {r["id"] for r in store.rows("symbols", ["id", "path", "kind", "docstring"])
+            if r["docstring"].strip() and r["kind"] in DOCUMENTED_KINDS
+            and not is_test_path(r["path"]) and not r["path"].startswith("examples/")}
 
 
 def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
