@@ -70,7 +70,7 @@ def pct(values: list[float], q: float) -> float:
 
 # The searcher's steps `--phases` times (they nest: `lexical` counts every full-text
 # query, including those inside the named-file and summary steps).
-PHASES = ("lexical", "embed_query", "file_dense", "_summary_chunks", "_symbol_rows",
+PHASES = ("lexical", "embed_query", "file_cosines", "_summary_chunks", "_symbol_rows",
           "_path_rows", "_summary_signal", "stale_paths")
 
 
@@ -212,7 +212,7 @@ def main() -> None:
     print(f"search CPU p50 {statistics.median(cpu) * 1000:7.1f} ms (all threads)")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
-        print("search steps, mean per search (nested; embed_query, file_dense and "
+        print("search steps, mean per search (nested; embed_query, file_cosines and "
               "_summary_chunks run in a thread alongside the first full-text query, "
               "_symbol_rows and _path_rows):")
         for name in PHASES:
