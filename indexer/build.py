@@ -251,7 +251,7 @@ class _Run:
         reused = 0
         if self.cfg.embed_chunks:
             reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
-        missing += self._attach_summary_vectors(
+        missing += self._attach_file_vectors(
             [_summary_row(p.file) for p in parsed]
             + _definition_rows(s for p in parsed for s in p.symbols))
         if reused or deleted or changed:
@@ -338,7 +338,7 @@ class _Run:
             "symbols", _DEFINITION_COLUMNS, where=_DOCUMENTED)) if r["id"] not in have]
         return pending
 
-    def _attach_summary_vectors(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    def _attach_file_vectors(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Give new files' summaries and definitions the vectors already cached; return
         those still missing (only when embedding: a lexical index keeps no vectors)."""
         if not rows or not self.cfg.embed:
@@ -551,7 +551,6 @@ def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str
                 if e.path not in old and e.path not in left_out and language_for(e.path))
     deleted = sum(1 for p in old if p not in seen)
     return {"modified": modified, "added": added, "deleted": deleted}
-
 
 
 _DEFINITION_COLUMNS = ["id", "path", "qualified_name", "kind", "signature", "docstring"]

@@ -70,7 +70,7 @@ TITLE_MIN_WORDS = 3
 
 FILE_MATRIX_ROWS = 100_000
 """Up to this many file summary and definition vectors are scanned in memory (100k x 384
-float32: 154 MB; django has 13k)."""
+float32: 154 MB; django has 7.3k)."""
 
 WORD_FILE_POOL = 300
 """Chunks the whole-file word ranking (`files_by_words`) reads."""
