@@ -51,11 +51,11 @@ __all__ = [
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
-"""What gets a vector: chunks and file summaries, file summaries only, nothing."""
+"""What gets a vector: chunks too, file summaries and documented definitions, nothing."""
 DEFAULT_EMBED_SCOPE = "files"
-"""File summaries only: on the dev split they put as many gold files in the top 5 as
-chunk vectors do (benchmarks/RESULTS-eval.md section 10), and django embeds in under a
-minute instead of fifteen."""
+"""File summaries and documented definitions: on the dev split summaries alone put as
+many gold files in the top 5 as chunk vectors do (benchmarks/RESULTS-eval.md section 10),
+definitions more (section 14), and django embeds in about a minute instead of fifteen."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
 EMBED_COMMIT_EVERY = 2048
