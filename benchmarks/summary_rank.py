@@ -56,7 +56,7 @@ def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bo
             continue
         vector = question_vector(embedder, task["problem_statement"], compact=compact,
                                  title=title)
-        ranked = searchers[repo].file_dense(vector, len(held.paths))
+        ranked = searchers[repo].file_dense(vector.tolist(), len(held.paths))
         place = {path: i + 1 for i, (path, _) in enumerate(ranked)}
         ranks.append(max(place[g] for g in task["gold_files"]))
     return ranks

@@ -5,7 +5,7 @@ Why: a file's closeness to a question is the larger of its summary's cosine and 
 closest definition's. The summary says what the file is (path, module docstring, names
 defined); a definition's docstring says in words what one piece of it does, which is
 what bug reports and questions say too. Held in memory, the scan is one matrix product
-and a per-file maximum (~1 ms for django's 13k vectors).
+and a per-file maximum (~1 ms for django's 7.3k vectors).
 
 Invariants: rows come from the `file_vectors` table, where a summary's id is its file's
 path and a definition's is the symbol id `path#qualified_name@start_line`. A file
@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from indexer.store import Store
 
 __all__ = ["FileCosines", "FileVectors"]
 
@@ -43,6 +47,34 @@ class FileVectors:
     """Each file's place in `paths`."""
 
     @classmethod
+    def read(cls, store: Store, limit: int) -> FileVectors | None:
+        """The `file_vectors` table of `store`'s snapshot, each vector made unit length
+        (None when it has more than `limit` rows: then `scan`)."""
+        table = store.table("file_vectors")
+        if table.count_rows() > limit:
+            return None
+        data = table.search().select(["id", "path", "vector"]).limit(None).to_arrow()
+        flat = data.column("vector").combine_chunks().flatten()
+        vectors = np.asarray(flat.to_numpy(zero_copy_only=False),
+                             dtype=np.float32).reshape(data.num_rows, -1)
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        return cls.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
+                      vectors)
+
+    @staticmethod
+    def scan(store: Store, query: np.ndarray) -> FileCosines:
+        """Every row's cosine to the unit vector `query`, by a LanceDB scan of `store`'s
+        `file_vectors` (for tables too large to hold)."""
+        table = store.table("file_vectors")
+        data = (table.search(query.tolist(), vector_column_name="vector")
+                .distance_type("cosine").select(["id", "path", "_distance"])
+                .limit(max(table.count_rows(), 1)).to_arrow())
+        sims = 1.0 - data.column("_distance").to_numpy(zero_copy_only=False)
+        held = FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
+                              None)
+        return FileCosines(held, sims.astype(np.float32))
+
+    @classmethod
     def of(cls, ids: Sequence[str], paths: Sequence[str], vectors: np.ndarray | None
            ) -> FileVectors:
         index: dict[str, int] = {}
@@ -63,6 +95,13 @@ class FileVectors:
         return cls(paths=list(index), vectors=vectors, summary_row=summary_row,
                    definition_rows=rows, starts=starts,
                    definitions=[named[i] for i in order.tolist()], position=index)
+
+    def cosines(self, query: np.ndarray) -> FileCosines:
+        """Every held row's cosine to the unit vector `query`."""
+        assert self.vectors is not None, "scanned rows hold no vectors"
+        # einsum, not `@`: a BLAS matrix-vector product spins up threads that fight the
+        # query embedding for the cores.
+        return FileCosines(self, np.einsum("ij,j->i", self.vectors, query))
 
     def closeness(self, sims: np.ndarray) -> np.ndarray:
         """Per file, from every row's cosine `sims`: the larger of its summary's and its

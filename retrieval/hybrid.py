@@ -240,45 +240,18 @@ class HybridSearcher(IndexLookups):
         `FILE_MATRIX_ROWS` vectors the scan is a matrix product over the snapshot's
         vectors, read once per searcher (a LanceDB scan costs ~10 ms of overhead per
         query on django; this ~1 ms); beyond, LanceDB scans them all."""
-        held = self._file_matrix()
         query = np.asarray(vector, dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
-        if held is None or held.vectors is None:
-            held, sims = self._scanned_file_vectors(query)
-        else:
-            # einsum, not `@`: a BLAS matrix-vector product spins up threads that fight
-            # the query embedding for the cores.
-            sims = np.einsum("ij,j->i", held.vectors, query)
-        return FileCosines(held, sims)
-
-    def _scanned_file_vectors(self, query: np.ndarray) -> tuple[FileVectors, np.ndarray]:
-        """Every file vector's cosine to `query`, by a LanceDB scan (too many to hold)."""
-        table = self.store.table("file_vectors")
-        data = (table.search(query.tolist(), vector_column_name="vector")
-                .distance_type("cosine").select(["id", "path", "_distance"])
-                .limit(max(table.count_rows(), 1)).to_arrow())
-        sims = 1.0 - data.column("_distance").to_numpy(zero_copy_only=False)
-        return FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
-                              None), sims.astype(np.float32)
+        held = self._file_matrix()
+        return held.cosines(query) if held is not None else FileVectors.scan(self.store, query)
 
     def _file_matrix(self) -> FileVectors | None:
-        """The snapshot's file summary and definition vectors, unit length, as one
-        float32 matrix (None when there are more than `FILE_MATRIX_ROWS`)."""
+        """The snapshot's file vectors held in memory, read once (None beyond
+        `FILE_MATRIX_ROWS`)."""
         with self._lock:
             if not self._file_vectors_read:
                 self._file_vectors_read = True
-                table = self.store.table("file_vectors")
-                if table.count_rows() <= FILE_MATRIX_ROWS:
-                    data = (table.search().select(["id", "path", "vector"]).limit(None)
-                            .to_arrow())
-                    flat = data.column("vector").combine_chunks().flatten()
-                    vectors = np.asarray(flat.to_numpy(zero_copy_only=False),
-                                         dtype=np.float32).reshape(data.num_rows, -1)
-                    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True),
-                                          1e-12)
-                    self._file_vectors = FileVectors.of(
-                        data.column("id").to_pylist(), data.column("path").to_pylist(),
-                        vectors)
+                self._file_vectors = FileVectors.read(self.store, FILE_MATRIX_ROWS)
             return self._file_vectors
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
