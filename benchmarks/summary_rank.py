@@ -38,7 +38,7 @@ from retrieval.hybrid import HybridSearcher, question_vector  # noqa: E402
 def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,
                title: bool = True) -> list[int]:
     """For each task whose gold files the repository's work index holds, the place (from
-    1) of its lowest-ranked gold file in the file summary ranking."""
+    1) of its lowest-ranked gold file in search's ranking of files by closeness."""
     searchers: dict[str, HybridSearcher] = {}
     ranks = []
     for line in dataset.read_text().splitlines():

@@ -6,12 +6,13 @@ One vector per file over these few lines ranks whole files well ("the writer of
 migrations", "the session middleware") at a cost of one short embedding per file, where
 chunk vectors cost dozens of long ones.
 
-Beside it, each documented definition (a class, function or method with a docstring)
-gets a short text of its own (`definition_text`: path, qualified name, signature, the
-docstring's opening): a docstring says in words what the code does, which is what a
-question says too, and one file holds many of them. On the SWE-bench dev split, ranking
-files by summary plus their best documented definition put 66 % of the fixed files in
-the top 5 where the summaries alone put 39 % (benchmarks/RESULTS-eval.md section 14).
+Beside it, each documented definition (`DOCUMENTED_KINDS` with a docstring or leading
+comment; the indexer leaves tests and examples out) gets a short text of its own
+(`definition_text`: path, qualified name, signature, the docstring's opening): a
+docstring says in words what the code does, which is what a question says too, and one
+file holds many of them. On the SWE-bench dev split, ranking files by the closer of
+their summary and their best definition put the fixed file in the top 5 for 61 % of the
+tasks where the summaries alone did for 39 % (benchmarks/RESULTS-eval.md section 14).
 
 Invariants: the summary is a pure function of the path, the file's bytes and its symbols,
 so its hash identifies its vector in the embedding cache like a chunk's; it stays within
