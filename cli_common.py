@@ -70,7 +70,7 @@ def embed_options(fn: F) -> F:
         # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
         # a quarter second to every command (tests/test_summary.py keeps them equal).
         "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
-        help="What gets vectors: files (a summary per file and each documented "
+        help="What gets vectors: files (a summary per file and each "
              "definition: fast), all (chunks too: slow), none (lexical and symbol index). "
              "Default: what the index was built with, else files.")(fn)
     return click.option("--no-embed", is_flag=True, help="Same as --embed none.")(fn)

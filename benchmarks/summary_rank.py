@@ -7,7 +7,7 @@ Usage:
 For each task, the issue text is embedded as search does (`retrieval.hybrid.
 question_vector`: its absolute paths cut short, its first line blended in, on the query
 graph) and the repository's files are ranked as search ranks them by their summary and
-documented definition vectors (`HybridSearcher.file_dense`); it prints the
+definition vectors (`HybridSearcher.file_dense`); it prints the
 share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
 indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
 .dowse-index`, at the last instance's base commit of each repository), so this is a

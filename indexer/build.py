@@ -4,9 +4,9 @@ Invariants:
 - A file whose size and mtime match the snapshot is not read; one whose content hash
   matches is not parsed; a chunk or file summary whose text was embedded before (by
   hash, in any snapshot) is not embedded again; a renamed file takes its vectors along.
-- Embed scope: "all" gives every chunk, every file summary and every documented
-  definition outside tests and examples a vector; "files" only the file summaries and
-  those definitions (short texts), and keeps no chunk vectors; `embed=False` none.
+- Embed scope: "all" gives every chunk, every file summary and every definition
+  outside tests and examples a vector; "files" only the file summaries and those
+  definitions (short texts), and keeps no chunk vectors; `embed=False` none.
   Both kinds of short text live in `file_vectors`: a summary's row has the file's path as
   its id, a definition's the symbol's id.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
@@ -41,7 +41,7 @@ from indexer.languages import TEXT_LANGUAGES, is_documentation, is_test_path, la
 from indexer.records import SkippedFile, content_hash
 from indexer.resolve import resolve_import, suffix_map
 from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
-from indexer.summary import DOCUMENTED_KINDS, definition_text
+from indexer.summary import DEFINITION_KINDS, definition_text
 from indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -51,11 +51,12 @@ __all__ = [
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
-"""What gets a vector: chunks too, file summaries and documented definitions, nothing."""
+"""What gets a vector: chunks too, file summaries and definitions, nothing."""
 DEFAULT_EMBED_SCOPE = "files"
-"""File summaries and documented definitions: on the dev split summaries alone put as
-many gold files in the top 5 as chunk vectors do (benchmarks/RESULTS-eval.md section 10),
-definitions more (section 14), and django embeds in about a minute instead of fifteen."""
+"""File summaries and definitions: on the dev split summaries alone put as many gold
+files in the top 5 as chunk vectors do (benchmarks/RESULTS-eval.md section 10),
+definitions more (sections 14 and 15), and django embeds in under two minutes instead of
+fifteen."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
 EMBED_COMMIT_EVERY = 2048
@@ -257,7 +258,7 @@ class _Run:
         if reused or deleted or changed:
             self._ensure_vector_index()
         self.store.commit(embedded=not missing and not catch_up and self.cfg.embed,
-                          no_embed=not self.cfg.embed, definitions=True,
+                          no_embed=not self.cfg.embed, definitions=True, undocumented=True,
                           embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
                           walk=_walk_record(self.cfg.walk))
         self._timed("write", t)
@@ -320,11 +321,11 @@ class _Run:
 
     def _needs_vectors(self) -> bool:
         m = self.store.manifest
-        return self.cfg.embed and (not m.embedded or not m.definitions
+        return self.cfg.embed and (not m.embedded or not m.definitions or not m.undocumented
                                    or (self.cfg.embed_chunks and not m.embed_chunks))
 
     def _pending(self) -> list[dict[str, Any]]:
-        """Every chunk (in scope), file summary and documented definition still without
+        """Every chunk (in scope), file summary and definition still without
         a vector."""
         pending: list[dict[str, Any]] = []
         if self.cfg.embed_chunks:
@@ -335,7 +336,7 @@ class _Run:
         pending += [_summary_row(r) for r in self.store.rows(
             "files", ["path", "summary", "summary_hash"]) if r["path"] not in have]
         pending += [r for r in _definition_rows(self.store.rows(
-            "symbols", _DEFINITION_COLUMNS, where=_DOCUMENTED)) if r["id"] not in have]
+            "symbols", _DEFINITION_COLUMNS, where=_DEFINED)) if r["id"] not in have]
         return pending
 
     def _attach_file_vectors(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -394,7 +395,7 @@ class _Run:
         for r in missing:
             by_hash.setdefault(r["hash"], r)
         vectors: dict[str, Any] = self._cache_lookup(sorted(by_hash))
-        # Summaries (one short text per file) first, then documented definitions, then
+        # Summaries (one short text per file) first, then definitions, then
         # chunks; within each, source before docs before tests, and shortest first
         # (batches of similar length pad less).
         todo = sorted((r for h, r in by_hash.items() if h not in vectors),
@@ -462,12 +463,12 @@ class _Run:
                reused: int) -> IndexStats:
         pending = 0
         m = self.store.manifest
-        if self.cfg.embed and not (m.embedded and m.definitions):
-            # (Counting the documented definitions reads a column of the symbols: ~50 ms
+        if self.cfg.embed and not (m.embedded and m.definitions and m.undocumented):
+            # (Counting the definitions reads a column of the symbols: ~50 ms
             # on django, which a complete index's no-op run need not spend.)
-            documented = sum(_embeds_definitions(r["path"]) for r in self.store.rows(
-                "symbols", ["path"], where=_DOCUMENTED))
-            pending = (self.store.count("files") + documented
+            defined = sum(_embeds_definitions(r["path"]) for r in self.store.rows(
+                "symbols", ["path"], where=_DEFINED))
+            pending = (self.store.count("files") + defined
                        - self.store.count("file_vectors"))
         if self.cfg.embed and self.cfg.embed_chunks:
             pending += self.store.count("chunks") - self.store.count("vectors")
@@ -554,11 +555,11 @@ def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str
 
 
 _DEFINITION_COLUMNS = ["id", "path", "qualified_name", "kind", "signature", "docstring"]
-_DOCUMENTED = f"docstring != '' AND kind IN ({quote_list(sorted(DOCUMENTED_KINDS))})"
+_DEFINED = f"kind IN ({quote_list(sorted(DEFINITION_KINDS))})"
 
 
 def _embeds_definitions(path: str) -> bool:
-    """Whether the documented definitions of `path` get vectors: not in tests or examples.
+    """Whether the definitions of `path` get vectors: not in tests or examples.
     A test's docstring tells the scenario it checks, which reads like every bug report
     about it (4.8k of django's 8.7k documented definitions are tests'), and neither kind
     of file is where a question's answer lives unless it asks for them; their summaries
@@ -567,15 +568,14 @@ def _embeds_definitions(path: str) -> bool:
 
 
 def _definition_rows(symbols: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The documented definitions among `symbols` that get vectors (`_embeds_definitions`),
+    """The definitions among `symbols` that get vectors (`_embeds_definitions`),
     in the shape the embedder takes."""
     rows = []
     for sym in symbols:
-        if sym["kind"] not in DOCUMENTED_KINDS or not _embeds_definitions(sym["path"]):
+        if sym["kind"] not in DEFINITION_KINDS or not _embeds_definitions(sym["path"]):
             continue
         text = definition_text(sym["path"], sym["qualified_name"], sym["signature"],
                                sym["docstring"])
-        if text:
-            rows.append({"id": sym["id"], "path": sym["path"], "hash": content_hash(
-                text.encode()), "header": "", "text": text, "table": "file_vectors"})
+        rows.append({"id": sym["id"], "path": sym["path"], "hash": content_hash(
+            text.encode()), "header": "", "text": text, "table": "file_vectors"})
     return rows

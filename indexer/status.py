@@ -40,7 +40,7 @@ class StatusReport(BaseModel):
     chunks: int
     vectors: int
     file_vectors: int = Field(description="file summaries with a vector")
-    definition_vectors: int = Field(description="documented definitions with a vector")
+    definition_vectors: int = Field(description="definitions with a vector")
     index_bytes: int
     languages: list[LanguageCount]
     changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
@@ -55,7 +55,7 @@ class StatusReport(BaseModel):
                   else "no chunks (--embed files)")
         vec = ("off (--embed none)" if self.no_embed
                else f"{self.file_vectors}/{self.files} files, {self.definition_vectors} "
-               f"documented definitions, {chunks}"
+               f"definitions, {chunks}"
                + ("" if self.embedded else " (incomplete)"))
         lines = [
             f"root       {self.root}",

@@ -144,6 +144,9 @@ class Manifest(BaseModel):
     definitions: bool = Field(default=False, description="documented definitions get "
                               "vectors beside the file summaries (false in indexes made "
                               "before they did: the next run embeds them)")
+    undocumented: bool = Field(default=False, description="definitions without a docstring "
+                               "get vectors too, by path, name and signature (false in "
+                               "indexes made before they did: the next run embeds them)")
     walk: dict[str, Any] = Field(default_factory=dict,
                                  description="the walk options of the last run (reused)")
     created: float = Field(default_factory=time.time)

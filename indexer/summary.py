@@ -6,13 +6,15 @@ One vector per file over these few lines ranks whole files well ("the writer of
 migrations", "the session middleware") at a cost of one short embedding per file, where
 chunk vectors cost dozens of long ones.
 
-Beside it, each documented definition (`DOCUMENTED_KINDS` with a docstring or leading
-comment; the indexer leaves tests and examples out) gets a short text of its own
-(`definition_text`: path, qualified name, signature, the docstring's opening): a
-docstring says in words what the code does, which is what a question says too, and one
-file holds many of them. On the SWE-bench dev split, ranking files by the closer of
-their summary and their best definition put the fixed file in the top 5 for 61 % of the
-tasks where the summaries alone did for 39 % (benchmarks/RESULTS-eval.md section 14).
+Beside it, each definition (`DEFINITION_KINDS`; the indexer leaves tests and examples
+out) gets a short text of its own (`definition_text`: path, qualified name, signature,
+the docstring's opening when it has one): a docstring says in words what the code does,
+which is what a question says too, and a name and signature say what it is about even
+without one; one file holds many of them. On the SWE-bench dev split, ranking files by
+the closer of their summary and their best documented definition put the fixed file in
+the top 5 for 61 % of the tasks where the summaries alone did for 39 %
+(benchmarks/RESULTS-eval.md section 14); with the undocumented definitions too, 69 %
+(section 15).
 
 Invariants: the summary is a pure function of the path, the file's bytes and its symbols,
 so its hash identifies its vector in the embedding cache like a chunk's; it stays within
@@ -28,15 +30,15 @@ from collections.abc import Sequence
 from indexer.languages import TEXT_LANGUAGES
 from indexer.records import Symbol
 
-__all__ = ["DEFINITION_DOC_CHARS", "DOC_CHARS", "DOCUMENTED_KINDS", "MAX_CHARS",
+__all__ = ["DEFINITION_DOC_CHARS", "DOC_CHARS", "DEFINITION_KINDS", "MAX_CHARS",
            "definition_text", "file_summary", "leading_doc"]
 
 MAX_CHARS = 900
 DOC_CHARS = 240
 DEFINITION_DOC_CHARS = 400
-DOCUMENTED_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type",
+DEFINITION_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type",
                               "function", "method", "constructor", "macro", "constant"})
-"""The kinds of definition whose docstring gets a vector of its own."""
+"""The kinds of definition that get a vector of their own."""
 
 _PY_DOC = re.compile(r'\A(?:\s*#[^\n]*\n)*\s*[rRuUbB]{0,2}("""|\'\'\'|"|\')(.*?)\1', re.S)
 _LINE_COMMENT = re.compile(r"^\s*(?://+|#+|--|;+|%+)\s?(.*)$")
@@ -116,10 +118,8 @@ def file_summary(path: str, text: str, language: str, symbols: Sequence[Symbol])
 
 
 def definition_text(path: str, qualified_name: str, signature: str, docstring: str) -> str:
-    """What a documented definition is embedded as: its path, qualified name and
-    signature, then the docstring's opening (DEFINITION_DOC_CHARS, whitespace collapsed);
-    "" when it has no docstring."""
+    """What a definition is embedded as: its path, qualified name and signature, then the
+    docstring's opening (DEFINITION_DOC_CHARS, whitespace collapsed) when it has one."""
+    head = f"{path}\n{qualified_name}: {signature}"
     doc = " ".join(docstring.split())[:DEFINITION_DOC_CHARS]
-    if not doc:
-        return ""
-    return f"{path}\n{qualified_name}: {signature}\n{doc}"
+    return f"{head}\n{doc}" if doc else head

@@ -1,5 +1,5 @@
-"""Documented definitions: a vector per docstring beside each file's summary, and how a
-file's closeness takes them in."""
+"""Definitions: a vector each beside its file's summary (the docstring's opening when it
+has one), and how a file's closeness takes them in."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from indexer.build import IndexConfig, build_index
-from indexer.store import Store
+from indexer.store import Store, quote_list
 from indexer.summary import DEFINITION_DOC_CHARS, definition_text
 from retrieval.file_vectors import FileVectors
 from retrieval.hybrid import HybridSearcher
@@ -19,7 +19,8 @@ def test_definition_text_is_path_name_signature_and_the_docstring_opening():
                            "Sum of the lines.\n\n   Discounts   applied.")
     assert text == ("a/b.py\nCart.total: def total(self) -> int:\n"
                     "Sum of the lines. Discounts applied.")
-    assert definition_text("a/b.py", "f", "def f():", " \n ") == ""  # nothing documented
+    # Nothing documented: its path, name and signature.
+    assert definition_text("a/b.py", "f", "def f():", " \n ") == "a/b.py\nf: def f():"
     # A long docstring: its opening DEFINITION_DOC_CHARS, whitespace collapsed.
     long = definition_text("a.py", "f", "def f():", "word\n  " * 500)
     assert long == "a.py\nf: def f():\n" + ("word " * 500)[:DEFINITION_DOC_CHARS]
@@ -98,6 +99,34 @@ def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
     # Unchanged: nothing to do.
     assert build_index(example_repo, config=IndexConfig(embed_chunks=False),
                        embedder=fake_embedder).embedded == 0
+
+
+def test_an_index_from_before_undocumented_definitions_embeds_them_on_its_next_run(
+        example_repo, fake_embedder):
+    (example_repo / "shop" / "tax.py").write_text("RATE = 0.2\n\n\ndef vat(amount):\n"
+                                                  "    return amount * RATE\n")
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    store = Store.open(index_dir)
+    complete = sorted(r["id"] for r in store.rows("file_vectors", ["id"]))
+    assert "shop/tax.py#vat@4" in complete and "shop/tax.py#RATE@1" in complete
+    assert "shop/tax.py\nvat: def vat(amount):" in fake_embedder.texts
+    # As an index written when only documented definitions had vectors.
+    undocumented = [r["id"] for r in store.rows("symbols", ["id", "docstring"])
+                    if r["id"] in complete and not r["docstring"]]
+    writer = Store.create(index_dir, root=example_repo, model=store.manifest.model,
+                          dim=store.manifest.dim, rebuild=False)
+    writer.table("file_vectors").delete(f"id IN ({quote_list(undocumented)})")
+    writer.commit(undocumented=False)
+    assert Store.open(index_dir).count("file_vectors") == len(complete) - len(undocumented)
+    fake_embedder.calls.clear()
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
+                        embedder=fake_embedder)
+    store = Store.open(index_dir)
+    assert stats.parsed == 0 and stats.vectors_pending == 0
+    assert sorted(r["id"] for r in store.rows("file_vectors", ["id"])) == complete
+    assert store.manifest.undocumented and store.manifest.embedded
+    assert fake_embedder.calls == []  # their texts were in the embedding cache
 
 
 @pytest.mark.parametrize("edit", ["docstring", "body"])

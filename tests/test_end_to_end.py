@@ -32,7 +32,7 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
     assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
         "all-MiniLM-L6-v2", 384, True)
     status = json.loads(_dowse("status", str(repo), "--json", env=env).stdout)
-    # One summary per file and one text per documented definition, no chunk vectors.
+    # One summary per file and one text per definition, no chunk vectors.
     assert status["file_vectors"] == stats["files"] and status["definition_vectors"] > 0
     assert stats["embedded"] == stats["files"] + status["definition_vectors"]
     assert status["vectors"] == 0

@@ -104,7 +104,7 @@ def test_edit_reindexes_only_that_file_and_embeds_only_new_text(example_repo, fa
     changed = {i for i, (p, h) in after.items() if before.get(i) != h}
     assert changed and {after[i][0] for i in changed} == {"shop/payments.py"}
     # The new chunk's text, the file's summary (it now names `refund`) and the new
-    # documented definition; the file's other definitions kept their vectors.
+    # definition; the file's other definitions kept their vectors.
     assert stats.embedded == len({after[i][1] for i in changed}) + 2
     assert store.rows("file_vectors", ["id"], where="id LIKE 'shop/payments.py#refund@%'")
     assert any(r["name"] == "refund" for r in store.rows("symbols", ["name"]))
@@ -129,11 +129,11 @@ def test_renamed_file_reuses_its_vectors(example_repo, fake_embedder):
     seen = len(fake_embedder.texts)
     (example_repo / "shop" / "payments.py").rename(example_repo / "shop" / "billing.py")
     stats = _build(example_repo, fake_embedder)
-    # Chunk vectors move along; the file's summary and its two documented definitions
-    # name its path, so only those short texts are embedded anew.
-    assert stats.renamed == 1 and stats.deleted == 0 and stats.embedded == 3
+    # Chunk vectors move along; the file's summary and its four definitions name its
+    # path, so only those short texts are embedded anew.
+    assert stats.renamed == 1 and stats.deleted == 0 and stats.embedded == 5
     texts = fake_embedder.texts[seen:]
-    assert len(texts) == 3 and all(t.startswith("shop/billing.py\n") for t in texts)
+    assert len(texts) == 5 and all(t.startswith("shop/billing.py\n") for t in texts)
     store = Store.open(example_repo / ".dowse")
     assert store.rows("vectors", ["id"], where="path = 'shop/billing.py'")
     assert store.count("vectors") == store.count("chunks")
@@ -269,14 +269,14 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
                     embedder=Interrupting(fake_embedder, at_batch=4))
     store = Store.open(example_repo / ".dowse")
     assert not store.manifest.embedded
-    # File summaries come first (one short text per file), then documented definitions,
+    # File summaries come first (one short text per file), then definitions,
     # then source code before docs and tests; what was embedded before the interruption
     # is committed.
     have = store.rows("file_vectors", ["path"])
     assert len(have) >= 4
     with pytest.raises(KeyboardInterrupt):
         build_index(example_repo, config=IndexConfig(embed_batch=2, embed_chunks=True),
-                    embedder=Interrupting(fake_embedder, at_batch=18))
+                    embedder=Interrupting(fake_embedder, at_batch=25))
     store = Store.open(example_repo / ".dowse")
     assert store.table("file_vectors").count_rows("id = path") == store.count("files")
     have = store.rows("vectors", ["path"])

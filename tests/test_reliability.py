@@ -434,7 +434,7 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
     stats = build_index(example_repo, embedder=fake_embedder,
                         config=IndexConfig(rebuild=True, embed_chunks=True))
     store = Store.open(example_repo / ".dowse")
-    # The cache started afresh: every chunk, summary and documented definition again.
+    # The cache started afresh: every chunk, summary and definition again.
     assert stats.embedded == stats.chunks + store.count("file_vectors") > stats.files
     assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
 

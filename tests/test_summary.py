@@ -10,7 +10,7 @@ from indexer.build import IndexConfig, build_index, resolve_embed_scope
 from indexer.languages import is_test_path
 from indexer.records import Symbol
 from indexer.store import Store
-from indexer.summary import DOC_CHARS, DOCUMENTED_KINDS, MAX_CHARS, file_summary, leading_doc
+from indexer.summary import DEFINITION_KINDS, DOC_CHARS, MAX_CHARS, file_summary, leading_doc
 
 
 def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
@@ -56,11 +56,10 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
         assert leading_doc(text, "markdown") == " ".join(text.split())[:DOC_CHARS]
 
 
-def _documented(store):
-    """The ids of the definitions that get a vector: those with a docstring, outside
-    tests and examples."""
-    return {r["id"] for r in store.rows("symbols", ["id", "path", "kind", "docstring"])
-            if r["docstring"].strip() and r["kind"] in DOCUMENTED_KINDS
+def _defined(store):
+    """The ids of the definitions that get a vector: those outside tests and examples."""
+    return {r["id"] for r in store.rows("symbols", ["id", "path", "kind"])
+            if r["kind"] in DEFINITION_KINDS
             and not is_test_path(r["path"]) and not r["path"].startswith("examples/")}
 
 
@@ -70,10 +69,10 @@ def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
     store = Store.open(example_repo / ".dowse")
     ids = {r["id"] for r in store.rows("file_vectors", ["id"])}
     files = {r["path"] for r in store.rows("files", ["path"])}
-    documented = _documented(store)
-    # One vector per file summary (its id the path) and per documented definition.
-    assert documented and ids == files | documented
-    assert store.count("file_vectors") == len(files) + len(documented) == stats.embedded
+    defined = _defined(store)
+    # One vector per file summary (its id the path) and per definition.
+    assert defined and ids == files | defined
+    assert store.count("file_vectors") == len(files) + len(defined) == stats.embedded
     assert store.count("vectors") == 0 and store.manifest.embedded
     assert not store.manifest.embed_chunks and stats.vectors_pending == 0
     assert resolve_embed_scope(example_repo / ".dowse", None) == (True, False)
@@ -87,7 +86,7 @@ def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
     assert store.count("vectors") == 0
-    assert store.count("file_vectors") == store.count("files") + len(_documented(store))
+    assert store.count("file_vectors") == store.count("files") + len(_defined(store))
 
 
 def test_cli_remembers_the_embed_scope(example_repo, run):
@@ -98,10 +97,10 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
     run("index", str(example_repo), "-q")
     store = Store.open(example_repo / ".dowse")
     assert store.count("vectors") == 0
-    assert store.count("file_vectors") == store.count("files") + len(_documented(store))
+    assert store.count("file_vectors") == store.count("files") + len(_defined(store))
     status = run("status", str(example_repo)).output
     assert (f"{store.count('files')}/{store.count('files')} files, "
-            f"{len(_documented(store))} documented definitions, no chunks (--embed files)"
+            f"{len(_defined(store))} definitions, no chunks (--embed files)"
             ) in status
     # The real model's summary vectors rank a file by what it is about.
     hits = json.loads(run("search", "apply price reductions to a shopping basket", "--path",
