@@ -247,6 +247,7 @@ class Workspace:
                     searcher = self._searcher(root)
                     if searcher.has_vectors or searcher.has_file_vectors:
                         searcher.embed_query("warm up")
+                    searcher.warm()
                 except Exception:  # best effort: the first call reports what failed
                     pass
 

@@ -9,7 +9,8 @@ Usage:
 as `dowse eval swebench` does), runs the retrieval loop once on the issue text and writes
 one line per instance (resumable): the gold files; `final`, the file ranking `ask` returns;
 every evaluated chunk's relevance and fused retrieval score by file; the whole-file word
-ranking (40 files); the file summary ranking (60); and the in-repository imports from and
+ranking (40 files); the ranking by closeness in meaning (40, as `ask` fuses it) and the
+file summary ranking (60); and the in-repository imports from and
 to the first 30 files.
 
 `replay` ranks files again from those records: first as `ask` does (it must reproduce
@@ -40,13 +41,14 @@ from indexer.store import Store, quote_list  # noqa: E402
 
 # The ranking `ask` delivers, from its own helpers, so that `final` is what ask returns.
 from retrieval.ask import (  # noqa: E402
+    CLOSENESS_WEIGHT,
     FILE_RELEVANCE_WEIGHT,
     MIN_RELEVANCE,
     WORDS_WEIGHT,
     _files,
 )
 from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
-from retrieval.hybrid import WORD_FILES, HybridSearcher  # noqa: E402
+from retrieval.hybrid import CLOSE_FILES, WORD_FILES, HybridSearcher  # noqa: E402
 from retrieval.loop import run_loop  # noqa: E402
 
 Record = dict[str, Any]
@@ -74,7 +76,8 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     result = run_loop(searcher, inst.problem_statement)
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     by_words = searcher.files_by_words(result.analysis, limit=40)
-    final = [f.path for f in _files(items, by_words[:WORD_FILES])]
+    by_closeness = searcher.files_by_closeness(result.analysis, limit=40)
+    final = [f.path for f in _files(items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES])]
     seconds = time.perf_counter() - t
     vector = searcher.embed_query(inst.problem_statement)
     summary = ([(p, round(sim, 4)) for p, sim in searcher.file_dense(vector, 60)]
@@ -91,7 +94,8 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
         imports = sorted({(r["path"], r["resolved"]) for r in rows
                           if r["resolved"] and r["resolved"] != r["path"]})
     return {"instance_id": inst.instance_id, "gold": inst.gold_files, "final": final,
-            "chunks": chunks, "words": [p for p, _ in by_words], "summary": summary,
+            "chunks": chunks, "words": [p for p, _ in by_words],
+            "close": [p for p, _ in by_closeness], "summary": summary,
             "imports": imports, "seconds": round(seconds, 3)}
 
 
@@ -105,7 +109,8 @@ def _aside(path: str) -> bool:
 
 def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float = 1.0,
          bonus: float = 0.05, bonus_cap: float = 0.1, words_weight: float = WORDS_WEIGHT,
-         words_depth: int = WORD_FILES, summary_weight: float = 0.0, summary_depth: int = 10,
+         words_depth: int = WORD_FILES, summary_weight: float = CLOSENESS_WEIGHT,
+         summary_depth: int = CLOSE_FILES,
          import_weight: float = 0.0, import_top: int = 3) -> list[str]:
     """Files best first: the evaluated files by relevance and retrieval score (as
     `ask`'s rank_score, a bonus per further relevant part), as reciprocal ranks, plus
@@ -122,7 +127,8 @@ def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float
     for i, p in enumerate(rec["words"][:words_depth]):
         place[p] = place.get(p, 0.0) + words_weight / (1 + i)
     if summary_weight:
-        near = [p for p, _ in rec["summary"] if not _aside(p)][:summary_depth]
+        near = (rec["close"] if "close" in rec  # as `files_by_closeness` ranks
+                else [p for p, _ in rec["summary"] if not _aside(p)])[:summary_depth]
         for i, p in enumerate(near):
             place[p] = place.get(p, 0.0) + summary_weight / (1 + i)
     if import_weight:
@@ -170,7 +176,7 @@ def replay(args: argparse.Namespace) -> None:
             for w, d in itertools.product((0.0, 0.1, 0.3, 0.5), (10, 20, 40))]),
         ("summary ranking weight, depth", rank, [
             {"summary_weight": w, "summary_depth": d}
-            for w, d in itertools.product((0.05, 0.1, 0.2, 0.3), (5, 10, 20))]),
+            for w, d in itertools.product((0.0, 0.1, 0.2, 0.3, 0.5), (5, 10, 20))]),
         ("import neighbours weight, of the top", rank, [
             {"import_weight": w, "import_top": t}
             for w, t in itertools.product((0.05, 0.1, 0.2, 0.4), (1, 3, 5))]),

@@ -1,15 +1,15 @@
 """The file-level vectors of an index, as one matrix: each file's summary and each of its
-documented definitions (a docstring with its name and signature).
+definitions (name and signature, and the docstring's opening when it has one).
 
 Why: a file's closeness to a question is the larger of its summary's cosine and its
 closest definition's. The summary says what the file is (path, module docstring, names
 defined); a definition's docstring says in words what one piece of it does, which is
-what bug reports and questions say too. Held in memory, the scan is one matrix product
-and a per-file maximum (~1 ms for django's 7.3k vectors).
+what bug reports and questions say too, and its name and signature what it is about. Held in memory, the scan is one matrix product
+and a per-file maximum (~1-2 ms for django's 14.5k vectors).
 
 Invariants: rows come from the `file_vectors` table, where a summary's id is its file's
 path and a definition's is the symbol id `path#qualified_name@start_line`. A file
-without documented definitions is as close as its summary: closeness stays on the
+without definitions is as close as its summary: closeness stays on the
 cosine scale the evaluator's summary feature was calibrated on (the mean of the two,
 which halves an undocumented file's, dropped django's fixed files that have no
 docstrings out of the list: RESULTS-eval.md section 14).
@@ -116,7 +116,7 @@ class FileVectors:
 
     def closest_definitions(self, sims: np.ndarray, paths: Sequence[str]
                             ) -> dict[str, tuple[str, int]]:
-        """For each of `paths` with documented definitions, the (qualified name, start
+        """For each of `paths` with definitions, the (qualified name, start
         line) of the one closest to the query, from every row's cosine `sims`."""
         out: dict[str, tuple[str, int]] = {}
         for path in paths:

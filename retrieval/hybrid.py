@@ -7,8 +7,8 @@ Each candidate chunk collects signals in 0..1:
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
-  cosine (path, docstring, names defined) and its closest documented definition's (a
-  docstring with its name and signature), divided by the best (`file_cosine` keeps the
+  cosine (path, docstring, names defined) and its closest definition's (its name and
+  signature, and docstring), divided by the best (`file_cosine` keeps the
   raw cosine). The best files by it bring their best-matching chunk for the query's words
   and their closest definition's chunk into the pool when nothing else did.
 The fused score weighs lexical against dense by `QueryAnalysis.lexical_weight` (identifier,
@@ -30,7 +30,7 @@ import numpy as np
 import pathspec
 
 from indexer.embed import Embedder, embedder_for_model
-from indexer.languages import is_documentation, is_test_path
+from indexer.languages import is_documentation, is_test_path, language_for
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.file_vectors import FileCosines, FileVectors
@@ -70,7 +70,7 @@ TITLE_MIN_WORDS = 3
 
 FILE_MATRIX_ROWS = 100_000
 """Up to this many file summary and definition vectors are scanned in memory (100k x 384
-float32: 154 MB; django has 7.3k)."""
+float32: 154 MB; django has 14.5k)."""
 
 WORD_FILE_POOL = 300
 """Chunks the whole-file word ranking (`files_by_words`) reads."""
@@ -78,6 +78,8 @@ WORD_FILE_CHUNKS = 3
 """Each file's best chunk scores summed by `files_by_words`."""
 WORD_FILES = 10
 """Files `files_by_words` returns by default."""
+CLOSE_FILES = 10
+"""Files `files_by_closeness` returns by default."""
 
 
 def _title(text: str) -> str | None:
@@ -231,7 +233,7 @@ class HybridSearcher(IndexLookups):
 
     def file_dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` files closest to `vector`: (path, closeness), exact, where closeness is
-        the larger of the file's summary cosine and its closest documented definition's
+        the larger of the file's summary cosine and its closest definition's
         (`FileVectors.closeness`)."""
         return self.file_cosines(vector).nearest(k)
 
@@ -244,6 +246,14 @@ class HybridSearcher(IndexLookups):
         query /= max(float(np.linalg.norm(query)), 1e-12)
         held = self._file_matrix()
         return held.cosines(query) if held is not None else FileVectors.scan(self.store, query)
+
+    def warm(self) -> None:
+        """Read now what the searcher holds: the look-ups' rows and the file vectors
+        (django's 15k take ~0.1-0.4 s to read; a searcher reads them on first need
+        otherwise)."""
+        super().warm()
+        if self.has_file_vectors:
+            self._file_matrix()
 
     def _file_matrix(self) -> FileVectors | None:
         """The snapshot's file vectors held in memory, read once (None beyond
@@ -287,6 +297,45 @@ class HybridSearcher(IndexLookups):
         total = {p: sum(sorted(v, reverse=True)[:WORD_FILE_CHUNKS]) for p, v in scores.items()}
         ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
         return [(p, best[p]) for p in ranked]
+
+    def files_by_closeness(self, analysis: QueryAnalysis, *,
+                           keep: Callable[[str], bool] = lambda p: True,
+                           languages: Sequence[str] = (), limit: int = CLOSE_FILES
+                           ) -> list[tuple[str, dict[str, Any]]]:
+        """The files closest to the question in meaning (`file_dense`: by their summary
+        or a definition), tests and documentation only when the question is about them;
+        (path, the chunk of its closest definition, else its first chunk), best first.
+        None without file vectors."""
+        vector = self.embed_query(analysis.text)
+        if vector is None or not self.has_file_vectors:
+            return []
+        cosines = self.file_cosines(vector)
+
+        def wanted(path: str) -> bool:
+            language = language_for(path)
+            return (keep(path) and (not languages or language in languages)
+                    and (analysis.mentions_tests or not is_test_path(path))
+                    and (analysis.mentions_docs or not is_documentation(path, language)))
+
+        # The nearest 4 x limit files first, more while too few of them are wanted (or
+        # have a chunk to cite: an empty file has none).
+        out: list[tuple[str, dict[str, Any]]] = []
+        k, seen, total = 4 * limit, 0, len(cosines.held.paths)
+        while len(out) < limit:
+            ranked = [p for p, _ in cosines.nearest(k)]
+            fresh = [p for p in ranked[seen:] if wanted(p)]
+            seen = len(ranked)
+            defined = self.definition_chunks(
+                {"path": p, "qualified_name": name, "start_line": line}
+                for p, (name, line) in cosines.held.closest_definitions(
+                    cosines.sims, fresh).items())
+            rows = {path: row for (path, _), row in defined.items()}
+            rows.update(self.first_chunks(p for p in fresh if p not in rows))
+            out += [(p, rows[p]) for p in fresh if p in rows]
+            if k >= total:
+                break
+            k *= 4
+        return out[:limit]
 
     def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
                    keep: Callable[[str], bool] = lambda p: True,

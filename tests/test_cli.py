@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import cli
-from retrieval.ask import UNEVALUATED_REASON
+from retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
 
 
 @pytest.fixture
@@ -93,10 +93,11 @@ def test_ask_markdown_and_json(indexed, run):
     assert "shop/auth/tokens.py" in [f["path"] for f in out["files"][:2]]
     assert out["tokens"] <= 600 and out["budget"] == 600
     assert 1 <= out["cycles"] <= 3 and out["trace"]
-    # Scored blocks are relevant; the rest are signature lines of files only the word
-    # ranking found, each saying so.
+    # Scored blocks are relevant; the rest are signature lines of files only the word or
+    # the closeness ranking found, each saying so.
     assert all(b["relevance"] >= 0.2 or (b["form"] == "signature" and b["relevance"] == 0
-                                         and b["reason"] == UNEVALUATED_REASON)
+                                         and b["reason"] in (UNEVALUATED_REASON,
+                                                             UNEVALUATED_CLOSE_REASON))
                for b in out["context"])
 
 

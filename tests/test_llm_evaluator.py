@@ -25,7 +25,7 @@ from cli import cli
 from indexer.build import IndexConfig, build_index
 from indexer.errors import DowseError
 from indexer.store import Store
-from retrieval.ask import UNEVALUATED_REASON
+from retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
 from retrieval.evaluate import OfflineEvaluator
 from retrieval.hybrid import Candidate, HybridSearcher
 from retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
@@ -420,7 +420,8 @@ def test_cli_ask_with_the_llm_evaluator(llm, indexed, monkeypatch):
     assert result.exit_code == 0, result.output
     out = json.loads(result.stdout)
     assert out["files"][0]["path"] == "shop/auth/tokens.py"
-    scored = [b for b in out["context"] if b["reason"] != UNEVALUATED_REASON]
+    scored = [b for b in out["context"]
+              if b["reason"] not in (UNEVALUATED_REASON, UNEVALUATED_CLOSE_REASON)]
     assert scored and all(b["reason"].startswith("llm: ") for b in scored)
     assert result.stderr == ""
 
@@ -435,7 +436,8 @@ def test_cli_warns_on_stderr_when_the_model_fails(llm, indexed, monkeypatch):
     assert result.exit_code == 0
     assert result.stderr == "warning: LLM evaluator: HTTP 500; using offline scores\n"
     out = json.loads(result.stdout)
-    scored = [b for b in out["context"] if b["reason"] != UNEVALUATED_REASON]
+    scored = [b for b in out["context"]
+              if b["reason"] not in (UNEVALUATED_REASON, UNEVALUATED_CLOSE_REASON)]
     assert scored and all(b["reason"].startswith("offline fallback: HTTP 500; ")
                           for b in scored)
 

@@ -417,6 +417,7 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     row = {"path": path, "start_line": 6, "end_line": 8, "symbol": "test_round_trip",
            "text": "def test_round_trip():\n    token = issue_token(42, b\"k\")\n"}
     monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [(path, row)])
+    monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [])
     fused = ask(searcher, question)
     listed = {f.path: f for f in fused.files}
     assert listed[path].relevance == 0.0
@@ -432,6 +433,39 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
         [it for it in ask_module.run_loop(searcher, question).items
          if it.relevance >= ask_module.MIN_RELEVANCE])]
     assert unweighted == [*evaluated, path]
+
+
+def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
+    import importlib
+
+    ask_module = importlib.import_module("retrieval.ask")
+    question = "how are discounts applied to the cart total?"
+    by_closeness = searcher.files_by_closeness(analyze(question))
+    # Tests and docs left out (the question is not about them), each file with a chunk
+    # of its own to cite.
+    assert by_closeness and all(not p.startswith("tests/") and not p.endswith(".md")
+                                and row["path"] == p for p, row in by_closeness)
+    plain = ask(searcher, question)
+    close = {p: i for i, (p, _) in enumerate(by_closeness)}
+    assert all(f.closeness_rank == close.get(f.path) for f in plain.files)
+    # A file the loop never evaluated, first by closeness, is listed unevaluated with the
+    # citation of the chunk it came with, and in the context as a signature line.
+    path = "web/checkout.js"
+    row = {"path": path, "start_line": 1, "end_line": 3, "symbol": "formatTotal",
+           "text": "export function formatTotal(cents) {\n"}
+    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [])
+    monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [(path, row)])
+    listed = {f.path: f for f in ask(searcher, question).files}
+    assert listed[path].relevance == 0.0 and listed[path].closeness_rank == 0
+    assert listed[path].citations == [f"{path}:1-3"]
+    assert listed[path].reason == ask_module.UNEVALUATED_CLOSE_REASON
+    fused = ask(searcher, question)
+    [line] = [b for b in fused.context if b.path == path]
+    assert (line.form, line.text) == ("signature", "export function formatTotal(cents) {")
+    # Its weight lifts it above evaluated files; at 0 it comes after all of them.
+    assert [f.path for f in fused.files].index(path) < len(fused.files) - 1
+    monkeypatch.setattr(ask_module, "CLOSENESS_WEIGHT", 0.0)
+    assert [f.path for f in ask(searcher, question).files][-1] == path
 
 
 def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher):
