@@ -218,12 +218,11 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         else:
             rest.append((it, start, end, symbol, kind, signature))
     config = loop or LoopConfig()
-    by_words = searcher.files_by_words(
-        result.analysis, keep=PathFilter(config.include, config.exclude),
-        languages=config.languages)
-    by_closeness = searcher.files_by_closeness(
-        result.analysis, keep=PathFilter(config.include, config.exclude),
-        languages=config.languages)
+    keep = PathFilter(config.include, config.exclude)
+    by_words = searcher.files_by_words(result.analysis, keep=keep,
+                                       languages=config.languages)
+    by_closeness = searcher.files_by_closeness(result.analysis, keep=keep,
+                                               languages=config.languages)
     files = _files(items, by_words, by_closeness)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}

@@ -4,8 +4,9 @@ definitions (name and signature, and the docstring's opening when it has one).
 Why: a file's closeness to a question is the larger of its summary's cosine and its
 closest definition's. The summary says what the file is (path, module docstring, names
 defined); a definition's docstring says in words what one piece of it does, which is
-what bug reports and questions say too, and its name and signature what it is about. Held in memory, the scan is one matrix product
-and a per-file maximum (~1-2 ms for django's 14.5k vectors).
+what bug reports and questions say too, and its name and signature what it is about.
+Held in memory, the scan is one matrix product and a per-file maximum (~1-2 ms for
+django's 14.5k vectors).
 
 Invariants: rows come from the `file_vectors` table, where a summary's id is its file's
 path and a definition's is the symbol id `path#qualified_name@start_line`. A file
