@@ -445,6 +445,13 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     # of its own to cite.
     assert by_closeness and all(not p.startswith("tests/") and not p.endswith(".md")
                                 and row["path"] == p for p, row in by_closeness)
+    # None that is not close in absolute terms, however few files the index has.
+    hybrid = importlib.import_module("retrieval.hybrid")
+    sims = dict(searcher.file_dense(searcher.embed_query(question), 1000))
+    assert all(sims[p] >= hybrid.CLOSE_MIN for p, _ in by_closeness)
+    with monkeypatch.context() as m:
+        m.setattr(hybrid, "CLOSE_MIN", -1.0)
+        assert len(searcher.files_by_closeness(analyze(question))) > len(by_closeness)
     plain = ask(searcher, question)
     close = {p: i for i, (p, _) in enumerate(by_closeness)}
     assert all(f.closeness_rank == close.get(f.path) for f in plain.files)
