@@ -20,7 +20,7 @@ context never exceeds the budget.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -129,22 +129,31 @@ def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = (),
     place = {f.path: 1 / (1 + i) for i, f in enumerate(evaluated)}
     out = [f.model_copy(update={"words_rank": words.get(f.path),
                                 "closeness_rank": close.get(f.path)}) for f in evaluated]
-    known = {f.path for f in evaluated}
-    for ranking, reason in ((by_words, UNEVALUATED_REASON),
-                            (by_closeness, UNEVALUATED_CLOSE_REASON)):
-        for path, row in ranking:
-            if path not in known:
-                known.add(path)
-                out.append(FileResult(
-                    path=path, relevance=0.0, score=0.0, words_rank=words.get(path),
-                    closeness_rank=close.get(path), reason=reason,
-                    citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
+    for path, (row, reason) in _unevaluated(by_words, by_closeness,
+                                            {f.path for f in evaluated}).items():
+        out.append(FileResult(
+            path=path, relevance=0.0, score=0.0, words_rank=words.get(path),
+            closeness_rank=close.get(path), reason=reason,
+            citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
     for f in out:
         place[f.path] = place.get(f.path, 0.0) + sum(
             weight / (1 + rank) for weight, rank in ((WORDS_WEIGHT, f.words_rank),
                                                      (CLOSENESS_WEIGHT, f.closeness_rank))
             if rank is not None)
     out.sort(key=lambda f: (-place[f.path], f.path))
+    return out
+
+
+def _unevaluated(by_words: Sequence[tuple[str, dict]], by_closeness: Sequence[tuple[str, dict]],
+                 evaluated: Collection[str]) -> dict[str, tuple[dict, str]]:
+    """The files only the word or the closeness ranking found, in that order, each with
+    the chunk it came with (the word ranking's first) and the reason it is listed."""
+    out: dict[str, tuple[dict, str]] = {}
+    for ranking, reason in ((by_words, UNEVALUATED_REASON),
+                            (by_closeness, UNEVALUATED_CLOSE_REASON)):
+        for path, row in ranking:
+            if path not in evaluated:
+                out.setdefault(path, (row, reason))
     return out
 
 
@@ -230,13 +239,7 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
     lines = [(it.hit.path, start, end, symbol, kind, it.relevance, it.reason,
               signature or _first_line(it.hit.text), it.hit.stale)
              for it, start, end, symbol, kind, signature in rest]
-    evaluated = {it.hit.path for it in items}
-    unevaluated: dict[str, tuple[dict, str]] = {}
-    for ranking, reason in ((by_words, UNEVALUATED_REASON),
-                            (by_closeness, UNEVALUATED_CLOSE_REASON)):
-        for path, row in ranking:
-            if path not in evaluated:
-                unevaluated.setdefault(path, (row, reason))
+    unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     stale = searcher.stale_paths(unevaluated)
     lines += [(path, row["start_line"], row["end_line"], row["symbol"], None, 0.0,
                reason, _first_line(row["text"]), path in stale)

@@ -331,11 +331,8 @@ class HybridSearcher(IndexLookups):
             ranked = [p for p, sim in nearest if sim >= CLOSE_MIN]
             fresh = [p for p in ranked[seen:] if wanted(p)]
             seen = len(ranked)
-            defined = self.definition_chunks(
-                {"path": p, "qualified_name": name, "start_line": line}
-                for p, (name, line) in cosines.held.closest_definitions(
-                    cosines.sims, fresh).items())
-            rows = {path: row for (path, _), row in defined.items()}
+            rows = self._chunks_of_definitions(
+                cosines.held.closest_definitions(cosines.sims, fresh))
             rows.update(self.first_chunks(p for p in fresh if p not in rows))
             out += [(p, rows[p]) for p in fresh if p in rows]
             if k >= total or len(ranked) < len(nearest):
@@ -497,16 +494,23 @@ class HybridSearcher(IndexLookups):
         for row, _ in self.lexical(tokens, 4 * len(wanted), where):
             best.setdefault(row["path"], row)
         best.update(self.first_chunks(p for p in wanted if p not in best))
-        defined = self.definition_chunks(
-            {"path": p, "qualified_name": name, "start_line": line}
-            for p, (name, line) in (closest or {}).items() if p in wanted)
-        definition = {path: row for (path, _), row in defined.items()}
+        definition = self._chunks_of_definitions(
+            {p: named for p, named in (closest or {}).items() if p in wanted})
         for path in wanted:
             rows = [r for r in (best.get(path), definition.get(path)) if r is not None]
             if len(rows) == 2 and rows[0]["id"] == rows[1]["id"]:
                 rows.pop()
             if rows:
                 found[path] = rows
+
+    def _chunks_of_definitions(self, named: dict[str, tuple[str, int]]
+                               ) -> dict[str, dict[str, Any]]:
+        """By path, the chunk that shows the definition `named` gives for it (qualified
+        name, start line: `FileVectors.closest_definitions`)."""
+        defined = self.definition_chunks(
+            {"path": p, "qualified_name": name, "start_line": line}
+            for p, (name, line) in named.items())
+        return {path: row for (path, _), row in defined.items()}
 
     def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
                    ) -> tuple[list[dict[str, Any]], str | None]:
