@@ -50,7 +50,8 @@ from indexer.store import Manifest, Store, WriteLock, quote_list
 from retrieval.ask import ContextBlock, estimate_tokens
 from retrieval.ask import ask as run_ask
 from retrieval.evaluate import Evaluator
-from retrieval.hybrid import HybridSearcher, read_lines
+from retrieval.grains import read_lines
+from retrieval.hybrid import HybridSearcher
 from retrieval.loop import LoopConfig
 from retrieval.records import SearchOptions
 from retrieval.symbols import find_symbols

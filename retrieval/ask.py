@@ -28,7 +28,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from indexer.errors import InvalidQuery
 from indexer.store import quote_list
 from retrieval.evaluate import Evaluator
-from retrieval.hybrid import HybridSearcher, PathFilter, read_lines
+from retrieval.grains import read_lines
+from retrieval.hybrid import HybridSearcher, PathFilter
 from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]

@@ -57,6 +57,7 @@ from indexer.store import Store
 from indexer.tokens import tokenize
 from retrieval.ask import ask, estimate_tokens
 from retrieval.gittree import clone_for, commit_order, sync_tree
+from retrieval.grains import to_hits
 from retrieval.hybrid import HybridSearcher
 from retrieval.query import analyze
 from retrieval.records import SearchOptions
@@ -406,7 +407,7 @@ class MethodRunner:
             k = max(60, self.found_limit * 4)  # as `dowse search` asks for
             cands = searcher.candidates(analyze(text), k=k)
             ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-            hits = searcher.to_hits(ranked, SearchOptions(grain="file", limit=self.found_limit))
+            hits = to_hits(searcher, ranked, SearchOptions(grain="file", limit=self.found_limit))
             found = [h.path for h in hits]
             context, tokens = _pack(_chunk_blocks(c.row for c in ranked), self.budget)
         return found, context, tokens, time.perf_counter() - t

@@ -34,11 +34,12 @@ from indexer.languages import is_documentation, is_test_path, language_for
 from indexer.store import Store, quote_list
 from indexer.tokens import tokenize, variants
 from retrieval.file_vectors import FileCosines, FileVectors
+from retrieval.grains import to_hits
 from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
 from retrieval.query import QueryAnalysis, analyze, compact_paths
 from retrieval.records import Hit, SearchOptions
 
-__all__ = ["Candidate", "HybridSearcher", "PathFilter", "read_lines"]
+__all__ = ["Candidate", "HybridSearcher", "PathFilter"]
 
 SYMBOL_WEIGHT = 0.5
 FEW_DEFINITIONS = 3
@@ -553,69 +554,9 @@ class HybridSearcher(IndexLookups):
         k = max(60, options.limit * 4)
         cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-        hits = self.to_hits(ranked, options, text)
+        hits = to_hits(self, ranked, options, text)
         stale = self.stale_paths(h.path for h in hits)
         return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
-
-    # -- grains ------------------------------------------------------------------------
-
-    def to_hits(self, ranked: Sequence[Candidate], options: SearchOptions,
-                query: str = "") -> list[Hit]:
-        if options.grain == "file":
-            return self._file_hits(ranked, options.limit)
-        if options.grain == "symbol":
-            return self._symbol_hits(ranked, options, query)
-        return [_chunk_hit(c) for c in ranked[: options.limit]]
-
-    def _file_hits(self, ranked: Sequence[Candidate], limit: int) -> list[Hit]:
-        by_file: dict[str, list[Candidate]] = {}
-        for c in ranked:
-            by_file.setdefault(c.row["path"], []).append(c)
-        hits = []
-        for path, cs in by_file.items():
-            top = cs[0]
-            score = top.score + 0.1 * min(sum(c.score for c in cs[1:]), 1.0)
-            signals = {k: max(c.signals.get(k, 0.0) for c in cs) for c in cs for k in c.signals}
-            hits.append(Hit(grain="file", path=path, start_line=top.row["start_line"],
-                            end_line=top.row["end_line"], score=round(score, 4),
-                            signals=signals, language=top.row["language"],
-                            symbol=top.row["symbol"], text=None))
-        hits.sort(key=lambda h: (-h.score, h.path))
-        return hits[:limit]
-
-    def _symbol_hits(self, ranked: Sequence[Candidate], options: SearchOptions,
-                     query: str) -> list[Hit]:
-        """The definitions behind the ranked chunks: the chunk's enclosing symbol, or the
-        symbols inside it that share the most words with the query."""
-        paths = sorted({c.row["path"] for c in ranked[: options.limit * 4]})
-        if not paths:
-            return []
-        by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self.store.rows("symbols", where=f"path IN ({quote_list(paths)})"):
-            by_path.setdefault(r["path"], []).append(r)
-        query_tokens = set(tokenize(query))
-        hits: list[Hit] = []
-        seen: set[str] = set()
-        for c in ranked:
-            syms = by_path.get(c.row["path"], [])
-            lo, hi = c.row["start_line"], c.row["end_line"]
-            owner = [s for s in syms if s["qualified_name"] == c.row["symbol"]]
-            inside = [s for s in syms if lo <= s["start_line"] and s["end_line"] <= hi]
-            inside.sort(key=lambda s: (-len(query_tokens & set(s["tokens"].split())),
-                                       s["start_line"]))
-            for sym in owner or inside[:3]:
-                if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
-                    continue
-                seen.add(sym["id"])
-                text = read_lines(self.root / sym["path"], sym["start_line"], sym["end_line"])
-                hits.append(Hit(grain="symbol", path=sym["path"], start_line=sym["start_line"],
-                                end_line=sym["end_line"], score=c.score, signals=c.signals,
-                                language=sym["language"], symbol=sym["qualified_name"],
-                                kind=sym["kind"], signature=sym["signature"], text=text))
-                if len(hits) >= options.limit:
-                    return hits
-        return hits
-
 
 def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
                     title: bool = True) -> np.ndarray:
@@ -638,19 +579,3 @@ def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")
 
 _QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
-
-
-def _chunk_hit(c: Candidate) -> Hit:
-    r = c.row
-    return Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
-               score=c.score, signals=c.signals, language=r["language"], symbol=r["symbol"],
-               text=r["text"])
-
-
-def read_lines(path: Path, start: int, end: int) -> str | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    lines = data.split(b"\n")[start - 1 : end]
-    return b"\n".join(lines).decode("utf-8", "replace")

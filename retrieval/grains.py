@@ -1,0 +1,105 @@
+"""A ranking of candidate chunks as search results of one grain: the chunks themselves,
+their files (each file's best chunk, a little credit for its others), or the definitions
+behind them (a chunk's enclosing symbol, else the symbols inside it that share the most
+words with the query).
+
+Invariant: the ranking decides the order at every grain; a grain only groups or widens
+what the ranking put first, it reads nothing but the symbols of the ranked files and
+their source lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from indexer.store import quote_list
+from indexer.tokens import tokenize
+from retrieval.records import Hit, SearchOptions
+
+if TYPE_CHECKING:
+    from retrieval.hybrid import Candidate
+    from retrieval.lookups import IndexLookups
+
+__all__ = ["read_lines", "to_hits"]
+
+
+def to_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions,
+            query: str = "") -> list[Hit]:
+    """The first `options.limit` results of `options.grain` from `ranked` (best first),
+    with `lookups` for the definitions of the symbol grain."""
+    if options.grain == "file":
+        return _file_hits(ranked, options.limit)
+    if options.grain == "symbol":
+        return _symbol_hits(lookups, ranked, options, query)
+    return [_chunk_hit(c) for c in ranked[: options.limit]]
+
+
+def _file_hits(ranked: Sequence[Candidate], limit: int) -> list[Hit]:
+    by_file: dict[str, list[Candidate]] = {}
+    for c in ranked:
+        by_file.setdefault(c.row["path"], []).append(c)
+    hits = []
+    for path, cs in by_file.items():
+        top = cs[0]
+        score = top.score + 0.1 * min(sum(c.score for c in cs[1:]), 1.0)
+        signals = {k: max(c.signals.get(k, 0.0) for c in cs) for c in cs for k in c.signals}
+        hits.append(Hit(grain="file", path=path, start_line=top.row["start_line"],
+                        end_line=top.row["end_line"], score=round(score, 4),
+                        signals=signals, language=top.row["language"],
+                        symbol=top.row["symbol"], text=None))
+    hits.sort(key=lambda h: (-h.score, h.path))
+    return hits[:limit]
+
+
+def _symbol_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions,
+                 query: str) -> list[Hit]:
+    """The definitions behind the ranked chunks: the chunk's enclosing symbol, or the
+    symbols inside it that share the most words with the query."""
+    paths = sorted({c.row["path"] for c in ranked[: options.limit * 4]})
+    if not paths:
+        return []
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    for r in lookups.store.rows("symbols", where=f"path IN ({quote_list(paths)})"):
+        by_path.setdefault(r["path"], []).append(r)
+    query_tokens = set(tokenize(query))
+    hits: list[Hit] = []
+    seen: set[str] = set()
+    for c in ranked:
+        syms = by_path.get(c.row["path"], [])
+        lo, hi = c.row["start_line"], c.row["end_line"]
+        owner = [s for s in syms if s["qualified_name"] == c.row["symbol"]]
+        inside = [s for s in syms if lo <= s["start_line"] and s["end_line"] <= hi]
+        inside.sort(key=lambda s: (-len(query_tokens & set(s["tokens"].split())),
+                                   s["start_line"]))
+        for sym in owner or inside[:3]:
+            if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
+                continue
+            seen.add(sym["id"])
+            text = read_lines(lookups.root / sym["path"], sym["start_line"], sym["end_line"])
+            hits.append(Hit(grain="symbol", path=sym["path"], start_line=sym["start_line"],
+                            end_line=sym["end_line"], score=c.score, signals=c.signals,
+                            language=sym["language"], symbol=sym["qualified_name"],
+                            kind=sym["kind"], signature=sym["signature"], text=text))
+            if len(hits) >= options.limit:
+                return hits
+    return hits
+
+
+def _chunk_hit(c: Candidate) -> Hit:
+    r = c.row
+    return Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
+               score=c.score, signals=c.signals, language=r["language"], symbol=r["symbol"],
+               text=r["text"])
+
+
+def read_lines(path: Path, start: int, end: int) -> str | None:
+    """Lines `start`..`end` (from 1) of the file at `path` as it is now; None when it
+    cannot be read."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    lines = data.split(b"\n")[start - 1 : end]
+    return b"\n".join(lines).decode("utf-8", "replace")
