@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -136,9 +137,14 @@ class FileCosines:
     held: FileVectors
     sims: np.ndarray
 
+    @cached_property
+    def closeness(self) -> np.ndarray:
+        """Per file of `held`, its closeness (`FileVectors.closeness`), computed once."""
+        return self.held.closeness(self.sims)
+
     def nearest(self, k: int) -> list[tuple[str, float]]:
         """The `k` closest files, (path, closeness), best first (ties by path)."""
-        scores = self.held.closeness(self.sims)
+        scores = self.closeness
         paths = self.held.paths
         k = min(k, len(paths))
         nearest = np.argpartition(-scores, k - 1)[:k].tolist() if k else []
