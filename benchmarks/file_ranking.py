@@ -9,14 +9,14 @@ Usage:
 as `dowse eval swebench` does), runs the retrieval loop once on the issue text and writes
 one line per instance (resumable): the gold files; `final`, the file ranking `ask` returns;
 every evaluated chunk's relevance and fused retrieval score by file; the whole-file word
-ranking (40 files); the ranking by closeness in meaning (40, as `ask` fuses it) and the
-file summary ranking (60); and the in-repository imports from and
-to the first 30 files.
+ranking (40 files); the ranking by closeness in meaning (40, as `ask` fuses it: tests
+and docs only when asked for) and every file's closeness (the first 60, under `summary`);
+and the in-repository imports from and to the first 30 files.
 
 `replay` ranks files again from those records: first as `ask` does (it must reproduce
 `final` exactly, or the records are stale), then with other weights — the evaluated
 ranking's mix of relevance and retrieval score, the multi-part bonus, the word ranking's
-weight and depth, the summary ranking and import neighbours as further reciprocal-rank
+weight and depth, the closeness ranking and import neighbours as further reciprocal-rank
 lists — printing Acc@1/3/5/10 (every gold file within the top k) and MRR for each.
 A file ranking change that does not move these numbers needs no full evaluation run.
 """
@@ -79,9 +79,8 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     by_closeness = searcher.files_by_closeness(result.analysis, limit=40)
     final = [f.path for f in _files(items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES])]
     seconds = time.perf_counter() - t
-    vector = searcher.embed_query(inst.problem_statement)
-    summary = ([(p, round(sim, 4)) for p, sim in searcher.file_dense(vector, 60)]
-               if vector is not None and searcher.has_file_vectors else [])
+    cosines = searcher.question_cosines(inst.problem_statement)
+    summary = [(p, round(sim, 4)) for p, sim in cosines.nearest(60)] if cosines else []
     chunks: dict[str, list[tuple[float, float]]] = {}
     for it in result.items:
         chunks.setdefault(it.hit.path, []).append((it.relevance, it.hit.score))
@@ -109,8 +108,8 @@ def _aside(path: str) -> bool:
 
 def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float = 1.0,
          bonus: float = 0.05, bonus_cap: float = 0.1, words_weight: float = WORDS_WEIGHT,
-         words_depth: int = WORD_FILES, summary_weight: float = CLOSENESS_WEIGHT,
-         summary_depth: int = CLOSE_FILES,
+         words_depth: int = WORD_FILES, closeness_weight: float = CLOSENESS_WEIGHT,
+         closeness_depth: int = CLOSE_FILES,
          import_weight: float = 0.0, import_top: int = 3) -> list[str]:
     """Files best first: the evaluated files by relevance and retrieval score (as
     `ask`'s rank_score, a bonus per further relevant part), as reciprocal ranks, plus
@@ -126,11 +125,11 @@ def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float
     place = {p: 1 / (1 + i) for i, (p, _) in enumerate(scored)}
     for i, p in enumerate(rec["words"][:words_depth]):
         place[p] = place.get(p, 0.0) + words_weight / (1 + i)
-    if summary_weight:
+    if closeness_weight:
         near = (rec["close"] if "close" in rec  # as `files_by_closeness` ranks
-                else [p for p, _ in rec["summary"] if not _aside(p)])[:summary_depth]
+                else [p for p, _ in rec["summary"] if not _aside(p)])[:closeness_depth]
         for i, p in enumerate(near):
-            place[p] = place.get(p, 0.0) + summary_weight / (1 + i)
+            place[p] = place.get(p, 0.0) + closeness_weight / (1 + i)
     if import_weight:
         top = sorted(place, key=lambda p: (-place[p], p))[:import_top]
         lift: dict[str, float] = {}
@@ -174,8 +173,8 @@ def replay(args: argparse.Namespace) -> None:
         ("word ranking weight, depth", rank, [
             {"words_weight": w, "words_depth": d}
             for w, d in itertools.product((0.0, 0.1, 0.3, 0.5), (10, 20, 40))]),
-        ("summary ranking weight, depth", rank, [
-            {"summary_weight": w, "summary_depth": d}
+        ("closeness ranking weight, depth", rank, [
+            {"closeness_weight": w, "closeness_depth": d}
             for w, d in itertools.product((0.0, 0.1, 0.2, 0.3, 0.5), (5, 10, 20))]),
         ("import neighbours weight, of the top", rank, [
             {"import_weight": w, "import_top": t}
