@@ -122,6 +122,11 @@ def _bands(values: np.ndarray, labels: np.ndarray, title: str) -> None:
         print(f"{lo:.1f}-{min(hi, 1.0):.1f}    {n:>7} {share:>11.3f}")
 
 
+def _features(row: dict[str, Any]) -> dict[str, Any]:
+    """The evaluator's features of a recorded row, as `Features` takes them."""
+    return {k: _feature(row, k) for k in FEATURES}
+
+
 def _feature(row: dict[str, Any], name: str) -> float:
     """A feature of a recorded row; rows recorded before a feature existed derive it."""
     if f"f_{name}" in row:
@@ -147,8 +152,7 @@ def fit(path: Path) -> None:
     print(f"{len(rows)} candidates from {len({r['instance_id'] for r in rows})} instances, "
           f"{y.mean():.3f} in a gold file")
     _bands(rel, y, "offline relevance when recorded")
-    now = np.array([relevance_of(Features(**{k: _feature(r, k) for k in FEATURES}))
-                    for r in rows])
+    now = np.array([relevance_of(Features(**_features(r))) for r in rows])
     _bands(now, y, "offline relevance of this version (same candidates)")
     # Logistic regression by Newton's method (small, dense, well conditioned).
     A = np.hstack([np.ones((len(X), 1)), X])

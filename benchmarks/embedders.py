@@ -42,7 +42,7 @@ QUERY = "where are expired session tokens rejected?"
 
 
 def default_paths() -> list[Path]:
-    paths = []
+    paths: list[Path] = []
     for name in ("click", "rich"):
         spec = importlib.util.find_spec(name)
         if spec and spec.submodule_search_locations:

@@ -204,12 +204,12 @@ def main() -> None:
           f"{store.count('vectors')}, file vectors {store.count('file_vectors')}, "
           f"embedder {store.manifest.model if embedder else 'none'}"
           + (f" ({type(embedder).__name__})" if embedder else ""))
-    cpu = timings.pop("search_cpu")
+    cpu_times = timings.pop("search_cpu")
     for name, values in timings.items():
         print(f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
               f"p95 {pct(values, 0.95) * 1000:7.1f} ms")
     # Process CPU time (all threads): on 2 cores a search cannot take less than half of it.
-    print(f"search CPU p50 {statistics.median(cpu) * 1000:7.1f} ms (all threads)")
+    print(f"search CPU p50 {statistics.median(cpu_times) * 1000:7.1f} ms (all threads)")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
         print("search steps, mean per search (nested; embed_query, file_cosines and "

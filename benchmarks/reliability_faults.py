@@ -180,19 +180,24 @@ def _truncate(paths: list[Path], keep: float) -> None:
             fh.truncate(int(path.stat().st_size * keep))
 
 
+def _delete(paths: list[Path]) -> None:
+    for path in paths:
+        path.unlink()
+
+
 def _latest(paths: list[Path]) -> list[Path]:
     """The newest version manifest among `paths` (lance numbers them downwards)."""
     return sorted(paths, key=lambda p: p.name)[:1]
 
 
-CORRUPTIONS: list[tuple[str, bool, Callable[[Path], None]]] = [
+CORRUPTIONS: list[tuple[str, bool, Callable[[Path], object]]] = [
     # (what, does it damage the snapshot (status must report it), how)
     ("chunks data file truncated to half", True,
      lambda d: _truncate(_files(d, "db/chunks.lance/data/*.lance"), 0.5)),
     ("symbols data file emptied", True,
      lambda d: _truncate(_files(d, "db/symbols.lance/data/*.lance"), 0)),
     ("files data file deleted", True,
-     lambda d: [p.unlink() for p in _files(d, "db/files.lance/data/*.lance")]),
+     lambda d: _delete(_files(d, "db/files.lance/data/*.lance"))),
     ("vectors data file truncated", True,
      lambda d: _truncate(_files(d, "db/vectors.lance/data/*.lance"), 0.3)),
     ("file_vectors data file truncated", True,
@@ -206,7 +211,7 @@ CORRUPTIONS: list[tuple[str, bool, Callable[[Path], None]]] = [
     ("chunks full-text index file emptied", True,
      lambda d: _truncate(_files(d, "db/chunks.lance/_indices/*/part_0_invert.lance"), 0)),
     ("symbols B-tree index file deleted", True,
-     lambda d: [p.unlink() for p in _files(d, "db/symbols.lance/_indices/*/page_data.lance")]),
+     lambda d: _delete(_files(d, "db/symbols.lance/_indices/*/page_data.lance"))),
     ("embedding cache data file truncated", False,
      lambda d: _truncate(_files(d, "db/embed_cache.lance/data/*.lance"), 0.3)),
     ("manifest.json garbled", True,
