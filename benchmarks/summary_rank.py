@@ -2,13 +2,12 @@
 
 Usage:
     python benchmarks/summary_rank.py --dataset DEV.jsonl --work DIR [--window N]
-        [--no-compact] [--no-title] [--no-tails]
+        [--no-compact] [--no-title]
 
 For each task, the issue text is embedded as search does (`retrieval.hybrid.
 question_vector`: its absolute paths cut short, its first line blended in, on the query
-graph; a long one's later windows too, `question_tails`) and the repository's files are
-ranked as search ranks them by their summary and definition vectors
-(`HybridSearcher.question_cosines`); it prints the
+graph) and the repository's files are ranked as search ranks them by their summary and
+definition vectors (`HybridSearcher.file_dense`); it prints the
 share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
 indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
 .dowse-index`, at the last instance's base commit of each repository), so this is a
@@ -17,9 +16,7 @@ not those of each task's own commit. It decides which embedding-input ideas dese
 full evaluation run, not the figures themselves (benchmarks/RESULTS-eval.md, section 13).
 
 `--window N` embeds at most N tokens (the model's window, 256, by default);
-`--no-compact` embeds the text as given; `--no-title` leaves the first line's blend out;
-`--no-tails` ranks by the question's head alone (not its later windows,
-`retrieval.hybrid.question_tails`).
+`--no-compact` embeds the text as given; `--no-title` leaves the first line's blend out.
 """
 
 from __future__ import annotations
@@ -35,11 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from indexer.store import Store  # noqa: E402
-from retrieval.hybrid import HybridSearcher, question_tails, question_vector  # noqa: E402
+from retrieval.hybrid import HybridSearcher, question_vector  # noqa: E402
 
 
 def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,
-               title: bool = True, tails: bool = True) -> list[int]:
+               title: bool = True) -> list[int]:
     """For each task whose gold files the repository's work index holds, the place (from
     1) of its lowest-ranked gold file in search's ranking of files by closeness."""
     searchers: dict[str, HybridSearcher] = {}
@@ -59,9 +56,7 @@ def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bo
             continue
         vector = question_vector(embedder, task["problem_statement"], compact=compact,
                                  title=title)
-        windows = question_tails(task["problem_statement"]) if tails else []
-        later = np.asarray(embedder.embed_queries(windows)) if windows else None
-        ranked = searchers[repo].file_cosines(vector.tolist(), later).nearest(len(held.paths))
+        ranked = searchers[repo].file_dense(vector.tolist(), len(held.paths))
         place = {path: i + 1 for i, (path, _) in enumerate(ranked)}
         ranks.append(max(place[g] for g in task["gold_files"]))
     return ranks
@@ -74,12 +69,10 @@ def main() -> None:
     ap.add_argument("--window", type=int, default=256)
     ap.add_argument("--no-compact", action="store_true")
     ap.add_argument("--no-title", action="store_true")
-    ap.add_argument("--no-tails", action="store_true")
     args = ap.parse_args()
     embedder = OnnxEmbedder(max_seq_length=args.window)
     ranks = np.asarray(gold_ranks(args.dataset, args.work, embedder,
-                                  compact=not args.no_compact, title=not args.no_title,
-                                  tails=not args.no_tails))
+                                  compact=not args.no_compact, title=not args.no_title))
     if not len(ranks):
         sys.exit("no task's gold files are in the work indexes")
     print(f"tasks {len(ranks)}  top5 {np.mean(ranks <= 5) * 100:.1f}  "

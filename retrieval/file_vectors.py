@@ -14,13 +14,6 @@ without definitions is as close as its summary: closeness stays on the
 cosine scale the evaluator's summary feature was calibrated on (the mean of the two,
 which halves an undocumented file's, dropped django's fixed files that have no
 docstrings out of the list: RESULTS-eval.md section 14).
-
-A long question is embedded in windows (`retrieval.hybrid.question_tails`): the model
-reads only its first 256 tokens, and what a bug report says further down (a module it
-suspects, the call that failed) would be lost. A file's closeness is then its closeness
-to the question's head, raised by `TAIL_WEIGHT` of its closeness to the nearest later
-window and divided by 1 + `TAIL_WEIGHT`: the same scale, and the same value for a file
-as close to a window as to the head (RESULTS-eval.md section 16).
 """
 
 from __future__ import annotations
@@ -35,11 +28,7 @@ import numpy as np
 if TYPE_CHECKING:
     from indexer.store import Store
 
-__all__ = ["TAIL_WEIGHT", "FileCosines", "FileVectors"]
-
-TAIL_WEIGHT = 0.5
-"""How much a file's closeness to the nearest of a long question's later windows adds to
-its closeness to the question's head."""
+__all__ = ["FileCosines", "FileVectors"]
 
 
 @dataclass(frozen=True)
@@ -109,16 +98,12 @@ class FileVectors:
                    definition_rows=rows, starts=starts,
                    definitions=[named[i] for i in order.tolist()], position=index)
 
-    def cosines(self, query: np.ndarray, tails: np.ndarray | None = None) -> FileCosines:
-        """Every held row's cosine to the unit vector `query`, and to each of the unit
-        vectors `tails` (a long question's later windows, one per row)."""
+    def cosines(self, query: np.ndarray) -> FileCosines:
+        """Every held row's cosine to the unit vector `query`."""
         assert self.vectors is not None, "scanned rows hold no vectors"
         # einsum, not `@`: a BLAS matrix-vector product spins up threads that fight the
         # query embedding for the cores.
-        sims = np.einsum("ij,j->i", self.vectors, query)
-        if tails is None or not len(tails):
-            return FileCosines(self, sims)
-        return FileCosines(self, sims, np.einsum("ij,kj->ki", self.vectors, tails))
+        return FileCosines(self, np.einsum("ij,j->i", self.vectors, query))
 
     def closeness(self, sims: np.ndarray) -> np.ndarray:
         """Per file, from every row's cosine `sims`: the larger of its summary's and its
@@ -151,20 +136,11 @@ class FileCosines:
 
     held: FileVectors
     sims: np.ndarray
-    """The question's (its head's) cosine to every row."""
-    tails: np.ndarray | None = None
-    """Each later window's cosine to every row, one window per row (None: no windows)."""
 
     @cached_property
     def closeness(self) -> np.ndarray:
-        """Per file of `held`, its closeness (`FileVectors.closeness`) to the question's
-        head, raised by its closeness to the nearest later window (`TAIL_WEIGHT`),
-        computed once."""
-        head = self.held.closeness(self.sims)
-        if self.tails is None:
-            return head
-        tail = np.max([self.held.closeness(s) for s in self.tails], axis=0)
-        return (head + TAIL_WEIGHT * tail) / (1 + TAIL_WEIGHT)  # type: ignore[no-any-return]
+        """Per file of `held`, its closeness (`FileVectors.closeness`), computed once."""
+        return self.held.closeness(self.sims)
 
     def nearest(self, k: int) -> list[tuple[str, float]]:
         """The `k` closest files, (path, closeness), best first (ties by path)."""

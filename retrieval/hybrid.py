@@ -68,14 +68,6 @@ TITLE_WEIGHT = 0.3
 """The first line's share of a long question's vector (RESULTS-eval.md section 10); its
 words are also searched twice in the full-text query."""
 TITLE_MIN_WORDS = 3
-TAIL_WORDS = 120
-"""A long question's words past its first TAIL_WORDS are embedded again in windows of
-this many (`question_tails`): ~150-250 of the model's tokens, inside its 256-token window
-(which the question's head fills and cuts off)."""
-TAILS = 3
-"""At most this many windows past the head (the question's first 480 words in all): on
-the SWE-bench dev split, more left the closeness ranking's top 5, 10 and 20 and its MRR
-as they were (RESULTS-eval.md section 16), and each costs ~25 ms to embed."""
 
 FILE_MATRIX_ROWS = 100_000
 """Up to this many file summary and definition vectors are scanned in memory (100k x 384
@@ -155,7 +147,6 @@ class HybridSearcher(IndexLookups):
         self._embedder: Embedder | None = None
         self._searchable: dict[str, bool] = {}
         self._query_vectors: dict[str, list[float]] = {}
-        self._tail_vectors: dict[str, np.ndarray] = {}
         self._cosines: dict[str, FileCosines] = {}
         self._file_vectors: FileVectors | None = None
         self._file_vectors_read = False
@@ -223,30 +214,9 @@ class HybridSearcher(IndexLookups):
             self._query_vectors[text] = vector
         return vector
 
-    def _embed_tails(self, text: str) -> np.ndarray | None:
-        """The unit vectors of a long question's later windows (`question_tails`; None for
-        a question inside one), cached like `embed_query`'s. Call after `embed_query`
-        (which loads the embedder)."""
-        tails = question_tails(text)
-        if not tails or self._embedder is None:
-            return None
-        with self._lock:
-            cached = self._tail_vectors.get(text)
-        if cached is not None:
-            return cached
-        embed = getattr(self._embedder, "embed_queries", self._embedder.embed)
-        vectors = np.asarray(embed(tails), dtype=np.float32)
-        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        with self._lock:
-            if len(self._tail_vectors) >= 64:
-                self._tail_vectors.clear()
-            self._tail_vectors[text] = vectors
-        return vectors
-
     def clear_query_cache(self) -> None:
         with self._lock:
             self._query_vectors.clear()
-            self._tail_vectors.clear()
             self._cosines.clear()
 
     def _semantic(self, text: str, k: int, tokens: Sequence[str], keep: Callable[[str], bool],
@@ -276,9 +246,9 @@ class HybridSearcher(IndexLookups):
         return self.file_cosines(vector).nearest(k)
 
     def question_cosines(self, text: str) -> FileCosines | None:
-        """The question's cosines to every file vector, its head's and its later
-        windows' (None without file vectors or a model to embed it with). Cached: the
-        loop's search and `ask`'s closeness ranking ask for the same question's."""
+        """The question's cosines to every file vector (None without file vectors or a
+        model to embed it with). Cached: the loop's search and `ask`'s closeness ranking
+        ask for the same question's."""
         with self._lock:
             cached = self._cosines.get(text)
         if cached is not None:
@@ -286,27 +256,22 @@ class HybridSearcher(IndexLookups):
         vector = self.embed_query(text)
         if vector is None or not self.has_file_vectors:
             return None
-        cosines = self.file_cosines(vector, self._embed_tails(text))
+        cosines = self.file_cosines(vector)
         with self._lock:
             if len(self._cosines) >= 8:
                 self._cosines.clear()
             self._cosines[text] = cosines
         return cosines
 
-    def file_cosines(self, vector: Sequence[float], tails: np.ndarray | None = None
-                     ) -> FileCosines:
-        """Every file summary and definition vector's cosine to `vector`, and to each of
-        the unit vectors `tails` (a long question's later windows, `_embed_tails`). Up to
+    def file_cosines(self, vector: Sequence[float]) -> FileCosines:
+        """Every file summary and definition vector's cosine to `vector`. Up to
         `FILE_MATRIX_ROWS` vectors the scan is a matrix product over the snapshot's
         vectors, read once per searcher (a LanceDB scan costs ~10 ms of overhead per
-        query on django; this ~1 ms); beyond, LanceDB scans them all, for `vector`
-        alone."""
+        query on django; this ~1 ms); beyond, LanceDB scans them all."""
         query = np.asarray(vector, dtype=np.float32)
         query /= max(float(np.linalg.norm(query)), 1e-12)
         held = self._file_matrix()
-        if held is None:
-            return FileVectors.scan(self.store, query)
-        return held.cosines(query, tails)
+        return held.cosines(query) if held is not None else FileVectors.scan(self.store, query)
 
     def warm(self) -> None:
         """Read now what the searcher holds: the look-ups' rows and the file vectors
@@ -628,14 +593,6 @@ def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
     blended = vectors[0] if first is None else (
         (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
     return blended / max(float(np.linalg.norm(blended)), 1e-12)  # type: ignore[no-any-return]
-
-
-def question_tails(text: str) -> list[str]:
-    """A long question's words past its first `TAIL_WORDS` (its paths cut short, as
-    `question_vector` embeds it), in at most `TAILS` windows of `TAIL_WORDS`: what the
-    model's window leaves out of the question's vector."""
-    words = compact_paths(text).split()[:(1 + TAILS) * TAIL_WORDS]
-    return [" ".join(words[i:i + TAIL_WORDS]) for i in range(TAIL_WORDS, len(words), TAIL_WORDS)]
 
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")

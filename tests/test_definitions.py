@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import FakeEmbedder
 
 from indexer.build import IndexConfig, build_index
 from indexer.store import Store, quote_list
 from indexer.summary import DEFINITION_DOC_CHARS, definition_text
-from retrieval.file_vectors import TAIL_WEIGHT, FileVectors
-from retrieval.hybrid import TAIL_WORDS, TAILS, HybridSearcher, question_tails
+from retrieval.file_vectors import FileVectors
+from retrieval.hybrid import HybridSearcher
 from retrieval.query import analyze
 
 
@@ -49,68 +48,6 @@ def test_closeness_is_the_larger_of_summary_and_closest_definition():
     assert held.closest_definitions(sims, ["a.py"]) == {"a.py": ("g", 9)}
 
 
-def test_a_long_question_s_words_past_its_first_window_are_windows_of_their_own():
-    assert question_tails("a question of one line") == []
-    words = [f"w{i}" for i in range(2 * TAIL_WORDS + 5)]
-    assert question_tails(" ".join(words[:TAIL_WORDS])) == []
-    assert question_tails("\n".join(words)) == [" ".join(words[TAIL_WORDS:2 * TAIL_WORDS]),
-                                                 " ".join(words[2 * TAIL_WORDS:])]
-    # At most TAILS windows: what follows is logs and pasted output.
-    many = [f"w{i}" for i in range(10 * TAIL_WORDS)]
-    assert question_tails(" ".join(many))[-1] == " ".join(many[TAILS * TAIL_WORDS:
-                                                               (TAILS + 1) * TAIL_WORDS])
-    assert len(question_tails(" ".join(many))) == TAILS
-    # Paths cut short, as the question's head is embedded.
-    frame = 'File "/home/someone/venv/lib/python3.11/site-packages/pkg/mod.py", line 3'
-    (tail,) = question_tails(" ".join(words[:TAIL_WORDS]) + " " + frame)
-    assert tail == 'File "pkg/mod.py", line 3'
-
-
-def test_a_file_close_to_a_later_window_rises_on_the_same_scale():
-    ids = ["a.py", "b.py", "c.py"]
-    held = FileVectors.of(ids, ids, np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1)]))
-    head = _unit(1, 0.6)
-    alone = held.cosines(head)
-    assert [p for p, _ in alone.nearest(3)] == ["c.py", "a.py", "b.py"]
-    # The question's second window is about what b.py is: b rises above a; a file as
-    # close to the window as to the head keeps its closeness.
-    both = held.cosines(head, np.stack([_unit(0, 1), _unit(-1, 0)]))
-    assert [p for p, _ in both.nearest(3)] == ["c.py", "b.py", "a.py"]
-    tail = np.max([held.closeness(s) for s in both.tails], axis=0)
-    assert np.allclose(both.closeness, (alone.closeness + TAIL_WEIGHT * tail) / (1 + TAIL_WEIGHT))
-    same = held.cosines(head, head[None, :])
-    assert np.allclose(same.closeness, alone.closeness)
-
-
-class _Windowed(FakeEmbedder):
-    """The fake embedder reading only a text's first 40 words, as a model reads its
-    window."""
-
-    def embed(self, texts):
-        return super().embed([" ".join(t.split()[:40]) for t in texts])
-
-
-def test_what_a_long_question_says_past_the_model_s_window_finds_its_file(example_repo):
-    embedder = _Windowed()
-    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=embedder)
-    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: embedder)
-    filler = " ".join(["nothing", "here", "matters", "at", "all"] * (TAIL_WORDS // 5))
-    question = filler + "\nApply each discount rule in order; the total never goes below zero."
-    head = searcher.embed_query(question)
-    assert searcher.file_dense(head, 3)[0][0] != "shop/pricing.py"
-    embedder.texts.clear()
-    files = searcher.files_by_closeness(analyze(question))
-    assert files and files[0][0] == "shop/pricing.py"
-    assert embedder.texts == question_tails(question)  # the window, embedded once
-    searcher.files_by_closeness(analyze(question))
-    assert embedder.texts == question_tails(question)
-    # The loop's search and ask's ranking share one question's cosines.
-    cosines = searcher.question_cosines(question)
-    assert searcher.question_cosines(question) is cosines
-    searcher.clear_query_cache()
-    assert searcher.question_cosines(question) is not cosines
-
-
 def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
         example_repo, fake_embedder):
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
@@ -136,6 +73,12 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     assert [r["start_line"] for r in found["shop/payments.py"]] == [1]
     cands = searcher.candidates(analyze(question), k=5)
     assert definition["id"] in cands
+    # The loop's search and ask's closeness ranking share one question's cosines.
+    cosines = searcher.question_cosines(question)
+    assert searcher.question_cosines(question) is cosines
+    assert np.allclose(cosines.sims, searcher.file_cosines(vector).sims)
+    searcher.clear_query_cache()
+    assert searcher.question_cosines(question) is not cosines
 
 
 def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
