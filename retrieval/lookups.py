@@ -27,6 +27,8 @@ SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 """What choosing a file's chunk needs (no text)."""
 HELD_COLUMNS = {"chunks": CHUNK_COLUMNS, "symbols": SYMBOL_COLUMNS}
 """The columns of each table the look-ups hold in memory."""
+KEYED = (("chunks", "id"), ("chunks", "path"), ("symbols", "name_lower"))
+"""The (table, column) pairs the look-ups find held rows by (`_where_in`)."""
 MEMORY_ROWS = 100_000
 """Tables of up to this many rows are held in memory (django's 20k chunks with their
 text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
@@ -105,10 +107,14 @@ class IndexLookups:
         return self._by_name
 
     def warm(self) -> None:
-        """Read now what the look-ups hold (a searcher reads it on first need otherwise)."""
-        self.file_stats()
+        """Read now what the look-ups hold, and build their keys (a searcher does it on
+        first need otherwise: on django the keys and file names took ~110 ms of the
+        first `ask`)."""
+        self._files_by_name()
         for table in HELD_COLUMNS:
             self.held(table)
+        for table, column in KEYED:
+            self._positions_of(table, column)
 
     def held(self, table: str) -> pa.Table | None:
         """`HELD_COLUMNS[table]` of every row, read once (None beyond `MEMORY_ROWS`)."""
@@ -133,8 +139,19 @@ class IndexLookups:
         if not values:
             return []
         data = self.held(table)
-        if data is None:
+        positions = self._positions_of(table, column)
+        if data is None or positions is None:
             return self.store.rows(table, columns, where=f"{column} IN ({quote_list(values)})")
+        rows = sorted(i for value in values for i in positions.get(value, ()))
+        picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
+        return picked.to_pylist()  # type: ignore[no-any-return]
+
+    def _positions_of(self, table: str, column: str) -> dict[str, list[int]] | None:
+        """The held rows of `table` by their `column` value (None when it is not held),
+        built once."""
+        data = self.held(table)
+        if data is None:
+            return None
         with _READING:
             if self._positions is None:
                 self._positions = {}
@@ -143,9 +160,7 @@ class IndexLookups:
                 positions = self._positions[(table, column)] = {}
                 for i, value in enumerate(data.column(column).to_pylist()):
                     positions.setdefault(value, []).append(i)
-        rows = sorted(i for value in values for i in positions.get(value, ()))
-        picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
-        return picked.to_pylist()  # type: ignore[no-any-return]
+            return positions
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(ids)
@@ -233,6 +248,14 @@ class IndexLookups:
         rows.sort(key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"],
                                  r["start_line"]))
         return rows[:limit]
+
+    def definitions_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
+        """Where each of `names` (its exact case) is defined: name, path and start line,
+        in the table's order."""
+        wanted = set(names)
+        rows = self._where_in("symbols", ["name", "path", "start_line"], "name_lower",
+                              {n.lower() for n in wanted})
+        return [r for r in rows if r["name"] in wanted]
 
     def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:
         """For each path, the indexed files it names (`tail_matches`). So `models/query.py`

@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.store import quote_list
 from indexer.tokens import tokenize
 from retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
 from retrieval.hybrid import Candidate, HybridSearcher, PathFilter
@@ -281,8 +280,6 @@ def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate],
     if fresh:
         for name in fresh:
             definitions[name] = []
-        rows = searcher.store.rows("symbols", ["name", "path", "start_line"], where=(
-            f"name IN ({quote_list(fresh)})"))
-        for r in rows:
+        for r in searcher.definitions_of(fresh):
             definitions[r["name"]].append((r["path"], r["start_line"]))
     return {name: definitions[name] for name in sorted(called) if definitions[name]}

@@ -498,10 +498,14 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
                 s.chunks_at([("shop/pricing.py", 1), ("shop/payments.py", 31),
                              ("shop/pricing.py", 10**6)]),
                 s.lexical(["token", "expired", "cart"], 8),
-                s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"))
+                s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"),
+                s.definitions_of(["validate_token", "LineItem", "lineitem", "nope"]))
 
     held = look(HybridSearcher(searcher.store, None))
-    syms, defined, first, at, _, _ = held
+    syms, defined, first, at, _, _, where = held
+    # Exact names only: `lineitem` is no definition's name.
+    assert {r["name"] for r in where} == {"validate_token", "LineItem"}
+    assert all(set(r) == {"name", "path", "start_line"} for r in where)
     assert {s["name"] for s in syms} >= {"validate_token", "LineItem", "BulkDiscount"}
     assert len(defined) == len(syms) and all(r["text"] for r in defined.values())
     assert sorted(first) == ["shop/pricing.py", "web/format.js"]
@@ -517,6 +521,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     warm = HybridSearcher(searcher.store, None)
     warm.warm()
     assert read == ["files"]  # the file list; the held tables are read as a whole
+    assert set(warm._positions or {}) == set(lookups.KEYED)  # their keys built too
     read.clear()
     assert look(warm) == held
     assert read == []
