@@ -85,7 +85,9 @@ __all__ = [
 
 Method = Literal["bm25", "lexical", "dense", "hybrid", "ask"]
 METHODS: tuple[Method, ...] = ("bm25", "lexical", "dense", "hybrid", "ask")
-_NEEDS_VECTORS = frozenset({"dense", "hybrid"})
+_NEEDS_CHUNK_VECTORS = frozenset({"dense"})
+_NEEDS_VECTORS = frozenset({"hybrid"})
+"""`hybrid` is search with its dense evidence: chunk vectors or file vectors."""
 KS = (1, 3, 5, 10)
 SUBSETS = ("all", "locagent274", "not_mentioned")
 BM25_K1 = 1.2
@@ -111,7 +113,8 @@ class EvalConfig(BaseModel):
     methods: list[Method] | None = Field(
         default=None, description="default: every method the index supports")
     budget: int = Field(default=4000, gt=0, description="context token budget")
-    embed: bool = Field(default=True, description="embed (dense, hybrid need chunk vectors)")
+    embed: bool = Field(default=True, description=(
+        "embed (hybrid needs file or chunk vectors, dense chunk vectors)"))
     embed_chunks: bool = Field(default=IndexConfig.embed_chunks,
                                description="chunk vectors, not only one per file summary "
                                            "(--embed all)")
@@ -251,12 +254,18 @@ def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
     return chosen
 
 
-def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
+def resolve_methods(requested: Sequence[Method] | None, embed: bool, embed_chunks: bool
+                    ) -> list[Method]:
+    """The methods to run (default: every one the index's vectors support)."""
+    def supported(m: Method) -> bool:
+        return (embed and embed_chunks) if m in _NEEDS_CHUNK_VECTORS else (
+            embed or m not in _NEEDS_VECTORS)
     if requested is None:
-        return [m for m in METHODS if embed or m not in _NEEDS_VECTORS]
-    needy = [m for m in requested if m in _NEEDS_VECTORS]
-    if needy and not embed:
+        return [m for m in METHODS if supported(m)]
+    if needy := [m for m in requested if m in _NEEDS_CHUNK_VECTORS and not supported(m)]:
         raise EvalError(f"{', '.join(needy)} need chunk vectors; run with --embed all")
+    if needy := [m for m in requested if not supported(m)]:
+        raise EvalError(f"{', '.join(needy)} needs vectors; run with --embed files or all")
     return list(dict.fromkeys(requested))
 
 
@@ -487,7 +496,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     """
     dataset = load_dataset(config.dataset)
     chosen = _select(dataset, config)
-    methods = resolve_methods(config.methods, config.embed and config.embed_chunks)
+    methods = resolve_methods(config.methods, config.embed, config.embed_chunks)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
     todo_all = [i for i in chosen if any((i.instance_id, m) not in done for m in methods)]
     repos = by_repository(todo_all, config.repos)  # every clone found first: fail early

@@ -203,8 +203,14 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, dataset, fake_embe
 def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
     files_only = _config(tmp_path, dataset, methods=None, embed=True,
                          instances=["acme__shop-2"], out=tmp_path / "files.jsonl")
-    assert run_swebench(files_only, embedder=fake_embedder).methods == [
-        "bm25", "lexical", "ask"]  # the default scope has no chunk vectors
+    report = run_swebench(files_only, embedder=fake_embedder)
+    # The default scope has no chunk vectors: hybrid search runs on the file vectors.
+    assert report.methods == ["bm25", "lexical", "hybrid", "ask"]
+    hybrid = next(p for p in load_predictions(files_only.out) if p.method == "hybrid")
+    assert hybrid.found_files[0] == "shop/pricing.py"
+    with pytest.raises(EvalError, match="dense need chunk vectors; run with --embed all"):
+        run_swebench(files_only.model_copy(update={"methods": ["dense"]}),
+                     embedder=fake_embedder)
     config = _config(tmp_path, dataset, methods=None, embed=True, embed_chunks=True,
                      instances=["acme__shop-2"])
     report = run_swebench(config, embedder=fake_embedder)
@@ -353,6 +359,8 @@ def test_cli_history(tmp_path, shop, fake_embedder, run):
     (["--methods", "bm25,nope"], "unknown method(s) nope; choose from bm25, lexical, dense, "
                                  "hybrid, ask"),
     (["--methods", "dense", "--no-embed"], "dense need chunk vectors; run with --embed all"),
+    (["--methods", "hybrid", "--no-embed"],
+     "hybrid needs vectors; run with --embed files or all"),
     (["--repo", "acme/other"], "no instance of acme/other in "),
 ])
 def test_cli_errors(tmp_path, dataset, args, message):
