@@ -258,8 +258,11 @@ def resolve_methods(requested: Sequence[Method] | None, embed: bool, embed_chunk
                     ) -> list[Method]:
     """The methods to run (default: every one the index's vectors support)."""
     def supported(m: Method) -> bool:
-        return (embed and embed_chunks) if m in _NEEDS_CHUNK_VECTORS else (
-            embed or m not in _NEEDS_VECTORS)
+        if m in _NEEDS_CHUNK_VECTORS:
+            return embed and embed_chunks
+        if m in _NEEDS_VECTORS:
+            return embed
+        return True
     if requested is None:
         return [m for m in METHODS if supported(m)]
     if needy := [m for m in requested if m in _NEEDS_CHUNK_VECTORS and not supported(m)]:

@@ -108,8 +108,8 @@ class IndexLookups:
 
     def warm(self) -> None:
         """Read now what the look-ups hold, and build their keys (a searcher does it on
-        first need otherwise: on django the keys and file names took ~110 ms of the
-        first `ask`)."""
+        first need otherwise: on django the keys and file names took ~85 ms of the
+        first `ask`, benchmarks/RESULTS.md)."""
         self._files_by_name()
         for table in HELD_COLUMNS:
             self.held(table)
