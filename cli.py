@@ -51,16 +51,24 @@ def cli() -> None:
               help="Extra gitignore-style pattern to leave out (repeatable).")
 @click.option("--include-secrets/--no-include-secrets", default=None,
               help="Also index files that look like secrets (.env, keys). Not recommended.")
+@click.option("--history/--no-history", default=None,
+              help="Keep the git history's commit messages and changed files as search "
+                   "evidence (default: on).")
 @embed_options
 @json_option
 @seam
 def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | None,
           no_embed: bool, max_file_size: int | None, exclude: tuple[str, ...],
-          include_secrets: bool | None, embedder: str, quiet: bool, as_json: bool) -> None:
+          include_secrets: bool | None, history: bool | None, embedder: str, quiet: bool,
+          as_json: bool) -> None:
     """Index a repository (incremental: unchanged content is never redone).
 
-    Walk options (--exclude, --max-file-size, --include-secrets) and --embed are
-    remembered: a later run without them uses the same ones.
+    Inside a git repository the history is kept too: each small commit's message and
+    the files it changed, so that `ask` can rank the files of past changes that read
+    like the question.
+
+    Walk options (--exclude, --max-file-size, --include-secrets), --embed and
+    --no-history are remembered: a later run without them uses the same ones.
 
     \b
     Example:
@@ -72,6 +80,7 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
         build_index,
         default_index_dir,
         resolve_embed_scope,
+        resolve_history,
         resolve_walk_config,
     )
     from indexer.embed import get_embedder
@@ -83,7 +92,7 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
         include_secrets=include_secrets)
     embed, embed_chunks = resolve_embed_scope(target, requested_scope(embed_scope, no_embed))
     config = IndexConfig(walk=walk_config, embed=embed, embed_chunks=embed_chunks,
-                         rebuild=rebuild)
+                         rebuild=rebuild, history=resolve_history(target, history))
 
     def waiting(holder: str) -> None:
         if not quiet:

@@ -40,6 +40,7 @@ from indexer.build import (
     build_index,
     changed_since,
     default_index_dir,
+    resolve_history,
     resolve_walk_config,
     walk_config_from,
 )
@@ -321,7 +322,8 @@ class Workspace:
             embedder = found
         config = IndexConfig(walk=resolve_walk_config(root.index_dir), embed=embed,
                              embed_chunks=embed_chunks, rebuild=rebuild,
-                             lock_timeout_s=lock_wait_s)
+                             lock_timeout_s=lock_wait_s,
+                             history=resolve_history(root.index_dir, None))
         return build_index(root.path, index_dir=root.index_dir, config=config,
                            embedder=embedder)
 

@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.chunk import ChunkConfig
+from indexer.commits import HistorySource, is_ancestor, read_commits, resolve, source_of
 from indexer.embed import Embedder
 from indexer.errors import DowseError, IndexWriteError, InvalidPath
 from indexer.extract import (
@@ -124,6 +125,16 @@ def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, b
     return embed_flags(scope)
 
 
+def resolve_history(index_dir: Path, requested: bool | None) -> bool:
+    """Whether to keep the commits table: as asked, else as the index was built."""
+    if requested is not None:
+        return requested
+    try:
+        return not Store.read_manifest(index_dir).no_history
+    except DowseError:
+        return True
+
+
 @dataclass(frozen=True)
 class IndexConfig:
     walk: WalkConfig = field(default_factory=WalkConfig)
@@ -137,6 +148,10 @@ class IndexConfig:
     embed_batch: int = 128
     workers: int | None = None
     """Parser processes for large runs (default: the CPU count, at most 4)."""
+    history: bool = True
+    """Keep the commits table: the history's messages and the files each commit changed."""
+    history_source: HistorySource | None = None
+    """Where the history comes from (default: the repository the root lies in, at HEAD)."""
 
 
 class IndexStats(BaseModel):
@@ -164,7 +179,8 @@ class _Run:
                  progress: Progress) -> None:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
         self.progress = progress
-        self.seconds: dict[str, float] = {"walk": 0.0, "parse": 0.0, "write": 0.0, "embed": 0.0}
+        self.seconds: dict[str, float] = {"walk": 0.0, "parse": 0.0, "write": 0.0, "embed": 0.0,
+                                          "history": 0.0}
 
     def _timed(self, stage: str, start: float) -> None:
         self.seconds[stage] += time.perf_counter() - start
@@ -223,8 +239,11 @@ class _Run:
         walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
         drop_chunk_vectors = (self.cfg.embed and not self.cfg.embed_chunks
                               and self.store.count("vectors") > 0)
+        t = time.perf_counter()
+        history = self._history()
+        self._timed("history", t)
         if not (parsed or deleted or touched or skipped_changed or walk_changed
-                or self._needs_vectors() or drop_chunk_vectors):
+                or self._needs_vectors() or drop_chunk_vectors or history):
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()
@@ -247,6 +266,9 @@ class _Run:
             self.store.overwrite("skipped", [s.model_dump() for s in skipped])
         if parsed or deleted:
             self._write_imports(parsed, live)
+        if history:
+            head, rows, replace = history
+            (self.store.overwrite if replace else self.store.add)("commits", rows)
         self._ensure_indexes()
         missing: list[dict[str, Any]] = []
         reused = 0
@@ -260,7 +282,8 @@ class _Run:
         self.store.commit(embedded=not missing and not catch_up and self.cfg.embed,
                           no_embed=not self.cfg.embed, definitions=True, undocumented=True,
                           embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
-                          walk=_walk_record(self.cfg.walk))
+                          walk=_walk_record(self.cfg.walk), no_history=not self.cfg.history,
+                          **({"history": history[0]} if history else {}))
         self._timed("write", t)
         self.progress("write", 1, 1)
 
@@ -274,6 +297,24 @@ class _Run:
                 self.store.commit(embedded=True, no_embed=False)
         self.store.cleanup()
         return self._stats(len(live), stats, embedded=embedded, reused=reused)
+
+    def _history(self) -> tuple[str, list[dict[str, Any]], bool] | None:
+        """What the commits table needs: (the commit read up to, rows, whether they
+        replace the table rather than add to it); None when it holds what it should.
+        A descendant of the commit read last adds only the commits since; any other
+        commit (a checkout of an older one, a rewritten branch) reads it all again."""
+        have = self.store.manifest.history
+        source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
+        head = resolve(source) if source is not None else None
+        if source is None or head is None:
+            return ("", [], True) if have else None  # no history (any more)
+        if head == have:
+            return None
+        since = have if have and is_ancestor(source, have, head) else None
+        rows = read_commits(source, head, since)
+        if rows is None:
+            return None  # git failed: keep what the table holds
+        return head, rows, since is None
 
     # -- reading and parsing -----------------------------------------------------------
 
@@ -304,14 +345,16 @@ class _Run:
                   remove_stop_words=False, ascii_folding=False, with_position=False,
                   max_token_length=64)
         for name, columns in (("chunks", ("tokens", "path", "id")), ("symbols", ("tokens", "path",
-                              "name_lower")), ("files", ("path",))):
+                              "name_lower")), ("files", ("path",)), ("commits", ("tokens",))):
             table = self.store.table(name)
+            if name == "commits" and not table.count_rows():
+                continue  # an FTS index wants rows; no history needs none
             have = {tuple(ix.columns) for ix in table.list_indices()}
             for col in columns:
                 if (col,) in have:
                     continue
                 table.create_index(col, config=fts if col == "tokens" else BTree())
-        for name in ("chunks", "symbols", "files"):
+        for name in ("chunks", "symbols", "files", "commits"):
             self.store.table(name).optimize()
 
     def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:

@@ -41,6 +41,8 @@ class StatusReport(BaseModel):
     vectors: int
     file_vectors: int = Field(description="file summaries with a vector")
     definition_vectors: int = Field(description="definitions with a vector")
+    commits: int = Field(description="past commits kept as search evidence")
+    history: str = Field(description="the commit their history was read at ('' none)")
     index_bytes: int
     languages: list[LanguageCount]
     changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
@@ -63,6 +65,8 @@ class StatusReport(BaseModel):
             f"{self.format}, updated {when})",
             f"model      {self.model} ({self.dim}-d), vectors {vec}",
             f"contents   {self.files} files, {self.symbols} symbols, {self.chunks} chunks",
+            "history    " + (f"{self.commits} commits, read at {self.history[:12]}"
+                             if self.history else "none (no git repository, or --no-history)"),
             "changed    " + ", ".join(f"{v} {k}" for k, v in self.changed.items())
             + ("" if not any(self.changed.values()) else "  (run `dowse index` to update)"),
             f"skipped    {self.skipped_count} files" + (
@@ -107,7 +111,8 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
         updated=m.updated, files=len(files), symbols=store.count("symbols"),
         chunks=store.count("chunks"), vectors=store.count("vectors"),
         file_vectors=summaries, definition_vectors=store.count("file_vectors") - summaries,
-        index_bytes=store.size_bytes(),
+        commits=store.count("commits") if store.has_table("commits") else 0,
+        history=m.history, index_bytes=store.size_bytes(),
         languages=languages, changed=changed, skipped_count=len(skipped),
         skipped=sorted(skipped, key=lambda s: s.path) if with_skipped else [],
     )

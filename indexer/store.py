@@ -7,7 +7,8 @@ Layout of an index directory (default `<root>/.dowse/`):
     write.lock      held (flock) by the one process that writes
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
-                    skipped, and embed_cache (text hash -> vector, shared by every snapshot).
+                    skipped, commits (the history's messages and files, `indexer.commits`),
+                    and embed_cache (text hash -> vector, shared by every snapshot).
                     A snapshot table is stored under its own name, or `<name>-<hex>` for
                     the generation a rebuild wrote (the manifest maps one to the other).
 
@@ -68,12 +69,16 @@ from indexer.errors import (
 )
 from indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
 
-__all__ = ["FORMAT_VERSION", "Manifest", "Store", "WriteLock", "quote_list", "storage_error"]
+__all__ = ["FORMAT_VERSION", "OPTIONAL_TABLES", "SNAPSHOT_TABLES", "Manifest", "Store",
+           "WriteLock", "quote_list", "storage_error"]
 
 FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "file_vectors",
-                   "skipped")
+                   "skipped", "commits")
+OPTIONAL_TABLES = ("commits",)
+"""Snapshot tables an index written before they existed lacks: a reader takes them as
+empty, the next writer creates them."""
 CACHE_TABLE = "embed_cache"
 _GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
 """The LanceDB name of a snapshot table, of any generation."""
@@ -109,6 +114,9 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         "vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
         "file_vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
         "skipped": pa.schema([("path", s), ("reason", s)]),
+        "commits": pa.schema([
+            ("id", s), ("time", i64), ("subject", s), ("files", pa.list_(s)), ("tokens", s),
+        ]),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
 
@@ -147,6 +155,9 @@ class Manifest(BaseModel):
     undocumented: bool = Field(default=False, description="definitions without a docstring "
                                "get vectors too, by path, name and signature (false in "
                                "indexes made before they did: the next run embeds them)")
+    history: str = Field(default="", description="the commit whose history the commits "
+                         "table holds ('' none)")
+    no_history: bool = Field(default=False, description="built with --no-history")
     walk: dict[str, Any] = Field(default_factory=dict,
                                  description="the walk options of the last run (reused)")
     created: float = Field(default_factory=time.time)
@@ -258,9 +269,18 @@ class Store:
         manifest = cls.read_manifest(index_dir)
         lancedb = import_lancedb()
         store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
-        for name in SNAPSHOT_TABLES:
+        for name in store.live_tables():
             store.table(name)  # fail now, with a clear message, if a table is damaged
         return store
+
+    def live_tables(self) -> list[str]:
+        """The snapshot tables this index has (an older index lacks OPTIONAL_TABLES)."""
+        versions = self.manifest.versions
+        return [n for n in SNAPSHOT_TABLES
+                if n not in OPTIONAL_TABLES or n in versions or not versions]
+
+    def has_table(self, name: str) -> bool:
+        return name in self.live_tables()
 
     @classmethod
     def create(cls, index_dir: Path, *, root: Path, model: str, dim: int, rebuild: bool) -> Store:
@@ -394,7 +414,7 @@ class Store:
         it; IndexCorrupt names the first table that cannot be read. Opening a table reads
         only its metadata, so a truncated or deleted data file shows only here (or in the
         query that needs it)."""
-        for name in SNAPSHOT_TABLES:
+        for name in self.live_tables():
             table = self.table(name)
             try:
                 data = table.to_arrow()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -31,6 +32,7 @@ from retrieval.evaluate import Evaluator
 from retrieval.grains import read_lines
 from retrieval.hybrid import HybridSearcher, PathFilter
 from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+from retrieval.query import analyze
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
 
@@ -52,6 +54,11 @@ file's summary or its closest definition) beside the other two (RESULTS-eval.md 
 15: with every definition embedded it ranks the fixed file in its top 10 for 79 % of the
 dev tasks)."""
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
+HISTORY_WEIGHT = 0.5
+"""The weight of the ranking of files by the past commits whose messages match the
+question (`files_by_history`), beside the other three (RESULTS-eval.md section 17). It
+only reorders files the other rankings found: what a commit message matches is a hint
+about a file, not evidence of what its code does."""
 
 
 def estimate_tokens(text: str) -> int:
@@ -93,6 +100,11 @@ class FileResult(BaseModel):
     closeness_rank: int | None = Field(default=None, description=(
         "its place (0 first) among the files closest to the question in meaning, when "
         "among the first few"))
+    history_rank: int | None = Field(default=None, description=(
+        "its place (0 first) among the files changed by the past commits whose messages "
+        "match the question best, when among the first few"))
+    commits: list[str] = Field(default_factory=list, description=(
+        "the best of those commits that changed it: short hash and subject"))
 
 
 class AskResult(BaseModel):
@@ -117,16 +129,20 @@ def rank_score(item: ContextItem) -> float:
 
 
 def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = (),
-           by_closeness: Sequence[tuple[str, dict]] = ()) -> list[FileResult]:
+           by_closeness: Sequence[tuple[str, dict]] = (),
+           by_history: Sequence[tuple[str, list[dict]]] = ()) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
-    whole-file word ranking (`WORDS_WEIGHT`) and the ranking by closeness in meaning
-    (`CLOSENESS_WEIGHT`); a file only those rankings found is listed with relevance 0 and
-    its chunk's citation (the best for the words, else its closest definition's)."""
+    whole-file word ranking (`WORDS_WEIGHT`), the ranking by closeness in meaning
+    (`CLOSENESS_WEIGHT`) and the ranking by past commits (`HISTORY_WEIGHT`, for files
+    already listed); a file only the word or closeness ranking found is listed with
+    relevance 0 and its chunk's citation (the best for the words, else its closest
+    definition's)."""
     evaluated = _evaluated_files(items)
     if not by_words and not by_closeness:
         return evaluated
     words = {path: i for i, (path, _) in enumerate(by_words)}
     close = {path: i for i, (path, _) in enumerate(by_closeness)}
+    history = {path: (i, commits) for i, (path, commits) in enumerate(by_history)}
     place = {f.path: 1 / (1 + i) for i, f in enumerate(evaluated)}
     out = [f.model_copy(update={"words_rank": words.get(f.path),
                                 "closeness_rank": close.get(f.path)}) for f in evaluated]
@@ -136,10 +152,16 @@ def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = (),
             path=path, relevance=0.0, score=0.0, words_rank=words.get(path),
             closeness_rank=close.get(path), reason=reason,
             citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
-    for f in out:
+    for i, f in enumerate(out):
+        if f.path in history:
+            rank, commits = history[f.path]
+            out[i] = f = f.model_copy(update={
+                "history_rank": rank,
+                "commits": [f"{c['id'][:12]} {c['subject']}" for c in commits[:2]]})
         place[f.path] = place.get(f.path, 0.0) + sum(
             weight / (1 + rank) for weight, rank in ((WORDS_WEIGHT, f.words_rank),
-                                                     (CLOSENESS_WEIGHT, f.closeness_rank))
+                                                     (CLOSENESS_WEIGHT, f.closeness_rank),
+                                                     (HISTORY_WEIGHT, f.history_rank))
             if rank is not None)
     out.sort(key=lambda f: (-place[f.path], f.path))
     return out
@@ -203,7 +225,14 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         with_trace: bool = True) -> AskResult:
     if not question.strip():
         raise InvalidQuery("the question is empty")
-    result = run_loop(searcher, question, config=loop, evaluator=evaluator)
+    config = loop or LoopConfig()
+    keep = PathFilter(config.include, config.exclude)
+    # The history's ranking needs only the question: it runs while the loop does.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        history = pool.submit(searcher.files_by_history, analyze(question), keep=keep,
+                              languages=config.languages)
+        result = run_loop(searcher, question, config=loop, evaluator=evaluator)
+        by_history = history.result()
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     limit = budget if budget is not None else 8000
     widened = _widen(searcher, items, max_lines=120)
@@ -227,13 +256,11 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
                                        stale=it.hit.stale, tokens=cost))
         else:
             rest.append((it, start, end, symbol, kind, signature))
-    config = loop or LoopConfig()
-    keep = PathFilter(config.include, config.exclude)
     by_words = searcher.files_by_words(result.analysis, keep=keep,
                                        languages=config.languages)
     by_closeness = searcher.files_by_closeness(result.analysis, keep=keep,
                                                languages=config.languages)
-    files = _files(items, by_words, by_closeness)
+    files = _files(items, by_words, by_closeness, by_history)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}
     # Signature lines: (path, start, end, symbol, kind, relevance, reason, line, stale).

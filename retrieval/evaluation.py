@@ -40,6 +40,7 @@ Invariants:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import statistics
 import time
@@ -50,6 +51,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from indexer.build import IndexConfig, build_index
+from indexer.commits import HistorySource
 from indexer.embed import Embedder
 from indexer.errors import EvalError
 from indexer.languages import CODE_LANGUAGES, language_for
@@ -373,8 +375,10 @@ class MethodRunner:
         self.bm25 = _BM25Corpus(bm25_suffixes)
         self._warm = False
 
-    def prepare(self, files: Mapping[str, str], methods: Sequence[Method]) -> dict[str, float]:
-        """Index what the methods need; seconds per index kind."""
+    def prepare(self, files: Mapping[str, str], methods: Sequence[Method],
+                history: HistorySource | None = None) -> dict[str, float]:
+        """Index what the methods need, with `history` as the commits before the tree
+        (the tree is an export: its own history is the clone's); seconds per index kind."""
         seconds: dict[str, float] = {}
         if "bm25" in methods:
             t = time.perf_counter()
@@ -384,7 +388,8 @@ class MethodRunner:
             t = time.perf_counter()
             build_index(self.tree, index_dir=self.index_dir, embedder=self.embedder,
                         config=IndexConfig(embed=self.embed, embed_chunks=self.embed_chunks,
-                                           workers=self.workers),
+                                           workers=self.workers, history_source=history,
+                                           history=history is not None),
                         progress=self.progress)
             seconds["dowse"] = time.perf_counter() - t
             self.store = Store.open(self.index_dir)
@@ -486,7 +491,8 @@ def indexed_instances(instances: Iterable[Instance], repos: Path, work: Path, *,
         for inst in todo:
             sync_tree(git_dir, inst.base_commit, home / "tree")
             build_index(home / "tree", index_dir=home / ".dowse-index", embedder=embedder,
-                        config=config)
+                        config=dataclasses.replace(
+                            config, history_source=HistorySource(git_dir, inst.base_commit)))
             yield inst, Store.open(home / ".dowse-index")
 
 
@@ -518,7 +524,8 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
             for inst in todo:
                 wanted = [m for m in methods if (inst.instance_id, m) not in done]
                 files = sync_tree(git_dir, inst.base_commit, home / "tree")
-                index_seconds = run.prepare(files, wanted)
+                index_seconds = run.prepare(files, wanted,
+                                            HistorySource(git_dir, inst.base_commit))
                 for method in wanted:
                     found, context, tokens, seconds = run.query(method, inst.problem_statement)
                     kind = "bm25" if method == "bm25" else "dowse"

@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.build import IndexConfig
+from indexer.commits import HistorySource
 from indexer.embed import Embedder
 from indexer.errors import EvalError
 from indexer.languages import CODE_LANGUAGES, language_for
@@ -123,7 +124,7 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
     progress("commits", 0, len(commits))
     for n, (commit, parent, message, changed) in enumerate(commits, 1):
         files = sync_tree(git_dir, parent, config.work / "tree")
-        run.prepare(files, methods)
+        run.prepare(files, methods, HistorySource(git_dir, parent))
         for method in methods:
             found, _, _, seconds = run.query(method, message)
             results.append(HistoryResult(

@@ -81,6 +81,10 @@ WORD_FILES = 10
 """Files `files_by_words` returns by default."""
 CLOSE_FILES = 10
 """Files `files_by_closeness` returns by default."""
+HISTORY_COMMITS = 50
+"""Commits `files_by_history` reads: those whose messages match the question best."""
+HISTORY_FILES = 10
+"""Files `files_by_history` returns by default."""
 CLOSE_MIN = 0.2
 """The least closeness of a file `files_by_closeness` returns: below it a file is not
 close in meaning (the evaluator's summary feature starts there), only among the nearest
@@ -359,6 +363,46 @@ class HybridSearcher(IndexLookups):
                 break
             k *= 4
         return out[:limit]
+
+    def files_by_history(self, analysis: QueryAnalysis, *,
+                         keep: Callable[[str], bool] = lambda p: True,
+                         languages: Sequence[str] = (), limit: int = HISTORY_FILES
+                         ) -> list[tuple[str, list[dict[str, Any]]]]:
+        """The files that the past commits whose messages match the question best changed
+        (`indexer.commits`): the HISTORY_COMMITS best commits by full-text score, each
+        adding its score over the square root of its file count to each indexed file it
+        changed. Tests and documentation only when the question is about them; (path,
+        the commits, best first), best first; none without a history."""
+        if not self.store.has_table("commits") or not self.store.manifest.history:
+            return []
+        tokens = [*_base_tokens(analysis), *_title_tokens(analysis)]
+        if not tokens:
+            return []
+        hits = (self.store.table("commits").search(" ".join(tokens), query_type="fts")
+                .select(["id", "subject", "files", "_score"]).limit(HISTORY_COMMITS)
+                .to_arrow().to_pylist())
+        indexed = self.file_stats()
+
+        def wanted(path: str) -> bool:
+            language = language_for(path)
+            return (path in indexed and keep(path)
+                    and (not languages or language in languages)
+                    and (analysis.mentions_tests or not is_test_path(path))
+                    and (analysis.mentions_docs or not is_documentation(path, language)))
+
+        total: dict[str, float] = {}
+        commits: dict[str, list[dict[str, Any]]] = {}
+        for hit in hits:
+            code = [p for p in hit["files"]
+                    if not is_test_path(p) and not is_documentation(p, language_for(p))]
+            share = float(hit["_score"]) / max(len(code), 1) ** 0.5
+            for path in hit["files"]:
+                if wanted(path):
+                    total[path] = total.get(path, 0.0) + share
+                    commits.setdefault(path, []).append(
+                        {"id": hit["id"], "subject": hit["subject"]})
+        ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
+        return [(p, commits[p]) for p in ranked]
 
     def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
                    keep: Callable[[str], bool] = lambda p: True,

@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from cli import cli
+from indexer.store import Store
 from retrieval.evaluation import (
     EvalConfig,
     EvalError,
@@ -156,7 +157,8 @@ def _config(tmp_path: Path, dataset: Path, **kw: object) -> EvalConfig:
     return EvalConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
-def test_swebench_predicts_every_method_and_resumes(tmp_path, dataset, fake_embedder):
+def test_swebench_predicts_every_method_and_resumes(tmp_path, shop, dataset, fake_embedder):
+    _, commits = shop
     seen: list[tuple[str, int, int]] = []
     config = _config(tmp_path, dataset)
     report = run_swebench(config, embedder=fake_embedder,
@@ -188,6 +190,10 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, dataset, fake_embe
     assert "retry_delays" not in (tree / "shop" / "payments.py").read_text()
     assert not (tree / "README.md").exists() and not (tree / ".dowse").exists()
     assert (tmp_path / "work" / "acme__shop" / ".dowse-index" / "manifest.json").is_file()
+    # Its history is the clone's up to that commit: never the fix's or a later commit.
+    store = Store.open(tmp_path / "work" / "acme__shop" / ".dowse-index")
+    assert store.manifest.history == commits[2]
+    assert {r["id"] for r in store.rows("commits", ["id"])} == set(commits[:3])
 
     before = config.out.read_text()
     again = run_swebench(config, embedder=fake_embedder)

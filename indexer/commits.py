@@ -1,0 +1,107 @@
+"""The repository's history as evidence: each commit's message and the files it changed.
+
+A bug report reads like the messages of the commits that fixed earlier bugs in the same
+code ("Fixed #30227 -- Fixed QuerySet.none() on combined queries" beside "QuerySet.none()
+on combined queries returns all results"), so the files of the commits whose messages
+match a question best are a ranking of their own, independent of the code's text
+(RESULTS-eval.md section 17). `dowse index` keeps one row per non-merge commit of the
+indexed commit's history that changed 1 to `MAX_FILES` files of a known language: its
+hash, time, subject, the token column of its whole message, and those files, as paths
+of the index (relative to the indexed root).
+
+Where the history comes from (`HistorySource`): by default the git repository the root
+lies in, at its HEAD; `dowse eval` names a clone and a commit instead, since the trees it
+indexes are exports without a `.git`. No repository, no git, or a repository without
+commits: no history, and nothing else changes.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from indexer.languages import language_for
+from indexer.tokens import token_text
+
+__all__ = ["MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve", "source_of"]
+
+MAX_FILES = 10
+"""A commit changing more files is a sweeping change (a rename, a reformatting, a
+vendored update): what its message says is about none of them in particular."""
+_MESSAGE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class HistorySource:
+    """A commit of a git repository, and where the indexed root lies inside it."""
+
+    git_dir: Path
+    commit: str
+    prefix: str = ""
+    """The root's path inside the repository, with a trailing slash ("" at the top)."""
+
+
+def _git(git_dir: Path, *args: str) -> str | None:
+    """git's output, or None when git is missing or the command fails."""
+    try:
+        done = subprocess.run(["git", "--git-dir", str(git_dir), "-c", "core.quotePath=false",
+                               *args], capture_output=True, check=False)
+    except OSError:
+        return None
+    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
+
+
+def source_of(root: Path) -> HistorySource | None:
+    """The repository `root` lies in, at its HEAD; None outside a repository with commits."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--absolute-git-dir", "--show-prefix",
+             "--verify", "-q", "HEAD"], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    lines = done.stdout.splitlines()
+    if done.returncode or len(lines) != 3:
+        return None
+    git_dir, prefix, head = lines
+    return HistorySource(Path(git_dir), head, prefix)
+
+
+def resolve(source: HistorySource) -> str | None:
+    """The full hash of the source's commit, or None when the repository lacks it."""
+    out = _git(source.git_dir, "rev-parse", "--verify", "-q", f"{source.commit}^{{commit}}")
+    return out.strip() if out else None
+
+
+def is_ancestor(source: HistorySource, older: str, newer: str) -> bool:
+    try:
+        done = subprocess.run(["git", "--git-dir", str(source.git_dir), "merge-base",
+                               "--is-ancestor", older, newer], capture_output=True,
+                              check=False)
+    except OSError:
+        return False
+    return done.returncode == 0
+
+
+def read_commits(source: HistorySource, head: str, since: str | None = None
+                 ) -> list[dict[str, Any]] | None:
+    """The rows of the non-merge commits reachable from `head` (not from `since`), newest
+    first; None when git cannot read them."""
+    span = f"{since}..{head}" if since else head
+    out = _git(source.git_dir, "log", "--no-merges", "--no-renames",
+               "--format=%x00%H%x01%ct%x01%B%x01", "--name-only", span)
+    if out is None:
+        return None
+    rows = []
+    for record in out.split("\x00")[1:]:
+        sha, when, message, names = (record.split("\x01") + ["", "", ""])[:4]
+        files = [n[len(source.prefix):] for n in names.splitlines()
+                 if n.startswith(source.prefix) and language_for(n)]
+        if not files or len(files) > MAX_FILES:
+            continue
+        message = message.strip()[:_MESSAGE_CHARS]
+        rows.append({"id": sha, "time": int(when or 0),
+                     "subject": message.split("\n", 1)[0][:200],
+                     "files": files, "tokens": token_text(message)})
+    return rows
