@@ -11,13 +11,15 @@ one line per instance (resumable): the gold files; `final`, the file ranking `as
 every evaluated chunk's relevance and fused retrieval score by file; the whole-file word
 ranking (40 files); the ranking by closeness in meaning (40, as `ask` fuses it: tests
 and docs only when asked for) and every file's closeness (the first 60, under `summary`);
-and the in-repository imports from and to the first 30 files.
+the ranking by past commits (40, `files_by_history`); and the in-repository imports from
+and to the first 30 files.
 
 `replay` ranks files again from those records: first as `ask` does (it must reproduce
 `final` exactly, or the records are stale), then with other weights — the evaluated
 ranking's mix of relevance and retrieval score, the multi-part bonus, the word ranking's
-weight and depth, the closeness ranking and import neighbours as further reciprocal-rank
-lists — printing Acc@1/3/5/10 (every gold file within the top k) and MRR for each.
+weight and depth, the closeness and history rankings' weights and depths, and import
+neighbours as a further reciprocal-rank list — printing Acc@1/3/5/10 (every gold file
+within the top k) and MRR for each.
 A file ranking change that does not move these numbers needs no full evaluation run.
 """
 
@@ -43,12 +45,18 @@ from indexer.store import Store, quote_list  # noqa: E402
 from retrieval.ask import (  # noqa: E402
     CLOSENESS_WEIGHT,
     FILE_RELEVANCE_WEIGHT,
+    HISTORY_WEIGHT,
     MIN_RELEVANCE,
     WORDS_WEIGHT,
     _files,
 )
 from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
-from retrieval.hybrid import CLOSE_FILES, WORD_FILES, HybridSearcher  # noqa: E402
+from retrieval.hybrid import (  # noqa: E402
+    CLOSE_FILES,
+    HISTORY_FILES,
+    WORD_FILES,
+    HybridSearcher,
+)
 from retrieval.loop import run_loop  # noqa: E402
 
 Record = dict[str, Any]
@@ -77,7 +85,9 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     by_words = searcher.files_by_words(result.analysis, limit=40)
     by_closeness = searcher.files_by_closeness(result.analysis, limit=40)
-    final = [f.path for f in _files(items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES])]
+    by_history = searcher.files_by_history(result.analysis, limit=40)
+    final = [f.path for f in _files(items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES],
+                                    by_history[:HISTORY_FILES])]
     seconds = time.perf_counter() - t
     cosines = searcher.question_cosines(inst.problem_statement)
     summary = [(p, round(sim, 4)) for p, sim in cosines.nearest(60)] if cosines else []
@@ -94,7 +104,8 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
                           if r["resolved"] and r["resolved"] != r["path"]})
     return {"instance_id": inst.instance_id, "gold": inst.gold_files, "final": final,
             "chunks": chunks, "words": [p for p, _ in by_words],
-            "close": [p for p, _ in by_closeness], "summary": summary,
+            "close": [p for p, _ in by_closeness], "history": [p for p, _ in by_history],
+            "summary": summary,
             "imports": imports, "seconds": round(seconds, 3)}
 
 
@@ -109,7 +120,8 @@ def _aside(path: str) -> bool:
 def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float = 1.0,
          bonus: float = 0.05, bonus_cap: float = 0.1, words_weight: float = WORDS_WEIGHT,
          words_depth: int = WORD_FILES, closeness_weight: float = CLOSENESS_WEIGHT,
-         closeness_depth: int = CLOSE_FILES,
+         closeness_depth: int = CLOSE_FILES, history_weight: float = HISTORY_WEIGHT,
+         history_depth: int = HISTORY_FILES,
          import_weight: float = 0.0, import_top: int = 3) -> list[str]:
     """Files best first: the evaluated files by relevance and retrieval score (as
     `ask`'s rank_score, a bonus per further relevant part), as reciprocal ranks, plus
@@ -130,6 +142,10 @@ def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float
                 else [p for p, _ in rec["summary"] if not _aside(p)])[:closeness_depth]
         for i, p in enumerate(near):
             place[p] = place.get(p, 0.0) + closeness_weight / (1 + i)
+    # As `ask`: the history only reorders the files the other rankings listed.
+    for i, p in enumerate(rec.get("history", [])[:history_depth]):
+        if p in place:
+            place[p] += history_weight / (1 + i)
     if import_weight:
         top = sorted(place, key=lambda p: (-place[p], p))[:import_top]
         lift: dict[str, float] = {}
@@ -176,6 +192,9 @@ def replay(args: argparse.Namespace) -> None:
         ("closeness ranking weight, depth", rank, [
             {"closeness_weight": w, "closeness_depth": d}
             for w, d in itertools.product((0.0, 0.1, 0.2, 0.3, 0.5), (5, 10, 20))]),
+        ("history ranking weight, depth", rank, [
+            {"history_weight": w, "history_depth": d}
+            for w, d in itertools.product((0.0, 0.2, 0.3, 0.5, 0.7, 1.0), (5, 10, 20))]),
         ("import neighbours weight, of the top", rank, [
             {"import_weight": w, "import_top": t}
             for w, t in itertools.product((0.05, 0.1, 0.2, 0.4), (1, 3, 5))]),
