@@ -306,7 +306,7 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
     lines += ["", "## Files", ""]
     for f in result.files[:15]:
         lines.append(f"- `{f.path}` (relevance {f.relevance:.2f}, rank score {f.score:.2f}): "
-                     f"{f.reason}")
+                     f"{f.reason}" + (f"; changed by {f.commits[0]}" if f.commits else ""))
     lines += ["", "## Context", ""]
     for b in result.context:
         what = f" {b.kind} `{b.symbol}`" if b.kind and b.symbol else ""

@@ -194,3 +194,12 @@ def test_ask_json_cites_the_commits_of_a_lifted_file(repo, fake_embedder, run):
     dates = next(f for f in out["files"] if f["path"] == "cal/dates.py")
     assert dates["history_rank"] == 0
     assert dates["commits"] == [f"{commits[1][:12]} Fixed parse_date crash on padded input"]
+
+
+def test_ask_markdown_names_the_past_change(repo, fake_embedder, run):
+    root, commits = repo
+    run("index", str(root), "--quiet", "--no-embed")
+    text = run("ask", "parse_date crashes on padded input", "--path", str(root)).output
+    line = next(x for x in text.splitlines() if x.startswith("- `cal/dates.py`"))
+    assert line.endswith(f"; changed by {commits[1][:12]} Fixed parse_date crash on padded "
+                         "input")
