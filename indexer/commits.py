@@ -25,11 +25,16 @@ from typing import Any
 from indexer.languages import language_for
 from indexer.tokens import token_text
 
-__all__ = ["MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve", "source_of"]
+__all__ = ["MAX_COMMITS", "MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve",
+           "source_of"]
 
 MAX_FILES = 10
 """A commit changing more files is a sweeping change (a rename, a reformatting, a
 vendored update): what its message says is about none of them in particular."""
+MAX_COMMITS = 100_000
+"""The most recent commits a first read goes through (django has 33k, sympy 60k; a
+kernel-sized history would take minutes and its oldest messages are about code long
+gone). Later runs add what came since, without a limit."""
 _MESSAGE_CHARS = 4000
 
 
@@ -88,9 +93,9 @@ def read_commits(source: HistorySource, head: str, since: str | None = None
                  ) -> list[dict[str, Any]] | None:
     """The rows of the non-merge commits reachable from `head` (not from `since`), newest
     first; None when git cannot read them."""
-    span = f"{since}..{head}" if since else head
+    span = [f"{since}..{head}"] if since else [f"--max-count={MAX_COMMITS}", head]
     out = _git(source.git_dir, "log", "--no-merges", "--no-renames",
-               "--format=%x00%H%x01%ct%x01%B%x01", "--name-only", span)
+               "--format=%x00%H%x01%ct%x01%B%x01", "--name-only", *span)
     if out is None:
         return None
     rows = []

@@ -203,3 +203,12 @@ def test_ask_markdown_names_the_past_change(repo, fake_embedder, run):
     line = next(x for x in text.splitlines() if x.startswith("- `cal/dates.py`"))
     assert line.endswith(f"; changed by {commits[1][:12]} Fixed parse_date crash on padded "
                          "input")
+
+
+def test_a_first_read_goes_back_at_most_max_commits(repo, monkeypatch):
+    root, commits = repo
+    monkeypatch.setattr("indexer.commits.MAX_COMMITS", 3)
+    source = source_of(root)
+    # The last three commits, of which one qualifies; a later read since one is unlimited.
+    assert [r["id"] for r in read_commits(source, commits[-1])] == [commits[2]]
+    assert len(read_commits(source, commits[-1], since=commits[0])) == 2
