@@ -242,8 +242,9 @@ class _Run:
         t = time.perf_counter()
         history = self._history()
         self._timed("history", t)
+        history_flag = self.store.manifest.no_history == self.cfg.history  # to be recorded
         if not (parsed or deleted or touched or skipped_changed or walk_changed
-                or self._needs_vectors() or drop_chunk_vectors or history):
+                or self._needs_vectors() or drop_chunk_vectors or history or history_flag):
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()

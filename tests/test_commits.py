@@ -108,6 +108,16 @@ def test_index_keeps_the_history_incrementally(repo, fake_embedder):
     assert Store.read_manifest(index_dir).history == "" and _rows(index_dir) == []
 
 
+def test_no_history_is_recorded_when_nothing_else_changed(tmp_path, fake_embedder):
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "a.py").write_text(DATES)
+    build_index(plain, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert not Store.read_manifest(plain / ".dowse").no_history
+    build_index(plain, config=IndexConfig(embed=False, history=False), embedder=fake_embedder)
+    assert Store.read_manifest(plain / ".dowse").no_history
+
+
 def test_a_named_source_and_no_repository(repo, tmp_path, fake_embedder):
     root, commits = repo
     plain = tmp_path / "plain"
