@@ -165,6 +165,20 @@ def git(root: Path, *args: str, day: int = 1) -> str:
                           capture_output=True, text=True).stdout
 
 
+def commit_files(root: Path, files: dict[str, str | None], message: str, day: int = 1) -> str:
+    """Write the files (None deletes one), commit everything with `git`; the commit's id."""
+    for path, text in files.items():
+        target = root / path
+        if text is None:
+            target.unlink()
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message, day=day)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
 @pytest.fixture
 def isolated_git(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No user or system git config, and no repository above tmp_path."""

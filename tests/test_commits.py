@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import git
+from conftest import commit_files, git
 
 from indexer.build import IndexConfig, build_index
 from indexer.commits import MAX_FILES, HistorySource, read_commits, source_of
@@ -22,35 +22,24 @@ DATES = "def parse_date(text):\n    return text\n"
 ZONES = "def to_zone(moment, zone):\n    return moment\n"
 
 
-def _commit(root: Path, files: dict[str, str | None], message: str, day: int) -> str:
-    for path, text in files.items():
-        target = root / path
-        if text is None:
-            target.unlink()
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", message, day=day)
-    return git(root, "rev-parse", "HEAD").strip()
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> tuple[Path, list[str]]:
     root = tmp_path / "repo"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     commits = [
-        _commit(root, {"cal/dates.py": DATES, "cal/zones.py": ZONES, "README.md": "# cal\n",
-                       ".gitignore": ".dowse/\n"}, "Start the calendar", 1),
-        _commit(root, {"cal/dates.py": DATES.replace("text\n", "text.strip()\n"),
-                       "tests/test_dates.py": "def test_parse():\n    pass\n"},
-                "Fixed parse_date crash on padded input\n\nLeading spaces broke it.", 2),
-        _commit(root, {"cal/zones.py": ZONES.replace("moment\n", "moment.astimezone(zone)\n")},
-                "to_zone: daylight saving offsets honoured", 3),
-        _commit(root, {f"gen/m{i}.py": "x = 1\n" for i in range(MAX_FILES + 1)},
-                "Regenerate the padded tables", 4),
-        _commit(root, {"notes.bin": "\x00"}, "Padded binary notes", 5),
+        commit_files(root, {"cal/dates.py": DATES, "cal/zones.py": ZONES,
+                            "README.md": "# cal\n", ".gitignore": ".dowse/\n"},
+                     "Start the calendar", 1),
+        commit_files(root, {"cal/dates.py": DATES.replace("text\n", "text.strip()\n"),
+                            "tests/test_dates.py": "def test_parse():\n    pass\n"},
+                     "Fixed parse_date crash on padded input\n\nLeading spaces broke it.", 2),
+        commit_files(root, {"cal/zones.py": ZONES.replace("moment\n",
+                                                          "moment.astimezone(zone)\n")},
+                     "to_zone: daylight saving offsets honoured", 3),
+        commit_files(root, {f"gen/m{i}.py": "x = 1\n" for i in range(MAX_FILES + 1)},
+                     "Regenerate the padded tables", 4),
+        commit_files(root, {"notes.bin": "\x00"}, "Padded binary notes", 5),
     ]
     return root, commits
 
@@ -88,7 +77,7 @@ def test_index_keeps_the_history_incrementally(repo, fake_embedder):
     assert Store.read_manifest(index_dir).history == commits[-1]
     assert {r["id"] for r in _rows(index_dir)} == set(commits[:3])
 
-    new = _commit(root, {"cal/zones.py": ZONES}, "Revert the daylight saving change", 6)
+    new = commit_files(root, {"cal/zones.py": ZONES}, "Revert the daylight saving change", 6)
     stats = build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert stats.parsed == 1 and Store.read_manifest(index_dir).history == new
     assert sorted(r["id"] for r in _rows(index_dir)) == sorted([*commits[:3], new])
@@ -163,7 +152,7 @@ def test_files_by_history_ranks_the_files_of_matching_commits(repo, fake_embedde
     about_tests = searcher.files_by_history(analyze("the tests for parse_date padded"))
     assert "tests/test_dates.py" in [p for p, _ in about_tests]
     # A file the index no longer has is not listed.
-    _commit(root, {"cal/dates.py": None}, "Drop dates", 8)
+    commit_files(root, {"cal/dates.py": None}, "Drop dates", 8)
     build_index(root, config=IndexConfig(embed=False, history=False), embedder=fake_embedder)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     searcher = HybridSearcher.open(root / ".dowse")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from conftest import commit_files, git
 
 from cli import cli
 from indexer.store import Store
@@ -81,46 +81,24 @@ def test_validate():
 '''
 
 
-def _git(repo: Path, *args: str, when: int = 0) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "GIT_AUTHOR_DATE": f"{1_700_000_000 + when} +0000",
-           "GIT_COMMITTER_DATE": f"{1_700_000_000 + when} +0000"}
-    return subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
-                          text=True, env=env).stdout.strip()
-
-
-def _commit(repo: Path, files: dict[str, str | None], message: str, when: int) -> str:
-    for path, text in files.items():
-        target = repo / path
-        if text is None:
-            target.unlink()
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text)
-    _git(repo, "add", "-A")
-    _git(repo, "commit", "-q", "-m", message, when=when)
-    return _git(repo, "rev-parse", "HEAD")
-
-
 @pytest.fixture
 def shop(tmp_path: Path) -> tuple[Path, list[str]]:
     """A clone named like the bench's (`<owner>__<name>`) with four commits."""
     repo = tmp_path / "repos" / "acme__shop"
     repo.mkdir(parents=True)
-    _git(repo, "init", "-q", "-b", "main")
+    git(repo, "init", "-q", "-b", "main")
     commits = [
-        _commit(repo, {"shop/__init__.py": "", "shop/auth.py": AUTH_V1,
-                       "shop/pricing.py": PRICING_V1, "tests/test_auth.py": TEST_AUTH,
-                       "README.md": "# shop\n\nA tiny shop.\n"}, "Start the shop", 0),
-        _commit(repo, {"shop/pricing.py": PRICING_V2, "shop/payments.py": PAYMENTS},
-                "Coupons: apply_coupon_discount in cart pricing", 10),
-        _commit(repo, {"shop/auth.py": AUTH_V1.replace("token[\"ttl\"] < now",
-                                                       "token[\"ttl\"] <= now"),
-                       "README.md": None},
-                "validate_token: a session token expires at its ttl", 20),
-        _commit(repo, {"shop/payments.py": PAYMENTS_V2},
-                "charge_card: retry_delays when the gateway is unavailable", 30),
+        commit_files(repo, {"shop/__init__.py": "", "shop/auth.py": AUTH_V1,
+                            "shop/pricing.py": PRICING_V1, "tests/test_auth.py": TEST_AUTH,
+                            "README.md": "# shop\n\nA tiny shop.\n"}, "Start the shop", day=1),
+        commit_files(repo, {"shop/pricing.py": PRICING_V2, "shop/payments.py": PAYMENTS},
+                     "Coupons: apply_coupon_discount in cart pricing", day=2),
+        commit_files(repo, {"shop/auth.py": AUTH_V1.replace("token[\"ttl\"] < now",
+                                                            "token[\"ttl\"] <= now"),
+                            "README.md": None},
+                     "validate_token: a session token expires at its ttl", day=3),
+        commit_files(repo, {"shop/payments.py": PAYMENTS_V2},
+                     "charge_card: retry_delays when the gateway is unavailable", day=4),
     ]
     return repo, commits
 
