@@ -373,8 +373,9 @@ class HybridSearcher(IndexLookups):
         adding its score over the square root of its file count to each indexed file it
         changed. Tests and documentation only when the question is about them; (path,
         the commits, best first), best first; none without a history."""
-        if not self.store.has_table("commits") or not self.store.manifest.history:
-            return []
+        if (not self.store.has_table("commits") or not self.store.manifest.history
+                or not self.store.count("commits")):
+            return []  # no history, or none of its commits qualified (nothing is indexed)
         tokens = [*_base_tokens(analysis), *_title_tokens(analysis)]
         if not tokens:
             return []

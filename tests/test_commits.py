@@ -204,6 +204,20 @@ def test_ask_markdown_names_the_past_change(repo, fake_embedder, run):
                          "input")
 
 
+def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fake_embedder,
+                                                                     run):
+    root = tmp_path / "big"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    head = commit_files(root, {f"m{i}.py": f"def f{i}():\n    return {i}\n"
+                               for i in range(MAX_FILES + 1)}, "Start with many modules", 1)
+    run("index", str(root), "--quiet", "--no-embed")
+    assert Store.read_manifest(root / ".dowse").history == head and _rows(root / ".dowse") == []
+    assert HybridSearcher.open(root / ".dowse").files_by_history(analyze("modules f3")) == []
+    out = json.loads(run("ask", "where is f3 defined?", "--path", str(root), "--json").output)
+    assert out["files"][0]["path"] == "m3.py"
+
+
 def test_a_first_read_goes_back_at_most_max_commits(repo, monkeypatch):
     root, commits = repo
     monkeypatch.setattr("indexer.commits.MAX_COMMITS", 3)
