@@ -17,7 +17,9 @@ Methods:
   (identifiers and their snake/camel sub-words) of every `.py` file (every code file in
   history mode); no dowse index involved.
 - `lexical`: hybrid search at file grain without an embedder (full-text, symbol, path).
-- `dense`: vector similarity only, files ranked by their best chunk (needs embeddings).
+- `dense`: vector similarity only (needs embeddings): with chunk vectors, files ranked by
+  their best chunk; with file vectors only (the default `--embed files`), by the
+  closeness of their summary or closest definition (`files_by_closeness`).
 - `hybrid`: hybrid search at file grain with the embedder (needs embeddings).
 - `ask`: the retrieval loop behind `dowse ask`, files in `AskResult.files` order.
 
@@ -87,9 +89,8 @@ __all__ = [
 
 Method = Literal["bm25", "lexical", "dense", "hybrid", "ask"]
 METHODS: tuple[Method, ...] = ("bm25", "lexical", "dense", "hybrid", "ask")
-_NEEDS_CHUNK_VECTORS = frozenset({"dense"})
-_NEEDS_VECTORS = frozenset({"hybrid"})
-"""`hybrid` is search with its dense evidence: chunk vectors or file vectors."""
+_NEEDS_VECTORS = frozenset({"dense", "hybrid"})
+"""Both run on chunk vectors or on file vectors."""
 KS = (1, 3, 5, 10)
 SUBSETS = ("all", "locagent274", "not_mentioned")
 BM25_K1 = 1.2
@@ -116,7 +117,7 @@ class EvalConfig(BaseModel):
         default=None, description="default: every method the index supports")
     budget: int = Field(default=4000, gt=0, description="context token budget")
     embed: bool = Field(default=True, description=(
-        "embed (hybrid needs file or chunk vectors, dense chunk vectors)"))
+        "embed (dense and hybrid need file or chunk vectors)"))
     embed_chunks: bool = Field(default=IndexConfig.embed_chunks,
                                description="chunk vectors, not only one per file summary "
                                            "(--embed all)")
@@ -256,21 +257,15 @@ def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
     return chosen
 
 
-def resolve_methods(requested: Sequence[Method] | None, embed: bool, embed_chunks: bool
-                    ) -> list[Method]:
+def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
     """The methods to run (default: every one the index's vectors support)."""
     def supported(m: Method) -> bool:
-        if m in _NEEDS_CHUNK_VECTORS:
-            return embed and embed_chunks
-        if m in _NEEDS_VECTORS:
-            return embed
-        return True
+        return embed or m not in _NEEDS_VECTORS
     if requested is None:
         return [m for m in METHODS if supported(m)]
-    if needy := [m for m in requested if m in _NEEDS_CHUNK_VECTORS and not supported(m)]:
-        raise EvalError(f"{', '.join(needy)} need chunk vectors; run with --embed all")
     if needy := [m for m in requested if not supported(m)]:
-        raise EvalError(f"{', '.join(needy)} needs vectors; run with --embed files or all")
+        verb = "need" if len(needy) > 1 else "needs"
+        raise EvalError(f"{', '.join(needy)} {verb} vectors; run with --embed files or all")
     return list(dict.fromkeys(requested))
 
 
@@ -433,6 +428,10 @@ class MethodRunner:
         vector = self.searcher.embed_query(text)
         if vector is None:
             raise EvalError(f"the index at {self.index_dir} has no vectors for dense search")
+        if not self.searcher.has_vectors:  # file vectors only
+            close = self.searcher.files_by_closeness(analyze(text), limit=self.found_limit)
+            context, tokens = _pack(_chunk_blocks(row for _, row in close), self.budget)
+            return [p for p, _ in close], context, tokens
         sims = self.searcher.dense(vector, max(60, self.found_limit * 4))
         rows = self.searcher.chunks_by_id(i for i, _ in sims)
         ranked = [rows[i] for i, _ in sims if i in rows]
@@ -505,7 +504,7 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     """
     dataset = load_dataset(config.dataset)
     chosen = _select(dataset, config)
-    methods = resolve_methods(config.methods, config.embed, config.embed_chunks)
+    methods = resolve_methods(config.methods, config.embed)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
     todo_all = [i for i in chosen if any((i.instance_id, m) not in done for m in methods)]
     repos = by_repository(todo_all, config.repos)  # every clone found first: fail early

@@ -111,7 +111,7 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
     """Query the tree at each recent commit's parent with the commit message; score
     Recall@k and MRR of the source files the commit modified."""
     git_dir = git_dir_of(config.repo)
-    methods = resolve_methods(config.methods, config.embed, config.embed_chunks)
+    methods = resolve_methods(config.methods, config.embed)
     commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
     if not commits:
         raise EvalError(f"no non-merge commit modifying source files in {config.repo}")

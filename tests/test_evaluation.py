@@ -188,13 +188,16 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
     files_only = _config(tmp_path, dataset, methods=None, embed=True,
                          instances=["acme__shop-2"], out=tmp_path / "files.jsonl")
     report = run_swebench(files_only, embedder=fake_embedder)
-    # The default scope has no chunk vectors: hybrid search runs on the file vectors.
-    assert report.methods == ["bm25", "lexical", "hybrid", "ask"]
-    hybrid = next(p for p in load_predictions(files_only.out) if p.method == "hybrid")
-    assert hybrid.found_files[0] == "shop/pricing.py"
-    with pytest.raises(EvalError, match="dense need chunk vectors; run with --embed all"):
-        run_swebench(files_only.model_copy(update={"methods": ["dense"]}),
-                     embedder=fake_embedder)
+    # The default scope has no chunk vectors: dense and hybrid run on the file vectors.
+    assert report.methods == ["bm25", "lexical", "dense", "hybrid", "ask"]
+    files_preds = {p.method: p for p in load_predictions(files_only.out)}
+    assert files_preds["hybrid"].found_files[0] == "shop/pricing.py"
+    dense = files_preds["dense"]
+    # By closeness alone (the fake embedder's), no tests or docs; its context is the
+    # closest definitions' chunks.
+    assert "shop/pricing.py" in dense.found_files and dense.tokens > 0
+    assert not any(p.startswith("tests/") or p.endswith(".md") for p in dense.found_files)
+    assert set(dense.context_files) <= set(dense.found_files)
     config = _config(tmp_path, dataset, methods=None, embed=True, embed_chunks=True,
                      instances=["acme__shop-2"])
     report = run_swebench(config, embedder=fake_embedder)
@@ -206,7 +209,7 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
 
 
 def test_configuration_errors(tmp_path, dataset, fake_embedder):
-    with pytest.raises(EvalError, match="dense need chunk vectors"):
+    with pytest.raises(EvalError, match="dense needs vectors; run with --embed files or all"):
         run_swebench(_config(tmp_path, dataset, methods=["dense"]), embedder=fake_embedder)
     with pytest.raises(EvalError, match="not in .*: nope-1"):
         run_swebench(_config(tmp_path, dataset, instances=["nope-1"]), embedder=fake_embedder)
@@ -342,7 +345,8 @@ def test_cli_history(tmp_path, shop, fake_embedder, run):
 @pytest.mark.parametrize("args, message", [
     (["--methods", "bm25,nope"], "unknown method(s) nope; choose from bm25, lexical, dense, "
                                  "hybrid, ask"),
-    (["--methods", "dense", "--no-embed"], "dense need chunk vectors; run with --embed all"),
+    (["--methods", "dense,hybrid", "--no-embed"],
+     "dense, hybrid need vectors; run with --embed files or all"),
     (["--methods", "hybrid", "--no-embed"],
      "hybrid needs vectors; run with --embed files or all"),
     (["--repo", "acme/other"], "no instance of acme/other in "),
