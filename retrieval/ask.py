@@ -5,7 +5,10 @@ retrieval evidence (`rank_score`, a little more for several relevant parts), fus
 reciprocal rank with the files whose chunks match the question's words best taken
 together (`HybridSearcher.files_by_words`, close to a whole-file BM25; `WORDS_WEIGHT`).
 A file only the word ranking found (none of its parts was scored relevant) is listed
-too, with relevance 0, and gets a signature line in the context.
+too, with relevance 0, and gets a signature line in the context. The ranking by
+closeness in meaning joins the fusion the same way (`CLOSENESS_WEIGHT`), and the
+ranking by the past commits whose messages match the question (`HISTORY_WEIGHT`)
+reorders the files listed, never adding one.
 
 Packing: context items (relevance >= 0.2, best first) are widened to their whole
 enclosing definition when it is small enough, overlapping ranges are merged, and whole
