@@ -116,6 +116,24 @@ def _title_tokens(analysis: QueryAnalysis) -> list[str]:
     return [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
 
 
+def _file_query(analysis: QueryAnalysis) -> list[str]:
+    """The full-text query of the whole-file rankings: the question's tokens, the title's
+    once more."""
+    return [*_base_tokens(analysis), *_title_tokens(analysis)]
+
+
+def _wanted_files(analysis: QueryAnalysis, keep: Callable[[str], bool],
+                  languages: Sequence[str]) -> Callable[[str], bool]:
+    """Whether a whole-file ranking lists a file: kept by `keep`, in `languages` (all when
+    empty), and a test or documentation only when the question is about them."""
+    def wanted(path: str) -> bool:
+        language = language_for(path)
+        return (keep(path) and (not languages or language in languages)
+                and (analysis.mentions_tests or not is_test_path(path))
+                and (analysis.mentions_docs or not is_documentation(path, language)))
+    return wanted
+
+
 class PathFilter:
     """Include/exclude globs with gitignore syntax (`tests/`, `*.md`, `src/**/x.py`)."""
 
@@ -311,7 +329,7 @@ class HybridSearcher(IndexLookups):
         chunks, summed (close to a whole-file BM25). Tests and documentation only when
         the question is about them. (path, its best chunk), best first."""
         where = f"language IN ({quote_list(languages)})" if languages else None
-        tokens = [*_base_tokens(analysis), *_title_tokens(analysis)]
+        tokens = _file_query(analysis)
         scores: dict[str, list[float]] = {}
         best: dict[str, dict[str, Any]] = {}
         for row, score in self.lexical(tokens, WORD_FILE_POOL, where):
@@ -339,13 +357,7 @@ class HybridSearcher(IndexLookups):
         cosines = self.question_cosines(analysis.text)
         if cosines is None:
             return []
-
-        def wanted(path: str) -> bool:
-            language = language_for(path)
-            return (keep(path) and (not languages or language in languages)
-                    and (analysis.mentions_tests or not is_test_path(path))
-                    and (analysis.mentions_docs or not is_documentation(path, language)))
-
+        wanted = _wanted_files(analysis, keep, languages)
         # The nearest 4 x limit files first, more while too few of them are wanted (or
         # have a chunk to cite: an empty file has none).
         out: list[tuple[str, dict[str, Any]]] = []
@@ -376,21 +388,14 @@ class HybridSearcher(IndexLookups):
         if (not self.store.has_table("commits") or not self.store.manifest.history
                 or not self.store.count("commits")):
             return []  # no history, or none of its commits qualified (nothing is indexed)
-        tokens = [*_base_tokens(analysis), *_title_tokens(analysis)]
+        tokens = _file_query(analysis)
         if not tokens:
             return []
         hits = (self.store.table("commits").search(" ".join(tokens), query_type="fts")
                 .select(["id", "subject", "files", "_score"]).limit(HISTORY_COMMITS)
                 .to_arrow().to_pylist())
         indexed = self.file_stats()
-
-        def wanted(path: str) -> bool:
-            language = language_for(path)
-            return (path in indexed and keep(path)
-                    and (not languages or language in languages)
-                    and (analysis.mentions_tests or not is_test_path(path))
-                    and (analysis.mentions_docs or not is_documentation(path, language)))
-
+        wanted = _wanted_files(analysis, lambda p: p in indexed and keep(p), languages)
         total: dict[str, float] = {}
         commits: dict[str, list[dict[str, Any]]] = {}
         for hit in hits:
