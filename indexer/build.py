@@ -28,7 +28,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from indexer.chunk import ChunkConfig
-from indexer.commits import HistorySource, is_ancestor, read_commits, resolve, source_of
+from indexer.commits import HistorySource, source_of
+from indexer.commits import update as update_history
 from indexer.embed import Embedder
 from indexer.errors import DowseError, IndexWriteError, InvalidPath
 from indexer.extract import (
@@ -240,7 +241,8 @@ class _Run:
         drop_chunk_vectors = (self.cfg.embed and not self.cfg.embed_chunks
                               and self.store.count("vectors") > 0)
         t = time.perf_counter()
-        history = self._history()
+        source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
+        history = update_history(self.store.manifest.history, source)
         self._timed("history", t)
         history_flag = self.store.manifest.no_history == self.cfg.history  # to be recorded
         if not (parsed or deleted or touched or skipped_changed or walk_changed
@@ -298,24 +300,6 @@ class _Run:
                 self.store.commit(embedded=True, no_embed=False)
         self.store.cleanup()
         return self._stats(len(live), stats, embedded=embedded, reused=reused)
-
-    def _history(self) -> tuple[str, list[dict[str, Any]], bool] | None:
-        """What the commits table needs: (the commit read up to, rows, whether they
-        replace the table rather than add to it); None when it holds what it should.
-        A descendant of the commit read last adds only the commits since; any other
-        commit (a checkout of an older one, a rewritten branch) reads it all again."""
-        have = self.store.manifest.history
-        source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
-        head = resolve(source) if source is not None else None
-        if source is None or head is None:
-            return ("", [], True) if have else None  # no history (any more)
-        if head == have:
-            return None
-        since = have if have and is_ancestor(source, have, head) else None
-        rows = read_commits(source, head, since)
-        if rows is None:
-            return None  # git failed: keep what the table holds
-        return head, rows, since is None
 
     # -- reading and parsing -----------------------------------------------------------
 

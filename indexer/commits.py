@@ -26,7 +26,7 @@ from indexer.languages import language_for
 from indexer.tokens import token_text
 
 __all__ = ["MAX_COMMITS", "MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve",
-           "source_of"]
+           "source_of", "update"]
 
 MAX_FILES = 10
 """A commit changing more files is a sweeping change (a rename, a reformatting, a
@@ -48,26 +48,28 @@ class HistorySource:
     """The root's path inside the repository, with a trailing slash ("" at the top)."""
 
 
-def _git(git_dir: Path, *args: str) -> str | None:
-    """git's output, or None when git is missing or the command fails."""
+def _run(*args: str) -> subprocess.CompletedProcess[bytes] | None:
+    """git's finished process, or None when git is missing."""
     try:
-        done = subprocess.run(["git", "--git-dir", str(git_dir), "-c", "core.quotePath=false",
-                               *args], capture_output=True, check=False)
+        return subprocess.run(["git", *args], capture_output=True, check=False)
     except OSError:
         return None
-    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else None
+
+
+def _git(git_dir: Path, *args: str) -> str | None:
+    """git's output, or None when git is missing or the command fails."""
+    done = _run("--git-dir", str(git_dir), "-c", "core.quotePath=false", *args)
+    if done is None or done.returncode:
+        return None
+    return done.stdout.decode("utf-8", errors="replace")
 
 
 def source_of(root: Path) -> HistorySource | None:
     """The repository `root` lies in, at its HEAD; None outside a repository with commits."""
-    try:
-        done = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "--absolute-git-dir", "--show-prefix",
-             "--verify", "-q", "HEAD"], capture_output=True, text=True, check=False)
-    except OSError:
-        return None
-    lines = done.stdout.splitlines()
-    if done.returncode or len(lines) != 3:
+    done = _run("-C", str(root), "rev-parse", "--absolute-git-dir", "--show-prefix",
+                "--verify", "-q", "HEAD")
+    lines = done.stdout.decode("utf-8", errors="replace").splitlines() if done else []
+    if done is None or done.returncode or len(lines) != 3:
         return None
     git_dir, prefix, head = lines
     return HistorySource(Path(git_dir), head, prefix)
@@ -80,13 +82,8 @@ def resolve(source: HistorySource) -> str | None:
 
 
 def is_ancestor(source: HistorySource, older: str, newer: str) -> bool:
-    try:
-        done = subprocess.run(["git", "--git-dir", str(source.git_dir), "merge-base",
-                               "--is-ancestor", older, newer], capture_output=True,
-                              check=False)
-    except OSError:
-        return False
-    return done.returncode == 0
+    done = _run("--git-dir", str(source.git_dir), "merge-base", "--is-ancestor", older, newer)
+    return done is not None and done.returncode == 0
 
 
 def read_commits(source: HistorySource, head: str, since: str | None = None
@@ -110,3 +107,23 @@ def read_commits(source: HistorySource, head: str, since: str | None = None
                      "subject": message.split("\n", 1)[0][:200],
                      "files": files, "tokens": token_text(message)})
     return rows
+
+
+def update(have: str, source: HistorySource | None
+           ) -> tuple[str, list[dict[str, Any]], bool] | None:
+    """What a commits table read up to `have` ('' none) needs to hold `source`'s history
+    (None: no history): (the commit read up to, rows, whether they replace the table
+    rather than add to it), or None when it holds what it should. A descendant of the
+    commit read last adds only the commits since; any other commit (a checkout of an
+    older one, a rewritten branch) reads it all again."""
+    head = resolve(source) if source is not None else None
+    if source is None or head is None:
+        return ("", [], True) if have else None  # no history (any more)
+    if head == have:
+        return None
+    since = have if have and is_ancestor(source, have, head) else None
+    rows = read_commits(source, head, since)
+    if rows is None:
+        return None  # git failed: keep what the table holds
+    return head, rows, since is None
+
