@@ -32,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from indexer.store import Store  # noqa: E402
-from retrieval.hybrid import HybridSearcher, question_vector  # noqa: E402
+from retrieval.hybrid import HybridSearcher  # noqa: E402
+from retrieval.query import question_vector  # noqa: E402
 
 
 def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,

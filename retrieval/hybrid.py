@@ -32,11 +32,18 @@ import pathspec
 from indexer.embed import Embedder, embedder_for_model
 from indexer.languages import is_documentation, is_test_path, language_for
 from indexer.store import Store, quote_list
-from indexer.tokens import tokenize, variants
 from retrieval.file_vectors import FileCosines, FileVectors
 from retrieval.grains import to_hits
 from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
-from retrieval.query import QueryAnalysis, analyze, compact_paths
+from retrieval.query import (
+    QUERY_NOISE,
+    QueryAnalysis,
+    analyze,
+    base_tokens,
+    file_query,
+    question_vector,
+    title_tokens,
+)
 from retrieval.records import Hit, SearchOptions
 
 __all__ = ["Candidate", "HybridSearcher", "PathFilter"]
@@ -64,10 +71,6 @@ DOC_FACTOR = 0.7
 """Documentation (text, and example or tutorial scripts) ranks lower unless the query is
 about docs: a question about behaviour is answered by the code that implements it, and
 prose and examples repeat the words of every question."""
-TITLE_WEIGHT = 0.3
-"""The first line's share of a long question's vector (RESULTS-eval.md section 10); its
-words are also searched twice in the full-text query."""
-TITLE_MIN_WORDS = 3
 
 FILE_MATRIX_ROWS = 100_000
 """Up to this many file summary and definition vectors are scanned in memory (100k x 384
@@ -90,36 +93,6 @@ CLOSE_MIN = 0.2
 close in meaning (the evaluator's summary feature starts there), only among the nearest
 of a small repository. (On the dev split the 10th file is always closer, so a floor of up
 to 0.35 leaves every ranking as it was: RESULTS-eval.md section 15.)"""
-
-
-def _title(text: str) -> str | None:
-    """The first line of a question of several lines, when it says something alone."""
-    first, _, rest = text.strip().partition("\n")
-    first = first.strip()
-    return first if rest.strip() and len(first.split()) >= TITLE_MIN_WORDS else None
-
-
-def _base_tokens(analysis: QueryAnalysis) -> list[str]:
-    """The full-text query of a question: its tokens and its plain words' variants."""
-    plain = [v for t in analysis.terms for v in variants(t)]
-    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
-            if t not in _QUERY_NOISE]
-
-
-def _title_tokens(analysis: QueryAnalysis) -> list[str]:
-    """A long question's first line's tokens, to be searched once more each: BM25 adds up
-    repeated query terms, so they weigh twice what the body's do (RESULTS-eval.md
-    section 10)."""
-    title = _title(analysis.text)
-    if not title:
-        return []
-    return [t for t in dict.fromkeys(tokenize(title)) if t not in _QUERY_NOISE]
-
-
-def _file_query(analysis: QueryAnalysis) -> list[str]:
-    """The full-text query of the whole-file rankings: the question's tokens, the title's
-    once more."""
-    return [*_base_tokens(analysis), *_title_tokens(analysis)]
 
 
 def _wanted_files(analysis: QueryAnalysis, keep: Callable[[str], bool],
@@ -329,7 +302,7 @@ class HybridSearcher(IndexLookups):
         chunks, summed (close to a whole-file BM25). Tests and documentation only when
         the question is about them. (path, its best chunk), best first."""
         where = f"language IN ({quote_list(languages)})" if languages else None
-        tokens = _file_query(analysis)
+        tokens = file_query(analysis)
         scores: dict[str, list[float]] = {}
         best: dict[str, dict[str, Any]] = {}
         for row, score in self.lexical(tokens, WORD_FILE_POOL, where):
@@ -388,7 +361,7 @@ class HybridSearcher(IndexLookups):
         if (not self.store.has_table("commits") or not self.store.manifest.history
                 or not self.store.count("commits")):
             return []  # no history, or none of its commits qualified (nothing is indexed)
-        tokens = _file_query(analysis)
+        tokens = file_query(analysis)
         if not tokens:
             return []
         hits = (self.store.table("commits").search(" ".join(tokens), query_type="fts")
@@ -435,10 +408,10 @@ class HybridSearcher(IndexLookups):
                 cand = cands[row["id"]] = Candidate(row)
             return cand
 
-        base = _base_tokens(analysis)
+        base = base_tokens(analysis)
         tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens
-                                              if t not in _QUERY_NOISE)]))
-        tokens += _title_tokens(analysis)
+                                              if t not in QUERY_NOISE)]))
+        tokens += title_tokens(analysis)
         # Embedding the query and the vector scan overlap the full-text search (both
         # release the GIL).
         if "dense" not in memo:
@@ -627,24 +600,4 @@ class HybridSearcher(IndexLookups):
         stale = self.stale_paths(h.path for h in hits)
         return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
 
-def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
-                    title: bool = True) -> np.ndarray:
-    """A question's unit vector as search embeds it: with its absolute paths cut short
-    (`compact_paths`: a traceback's home and virtualenv prefixes would take much of the
-    256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
-    embedder's query graph when it has one (`OnnxEmbedder.embed_queries`). `compact`
-    and `title` off are for benchmarks/summary_rank.py's comparisons."""
-    body = compact_paths(text) if compact else text
-    first = _title(body) if title else None
-    embed = getattr(embedder, "embed_queries", embedder.embed)
-    # One call each: a batch pads the short title to the question's length.
-    vectors = np.asarray([embed([t])[0] for t in (body, first) if t], dtype=np.float64)
-    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    blended = vectors[0] if first is None else (
-        (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
-    return blended / max(float(np.linalg.norm(blended)), 1e-12)  # type: ignore[no-any-return]
-
-
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")
-
-_QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})

@@ -4,18 +4,27 @@ The analysis is purely lexical and deterministic. It extracts what a developer w
 search for by hand (identifiers, quoted strings, file paths, stack-trace frames, plain
 terms) and decides how much the query should lean on exact matching versus meaning:
 identifier-like, quoted, path-like or traceback text leans lexical; plain language leans
-dense.
+dense. From it come the queries search runs: the full-text tokens (`base_tokens`, the
+title's once more for whole-file rankings, `file_query`) and the question's vector
+(`question_vector`: paths cut short, the title blended in).
 """
 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.tokens import split_identifier
+from indexer.tokens import split_identifier, tokenize, variants
 
-__all__ = ["BUILTIN_CALLS", "QueryAnalysis", "analyze", "compact_paths"]
+if TYPE_CHECKING:
+    from indexer.embed import Embedder
+
+__all__ = ["BUILTIN_CALLS", "QUERY_NOISE", "TITLE_MIN_WORDS", "TITLE_WEIGHT", "QueryAnalysis",
+           "analyze", "base_tokens", "compact_paths", "file_query", "question_vector",
+           "title_of", "title_tokens"]
 
 
 _PATH = re.compile(r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
@@ -204,3 +213,61 @@ def analyze(text: str) -> QueryAnalysis:
     return QueryAnalysis(text=text, identifiers=identifiers, quoted=quoted, paths=paths,
                          frames=frames, modules=modules, terms=terms,
                          lexical_weight=lexical_weight)
+
+
+# -- the queries made of a question ------------------------------------------------------
+
+TITLE_WEIGHT = 0.3
+"""The first line's share of a long question's vector (RESULTS-eval.md section 10); its
+words are also searched twice in the full-text query."""
+TITLE_MIN_WORDS = 3
+QUERY_NOISE = frozenset({"the", "a", "an", "of", "to", "in", "is", "and", "or", "for"})
+"""Words the full-text query leaves out."""
+
+
+def title_of(text: str) -> str | None:
+    """The first line of a question of several lines, when it says something alone."""
+    first, _, rest = text.strip().partition("\n")
+    first = first.strip()
+    return first if rest.strip() and len(first.split()) >= TITLE_MIN_WORDS else None
+
+
+def base_tokens(analysis: QueryAnalysis) -> list[str]:
+    """The full-text query of a question: its tokens and its plain words' variants."""
+    plain = [v for t in analysis.terms for v in variants(t)]
+    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
+            if t not in QUERY_NOISE]
+
+
+def title_tokens(analysis: QueryAnalysis) -> list[str]:
+    """A long question's first line's tokens, to be searched once more each: BM25 adds up
+    repeated query terms, so they weigh twice what the body's do (RESULTS-eval.md
+    section 10)."""
+    title = title_of(analysis.text)
+    if not title:
+        return []
+    return [t for t in dict.fromkeys(tokenize(title)) if t not in QUERY_NOISE]
+
+
+def file_query(analysis: QueryAnalysis) -> list[str]:
+    """The full-text query of the whole-file rankings: the question's tokens, the title's
+    once more."""
+    return [*base_tokens(analysis), *title_tokens(analysis)]
+
+
+def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
+                    title: bool = True) -> np.ndarray:
+    """A question's unit vector as search embeds it: with its absolute paths cut short
+    (`compact_paths`: a traceback's home and virtualenv prefixes would take much of the
+    256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
+    embedder's query graph when it has one (`OnnxEmbedder.embed_queries`). `compact`
+    and `title` off are for benchmarks/summary_rank.py's comparisons."""
+    body = compact_paths(text) if compact else text
+    first = title_of(body) if title else None
+    embed = getattr(embedder, "embed_queries", embedder.embed)
+    # One call each: a batch pads the short title to the question's length.
+    vectors = np.asarray([embed([t])[0] for t in (body, first) if t], dtype=np.float64)
+    vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+    blended = vectors[0] if first is None else (
+        (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
+    return blended / max(float(np.linalg.norm(blended)), 1e-12)  # type: ignore[no-any-return]
