@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from cli_common import (
+from dowse.cli_common import (
     echo_json,
     embed_options,
     fail,
@@ -26,7 +26,7 @@ from cli_common import (
     root_arg,
     seam,
 )
-from cli_eval import eval_group
+from dowse.cli_eval import eval_group
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -75,7 +75,7 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
         dowse index ~/src/django
         dowse index . --embed files --exclude 'docs/'
     """
-    from indexer.build import (
+    from dowse.indexer.build import (
         IndexConfig,
         build_index,
         default_index_dir,
@@ -83,7 +83,7 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
         resolve_history,
         resolve_walk_config,
     )
-    from indexer.embed import get_embedder
+    from dowse.indexer.embed import get_embedder
 
     root = root_arg(path)
     target = index_dir.resolve() if index_dir else default_index_dir(root)
@@ -127,7 +127,7 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
         dowse status
         dowse status --skipped
     """
-    from indexer.status import index_status
+    from dowse.indexer.status import index_status
 
     root = root_arg(path)
     report = index_status(locate(root, index_dir), with_skipped=skipped)
@@ -160,9 +160,9 @@ def search(query: str, path: str, index_dir: Path | None, limit: int, grain: str
     Example:
         dowse search "parse_file timeout" --grain symbol --exclude 'tests/'
     """
-    from retrieval.hybrid import HybridSearcher
-    from retrieval.records import SearchOptions
-    from retrieval.render import render_hits
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.records import SearchOptions
+    from dowse.retrieval.render import render_hits
 
     options = SearchOptions(limit=limit, grain=grain, include=list(include),  # type: ignore[arg-type]
                             exclude=list(exclude), languages=list(languages), kinds=list(kinds))
@@ -189,8 +189,8 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
         dowse symbol build_index
         dowse symbol Store.open
     """
-    from indexer.store import Store
-    from retrieval.symbols import find_symbols
+    from dowse.indexer.store import Store
+    from dowse.retrieval.symbols import find_symbols
 
     store = Store.open(locate(root_arg(path), index_dir))
     found = find_symbols(store, name, limit=limit)
@@ -246,9 +246,9 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
         dowse ask "how does authentication work?" --budget 4000
         dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
-    from explore.handoff import investigate, render_report
-    from retrieval.hybrid import HybridSearcher
-    from retrieval.loop import LoopConfig
+    from dowse.explore.handoff import investigate, render_report
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.loop import LoopConfig
 
     if not question.strip():
         raise fail("the question is empty")
@@ -258,7 +258,7 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
     # --evaluator llm: the only place the environment is read for it (the program's edge).
     evaluator = None
     if evaluator_name == "llm":
-        from retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
+        from dowse.retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
 
         llm_config = LLMEvaluatorConfig.from_env(os.environ)
         if llm_config is None:
@@ -266,7 +266,7 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
                         "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)")
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
     if output_format == "agent":
-        from server import ask_for_agent
+        from dowse.server.app import ask_for_agent
 
         answer = ask_for_agent(locate(root_arg(path), index_dir), question, max_tokens=budget,
                                include=include, exclude=exclude, evaluator=evaluator)
@@ -311,8 +311,8 @@ def explore_cmd(path: str, focus: str | None, depth: str, deepen: bool, budget: 
         dowse explore src/auth --focus "how are tokens refreshed?" --depth deep
         dowse explore . --depth deep --budget 3000 --json
     """
-    from explore.render import fit_budget, render_markdown
-    from explore.run import explore
+    from dowse.explore.render import fit_budget, render_markdown
+    from dowse.explore.run import explore
 
     if focus is not None and not focus.strip():
         raise fail("the focus is empty")
@@ -350,8 +350,8 @@ def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embed
         dowse serve ~/src/api ~/src/web
         claude mcp add dowse -- dowse serve ~/src/api
     """
-    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
-    from server import serve as run_server
+    from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
+    from dowse.server.app import serve as run_server
 
     roots = [root_arg(p) for p in paths or (".",)]
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)

@@ -31,7 +31,7 @@ def seam(fn: F) -> F:
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        from indexer.errors import DowseError
+        from dowse.errors import DowseError
 
         try:
             return fn(*args, **kwargs)
@@ -41,7 +41,7 @@ def seam(fn: F) -> F:
             raise fail("interrupted; the last complete index is intact", 130) from None
         except Exception as exc:
             # A damaged index file surfaces inside a query as LanceDB's RuntimeError.
-            from indexer.store import storage_error
+            from dowse.indexer.store import storage_error
 
             error = storage_error(exc)
             if error is None:

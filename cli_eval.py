@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from cli_common import (
+from dowse.cli_common import (
     F,
     embed_options,
     fail,
@@ -35,7 +35,7 @@ def _methods_option(fn: F) -> F:
 def _split_methods(methods: str | None) -> list[str] | None:
     if methods is None:
         return None
-    from retrieval.evaluation import METHODS
+    from dowse.evaluation.swebench import METHODS
 
     names = [m.strip() for m in methods.split(",") if m.strip()]
     unknown = [m for m in names if m not in METHODS]
@@ -122,9 +122,9 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
         dowse eval swebench --dataset swebench_lite_dev.jsonl --repos ~/clones \\
             --repo psf/requests --methods bm25,lexical,ask --no-embed --out pred.jsonl
     """
-    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
-    from indexer.embed import get_embedder
-    from retrieval.evaluation import EvalConfig, run_swebench
+    from dowse.evaluation.swebench import EvalConfig, run_swebench
+    from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
+    from dowse.indexer.embed import get_embedder
 
     ids = [i.strip() for arg in instances for i in arg.split(",") if i.strip()]
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
@@ -171,9 +171,9 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     """
     import tempfile
 
-    from indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
-    from indexer.embed import get_embedder
-    from retrieval.history import HistoryConfig, run_history
+    from dowse.evaluation.history import HistoryConfig, run_history
+    from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
+    from dowse.indexer.embed import get_embedder
 
     root = root_arg(path)
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)

@@ -29,17 +29,15 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
 import numpy as np  # noqa: E402
 
-from indexer.build import EMBED_SCOPES, IndexConfig, embed_flags  # noqa: E402
-from indexer.languages import TEXT_LANGUAGES, language_for  # noqa: E402
-from retrieval.ask import ask  # noqa: E402
-from retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
-from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
-from retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
-from retrieval.query import QueryAnalysis  # noqa: E402
+from dowse.evaluation.swebench import indexed_instances, load_dataset, unrecorded  # noqa: E402
+from dowse.indexer.build import EMBED_SCOPES, IndexConfig, embed_flags  # noqa: E402
+from dowse.languages import TEXT_LANGUAGES, language_for  # noqa: E402
+from dowse.retrieval.ask import ask  # noqa: E402
+from dowse.retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
+from dowse.retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
+from dowse.retrieval.query import QueryAnalysis  # noqa: E402
 
 FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
             "text", "refined", "summary", "raised"]
@@ -70,7 +68,7 @@ def collect(args: argparse.Namespace) -> None:
     config = IndexConfig(embed=False)
     factory = None
     if args.embed != "none":
-        from indexer.embed import get_embedder
+        from dowse.indexer.embed import get_embedder
 
         embedder = get_embedder()
         embed, embed_chunks = embed_flags(args.embed)

@@ -33,10 +33,9 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
-from indexer.embed import SentenceTransformerEmbedder  # noqa: E402
-from indexer.onnx_embed import OnnxEmbedder, OnnxModels, export_models  # noqa: E402
+from dowse.indexer.embed import SentenceTransformerEmbedder  # noqa: E402
+from dowse.indexer.onnx_embed import OnnxEmbedder, OnnxModels, export_models  # noqa: E402
 
 QUERY = "where are expired session tokens rejected?"
 
@@ -106,7 +105,7 @@ def latency_ms(embed: Callable[[list[str]], np.ndarray], runs: int) -> tuple[flo
 COLD = """
 import json, sys, time
 t0 = time.perf_counter()
-from indexer.{module} import {cls}
+from dowse.indexer.{module} import {cls}
 t1 = time.perf_counter()
 v = {cls}({kwargs}).embed([{query!r}])
 t2 = time.perf_counter()

@@ -18,11 +18,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from explore.handoff import investigate  # noqa: E402
-from explore.run import explore  # noqa: E402
-from retrieval.hybrid import HybridSearcher  # noqa: E402
+from dowse.explore.handoff import investigate  # noqa: E402
+from dowse.explore.run import explore  # noqa: E402
+from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
 
 QUESTIONS = [
     "how does the database transaction handling work?",

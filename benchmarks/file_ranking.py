@@ -34,15 +34,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from indexer.build import IndexConfig, embed_flags  # noqa: E402
-from indexer.embed import get_embedder  # noqa: E402
-from indexer.languages import is_documentation, is_test_path, language_for  # noqa: E402
-from indexer.store import Store, quote_list  # noqa: E402
+from dowse.evaluation.swebench import indexed_instances, load_dataset, unrecorded  # noqa: E402
+from dowse.indexer.build import IndexConfig, embed_flags  # noqa: E402
+from dowse.indexer.embed import get_embedder  # noqa: E402
+from dowse.indexer.store import Store, quote_list  # noqa: E402
+from dowse.languages import is_documentation, is_test_path, language_for  # noqa: E402
 
 # The ranking `ask` delivers, from its own helpers, so that `final` is what ask returns.
-from retrieval.ask import (  # noqa: E402
+from dowse.retrieval.ask import (  # noqa: E402
     CLOSENESS_WEIGHT,
     FILE_RELEVANCE_WEIGHT,
     HISTORY_WEIGHT,
@@ -50,14 +49,13 @@ from retrieval.ask import (  # noqa: E402
     WORDS_WEIGHT,
     _files,
 )
-from retrieval.evaluation import indexed_instances, load_dataset, unrecorded  # noqa: E402
-from retrieval.hybrid import (  # noqa: E402
+from dowse.retrieval.hybrid import (  # noqa: E402
     CLOSE_FILES,
     HISTORY_FILES,
     WORD_FILES,
     HybridSearcher,
 )
-from retrieval.loop import run_loop  # noqa: E402
+from dowse.retrieval.loop import run_loop  # noqa: E402
 
 Record = dict[str, Any]
 

@@ -23,14 +23,11 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from retrieval.lookups import by_file_name, files_for  # noqa: E402
-from retrieval.query import analyze  # noqa: E402
+from dowse.retrieval.lookups import by_file_name, files_for  # noqa: E402
+from dowse.retrieval.query import analyze  # noqa: E402
 
 
 def repo_files(clone: Path, commit: str) -> dict[str, list[tuple[str, ...]]]:

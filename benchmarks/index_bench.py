@@ -21,14 +21,12 @@ import json
 import os
 import resource
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from indexer.build import (  # noqa: E402
+from dowse.evaluation.gittree import STATE_FILE, git_dir_of, sync_tree  # noqa: E402
+from dowse.indexer.build import (  # noqa: E402
     DEFAULT_EMBED_SCOPE,
     EMBED_SCOPES,
     IndexConfig,
@@ -36,8 +34,7 @@ from indexer.build import (  # noqa: E402
     build_index,
     embed_flags,
 )
-from indexer.embed import get_embedder  # noqa: E402
-from retrieval.gittree import STATE_FILE, git_dir_of, sync_tree  # noqa: E402
+from dowse.indexer.embed import get_embedder  # noqa: E402
 
 
 def dir_size(path: Path, *, skip: str | None = None) -> int:

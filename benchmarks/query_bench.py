@@ -31,15 +31,13 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-import retrieval.lookups  # noqa: E402
-from indexer.embed import embedder_for_model  # noqa: E402
-from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
-from indexer.store import Store  # noqa: E402
-from retrieval.ask import ask  # noqa: E402
-from retrieval.hybrid import HybridSearcher  # noqa: E402
-from retrieval.query import analyze  # noqa: E402
+import dowse.retrieval.lookups  # noqa: E402
+from dowse.indexer.embed import embedder_for_model  # noqa: E402
+from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
+from dowse.indexer.store import Store  # noqa: E402
+from dowse.retrieval.ask import ask  # noqa: E402
+from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
+from dowse.retrieval.query import analyze  # noqa: E402
 
 DEFAULT_QUERIES = [
     "where is the database connection opened",
@@ -134,7 +132,7 @@ def main() -> None:
                     help="compare search with and without the query graph, alternating")
     args = ap.parse_args()
     if args.no_hold:
-        retrieval.lookups.MEMORY_ROWS = 0
+        dowse.retrieval.lookups.MEMORY_ROWS = 0
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
         rows = [json.loads(x) for x in args.queries.read_text().splitlines()]
@@ -218,7 +216,7 @@ def main() -> None:
         for name in PHASES:
             print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-c", "from cli import main; main()", "ask", queries[0],
+    subprocess.run([sys.executable, "-m", "dowse", "ask", queries[0],
                     "--path", str(args.index_root)], check=True, capture_output=True,
                    cwd=Path(__file__).resolve().parent.parent)
     print(f"cold `dowse ask` process: {time.perf_counter() - t:.2f} s")

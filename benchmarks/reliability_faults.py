@@ -22,7 +22,7 @@ from reliability_index import fingerprint
 from reliability_proc import REPO, Ran, dowse, without_dac
 from reliability_trees import States, materialize
 
-from indexer.store import Store
+from dowse.indexer.store import Store
 
 # -- a full disk, a read-only index ------------------------------------------------------------
 

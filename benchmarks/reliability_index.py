@@ -13,8 +13,8 @@ from typing import Any
 
 from reliability_proc import Ran
 
-from indexer.errors import DowseError, IndexNotFound
-from indexer.store import SNAPSHOT_TABLES, Store
+from dowse.errors import DowseError, IndexNotFound
+from dowse.indexer.store import SNAPSHOT_TABLES, Store
 
 # -- looking at an index ----------------------------------------------------------------------
 
@@ -81,9 +81,9 @@ def audit(index_dir: Path) -> list[str]:
 
 def answers(index_dir: Path, queries: tuple[list[str], list[str]]) -> Any:
     """The top hits of fixed lexical searches and symbol look-ups (None: no index)."""
-    from retrieval.hybrid import HybridSearcher
-    from retrieval.records import SearchOptions
-    from retrieval.symbols import find_symbols
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.records import SearchOptions
+    from dowse.retrieval.symbols import find_symbols
 
     try:
         store = Store.open(index_dir)

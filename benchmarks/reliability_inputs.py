@@ -23,8 +23,8 @@ from typing import Any
 from reliability_index import fingerprint
 from reliability_proc import ENV, REPO, Ran, dowse, without_dac
 
-from indexer.errors import DowseError
-from indexer.store import Store
+from dowse.errors import DowseError
+from dowse.indexer.store import Store
 
 # -- hostile input ----------------------------------------------------------------------------
 

@@ -25,7 +25,7 @@ from reliability_index import answers, cli_hits, fingerprint, inspect, table_hea
 from reliability_proc import Ran, dowse, launch, reap_group
 from reliability_trees import States, materialize
 
-from indexer.store import Store
+from dowse.indexer.store import Store
 
 # -- crash ---------------------------------------------------------------------------------------
 

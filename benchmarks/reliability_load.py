@@ -20,7 +20,7 @@ from reliability_index import audit, fingerprint
 from reliability_proc import DOWSE, ENV, REPO, dowse
 from reliability_trees import materialize
 
-from indexer.errors import DowseError
+from dowse.errors import DowseError
 
 # -- concurrency ------------------------------------------------------------------------------
 

@@ -2,8 +2,7 @@
 run's outcome (`Ran`), runs in a session of their own, and the processes a killed run
 leaves behind.
 
-Importing this module puts the repository on sys.path: the other reliability_* modules
-import it before anything from `indexer` or `retrieval`.
+dowse must be installed (`pip install -e .`): the reliability_* modules import it.
 """
 
 from __future__ import annotations
@@ -21,7 +20,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
 
 # Subprocesses with a preexec_fn are started by fork() then exec(): LanceDB, loaded by this
 # process to read indexes, warns about the fork although the child runs no Python code of ours.
@@ -29,7 +27,7 @@ warnings.filterwarnings("ignore", message="lancedb fork support")
 
 _installed = Path(sys.executable).with_name("dowse")
 DOWSE = [str(_installed)] if _installed.exists() else [
-    sys.executable, "-c", "from cli import main; main()"]
+    sys.executable, "-m", "dowse"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 

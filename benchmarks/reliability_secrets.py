@@ -15,7 +15,7 @@ from typing import Any
 
 from reliability_proc import dowse
 
-from indexer.store import SNAPSHOT_TABLES, Store
+from dowse.indexer.store import SNAPSHOT_TABLES, Store
 
 # -- secrets --------------------------------------------------------------------------------
 

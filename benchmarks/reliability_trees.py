@@ -42,7 +42,7 @@ class States:
 
     def __init__(self, root: Path, rng: random.Random, *, edits: int = 12, deletes: int = 4,
                  adds: int = 4, renames: int = 2) -> None:
-        from indexer.languages import language_for
+        from dowse.languages import language_for
 
         self.root = root
         candidates = sorted(

@@ -28,12 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from indexer.onnx_embed import OnnxEmbedder  # noqa: E402
-from indexer.store import Store  # noqa: E402
-from retrieval.hybrid import HybridSearcher  # noqa: E402
-from retrieval.query import question_vector  # noqa: E402
+from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
+from dowse.indexer.store import Store  # noqa: E402
+from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
+from dowse.retrieval.query import question_vector  # noqa: E402
 
 
 def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,

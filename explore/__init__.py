@@ -1,11 +1,11 @@
 """Exploration: explorers on gated tracks run in parallel, their cited findings checked
 against the files and merged into one report; and `ask`'s hand-off to them."""
 
-from explore.handoff import AskReport, investigate, plan
-from explore.records import ExploreResult, Finding, TrackFindings
-from explore.render import fit_budget, render_markdown
-from explore.run import explore
-from explore.tracks import Context, Track, run_track
+from dowse.explore.handoff import AskReport, investigate, plan
+from dowse.explore.records import ExploreResult, Finding, TrackFindings
+from dowse.explore.render import fit_budget, render_markdown
+from dowse.explore.run import explore
+from dowse.explore.tracks import Context, Track, run_track
 
 __all__ = [
     "AskReport",

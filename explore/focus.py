@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from explore.records import TrackSpec
-from explore.tracks import Context, Track, TrackState, cite, largest_subdirs
-from retrieval.ask import rank_score
-from retrieval.loop import LoopConfig, run_loop
+from dowse.explore.records import TrackSpec
+from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from dowse.retrieval.ask import rank_score
+from dowse.retrieval.loop import LoopConfig, run_loop
 
 __all__ = ["FINDING_RELEVANCE", "focus_track"]
 

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from explore.records import Citation, GitReport, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.explore.records import Citation, GitReport, TrackSpec
+from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 
 __all__ = ["git_track"]
 

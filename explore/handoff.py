@@ -26,21 +26,21 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from explore.focus import focus_track
-from explore.git import git_track
-from explore.imports import imports_track
-from explore.patterns import patterns_track
-from explore.records import ExploreResult, Synthesis, TrackFindings
-from explore.render import finding_line
-from explore.synthesis import synthesize
-from explore.tracks import Context, Track, run_track
-from indexer.tokens import tokenize
-from retrieval.ask import AskResult, ask, estimate_tokens
-from retrieval.ask import render_markdown as render_ask
-from retrieval.evaluate import Evaluator
-from retrieval.hybrid import HybridSearcher
-from retrieval.loop import LoopConfig
-from retrieval.query import analyze
+from dowse.explore.focus import focus_track
+from dowse.explore.git import git_track
+from dowse.explore.imports import imports_track
+from dowse.explore.patterns import patterns_track
+from dowse.explore.records import ExploreResult, Synthesis, TrackFindings
+from dowse.explore.render import finding_line
+from dowse.explore.synthesis import synthesize
+from dowse.explore.tracks import Context, Track, run_track
+from dowse.retrieval.ask import AskResult, ask, estimate_tokens
+from dowse.retrieval.ask import render_markdown as render_ask
+from dowse.retrieval.evaluate import Evaluator
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig
+from dowse.retrieval.query import analyze
+from dowse.tokens import tokenize
 
 __all__ = ["AskReport", "Plan", "TrackPlan", "investigate", "plan", "render_report"]
 

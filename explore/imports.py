@@ -32,12 +32,12 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from explore.records import Citation, ImportReport, TrackSpec
-from explore.tracks import STDLIB, Context, Track, TrackState, cite, find_line, plural
-from indexer.errors import DowseError
-from indexer.languages import TEXT_LANGUAGES, is_test_path, language_for
-from indexer.parse import parse_source
-from indexer.resolve import resolve_import, suffix_map
+from dowse.errors import DowseError
+from dowse.explore.records import Citation, ImportReport, TrackSpec
+from dowse.explore.tracks import STDLIB, Context, Track, TrackState, cite, find_line, plural
+from dowse.indexer.parse import parse_source
+from dowse.indexer.resolve import resolve_import, suffix_map
+from dowse.languages import TEXT_LANGUAGES, is_test_path, language_for
 
 __all__ = ["imports_track"]
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from posixpath import basename, dirname
 
-from explore.manifest_others import (
+from dowse.explore.manifest_others import (
     cargo,
     composer,
     deno,
@@ -40,10 +40,10 @@ from explore.manifest_others import (
     pom,
     tsconfig,
 )
-from explore.manifest_parsing import Parsed, Src
-from explore.manifest_python import pyproject, requirements, setup_cfg, setup_py
-from explore.records import Dependency, ManifestReport, TrackSpec
-from explore.tracks import Context, Track, TrackState, cite
+from dowse.explore.manifest_parsing import Parsed, Src
+from dowse.explore.manifest_python import pyproject, requirements, setup_cfg, setup_py
+from dowse.explore.records import Dependency, ManifestReport, TrackSpec
+from dowse.explore.tracks import Context, Track, TrackState, cite
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 

@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 from posixpath import basename, dirname
 from typing import Any
 
-from explore.manifest_parsing import (
+from dowse.explore.manifest_parsing import (
     Parsed,
     Src,
     as_dict,
@@ -25,7 +25,7 @@ from explore.manifest_parsing import (
     toml_key,
     toml_table,
 )
-from explore.tracks import find_line
+from dowse.explore.tracks import find_line
 
 __all__ = ["cargo", "composer", "deno", "gemfile", "go_mod", "gradle", "package_json", "pom",
            "tsconfig"]

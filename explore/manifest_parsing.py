@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from explore.records import Dependency
-from explore.tracks import Context
+from dowse.explore.records import Dependency
+from dowse.explore.tracks import Context
 
 __all__ = ["Parsed", "Src", "as_dict", "as_strs", "quoted_forms", "toml_key", "toml_table"]
 

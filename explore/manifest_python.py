@@ -13,7 +13,14 @@ import tomllib
 from posixpath import basename, dirname
 from typing import Any
 
-from explore.manifest_parsing import Parsed, as_dict, as_strs, quoted_forms, toml_key, toml_table
+from dowse.explore.manifest_parsing import (
+    Parsed,
+    as_dict,
+    as_strs,
+    quoted_forms,
+    toml_key,
+    toml_table,
+)
 
 __all__ = ["pyproject", "requirements", "setup_cfg", "setup_py"]
 

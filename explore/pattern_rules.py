@@ -16,7 +16,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from indexer.records import Import, Symbol
+from dowse.indexer.records import Import, Symbol
 
 __all__ = [
     "ASSERTS", "CASE", "ERRORS", "ERROR_CLASSES", "ERROR_EXAMPLES", "FAMILY", "FEATURES",

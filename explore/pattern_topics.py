@@ -16,7 +16,7 @@ import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 
-from explore.pattern_rules import (
+from dowse.explore.pattern_rules import (
     ASSERTS,
     CASE,
     ERROR_CLASSES,
@@ -33,10 +33,10 @@ from explore.pattern_rules import (
     Hit,
     Scan,
 )
-from explore.records import Citation, Pattern
-from explore.tracks import STDLIB, Context, cite, find_line, plural
-from indexer.languages import language_for
-from indexer.records import Import, Symbol
+from dowse.explore.records import Citation, Pattern
+from dowse.explore.tracks import STDLIB, Context, cite, find_line, plural
+from dowse.indexer.records import Import, Symbol
+from dowse.languages import language_for
 
 __all__ = ["assertions_pattern", "errors_pattern", "imports_pattern", "naming_pattern",
            "structure_pattern", "test_layout_pattern", "typing_pattern"]

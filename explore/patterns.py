@@ -32,8 +32,8 @@ import posixpath
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 
-from explore.pattern_rules import FAMILY, FEATURES, LABEL, LAST_IN_DIR, TEST_NAMES, Scan
-from explore.pattern_topics import (
+from dowse.explore.pattern_rules import FAMILY, FEATURES, LABEL, LAST_IN_DIR, TEST_NAMES, Scan
+from dowse.explore.pattern_topics import (
     assertions_pattern,
     errors_pattern,
     imports_pattern,
@@ -43,10 +43,10 @@ from explore.pattern_topics import (
     test_layout_pattern,
     typing_pattern,
 )
-from explore.records import Pattern, TrackSpec
-from explore.tracks import Context, Track, TrackState, largest_subdirs
-from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
-from indexer.parse import parse_source
+from dowse.explore.records import Pattern, TrackSpec
+from dowse.explore.tracks import Context, Track, TrackState, largest_subdirs
+from dowse.indexer.parse import parse_source
+from dowse.languages import CODE_LANGUAGES, is_test_path, language_for
 
 __all__ = ["patterns_track"]
 

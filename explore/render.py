@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from explore.records import ExploreResult, Finding, TrackFindings, TreeNode
-from retrieval.ask import estimate_tokens
+from dowse.explore.records import ExploreResult, Finding, TrackFindings, TreeNode
+from dowse.retrieval.ask import estimate_tokens
 
 __all__ = ["finding_line", "fit_budget", "render_markdown"]
 

@@ -22,18 +22,18 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from explore.focus import focus_track
-from explore.git import git_track
-from explore.imports import imports_track
-from explore.manifest import manifest_track
-from explore.patterns import patterns_track
-from explore.records import Depth, ExploreResult, TrackFindings
-from explore.specialists import specialist_tracks
-from explore.synthesis import synthesize
-from explore.tracks import Context, Track, run_track
-from explore.tree import tree_track
-from indexer.errors import InvalidPath
-from indexer.walk import WalkConfig
+from dowse.errors import InvalidPath
+from dowse.explore.focus import focus_track
+from dowse.explore.git import git_track
+from dowse.explore.imports import imports_track
+from dowse.explore.manifest import manifest_track
+from dowse.explore.patterns import patterns_track
+from dowse.explore.records import Depth, ExploreResult, TrackFindings
+from dowse.explore.specialists import specialist_tracks
+from dowse.explore.synthesis import synthesize
+from dowse.explore.tracks import Context, Track, run_track
+from dowse.explore.tree import tree_track
+from dowse.indexer.walk import WalkConfig
 
 __all__ = ["DEEPEN_LEVELS", "explore", "locate"]
 
@@ -53,7 +53,7 @@ def locate(path: Path, index_dir: Path | None = None) -> tuple[Path, str, Path |
                 break
     root: Path | None = None
     if index_dir is not None and (index_dir / "manifest.json").is_file():
-        from indexer.store import Store
+        from dowse.indexer.store import Store
 
         root = Path(Store.read_manifest(index_dir).root)
     else:
@@ -74,7 +74,7 @@ def locate(path: Path, index_dir: Path | None = None) -> tuple[Path, str, Path |
 def _walk_config(index_dir: Path | None) -> WalkConfig:
     if index_dir is None:
         return WalkConfig()
-    from indexer.build import resolve_walk_config
+    from dowse.indexer.build import resolve_walk_config
 
     return resolve_walk_config(index_dir)
 

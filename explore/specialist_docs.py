@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from explore.tracks import Context
-from indexer.languages import CODE_LANGUAGES, language_for
+from dowse.explore.tracks import Context
+from dowse.languages import CODE_LANGUAGES, language_for
 
 __all__ = ["Api", "DocSite", "Docs", "Rule", "Site", "def_names", "definitions",
            "internal_docs", "read_package_docs"]

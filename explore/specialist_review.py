@@ -16,8 +16,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
-from explore.records import Citation, TrackSpec
-from explore.specialist_docs import (
+from dowse.explore.records import Citation, TrackSpec
+from dowse.explore.specialist_docs import (
     Api,
     Docs,
     DocSite,
@@ -27,9 +27,9 @@ from explore.specialist_docs import (
     definitions,
     read_package_docs,
 )
-from explore.tracks import Context, Track, TrackState, cite, plural
-from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
-from indexer.parse import parse_source
+from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.indexer.parse import parse_source
+from dowse.languages import CODE_LANGUAGES, is_test_path, language_for
 
 __all__ = ["python_imports", "specialist_track"]
 

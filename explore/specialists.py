@@ -39,11 +39,11 @@ import posixpath
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from explore.patterns import local_module_names
-from explore.specialist_docs import Docs, internal_docs
-from explore.specialist_review import python_imports, specialist_track
-from explore.tracks import STDLIB, Context, Track
-from indexer.languages import CODE_LANGUAGES, is_test_path, language_for
+from dowse.explore.patterns import local_module_names
+from dowse.explore.specialist_docs import Docs, internal_docs
+from dowse.explore.specialist_review import python_imports, specialist_track
+from dowse.explore.tracks import STDLIB, Context, Track
+from dowse.languages import CODE_LANGUAGES, is_test_path, language_for
 
 __all__ = ["MAX_SPECIALISTS", "specialist_tracks"]
 

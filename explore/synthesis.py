@@ -17,12 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from explore.records import (
+from dowse.explore.records import (
     ExploreResult,
     Synthesis,
     TrackFindings,
 )
-from explore.tracks import STDLIB
+from dowse.explore.tracks import STDLIB
 
 __all__ = ["synthesize"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from explore.records import (
+from dowse.explore.records import (
     Citation,
     Depth,
     Evidence,
@@ -40,7 +40,7 @@ from explore.records import (
     TrackFindings,
     TrackSpec,
 )
-from indexer.walk import WalkConfig, walk
+from dowse.indexer.walk import WalkConfig, walk
 
 __all__ = [
     "STDLIB",
@@ -141,7 +141,7 @@ class Context:
             return None
         with self._searcher_lock:
             if self._searcher is None:
-                from retrieval.hybrid import HybridSearcher
+                from dowse.retrieval.hybrid import HybridSearcher
 
                 self._searcher = HybridSearcher.open(self.index_dir)
             return self._searcher

@@ -23,8 +23,8 @@ import re
 from dataclasses import dataclass, field
 from posixpath import basename, dirname
 
-from explore.records import KeyFile, TrackSpec, TreeNode
-from explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from dowse.explore.records import KeyFile, TrackSpec, TreeNode
+from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
 
 __all__ = ["MAX_CHILDREN", "MAX_KEY_FILES", "MAX_LEVELS", "MAX_SCANNED", "tree_track"]
 

@@ -27,24 +27,24 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.chunk import ChunkConfig
-from indexer.commits import HistorySource, source_of
-from indexer.commits import update as update_history
-from indexer.embed import Embedder
-from indexer.errors import DowseError, IndexWriteError, InvalidPath
-from indexer.extract import (
+from dowse.errors import DowseError, IndexWriteError, InvalidPath
+from dowse.indexer.chunk import ChunkConfig
+from dowse.indexer.commits import HistorySource, source_of
+from dowse.indexer.commits import update as update_history
+from dowse.indexer.embed import Embedder
+from dowse.indexer.extract import (
     ExtractConfig,
     FileJob,
     FileOutcome,
     extract_files,
     in_worker_startup,
 )
-from indexer.languages import TEXT_LANGUAGES, is_documentation, is_test_path, language_for
-from indexer.records import SkippedFile, content_hash
-from indexer.resolve import resolve_import, suffix_map
-from indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
-from indexer.summary import DEFINITION_KINDS, definition_text
-from indexer.walk import WalkConfig, walk
+from dowse.indexer.records import SkippedFile, content_hash
+from dowse.indexer.resolve import resolve_import, suffix_map
+from dowse.indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
+from dowse.indexer.summary import DEFINITION_KINDS, definition_text
+from dowse.indexer.walk import WalkConfig, walk
+from dowse.languages import TEXT_LANGUAGES, is_documentation, is_test_path, language_for
 
 __all__ = [
     "DEFAULT_EMBED_SCOPE", "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress",

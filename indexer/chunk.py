@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
-from indexer.records import Chunk, Symbol
+from dowse.indexer.records import Chunk, Symbol
 
 __all__ = ["ChunkConfig", "chunk_file"]
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from indexer.languages import language_for
-from indexer.tokens import token_text
+from dowse.languages import language_for
+from dowse.tokens import token_text
 
 __all__ = ["MAX_COMMITS", "MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve",
            "source_of", "update"]

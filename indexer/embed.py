@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from indexer.errors import EmbedderError
+from dowse.errors import EmbedderError
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -132,7 +132,7 @@ EMBEDDERS: dict[str, Callable[[], Embedder]] = {
     "minilm": SentenceTransformerEmbedder,
     # The same model through onnxruntime (int8), vectors within cosine 0.99 of "minilm":
     # same name, so an index built by either is queried by either.
-    "minilm-onnx": _Lazy(MODEL_NAME, "indexer.onnx_embed:OnnxEmbedder"),
+    "minilm-onnx": _Lazy(MODEL_NAME, "dowse.indexer.onnx_embed:OnnxEmbedder"),
 }
 
 

@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from indexer.chunk import ChunkConfig, chunk_file
-from indexer.errors import IndexWriteError
-from indexer.languages import CODE_LANGUAGES, language_for
-from indexer.parse import parse_source
-from indexer.records import content_hash
-from indexer.summary import file_summary
-from indexer.tokens import token_text
-from indexer.walk import WalkConfig, check_content
+from dowse.errors import IndexWriteError
+from dowse.indexer.chunk import ChunkConfig, chunk_file
+from dowse.indexer.parse import parse_source
+from dowse.indexer.records import content_hash
+from dowse.indexer.summary import file_summary
+from dowse.indexer.walk import WalkConfig, check_content
+from dowse.languages import CODE_LANGUAGES, language_for
+from dowse.tokens import token_text
 
 __all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files", "in_worker_startup"]
 
@@ -182,7 +182,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     # forkserver: never fork a process that already runs LanceDB's threads. The server
     # preloads this module, so a fresh worker starts in milliseconds.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["indexer.extract"])
+    ctx.set_forkserver_preload(["dowse.indexer.extract"])
     return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
                                initializer=_exit_with_parent)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from indexer.errors import DowseError, IndexCorrupt, IndexWriteError
+from dowse.errors import DowseError, IndexCorrupt, IndexWriteError
 
 __all__ = ["import_lancedb", "lance_detail", "quote_list", "storage_error"]
 

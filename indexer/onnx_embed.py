@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.embed import MODEL_NAME, model_path
-from indexer.errors import EmbedderError
+from dowse.errors import EmbedderError
+from dowse.indexer.embed import MODEL_NAME, model_path
 
 __all__ = ["SHORT_TOKENS", "OnnxEmbedder", "OnnxModels", "default_cache_dir", "export_models"]
 

@@ -50,7 +50,8 @@ from typing import cast, get_args
 from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Tree
 from tree_sitter_language_pack import SupportedLanguage, get_language
 
-from .languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
+from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
+
 from .records import Import, Symbol, SymbolKind
 
 __all__ = ["Parsed", "parse_source"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.build import changed_since, walk_config_from
-from indexer.records import SkippedFile
-from indexer.store import Store
+from dowse.indexer.build import changed_since, walk_config_from
+from dowse.indexer.records import SkippedFile
+from dowse.indexer.store import Store
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 

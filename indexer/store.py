@@ -60,14 +60,14 @@ import numpy as np
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.errors import (
+from dowse.errors import (
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
     IndexVersionMismatch,
     IndexWriteError,
 )
-from indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
+from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
 
 __all__ = ["FORMAT_VERSION", "OPTIONAL_TABLES", "SNAPSHOT_TABLES", "Manifest", "Store",
            "WriteLock", "quote_list", "storage_error"]

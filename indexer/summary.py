@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from indexer.languages import TEXT_LANGUAGES
-from indexer.records import Symbol
+from dowse.indexer.records import Symbol
+from dowse.languages import TEXT_LANGUAGES
 
 __all__ = ["DEFINITION_DOC_CHARS", "DOC_CHARS", "DEFINITION_KINDS", "MAX_CHARS",
            "definition_text", "file_summary", "leading_doc"]

@@ -81,9 +81,9 @@ import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from indexer.errors import InvalidPath
-from indexer.ignore import Rules, compile_rules, decide, git_context, read_text
-from indexer.records import SkippedFile
+from dowse.errors import InvalidPath
+from dowse.indexer.ignore import Rules, compile_rules, decide, git_context, read_text
+from dowse.indexer.records import SkippedFile
 
 __all__ = ["WalkConfig", "WalkEntry", "WalkResult", "check_content", "walk"]
 

@@ -1,9 +1,9 @@
 """Retrieval: hybrid search over an index and the iterative retrieval loop behind `ask`."""
 
-from retrieval.ask import AskResult, ask
-from retrieval.hybrid import HybridSearcher
-from retrieval.loop import LoopConfig, LoopResult, run_loop
-from retrieval.records import Hit, SearchOptions
+from dowse.retrieval.ask import AskResult, ask
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig, LoopResult, run_loop
+from dowse.retrieval.records import Hit, SearchOptions
 
 __all__ = [
     "AskResult",

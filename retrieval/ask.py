@@ -29,13 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.errors import InvalidQuery
-from indexer.store import quote_list
-from retrieval.evaluate import Evaluator
-from retrieval.grains import read_lines
-from retrieval.hybrid import HybridSearcher, PathFilter
-from retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
-from retrieval.query import analyze
+from dowse.errors import InvalidQuery
+from dowse.indexer.store import quote_list
+from dowse.retrieval.evaluate import Evaluator
+from dowse.retrieval.grains import read_lines
+from dowse.retrieval.hybrid import HybridSearcher, PathFilter
+from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+from dowse.retrieval.query import analyze
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
 

@@ -33,10 +33,10 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.languages import is_documentation, is_test_path
-from indexer.tokens import stem, tokenize
-from retrieval.hybrid import Candidate
-from retrieval.query import BUILTIN_CALLS, QueryAnalysis
+from dowse.languages import is_documentation, is_test_path
+from dowse.retrieval.hybrid import Candidate
+from dowse.retrieval.query import BUILTIN_CALLS, QueryAnalysis
+from dowse.tokens import stem, tokenize
 
 __all__ = [
     "CALL", "SEMANTIC_WEIGHTS", "WEIGHTS", "Evaluation", "Evaluator", "Features",

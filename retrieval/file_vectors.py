@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from indexer.store import Store
+    from dowse.indexer.store import Store
 
 __all__ = ["FileCosines", "FileVectors"]
 

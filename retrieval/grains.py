@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indexer.store import quote_list
-from indexer.tokens import tokenize
-from retrieval.records import Hit, SearchOptions
+from dowse.indexer.store import quote_list
+from dowse.retrieval.records import Hit, SearchOptions
+from dowse.tokens import tokenize
 
 if TYPE_CHECKING:
-    from retrieval.hybrid import Candidate
-    from retrieval.lookups import IndexLookups
+    from dowse.retrieval.hybrid import Candidate
+    from dowse.retrieval.lookups import IndexLookups
 
 __all__ = ["read_lines", "to_hits"]
 

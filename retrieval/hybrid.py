@@ -29,13 +29,13 @@ from typing import Any
 import numpy as np
 import pathspec
 
-from indexer.embed import Embedder, embedder_for_model
-from indexer.languages import is_documentation, is_test_path, language_for
-from indexer.store import Store, quote_list
-from retrieval.file_vectors import FileCosines, FileVectors
-from retrieval.grains import to_hits
-from retrieval.lookups import CHUNK_COLUMNS, IndexLookups
-from retrieval.query import (
+from dowse.indexer.embed import Embedder, embedder_for_model
+from dowse.indexer.store import Store, quote_list
+from dowse.languages import is_documentation, is_test_path, language_for
+from dowse.retrieval.file_vectors import FileCosines, FileVectors
+from dowse.retrieval.grains import to_hits
+from dowse.retrieval.lookups import CHUNK_COLUMNS, IndexLookups
+from dowse.retrieval.query import (
     QUERY_NOISE,
     QueryAnalysis,
     analyze,
@@ -44,7 +44,7 @@ from retrieval.query import (
     question_vector,
     title_tokens,
 )
-from retrieval.records import Hit, SearchOptions
+from dowse.retrieval.records import Hit, SearchOptions
 
 __all__ = ["Candidate", "HybridSearcher", "PathFilter"]
 

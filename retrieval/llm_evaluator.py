@@ -34,10 +34,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
-from indexer.errors import DowseError
-from retrieval.evaluate import Evaluation, OfflineEvaluator, defined_in
-from retrieval.hybrid import Candidate
-from retrieval.query import QueryAnalysis
+from dowse.errors import DowseError
+from dowse.retrieval.evaluate import Evaluation, OfflineEvaluator, defined_in
+from dowse.retrieval.hybrid import Candidate
+from dowse.retrieval.query import QueryAnalysis
 
 __all__ = ["LLMEvaluator", "LLMEvaluatorConfig"]
 

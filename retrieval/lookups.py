@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
-from indexer.store import Store, quote_list
+from dowse.indexer.store import Store, quote_list
 
 __all__ = ["CHUNK_COLUMNS", "SYMBOL_COLUMNS", "IndexLookups", "by_file_name", "files_for",
            "tail_matches"]

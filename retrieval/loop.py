@@ -22,11 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.tokens import tokenize
-from retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
-from retrieval.hybrid import Candidate, HybridSearcher, PathFilter
-from retrieval.query import QueryAnalysis, analyze
-from retrieval.records import Hit
+from dowse.retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
+from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
+from dowse.retrieval.query import QueryAnalysis, analyze
+from dowse.retrieval.records import Hit
+from dowse.tokens import tokenize
 
 __all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "run_loop"]
 

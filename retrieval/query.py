@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.tokens import split_identifier, tokenize, variants
+from dowse.tokens import split_identifier, tokenize, variants
 
 if TYPE_CHECKING:
-    from indexer.embed import Embedder
+    from dowse.indexer.embed import Embedder
 
 __all__ = ["BUILTIN_CALLS", "QUERY_NOISE", "TITLE_MIN_WORDS", "TITLE_WEIGHT", "QueryAnalysis",
            "analyze", "base_tokens", "compact_paths", "file_query", "question_vector",

@@ -6,9 +6,9 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.errors import InvalidQuery, UnsupportedLanguage
-from indexer.languages import CODE_LANGUAGES, TEXT_LANGUAGES
-from indexer.records import SymbolKind
+from dowse.errors import InvalidQuery, UnsupportedLanguage
+from dowse.indexer.records import SymbolKind
+from dowse.languages import CODE_LANGUAGES, TEXT_LANGUAGES
 
 __all__ = ["Grain", "Hit", "SearchOptions"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from retrieval.records import Hit
+from dowse.retrieval.records import Hit
 
 __all__ = ["render_hits"]
 

@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from indexer.store import Store, quote_list
+from dowse.indexer.store import Store, quote_list
 
 __all__ = ["SymbolMatch", "find_symbols"]
 

@@ -16,9 +16,9 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from indexer import embed
-from indexer.tokens import tokenize
-from indexer.walk import WalkResult
+from dowse.indexer import embed
+from dowse.indexer.walk import WalkResult
+from dowse.tokens import tokenize
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLE = REPO / "fixtures" / "example"
@@ -33,6 +33,20 @@ def load_benchmark(name: str) -> ModuleType:
     spec.loader.exec_module(module)
     return module
 LANGUAGES = REPO / "fixtures" / "languages"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Caches and settings in a temporary directory for the whole run: the suite never
+    writes to the user's cache (the ONNX export is made once per run), and no DOWSE_*
+    variable of the caller's shell changes what a test sees."""
+    mp = pytest.MonkeyPatch()
+    for name in [n for n in os.environ if n.startswith("DOWSE_")]:
+        mp.delenv(name)
+    mp.setenv("DOWSE_CACHE_DIR", str(tmp_path_factory.mktemp("dowse-user-cache")))
+    mp.setenv("HF_HUB_OFFLINE", "1")
+    yield
+    mp.undo()
 
 
 class FakeEmbedder:
@@ -66,7 +80,7 @@ def run():
     """Invoke the CLI in-process; assert the exit code (0 unless told) and return the result."""
     from click.testing import CliRunner
 
-    from cli import cli
+    from dowse.cli import cli
 
     runner = CliRunner()
 
@@ -110,7 +124,7 @@ def python_proc(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """A private DOWSE_CACHE_DIR for the session, filled by two processes exporting at once."""
     cache = tmp_path_factory.mktemp("dowse-cache")
-    code = ("import json; from indexer.onnx_embed import export_models; m = export_models(); "
+    code = ("import json; from dowse.indexer.onnx_embed import export_models; m = export_models(); "
             "print(json.dumps({'int8': str(m.int8), 'fp32': str(m.fp32), "
             "'exported': m.exported}))")
     racers = [python_proc(code, cache_env(cache)) for _ in range(2)]

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.chunk import ChunkConfig, chunk_file
-from indexer.languages import language_for
-from indexer.parse import parse_source
+from dowse.indexer.chunk import ChunkConfig, chunk_file
+from dowse.indexer.parse import parse_source
+from dowse.languages import language_for
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SOURCES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and language_for(p.name)

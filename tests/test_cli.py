@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from cli import cli
-from retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
+from dowse.cli import cli
+from dowse.retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from conftest import commit_files, git
 
-from indexer.build import IndexConfig, build_index
-from indexer.commits import MAX_FILES, HistorySource, read_commits, source_of
-from indexer.store import MANIFEST, Store
-from retrieval.ask import _files
-from retrieval.hybrid import HybridSearcher
-from retrieval.query import analyze
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.commits import MAX_FILES, HistorySource, read_commits, source_of
+from dowse.indexer.store import MANIFEST, Store
+from dowse.retrieval.ask import _files
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
 
@@ -220,7 +220,7 @@ def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fak
 
 def test_a_first_read_goes_back_at_most_max_commits(repo, monkeypatch):
     root, commits = repo
-    monkeypatch.setattr("indexer.commits.MAX_COMMITS", 3)
+    monkeypatch.setattr("dowse.indexer.commits.MAX_COMMITS", 3)
     source = source_of(root)
     # The last three commits, of which one qualifies; a later read since one is unlimited.
     assert [r["id"] for r in read_commits(source, commits[-1])] == [commits[2]]

@@ -7,10 +7,10 @@ import sys
 import time
 from pathlib import Path
 
-from indexer.store import Store
-from retrieval.hybrid import HybridSearcher
+from dowse.indexer.store import Store
+from dowse.retrieval.hybrid import HybridSearcher
 
-CLI = [sys.executable, "-c", "from cli import main; main()"]
+CLI = [sys.executable, "-m", "dowse"]
 
 
 def _write_tree(root: Path, n: int, tag: str) -> None:

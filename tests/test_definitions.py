@@ -6,12 +6,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from indexer.build import IndexConfig, build_index
-from indexer.store import Store, quote_list
-from indexer.summary import DEFINITION_DOC_CHARS, definition_text
-from retrieval.file_vectors import FileVectors
-from retrieval.hybrid import HybridSearcher
-from retrieval.query import analyze
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Store, quote_list
+from dowse.indexer.summary import DEFINITION_DOC_CHARS, definition_text
+from dowse.retrieval.file_vectors import FileVectors
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze
 
 
 def test_definition_text_is_path_name_signature_and_the_docstring_opening():

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.model
 
 
 def _dowse(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-c", "from cli import main; main()", *args],
+    proc = subprocess.run([sys.executable, "-m", "dowse", *args],
                           cwd=REPO, env=env, text=True, capture_output=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return proc

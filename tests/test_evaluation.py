@@ -10,9 +10,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import commit_files, git
 
-from cli import cli
-from indexer.store import Store
-from retrieval.evaluation import (
+from dowse.cli import cli
+from dowse.evaluation.history import HistoryConfig, run_history
+from dowse.evaluation.swebench import (
     EvalConfig,
     EvalError,
     Instance,
@@ -24,7 +24,7 @@ from retrieval.evaluation import (
     sync_tree,
     unrecorded,
 )
-from retrieval.history import HistoryConfig, run_history
+from dowse.indexer.store import Store
 
 AUTH_V1 = '''"""Session tokens."""
 

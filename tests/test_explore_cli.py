@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from explore.run import explore
-from indexer.build import build_index
-from retrieval.ask import estimate_tokens
+from dowse.explore.run import explore
+from dowse.indexer.build import build_index
+from dowse.retrieval.ask import estimate_tokens
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import git
 
-from explore.git import git_track
-from explore.tracks import Context, run_track
+from dowse.explore.git import git_track
+from dowse.explore.tracks import Context, run_track
 
 BULK = [f"gen/f{i:02d}.txt" for i in range(60)]
 # (subject, {path: text}); each commit appends its line to the files it touches.

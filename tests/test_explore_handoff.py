@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from explore.handoff import investigate, plan, render_report
-from indexer.build import build_index
-from indexer.store import Store
-from retrieval.ask import estimate_tokens
-from retrieval.hybrid import HybridSearcher
+from dowse.explore.handoff import investigate, plan, render_report
+from dowse.indexer.build import build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.ask import estimate_tokens
+from dowse.retrieval.hybrid import HybridSearcher
 
 
 @pytest.mark.parametrize("question", [

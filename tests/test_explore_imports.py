@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from explore.imports import imports_track
-from explore.records import ImportReport
-from explore.tracks import Context, run_track
-from indexer.build import IndexConfig, build_index
+from dowse.explore.imports import imports_track
+from dowse.explore.records import ImportReport
+from dowse.explore.tracks import Context, run_track
+from dowse.indexer.build import IndexConfig, build_index
 
 FILES = {
     "pkg/__init__.py": "",
@@ -122,7 +122,7 @@ def test_files_missing_from_the_index_are_parsed(tmp_path, fake_embedder):
 
 def test_edge_list_matches(tmp_path):
     # The exact edges, through the private graph builder the report summarizes.
-    from explore.imports import _build_graph, _parse_rows, _Resolver
+    from dowse.explore.imports import _build_graph, _parse_rows, _Resolver
 
     ctx = Context(root=_repo(tmp_path))
     nodes = [p for p in ctx.files() if p.endswith((".py", ".js"))]

@@ -1,4 +1,4 @@
-"""explore.manifest: dependencies, scripts and entry points, each at its declaring line."""
+"""dowse.explore.manifest: dependencies, scripts and entry points, each at its declaring line."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
-from explore.manifest import manifest_track
-from explore.records import Dependency, ManifestReport, TrackFindings
-from explore.tracks import Context, run_track
+from dowse.explore.manifest import manifest_track
+from dowse.explore.records import Dependency, ManifestReport, TrackFindings
+from dowse.explore.tracks import Context, run_track
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from conftest import make_tree
 
-from explore.patterns import SAMPLE_SOURCE, SAMPLE_TESTS, patterns_track
-from explore.records import Pattern
-from explore.tracks import Context, run_track
+from dowse.explore.patterns import SAMPLE_SOURCE, SAMPLE_TESTS, patterns_track
+from dowse.explore.records import Pattern
+from dowse.explore.tracks import Context, run_track
 
 PYTHON = {
     "src/app/__init__.py": '"""app."""\n',

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
-from explore.specialists import MAX_SPECIALISTS, specialist_tracks
-from explore.tracks import Context, run_track
+from dowse.explore.specialists import MAX_SPECIALISTS, specialist_tracks
+from dowse.explore.tracks import Context, run_track
 
 AGENTS = """\
 # app.config

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from explore.focus import focus_track
-from explore.records import (
+from dowse.explore.focus import focus_track
+from dowse.explore.records import (
     Citation,
     ExploreResult,
     Finding,
@@ -18,10 +18,10 @@ from explore.records import (
     TrackSpec,
     TreeNode,
 )
-from explore.render import fit_budget, render_markdown
-from explore.synthesis import synthesize
-from explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
-from indexer.build import build_index
+from dowse.explore.render import fit_budget, render_markdown
+from dowse.explore.synthesis import synthesize
+from dowse.explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
+from dowse.indexer.build import build_index
 
 SPEC = TrackSpec(name="t", focus=".", approach="test", gates=["g"], deliverable="d")
 

@@ -1,4 +1,4 @@
-"""explore.tree: the scope's layout three levels deep, and its key files by convention."""
+"""dowse.explore.tree: the scope's layout three levels deep, and its key files by convention."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from typing import Any
 
 from conftest import make_tree
 
-from explore.records import KeyFile, TrackFindings, TreeNode
-from explore.tracks import Context, run_track
-from explore.tree import MAX_CHILDREN, tree_track
+from dowse.explore.records import KeyFile, TrackFindings, TreeNode
+from dowse.explore.tracks import Context, run_track
+from dowse.explore.tree import MAX_CHILDREN, tree_track
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
 

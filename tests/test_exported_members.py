@@ -1,8 +1,6 @@
 """The public surface of each package is deliberate: changing it must change this test."""
 
-import explore
-import indexer
-import retrieval
+from dowse import explore, indexer, retrieval
 
 
 def test_indexer_exports():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from indexer import extract
-from indexer.extract import ExtractConfig, FileJob, extract_files, process_file
-from indexer.walk import walk
+from dowse.indexer import extract
+from dowse.indexer.extract import ExtractConfig, FileJob, extract_files, process_file
+from dowse.indexer.walk import walk
 
 
 def _jobs(root: Path) -> list[FileJob]:
@@ -86,16 +86,14 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
     import subprocess
     import sys
 
-    from conftest import REPO
-
     repo = tmp_path / "repo"
     repo.mkdir()
     for i in range(extract.POOL_MIN_FILES + 6):
         (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
     script = tmp_path / "unguarded.py"
-    script.write_text(f"import sys\nsys.path.insert(0, {str(REPO)!r})\n"
+    script.write_text(f"import sys\n"
                       f"sys.argv = ['dowse', 'index', {str(repo)!r}, '--no-embed', '--quiet']\n"
-                      "from cli import main\nmain()\n")
+                      "from dowse.cli import main\nmain()\n")
     result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                             timeout=120, cwd=tmp_path)
     assert result.returncode == 1

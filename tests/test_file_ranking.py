@@ -7,10 +7,10 @@ from types import SimpleNamespace
 import pytest
 from conftest import load_benchmark
 
-from indexer.build import build_index
-from indexer.store import Store
-from retrieval.ask import ask
-from retrieval.hybrid import HybridSearcher
+from dowse.indexer.build import build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.ask import ask
+from dowse.retrieval.hybrid import HybridSearcher
 
 fr = load_benchmark("file_ranking")
 

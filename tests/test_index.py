@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from indexer.build import IndexConfig, build_index
-from indexer.errors import IndexLocked, IndexNotFound, IndexVersionMismatch
-from indexer.store import Store, WriteLock
-from indexer.walk import WalkConfig
+from dowse.errors import IndexLocked, IndexNotFound, IndexVersionMismatch
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Store, WriteLock
+from dowse.indexer.walk import WalkConfig
 
 
 class Interrupting:
@@ -240,8 +240,8 @@ def test_walk_options_apply(example_repo, fake_embedder):
 
 
 def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatch):
-    from indexer import build
-    from retrieval.hybrid import HybridSearcher
+    from dowse.indexer import build
+    from dowse.retrieval.hybrid import HybridSearcher
 
     monkeypatch.setattr(build, "VECTOR_INDEX_MIN_ROWS", 200)
     repo = tmp_path / "repo"
@@ -260,7 +260,7 @@ def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatc
 
 
 def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedder, monkeypatch):
-    from indexer import build
+    from dowse.indexer import build
 
     monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
 
@@ -289,7 +289,7 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
 
 
 def test_absolute_imports_resolve_below_source_dirs_but_never_inside_packages():
-    from indexer.resolve import resolve_import, suffix_map
+    from dowse.indexer.resolve import resolve_import, suffix_map
 
     paths = {"src/pkg/__init__.py", "src/pkg/mod.py", "app/__init__.py",
              "app/functions/__init__.py", "app/functions/datetime.py"}
@@ -305,8 +305,8 @@ def test_absolute_imports_resolve_below_source_dirs_but_never_inside_packages():
 
 
 def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fake_embedder):
-    from indexer.build import changed_since
-    from indexer.walk import WalkConfig
+    from dowse.indexer.build import changed_since
+    from dowse.indexer.walk import WalkConfig
 
     key = "-----BEGIN RSA PRIVATE KEY-----\n" + "MIIEow" * 20 + "\n-----END RSA PRIVATE KEY-----\n"
     (example_repo / "shop" / "deploy_key.py").write_text(f'KEY = """{key}"""\n')
@@ -318,7 +318,7 @@ def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fa
 
 
 def test_lancedb_loads_without_the_rest_client_until_something_uses_it():
-    code = ("import sys\nfrom indexer.lance import import_lancedb\nimport_lancedb()\n"
+    code = ("import sys\nfrom dowse.indexer.lance import import_lancedb\nimport_lancedb()\n"
             "print(any(m.startswith('lance_namespace_urllib3_client.api.') for m in sys.modules))\n"
             "import lance_namespace_urllib3_client as c\nprint(c.ApiClient.__name__)")
     import subprocess

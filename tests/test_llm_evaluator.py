@@ -21,16 +21,16 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli import cli
-from indexer.build import IndexConfig, build_index
-from indexer.errors import DowseError
-from indexer.store import Store
-from retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
-from retrieval.evaluate import OfflineEvaluator
-from retrieval.hybrid import Candidate, HybridSearcher
-from retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
-from retrieval.loop import run_loop
-from retrieval.query import analyze
+from dowse.cli import cli
+from dowse.errors import DowseError
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
+from dowse.retrieval.evaluate import OfflineEvaluator
+from dowse.retrieval.hybrid import Candidate, HybridSearcher
+from dowse.retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
+from dowse.retrieval.loop import run_loop
+from dowse.retrieval.query import analyze
 
 MODEL = "fake-model"
 KEY = "sk-test"

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from indexer.build import IndexConfig, build_index
-from indexer.store import Store
-from retrieval.ask import ask
-from retrieval.hybrid import HybridSearcher
-from retrieval.loop import LoopConfig, run_loop
-from retrieval.query import analyze
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.ask import ask
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig, run_loop
+from dowse.retrieval.query import analyze
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -57,7 +57,7 @@ def test_dispatch_reads_pytest_and_ipython_frames():
 
 
 def test_absolute_paths_are_embedded_cut_short():
-    from retrieval.query import compact_paths
+    from dowse.retrieval.query import compact_paths
 
     text = ('File "/Users/ann/proj/venv/lib/python3.9/site-packages/shop/payments.py", line 3\n'
             '  File "/usr/local/Cellar/python@3.9/3.9.13_1/lib/python3.9/argparse.py", line 8\n'
@@ -320,7 +320,7 @@ def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
 
 
 def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedder):
-    from retrieval.evaluate import used_names
+    from dowse.retrieval.evaluate import used_names
 
     assert used_names("class A(pkg.Base[int], Mixin, metaclass=Meta):\n    x = f(1)\n") == [
         "Base", "Mixin", "A", "f"]
@@ -350,14 +350,14 @@ def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedd
     ("shop/example.py", "python", False),  # a module named so, not a directory of them
 ])
 def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
-    from indexer.languages import is_documentation
+    from dowse.languages import is_documentation
 
     assert is_documentation(path, language) is docs
 
 
 def test_example_scripts_count_as_documentation_unless_asked_for(searcher):
-    from retrieval.evaluate import OfflineEvaluator
-    from retrieval.hybrid import Candidate
+    from dowse.retrieval.evaluate import OfflineEvaluator
+    from dowse.retrieval.hybrid import Candidate
 
     row = {"id": "x", "path": "examples/discounts_demo.py", "language": "python",
            "start_line": 1, "end_line": 3, "symbol": None,
@@ -406,7 +406,7 @@ def test_files_by_words_ranks_whole_files_and_skips_tests_and_docs(searcher):
 def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     import importlib
 
-    ask_module = importlib.import_module("retrieval.ask")
+    ask_module = importlib.import_module("dowse.retrieval.ask")
     question = "how are discounts applied to the cart total?"
     plain = ask(searcher, question)
     assert plain.files[0].words_rank == 0  # pricing.py: first either way
@@ -438,7 +438,7 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
 def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     import importlib
 
-    ask_module = importlib.import_module("retrieval.ask")
+    ask_module = importlib.import_module("dowse.retrieval.ask")
     question = "how are discounts applied to the cart total?"
     by_closeness = searcher.files_by_closeness(analyze(question))
     # Tests and docs left out (the question is not about them), each file with a chunk
@@ -446,7 +446,7 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     assert by_closeness and all(not p.startswith("tests/") and not p.endswith(".md")
                                 and row["path"] == p for p, row in by_closeness)
     # None that is not close in absolute terms, however few files the index has.
-    hybrid = importlib.import_module("retrieval.hybrid")
+    hybrid = importlib.import_module("dowse.retrieval.hybrid")
     sims = dict(searcher.file_dense(searcher.embed_query(question), 1000))
     assert all(sims[p] >= hybrid.CLOSE_MIN for p, _ in by_closeness)
     with monkeypatch.context() as m:
@@ -489,7 +489,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     # Definitions, first chunks, the chunk at a line and a full-text query's chunks come
     # from the rows held in memory; beyond MEMORY_ROWS they are LanceDB queries. Both
     # give the same rows, and once held, nothing more is read from the store.
-    import retrieval.lookups as lookups
+    import dowse.retrieval.lookups as lookups
 
     def look(s):
         syms = s.symbols_named(["validate_token", "LineItem", "BulkDiscount", "total", "nope"])

@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 from conftest import cache_env, python_proc
 
-from indexer.embed import EMBEDDERS, MODEL_NAME, SentenceTransformerEmbedder, get_embedder
-from indexer.errors import EmbedderError
-from indexer.onnx_embed import SHORT_TOKENS, OnnxEmbedder, default_cache_dir, export_models
+from dowse.errors import EmbedderError
+from dowse.indexer.embed import EMBEDDERS, MODEL_NAME, SentenceTransformerEmbedder, get_embedder
+from dowse.indexer.onnx_embed import SHORT_TOKENS, OnnxEmbedder, default_cache_dir, export_models
 
 REPO = Path(__file__).resolve().parent.parent
 HEAVY = ("torch", "transformers", "sentence_transformers", "onnx")
@@ -190,7 +190,7 @@ def test_a_failed_export_is_one_clear_error(tmp_path):
 @pytest.mark.model
 def test_the_runtime_imports_neither_torch_nor_transformers(onnx_cache):
     code = ("import sys, time, json; t = time.perf_counter(); "
-            "from indexer.onnx_embed import OnnxEmbedder; "
+            "from dowse.indexer.onnx_embed import OnnxEmbedder; "
             "v = OnnxEmbedder().embed(['where are expired session tokens rejected?']); "
             "print(json.dumps({'seconds': time.perf_counter() - t, 'shape': v.shape, "
             f"'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))")
@@ -221,7 +221,7 @@ def test_the_cache_dir_comes_from_the_environment(monkeypatch, tmp_path):
 def test_the_registry_names_the_same_model_without_importing_runtimes():
     assert getattr(EMBEDDERS["minilm-onnx"], "name", None) == MODEL_NAME
     watched = ("onnxruntime", "tokenizers", *HEAVY)
-    code = ("import sys, json; from indexer.embed import get_embedder; "
+    code = ("import sys, json; from dowse.indexer.embed import get_embedder; "
             "e = get_embedder('minilm-onnx'); "
             "print(json.dumps([type(e).__name__, e.name, e.dim, "
             f"[m for m in {watched!r} if m in sys.modules]]))")

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from indexer.languages import (
+from dowse.indexer.parse import parse_source
+from dowse.languages import (
     CODE_LANGUAGES,
     GRAMMAR_NAMES,
     language_for,
     language_from_shebang,
 )
-from indexer.parse import parse_source
 
 LANGUAGES = Path(__file__).resolve().parent.parent / "fixtures" / "languages"
 

@@ -20,10 +20,10 @@ from conftest import REPO
 from test_concurrency import CLI, _write_tree
 from test_reliability import _model_stand_in, rel
 
-from indexer import store as store_module
-from indexer.build import IndexConfig, build_index
-from indexer.errors import IndexNotFound
-from indexer.store import CACHE_TABLE, SNAPSHOT_TABLES, Store
+from dowse.errors import IndexNotFound
+from dowse.indexer import store as store_module
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import CACHE_TABLE, SNAPSHOT_TABLES, Store
 
 
 def _counts(index_dir: Path) -> dict[str, int]:

@@ -22,16 +22,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import _check_cover
 
-from indexer.build import IndexConfig, build_index
-from indexer.chunk import ChunkConfig, chunk_file
-from indexer.errors import IndexCorrupt, IndexWriteError
-from indexer.extract import ExtractConfig, FileJob, process_file
-from indexer.ignore import compile_rules, decide
-from indexer.languages import CODE_LANGUAGES, TEXT_LANGUAGES, language_for
-from indexer.parse import parse_source
-from indexer.status import index_status
-from indexer.store import Store
-from indexer.walk import WalkConfig, check_content
+from dowse.errors import IndexCorrupt, IndexWriteError
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.chunk import ChunkConfig, chunk_file
+from dowse.indexer.extract import ExtractConfig, FileJob, process_file
+from dowse.indexer.ignore import compile_rules, decide
+from dowse.indexer.parse import parse_source
+from dowse.indexer.status import index_status
+from dowse.indexer.store import Store
+from dowse.indexer.walk import WalkConfig, check_content
+from dowse.languages import CODE_LANGUAGES, TEXT_LANGUAGES, language_for
 
 rel = load_benchmark("reliability")
 
@@ -171,7 +171,7 @@ def _modules(root: Path, n: int, tag: str, body_lines: int = 3) -> None:
 def _model_stand_in() -> Any:
     """The CLI's embedding backend, never asked to embed (IndexConfig(embed=False)): an
     index built in-process then has the model name `dowse index --no-embed` writes."""
-    from indexer.embed import get_embedder
+    from dowse.indexer.embed import get_embedder
 
     return get_embedder()
 
@@ -316,7 +316,7 @@ def indexed_copy(tmp_path: Path) -> Path:
 
 
 def _searches(root: Path) -> bool:
-    from retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.hybrid import HybridSearcher
 
     return bool(HybridSearcher(Store.open(root / ".dowse")).search("charge payment"))
 
@@ -385,7 +385,7 @@ def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, f
 def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
     from mcp.server.mcpserver.exceptions import ToolError
 
-    from server import TOOLS, ServedRoot, Workspace, _tool_function
+    from dowse.server.app import TOOLS, ServedRoot, Workspace, _tool_function
 
     root = tmp_path / "example"
     shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
@@ -440,7 +440,7 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
 
 
 def test_storage_errors_become_one_line_errors(tmp_path):
-    from indexer.store import storage_error
+    from dowse.indexer.store import storage_error
 
     full = RuntimeError("lance error: LanceError(IO): No space left on device (os error 28), "
                         "/root/.cargo/registry/src/x/lance-io/src/object_store.rs:1006:34")

@@ -26,11 +26,11 @@ from conftest import EXAMPLE, REPO
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from indexer.store import WriteLock
-from retrieval.ask import estimate_tokens
-from server import MAX_TOKENS_LIMIT, TOOLS
+from dowse.indexer.store import WriteLock
+from dowse.retrieval.ask import estimate_tokens
+from dowse.server.app import MAX_TOKENS_LIMIT, TOOLS
 
-CLI = [sys.executable, "-c", "from cli import main; main()"]
+CLI = [sys.executable, "-m", "dowse"]
 
 
 def _copy(dest: Path) -> Path:
@@ -357,7 +357,7 @@ def test_cli_errors_for_serve_and_agent_format(repo, tmp_path, run):
 
 
 def test_every_budget_holds_and_records_stay_whole(repo):
-    from server import AskRequest, SearchRequest, ServedRoot, Workspace
+    from dowse.server.app import AskRequest, SearchRequest, ServedRoot, Workspace
 
     workspace = Workspace([ServedRoot(repo)])
     question = "where are expired session tokens rejected?"
@@ -379,9 +379,9 @@ def test_every_budget_holds_and_records_stay_whole(repo):
 
 
 def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fake_embedder):
-    from indexer.build import IndexConfig, build_index
-    from indexer.store import Store
-    from server import SearchRequest, ServedRoot, Workspace
+    from dowse.indexer.build import IndexConfig, build_index
+    from dowse.indexer.store import Store
+    from dowse.server.app import SearchRequest, ServedRoot, Workspace
 
     build_index(example_repo, config=IndexConfig(embed_chunks=True), embedder=fake_embedder)
     workspace = Workspace([ServedRoot(example_repo)])

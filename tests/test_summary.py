@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from indexer.build import IndexConfig, build_index, resolve_embed_scope
-from indexer.languages import is_test_path
-from indexer.records import Symbol
-from indexer.store import Store
-from indexer.summary import DEFINITION_KINDS, DOC_CHARS, MAX_CHARS, file_summary, leading_doc
+from dowse.indexer.build import IndexConfig, build_index, resolve_embed_scope
+from dowse.indexer.records import Symbol
+from dowse.indexer.store import Store
+from dowse.indexer.summary import DEFINITION_KINDS, DOC_CHARS, MAX_CHARS, file_summary, leading_doc
+from dowse.languages import is_test_path
 
 
 def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
@@ -112,8 +112,8 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
 
 
 def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fake_embedder):
-    from retrieval.hybrid import Candidate, HybridSearcher
-    from retrieval.query import analyze
+    from dowse.retrieval.hybrid import Candidate, HybridSearcher
+    from dowse.retrieval.query import analyze
 
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
@@ -152,8 +152,8 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
 
 
 def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, monkeypatch):
-    import retrieval.hybrid as hybrid
-    from retrieval.hybrid import HybridSearcher
+    import dowse.retrieval.hybrid as hybrid
+    from dowse.retrieval.hybrid import HybridSearcher
 
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
@@ -172,8 +172,8 @@ def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, mon
 
 
 def test_embed_scopes_are_one_list():
-    from cli import cli
-    from indexer.build import EMBED_SCOPES, embed_flags
+    from dowse.cli import cli
+    from dowse.indexer.build import EMBED_SCOPES, embed_flags
 
     option = next(p for p in cli.commands["index"].params if p.name == "embed_scope")
     assert tuple(option.type.choices) == EMBED_SCOPES

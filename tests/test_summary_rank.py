@@ -7,9 +7,9 @@ import json
 import numpy as np
 from conftest import load_benchmark
 
-from indexer.build import build_index
-from indexer.store import Store
-from retrieval.hybrid import HybridSearcher
+from dowse.indexer.build import build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.hybrid import HybridSearcher
 
 sr = load_benchmark("summary_rank")
 

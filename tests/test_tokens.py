@@ -1,4 +1,4 @@
-from indexer.tokens import split_identifier, token_text, tokenize
+from dowse.tokens import split_identifier, token_text, tokenize
 
 
 def test_identifiers_are_kept_whole_and_split():

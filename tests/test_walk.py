@@ -1,4 +1,4 @@
-"""indexer.walk: what the walk does with the files the ignore rules let through.
+"""dowse.indexer.walk: what the walk does with the files the ignore rules let through.
 
 Sizes, binaries and special files, secrets (by name and by content), symlinks, unreadable,
 vanishing and oddly named files, and the root. The ignore rules themselves (.gitignore,
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import files, make, reasons
 
-from indexer import walk as walk_module
-from indexer.errors import InvalidPath
-from indexer.walk import WalkConfig, check_content, walk
+from dowse.errors import InvalidPath
+from dowse.indexer import walk as walk_module
+from dowse.indexer.walk import WalkConfig, check_content, walk
 
 # --- sizes, binaries and special files --------------------------------------------------
 

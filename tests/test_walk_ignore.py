@@ -1,4 +1,4 @@
-"""indexer.walk's ignore rules: .gitignore, .dowseignore, configured and default excludes.
+"""dowse.indexer.walk's ignore rules: .gitignore, .dowseignore, configured and default excludes.
 
 The .gitignore tests compare the walk with git itself (`git ls-files --others
 --exclude-standard`) on hand-built and on seeded random trees: git is the specification.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from conftest import files, make, reasons
 
-from indexer.walk import WalkConfig, walk
+from dowse.indexer.walk import WalkConfig, walk
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 

@@ -52,19 +52,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from indexer.build import IndexConfig, build_index
-from indexer.commits import HistorySource
-from indexer.embed import Embedder
-from indexer.errors import EvalError
-from indexer.languages import CODE_LANGUAGES, language_for
-from indexer.store import Store
-from indexer.tokens import tokenize
-from retrieval.ask import ask, estimate_tokens
-from retrieval.gittree import clone_for, commit_order, sync_tree
-from retrieval.grains import to_hits
-from retrieval.hybrid import HybridSearcher
-from retrieval.query import analyze
-from retrieval.records import SearchOptions
+from dowse.errors import EvalError
+from dowse.evaluation.gittree import clone_for, commit_order, sync_tree
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.commits import HistorySource
+from dowse.indexer.embed import Embedder
+from dowse.indexer.store import Store
+from dowse.languages import CODE_LANGUAGES, language_for
+from dowse.retrieval.ask import ask, estimate_tokens
+from dowse.retrieval.grains import to_hits
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze
+from dowse.retrieval.records import SearchOptions
+from dowse.tokens import tokenize
 
 __all__ = [
     "KS",

@@ -30,13 +30,13 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from indexer.build import IndexConfig
-from indexer.embed import DEFAULT_EMBEDDER
-from indexer.errors import DowseError
-from indexer.store import Store, storage_error
-from retrieval.evaluate import Evaluator
-from server_records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
-from server_records import (
+from dowse.errors import DowseError
+from dowse.indexer.build import IndexConfig
+from dowse.indexer.embed import DEFAULT_EMBEDDER
+from dowse.indexer.store import Store, storage_error
+from dowse.retrieval.evaluate import Evaluator
+from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
+from dowse.server.records import (
     AskAnswer,
     AskRequest,
     Budget,
@@ -53,7 +53,7 @@ from server_records import (
     SymbolAnswer,
     SymbolRequest,
 )
-from server_workspace import ServedRoot, Workspace
+from dowse.server.workspace import ServedRoot, Workspace
 
 __all__ = [
     "TOOLS", "AskAnswer", "AskRequest", "Budget", "Definition", "ExploreAnswer",

@@ -21,13 +21,13 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from explore.records import Depth, ExploreResult
-from indexer.build import IndexStats
-from indexer.errors import DowseError
-from indexer.status import StatusReport
-from retrieval.ask import ContextBlock, FileResult, estimate_tokens
-from retrieval.records import Grain, Hit
-from retrieval.symbols import SymbolMatch
+from dowse.errors import DowseError
+from dowse.explore.records import Depth, ExploreResult
+from dowse.indexer.build import IndexStats
+from dowse.indexer.status import StatusReport
+from dowse.retrieval.ask import ContextBlock, FileResult, estimate_tokens
+from dowse.retrieval.records import Grain, Hit
+from dowse.retrieval.symbols import SymbolMatch
 
 __all__ = [
     "MAX_TOKENS_LIMIT", "MIN_TOKENS", "AskAnswer", "AskRequest", "Budget", "Definition",

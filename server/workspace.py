@@ -34,7 +34,8 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from indexer.build import (
+from dowse.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
+from dowse.indexer.build import (
     IndexConfig,
     IndexStats,
     build_index,
@@ -44,19 +45,18 @@ from indexer.build import (
     resolve_walk_config,
     walk_config_from,
 )
-from indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
-from indexer.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
-from indexer.status import index_status
-from indexer.store import Manifest, Store, WriteLock, quote_list
-from retrieval.ask import ContextBlock, estimate_tokens
-from retrieval.ask import ask as run_ask
-from retrieval.evaluate import Evaluator
-from retrieval.grains import read_lines
-from retrieval.hybrid import HybridSearcher
-from retrieval.loop import LoopConfig
-from retrieval.records import SearchOptions
-from retrieval.symbols import find_symbols
-from server_records import (
+from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.status import index_status
+from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
+from dowse.retrieval.ask import ContextBlock, estimate_tokens
+from dowse.retrieval.ask import ask as run_ask
+from dowse.retrieval.evaluate import Evaluator
+from dowse.retrieval.grains import read_lines
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig
+from dowse.retrieval.records import SearchOptions
+from dowse.retrieval.symbols import find_symbols
+from dowse.server.records import (
     MIN_TOKENS,
     AskAnswer,
     AskRequest,
@@ -425,8 +425,8 @@ class Workspace:
             omitted=max(len(files) - MAX_ASK_FILES, 0))
 
     def explore(self, req: ExploreRequest) -> ExploreAnswer:
-        from explore.render import fit_budget
-        from explore.run import explore as run_explore
+        from dowse.explore.render import fit_budget
+        from dowse.explore.run import explore as run_explore
 
         root = self._root(req.root)
         target = root.path / root.confine(req.path)[0] if req.path else root.path

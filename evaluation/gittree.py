@@ -16,7 +16,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from indexer.errors import EvalError
+from dowse.errors import EvalError
 
 __all__ = ["clone_for", "commit_order", "git", "git_dir_of", "sync_tree"]
 

@@ -15,19 +15,19 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from indexer.build import IndexConfig
-from indexer.commits import HistorySource
-from indexer.embed import Embedder
-from indexer.errors import EvalError
-from indexer.languages import CODE_LANGUAGES, language_for
-from retrieval.evaluation import (
+from dowse.errors import EvalError
+from dowse.evaluation.gittree import git, git_dir_of, sync_tree
+from dowse.evaluation.swebench import (
     Method,
     MethodRunner,
     Progress,
     no_progress,
     resolve_methods,
 )
-from retrieval.gittree import git, git_dir_of, sync_tree
+from dowse.indexer.build import IndexConfig
+from dowse.indexer.commits import HistorySource
+from dowse.indexer.embed import Embedder
+from dowse.languages import CODE_LANGUAGES, language_for
 
 __all__ = ["HISTORY_KS", "HistoryConfig", "HistoryReport", "HistoryResult", "HistoryScore",
            "run_history"]

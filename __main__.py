@@ -1,0 +1,5 @@
+"""`python -m dowse`: the command line."""
+
+from dowse.cli import main
+
+main()
