@@ -45,22 +45,46 @@ def cli() -> None:
 @click.argument("path", default=".", type=click.Path(file_okay=False))
 @index_dir_option
 @click.option("--rebuild", is_flag=True, help="Discard the index and build it anew.")
-@click.option("--max-file-size", type=click.IntRange(min=1), default=None,
-              help="Skip files larger than this many bytes (default 1000000).")
-@click.option("--exclude", multiple=True, metavar="PATTERN",
-              help="Extra gitignore-style pattern to leave out (repeatable).")
-@click.option("--include-secrets/--no-include-secrets", default=None,
-              help="Also index files that look like secrets (.env, keys). Not recommended.")
-@click.option("--history/--no-history", default=None,
-              help="Keep the git history's commit messages and changed files as search "
-                   "evidence (default: on).")
+@click.option(
+    "--max-file-size",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Skip files larger than this many bytes (default 1000000).",
+)
+@click.option(
+    "--exclude",
+    multiple=True,
+    metavar="PATTERN",
+    help="Extra gitignore-style pattern to leave out (repeatable).",
+)
+@click.option(
+    "--include-secrets/--no-include-secrets",
+    default=None,
+    help="Also index files that look like secrets (.env, keys). Not recommended.",
+)
+@click.option(
+    "--history/--no-history",
+    default=None,
+    help="Keep the git history's commit messages and changed files as search "
+    "evidence (default: on).",
+)
 @embed_options
 @json_option
 @seam
-def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | None,
-          no_embed: bool, max_file_size: int | None, exclude: tuple[str, ...],
-          include_secrets: bool | None, history: bool | None, embedder: str, quiet: bool,
-          as_json: bool) -> None:
+def index(
+    path: str,
+    index_dir: Path | None,
+    rebuild: bool,
+    embed_scope: str | None,
+    no_embed: bool,
+    max_file_size: int | None,
+    exclude: tuple[str, ...],
+    include_secrets: bool | None,
+    history: bool | None,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Index a repository (incremental: unchanged content is never redone).
 
     Inside a git repository the history is kept too: each small commit's message and
@@ -88,11 +112,19 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
     root = root_arg(path)
     target = index_dir.resolve() if index_dir else default_index_dir(root)
     walk_config = resolve_walk_config(
-        target, max_file_bytes=max_file_size, exclude=exclude or None,
-        include_secrets=include_secrets)
+        target,
+        max_file_bytes=max_file_size,
+        exclude=exclude or None,
+        include_secrets=include_secrets,
+    )
     embed, embed_chunks = resolve_embed_scope(target, requested_scope(embed_scope, no_embed))
-    config = IndexConfig(walk=walk_config, embed=embed, embed_chunks=embed_chunks,
-                         rebuild=rebuild, history=resolve_history(target, history))
+    config = IndexConfig(
+        walk=walk_config,
+        embed=embed,
+        embed_chunks=embed_chunks,
+        rebuild=rebuild,
+        history=resolve_history(target, history),
+    )
 
     def waiting(holder: str) -> None:
         if not quiet:
@@ -100,8 +132,14 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
 
     backend = get_embedder(embedder)
     with progress_bars(quiet) as progress:
-        stats = build_index(root, index_dir=target, config=config, embedder=backend,
-                            progress=progress, on_wait=waiting)
+        stats = build_index(
+            root,
+            index_dir=target,
+            config=config,
+            embedder=backend,
+            progress=progress,
+            on_wait=waiting,
+        )
     if as_json:
         click.echo(stats.model_dump_json(indent=2))
         return
@@ -110,7 +148,8 @@ def index(path: str, index_dir: Path | None, rebuild: bool, embed_scope: str | N
         f"indexed {stats.files} files ({stats.parsed} parsed, {stats.unchanged} unchanged, "
         f"{stats.deleted} deleted, {stats.renamed} renamed, {stats.skipped} skipped): "
         f"{stats.symbols} symbols, {stats.chunks} chunks, {stats.embedded} embedded "
-        f"in {secs:.1f}s -> {stats.index_dir}")
+        f"in {secs:.1f}s -> {stats.index_dir}"
+    )
 
 
 @cli.command()
@@ -139,21 +178,40 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
 
 @cli.command()
 @click.argument("query")
-@click.option("--path", "path", default=".", type=click.Path(file_okay=False),
-              help="Repository (default: the current directory).")
+@click.option(
+    "--path",
+    "path",
+    default=".",
+    type=click.Path(file_okay=False),
+    help="Repository (default: the current directory).",
+)
 @index_dir_option
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
-@click.option("--grain", type=click.Choice(["chunk", "symbol", "file"]), default="chunk",
-              show_default=True, help="Return chunks, enclosing definitions, or files.")
+@click.option(
+    "--grain",
+    type=click.Choice(["chunk", "symbol", "file"]),
+    default="chunk",
+    show_default=True,
+    help="Return chunks, enclosing definitions, or files.",
+)
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
 @click.option("--lang", "languages", multiple=True, help="Only these languages.")
 @click.option("--kind", "kinds", multiple=True, help="Only these symbol kinds (symbol grain).")
 @json_option
 @seam
-def search(query: str, path: str, index_dir: Path | None, limit: int, grain: str,
-           include: tuple[str, ...], exclude: tuple[str, ...], languages: tuple[str, ...],
-           kinds: tuple[str, ...], as_json: bool) -> None:
+def search(
+    query: str,
+    path: str,
+    index_dir: Path | None,
+    limit: int,
+    grain: str,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    languages: tuple[str, ...],
+    kinds: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Hybrid search (full-text + vectors + symbol and path evidence).
 
     \b
@@ -164,8 +222,14 @@ def search(query: str, path: str, index_dir: Path | None, limit: int, grain: str
     from dowse.retrieval.records import SearchOptions
     from dowse.retrieval.render import render_hits
 
-    options = SearchOptions(limit=limit, grain=grain, include=list(include),  # type: ignore[arg-type]
-                            exclude=list(exclude), languages=list(languages), kinds=list(kinds))
+    options = SearchOptions(
+        limit=limit,
+        grain=grain,
+        include=list(include),  # type: ignore[arg-type]
+        exclude=list(exclude),
+        languages=list(languages),
+        kinds=list(kinds),
+    )
     searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
     hits = searcher.search(query, options)
     if as_json:
@@ -200,37 +264,71 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
     if not found:
         raise fail(f"no symbol named {name!r}")
     for s in found:
-        click.echo(f"{s.path}:{s.start_line}-{s.end_line}  {s.kind} {s.qualified_name}"
-                   f"  ({s.match})\n    {s.signature}")
+        click.echo(
+            f"{s.path}:{s.start_line}-{s.end_line}  {s.kind} {s.qualified_name}"
+            f"  ({s.match})\n    {s.signature}"
+        )
 
 
 @cli.command()
 @click.argument("question")
-@click.option("--path", "path", default=".", type=click.Path(file_okay=False),
-              help="Repository (default: the current directory).")
+@click.option(
+    "--path",
+    "path",
+    default=".",
+    type=click.Path(file_okay=False),
+    help="Repository (default: the current directory).",
+)
 @index_dir_option
-@click.option("--budget", type=click.IntRange(min=50), default=None, metavar="TOKENS",
-              help="Pack the best context into this many tokens (default 8000).")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=50),
+    default=None,
+    metavar="TOKENS",
+    help="Pack the best context into this many tokens (default 8000).",
+)
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
 @click.option("--trace", is_flag=True, help="Show each cycle of the retrieval loop.")
-@click.option("--evaluator", "evaluator_name", type=click.Choice(["offline", "llm"]),
-              default="offline", show_default=True,
-              help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.")
-@click.option("--mode", type=click.Choice(["auto", "retrieval", "exploration"]), default="auto",
-              show_default=True,
-              help="auto: explore broad questions in parallel tracks, one loop otherwise; "
-                   "or force either.")
-@click.option("--format", "output_format", type=click.Choice(["markdown", "json", "agent"]),
-              default=None,
-              help="markdown (default); json (as --json); agent: what the MCP ask tool "
-                   "returns (changed files indexed first, the whole JSON within --budget, "
-                   "default 8000).")
+@click.option(
+    "--evaluator",
+    "evaluator_name",
+    type=click.Choice(["offline", "llm"]),
+    default="offline",
+    show_default=True,
+    help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "retrieval", "exploration"]),
+    default="auto",
+    show_default=True,
+    help="auto: explore broad questions in parallel tracks, one loop otherwise; or force either.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["markdown", "json", "agent"]),
+    default=None,
+    help="markdown (default); json (as --json); agent: what the MCP ask tool "
+    "returns (changed files indexed first, the whole JSON within --budget, "
+    "default 8000).",
+)
 @json_option
 @seam
-def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
-        include: tuple[str, ...], exclude: tuple[str, ...], trace: bool, evaluator_name: str,
-        output_format: str | None, mode: str, as_json: bool) -> None:
+def ask(
+    question: str,
+    path: str,
+    index_dir: Path | None,
+    budget: int | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    trace: bool,
+    evaluator_name: str,
+    output_format: str | None,
+    mode: str,
+    as_json: bool,
+) -> None:
     """Find the code that answers a question, with citations and relevance.
 
     Runs the iterative retrieval loop (at most 3 cycles) and prints the curated context
@@ -262,21 +360,34 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
 
         llm_config = LLMEvaluatorConfig.from_env(os.environ)
         if llm_config is None:
-            raise fail("--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
-                        "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)")
+            raise fail(
+                "--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
+                "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)"
+            )
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
     if output_format == "agent":
         from dowse.server.app import ask_for_agent
 
-        answer = ask_for_agent(locate(root_arg(path), index_dir), question, max_tokens=budget,
-                               include=include, exclude=exclude, evaluator=evaluator)
+        answer = ask_for_agent(
+            locate(root_arg(path), index_dir),
+            question,
+            max_tokens=budget,
+            include=include,
+            exclude=exclude,
+            evaluator=evaluator,
+        )
         click.echo(answer.model_dump_json())
         return
     searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
-    report = investigate(searcher, question, budget=budget,
-                         loop=LoopConfig(include=list(include), exclude=list(exclude)),
-                         evaluator=evaluator, with_trace=trace or as_json,
-                         force=None if mode == "auto" else mode)  # type: ignore[arg-type]
+    report = investigate(
+        searcher,
+        question,
+        budget=budget,
+        loop=LoopConfig(include=list(include), exclude=list(exclude)),
+        evaluator=evaluator,
+        with_trace=trace or as_json,
+        force=None if mode == "auto" else mode,
+    )  # type: ignore[arg-type]
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
@@ -285,21 +396,44 @@ def ask(question: str, path: str, index_dir: Path | None, budget: int | None,
 
 @cli.command(name="explore")
 @click.argument("path", default=".", type=click.Path())
-@click.option("--focus", default=None, metavar="TEXT",
-              help="A question to answer inside PATH with the retrieval loop (needs an index).")
-@click.option("--depth", type=click.Choice(["shallow", "standard", "deep"]), default="standard",
-              show_default=True,
-              help="shallow: tree, manifest; standard: + patterns, focus; "
-                   "deep: + imports, git, module specialists.")
-@click.option("--deepen", is_flag=True,
-              help="Split tracks whose scope is too large into per-package subtracks.")
-@click.option("--budget", type=click.IntRange(min=200), default=None, metavar="TOKENS",
-              help="Fit the report into TOKENS, dividing them across sections.")
+@click.option(
+    "--focus",
+    default=None,
+    metavar="TEXT",
+    help="A question to answer inside PATH with the retrieval loop (needs an index).",
+)
+@click.option(
+    "--depth",
+    type=click.Choice(["shallow", "standard", "deep"]),
+    default="standard",
+    show_default=True,
+    help="shallow: tree, manifest; standard: + patterns, focus; "
+    "deep: + imports, git, module specialists.",
+)
+@click.option(
+    "--deepen",
+    is_flag=True,
+    help="Split tracks whose scope is too large into per-package subtracks.",
+)
+@click.option(
+    "--budget",
+    type=click.IntRange(min=200),
+    default=None,
+    metavar="TOKENS",
+    help="Fit the report into TOKENS, dividing them across sections.",
+)
 @index_dir_option
 @json_option
 @seam
-def explore_cmd(path: str, focus: str | None, depth: str, deepen: bool, budget: int | None,
-                index_dir: Path | None, as_json: bool) -> None:
+def explore_cmd(
+    path: str,
+    focus: str | None,
+    depth: str,
+    deepen: bool,
+    budget: int | None,
+    index_dir: Path | None,
+    as_json: bool,
+) -> None:
     """Explore a directory or file: structure, dependencies, patterns, imports, history.
 
     Explorers run in parallel, each on its own gated track; every claim cites file:line
@@ -316,8 +450,13 @@ def explore_cmd(path: str, focus: str | None, depth: str, deepen: bool, budget: 
 
     if focus is not None and not focus.strip():
         raise fail("the focus is empty")
-    result = explore(Path(path), focus=focus, depth=depth, deepen=deepen,  # type: ignore[arg-type]
-                     index_dir=index_dir)
+    result = explore(
+        Path(path),
+        focus=focus,
+        depth=depth,
+        deepen=deepen,  # type: ignore[arg-type]
+        index_dir=index_dir,
+    )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")
     if as_json:
@@ -336,8 +475,9 @@ cli.add_command(eval_group)
 @click.argument("paths", nargs=-1, type=click.Path(file_okay=False))
 @embed_options
 @seam
-def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embedder: str,
-          quiet: bool) -> None:
+def serve(
+    paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool
+) -> None:
     """Run an MCP server on stdio for coding agents, over one or more indexed roots.
 
     Tools: search, ask, symbol, status, reindex. Each root's index is <root>/.dowse; a
@@ -355,8 +495,13 @@ def serve(paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embed
 
     roots = [root_arg(p) for p in paths or (".",)]
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
-    run_server(roots, embedder=embedder, embed=embed, embed_chunks=embed_chunks,
-               warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True))
+    run_server(
+        roots,
+        embedder=embedder,
+        embed=embed,
+        embed_chunks=embed_chunks,
+        warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True),
+    )
 
 
 def main() -> None:

@@ -53,7 +53,9 @@ def seam(fn: F) -> F:
 
 def index_dir_option(fn: F) -> F:
     return click.option(
-        "--index-dir", type=click.Path(file_okay=False, path_type=Path), envvar="DOWSE_INDEX_DIR",
+        "--index-dir",
+        type=click.Path(file_okay=False, path_type=Path),
+        envvar="DOWSE_INDEX_DIR",
         help="Where the index lives (default: <repo>/.dowse; env DOWSE_INDEX_DIR).",
     )(fn)
 
@@ -63,16 +65,24 @@ def embed_options(fn: F) -> F:
     indexes."""
     fn = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")(fn)
     fn = click.option(
-        "--embedder", default="minilm-onnx", envvar="DOWSE_EMBEDDER", show_default=True,
+        "--embedder",
+        default="minilm-onnx",
+        envvar="DOWSE_EMBEDDER",
+        show_default=True,
         help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
-             "reference); both give the same model's vectors.")(fn)
+        "reference); both give the same model's vectors.",
+    )(fn)
     fn = click.option(
         # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
         # a quarter second to every command (tests/test_summary.py keeps them equal).
-        "--embed", "embed_scope", type=click.Choice(["all", "files", "none"]), default=None,
+        "--embed",
+        "embed_scope",
+        type=click.Choice(["all", "files", "none"]),
+        default=None,
         help="What gets vectors: files (a summary per file and each "
-             "definition: fast), all (chunks too: slow), none (lexical and symbol index). "
-             "Default: what the index was built with, else files.")(fn)
+        "definition: fast), all (chunks too: slow), none (lexical and symbol index). "
+        "Default: what the index was built with, else files.",
+    )(fn)
     return click.option("--no-embed", is_flag=True, help="Same as --embed none.")(fn)
 
 
@@ -133,12 +143,23 @@ def progress_bars(quiet: bool) -> Iterator[Callable[[str, int, int], None]]:
         def render(self, task: Task) -> Text:
             return Text(f"{task.speed:>7,.0f}/s" if task.speed else " " * 9)
 
-    labels = {"walk": "walking files", "parse": "parsing", "write": "writing index",
-              "embed": "embedding texts"}
+    labels = {
+        "walk": "walking files",
+        "parse": "parsing",
+        "write": "writing index",
+        "embed": "embedding texts",
+    }
     console = Console(stderr=True)
-    with Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-                  Rate(), TimeElapsedColumn(), TimeRemainingColumn(), console=console,
-                  transient=False) as bar:
+    with Progress(
+        TextColumn("{task.description:<16}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=False,
+    ) as bar:
         tasks: dict[str, TaskID] = {}
 
         def update(stage: str, done: int, total: int) -> None:

@@ -27,9 +27,12 @@ from dowse.cli_common import (
 
 def _methods_option(fn: F) -> F:
     return click.option(
-        "--methods", default=None, metavar="LIST",
+        "--methods",
+        default=None,
+        metavar="LIST",
         help="Comma-separated: bm25, lexical, dense, hybrid, ask (default: all that apply; "
-             "dense and hybrid need embeddings).")(fn)
+        "dense and hybrid need embeddings).",
+    )(fn)
 
 
 def _split_methods(methods: str | None) -> list[str] | None:
@@ -40,8 +43,9 @@ def _split_methods(methods: str | None) -> list[str] | None:
     names = [m.strip() for m in methods.split(",") if m.strip()]
     unknown = [m for m in names if m not in METHODS]
     if unknown or not names:
-        raise fail(f"unknown method(s) {', '.join(unknown) or '(none)'}; "
-                    f"choose from {', '.join(METHODS)}")
+        raise fail(
+            f"unknown method(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(METHODS)}"
+        )
     return names
 
 
@@ -51,8 +55,10 @@ def _fmt(value: float | None, spec: str) -> str:
 
 def _render_scores(report: Any) -> str:
     """One row per method and subset: Acc@k, MRR, in-context share, medians."""
-    head = (f"{'method':<8} {'subset':<14} {'n':>4} {'Acc@1':>6} {'Acc@3':>6} {'Acc@5':>6} "
-            f"{'Acc@10':>6} {'MRR':>6} {'in-ctx':>6} {'tokens':>7} {'sec':>7} {'index s':>7}")
+    head = (
+        f"{'method':<8} {'subset':<14} {'n':>4} {'Acc@1':>6} {'Acc@3':>6} {'Acc@5':>6} "
+        f"{'Acc@10':>6} {'MRR':>6} {'in-ctx':>6} {'tokens':>7} {'sec':>7} {'index s':>7}"
+    )
     lines = [head, "-" * len(head)]
     for method, subsets in report.scores.items():
         for subset, s in subsets.items():
@@ -62,9 +68,11 @@ def _render_scores(report: Any) -> str:
                 f"{method:<8} {subset:<14} {s.n:>4} {s.acc[1]:>6.1f} {s.acc[3]:>6.1f} "
                 f"{s.acc[5]:>6.1f} {s.acc[10]:>6.1f} {s.mrr:>6.3f} "
                 f"{_fmt(s.in_context, '>6.1f')} {_fmt(s.tokens_median, '>7.0f')} "
-                f"{_fmt(s.seconds_median, '>7.3f')} {_fmt(s.index_seconds_median, '>7.2f')}")
-    missing = max((s.missing_predictions for subs in report.scores.values()
-                   for s in subs.values()), default=0)
+                f"{_fmt(s.seconds_median, '>7.3f')} {_fmt(s.index_seconds_median, '>7.2f')}"
+            )
+    missing = max(
+        (s.missing_predictions for subs in report.scores.values() for s in subs.values()), default=0
+    )
     if missing:
         lines.append(f"({missing} instance(s) without a prediction score 0)")
     return "\n".join(lines)
@@ -82,32 +90,70 @@ def eval_group() -> None:
 
 
 @eval_group.command(name="swebench")
-@click.option("--dataset", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="SWE-bench-style JSONL (instance_id, repo, base_commit, problem_statement, "
-                   "gold_files).")
-@click.option("--repos", required=True, type=click.Path(file_okay=False, path_type=Path),
-              help="Directory of git clones named <owner>__<name> (bare or not).")
-@click.option("--instances", multiple=True, metavar="ID",
-              help="Only these instances (repeatable, or comma-separated).")
-@click.option("--limit", type=click.IntRange(min=1), default=None,
-              help="Only the first N selected instances.")
+@click.option(
+    "--dataset",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="SWE-bench-style JSONL (instance_id, repo, base_commit, problem_statement, gold_files).",
+)
+@click.option(
+    "--repos",
+    required=True,
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Directory of git clones named <owner>__<name> (bare or not).",
+)
+@click.option(
+    "--instances",
+    multiple=True,
+    metavar="ID",
+    help="Only these instances (repeatable, or comma-separated).",
+)
+@click.option(
+    "--limit", type=click.IntRange(min=1), default=None, help="Only the first N selected instances."
+)
 @click.option("--repo", default=None, metavar="OWNER/NAME", help="Only this repository.")
 @_methods_option
-@click.option("--budget", type=click.IntRange(min=50), default=4000, show_default=True,
-              metavar="TOKENS", help="Context budget for context_files and tokens.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
-              default=Path("dowse-eval.jsonl"), show_default=True,
-              help="Predictions JSONL; a rerun skips what it already holds.")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path),
-              default=Path(".dowse-eval"), show_default=True,
-              help="Where trees and indexes are kept between runs.")
+@click.option(
+    "--budget",
+    type=click.IntRange(min=50),
+    default=4000,
+    show_default=True,
+    metavar="TOKENS",
+    help="Context budget for context_files and tokens.",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=Path("dowse-eval.jsonl"),
+    show_default=True,
+    help="Predictions JSONL; a rerun skips what it already holds.",
+)
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path(".dowse-eval"),
+    show_default=True,
+    help="Where trees and indexes are kept between runs.",
+)
 @embed_options
 @json_option
 @seam
-def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit: int | None,
-                  repo: str | None, methods: str | None, budget: int, out: Path, work: Path,
-                  embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool,
-                  as_json: bool) -> None:
+def eval_swebench(
+    dataset: Path,
+    repos: Path,
+    instances: tuple[str, ...],
+    limit: int | None,
+    repo: str | None,
+    methods: str | None,
+    budget: int,
+    out: Path,
+    work: Path,
+    embed_scope: str | None,
+    no_embed: bool,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """File localization on a SWE-bench-style dataset.
 
     Each instance's repository is synced to its base commit and indexed incrementally;
@@ -128,9 +174,19 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
 
     ids = [i.strip() for arg in instances for i in arg.split(",") if i.strip()]
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
-    config = EvalConfig(dataset=dataset, repos=repos, out=out, work=work, instances=ids,
-                        repo=repo, limit=limit, methods=_split_methods(methods),  # type: ignore[arg-type]
-                        budget=budget, embed=embed, embed_chunks=embed_chunks)
+    config = EvalConfig(
+        dataset=dataset,
+        repos=repos,
+        out=out,
+        work=work,
+        instances=ids,
+        repo=repo,
+        limit=limit,
+        methods=_split_methods(methods),  # type: ignore[arg-type]
+        budget=budget,
+        embed=embed,
+        embed_chunks=embed_chunks,
+    )
     with progress_bars(quiet) as progress:
         report = run_swebench(config, embedder=get_embedder(embedder), progress=progress)
     target = out.with_suffix(".scores.json")
@@ -140,25 +196,46 @@ def eval_swebench(dataset: Path, repos: Path, instances: tuple[str, ...], limit:
     else:
         click.echo(_render_scores(report))
     if not quiet:
-        click.echo(f"{report.new_predictions} new predictions in {out}; scores in {target}",
-                   err=True)
+        click.echo(
+            f"{report.new_predictions} new predictions in {out}; scores in {target}", err=True
+        )
 
 
 @eval_group.command(name="history")
 @click.argument("path", default=".", type=click.Path(file_okay=False))
-@click.option("-n", "--commits", type=click.IntRange(min=1), default=50, show_default=True,
-              help="How many recent commits to replay.")
+@click.option(
+    "-n",
+    "--commits",
+    type=click.IntRange(min=1),
+    default=50,
+    show_default=True,
+    help="How many recent commits to replay.",
+)
 @_methods_option
-@click.option("--budget", type=click.IntRange(min=50), default=4000, show_default=True,
-              metavar="TOKENS")
-@click.option("--work", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Keep the tree and index here (default: a temporary directory).")
+@click.option(
+    "--budget", type=click.IntRange(min=50), default=4000, show_default=True, metavar="TOKENS"
+)
+@click.option(
+    "--work",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Keep the tree and index here (default: a temporary directory).",
+)
 @embed_options
 @json_option
 @seam
-def eval_history(path: str, commits: int, methods: str | None, budget: int, work: Path | None,
-                 embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool,
-                 as_json: bool) -> None:
+def eval_history(
+    path: str,
+    commits: int,
+    methods: str | None,
+    budget: int,
+    work: Path | None,
+    embed_scope: str | None,
+    no_embed: bool,
+    embedder: str,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Replay a repository's recent commits as retrieval tasks.
 
     For each of the last N non-merge commits that modify source files, the tree at its
@@ -178,9 +255,15 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     root = root_arg(path)
     embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
     with tempfile.TemporaryDirectory(prefix="dowse-history-") as tmp:
-        config = HistoryConfig(repo=root, work=work or Path(tmp), commits=commits,
-                               methods=_split_methods(methods),  # type: ignore[arg-type]
-                               budget=budget, embed=embed, embed_chunks=embed_chunks)
+        config = HistoryConfig(
+            repo=root,
+            work=work or Path(tmp),
+            commits=commits,
+            methods=_split_methods(methods),  # type: ignore[arg-type]
+            budget=budget,
+            embed=embed,
+            embed_chunks=embed_chunks,
+        )
         with progress_bars(quiet) as progress:
             report = run_history(config, embedder=get_embedder(embedder), progress=progress)
     if as_json:
@@ -189,5 +272,7 @@ def eval_history(path: str, commits: int, methods: str | None, budget: int, work
     head = f"{'method':<8} {'n':>4} {'R@1':>6} {'R@5':>6} {'R@10':>6} {'MRR':>6} {'sec':>7}"
     click.echo(head + "\n" + "-" * len(head))
     for method, s in report.scores.items():
-        click.echo(f"{method:<8} {s.n:>4} {s.recall[1]:>6.1f} {s.recall[5]:>6.1f} "
-                   f"{s.recall[10]:>6.1f} {s.mrr:>6.3f} {_fmt(s.seconds_median, '>7.3f')}")
+        click.echo(
+            f"{method:<8} {s.n:>4} {s.recall[1]:>6.1f} {s.recall[5]:>6.1f} "
+            f"{s.recall[10]:>6.1f} {s.mrr:>6.3f} {_fmt(s.seconds_median, '>7.3f')}"
+        )

@@ -206,8 +206,10 @@ def language_from_shebang(head: bytes) -> str | None:
     return None
 
 
-_TEST_PATH = re.compile(r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
-                        r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$")
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|testing|spec|__tests__)(/|$)|(^|/)(test_[^/]*|[^/]*_test"
+    r"\.\w+|[^/]*\.(test|spec)\.\w+|conftest\.py)$"
+)
 
 
 def is_test_path(path: str) -> bool:

@@ -104,6 +104,15 @@ def stem(word: str) -> str:
 def variants(word: str) -> list[str]:
     """Inflected forms a plain query word may take in code and comments."""
     base = stem(word)
-    forms = [word, base, base + "e", base + "s", base + "es", base + "ed", base + "ing",
-             base + "er", base + "ion"]
+    forms = [
+        word,
+        base,
+        base + "e",
+        base + "s",
+        base + "es",
+        base + "ed",
+        base + "ing",
+        base + "er",
+        base + "ion",
+    ]
     return list(dict.fromkeys(f for f in forms if len(f) > 2))

@@ -39,8 +39,20 @@ from dowse.retrieval.evaluate import Evaluation, Features, OfflineEvaluator, rel
 from dowse.retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
 from dowse.retrieval.query import QueryAnalysis  # noqa: E402
 
-FEATURES = ["coverage", "symbol", "path", "closeness", "rank_prior", "score", "gap", "test",
-            "text", "refined", "summary", "raised"]
+FEATURES = [
+    "coverage",
+    "symbol",
+    "path",
+    "closeness",
+    "rank_prior",
+    "score",
+    "gap",
+    "test",
+    "text",
+    "refined",
+    "summary",
+    "raised",
+]
 BANDS = [(0.0, 0.2), (0.2, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 1.01)]
 
 
@@ -51,14 +63,27 @@ class Recorder(OfflineEvaluator):
         self.rows: list[dict[str, Any]] = []
         self.cycle = 0
 
-    def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
-                 known_symbols: Any, in_context: Any) -> list[Evaluation]:
+    def evaluate(
+        self,
+        analysis: QueryAnalysis,
+        candidates: Sequence[Candidate],
+        known_symbols: Any,
+        in_context: Any,
+    ) -> list[Evaluation]:
         self.cycle += 1
         evals = super().evaluate(analysis, candidates, known_symbols, in_context)
         for c, f, e in zip(candidates, self.features(analysis, candidates), evals, strict=True):
-            self.rows.append({"file": c.row["path"], "id": c.id, "relevance": e.relevance,
-                              "score": c.score, "cycle": self.cycle, "signals": c.signals,
-                              **{f"f_{k}": float(getattr(f, k)) for k in FEATURES}})
+            self.rows.append(
+                {
+                    "file": c.row["path"],
+                    "id": c.id,
+                    "relevance": e.relevance,
+                    "score": c.score,
+                    "cycle": self.cycle,
+                    "signals": c.signals,
+                    **{f"f_{k}": float(getattr(f, k)) for k in FEATURES},
+                }
+            )
         return evals
 
 
@@ -76,28 +101,37 @@ def collect(args: argparse.Namespace) -> None:
         factory = lambda: embedder  # noqa: E731
     predictions = args.predictions.open("a") if args.predictions else None
     todo = unrecorded(dataset, args.features)
-    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
-                                  config=config)
+    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder, config=config)
     with args.features.open("a") as out:
         for n, (inst, store) in enumerate(itertools.islice(snapshots, args.limit or None), 1):
             searcher = HybridSearcher(store, factory)
             rec = Recorder()
-            answer = ask(searcher, inst.problem_statement, budget=4000, evaluator=rec,
-                         with_trace=False)
+            answer = ask(
+                searcher, inst.problem_statement, budget=4000, evaluator=rec, with_trace=False
+            )
             if predictions is not None:
-                predictions.write(json.dumps({
-                    "instance_id": inst.instance_id,
-                    "found_files": [f.path for f in answer.files][:20],
-                    "context_files": list(dict.fromkeys(b.path for b in answer.context)),
-                    "tokens": answer.tokens}) + "\n")
+                predictions.write(
+                    json.dumps(
+                        {
+                            "instance_id": inst.instance_id,
+                            "found_files": [f.path for f in answer.files][:20],
+                            "context_files": list(dict.fromkeys(b.path for b in answer.context)),
+                            "tokens": answer.tokens,
+                        }
+                    )
+                    + "\n"
+                )
                 predictions.flush()
             gold = set(inst.gold_files)
             for row in rec.rows:
                 row.update(instance_id=inst.instance_id, gold=row["file"] in gold)
                 out.write(json.dumps(row) + "\n")
             out.flush()
-            print(f"{n:4d} {inst.instance_id}: {len(rec.rows)} candidates, "
-                  f"{sum(r['gold'] for r in rec.rows)} in gold files", file=sys.stderr)
+            print(
+                f"{n:4d} {inst.instance_id}: {len(rec.rows)} candidates, "
+                f"{sum(r['gold'] for r in rec.rows)} in gold files",
+                file=sys.stderr,
+            )
 
 
 class _NoEmbed:
@@ -147,8 +181,10 @@ def fit(path: Path) -> None:
     X = np.array([[_feature(r, k) for k in FEATURES] for r in rows], dtype=float)
     y = np.array([r["gold"] for r in rows], dtype=float)
     rel = np.array([r["relevance"] for r in rows], dtype=float)
-    print(f"{len(rows)} candidates from {len({r['instance_id'] for r in rows})} instances, "
-          f"{y.mean():.3f} in a gold file")
+    print(
+        f"{len(rows)} candidates from {len({r['instance_id'] for r in rows})} instances, "
+        f"{y.mean():.3f} in a gold file"
+    )
     _bands(rel, y, "offline relevance when recorded")
     now = np.array([relevance_of(Features(**_features(r))) for r in rows])
     _bands(now, y, "offline relevance of this version (same candidates)")
@@ -181,12 +217,20 @@ def main() -> None:
     ap.add_argument("--work", type=Path)
     ap.add_argument("--repo")
     ap.add_argument("--limit", type=int, default=0)
-    ap.add_argument("--embed", choices=EMBED_SCOPES, default="none",
-                    help="vectors of the work indexes (as `dowse index --embed`)")
+    ap.add_argument(
+        "--embed",
+        choices=EMBED_SCOPES,
+        default="none",
+        help="vectors of the work indexes (as `dowse index --embed`)",
+    )
     ap.add_argument("--features", type=Path, default=Path("calibration-features.jsonl"))
     ap.add_argument("--fit-only", action="store_true")
-    ap.add_argument("--predictions", type=Path, default=None,
-                    help="also write `ask`'s ranked files (budget 4000) as score.py reads them")
+    ap.add_argument(
+        "--predictions",
+        type=Path,
+        default=None,
+        help="also write `ask`'s ranked files (budget 4000) as score.py reads them",
+    )
     args = ap.parse_args()
     if not args.fit_only:
         if not (args.dataset and args.repos and args.work):

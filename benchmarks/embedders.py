@@ -74,15 +74,21 @@ def recipe_int8(models: OnnxModels, dest: Path) -> OnnxModels:
 
     logging.disable(logging.WARNING)
     target = dest / "recipe-int8.onnx"
-    quantize_dynamic(str(models.fp32), str(target), weight_type=QuantType.QInt8,
-                     per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
-                     extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+    quantize_dynamic(
+        str(models.fp32),
+        str(target),
+        weight_type=QuantType.QInt8,
+        per_channel=True,
+        op_types_to_quantize=["MatMul", "Attention"],
+        extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+    )
     logging.disable(logging.NOTSET)
     return OnnxModels(int8=target, fp32=models.fp32)
 
 
-def throughput(embed: Callable[[list[str]], np.ndarray], chunks: list[str],
-               batch: int) -> tuple[float, float, np.ndarray]:
+def throughput(
+    embed: Callable[[list[str]], np.ndarray], chunks: list[str], batch: int
+) -> tuple[float, float, np.ndarray]:
     """Chunks per wall second and per CPU second (all threads), and the vectors."""
     embed(chunks[:8])  # warm up: sessions, thread pools, lazy loading
     wall, cpu = time.perf_counter(), time.process_time()
@@ -121,8 +127,14 @@ def cold_start(module: str, cls: str, kwargs: str, runs: int) -> list[dict]:
     results = []
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env,
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
         results.append({"wall": time.perf_counter() - start, **json.loads(proc.stdout)})
     return results
 
@@ -133,24 +145,38 @@ def note(message: str) -> None:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("paths", nargs="*", type=Path,
-                        help="directories or files to take .py chunks from "
-                             "(default: the installed click and rich packages)")
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="directories or files to take .py chunks from "
+        "(default: the installed click and rich packages)",
+    )
     parser.add_argument("--chunks", type=int, default=500)
     parser.add_argument("--lines", type=int, nargs=2, default=(30, 60), metavar=("MIN", "MAX"))
-    parser.add_argument("--seq", type=int, nargs="+", default=[256, 128],
-                        help="max_seq_length values to measure")
+    parser.add_argument(
+        "--seq", type=int, nargs="+", default=[256, 128], help="max_seq_length values to measure"
+    )
     parser.add_argument("--batch", type=int, default=32, help="texts per embed() call")
-    parser.add_argument("--threads", type=int, default=None,
-                        help="threads for torch and onnxruntime (default: their defaults; "
-                             "1 gives steadier figures on a busy machine)")
-    parser.add_argument("--cache-dir", type=Path, default=None,
-                        help="model cache (default: $DOWSE_CACHE_DIR or ~/.cache/dowse)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=None,
+        help="threads for torch and onnxruntime (default: their defaults; "
+        "1 gives steadier figures on a busy machine)",
+    )
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="model cache (default: $DOWSE_CACHE_DIR or ~/.cache/dowse)",
+    )
     parser.add_argument("--latency-runs", type=int, default=50)
     parser.add_argument("--cold-runs", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--no-recipe", action="store_true",
-                        help="skip the plain-recipe int8 comparison")
+    parser.add_argument(
+        "--no-recipe", action="store_true", help="skip the plain-recipe int8 comparison"
+    )
     args = parser.parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     if args.cache_dir is not None:
@@ -168,8 +194,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     if not args.no_recipe:
         variants["onnx int8 (recipe)"] = recipe_int8(models, scratch)
 
-    versions = {p: importlib.metadata.version(p)
-                for p in ("onnxruntime", "torch", "sentence-transformers", "tokenizers")}
+    versions = {
+        p: importlib.metadata.version(p)
+        for p in ("onnxruntime", "torch", "sentence-transformers", "tokenizers")
+    }
     import torch
 
     if args.threads:
@@ -178,63 +206,83 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     print("# Embedding backends on real code\n")
     print(f"- command: `{' '.join([Path(sys.executable).name, *sys.argv])}`")
-    print(f"- {len(chunks)} chunks of {args.lines[0]}-{args.lines[1]} lines from "
-          f"{', '.join(p.name for p in paths)}; embed() called with {args.batch} texts")
-    print(f"- {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; "
-          f"torch threads {torch.get_num_threads()}, onnxruntime intra-op threads "
-          f"{ort_threads}")
+    print(
+        f"- {len(chunks)} chunks of {args.lines[0]}-{args.lines[1]} lines from "
+        f"{', '.join(p.name for p in paths)}; embed() called with {args.batch} texts"
+    )
+    print(
+        f"- {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start; "
+        f"torch threads {torch.get_num_threads()}, onnxruntime intra-op threads "
+        f"{ort_threads}"
+    )
     print(f"- versions: {', '.join(f'{k} {v}' for k, v in versions.items())}")
     export_note = f"{export_s:.1f} s (done now)" if models.exported else "cached"
-    print(f"- ONNX export: {export_note}; "
-          f"int8 {models.int8.stat().st_size / 1e6:.0f} MB, "
-          f"fp32 {models.fp32.stat().st_size / 1e6:.0f} MB\n")
+    print(
+        f"- ONNX export: {export_note}; "
+        f"int8 {models.int8.stat().st_size / 1e6:.0f} MB, "
+        f"fp32 {models.fp32.stat().st_size / 1e6:.0f} MB\n"
+    )
 
     print("## Throughput and agreement with sentence-transformers\n")
-    print("| backend | max_seq | chunks/s | vs torch | chunks/CPU-s | cos min | cos mean "
-          "| cos p1 | chunks < 0.99 | load |")
+    print(
+        "| backend | max_seq | chunks/s | vs torch | chunks/CPU-s | cos min | cos mean "
+        "| cos p1 | chunks < 0.99 | load |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     for seq in args.seq:
         note(f"sentence-transformers, max_seq_length {seq}")
         reference = SentenceTransformerEmbedder(max_seq_length=seq)
         ref_rate, ref_cpu, expected = throughput(reference.embed, chunks, args.batch)
-        print(f"| sentence-transformers | {seq} | {ref_rate:.1f} | 1.00x | {ref_cpu:.1f} "
-              f"| - | - | - | - | {os.getloadavg()[0]:.1f} |", flush=True)
+        print(
+            f"| sentence-transformers | {seq} | {ref_rate:.1f} | 1.00x | {ref_cpu:.1f} "
+            f"| - | - | - | - | {os.getloadavg()[0]:.1f} |",
+            flush=True,
+        )
         for label, variant in variants.items():
             note(f"{label}, max_seq_length {seq}")
             embedder = OnnxEmbedder(max_seq_length=seq, models=variant, threads=args.threads)
             rate, cpu, vectors = throughput(embedder.embed, chunks, args.batch)
             cos = (vectors * expected).sum(axis=1)
-            print(f"| {label} | {seq} | {rate:.1f} | {rate / ref_rate:.2f}x | {cpu:.1f} "
-                  f"| {cos.min():.4f} "
-                  f"| {cos.mean():.4f} | {np.percentile(cos, 1):.4f} "
-                  f"| {int((cos < 0.99).sum())}/{len(cos)} | {os.getloadavg()[0]:.1f} |",
-                  flush=True)
+            print(
+                f"| {label} | {seq} | {rate:.1f} | {rate / ref_rate:.2f}x | {cpu:.1f} "
+                f"| {cos.min():.4f} "
+                f"| {cos.mean():.4f} | {np.percentile(cos, 1):.4f} "
+                f"| {int((cos < 0.99).sum())}/{len(cos)} | {os.getloadavg()[0]:.1f} |",
+                flush=True,
+            )
 
     note("single-query latency")
     print(f"\n## One short query ({QUERY!r}), warm, {args.latency_runs} runs\n")
     print("| backend | median ms | p90 ms |")
     print("|---|---|---|")
-    for label, embed in (("sentence-transformers", SentenceTransformerEmbedder().embed),
-                         ("onnx (shipped)",
-                          OnnxEmbedder(models=models, threads=args.threads).embed)):
+    for label, embed in (
+        ("sentence-transformers", SentenceTransformerEmbedder().embed),
+        ("onnx (shipped)", OnnxEmbedder(models=models, threads=args.threads).embed),
+    ):
         median, p90 = latency_ms(embed, args.latency_runs)
         print(f"| {label} | {median:.2f} | {p90:.2f} |", flush=True)
 
     note("cold processes")
-    print(f"\n## Cold process to the first query vector ({args.cold_runs} runs, "
-          "graphs already exported)\n")
-    print("| backend | wall, spawn to exit (min / median) | import | first embed() "
-          "| torch imported |")
+    print(
+        f"\n## Cold process to the first query vector ({args.cold_runs} runs, "
+        "graphs already exported)\n"
+    )
+    print(
+        "| backend | wall, spawn to exit (min / median) | import | first embed() | torch imported |"
+    )
     print("|---|---|---|---|---|")
-    for label, module, cls in (("onnx (shipped)", "onnx_embed", "OnnxEmbedder"),
-                               ("sentence-transformers", "embed",
-                                "SentenceTransformerEmbedder")):
+    for label, module, cls in (
+        ("onnx (shipped)", "onnx_embed", "OnnxEmbedder"),
+        ("sentence-transformers", "embed", "SentenceTransformerEmbedder"),
+    ):
         runs = cold_start(module, cls, "", args.cold_runs)
         walls = [r["wall"] for r in runs]
         best = min(runs, key=lambda r: r["wall"])
-        print(f"| {label} | {min(walls):.2f} s / {statistics.median(walls):.2f} s "
-              f"| {best['import']:.2f} s | {best['first_vector']:.2f} s | {best['torch']} |",
-              flush=True)
+        print(
+            f"| {label} | {min(walls):.2f} s / {statistics.median(walls):.2f} s "
+            f"| {best['import']:.2f} s | {best['first_vector']:.2f} s | {best['torch']} |",
+            flush=True,
+        )
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
 
 

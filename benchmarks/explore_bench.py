@@ -48,14 +48,17 @@ def main() -> None:
             walls, sums = [], []
             for i in range(args.runs + 1):
                 t0 = time.perf_counter()
-                r = explore(target, depth=depth, focus=focus,  # type: ignore[arg-type]
-                            searcher=searcher)
+                r = explore(
+                    target,
+                    depth=depth,
+                    focus=focus,  # type: ignore[arg-type]
+                    searcher=searcher,
+                )
                 if i:  # the first run warms the caches
                     walls.append(time.perf_counter() - t0)
                     sums.append(r.timings["sum"])
             label = f"explore --depth {depth}" + (" --focus" if focus else "")
-            print(f"{label:<44} {statistics.median(walls):>9.2f} "
-                  f"{statistics.median(sums):>16.2f}")
+            print(f"{label:<44} {statistics.median(walls):>9.2f} {statistics.median(sums):>16.2f}")
     for q in QUESTIONS:
         walls, sums = [], []
         for i in range(args.runs + 1):
@@ -65,15 +68,14 @@ def main() -> None:
                 walls.append(time.perf_counter() - t0)
                 sums.append(report.timings.get("sum", 0.0))
         label = f"ask ({report.mode}) {q[:28]}…"
-        print(f"{label:<44} {statistics.median(walls):>9.2f} "
-              f"{statistics.median(sums):>16.2f}")
+        print(f"{label:<44} {statistics.median(walls):>9.2f} {statistics.median(sums):>16.2f}")
     dowse = Path(sys.executable).parent / "dowse"
     for depth in ("standard", "deep"):
         t0 = time.perf_counter()
-        subprocess.run([str(dowse), "explore", str(target), "--depth", depth],
-                       check=True, capture_output=True)
-        print(f"{'cold CLI: dowse explore --depth ' + depth:<44} "
-              f"{time.perf_counter() - t0:>9.2f}")
+        subprocess.run(
+            [str(dowse), "explore", str(target), "--depth", depth], check=True, capture_output=True
+        )
+        print(f"{'cold CLI: dowse explore --depth ' + depth:<44} {time.perf_counter() - t0:>9.2f}")
 
 
 if __name__ == "__main__":

@@ -67,8 +67,7 @@ def record(args: argparse.Namespace) -> None:
     factory = (lambda: embedder) if embed else None
     config = IndexConfig(embed=embed, embed_chunks=embed_chunks)
     todo = unrecorded(dataset, args.out)
-    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder,
-                                  config=config)
+    snapshots = indexed_instances(todo, args.repos, args.work, embedder=embedder, config=config)
     with args.out.open("a") as out:
         for n, (inst, store) in enumerate(itertools.islice(snapshots, args.limit or None), 1):
             searcher = HybridSearcher(store, factory)
@@ -84,8 +83,12 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     by_words = searcher.files_by_words(result.analysis, limit=40)
     by_closeness = searcher.files_by_closeness(result.analysis, limit=40)
     by_history = searcher.files_by_history(result.analysis, limit=40)
-    final = [f.path for f in _files(items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES],
-                                    by_history[:HISTORY_FILES])]
+    final = [
+        f.path
+        for f in _files(
+            items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES], by_history[:HISTORY_FILES]
+        )
+    ]
     seconds = time.perf_counter() - t
     cosines = searcher.question_cosines(inst.problem_statement)
     summary = [(p, round(sim, 4)) for p, sim in cosines.nearest(60)] if cosines else []
@@ -96,15 +99,29 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     imports: list[tuple[str, str]] = []
     if top:
         listed = quote_list(top)
-        rows = [*store.rows("imports", ["path", "resolved"], where=f"path IN ({listed})"),
-                *store.rows("imports", ["path", "resolved"], where=f"resolved IN ({listed})")]
-        imports = sorted({(r["path"], r["resolved"]) for r in rows
-                          if r["resolved"] and r["resolved"] != r["path"]})
-    return {"instance_id": inst.instance_id, "gold": inst.gold_files, "final": final,
-            "chunks": chunks, "words": [p for p, _ in by_words],
-            "close": [p for p, _ in by_closeness], "history": [p for p, _ in by_history],
-            "summary": summary,
-            "imports": imports, "seconds": round(seconds, 3)}
+        rows = [
+            *store.rows("imports", ["path", "resolved"], where=f"path IN ({listed})"),
+            *store.rows("imports", ["path", "resolved"], where=f"resolved IN ({listed})"),
+        ]
+        imports = sorted(
+            {
+                (r["path"], r["resolved"])
+                for r in rows
+                if r["resolved"] and r["resolved"] != r["path"]
+            }
+        )
+    return {
+        "instance_id": inst.instance_id,
+        "gold": inst.gold_files,
+        "final": final,
+        "chunks": chunks,
+        "words": [p for p, _ in by_words],
+        "close": [p for p, _ in by_closeness],
+        "history": [p for p, _ in by_history],
+        "summary": summary,
+        "imports": imports,
+        "seconds": round(seconds, 3),
+    }
 
 
 # -- replay ------------------------------------------------------------------------------
@@ -115,12 +132,22 @@ def _aside(path: str) -> bool:
     return is_test_path(path) or is_documentation(path, language_for(path))
 
 
-def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float = 1.0,
-         bonus: float = 0.05, bonus_cap: float = 0.1, words_weight: float = WORDS_WEIGHT,
-         words_depth: int = WORD_FILES, closeness_weight: float = CLOSENESS_WEIGHT,
-         closeness_depth: int = CLOSE_FILES, history_weight: float = HISTORY_WEIGHT,
-         history_depth: int = HISTORY_FILES,
-         import_weight: float = 0.0, import_top: int = 3) -> list[str]:
+def rank(
+    rec: Record,
+    *,
+    weight: float = FILE_RELEVANCE_WEIGHT,
+    score_cap: float = 1.0,
+    bonus: float = 0.05,
+    bonus_cap: float = 0.1,
+    words_weight: float = WORDS_WEIGHT,
+    words_depth: int = WORD_FILES,
+    closeness_weight: float = CLOSENESS_WEIGHT,
+    closeness_depth: int = CLOSE_FILES,
+    history_weight: float = HISTORY_WEIGHT,
+    history_depth: int = HISTORY_FILES,
+    import_weight: float = 0.0,
+    import_top: int = 3,
+) -> list[str]:
     """Files best first: the evaluated files by relevance and retrieval score (as
     `ask`'s rank_score, a bonus per further relevant part), as reciprocal ranks, plus
     the other lists' reciprocal ranks at their weights."""
@@ -128,16 +155,18 @@ def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float
     for path, parts in rec["chunks"].items():
         kept = [(rel, score) for rel, score in parts if rel >= MIN_RELEVANCE]
         if kept:
-            best = max(weight * rel + (1 - weight) * min(score, score_cap)
-                       for rel, score in kept)
+            best = max(weight * rel + (1 - weight) * min(score, score_cap) for rel, score in kept)
             scored.append((path, best + min(bonus * (len(kept) - 1), bonus_cap)))
     scored.sort(key=lambda x: (-x[1], x[0]))
     place = {p: 1 / (1 + i) for i, (p, _) in enumerate(scored)}
     for i, p in enumerate(rec["words"][:words_depth]):
         place[p] = place.get(p, 0.0) + words_weight / (1 + i)
     if closeness_weight:
-        near = (rec["close"] if "close" in rec  # as `files_by_closeness` ranks
-                else [p for p, _ in rec["summary"] if not _aside(p)])[:closeness_depth]
+        near = (
+            rec["close"]
+            if "close" in rec  # as `files_by_closeness` ranks
+            else [p for p, _ in rec["summary"] if not _aside(p)]
+        )[:closeness_depth]
         for i, p in enumerate(near):
             place[p] = place.get(p, 0.0) + closeness_weight / (1 + i)
     # As `ask`: the history only reorders the files the other rankings listed.
@@ -159,11 +188,14 @@ def rank(rec: Record, *, weight: float = FILE_RELEVANCE_WEIGHT, score_cap: float
 def scores(recs: Sequence[Record], ranked: Sequence[Sequence[str]]) -> str:
     cells = []
     for k in (1, 3, 5, 10):
-        hits = sum(all(g in r[:k] for g in rec["gold"])
-                   for rec, r in zip(recs, ranked, strict=True))
+        hits = sum(
+            all(g in r[:k] for g in rec["gold"]) for rec, r in zip(recs, ranked, strict=True)
+        )
         cells.append(f"{100 * hits / len(recs):5.1f}")
-    mrr = sum(next((1 / (i + 1) for i, p in enumerate(r) if p in rec["gold"]), 0.0)
-              for rec, r in zip(recs, ranked, strict=True)) / len(recs)
+    mrr = sum(
+        next((1 / (i + 1) for i, p in enumerate(r) if p in rec["gold"]), 0.0)
+        for rec, r in zip(recs, ranked, strict=True)
+    ) / len(recs)
     return " ".join(cells) + f"  {mrr:.3f}"
 
 
@@ -175,27 +207,59 @@ def replay(args: argparse.Namespace) -> None:
     stale = sum(a != r["final"] for a, r in zip(as_ask, recs, strict=True))
     print(f"{len(recs)} instances; columns Acc@1 Acc@3 Acc@5 Acc@10 MRR")
     print(f"{'recorded (ask)':<40} {scores(recs, [r['final'] for r in recs])}")
-    print(f"{'replayed as ask ranks':<40} {scores(recs, as_ask)}"
-          + (f"  ({stale} rankings differ: records from other code)" if stale else ""))
+    print(
+        f"{'replayed as ask ranks':<40} {scores(recs, as_ask)}"
+        + (f"  ({stale} rankings differ: records from other code)" if stale else "")
+    )
     grids: list[tuple[str, Callable[..., list[str]], list[dict[str, Any]]]] = [
-        ("relevance weight, score cap", rank, [
-            {"weight": w, "score_cap": c}
-            for w, c in itertools.product((0.3, 0.4, 0.6, 0.7, 0.8), (1.0, 1.5, 2.0))]),
-        ("multi-part bonus, its cap", rank, [
-            {"bonus": b, "bonus_cap": c}
-            for b, c in itertools.product((0.0, 0.03, 0.1), (0.1, 0.2))]),
-        ("word ranking weight, depth", rank, [
-            {"words_weight": w, "words_depth": d}
-            for w, d in itertools.product((0.0, 0.1, 0.3, 0.5), (10, 20, 40))]),
-        ("closeness ranking weight, depth", rank, [
-            {"closeness_weight": w, "closeness_depth": d}
-            for w, d in itertools.product((0.0, 0.1, 0.2, 0.3, 0.5), (5, 10, 20))]),
-        ("history ranking weight, depth", rank, [
-            {"history_weight": w, "history_depth": d}
-            for w, d in itertools.product((0.0, 0.2, 0.3, 0.5, 0.7, 1.0), (5, 10, 20))]),
-        ("import neighbours weight, of the top", rank, [
-            {"import_weight": w, "import_top": t}
-            for w, t in itertools.product((0.05, 0.1, 0.2, 0.4), (1, 3, 5))]),
+        (
+            "relevance weight, score cap",
+            rank,
+            [
+                {"weight": w, "score_cap": c}
+                for w, c in itertools.product((0.3, 0.4, 0.6, 0.7, 0.8), (1.0, 1.5, 2.0))
+            ],
+        ),
+        (
+            "multi-part bonus, its cap",
+            rank,
+            [
+                {"bonus": b, "bonus_cap": c}
+                for b, c in itertools.product((0.0, 0.03, 0.1), (0.1, 0.2))
+            ],
+        ),
+        (
+            "word ranking weight, depth",
+            rank,
+            [
+                {"words_weight": w, "words_depth": d}
+                for w, d in itertools.product((0.0, 0.1, 0.3, 0.5), (10, 20, 40))
+            ],
+        ),
+        (
+            "closeness ranking weight, depth",
+            rank,
+            [
+                {"closeness_weight": w, "closeness_depth": d}
+                for w, d in itertools.product((0.0, 0.1, 0.2, 0.3, 0.5), (5, 10, 20))
+            ],
+        ),
+        (
+            "history ranking weight, depth",
+            rank,
+            [
+                {"history_weight": w, "history_depth": d}
+                for w, d in itertools.product((0.0, 0.2, 0.3, 0.5, 0.7, 1.0), (5, 10, 20))
+            ],
+        ),
+        (
+            "import neighbours weight, of the top",
+            rank,
+            [
+                {"import_weight": w, "import_top": t}
+                for w, t in itertools.product((0.05, 0.1, 0.2, 0.4), (1, 3, 5))
+            ],
+        ),
     ]
     for title, ranker, settings in grids:
         print(f"\n{title}")

@@ -32,8 +32,12 @@ from dowse.retrieval.query import analyze  # noqa: E402
 
 def repo_files(clone: Path, commit: str) -> dict[str, list[tuple[str, ...]]]:
     """The files of `commit` as path components, by file name."""
-    out = subprocess.run(["git", "-C", str(clone), "ls-tree", "-r", "--name-only", commit],
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["git", "-C", str(clone), "ls-tree", "-r", "--name-only", commit],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return by_file_name(out.splitlines())
 
 
@@ -46,10 +50,14 @@ def resolve(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> str | None:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dataset", type=Path, required=True)
-    parser.add_argument("--repos", type=Path, required=True,
-                        help="directory of git clones named <owner>__<name>")
-    parser.add_argument("--paths", action="store_true",
-                        help="how many files the tasks' paths name, and the fixed file")
+    parser.add_argument(
+        "--repos", type=Path, required=True, help="directory of git clones named <owner>__<name>"
+    )
+    parser.add_argument(
+        "--paths",
+        action="store_true",
+        help="how many files the tasks' paths name, and the fixed file",
+    )
     args = parser.parse_args(argv)
     if args.paths:
         named_counts(args.dataset, args.repos)
@@ -65,12 +73,21 @@ def main(argv: list[str] | None = None) -> None:
         if not files:
             continue
         gold = set(task["gold_files"])
-        where = ("innermost" if files[-1] in gold else "outermost" if files[0] in gold
-                 else "other" if gold & set(files) else "none")
+        where = (
+            "innermost"
+            if files[-1] in gold
+            else "outermost"
+            if files[0] in gold
+            else "other"
+            if gold & set(files)
+            else "none"
+        )
         counts[where] += 1
         print(f"{task['instance_id']:40} {where:9} {len(files):2} frames' files")
-    print(f"{sum(counts.values())} tasks with repository frames: " + ", ".join(
-        f"{k} {counts[k]}" for k in ("innermost", "outermost", "other", "none")))
+    print(
+        f"{sum(counts.values())} tasks with repository frames: "
+        + ", ".join(f"{k} {counts[k]}" for k in ("innermost", "outermost", "other", "none"))
+    )
 
 
 def named_counts(dataset: Path, repos: Path) -> None:
@@ -92,8 +109,10 @@ def named_counts(dataset: Path, repos: Path) -> None:
             if n > 3:
                 print(f"{task['instance_id']:40} {path[-50:]:50} names {n:4} files")
     for kind in kinds:
-        print(f"paths naming {kind:>4} files: {paths[kind]:4}, naming the fixed file "
-              f"{gold_named[kind]}")
+        print(
+            f"paths naming {kind:>4} files: {paths[kind]:4}, naming the fixed file "
+            f"{gold_named[kind]}"
+        )
 
 
 if __name__ == "__main__":

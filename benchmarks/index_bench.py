@@ -42,8 +42,11 @@ def dir_size(path: Path, *, skip: str | None = None) -> int:
     for dirpath, dirnames, files in os.walk(path):
         if skip and skip in dirnames:
             dirnames.remove(skip)
-        total += sum(os.path.getsize(os.path.join(dirpath, f)) for f in files
-                     if os.path.isfile(os.path.join(dirpath, f)))
+        total += sum(
+            os.path.getsize(os.path.join(dirpath, f))
+            for f in files
+            if os.path.isfile(os.path.join(dirpath, f))
+        )
     return total
 
 
@@ -55,11 +58,19 @@ def step(name: str, root: Path, cfg: IndexConfig, embedder) -> dict:
     t = time.perf_counter()
     stats: IndexStats = build_index(root, config=cfg, embedder=embedder)
     wall = time.perf_counter() - t
-    row = {"step": name, "wall_s": round(wall, 2), **stats.seconds, "files": stats.files,
-           "parsed": stats.parsed, "symbols": stats.symbols, "chunks": stats.chunks,
-           "embedded": stats.embedded, "reused": stats.reused_vectors,
-           "peak_rss_mb": round(peak_rss_mb()),
-           "index_mb": round(dir_size(root / ".dowse") / 1e6, 1)}
+    row = {
+        "step": name,
+        "wall_s": round(wall, 2),
+        **stats.seconds,
+        "files": stats.files,
+        "parsed": stats.parsed,
+        "symbols": stats.symbols,
+        "chunks": stats.chunks,
+        "embedded": stats.embedded,
+        "reused": stats.reused_vectors,
+        "peak_rss_mb": round(peak_rss_mb()),
+        "index_mb": round(dir_size(root / ".dowse") / 1e6, 1),
+    }
     if stats.embedded and stats.seconds.get("embed"):
         row["chunks_per_s"] = round(stats.embedded / stats.seconds["embed"], 1)
     return row
@@ -75,10 +86,17 @@ def main() -> None:
     ap.add_argument("--work", type=Path, help="where trees are materialized")
     ap.add_argument("--embedder", default="minilm")
     ap.add_argument("--no-embed", action="store_true", help="same as --embed none")
-    ap.add_argument("--embed", choices=EMBED_SCOPES, default=DEFAULT_EMBED_SCOPE,
-                    help="what gets vectors, as `dowse index --embed`")
-    ap.add_argument("--lexical-first", action="store_true",
-                    help="time a --no-embed cold index first, then the embeddings")
+    ap.add_argument(
+        "--embed",
+        choices=EMBED_SCOPES,
+        default=DEFAULT_EMBED_SCOPE,
+        help="what gets vectors, as `dowse index --embed`",
+    )
+    ap.add_argument(
+        "--lexical-first",
+        action="store_true",
+        help="time a --no-embed cold index first, then the embeddings",
+    )
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
 
@@ -101,15 +119,17 @@ def main() -> None:
     embed, embed_chunks = embed_flags(scope)
     cfg = IndexConfig(embed=embed, embed_chunks=embed_chunks)
     if args.lexical_first:
-        rows.append(step("cold, lexical + symbols (--embed none)", root,
-                         IndexConfig(embed=False), embedder))
+        rows.append(
+            step("cold, lexical + symbols (--embed none)", root, IndexConfig(embed=False), embedder)
+        )
         if cfg.embed:
             rows.append(step(f"then embeddings (--embed {scope})", root, cfg, embedder))
     else:
         rows.append(step(f"cold (--embed {scope})", root, cfg, embedder))
     rows.append(step("no-op re-index", root, cfg, embedder))
-    target = next(p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000
-                  and ".dowse" not in p.parts)
+    target = next(
+        p for p in sorted(root.rglob("*.py")) if p.stat().st_size > 2000 and ".dowse" not in p.parts
+    )
     original = target.read_text()
     target.write_text(original + "\n\ndef _bench_added(x):\n    return x * 2\n")
     rows.append(step(f"one-file edit ({target.relative_to(root)})", root, cfg, embedder))
@@ -117,24 +137,45 @@ def main() -> None:
         target.write_text(original)  # sync_tree trusts its record of what it wrote
         second = sync_tree(git_dir, args.commit2, root)
         n = sum(first.get(p) != second.get(p) for p in first.keys() | second.keys())
-        rows.append(step(f"checkout {args.commit2[:10]} ({n} files differ)", root, cfg,
-                         embedder))
+        rows.append(step(f"checkout {args.commit2[:10]} ({n} files differ)", root, cfg, embedder))
     source = dir_size(root, skip=".dowse")
     index = dir_size(root / ".dowse")
-    summary = {"root": str(root), "source_mb": round(source / 1e6, 1),
-               "index_mb": round(index / 1e6, 1), "index_to_source": round(index / source, 2),
-               "embedder": args.embedder, "rows": rows}
+    summary = {
+        "root": str(root),
+        "source_mb": round(source / 1e6, 1),
+        "index_mb": round(index / 1e6, 1),
+        "index_to_source": round(index / source, 2),
+        "embedder": args.embedder,
+        "rows": rows,
+    }
     if args.json:
         print(json.dumps(summary, indent=2))
         return
-    keys = ["step", "wall_s", "walk", "parse", "write", "embed", "files", "parsed", "symbols",
-            "chunks", "embedded", "reused", "chunks_per_s", "peak_rss_mb", "index_mb"]
+    keys = [
+        "step",
+        "wall_s",
+        "walk",
+        "parse",
+        "write",
+        "embed",
+        "files",
+        "parsed",
+        "symbols",
+        "chunks",
+        "embedded",
+        "reused",
+        "chunks_per_s",
+        "peak_rss_mb",
+        "index_mb",
+    ]
     print(" | ".join(keys))
     print(" | ".join("---" for _ in keys))
     for r in rows:
         print(" | ".join(str(r.get(k, "")) for k in keys))
-    print(f"\nsource {summary['source_mb']} MB, index {summary['index_mb']} MB "
-          f"({summary['index_to_source']}x), embedder {args.embedder}")
+    print(
+        f"\nsource {summary['source_mb']} MB, index {summary['index_mb']} MB "
+        f"({summary['index_to_source']}x), embedder {args.embedder}"
+    )
 
 
 if __name__ == "__main__":

@@ -68,8 +68,16 @@ def pct(values: list[float], q: float) -> float:
 
 # The searcher's steps `--phases` times (they nest: `lexical` counts every full-text
 # query, including those inside the named-file and summary steps).
-PHASES = ("lexical", "embed_query", "file_cosines", "_summary_chunks", "_symbol_rows",
-          "_path_rows", "_summary_signal", "stale_paths")
+PHASES = (
+    "lexical",
+    "embed_query",
+    "file_cosines",
+    "_summary_chunks",
+    "_symbol_rows",
+    "_path_rows",
+    "_summary_signal",
+    "stale_paths",
+)
 
 
 def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
@@ -95,8 +103,10 @@ def without_query_graph(embedder: OnnxEmbedder) -> OnnxEmbedder:
 def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds: int) -> None:
     """Search p50 with the query graph and with the index's int8 graph for questions."""
     plain = without_query_graph(embedder)
-    searchers = {"query graph": HybridSearcher(store, lambda: embedder),
-                 "int8 graph": HybridSearcher(store, lambda: plain)}
+    searchers = {
+        "query graph": HybridSearcher(store, lambda: embedder),
+        "int8 graph": HybridSearcher(store, lambda: plain),
+    }
     for s in searchers.values():
         for q in queries:
             s.search(q)  # warm: the model, the held rows
@@ -110,8 +120,10 @@ def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds:
                 searchers[name].search(q)
                 spent[name].append(time.perf_counter() - t)
     for name, values in spent.items():
-        print(f"search, {name:<11} p50 {statistics.median(values) * 1000:7.1f} ms   "
-              f"p95 {pct(values, 0.95) * 1000:7.1f} ms   ({len(values)} searches)")
+        print(
+            f"search, {name:<11} p50 {statistics.median(values) * 1000:7.1f} ms   "
+            f"p95 {pct(values, 0.95) * 1000:7.1f} ms   ({len(values)} searches)"
+        )
 
 
 def main() -> None:
@@ -120,16 +132,25 @@ def main() -> None:
     ap.add_argument("--queries", type=Path)
     ap.add_argument("--repo", help="only dataset rows of this repo (owner/name)")
     ap.add_argument("--limit", type=int, default=20)
-    ap.add_argument("--repeat", type=int, default=1,
-                    help="time each query this many times and keep its median")
-    ap.add_argument("--phases", action="store_true",
-                    help="also print the mean time per search of each step")
-    ap.add_argument("--no-hold", action="store_true",
-                    help="hold nothing in memory: every look-up is a LanceDB query")
-    ap.add_argument("--no-query-graph", action="store_true",
-                    help="embed questions on the index's int8 graph")
-    ap.add_argument("--interleave", action="store_true",
-                    help="compare search with and without the query graph, alternating")
+    ap.add_argument(
+        "--repeat", type=int, default=1, help="time each query this many times and keep its median"
+    )
+    ap.add_argument(
+        "--phases", action="store_true", help="also print the mean time per search of each step"
+    )
+    ap.add_argument(
+        "--no-hold",
+        action="store_true",
+        help="hold nothing in memory: every look-up is a LanceDB query",
+    )
+    ap.add_argument(
+        "--no-query-graph", action="store_true", help="embed questions on the index's int8 graph"
+    )
+    ap.add_argument(
+        "--interleave",
+        action="store_true",
+        help="compare search with and without the query graph, alternating",
+    )
     args = ap.parse_args()
     if args.no_hold:
         dowse.retrieval.lookups.MEMORY_ROWS = 0
@@ -173,8 +194,16 @@ def main() -> None:
             # the files that contain any: what an agent without an index would run.
             a = analyze(q)
             words = list(dict.fromkeys([*a.identifiers, *a.terms[:8]]))[:16] or [q[:40]]
-            cmd = [rg, "-l", "-i", "-F", "-g", "!.dowse", *(x for w in words for x in ("-e", w)),
-                   str(args.index_root)]
+            cmd = [
+                rg,
+                "-l",
+                "-i",
+                "-F",
+                "-g",
+                "!.dowse",
+                *(x for w in words for x in ("-e", w)),
+                str(args.index_root),
+            ]
             subprocess.run(cmd, capture_output=True)  # warm the page cache like the others
             t = time.perf_counter()
             subprocess.run(cmd, capture_output=True)
@@ -198,27 +227,36 @@ def main() -> None:
             timed.clear_query_cache()
             timed.search(q)
         cycles.append(result.cycles)
-    print(f"queries {len(queries)}, chunks {store.count('chunks')}, vectors "
-          f"{store.count('vectors')}, file vectors {store.count('file_vectors')}, "
-          f"embedder {store.manifest.model if embedder else 'none'}"
-          + (f" ({type(embedder).__name__})" if embedder else ""))
+    print(
+        f"queries {len(queries)}, chunks {store.count('chunks')}, vectors "
+        f"{store.count('vectors')}, file vectors {store.count('file_vectors')}, "
+        f"embedder {store.manifest.model if embedder else 'none'}"
+        + (f" ({type(embedder).__name__})" if embedder else "")
+    )
     cpu_times = timings.pop("search_cpu")
     for name, values in timings.items():
-        print(f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
-              f"p95 {pct(values, 0.95) * 1000:7.1f} ms")
+        print(
+            f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
+            f"p95 {pct(values, 0.95) * 1000:7.1f} ms"
+        )
     # Process CPU time (all threads): on 2 cores a search cannot take less than half of it.
     print(f"search CPU p50 {statistics.median(cpu_times) * 1000:7.1f} ms (all threads)")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
-        print("search steps, mean per search (nested; embed_query, file_cosines and "
-              "_summary_chunks run in a thread alongside the first full-text query, "
-              "_symbol_rows and _path_rows):")
+        print(
+            "search steps, mean per search (nested; embed_query, file_cosines and "
+            "_summary_chunks run in a thread alongside the first full-text query, "
+            "_symbol_rows and _path_rows):"
+        )
         for name in PHASES:
             print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
     t = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "dowse", "ask", queries[0],
-                    "--path", str(args.index_root)], check=True, capture_output=True,
-                   cwd=Path(__file__).resolve().parent.parent)
+    subprocess.run(
+        [sys.executable, "-m", "dowse", "ask", queries[0], "--path", str(args.index_root)],
+        check=True,
+        capture_output=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
     print(f"cold `dowse ask` process: {time.perf_counter() - t:.2f} s")
 
 

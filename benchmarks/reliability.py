@@ -84,9 +84,23 @@ from reliability_secrets import (  # noqa: E402
 # tests/test_reliability.py and tests/test_rebuild.py load this file as `rel` and use
 # these helpers as `rel.<name>`.
 __all__ = [
-    "CrashRig", "_chmod_tree", "_fsize_limit", "_restore_modes", "_values_in_index",
-    "_values_on_disk", "answers", "audit", "dowse", "fingerprint", "group_alive",
-    "hostile_repo", "launch", "reap_group", "secrets_repo", "table_heads", "without_dac",
+    "CrashRig",
+    "_chmod_tree",
+    "_fsize_limit",
+    "_restore_modes",
+    "_values_in_index",
+    "_values_on_disk",
+    "answers",
+    "audit",
+    "dowse",
+    "fingerprint",
+    "group_alive",
+    "hostile_repo",
+    "launch",
+    "reap_group",
+    "secrets_repo",
+    "table_heads",
+    "without_dac",
 ]
 
 CASES = ("crash", "concurrency", "hostile", "fuzz", "secrets", "diskfull", "corrupt")
@@ -95,14 +109,27 @@ CASES = ("crash", "concurrency", "hostile", "fuzz", "secrets", "diskfull", "corr
 def main() -> None:
     parser = argparse.ArgumentParser(
         description="Crash, concurrency, bad-input, fuzz, secrets, disk-full and corruption "
-                    "figures for dowse.")
-    parser.add_argument("--repo", type=Path, required=True,
-                        help="git work tree, bare clone or directory: crash and concurrency")
-    parser.add_argument("--embed-repo", type=Path, default=None,
-                        help="a medium repository for the runs with embeddings and the "
-                             "disk-full cases (default: --repo)")
-    parser.add_argument("--work", type=Path, default=Path("/tmp/dowse-reliability"),
-                        help="scratch directory (emptied of earlier runs' copies)")
+        "figures for dowse."
+    )
+    parser.add_argument(
+        "--repo",
+        type=Path,
+        required=True,
+        help="git work tree, bare clone or directory: crash and concurrency",
+    )
+    parser.add_argument(
+        "--embed-repo",
+        type=Path,
+        default=None,
+        help="a medium repository for the runs with embeddings and the "
+        "disk-full cases (default: --repo)",
+    )
+    parser.add_argument(
+        "--work",
+        type=Path,
+        default=Path("/tmp/dowse-reliability"),
+        help="scratch directory (emptied of earlier runs' copies)",
+    )
     parser.add_argument("--cases", default=",".join(CASES), help="comma-separated subset")
     parser.add_argument("--cold-kills", type=int, default=4)
     parser.add_argument("--kills", type=int, default=34, help="incremental lexical kills")
@@ -112,14 +139,24 @@ def main() -> None:
     parser.add_argument("--cli-clients", type=int, default=4)
     parser.add_argument("--mcp-clients", type=int, default=4)
     parser.add_argument("--fuzz-examples", type=int, default=300, help="per language")
-    parser.add_argument("--fsize-limits", type=lambda v: [int(x) for x in v.split(",")],
-                        default=[0, 1024, 16_384, 262_144], help="RLIMIT_FSIZE values, bytes")
-    parser.add_argument("--tmpfs", action="store_true",
-                        help="also fill a small tmpfs (ENOSPC); needs root")
+    parser.add_argument(
+        "--fsize-limits",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[0, 1024, 16_384, 262_144],
+        help="RLIMIT_FSIZE values, bytes",
+    )
+    parser.add_argument(
+        "--tmpfs", action="store_true", help="also fill a small tmpfs (ENOSPC); needs root"
+    )
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    parser.add_argument("--write-results", type=Path, default=None, metavar="RESULTS.md",
-                        help="put the table into this file's '## Reliability' section")
+    parser.add_argument(
+        "--write-results",
+        type=Path,
+        default=None,
+        metavar="RESULTS.md",
+        help="put the table into this file's '## Reliability' section",
+    )
     args = parser.parse_args()
     args.embed_repo = args.embed_repo or args.repo
     unknown = set(args.cases.split(",")) - set(CASES)
@@ -131,9 +168,15 @@ def main() -> None:
     def log(message: str) -> None:
         print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
-    runners = {"crash": crash_case, "concurrency": concurrency_case, "hostile": hostile_case,
-               "fuzz": fuzz_case, "secrets": secrets_case, "diskfull": diskfull_case,
-               "corrupt": corrupt_case}
+    runners = {
+        "crash": crash_case,
+        "concurrency": concurrency_case,
+        "hostile": hostile_case,
+        "fuzz": fuzz_case,
+        "secrets": secrets_case,
+        "diskfull": diskfull_case,
+        "corrupt": corrupt_case,
+    }
     results: dict[str, Any] = {}
     started = time.monotonic()
     for name in CASES:
@@ -152,11 +195,22 @@ def main() -> None:
         print()
         print(details(results))
     if args.write_results:
-        section = "\n".join([
-            "## Reliability (`benchmarks/reliability.py`)", "",
-            f"Measured {dt.date.today().isoformat()} on this machine ({os.cpu_count()} cores), "
-            f"{minutes:.0f} minutes in all:", "", "    " + command, "",
-            method(args), "", table(results), "", details(results)])
+        section = "\n".join(
+            [
+                "## Reliability (`benchmarks/reliability.py`)",
+                "",
+                f"Measured {dt.date.today().isoformat()} on this machine ({os.cpu_count()} cores), "
+                f"{minutes:.0f} minutes in all:",
+                "",
+                "    " + command,
+                "",
+                method(args),
+                "",
+                table(results),
+                "",
+                details(results),
+            ]
+        )
         write_results(args.write_results, section)
 
 

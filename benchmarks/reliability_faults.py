@@ -31,6 +31,7 @@ def _fsize_limit(limit: int) -> Callable[[], None]:
     def apply() -> None:
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # write() fails with EFBIG instead
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
     return apply
 
 
@@ -56,12 +57,18 @@ class Fault:
 
     @property
     def ok(self) -> bool:
-        return (self.one_line or not self.error) and self.previous_intact and self.reads_ok \
-            and self.next_index_ok and not self.traceback
+        return (
+            (self.one_line or not self.error)
+            and self.previous_intact
+            and self.reads_ok
+            and self.next_index_ok
+            and not self.traceback
+        )
 
 
-def diskfull_case(args: argparse.Namespace, work: Path, rng: random.Random,
-                  log: Callable[[str], None]) -> dict[str, Any]:
+def diskfull_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
     tree = materialize(args.embed_repo, work / "diskfull")
     index_dir = tree / ".dowse"
     states = States(tree, random.Random(rng.random()))
@@ -83,19 +90,33 @@ def diskfull_case(args: argparse.Namespace, work: Path, rng: random.Random,
     fp1 = settle(1)
     settle(0)
 
-    def attempt(name: str, run: Ran, readers_prefix: list[str] | None = None,
-                restore: Callable[[], None] = lambda: None, cold: bool = False) -> None:
+    def attempt(
+        name: str,
+        run: Ran,
+        readers_prefix: list[str] | None = None,
+        restore: Callable[[], None] = lambda: None,
+        cold: bool = False,
+    ) -> None:
         now = snapshot()
         intact = now == (None if cold else fp0) or (run.code == 0 and now == fp1)
-        reads = [dowse("search", search_q, "--path", str(tree), "--json", prefix=readers_prefix),
-                 dowse("status", str(tree), "--json", prefix=readers_prefix)]
+        reads = [
+            dowse("search", search_q, "--path", str(tree), "--json", prefix=readers_prefix),
+            dowse("status", str(tree), "--json", prefix=readers_prefix),
+        ]
         reads_ok = all(r.code == 0 or (cold and "no index" in r.err) for r in reads)
         restore()
         again = dowse("index", str(tree), "--no-embed", "-q")
-        faults.append(Fault(
-            name, run.last_line if run.code else "", run.one_line_error, intact, reads_ok,
-            again.code == 0 and snapshot() == fp1,
-            any(r.traceback for r in (run, *reads, again))))
+        faults.append(
+            Fault(
+                name,
+                run.last_line if run.code else "",
+                run.one_line_error,
+                intact,
+                reads_ok,
+                again.code == 0 and snapshot() == fp1,
+                any(r.traceback for r in (run, *reads, again)),
+            )
+        )
         settle(0)
         log(f"diskfull: {name}: {faults[-1].error or 'completed'}")
 
@@ -117,24 +138,32 @@ def diskfull_case(args: argparse.Namespace, work: Path, rng: random.Random,
             states.apply(1)
             _chmod_tree(target, writable=False)
             run = dowse("index", str(tree), "--no-embed", "-q", prefix=prefix)
-            attempt(f"read-only {'.dowse/' + rel if rel != '.' else '.dowse/'}", run,
-                    readers_prefix=prefix,
-                    restore=lambda t=target: _chmod_tree(t, writable=True))  # type: ignore[misc]
+            attempt(
+                f"read-only {'.dowse/' + rel if rel != '.' else '.dowse/'}",
+                run,
+                readers_prefix=prefix,
+                restore=lambda t=target: _chmod_tree(t, writable=True),
+            )  # type: ignore[misc]
     if args.tmpfs:
         faults += _tmpfs_faults(tree, states, work, search_q, log)
-    return {"faults": [vars(f) | {"ok": f.ok} for f in faults],
-            "ok": sum(f.ok for f in faults), "cases": len(faults),
-            "read_only_as": "root without CAP_DAC_OVERRIDE" if prefix else "current user"}
+    return {
+        "faults": [vars(f) | {"ok": f.ok} for f in faults],
+        "ok": sum(f.ok for f in faults),
+        "cases": len(faults),
+        "read_only_as": "root without CAP_DAC_OVERRIDE" if prefix else "current user",
+    }
 
 
-def _tmpfs_faults(tree: Path, states: States, work: Path, search_q: str,
-                  log: Callable[[str], None]) -> list[Fault]:
+def _tmpfs_faults(
+    tree: Path, states: States, work: Path, search_q: str, log: Callable[[str], None]
+) -> list[Fault]:
     """An index on a small tmpfs that fills up (ENOSPC): root only."""
     mount = work / "tmpfs"
     mount.mkdir(exist_ok=True)
     faults: list[Fault] = []
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)],
-                      capture_output=True).returncode:
+    if subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(mount)], capture_output=True
+    ).returncode:
         log("diskfull: cannot mount a tmpfs here (root only): skipped")
         return faults
     try:
@@ -151,15 +180,23 @@ def _tmpfs_faults(tree: Path, states: States, work: Path, search_q: str,
             states.apply(1)
             run = dowse("index", str(tree), "--no-embed", "-q", "--index-dir", str(index_dir))
             intact = fingerprint(index_dir) == fp0 or run.code == 0
-            reads = [dowse("search", search_q, "--index-dir", str(index_dir), "--json"),
-                     dowse("status", str(tree), "--index-dir", str(index_dir), "--json")]
+            reads = [
+                dowse("search", search_q, "--index-dir", str(index_dir), "--json"),
+                dowse("status", str(tree), "--index-dir", str(index_dir), "--json"),
+            ]
             filler.unlink()
             again = dowse("index", str(tree), "--no-embed", "-q", "--index-dir", str(index_dir))
-            faults.append(Fault(
-                f"tmpfs with {free_kb} KiB free (ENOSPC), incremental",
-                run.last_line if run.code else "", run.one_line_error, intact,
-                all(r.code == 0 for r in reads), again.code == 0,
-                any(r.traceback for r in (run, *reads, again))))
+            faults.append(
+                Fault(
+                    f"tmpfs with {free_kb} KiB free (ENOSPC), incremental",
+                    run.last_line if run.code else "",
+                    run.one_line_error,
+                    intact,
+                    all(r.code == 0 for r in reads),
+                    again.code == 0,
+                    any(r.traceback for r in (run, *reads, again)),
+                )
+            )
             log(f"diskfull: {faults[-1].name}: {faults[-1].error or 'completed'}")
     finally:
         subprocess.run(["umount", str(mount)], capture_output=True)
@@ -192,40 +229,68 @@ def _latest(paths: list[Path]) -> list[Path]:
 
 CORRUPTIONS: list[tuple[str, bool, Callable[[Path], object]]] = [
     # (what, does it damage the snapshot (status must report it), how)
-    ("chunks data file truncated to half", True,
-     lambda d: _truncate(_files(d, "db/chunks.lance/data/*.lance"), 0.5)),
-    ("symbols data file emptied", True,
-     lambda d: _truncate(_files(d, "db/symbols.lance/data/*.lance"), 0)),
-    ("files data file deleted", True,
-     lambda d: _delete(_files(d, "db/files.lance/data/*.lance"))),
-    ("vectors data file truncated", True,
-     lambda d: _truncate(_files(d, "db/vectors.lance/data/*.lance"), 0.3)),
-    ("file_vectors data file truncated", True,
-     lambda d: _truncate(_files(d, "db/file_vectors.lance/data/*.lance"), 0.3)),
-    ("chunks table directory deleted", True,
-     lambda d: shutil.rmtree(d / "db" / "chunks.lance")),
-    ("imports version manifest truncated", True,
-     lambda d: _truncate(_latest(_files(d, "db/imports.lance/_versions/*.manifest")), 0.2)),
-    ("skipped _versions directory deleted", True,
-     lambda d: shutil.rmtree(d / "db" / "skipped.lance" / "_versions")),
-    ("chunks full-text index file emptied", True,
-     lambda d: _truncate(_files(d, "db/chunks.lance/_indices/*/part_0_invert.lance"), 0)),
-    ("symbols B-tree index file deleted", True,
-     lambda d: _delete(_files(d, "db/symbols.lance/_indices/*/page_data.lance"))),
-    ("embedding cache data file truncated", False,
-     lambda d: _truncate(_files(d, "db/embed_cache.lance/data/*.lance"), 0.3)),
-    ("manifest.json garbled", True,
-     lambda d: (d / "manifest.json").write_text('{"format": 2, "model": ')),
+    (
+        "chunks data file truncated to half",
+        True,
+        lambda d: _truncate(_files(d, "db/chunks.lance/data/*.lance"), 0.5),
+    ),
+    (
+        "symbols data file emptied",
+        True,
+        lambda d: _truncate(_files(d, "db/symbols.lance/data/*.lance"), 0),
+    ),
+    ("files data file deleted", True, lambda d: _delete(_files(d, "db/files.lance/data/*.lance"))),
+    (
+        "vectors data file truncated",
+        True,
+        lambda d: _truncate(_files(d, "db/vectors.lance/data/*.lance"), 0.3),
+    ),
+    (
+        "file_vectors data file truncated",
+        True,
+        lambda d: _truncate(_files(d, "db/file_vectors.lance/data/*.lance"), 0.3),
+    ),
+    ("chunks table directory deleted", True, lambda d: shutil.rmtree(d / "db" / "chunks.lance")),
+    (
+        "imports version manifest truncated",
+        True,
+        lambda d: _truncate(_latest(_files(d, "db/imports.lance/_versions/*.manifest")), 0.2),
+    ),
+    (
+        "skipped _versions directory deleted",
+        True,
+        lambda d: shutil.rmtree(d / "db" / "skipped.lance" / "_versions"),
+    ),
+    (
+        "chunks full-text index file emptied",
+        True,
+        lambda d: _truncate(_files(d, "db/chunks.lance/_indices/*/part_0_invert.lance"), 0),
+    ),
+    (
+        "symbols B-tree index file deleted",
+        True,
+        lambda d: _delete(_files(d, "db/symbols.lance/_indices/*/page_data.lance")),
+    ),
+    (
+        "embedding cache data file truncated",
+        False,
+        lambda d: _truncate(_files(d, "db/embed_cache.lance/data/*.lance"), 0.3),
+    ),
+    (
+        "manifest.json garbled",
+        True,
+        lambda d: (d / "manifest.json").write_text('{"format": 2, "model": '),
+    ),
     ("manifest.json deleted", True, lambda d: (d / "manifest.json").unlink()),
 ]
 
 
-def corrupt_case(args: argparse.Namespace, work: Path, rng: random.Random,
-                 log: Callable[[str], None]) -> dict[str, Any]:
+def corrupt_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
     base = work / "corrupt-base"
     shutil.rmtree(base, ignore_errors=True)
-    shutil.copytree(REPO / "fixtures" / "example", base,
-                    ignore=shutil.ignore_patterns(".dowse"))
+    shutil.copytree(REPO / "fixtures" / "example", base, ignore=shutil.ignore_patterns(".dowse"))
     # Chunk and file vectors both (the default scope embeds file summaries only, and an
     # empty table has no data file to damage): every table has rows.
     built = dowse("index", str(base), "-q", "--embed", "all")
@@ -247,13 +312,23 @@ def corrupt_case(args: argparse.Namespace, work: Path, rng: random.Random,
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(base, tree, symlinks=True)
         manifest = tree / ".dowse" / "manifest.json"
-        manifest.write_text(manifest.read_text().replace(json.dumps(str(base)),
-                                                         json.dumps(str(tree))))
+        manifest.write_text(
+            manifest.read_text().replace(json.dumps(str(base)), json.dumps(str(tree)))
+        )
         corrupt(tree / ".dowse")
         status = dowse("status", str(tree))
-        readers = [dowse("search", "validate token", "--path", str(tree), "--json"),
-                   dowse("ask", "where are expired tokens rejected?", "--path", str(tree),
-                         "--json", "--mode", "retrieval")]
+        readers = [
+            dowse("search", "validate token", "--path", str(tree), "--json"),
+            dowse(
+                "ask",
+                "where are expired tokens rejected?",
+                "--path",
+                str(tree),
+                "--json",
+                "--mode",
+                "retrieval",
+            ),
+        ]
         with open(tree / edit[0], "a") as fh:
             fh.write(edit[1])
         incremental = dowse("index", str(tree), "-q")
@@ -266,10 +341,13 @@ def corrupt_case(args: argparse.Namespace, work: Path, rng: random.Random,
             return ran.last_line.replace(str(tree), "…") if ran.code else "ok"
 
         return {
-            "case": what, "status": said(status),
+            "case": what,
+            "status": said(status),
             "status_reports": reported if damages else status.code == 0,
-            "readers": [said(r) for r in readers], "incremental_index": said(incremental),
-            "rebuild_repairs": rebuild.code == 0 and after.code == 0
+            "readers": [said(r) for r in readers],
+            "incremental_index": said(incremental),
+            "rebuild_repairs": rebuild.code == 0
+            and after.code == 0
             and fingerprint(tree / ".dowse") == expected
             and Store.open(tree / ".dowse").manifest.embedded,
             "tracebacks": sum(r.traceback for r in runs),

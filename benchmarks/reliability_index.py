@@ -32,20 +32,25 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     except IndexNotFound:
         return None, []
     files = store.rows("files", ["path", "hash", "n_symbols", "n_chunks", "parser"])
-    symbols = store.rows("symbols", ["path", "qualified_name", "kind", "start_line",
-                                     "end_line"])
+    symbols = store.rows("symbols", ["path", "qualified_name", "kind", "start_line", "end_line"])
     chunks = store.rows("chunks", ["id", "path", "hash", "start_line", "end_line"])
     parts: list[Any] = [
-        sorted((r["path"], r["hash"], r["n_symbols"], r["n_chunks"], r["parser"])
-               for r in files),
-        sorted((r["path"], r["qualified_name"], r["kind"], r["start_line"], r["end_line"])
-               for r in symbols),
+        sorted((r["path"], r["hash"], r["n_symbols"], r["n_chunks"], r["parser"]) for r in files),
+        sorted(
+            (r["path"], r["qualified_name"], r["kind"], r["start_line"], r["end_line"])
+            for r in symbols
+        ),
         sorted((r["id"], r["hash"], r["start_line"], r["end_line"]) for r in chunks),
-        sorted((r["path"], r["module"], r["line"], r["resolved"] or "")
-               for r in store.rows("imports", ["path", "module", "line", "resolved"])),
+        sorted(
+            (r["path"], r["module"], r["line"], r["resolved"] or "")
+            for r in store.rows("imports", ["path", "module", "line", "resolved"])
+        ),
         # The index directory is skipped under a different reason when it lies elsewhere.
-        sorted((r["path"], r["reason"]) for r in store.rows("skipped")
-               if not r["path"].startswith(".dowse")),
+        sorted(
+            (r["path"], r["reason"])
+            for r in store.rows("skipped")
+            if not r["path"].startswith(".dowse")
+        ),
     ]
     digest = hashlib.blake2b(json.dumps(parts).encode(), digest_size=12).hexdigest()
     problems = []
@@ -53,8 +58,10 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     per_chunk = Counter(r["path"] for r in chunks)
     known = {r["path"] for r in files}
     for r in files:
-        if per_symbol.get(r["path"], 0) != r["n_symbols"] or \
-                per_chunk.get(r["path"], 0) != r["n_chunks"]:
+        if (
+            per_symbol.get(r["path"], 0) != r["n_symbols"]
+            or per_chunk.get(r["path"], 0) != r["n_chunks"]
+        ):
             problems.append(f"{r['path']}: counts disagree")
     problems += [f"{p}: rows without a file" for p in (set(per_symbol) | set(per_chunk)) - known]
     hashes = {r["id"]: r["hash"] for r in chunks}
@@ -65,8 +72,9 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
         problems.append("a vector without a chunk of its text")
     if store.manifest.embedded and store.manifest.embed_chunks and len(vectors) != len(chunks):
         problems.append("manifest says embedded, chunk vectors are missing")
-    if store.manifest.embedded and store.table("file_vectors").count_rows(
-            "id = path") != len(files):
+    if store.manifest.embedded and store.table("file_vectors").count_rows("id = path") != len(
+        files
+    ):
         problems.append("manifest says embedded, file summary vectors are missing")
     return digest, problems[:5]
 
@@ -92,11 +100,13 @@ def answers(index_dir: Path, queries: tuple[list[str], list[str]]) -> Any:
     searcher = HybridSearcher(store)  # no embedder: lexical, as with --no-embed
     found: dict[str, Any] = {}
     for q in queries[0]:
-        found[q] = [(h.path, h.start_line, h.end_line)
-                    for h in searcher.search(q, SearchOptions(limit=5))]
+        found[q] = [
+            (h.path, h.start_line, h.end_line) for h in searcher.search(q, SearchOptions(limit=5))
+        ]
     for name in queries[1]:
-        found["symbol " + name] = [(m.path, m.start_line, m.end_line)
-                                   for m in find_symbols(store, name, limit=5)]
+        found["symbol " + name] = [
+            (m.path, m.start_line, m.end_line) for m in find_symbols(store, name, limit=5)
+        ]
     return found
 
 
@@ -121,5 +131,4 @@ def table_heads(index_dir: Path) -> dict[str, int]:
     db = lancedb.connect(str(index_dir / "db"))
     have = set(db.list_tables().tables)
     names = {name: physical.get(name, name) for name in SNAPSHOT_TABLES}
-    return {name: db.open_table(table).version for name, table in names.items()
-            if table in have}
+    return {name: db.open_table(table).version for name, table in names.items() if table in have}

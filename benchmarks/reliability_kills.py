@@ -53,8 +53,16 @@ class CrashTally:
 class CrashRig:
     """Kills `dowse index` runs on one tree and checks what each kill leaves."""
 
-    def __init__(self, tree: Path, work: Path, rng: random.Random, *, embed: bool,
-                 tally: CrashTally, label: str) -> None:
+    def __init__(
+        self,
+        tree: Path,
+        work: Path,
+        rng: random.Random,
+        *,
+        embed: bool,
+        tally: CrashTally,
+        label: str,
+    ) -> None:
         self.tree, self.work, self.rng, self.embed = tree, work, rng, embed
         self.index_dir = tree / ".dowse"
         self.states = States(tree, rng)
@@ -77,8 +85,15 @@ class CrashRig:
             ran = dowse("index", str(self.tree), "--no-embed", "-q", "--index-dir", str(ref_dir))
             if ran.code:
                 raise SystemExit(f"reference index failed: {ran.err}")
-            cli = None if self.embed else cli_hits(dowse(
-                "search", self.cli_query, "--json", "-n", "5", "--index-dir", str(ref_dir)))
+            cli = (
+                None
+                if self.embed
+                else cli_hits(
+                    dowse(
+                        "search", self.cli_query, "--json", "-n", "5", "--index-dir", str(ref_dir)
+                    )
+                )
+            )
             self.refs[k] = Reference(fingerprint(ref_dir), answers(ref_dir, self.queries), cli)
             shutil.rmtree(ref_dir)
         return self.refs[k]
@@ -160,8 +175,9 @@ class CrashRig:
         if not problems:
             self.tally.survived += 1
         else:
-            self.tally.failures.append(f"{self.label} {kind} kill {self.tally.kills} "
-                                       f"({phase}): {'; '.join(problems)}")
+            self.tally.failures.append(
+                f"{self.label} {kind} kill {self.tally.kills} ({phase}): {'; '.join(problems)}"
+            )
         return True
 
     def _phase(self, before: bytes) -> str:
@@ -172,8 +188,9 @@ class CrashRig:
         if not after:
             return "before the first commit"
         manifest = json.loads(after)
-        ahead = any(v > manifest["versions"].get(name, 0)
-                    for name, v in table_heads(self.index_dir).items())
+        ahead = any(
+            v > manifest["versions"].get(name, 0) for name, v in table_heads(self.index_dir).items()
+        )
         if after == before:
             return "mid-write (uncommitted table versions)" if ahead else "before any write"
         if self.embed and not manifest["embedded"]:
@@ -184,10 +201,10 @@ class CrashRig:
         problems: list[str] = []
         status, search, inspected, got = _parallel(
             lambda: dowse("status", str(self.tree), "--json"),
-            lambda: dowse("search", self.cli_query, "--path", str(self.tree), "--json",
-                          "-n", "5"),
+            lambda: dowse("search", self.cli_query, "--path", str(self.tree), "--json", "-n", "5"),
             lambda: inspect(self.index_dir),
-            lambda: answers(self.index_dir, self.queries))
+            lambda: answers(self.index_dir, self.queries),
+        )
         for result in (inspected, got):
             if isinstance(result, Exception):
                 problems.append(f"the index cannot be read: {type(result).__name__}: {result}")
@@ -196,11 +213,17 @@ class CrashRig:
         for ran in (status, search):
             if ran.traceback or not (ran.code == 0 or (old is None and "no index" in ran.err)):
                 problems.append(f"`dowse {ran.args[0]}` exit {ran.code}: {ran.last_line}")
-        refs = {"old": self.reference(old) if old is not None else Reference(None, None, None),
-                "new": self.reference(new)}
-        match = [name for name, ref in refs.items()
-                 if fp == ref.fingerprint and got == ref.answers
-                 and (self.embed or cli_hits(search) == ref.cli)]
+        refs = {
+            "old": self.reference(old) if old is not None else Reference(None, None, None),
+            "new": self.reference(new),
+        }
+        match = [
+            name
+            for name, ref in refs.items()
+            if fp == ref.fingerprint
+            and got == ref.answers
+            and (self.embed or cli_hits(search) == ref.cli)
+        ]
         if not match:
             problems.append(f"after the kill the index is neither state (content {fp})")
         elif count:
@@ -245,11 +268,14 @@ def _parallel(*jobs: Callable[[], Any]) -> list[Any]:
     return out
 
 
-def crash_case(args: argparse.Namespace, work: Path, rng: random.Random,
-               log: Callable[[str], None]) -> dict[str, Any]:
+def crash_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
     tally = CrashTally()
-    runs = [("lexical", args.repo, False, args.cold_kills, args.kills),
-            ("embed", args.embed_repo, True, args.embed_cold_kills, args.embed_kills)]
+    runs = [
+        ("lexical", args.repo, False, args.cold_kills, args.kills),
+        ("embed", args.embed_repo, True, args.embed_cold_kills, args.embed_kills),
+    ]
     timing: dict[str, Any] = {}
     for label, source, embed, cold, incremental in runs:
         if not cold and not incremental:
@@ -269,8 +295,10 @@ def crash_case(args: argparse.Namespace, work: Path, rng: random.Random,
             shutil.rmtree(rig.index_dir, ignore_errors=True)
             done += rig.kill("cold", None, 0)
             current = 0
-            log(f"crash/{label}: cold run {attempt + 1}: {done}/{cold} kills, "
-                f"{tally.survived}/{tally.kills} survived so far")
+            log(
+                f"crash/{label}: cold run {attempt + 1}: {done}/{cold} kills, "
+                f"{tally.survived}/{tally.kills} survived so far"
+            )
         done = 0
         for attempt in range(2 * incremental):
             if done == incremental:
@@ -282,13 +310,19 @@ def crash_case(args: argparse.Namespace, work: Path, rng: random.Random,
             rig.reference(new)
             done += rig.kill("incremental", current, new)
             current = new
-            log(f"crash/{label}: incremental run {attempt + 1}: {done}/{incremental} kills, "
-                f"{tally.survived}/{tally.kills} survived so far")
+            log(
+                f"crash/{label}: incremental run {attempt + 1}: {done}/{incremental} kills, "
+                f"{tally.survived}/{tally.kills} survived so far"
+            )
     recover = sorted(tally.recover_s)
     return {
-        "kills": tally.kills, "survived": tally.survived, "phases": dict(tally.phases),
+        "kills": tally.kills,
+        "survived": tally.survived,
+        "phases": dict(tally.phases),
         "ended_before_kill": tally.too_late,
-        "matched": dict(tally.matched), "orphans": tally.orphans,
-        "failures": tally.failures, "timing": timing,
+        "matched": dict(tally.matched),
+        "orphans": tally.orphans,
+        "failures": tally.failures,
+        "timing": timing,
         "recover_median_s": round(recover[len(recover) // 2], 1) if recover else None,
     }

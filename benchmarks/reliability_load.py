@@ -49,8 +49,9 @@ class Mutator:
 
     def __init__(self, root: Path, rng: random.Random) -> None:
         self.root, self.rng = root, rng
-        pool = sorted(p for p in root.rglob("*.py")
-                      if p.is_file() and 200 < p.stat().st_size < 60_000)
+        pool = sorted(
+            p for p in root.rglob("*.py") if p.is_file() and 200 < p.stat().st_size < 60_000
+        )
         self.edit = rng.sample(pool, min(30, len(pool)))
         self.original = {p: p.read_bytes() for p in self.edit}
         self.churn = root / "dowse_churn"
@@ -62,13 +63,16 @@ class Mutator:
         mine = sorted(self.churn.glob("*.py"))
         if action == "edit":
             path = self.rng.choice(self.edit)
-            path.write_bytes(self.original[path] + f"\n\ndef churn_{gen}(value):\n"
-                             f"    return value + {gen}\n".encode())
+            path.write_bytes(
+                self.original[path]
+                + f"\n\ndef churn_{gen}(value):\n    return value + {gen}\n".encode()
+            )
         elif action == "add" or not mine:
             action = "add"
             (self.churn / f"module_{gen}.py").write_text(
                 f'"""Churned module {gen}."""\n\n\nclass Churn{gen}:\n'
-                f"    def value(self):\n        return {gen}\n")
+                f"    def value(self):\n        return {gen}\n"
+            )
         elif action == "delete":
             self.rng.choice(mine).unlink()
         else:
@@ -84,8 +88,20 @@ class Mutator:
 def _cli_client(tree: Path, n: int, stop: threading.Event, tally: Tally) -> None:
     requests = [
         ("search", ["search", "churned module value", "--path", str(tree), "--json"]),
-        ("ask", ["ask", "where is the value of a churned module returned?", "--path", str(tree),
-                 "--json", "--budget", "1500", "--mode", "retrieval"]),
+        (
+            "ask",
+            [
+                "ask",
+                "where is the value of a churned module returned?",
+                "--path",
+                str(tree),
+                "--json",
+                "--budget",
+                "1500",
+                "--mode",
+                "retrieval",
+            ],
+        ),
         ("symbol", ["symbol", "Churn", "--path", str(tree), "--json"]),
     ]
     i = n
@@ -100,21 +116,29 @@ def _cli_client(tree: Path, n: int, stop: threading.Event, tally: Tally) -> None
             tally.fail(f"cli {kind}", f"exit {ran.code}: {ran.last_line}")
 
 
-async def _mcp_client(tree: Path, n: int, stop: threading.Event, tally: Tally,
-                      log_path: Path) -> None:
+async def _mcp_client(
+    tree: Path, n: int, stop: threading.Event, tally: Tally, log_path: Path
+) -> None:
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=DOWSE[0], args=[*DOWSE[1:], "serve", str(tree)],
-                                   cwd=str(REPO), env=ENV)
-    calls = [("search", {"query": "churned module value", "max_tokens": 3000}),
-             ("ask", {"question": "where is the value of a churned module returned?",
-                      "max_tokens": 3000}),
-             ("symbol", {"name": "Churn", "max_tokens": 2000})]
+    params = StdioServerParameters(
+        command=DOWSE[0], args=[*DOWSE[1:], "serve", str(tree)], cwd=str(REPO), env=ENV
+    )
+    calls = [
+        ("search", {"query": "churned module value", "max_tokens": 3000}),
+        (
+            "ask",
+            {"question": "where is the value of a churned module returned?", "max_tokens": 3000},
+        ),
+        ("symbol", {"name": "Churn", "max_tokens": 2000}),
+    ]
     i = n
     with open(log_path, "a") as errlog:
-        async with stdio_client(params, errlog=errlog) as (read, write), \
-                ClientSession(read, write) as session:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
             await session.initialize()
             while not stop.is_set():
                 tool, arguments = calls[i % len(calls)]
@@ -132,8 +156,9 @@ async def _mcp_client(tree: Path, n: int, stop: threading.Event, tally: Tally,
                     tally.ok(f"mcp {tool}")
 
 
-def concurrency_case(args: argparse.Namespace, work: Path, rng: random.Random,
-                     log: Callable[[str], None]) -> dict[str, Any]:
+def concurrency_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
     tree = materialize(args.repo, work / "concurrency")
     index_dir = tree / ".dowse"
     first = dowse("index", str(tree), "--no-embed", "-q")
@@ -178,21 +203,33 @@ def concurrency_case(args: argparse.Namespace, work: Path, rng: random.Random,
 
     def mcp_clients() -> None:
         async def main() -> None:
-            await asyncio.gather(*[
-                _mcp_client(tree, n, stop, tally, work / "concurrency-serve.log")
-                for n in range(args.mcp_clients)], return_exceptions=False)
+            await asyncio.gather(
+                *[
+                    _mcp_client(tree, n, stop, tally, work / "concurrency-serve.log")
+                    for n in range(args.mcp_clients)
+                ],
+                return_exceptions=False,
+            )
+
         try:
             asyncio.run(main())
         except Exception as exc:  # noqa: BLE001
             tally.fail("mcp", f"{type(exc).__name__}: {exc}")
 
-    threads = [threading.Thread(target=mutate), threading.Thread(target=auditor),
-               threading.Thread(target=mcp_clients)]
+    threads = [
+        threading.Thread(target=mutate),
+        threading.Thread(target=auditor),
+        threading.Thread(target=mcp_clients),
+    ]
     threads += [threading.Thread(target=indexer) for _ in range(2)]
-    threads += [threading.Thread(target=_cli_client, args=(tree, n, stop, tally))
-                for n in range(args.cli_clients)]
-    log(f"concurrency: 2 index loops, {args.cli_clients} CLI and {args.mcp_clients} MCP "
-        f"clients, a mutator and an auditor for {args.seconds} s")
+    threads += [
+        threading.Thread(target=_cli_client, args=(tree, n, stop, tally))
+        for n in range(args.cli_clients)
+    ]
+    log(
+        f"concurrency: 2 index loops, {args.cli_clients} CLI and {args.mcp_clients} MCP "
+        f"clients, a mutator and an auditor for {args.seconds} s"
+    )
     started = time.monotonic()
     for t in threads:
         t.start()
@@ -209,13 +246,20 @@ def concurrency_case(args: argparse.Namespace, work: Path, rng: random.Random,
     dowse("index", str(tree), "--no-embed", "-q", "--index-dir", str(ref_dir))
     same = last.code == 0 and fingerprint(index_dir) == fingerprint(ref_dir)
     final_audit = audit(index_dir)
-    log(f"concurrency: {sum(tally.served.values())} served, {sum(tally.errors.values())} "
-        f"errors, {audits['corrupt']} corrupt of {audits['audits']} audits")
+    log(
+        f"concurrency: {sum(tally.served.values())} served, {sum(tally.errors.values())} "
+        f"errors, {audits['corrupt']} corrupt of {audits['audits']} audits"
+    )
     return {
-        "seconds": round(wall, 1), "served": dict(tally.served), "errors": dict(tally.errors),
+        "seconds": round(wall, 1),
+        "served": dict(tally.served),
+        "errors": dict(tally.errors),
         "error_messages": dict(tally.messages.most_common(12)),
-        "index_runs": dict(runs), "mutations": dict(mutator.count),
-        "audits": audits["audits"], "corrupt": audits["corrupt"] + len(final_audit),
+        "index_runs": dict(runs),
+        "mutations": dict(mutator.count),
+        "audits": audits["audits"],
+        "corrupt": audits["corrupt"] + len(final_audit),
         "corrupt_examples": corrupt[:5] + final_audit,
-        "final_index_equals_fresh": same, "final_status_ok": status.code == 0,
+        "final_index_equals_fresh": same,
+        "final_status_ok": status.code == 0,
     }

@@ -26,8 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 warnings.filterwarnings("ignore", message="lancedb fork support")
 
 _installed = Path(sys.executable).with_name("dowse")
-DOWSE = [str(_installed)] if _installed.exists() else [
-    sys.executable, "-m", "dowse"]
+DOWSE = [str(_installed)] if _installed.exists() else [sys.executable, "-m", "dowse"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
@@ -63,17 +62,28 @@ def without_dac() -> list[str]:
     (or capsh is missing: then the figures say so)."""
     if os.geteuid() != 0 or shutil.which("capsh") is None:
         return []
-    return ["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c",
-            'exec "$0" "$@"']
+    return ["capsh", "--drop=cap_dac_override,cap_dac_read_search", "--", "-c", 'exec "$0" "$@"']
 
 
-def dowse(*args: str, timeout: float = 900, prefix: list[str] | None = None,
-          preexec: Callable[[], None] | None = None) -> Ran:
+def dowse(
+    *args: str,
+    timeout: float = 900,
+    prefix: list[str] | None = None,
+    preexec: Callable[[], None] | None = None,
+) -> Ran:
     cmd = [*(prefix or []), *DOWSE, *args]
     t = time.perf_counter()
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, cwd=REPO,
-                           timeout=timeout, preexec_fn=preexec, errors="replace")
+        p = subprocess.run(
+            cmd,
+            capture_output=True,
+            text=True,
+            env=ENV,
+            cwd=REPO,
+            timeout=timeout,
+            preexec_fn=preexec,
+            errors="replace",
+        )
         code, out, err = p.returncode, p.stdout, p.stderr
     except subprocess.TimeoutExpired as exc:
         code, out, err = -999, str(exc.stdout or ""), f"timed out after {timeout}s"
@@ -82,8 +92,14 @@ def dowse(*args: str, timeout: float = 900, prefix: list[str] | None = None,
 
 def launch(*args: str) -> subprocess.Popen[bytes]:
     """`dowse ARGS` in a session of its own (its pid is the process group id)."""
-    return subprocess.Popen([*DOWSE, *args], env=ENV, cwd=REPO, start_new_session=True,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [*DOWSE, *args],
+        env=ENV,
+        cwd=REPO,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
 
 
 def group_alive(pgid: int) -> list[int]:

@@ -25,87 +25,185 @@ def table(results: dict[str, Any]) -> str:
     if c := results.get("crash"):
         phases = ", ".join(f"{n} {p}" for p, n in sorted(c["phases"].items(), key=lambda x: -x[1]))
         rows += [
-            ("crash", "kills survived / kills (SIGKILL of `dowse index`)",
-             f"{c['survived']}/{c['kills']}", "all"),
+            (
+                "crash",
+                "kills survived / kills (SIGKILL of `dowse index`)",
+                f"{c['survived']}/{c['kills']}",
+                "all",
+            ),
             ("crash", "where the kills landed", phases, ""),
-            ("crash", "runs that ended before their kill (checked too, not counted)",
-             str(c["ended_before_kill"]), ""),
-            ("crash", "index after a kill equals: old state / new state",
-             f"{c['matched'].get('old', 0)} / {c['matched'].get('new', 0)}", "one of them"),
+            (
+                "crash",
+                "runs that ended before their kill (checked too, not counted)",
+                str(c["ended_before_kill"]),
+                "",
+            ),
+            (
+                "crash",
+                "index after a kill equals: old state / new state",
+                f"{c['matched'].get('old', 0)} / {c['matched'].get('new', 0)}",
+                "one of them",
+            ),
             ("crash", "worker processes still alive 3 s after a kill", str(c["orphans"]), "0"),
-            ("crash", "next `dowse index` (median wall s)", str(c["recover_median_s"]),
-             "completes"),
+            (
+                "crash",
+                "next `dowse index` (median wall s)",
+                str(c["recover_median_s"]),
+                "completes",
+            ),
         ]
     if c := results.get("concurrency"):
         cli = sum(v for k, v in c["served"].items() if k.startswith("cli"))
         mcp = sum(v for k, v in c["served"].items() if k.startswith("mcp"))
         rows += [
-            ("concurrency", f"requests served in {c['seconds']:.0f} s: CLI / MCP",
-             f"{cli} / {mcp}", ""),
+            (
+                "concurrency",
+                f"requests served in {c['seconds']:.0f} s: CLI / MCP",
+                f"{cli} / {mcp}",
+                "",
+            ),
             ("concurrency", "errors", str(sum(c["errors"].values())), "0"),
-            ("concurrency", "corrupt states (auditor reads, and the final index)",
-             f"{c['corrupt']} of {c['audits']} reads", "0"),
-            ("concurrency", "`dowse index` runs completed / failed",
-             f"{c['index_runs'].get('completed', 0)} / {c['index_runs'].get('failed', 0)}", ""),
+            (
+                "concurrency",
+                "corrupt states (auditor reads, and the final index)",
+                f"{c['corrupt']} of {c['audits']} reads",
+                "0",
+            ),
+            (
+                "concurrency",
+                "`dowse index` runs completed / failed",
+                f"{c['index_runs'].get('completed', 0)} / {c['index_runs'].get('failed', 0)}",
+                "",
+            ),
             ("concurrency", "tree changes during the run", str(sum(c["mutations"].values())), ""),
-            ("concurrency", "final index = fresh index of the final tree",
-             _yes(c["final_index_equals_fresh"]), "yes"),
+            (
+                "concurrency",
+                "final index = fresh index of the final tree",
+                _yes(c["final_index_equals_fresh"]),
+                "yes",
+            ),
         ]
     if c := results.get("hostile"):
         big = c["big_limit"]["files"]
         rows += [
-            ("bad input", "inputs tried: generated / files created or deleted mid-walk",
-             f"{c['generated']} / {sum(c['churned'].values())}", ""),
-            ("bad input", f"crashes (exit ≠ 0 or traceback, of {c['runs']} runs)",
-             str(len(c["crashes"])), "0"),
-            ("bad input", "skipped files, each with a reason (listed below)",
-             str(len(c["skipped"])), ""),
-            ("bad input", "after changing odd names: index = fresh index",
-             _yes(c["incremental_equals_fresh"]), "yes"),
-            ("bad input", "10 MB one-line files again with --max-file-size 20 MB",
-             "; ".join(f"{p}: {what}" for p, what in sorted(big.items()))
-             + f" (run {c['big_limit']['seconds']} s)", "no crash"),
+            (
+                "bad input",
+                "inputs tried: generated / files created or deleted mid-walk",
+                f"{c['generated']} / {sum(c['churned'].values())}",
+                "",
+            ),
+            (
+                "bad input",
+                f"crashes (exit ≠ 0 or traceback, of {c['runs']} runs)",
+                str(len(c["crashes"])),
+                "0",
+            ),
+            (
+                "bad input",
+                "skipped files, each with a reason (listed below)",
+                str(len(c["skipped"])),
+                "",
+            ),
+            (
+                "bad input",
+                "after changing odd names: index = fresh index",
+                _yes(c["incremental_equals_fresh"]),
+                "yes",
+            ),
+            (
+                "bad input",
+                "10 MB one-line files again with --max-file-size 20 MB",
+                "; ".join(f"{p}: {what}" for p, what in sorted(big.items()))
+                + f" (run {c['big_limit']['seconds']} s)",
+                "no crash",
+            ),
         ]
     if c := results.get("fuzz"):
         rows += [
-            ("fuzz", f"inputs tried ({c.get('languages', '?')} languages: parse, chunk, "
-             "content check, extraction)", str(c["inputs"]), ""),
+            (
+                "fuzz",
+                f"inputs tried ({c.get('languages', '?')} languages: parse, chunk, "
+                "content check, extraction)",
+                str(c["inputs"]),
+                "",
+            ),
             ("fuzz", "crashes", str(len(c["crashes"])), "0"),
         ]
     if c := results.get("secrets"):
         rows += [
             ("secrets", "secret files and in-source tokens seeded", str(c["seeded"]), ""),
-            ("secrets", "seeded secrets found in the index (default options)",
-             str(len(c["found"])), "0"),
-            ("secrets", "… in any file under .dowse/ (every table version)",
-             str(len(c["found_on_disk"])), "0"),
-            ("secrets", "… with --include-secrets (control: the search finds them)",
-             f"{c['found_with_include_secrets']} of {c['values']}", ""),
-            ("secrets", "a password literal with no known token format",
-             "indexed" if c["generic_password_indexed"] else "not indexed",
-             "not claimed"),
+            (
+                "secrets",
+                "seeded secrets found in the index (default options)",
+                str(len(c["found"])),
+                "0",
+            ),
+            (
+                "secrets",
+                "… in any file under .dowse/ (every table version)",
+                str(len(c["found_on_disk"])),
+                "0",
+            ),
+            (
+                "secrets",
+                "… with --include-secrets (control: the search finds them)",
+                f"{c['found_with_include_secrets']} of {c['values']}",
+                "",
+            ),
+            (
+                "secrets",
+                "a password literal with no known token format",
+                "indexed" if c["generic_password_indexed"] else "not indexed",
+                "not claimed",
+            ),
         ]
     if c := results.get("diskfull"):
         for f in c["faults"]:
-            said = ("one-line error" if f["one_line"] else
-                    "completed" if not f["error"] else "**not one line**")
-            rows.append(("disk full / read-only", f["name"],
-                         f"{said}; previous index "
-                         f"{'intact' if f['previous_intact'] else '**changed**'}; "
-                         f"reads {'ok' if f['reads_ok'] else '**fail**'}; "
-                         f"next index {'ok' if f['next_index_ok'] else '**fails**'}",
-                         "all ok"))
+            said = (
+                "one-line error"
+                if f["one_line"]
+                else "completed"
+                if not f["error"]
+                else "**not one line**"
+            )
+            rows.append(
+                (
+                    "disk full / read-only",
+                    f["name"],
+                    f"{said}; previous index "
+                    f"{'intact' if f['previous_intact'] else '**changed**'}; "
+                    f"reads {'ok' if f['reads_ok'] else '**fail**'}; "
+                    f"next index {'ok' if f['next_index_ok'] else '**fails**'}",
+                    "all ok",
+                )
+            )
     if c := results.get("corrupt"):
         damaging = sum(1 for _, d, _ in CORRUPTIONS if d)
         rows += [
-            ("corrupt index", f"status reports the damage ({damaging} snapshot cases) / "
-             f"stays quiet (cache)", f"{c['status_reports']}/{c['cases']}", "all"),
-            ("corrupt index", "`index --rebuild` repairs it",
-             f"{c['rebuild_repairs']}/{c['cases']}", "all"),
-            ("corrupt index", f"tracebacks (of {c['commands']} commands)", str(c["tracebacks"]),
-             "0"),
-            ("corrupt index", "cases where every error was one line",
-             f"{c['one_line']}/{c['cases']}", "all"),
+            (
+                "corrupt index",
+                f"status reports the damage ({damaging} snapshot cases) / stays quiet (cache)",
+                f"{c['status_reports']}/{c['cases']}",
+                "all",
+            ),
+            (
+                "corrupt index",
+                "`index --rebuild` repairs it",
+                f"{c['rebuild_repairs']}/{c['cases']}",
+                "all",
+            ),
+            (
+                "corrupt index",
+                f"tracebacks (of {c['commands']} commands)",
+                str(c["tracebacks"]),
+                "0",
+            ),
+            (
+                "corrupt index",
+                "cases where every error was one line",
+                f"{c['one_line']}/{c['cases']}",
+                "all",
+            ),
         ]
     lines = ["| case | figure | measured | required |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
@@ -117,13 +215,20 @@ def details(results: dict[str, Any]) -> str:
     if (c := results.get("crash")) and c["failures"]:
         out += ["Crash failures:", *[f"- {f}" for f in c["failures"]], ""]
     if (c := results.get("concurrency")) and (c["error_messages"] or c["corrupt_examples"]):
-        out += ["Concurrency errors:", *[f"- {n}× {m}" for m, n in c["error_messages"].items()],
-                *[f"- corrupt: {m}" for m in c["corrupt_examples"]], ""]
+        out += [
+            "Concurrency errors:",
+            *[f"- {n}× {m}" for m, n in c["error_messages"].items()],
+            *[f"- corrupt: {m}" for m in c["corrupt_examples"]],
+            "",
+        ]
     if c := results.get("hostile"):
         if c["crashes"]:
             out += ["Bad-input crashes:", *[f"- {m}" for m in c["crashes"]], ""]
-        out += [f"Bad input: skipped files and their reasons (`dowse status --skipped`, as "
-                f"{c['privileges']}):", ""]
+        out += [
+            f"Bad input: skipped files and their reasons (`dowse status --skipped`, as "
+            f"{c['privileges']}):",
+            "",
+        ]
         out += _listing([f"{p!r} ({r})" for p, r in c["skipped"]])
         if c["indexed_with_note"]:
             out += ["Indexed as text, with the reason:", ""]
@@ -135,8 +240,7 @@ def details(results: dict[str, Any]) -> str:
         out += _listing([f"{p} ({w}: {r})" for p, w, r in c["files"]])
     if c := results.get("corrupt"):
         out += ["| damage | `dowse status` says | incremental `dowse index` |", "|---|---|---|"]
-        out += [f"| {r['case']} | {r['status']} | {r['incremental_index']} |"
-                for r in c["results"]]
+        out += [f"| {r['case']} | {r['status']} | {r['incremental_index']} |" for r in c["results"]]
         out.append("")
     return "\n".join(out)
 
@@ -144,23 +248,38 @@ def details(results: dict[str, Any]) -> str:
 def method(args: argparse.Namespace) -> str:
     """How the faults were made, in a paragraph for the results file."""
     root = os.geteuid() == 0
-    read_only = ("chmod, with `dowse` run by root without CAP_DAC_OVERRIDE (capsh)"
-                 if root and without_dac() else "chmod" if not root else "not simulated")
+    read_only = (
+        "chmod, with `dowse` run by root without CAP_DAC_OVERRIDE (capsh)"
+        if root and without_dac()
+        else "chmod"
+        if not root
+        else "not simulated"
+    )
     disk = "RLIMIT_FSIZE (writes fail with EFBIG)" + (
-        " and a 64 MB tmpfs filled to a few KiB (ENOSPC)" if args.tmpfs else "")
+        " and a 64 MB tmpfs filled to a few KiB (ENOSPC)" if args.tmpfs else ""
+    )
     return textwrap.fill(
         f"Crash kills are SIGKILL to the `dowse index` process alone, as `kill -9 PID`. "
         f"The disk is made full with {disk}; the index directory read-only with "
         f"{read_only}. Kills with embeddings use all-MiniLM-L6-v2 (minilm-onnx). Every "
         "state a kill is checked against is a fresh `--no-embed` index of the same tree "
         "in another directory. Per-case details (JSON) are kept in `--work`/results.json.",
-        width=90)
+        width=90,
+    )
 
 
 def _listing(items: list[str]) -> list[str]:
     """A long '; '-separated list as an indented block of short lines."""
-    return [textwrap.fill("; ".join(items), width=92, initial_indent="    ",
-                          subsequent_indent="    ", break_long_words=False), ""]
+    return [
+        textwrap.fill(
+            "; ".join(items),
+            width=92,
+            initial_indent="    ",
+            subsequent_indent="    ",
+            break_long_words=False,
+        ),
+        "",
+    ]
 
 
 def write_results(path: Path, section: str) -> None:

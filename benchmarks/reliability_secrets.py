@@ -30,9 +30,8 @@ def _pem(rng: random.Random, kind: str = "RSA PRIVATE KEY") -> tuple[str, str]:
     import base64
 
     body = base64.b64encode(bytes(rng.randrange(256) for _ in range(600))).decode()
-    lines = [body[i:i + 64] for i in range(0, len(body), 64)]
-    return (f"-----BEGIN {kind}-----\n" + "\n".join(lines) + f"\n-----END {kind}-----\n",
-            lines[0])
+    lines = [body[i : i + 64] for i in range(0, len(body), 64)]
+    return (f"-----BEGIN {kind}-----\n" + "\n".join(lines) + f"\n-----END {kind}-----\n", lines[0])
 
 
 def secrets_repo(root: Path, rng: random.Random) -> list[tuple[str, str, str]]:
@@ -58,15 +57,33 @@ def secrets_repo(root: Path, rng: random.Random) -> list[tuple[str, str, str]]:
         key, first = _pem(rng)
         put(rel, key, f"private key file {rel.rpartition('/')[2]}", first)
     akia, secret = "AKIA" + _alnum(rng, 16, upper), _alnum(rng, 40)
-    put(".aws/credentials", f"[default]\naws_access_key_id = {akia}\n"
-        f"aws_secret_access_key = {secret}\n", "AWS credentials file", secret)
+    put(
+        ".aws/credentials",
+        f"[default]\naws_access_key_id = {akia}\naws_secret_access_key = {secret}\n",
+        "AWS credentials file",
+        secret,
+    )
     key, first = _pem(rng, "PRIVATE KEY")
-    put("config/gcp-service-account.json", json.dumps(
-        {"type": "service_account", "private_key_id": _alnum(rng, 40), "private_key": key,
-         "client_email": "bot@project.iam.gserviceaccount.com"}), "GCP service account", first)
+    put(
+        "config/gcp-service-account.json",
+        json.dumps(
+            {
+                "type": "service_account",
+                "private_key_id": _alnum(rng, 40),
+                "private_key": key,
+                "client_email": "bot@project.iam.gserviceaccount.com",
+            }
+        ),
+        "GCP service account",
+        first,
+    )
     v = _alnum(rng, 24)
-    put("client_secret_1234.apps.googleusercontent.com.json",
-        json.dumps({"installed": {"client_secret": v}}), "OAuth client secret", v)
+    put(
+        "client_secret_1234.apps.googleusercontent.com.json",
+        json.dumps({"installed": {"client_secret": v}}),
+        "OAuth client secret",
+        v,
+    )
     v = "npm_" + _alnum(rng, 36)
     put(".npmrc", f"//registry.npmjs.org/:_authToken={v}\n", ".npmrc token", v)
     v = _alnum(rng, 28)
@@ -76,41 +93,78 @@ def secrets_repo(root: Path, rng: random.Random) -> list[tuple[str, str, str]]:
     v = "pypi-" + _alnum(rng, 60)
     put(".pypirc", f"[pypi]\nusername = __token__\npassword = {v}\n", ".pypirc", v)
     v = base64.b64encode(f"bot:{_alnum(rng, 24)}".encode()).decode()
-    put(".docker/config.json", json.dumps({"auths": {"registry.example.com": {"auth": v}}}),
-        "docker config", v)
+    put(
+        ".docker/config.json",
+        json.dumps({"auths": {"registry.example.com": {"auth": v}}}),
+        "docker config",
+        v,
+    )
     v = _alnum(rng, 48)
-    put(".kube/config", f"apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: {v}\n",
-        "kubeconfig", v)
+    put(
+        ".kube/config",
+        f"apiVersion: v1\nusers:\n- name: admin\n  user:\n    token: {v}\n",
+        "kubeconfig",
+        v,
+    )
     v = _alnum(rng, 32)
-    put("infra/terraform.tfstate", json.dumps({"outputs": {"db_password": {"value": v}}}),
-        "terraform state", v)
+    put(
+        "infra/terraform.tfstate",
+        json.dumps({"outputs": {"db_password": {"value": v}}}),
+        "terraform state",
+        v,
+    )
     v = _alnum(rng, 32)
     put("config/secrets.yaml", f"signing_key: {v}\n", "secrets.yaml", v)
     # Tokens inside source files.
     v = "AKIA" + _alnum(rng, 16, upper)
-    put("app/settings.py", f'DEBUG = False\nAWS_ACCESS_KEY_ID = "{v}"\n\n\ndef region():\n'
-        '    return "eu-west-1"\n', "AWS key in Python source", v)
+    put(
+        "app/settings.py",
+        f'DEBUG = False\nAWS_ACCESS_KEY_ID = "{v}"\n\n\ndef region():\n    return "eu-west-1"\n',
+        "AWS key in Python source",
+        v,
+    )
     v = "ghp_" + _alnum(rng, 36)
-    put("app/github_client.py", f'TOKEN = "{v}"\n\n\ndef headers():\n'
-        '    return {"Authorization": f"token {TOKEN}"}\n', "GitHub token in Python", v)
+    put(
+        "app/github_client.py",
+        f'TOKEN = "{v}"\n\n\ndef headers():\n    return {{"Authorization": f"token {{TOKEN}}"}}\n',
+        "GitHub token in Python",
+        v,
+    )
     v = "sk_live_" + _alnum(rng, 24)
-    put("web/pay.js", f'const stripe = Stripe("{v}");\nexport function pay() {{ return 1 }}\n',
-        "Stripe key in JavaScript", v)
+    put(
+        "web/pay.js",
+        f'const stripe = Stripe("{v}");\nexport function pay() {{ return 1 }}\n',
+        "Stripe key in JavaScript",
+        v,
+    )
     v = f"xoxb-{_alnum(rng, 12, '0123456789')}-{_alnum(rng, 12, '0123456789')}-{_alnum(rng, 24)}"
-    put("bots/slack.go", f'package bots\n\nconst token = "{v}"\n\nfunc Post() {{}}\n',
-        "Slack token in Go", v)
+    put(
+        "bots/slack.go",
+        f'package bots\n\nconst token = "{v}"\n\nfunc Post() {{}}\n',
+        "Slack token in Go",
+        v,
+    )
     key, first = _pem(rng)
     escaped = key.replace("\n", "\\n")
-    put("app/keys.py", f'PRIVATE_KEY = "{escaped}"\n\n\ndef sign(data):\n    return data\n',
-        "private key in a Python string", first)
+    put(
+        "app/keys.py",
+        f'PRIVATE_KEY = "{escaped}"\n\n\ndef sign(data):\n    return data\n',
+        "private key in a Python string",
+        first,
+    )
     key, first = _pem(rng, "OPENSSH PRIVATE KEY")
-    put("docs/deploy.md", f"# Deploy\n\nUse this key:\n\n```\n{key}```\n",
-        "private key in Markdown", first)
+    put(
+        "docs/deploy.md",
+        f"# Deploy\n\nUse this key:\n\n```\n{key}```\n",
+        "private key in Markdown",
+        first,
+    )
     # A symlink with a harmless name to a secret.
     (root / "config" / "innocent.txt").symlink_to("../.env")
     seeded.append(("config/innocent.txt", "symlink to .env", seeded[0][2]))
-    (root / "app" / "normal.py").write_text('"""Ordinary code."""\n\n\ndef add(a, b):\n'
-                                            "    return a + b\n")
+    (root / "app" / "normal.py").write_text(
+        '"""Ordinary code."""\n\n\ndef add(a, b):\n    return a + b\n'
+    )
     return seeded
 
 
@@ -141,8 +195,9 @@ def _values_on_disk(index_dir: Path, values: list[str]) -> set[str]:
     return found
 
 
-def secrets_case(args: argparse.Namespace, work: Path, rng: random.Random,
-                 log: Callable[[str], None]) -> dict[str, Any]:
+def secrets_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
     root = work / "secrets"
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
@@ -158,11 +213,23 @@ def secrets_case(args: argparse.Namespace, work: Path, rng: random.Random,
     on_disk = _values_on_disk(root / ".dowse", values)
     control_dir = work / "secrets-included"
     shutil.rmtree(control_dir, ignore_errors=True)
-    runs.append(dowse("index", str(root), "--no-embed", "-q", "--include-secrets",
-                      "--index-dir", str(control_dir)))
+    runs.append(
+        dowse(
+            "index",
+            str(root),
+            "--no-embed",
+            "-q",
+            "--include-secrets",
+            "--index-dir",
+            str(control_dir),
+        )
+    )
     control = _values_in_index(control_dir, values)
-    reasons = {s["path"]: s["reason"] for s in json.loads(status.out)["skipped"]} \
-        if status.code == 0 else {}
+    reasons = (
+        {s["path"]: s["reason"] for s in json.loads(status.out)["skipped"]}
+        if status.code == 0
+        else {}
+    )
     indexed = {r["path"] for r in Store.open(root / ".dowse").rows("files", ["path"])}
 
     def outcome(path: str) -> str:
@@ -173,10 +240,14 @@ def secrets_case(args: argparse.Namespace, work: Path, rng: random.Random,
             if "/".join(parts[:n]) + "/" in reasons:
                 return reasons["/".join(parts[:n]) + "/"]
         return reasons.get(path, "left out")
+
     log(f"secrets: {len(found)} of {len(values)} seeded values in the index")
     return {
-        "seeded": len(seeded), "values": len(values), "found": sorted(found),
-        "found_on_disk": sorted(on_disk), "found_with_include_secrets": len(control),
+        "seeded": len(seeded),
+        "values": len(values),
+        "found": sorted(found),
+        "found_on_disk": sorted(on_disk),
+        "found_with_include_secrets": len(control),
         "generic_password_indexed": bool(_values_in_index(root / ".dowse", [generic])),
         "files": [(path, what, outcome(path)) for path, what, _ in seeded],
         "errors": [r.last_line for r in runs if r.code or r.traceback],

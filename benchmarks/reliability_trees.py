@@ -22,16 +22,28 @@ def materialize(source: Path, dest: Path) -> Path:
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
-    is_git = subprocess.run(["git", "-C", str(source), "rev-parse", "--git-dir"],
-                            capture_output=True).returncode == 0
+    is_git = (
+        subprocess.run(
+            ["git", "-C", str(source), "rev-parse", "--git-dir"], capture_output=True
+        ).returncode
+        == 0
+    )
     if is_git:
-        tar = subprocess.run(["git", "-C", str(source), "archive", "--format=tar", "HEAD"],
-                             capture_output=True, check=True).stdout
+        tar = subprocess.run(
+            ["git", "-C", str(source), "archive", "--format=tar", "HEAD"],
+            capture_output=True,
+            check=True,
+        ).stdout
         with tarfile.open(fileobj=io.BytesIO(tar)) as archive:
             archive.extractall(dest, filter="tar")
     else:
-        shutil.copytree(source, dest, symlinks=True, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".dowse", ".git"))
+        shutil.copytree(
+            source,
+            dest,
+            symlinks=True,
+            dirs_exist_ok=True,
+            ignore=shutil.ignore_patterns(".dowse", ".git"),
+        )
     return dest
 
 
@@ -40,22 +52,34 @@ class States:
     a probe function (naming k) to some files, adds probe modules, and for odd k deletes
     some files and renames others. Every state has text no earlier state had."""
 
-    def __init__(self, root: Path, rng: random.Random, *, edits: int = 12, deletes: int = 4,
-                 adds: int = 4, renames: int = 2) -> None:
+    def __init__(
+        self,
+        root: Path,
+        rng: random.Random,
+        *,
+        edits: int = 12,
+        deletes: int = 4,
+        adds: int = 4,
+        renames: int = 2,
+    ) -> None:
         from dowse.languages import language_for
 
         self.root = root
         candidates = sorted(
-            p.relative_to(root).as_posix() for p in root.rglob("*.py")
-            if p.is_file() and not p.is_symlink() and 200 < p.stat().st_size < 60_000
-            and language_for(p.name) == "python")
+            p.relative_to(root).as_posix()
+            for p in root.rglob("*.py")
+            if p.is_file()
+            and not p.is_symlink()
+            and 200 < p.stat().st_size < 60_000
+            and language_for(p.name) == "python"
+        )
         need = edits + deletes + renames
         if len(candidates) < need:
             raise SystemExit(f"{root} has too few Python files ({len(candidates)} < {need})")
         picked = rng.sample(candidates, need)
         self.edited = picked[:edits]
-        self.deleted = picked[edits:edits + deletes]
-        self.renamed = picked[edits + deletes:]
+        self.deleted = picked[edits : edits + deletes]
+        self.renamed = picked[edits + deletes :]
         self.added = [f"dowse_probe/probe_{i}.py" for i in range(adds)]
         self.original = {p: (root / p).read_bytes() for p in picked}
         self.state = 0
@@ -92,8 +116,10 @@ class States:
     def queries(self) -> tuple[list[str], list[str]]:
         """(search queries, symbol names) whose answers tell the states apart."""
         names = [n for n in self.names.values() if n]
-        return (["dowse probe payload slot", *names[:2]],
-                ["dowse_probe", *[n for n in (self.names[p] for p in self.deleted) if n][:1]])
+        return (
+            ["dowse probe payload slot", *names[:2]],
+            ["dowse_probe", *[n for n in (self.names[p] for p in self.deleted) if n][:1]],
+        )
 
 
 def _first_def(source: bytes) -> str:
@@ -102,14 +128,18 @@ def _first_def(source: bytes) -> str:
 
 
 def _probe(k: int, i: int) -> bytes:
-    return (f'\n\ndef dowse_probe_{k}_{i}(payload):\n'
-            f'    """Reliability probe {k}.{i}, written by benchmarks/reliability.py."""\n'
-            f'    return {{"probe": {k}, "slot": {i}, "payload": payload}}\n').encode()
+    return (
+        f"\n\ndef dowse_probe_{k}_{i}(payload):\n"
+        f'    """Reliability probe {k}.{i}, written by benchmarks/reliability.py."""\n'
+        f'    return {{"probe": {k}, "slot": {i}, "payload": payload}}\n'
+    ).encode()
 
 
 def _probe_module(k: int, i: int) -> bytes:
-    return (f'"""Probe module {i} of state {k}."""\n\n\n'
-            f'class DowseProbe{i}State{k}:\n'
-            f'    """Carries payload slot {i} for state {k}."""\n\n'
-            f'    def payload(self):\n        return {k * 100 + i}\n\n'
-            f'    def slot(self):\n        return "slot {i} of {k}"\n').encode()
+    return (
+        f'"""Probe module {i} of state {k}."""\n\n\n'
+        f"class DowseProbe{i}State{k}:\n"
+        f'    """Carries payload slot {i} for state {k}."""\n\n'
+        f"    def payload(self):\n        return {k * 100 + i}\n\n"
+        f'    def slot(self):\n        return "slot {i} of {k}"\n'
+    ).encode()

@@ -34,8 +34,9 @@ from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
 from dowse.retrieval.query import question_vector  # noqa: E402
 
 
-def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True,
-               title: bool = True) -> list[int]:
+def gold_ranks(
+    dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bool = True, title: bool = True
+) -> list[int]:
     """For each task whose gold files the repository's work index holds, the place (from
     1) of its lowest-ranked gold file in search's ranking of files by closeness."""
     searchers: dict[str, HybridSearcher] = {}
@@ -53,8 +54,7 @@ def gold_ranks(dataset: Path, work: Path, embedder: OnnxEmbedder, *, compact: bo
             continue
         if not task["gold_files"] or any(g not in held.position for g in task["gold_files"]):
             continue
-        vector = question_vector(embedder, task["problem_statement"], compact=compact,
-                                 title=title)
+        vector = question_vector(embedder, task["problem_statement"], compact=compact, title=title)
         ranked = searchers[repo].file_dense(vector.tolist(), len(held.paths))
         place = {path: i + 1 for i, (path, _) in enumerate(ranked)}
         ranks.append(max(place[g] for g in task["gold_files"]))
@@ -70,13 +70,18 @@ def main() -> None:
     ap.add_argument("--no-title", action="store_true")
     args = ap.parse_args()
     embedder = OnnxEmbedder(max_seq_length=args.window)
-    ranks = np.asarray(gold_ranks(args.dataset, args.work, embedder,
-                                  compact=not args.no_compact, title=not args.no_title))
+    ranks = np.asarray(
+        gold_ranks(
+            args.dataset, args.work, embedder, compact=not args.no_compact, title=not args.no_title
+        )
+    )
     if not len(ranks):
         sys.exit("no task's gold files are in the work indexes")
-    print(f"tasks {len(ranks)}  top5 {np.mean(ranks <= 5) * 100:.1f}  "
-          f"top10 {np.mean(ranks <= 10) * 100:.1f}  top20 {np.mean(ranks <= 20) * 100:.1f}  "
-          f"MRR {np.mean(1 / ranks):.3f}")
+    print(
+        f"tasks {len(ranks)}  top5 {np.mean(ranks <= 5) * 100:.1f}  "
+        f"top10 {np.mean(ranks <= 10) * 100:.1f}  top20 {np.mean(ranks <= 20) * 100:.1f}  "
+        f"MRR {np.mean(1 / ranks):.3f}"
+    )
 
 
 if __name__ == "__main__":

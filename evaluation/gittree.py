@@ -21,18 +21,18 @@ from dowse.errors import EvalError
 __all__ = ["clone_for", "commit_order", "git", "git_dir_of", "sync_tree"]
 
 
-
-
 def git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run(["git", "--git-dir", str(git_dir), *args], input=input,
-                              capture_output=True, check=False)
+        done = subprocess.run(
+            ["git", "--git-dir", str(git_dir), *args], input=input, capture_output=True, check=False
+        )
     except FileNotFoundError:
         raise EvalError("git is not installed") from None
     if done.returncode:
         message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise EvalError(f"git {args[0]} failed in {git_dir}: "
-                        f"{message[-1] if message else done.returncode}")
+        raise EvalError(
+            f"git {args[0]} failed in {git_dir}: {message[-1] if message else done.returncode}"
+        )
     return done.stdout
 
 
@@ -40,8 +40,12 @@ def git_dir_of(path: Path) -> Path:
     """The git directory of a clone, bare or not."""
     if not path.is_dir():
         raise EvalError(f"no git repository at {path}")
-    done = subprocess.run(["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-                          capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode:
         raise EvalError(f"not a git repository: {path}")
     return Path(done.stdout.strip())
@@ -58,9 +62,15 @@ def clone_for(repos: Path, repo: str) -> Path:
 def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
     """commit -> committer timestamp; every commit must be in the clone."""
     unique = list(dict.fromkeys(commits))
-    missing = [c for c in unique if subprocess.run(
-        ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
-        capture_output=True, check=False).returncode]
+    missing = [
+        c
+        for c in unique
+        if subprocess.run(
+            ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
+            capture_output=True,
+            check=False,
+        ).returncode
+    ]
     if missing:
         raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
     out = git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()
@@ -126,8 +136,7 @@ def sync_tree(git_dir: Path, commit: str, tree: Path) -> dict[str, str]:
     new = listing(git_dir, commit)
     for path in old.keys() - new.keys():
         (tree / path).unlink(missing_ok=True)
-    todo = {p: ms for p, ms in new.items() if old.get(p) != ms[1]
-            or not os.path.lexists(tree / p)}
+    todo = {p: ms for p, ms in new.items() if old.get(p) != ms[1] or not os.path.lexists(tree / p)}
     blobs = read_blobs(git_dir, sorted({sha for _, sha in todo.values()}))
     kept = {p: sha for p, (_, sha) in new.items() if p not in todo}
     for path, (mode, sha) in todo.items():

@@ -29,8 +29,14 @@ from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import Embedder
 from dowse.languages import CODE_LANGUAGES, language_for
 
-__all__ = ["HISTORY_KS", "HistoryConfig", "HistoryReport", "HistoryResult", "HistoryScore",
-           "run_history"]
+__all__ = [
+    "HISTORY_KS",
+    "HistoryConfig",
+    "HistoryReport",
+    "HistoryResult",
+    "HistoryScore",
+    "run_history",
+]
 
 HISTORY_KS = (1, 5, 10)
 
@@ -93,12 +99,15 @@ def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str
         if len(ids) != 2:
             continue  # a root commit has nothing to index before it
         commit, parent = ids
-        status = git(git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status",
-                      parent, commit).split(b"\0")
-        changed = [status[i + 1].decode("utf-8", "surrogateescape")
-                   for i in range(0, len(status) - 1, 2)
-                   if status[i] == b"M" and language_for(
-                       status[i + 1].decode("utf-8", "surrogateescape")) in CODE_LANGUAGES]
+        status = git(
+            git_dir, "diff-tree", "-r", "-z", "--no-renames", "--name-status", parent, commit
+        ).split(b"\0")
+        changed = [
+            status[i + 1].decode("utf-8", "surrogateescape")
+            for i in range(0, len(status) - 1, 2)
+            if status[i] == b"M"
+            and language_for(status[i + 1].decode("utf-8", "surrogateescape")) in CODE_LANGUAGES
+        ]
         if changed and body.strip():
             out.append((commit, parent, body.strip(), changed))
             if len(out) == n:
@@ -106,8 +115,9 @@ def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str
     return out
 
 
-def run_history(config: HistoryConfig, *, embedder: Embedder,
-                progress: Progress = no_progress) -> HistoryReport:
+def run_history(
+    config: HistoryConfig, *, embedder: Embedder, progress: Progress = no_progress
+) -> HistoryReport:
     """Query the tree at each recent commit's parent with the commit message; score
     Recall@k and MRR of the source files the commit modified."""
     git_dir = git_dir_of(config.repo)
@@ -115,11 +125,19 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
     commits = list(reversed(_source_commits(git_dir, config.commits)))  # oldest first
     if not commits:
         raise EvalError(f"no non-merge commit modifying source files in {config.repo}")
-    run = MethodRunner(config.work / "tree", config.work / ".dowse-index", methods=methods,
-               embedder=embedder, embed=config.embed, embed_chunks=config.embed_chunks,
-               budget=config.budget,
-               found_limit=config.found_limit, workers=config.index_workers,
-               progress=progress, bm25_suffixes=None)
+    run = MethodRunner(
+        config.work / "tree",
+        config.work / ".dowse-index",
+        methods=methods,
+        embedder=embedder,
+        embed=config.embed,
+        embed_chunks=config.embed_chunks,
+        budget=config.budget,
+        found_limit=config.found_limit,
+        workers=config.index_workers,
+        progress=progress,
+        bm25_suffixes=None,
+    )
     results: list[HistoryResult] = []
     progress("commits", 0, len(commits))
     for n, (commit, parent, message, changed) in enumerate(commits, 1):
@@ -127,15 +145,28 @@ def run_history(config: HistoryConfig, *, embedder: Embedder,
         run.prepare(files, methods, HistorySource(git_dir, parent))
         for method in methods:
             found, _, _, seconds = run.query(method, message)
-            results.append(HistoryResult(
-                commit=commit, parent=parent, subject=message.splitlines()[0][:200],
-                changed_files=changed, method=method, found_files=found,
-                seconds=round(seconds, 4)))
+            results.append(
+                HistoryResult(
+                    commit=commit,
+                    parent=parent,
+                    subject=message.splitlines()[0][:200],
+                    changed_files=changed,
+                    method=method,
+                    found_files=found,
+                    seconds=round(seconds, 4),
+                )
+            )
         progress("commits", n, len(commits))
     scores: dict[str, HistoryScore] = {
-        m: _history_score([r for r in results if r.method == m]) for m in methods}
-    return HistoryReport(repo=str(config.repo), commits=[c[0] for c in commits],
-                         methods=methods, results=results, scores=scores)
+        m: _history_score([r for r in results if r.method == m]) for m in methods
+    }
+    return HistoryReport(
+        repo=str(config.repo),
+        commits=[c[0] for c in commits],
+        methods=methods,
+        results=results,
+        scores=scores,
+    )
 
 
 def _history_score(results: Sequence[HistoryResult]) -> HistoryScore:
@@ -149,6 +180,8 @@ def _history_score(results: Sequence[HistoryResult]) -> HistoryScore:
     n = len(results) or 1
     seconds = [r.seconds for r in results]
     return HistoryScore(
-        n=len(results), recall={k: round(100 * v / n, 2) for k, v in recall.items()},
+        n=len(results),
+        recall={k: round(100 * v / n, 2) for k, v in recall.items()},
         mrr=round(mrr / n, 4),
-        seconds_median=round(statistics.median(seconds), 3) if seconds else None)
+        seconds_median=round(statistics.median(seconds), 3) if seconds else None,
+    )

@@ -114,16 +114,20 @@ class EvalConfig(BaseModel):
     repo: str | None = Field(default=None, description="only this repository (owner/name)")
     limit: int | None = Field(default=None, gt=0, description="first N selected instances")
     methods: list[Method] | None = Field(
-        default=None, description="default: every method the index supports")
+        default=None, description="default: every method the index supports"
+    )
     budget: int = Field(default=4000, gt=0, description="context token budget")
-    embed: bool = Field(default=True, description=(
-        "embed (dense and hybrid need file or chunk vectors)"))
-    embed_chunks: bool = Field(default=IndexConfig.embed_chunks,
-                               description="chunk vectors, not only one per file summary "
-                                           "(--embed all)")
+    embed: bool = Field(
+        default=True, description=("embed (dense and hybrid need file or chunk vectors)")
+    )
+    embed_chunks: bool = Field(
+        default=IndexConfig.embed_chunks,
+        description="chunk vectors, not only one per file summary (--embed all)",
+    )
     found_limit: int = Field(default=20, gt=0, le=1000, description="files ranked per method")
     index_workers: int | None = Field(
-        default=1, gt=0, description="parser processes; 1 keeps a run to one process")
+        default=1, gt=0, description="parser processes; 1 keeps a run to one process"
+    )
 
 
 class Instance(BaseModel):
@@ -169,7 +173,8 @@ class Prediction(BaseModel):
     tokens: int = Field(ge=0, description="estimated tokens of the delivered context")
     seconds: float = Field(ge=0, description="query time only")
     index_seconds: float = Field(
-        ge=0, description="indexing for this instance (dowse index, or the BM25 corpus)")
+        ge=0, description="indexing for this instance (dowse index, or the BM25 corpus)"
+    )
 
 
 class Score(BaseModel):
@@ -259,8 +264,10 @@ def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
 
 def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
     """The methods to run (default: every one the index's vectors support)."""
+
     def supported(m: Method) -> bool:
         return embed or m not in _NEEDS_VECTORS
+
     if requested is None:
         return [m for m in METHODS if supported(m)]
     if needy := [m for m in requested if not supported(m)]:
@@ -358,11 +365,21 @@ def _by_file(paths: Iterable[str], limit: int) -> list[str]:
 class MethodRunner:
     """Runs the methods on one snapshot of one repository."""
 
-    def __init__(self, tree: Path, index_dir: Path, *, methods: Sequence[Method],
-                 embedder: Embedder, embed: bool, embed_chunks: bool, budget: int,
-                 found_limit: int,
-                 workers: int | None, progress: Progress, bm25_suffixes: tuple[str, ...] | None
-                 ) -> None:
+    def __init__(
+        self,
+        tree: Path,
+        index_dir: Path,
+        *,
+        methods: Sequence[Method],
+        embedder: Embedder,
+        embed: bool,
+        embed_chunks: bool,
+        budget: int,
+        found_limit: int,
+        workers: int | None,
+        progress: Progress,
+        bm25_suffixes: tuple[str, ...] | None,
+    ) -> None:
         self.tree, self.index_dir, self.methods = tree, index_dir, list(methods)
         self.embedder, self.embed, self.budget = embedder, embed, budget
         self.embed_chunks = embed_chunks
@@ -370,8 +387,12 @@ class MethodRunner:
         self.bm25 = _BM25Corpus(bm25_suffixes)
         self._warm = False
 
-    def prepare(self, files: Mapping[str, str], methods: Sequence[Method],
-                history: HistorySource | None = None) -> dict[str, float]:
+    def prepare(
+        self,
+        files: Mapping[str, str],
+        methods: Sequence[Method],
+        history: HistorySource | None = None,
+    ) -> dict[str, float]:
         """Index what the methods need, with `history` as the commits before the tree
         (the tree is an export: its own history is the clone's); seconds per index kind."""
         seconds: dict[str, float] = {}
@@ -381,11 +402,19 @@ class MethodRunner:
             seconds["bm25"] = time.perf_counter() - t
         if any(m != "bm25" for m in methods):
             t = time.perf_counter()
-            build_index(self.tree, index_dir=self.index_dir, embedder=self.embedder,
-                        config=IndexConfig(embed=self.embed, embed_chunks=self.embed_chunks,
-                                           workers=self.workers, history_source=history,
-                                           history=history is not None),
-                        progress=self.progress)
+            build_index(
+                self.tree,
+                index_dir=self.index_dir,
+                embedder=self.embedder,
+                config=IndexConfig(
+                    embed=self.embed,
+                    embed_chunks=self.embed_chunks,
+                    workers=self.workers,
+                    history_source=history,
+                    history=history is not None,
+                ),
+                progress=self.progress,
+            )
             seconds["dowse"] = time.perf_counter() - t
             self.store = Store.open(self.index_dir)
             factory = (lambda: self.embedder) if self.embed else None
@@ -447,8 +476,9 @@ def no_progress(stage: str, done: int, total: int) -> None:
 # -- SWE-bench -------------------------------------------------------------------------
 
 
-def by_repository(instances: Iterable[Instance], repos: Path
-                  ) -> Iterator[tuple[str, Path, list[Instance]]]:
+def by_repository(
+    instances: Iterable[Instance], repos: Path
+) -> Iterator[tuple[str, Path, list[Instance]]]:
     """Each repository of `instances` (by name) with its clone under `repos` and its
     instances, oldest base commit first, so that syncing the tree and indexing it move
     forward through history. Every clone is found before the first is yielded: a missing
@@ -460,12 +490,16 @@ def by_repository(instances: Iterable[Instance], repos: Path
     return _ordered(grouped, clones)
 
 
-def _ordered(grouped: Mapping[str, list[Instance]], clones: Mapping[str, Path]
-             ) -> Iterator[tuple[str, Path, list[Instance]]]:
+def _ordered(
+    grouped: Mapping[str, list[Instance]], clones: Mapping[str, Path]
+) -> Iterator[tuple[str, Path, list[Instance]]]:
     for repo in sorted(grouped):
         order = commit_order(clones[repo], [i.base_commit for i in grouped[repo]])
-        yield repo, clones[repo], sorted(grouped[repo],
-                                         key=lambda i: (order[i.base_commit], i.instance_id))
+        yield (
+            repo,
+            clones[repo],
+            sorted(grouped[repo], key=lambda i: (order[i.base_commit], i.instance_id)),
+        )
 
 
 def unrecorded(instances: Iterable[Instance], path: Path) -> list[Instance]:
@@ -478,9 +512,14 @@ def unrecorded(instances: Iterable[Instance], path: Path) -> list[Instance]:
     return [i for i in instances if i.instance_id not in done]
 
 
-def indexed_instances(instances: Iterable[Instance], repos: Path, work: Path, *,
-                      embedder: Embedder, config: IndexConfig
-                      ) -> Iterator[tuple[Instance, Store]]:
+def indexed_instances(
+    instances: Iterable[Instance],
+    repos: Path,
+    work: Path,
+    *,
+    embedder: Embedder,
+    config: IndexConfig,
+) -> Iterator[tuple[Instance, Store]]:
     """Each instance (`by_repository`'s order) with its repository's index at its base
     commit: the tree under `work/<owner>__<name>/tree` is synced to the commit and the
     index beside it updated incrementally (the scripts that record evidence use this;
@@ -489,14 +528,20 @@ def indexed_instances(instances: Iterable[Instance], repos: Path, work: Path, *,
         home = work / repo.replace("/", "__")
         for inst in todo:
             sync_tree(git_dir, inst.base_commit, home / "tree")
-            build_index(home / "tree", index_dir=home / ".dowse-index", embedder=embedder,
-                        config=dataclasses.replace(
-                            config, history_source=HistorySource(git_dir, inst.base_commit)))
+            build_index(
+                home / "tree",
+                index_dir=home / ".dowse-index",
+                embedder=embedder,
+                config=dataclasses.replace(
+                    config, history_source=HistorySource(git_dir, inst.base_commit)
+                ),
+            )
             yield inst, Store.open(home / ".dowse-index")
 
 
-def run_swebench(config: EvalConfig, *, embedder: Embedder,
-                 progress: Progress = no_progress) -> EvalReport:
+def run_swebench(
+    config: EvalConfig, *, embedder: Embedder, progress: Progress = no_progress
+) -> EvalReport:
     """Predict files for every selected instance (resuming from `config.out`), then score.
 
     `embedder` builds the index's vectors when `config.embed` (and names the model in the
@@ -515,23 +560,35 @@ def run_swebench(config: EvalConfig, *, embedder: Embedder,
     with open(config.out, "a", encoding="utf-8") as out:
         for repo, git_dir, todo in repos:
             home = config.work / repo.replace("/", "__")
-            run = MethodRunner(home / "tree", home / ".dowse-index", methods=methods,
-                               embedder=embedder, embed=config.embed,
-                               embed_chunks=config.embed_chunks, budget=config.budget,
-                               found_limit=config.found_limit, workers=config.index_workers,
-                               progress=progress, bm25_suffixes=(".py",))
+            run = MethodRunner(
+                home / "tree",
+                home / ".dowse-index",
+                methods=methods,
+                embedder=embedder,
+                embed=config.embed,
+                embed_chunks=config.embed_chunks,
+                budget=config.budget,
+                found_limit=config.found_limit,
+                workers=config.index_workers,
+                progress=progress,
+                bm25_suffixes=(".py",),
+            )
             for inst in todo:
                 wanted = [m for m in methods if (inst.instance_id, m) not in done]
                 files = sync_tree(git_dir, inst.base_commit, home / "tree")
-                index_seconds = run.prepare(files, wanted,
-                                            HistorySource(git_dir, inst.base_commit))
+                index_seconds = run.prepare(files, wanted, HistorySource(git_dir, inst.base_commit))
                 for method in wanted:
                     found, context, tokens, seconds = run.query(method, inst.problem_statement)
                     kind = "bm25" if method == "bm25" else "dowse"
-                    pred = Prediction(instance_id=inst.instance_id, method=method,
-                                      found_files=found, context_files=context, tokens=tokens,
-                                      seconds=round(seconds, 4),
-                                      index_seconds=round(index_seconds[kind], 3))
+                    pred = Prediction(
+                        instance_id=inst.instance_id,
+                        method=method,
+                        found_files=found,
+                        context_files=context,
+                        tokens=tokens,
+                        seconds=round(seconds, 4),
+                        index_seconds=round(index_seconds[kind], 3),
+                    )
                     out.write(pred.model_dump_json() + "\n")
                     out.flush()
                     done.add((inst.instance_id, method))
@@ -569,30 +626,41 @@ def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) 
         index_seconds.append(pred.index_seconds)
     n = len(instances) or 1
     return Score(
-        n=len(instances), missing_predictions=missing,
+        n=len(instances),
+        missing_predictions=missing,
         acc={k: round(100 * v / n, 2) for k, v in acc.items()},
         recall={k: round(100 * v / n, 2) for k, v in recall.items()},
         mrr=round(mrr / n, 4),
         in_context=round(100 * sum(in_ctx) / len(in_ctx), 2) if in_ctx else None,
         tokens_median=statistics.median(tokens) if tokens else None,
         seconds_median=round(statistics.median(seconds), 3) if seconds else None,
-        index_seconds_median=round(statistics.median(index_seconds), 3) if index_seconds
-        else None,
+        index_seconds_median=round(statistics.median(index_seconds), 3) if index_seconds else None,
     )
 
 
-def score_report(config: EvalConfig, instances: Sequence[Instance],
-                 predictions: Iterable[Prediction], methods: Sequence[Method],
-                 new_predictions: int = 0) -> EvalReport:
+def score_report(
+    config: EvalConfig,
+    instances: Sequence[Instance],
+    predictions: Iterable[Prediction],
+    methods: Sequence[Method],
+    new_predictions: int = 0,
+) -> EvalReport:
     """Score `methods` on `instances` (overall and per subset) from a prediction list;
     a later prediction of the same (instance, method) wins."""
     by_method: dict[str, dict[str, Prediction]] = {}
     for p in predictions:
         by_method.setdefault(p.method, {})[p.instance_id] = p
     scores: dict[str, dict[str, Score]] = {
-        method: {subset: score([i for i in instances if i.in_subset(subset)],
-                               by_method.get(method, {})) for subset in SUBSETS}
+        method: {
+            subset: score([i for i in instances if i.in_subset(subset)], by_method.get(method, {}))
+            for subset in SUBSETS
+        }
         for method in methods
     }
-    return EvalReport(config=config, instances=[i.instance_id for i in instances],
-                      methods=list(methods), scores=scores, new_predictions=new_predictions)
+    return EvalReport(
+        config=config,
+        instances=[i.instance_id for i in instances],
+        methods=list(methods),
+        scores=scores,
+        new_predictions=new_predictions,
+    )

@@ -27,48 +27,64 @@ def scope_globs(scope: str) -> list[str]:
     return [f"/{scope}"] if scope else []
 
 
-def focus_track(ctx: Context, question: str | None = None, *, include: Sequence[str] = (),
-                exclude: Sequence[str] = (), name: str = "focus") -> Track:
+def focus_track(
+    ctx: Context,
+    question: str | None = None,
+    *,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    name: str = "focus",
+) -> Track:
     """A track running the retrieval loop on `question` (default: the context's focus)."""
     text = question if question is not None else (ctx.focus or "")
     spec = TrackSpec(
-        name=name, focus=f"{text} (in {ctx.scope or '.'})",
+        name=name,
+        focus=f"{text} (in {ctx.scope or '.'})",
         approach="iterative retrieval loop (dispatch, evaluate, refine; at most 3 cycles) "
-                 "over the index, scoped to the path",
-        gates=["understood: the loop found candidates for the question",
-               "evidence: each finding cites lines that hold the quoted code",
-               "complete: at least one result scored as directly implementing the focus"],
+        "over the index, scoped to the path",
+        gates=[
+            "understood: the loop found candidates for the question",
+            "evidence: each finding cites lines that hold the quoted code",
+            "complete: at least one result scored as directly implementing the focus",
+        ],
         deliverable="cited code locations that answer the focus question, with the "
-                    "evaluator's reason for each")
+        "evaluator's reason for each",
+    )
 
     def understand(state: TrackState) -> tuple[bool, str]:
         if not text.strip():
             return False, "no focus question given"
         searcher = ctx.searcher()
         if searcher is None:
-            state.gaps.append(f"no index for {ctx.root}: run `dowse index {ctx.root}` to "
-                              "explore a focus")
+            state.gaps.append(
+                f"no index for {ctx.root}: run `dowse index {ctx.root}` to explore a focus"
+            )
             return False, "no index: run `dowse index` first"
         # `include` (a track of `ask` over the whole root) replaces the scope globs.
-        config = LoopConfig(include=list(include) or scope_globs(ctx.scope),
-                            exclude=list(exclude))
+        config = LoopConfig(include=list(include) or scope_globs(ctx.scope), exclude=list(exclude))
         result = run_loop(searcher, text, config=config)
         state.output["loop"] = result
         # Best first as `ask` ranks files: relevance and retrieval evidence together.
-        items = sorted((it for it in result.items if it.relevance >= FINDING_RELEVANCE),
-                       key=lambda it: -rank_score(it))
+        items = sorted(
+            (it for it in result.items if it.relevance >= FINDING_RELEVANCE),
+            key=lambda it: -rank_score(it),
+        )
         for it in items[:MAX_FINDINGS]:
             h = it.hit
             what = f"`{h.symbol}` at " if h.symbol else ""
             stale = " (file changed since indexing)" if h.stale else ""
-            state.claim(f"{what}{h.citation} (relevance {it.relevance:.2f}): "
-                        f"{it.reason}{stale}",
-                        cite(ctx, h.path, h.start_line, h.end_line), topic=h.path)
+            state.claim(
+                f"{what}{h.citation} (relevance {it.relevance:.2f}): {it.reason}{stale}",
+                cite(ctx, h.path, h.start_line, h.end_line),
+                topic=h.path,
+            )
         for c in result.trace[-1].critical_gaps if result.trace else []:
-            state.gaps.append(f"`{c}` is named in the focus but was not found in "
-                              f"{ctx.scope or 'the repository'}")
-        state.conclusions.append(f"retrieval loop: {len(result.trace)} cycle(s), "
-                                 f"stopped because {result.stop_reason}")
+            state.gaps.append(
+                f"`{c}` is named in the focus but was not found in {ctx.scope or 'the repository'}"
+            )
+        state.conclusions.append(
+            f"retrieval loop: {len(result.trace)} cycle(s), stopped because {result.stop_reason}"
+        )
         if not result.items:
             return False, "the loop found no candidates"
         return True, f"{len(result.items)} candidates, {len(items)} relevant"
@@ -80,7 +96,10 @@ def focus_track(ctx: Context, question: str | None = None, *, include: Sequence[
             return True, f"best result relevance {best:.2f}"
         return False, f"no result scored >= 0.7 (best {best:.2f})"
 
-    return Track(spec=spec, understand=understand, complete=complete,
-                 split=lambda c: largest_subdirs(c, min_files=2000),
-                 make=lambda c: focus_track(c, question, include=include, exclude=exclude,
-                                           name=name))
+    return Track(
+        spec=spec,
+        understand=understand,
+        complete=complete,
+        split=lambda c: largest_subdirs(c, min_files=2000),
+        make=lambda c: focus_track(c, question, include=include, exclude=exclude, name=name),
+    )

@@ -44,9 +44,16 @@ MAX_UNCOMMITTED = 100
 CLAIMED_UNCOMMITTED = 5
 
 # The variables that would point git somewhere other than the root's own repository.
-_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY",
-             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_COMMON_DIR", "GIT_NAMESPACE",
-             "GIT_PREFIX")
+_LOCATING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
 
 
 class _GitError(Exception):
@@ -56,13 +63,30 @@ class _GitError(Exception):
 def _git(root: Path, *args: str) -> str:
     """Run a read-only git command in `root`; its stdout, or _GitError with git's message."""
     env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
-    env.update(GIT_OPTIONAL_LOCKS="0", GIT_LITERAL_PATHSPECS="1", GIT_TERMINAL_PROMPT="0",
-               LC_ALL="C")
-    cmd = ["git", "-C", str(root), "-c", "core.quotepath=off", "-c", "log.showSignature=false",
-           "-c", "color.ui=false", *args]
+    env.update(
+        GIT_OPTIONAL_LOCKS="0", GIT_LITERAL_PATHSPECS="1", GIT_TERMINAL_PROMPT="0", LC_ALL="C"
+    )
+    cmd = [
+        "git",
+        "-C",
+        str(root),
+        "-c",
+        "core.quotepath=off",
+        "-c",
+        "log.showSignature=false",
+        "-c",
+        "color.ui=false",
+        *args,
+    ]
     try:
-        proc = subprocess.run(cmd, capture_output=True, env=env, timeout=GIT_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
+        proc = subprocess.run(
+            cmd,
+            capture_output=True,
+            env=env,
+            timeout=GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except FileNotFoundError:
         raise _GitError("git is not installed") from None
     except subprocess.TimeoutExpired:
@@ -113,12 +137,22 @@ class _Repo:
 
     def local(self, path: str) -> str | None:
         """A work-tree path made relative to the root, or None when outside it."""
-        return path[len(self.prefix):] if path.startswith(self.prefix) else None
+        return path[len(self.prefix) :] if path.startswith(self.prefix) else None
 
     def history(self, pathspecs: Sequence[str], *, bounded: bool) -> _History:
-        out = _git(self.root, "log", "--no-merges", f"-n{HISTORY}", "--format=%x00%H",
-                   "--name-only", "--full-diff", *(self.boundary() if bounded else ()), "HEAD",
-                   "--", *pathspecs)
+        out = _git(
+            self.root,
+            "log",
+            "--no-merges",
+            f"-n{HISTORY}",
+            "--format=%x00%H",
+            "--name-only",
+            "--full-diff",
+            *(self.boundary() if bounded else ()),
+            "HEAD",
+            "--",
+            *pathspecs,
+        )
         history = _History()
         for record in out.split("\0")[1:]:
             names = [ln for ln in record.splitlines()[1:] if ln]
@@ -128,8 +162,9 @@ class _Repo:
 
 
 def _open(root: Path) -> _Repo:
-    out = _git(root, "rev-parse", "--show-toplevel", "--show-prefix",
-               "--is-shallow-repository").split("\n")
+    out = _git(
+        root, "rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"
+    ).split("\n")
     if len(out) < 3:
         raise _GitError("unexpected output from git rev-parse")
     return _Repo(root=root, prefix=out[1], shallow=out[2].strip() == "true")
@@ -137,8 +172,9 @@ def _open(root: Path) -> _Repo:
 
 def _status(repo: _Repo, pathspec: str, ignore: str | None) -> list[tuple[str, str]]:
     """(status, root-relative path) of each uncommitted change in the pathspec."""
-    out = _git(repo.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal",
-               "--", pathspec)
+    out = _git(
+        repo.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", pathspec
+    )
     entries: list[tuple[str, str]] = []
     fields = out.split("\0")
     i = 0
@@ -164,8 +200,9 @@ def _cite_file(ctx: Context, path: str) -> Citation | None:
     return cite(ctx, path, line) if line else None
 
 
-def _pairs(commits: list[list[str]], anchors: Sequence[str], existing: set[str]
-           ) -> dict[tuple[str, str], int]:
+def _pairs(
+    commits: list[list[str]], anchors: Sequence[str], existing: set[str]
+) -> dict[tuple[str, str], int]:
     """(anchor, partner) -> commits touching both, partners being existing files."""
     wanted = set(anchors)
     counts: Counter[tuple[str, str]] = Counter()
@@ -180,34 +217,44 @@ def _pairs(commits: list[list[str]], anchors: Sequence[str], existing: set[str]
     return dict(counts)
 
 
-def _focus_pairs(history: _History, focus: Sequence[str], existing: set[str],
-                 state: TrackState) -> list[tuple[str, str, int]]:
+def _focus_pairs(
+    history: _History, focus: Sequence[str], existing: set[str], state: TrackState
+) -> list[tuple[str, str, int]]:
     """Each focus file's most frequent partners; a gap for a focus file without any."""
     counts = _pairs(history.coupled(), focus, existing)
     pairs: list[tuple[str, str, int]] = []
     seen: set[frozenset[str]] = set()  # two focus files coupled to each other: one pair
     for anchor in focus:
-        mine = sorted(((a, b, n) for (a, b), n in counts.items()
-                       if a == anchor and n >= MIN_TOGETHER and frozenset((a, b)) not in seen),
-                      key=lambda t: (-t[2], t[1]))
+        mine = sorted(
+            (
+                (a, b, n)
+                for (a, b), n in counts.items()
+                if a == anchor and n >= MIN_TOGETHER and frozenset((a, b)) not in seen
+            ),
+            key=lambda t: (-t[2], t[1]),
+        )
         seen.update(frozenset((a, b)) for a, b, _ in mine[:PAIRS_PER_FOCUS])
         pairs.extend(mine[:PAIRS_PER_FOCUS])
         if anchor not in existing:
             state.gaps.append(f"focus file {anchor} does not exist (or is not indexable)")
         elif not mine:
-            state.gaps.append(f"no file changed together with {anchor} in {MIN_TOGETHER} "
-                              "or more commits")
+            state.gaps.append(
+                f"no file changed together with {anchor} in {MIN_TOGETHER} or more commits"
+            )
     return pairs
 
 
-def _hot_pairs(history: _History, hot: Sequence[str], existing: set[str]
-               ) -> list[tuple[str, str, int]]:
+def _hot_pairs(
+    history: _History, hot: Sequence[str], existing: set[str]
+) -> list[tuple[str, str, int]]:
     """The most frequent pairs with a hot file in them, each pair once (in path order)."""
     counts: dict[tuple[str, str], int] = {}
     for (a, b), n in _pairs(history.coupled(), hot, existing).items():
         counts[(min(a, b), max(a, b))] = n  # symmetric: both orders count the same
-    return sorted(((a, b, n) for (a, b), n in counts.items() if n >= MIN_TOGETHER),
-                  key=lambda t: (-t[2], t[0], t[1]))[:MAX_PAIRS]
+    return sorted(
+        ((a, b, n) for (a, b), n in counts.items() if n >= MIN_TOGETHER),
+        key=lambda t: (-t[2], t[0], t[1]),
+    )[:MAX_PAIRS]
 
 
 def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
@@ -219,8 +266,8 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         name="git",
         focus=focus + (f" (focus files: {', '.join(focus_list)})" if focus_list else ""),
         approach=f"read-only git: branch and HEAD, the last {RECENT} commits and uncommitted "
-                 f"changes in scope, file change counts over the last {HISTORY} commits, "
-                 f"co-change pairs from commits of at most {HUGE_COMMIT} files",
+        f"changes in scope, file change counts over the last {HISTORY} commits, "
+        f"co-change pairs from commits of at most {HUGE_COMMIT} files",
         gates=[
             "understood: the root is in a git work tree with commits or changes in scope",
             "evidence: every hot file, co-change pair and uncommitted file cites the file",
@@ -228,7 +275,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
             "each focus file's coupling looked up",
         ],
         deliverable="GitReport: branch, head, recent commits, uncommitted changes, hot files, "
-                    "co-change pairs",
+        "co-change pairs",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:
@@ -241,8 +288,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         pathspec = ctx.scope or "."
         branch = _try(ctx.root, "symbolic-ref", "-q", "--short", "HEAD")
         head = _try(ctx.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-        report = GitReport(branch=(branch or "").strip() or None,
-                           head=(head or "").strip() or None)
+        report = GitReport(branch=(branch or "").strip() or None, head=(head or "").strip() or None)
         state.output["git"] = report
         if repo.shallow:
             state.gaps.append("a shallow clone: history is truncated, counts are lower bounds")
@@ -259,64 +305,97 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         existing = set(ctx.all_files())
         if report.head is not None:
             narrow = bool(ctx.scope or repo.prefix)
-            report.recent = [ln for ln in _git(
-                ctx.root, "log", f"-n{RECENT}", "--format=%h %ad %s", "--date=short",
-                *(repo.boundary() if narrow else ()), "HEAD", "--", pathspec).splitlines()
-                if ln]
+            report.recent = [
+                ln
+                for ln in _git(
+                    ctx.root,
+                    "log",
+                    f"-n{RECENT}",
+                    "--format=%h %ad %s",
+                    "--date=short",
+                    *(repo.boundary() if narrow else ()),
+                    "HEAD",
+                    "--",
+                    pathspec,
+                ).splitlines()
+                if ln
+            ]
             history = repo.history([pathspec], bounded=narrow)
             commits_of = Counter(p for files in history.commits for p in files)
-            ranked = sorted(((p, n) for p, n in commits_of.items()
-                             if p in existing and ctx.in_scope(p)), key=lambda kv: (-kv[1], kv[0]))
+            ranked = sorted(
+                ((p, n) for p, n in commits_of.items() if p in existing and ctx.in_scope(p)),
+                key=lambda kv: (-kv[1], kv[0]),
+            )
             report.hot_files = ranked[:MAX_HOT]
             for path, n in report.hot_files:
-                state.claim(f"{path} changed in {n} of the last {len(history.commits)} "
-                            f"commits touching {focus}", _cite_file(ctx, path), topic="hot")
+                state.claim(
+                    f"{path} changed in {n} of the last {len(history.commits)} "
+                    f"commits touching {focus}",
+                    _cite_file(ctx, path),
+                    topic="hot",
+                )
             sample = repo.history(focus_list, bounded=True) if focus_list else history
-            report.co_change = (_focus_pairs(sample, focus_list, existing, state) if focus_list
-                                else _hot_pairs(sample, [p for p, _ in report.hot_files],
-                                                existing))
+            report.co_change = (
+                _focus_pairs(sample, focus_list, existing, state)
+                if focus_list
+                else _hot_pairs(sample, [p for p, _ in report.hot_files], existing)
+            )
             of = Counter(p for files in sample.coupled() for p in files)
             for a, b, n in report.co_change:
-                state.claim(f"{a} and {b} changed together in {n} commits "
-                            f"({n} of {of[a]} commits of {a})",
-                            _cite_file(ctx, a), _cite_file(ctx, b), topic="co-change")
+                state.claim(
+                    f"{a} and {b} changed together in {n} commits ({n} of {of[a]} commits of {a})",
+                    _cite_file(ctx, a),
+                    _cite_file(ctx, b),
+                    topic="co-change",
+                )
             if sample.huge:
-                state.gaps.append(f"{plural(sample.huge, 'commit')} touching more than "
-                                  f"{HUGE_COMMIT} files left out of co-change counts")
+                state.gaps.append(
+                    f"{plural(sample.huge, 'commit')} touching more than "
+                    f"{HUGE_COMMIT} files left out of co-change counts"
+                )
             if len(history.commits) >= HISTORY:
-                state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} "
-                                  "only")
+                state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} only")
         for code, path in changes[:CLAIMED_UNCOMMITTED]:
             if path in existing:
-                state.claim(f"{path} has uncommitted changes ({code})", _cite_file(ctx, path),
-                            topic="uncommitted")
+                state.claim(
+                    f"{path} has uncommitted changes ({code})",
+                    _cite_file(ctx, path),
+                    topic="uncommitted",
+                )
 
         where = f"on branch {report.branch}" if report.branch else "detached HEAD"
         state.conclusions.append(
-            f"{where} at {report.head[:12]}" if report.head else f"{where}, no commits yet")
+            f"{where} at {report.head[:12]}" if report.head else f"{where}, no commits yet"
+        )
         if report.recent:
-            state.conclusions.append(f"recent commits touching {focus}: "
-                                     + "; ".join(report.recent[:5]))
+            state.conclusions.append(
+                f"recent commits touching {focus}: " + "; ".join(report.recent[:5])
+            )
         elif report.head:
             state.conclusions.append(f"no commit touches {focus}")
         if changes:
             kinds = Counter("untracked" if c == "??" else "changed" for c, _ in changes)
             state.conclusions.append(
                 f"{len(changes)} uncommitted entries in {focus} ("
-                + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items())) + ")")
+                + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+                + ")"
+            )
         else:
             state.conclusions.append(f"no uncommitted changes in {focus}")
         if report.hot_files:
-            state.conclusions.append("most changed: " + ", ".join(
-                f"{p} ({n})" for p, n in report.hot_files[:5]))
+            state.conclusions.append(
+                "most changed: " + ", ".join(f"{p} ({n})" for p, n in report.hot_files[:5])
+            )
         if report.co_change:
             a, b, n = report.co_change[0]
             state.conclusions.append(f"strongest coupling: {a} ↔ {b} ({n} commits)")
         if not report.head and not changes:
             return False, "a git repository with no commits and no changes"
-        return True, (f"{where}: {plural(len(report.recent), 'recent commit')}, "
-                      f"{plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
-                      f"{plural(len(report.hot_files), 'hot file')}")
+        return True, (
+            f"{where}: {plural(len(report.recent), 'recent commit')}, "
+            f"{plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
+            f"{plural(len(report.hot_files), 'hot file')}"
+        )
 
     def complete(state: TrackState) -> tuple[bool, str]:
         report = state.output.get("git")
@@ -329,10 +408,13 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         kept = Counter(f.topic for f in state.findings)
         if report.hot_files and not kept["hot"]:
             return False, "no hot file kept its evidence"
-        return True, (f"{report.branch or 'detached'} at {report.head[:12]}: "
-                      f"{plural(len(report.recent), 'recent commit')}, "
-                      f"{plural(len(report.hot_files), 'hot file')}, "
-                      f"{plural(len(report.co_change), 'co-change pair')}")
+        return True, (
+            f"{report.branch or 'detached'} at {report.head[:12]}: "
+            f"{plural(len(report.recent), 'recent commit')}, "
+            f"{plural(len(report.hot_files), 'hot file')}, "
+            f"{plural(len(report.co_change), 'co-change pair')}"
+        )
 
-    return Track(spec=spec, understand=understand, complete=complete,
-                 make=lambda c: git_track(c, focus_list))
+    return Track(
+        spec=spec, understand=understand, complete=complete, make=lambda c: git_track(c, focus_list)
+    )

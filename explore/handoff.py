@@ -49,21 +49,32 @@ Kind = Literal["architecture", "multi", "bug", "cross-cutting"]
 _ARCH = re.compile(
     r"\b(architecture|overview|structured?|design|end[- ]to[- ]end|life ?cycle|pipeline|"
     r"walk me through|explain how|how (?:does|do|is|are) [\w .'-]{1,60}? "
-    r"(?:work|works|fit together|organi[sz]ed|wired|implemented))\b", re.I)
+    r"(?:work|works|fit together|organi[sz]ed|wired|implemented))\b",
+    re.I,
+)
 _BUG_SYMPTOM = re.compile(
     r"\b(fail\w*|crash\w*|broken|wrong|incorrect|unexpected\w*|hang\w*|slow\w*|"
-    r"error\w*|leak\w*|timeout\w*|race\w*)\b", re.I)
+    r"error\w*|leak\w*|timeout\w*|race\w*)\b",
+    re.I,
+)
 _BUG_UNCERTAIN = re.compile(
     r"\b(why|sometimes|intermittent\w*|flaky|randomly|possible causes?|root cause|"
-    r"could|might)\b", re.I)
+    r"could|might)\b",
+    re.I,
+)
 _CROSS = re.compile(
     r"\b(across|everywhere|all (?:the )?(?:places|callers|uses|usages|modules)|"
     r"every (?:place|module|call|caller)|consistent\w*|conventions?|patterns?|"
-    r"cross-cutting)\b", re.I)
+    r"cross-cutting)\b",
+    re.I,
+)
 _CLAUSE = re.compile(
     r"\?\s+|;\s*|,\s*(?:and\s+)?(?=(?:how|where|what|when|why|which|who)\b)|"
-    r"\s+and\s+(?=(?:how|where|what|when|why|which|who)\b)", re.I)
-_GENERIC = frozenset("""
+    r"\s+and\s+(?=(?:how|where|what|when|why|which|who)\b)",
+    re.I,
+)
+_GENERIC = frozenset(
+    """
     how does do is are what where when why which who the a an of in on to for and or with
     work works working architecture overview structure structured design flow pipeline
     explain walk through end lifecycle cycle across everywhere all every place places
@@ -72,7 +83,8 @@ _GENERIC = frozenset("""
     intermittently flaky randomly possible cause causes root could might code codebase
     repository repo project this that these those it its give me show tell about done
     does using used use there they them we our you your get gets got
-""".split())
+""".split()
+)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
 TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
@@ -86,8 +98,9 @@ class TrackPlan(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str
-    question: str | None = Field(default=None,
-                                 description="the track's retrieval question (None: explorer only)")
+    question: str | None = Field(
+        default=None, description="the track's retrieval question (None: explorer only)"
+    )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     explorer: Literal["imports", "git", "patterns"] | None = None
@@ -100,8 +113,9 @@ class Plan(BaseModel):
     why: str
     kind: Kind | None = None
     tracks: list[TrackPlan] = Field(default_factory=list)
-    merged: list[str] = Field(default_factory=list,
-                              description="tracks dropped for overlapping another")
+    merged: list[str] = Field(
+        default_factory=list, description="tracks dropped for overlapping another"
+    )
 
 
 class AskReport(AskResult):
@@ -114,8 +128,11 @@ class AskReport(AskResult):
     plan: list[TrackPlan] = Field(default_factory=list)
     tracks: list[TrackFindings] = Field(default_factory=list)
     synthesis: Synthesis | None = None
-    overlap: float = Field(default=0.0, description="largest Jaccard overlap of the files two "
-                                                    "retrieval tracks found (0 = orthogonal)")
+    overlap: float = Field(
+        default=0.0,
+        description="largest Jaccard overlap of the files two "
+        "retrieval tracks found (0 = orthogonal)",
+    )
     timings: dict[str, float] = Field(default_factory=dict)
 
 
@@ -130,42 +147,65 @@ def _subject(text: str) -> str:
 
 def _clauses(question: str) -> list[str]:
     parts = [p.strip(" ?,.") for p in _CLAUSE.split(question)]
-    return [p for p in parts
-            if len([w for w in tokenize(p) if w not in _GENERIC]) >= 1 and len(p.split()) >= 3]
+    return [
+        p
+        for p in parts
+        if len([w for w in tokenize(p) if w not in _GENERIC]) >= 1 and len(p.split()) >= 3
+    ]
 
 
 def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     tests = TrackPlan(name="tests", question=f"tests for {subject}", include=TEST_GLOBS)
     if kind == "multi":
-        clauses = _clauses(question)[:MAX_TRACKS - 1]
+        clauses = _clauses(question)[: MAX_TRACKS - 1]
         topic = _subject(clauses[0])
         # "how are tokens issued and where are they validated": "they" is the first topic.
-        asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c
-                 for i, c in enumerate(clauses)]
-        out = [TrackPlan(name=_subject(c)[:40], question=q)
-               for c, q in zip(clauses, asked, strict=True)]
+        asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c for i, c in enumerate(clauses)]
+        out = [
+            TrackPlan(name=_subject(c)[:40], question=q)
+            for c, q in zip(clauses, asked, strict=True)
+        ]
         about_tests = any(re.search(r"\btests?\b", c, re.I) for c in clauses)
         return out if about_tests else [*out, tests]
     history = TrackPlan(name="history", explorer="git")  # co-change of the answer's files
     if kind == "architecture":
-        return [TrackPlan(name="definitions", question=f"{subject} classes and functions",
-                          exclude=TEST_GLOBS),
-                TrackPlan(name="usage", question=f"{subject} callers", exclude=TEST_GLOBS,
-                          explorer="imports"),
-                TrackPlan(name="configuration", question=f"{subject} settings config",
-                          exclude=TEST_GLOBS),
-                tests, history]
+        return [
+            TrackPlan(
+                name="definitions", question=f"{subject} classes and functions", exclude=TEST_GLOBS
+            ),
+            TrackPlan(
+                name="usage", question=f"{subject} callers", exclude=TEST_GLOBS, explorer="imports"
+            ),
+            TrackPlan(
+                name="configuration", question=f"{subject} settings config", exclude=TEST_GLOBS
+            ),
+            tests,
+            history,
+        ]
     if kind == "bug":
-        return [TrackPlan(name="symptom", question=question),
-                TrackPlan(name="error handling", question=f"{subject} raise except error",
-                          exclude=TEST_GLOBS),
-                TrackPlan(name="inputs and state", question=f"{subject} validate parse state",
-                          exclude=TEST_GLOBS),
-                tests, history]
-    return [TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS),
-            TrackPlan(name="call sites", question=f"{subject} callers usage",
-                      exclude=TEST_GLOBS, explorer="patterns"),
-            tests]
+        return [
+            TrackPlan(name="symptom", question=question),
+            TrackPlan(
+                name="error handling", question=f"{subject} raise except error", exclude=TEST_GLOBS
+            ),
+            TrackPlan(
+                name="inputs and state",
+                question=f"{subject} validate parse state",
+                exclude=TEST_GLOBS,
+            ),
+            tests,
+            history,
+        ]
+    return [
+        TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS),
+        TrackPlan(
+            name="call sites",
+            question=f"{subject} callers usage",
+            exclude=TEST_GLOBS,
+            explorer="patterns",
+        ),
+        tests,
+    ]
 
 
 def _keywords(text: str) -> set[str]:
@@ -182,8 +222,11 @@ def plan(question: str) -> Plan:
         kind, why = "architecture", "an architecture question: several dimensions to cover"
     elif _CROSS.search(question):
         kind, why = "cross-cutting", "a cross-cutting pattern: definitions, uses and tests"
-    elif _BUG_SYMPTOM.search(question) and _BUG_UNCERTAIN.search(question) \
-            and not analyze(question).frames:
+    elif (
+        _BUG_SYMPTOM.search(question)
+        and _BUG_UNCERTAIN.search(question)
+        and not analyze(question).frames
+    ):
         kind, why = "bug", "a bug with several possible causes"
     if kind is None:
         return Plan(mode="retrieval", why=why)
@@ -192,55 +235,87 @@ def plan(question: str) -> Plan:
     for t in _tracks_for(kind, question, _subject(question)):
         # Two tracks overlap when they would search the same files for the same words.
         mine = _keywords(t.question or "")
-        dup = next((o for o in tracks if mine and (o.include, o.exclude) == (t.include, t.exclude)
-                    and len(mine & _keywords(o.question or ""))
-                    / len(mine | _keywords(o.question or "")) >= OVERLAP_MERGE), None)
+        dup = next(
+            (
+                o
+                for o in tracks
+                if mine
+                and (o.include, o.exclude) == (t.include, t.exclude)
+                and len(mine & _keywords(o.question or ""))
+                / len(mine | _keywords(o.question or ""))
+                >= OVERLAP_MERGE
+            ),
+            None,
+        )
         if dup is not None:
             merged.append(f"{t.name} (overlaps {dup.name})")
         else:
             tracks.append(t)
     if len(tracks) < 3:
-        return Plan(mode="retrieval", why=why + ", but it does not split into 3 independent "
-                                               "tracks: one loop answers it", kind=kind)
-    return Plan(mode="exploration", why=why, kind=kind, tracks=tracks[:MAX_TRACKS],
-                merged=merged)
+        return Plan(
+            mode="retrieval",
+            why=why + ", but it does not split into 3 independent tracks: one loop answers it",
+            kind=kind,
+        )
+    return Plan(mode="exploration", why=why, kind=kind, tracks=tracks[:MAX_TRACKS], merged=merged)
 
 
 def _overlap(tracks: list[TrackFindings]) -> float:
     sets = [{c.path for f in t.findings for c in f.citations} for t in tracks]
     best = 0.0
     for i, a in enumerate(sets):
-        for b in sets[i + 1:]:
+        for b in sets[i + 1 :]:
             if a and b:
                 best = max(best, len(a & b) / len(a | b))
     return round(best, 3)
 
 
-def investigate(searcher: HybridSearcher, question: str, *, budget: int | None = None,
-                loop: LoopConfig | None = None, evaluator: Evaluator | None = None,
-                with_trace: bool = False, force: Literal["retrieval", "exploration"] | None
-                = None) -> AskReport:
+def investigate(
+    searcher: HybridSearcher,
+    question: str,
+    *,
+    budget: int | None = None,
+    loop: LoopConfig | None = None,
+    evaluator: Evaluator | None = None,
+    with_trace: bool = False,
+    force: Literal["retrieval", "exploration"] | None = None,
+) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis."""
     t0 = time.perf_counter()
     p = plan(question)
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
-        answer = ask(searcher, question, budget=budget, loop=loop, evaluator=evaluator,
-                     with_trace=with_trace)
-        return AskReport(**{**dict(answer), "mode": "retrieval"}, context_tokens=answer.tokens,
-                         why=p.why if force is None else "one loop, as asked",
-                         timings={"wall": round(time.perf_counter() - t0, 4)})
+        answer = ask(
+            searcher, question, budget=budget, loop=loop, evaluator=evaluator, with_trace=with_trace
+        )
+        return AskReport(
+            **{**dict(answer), "mode": "retrieval"},
+            context_tokens=answer.tokens,
+            why=p.why if force is None else "one loop, as asked",
+            timings={"wall": round(time.perf_counter() - t0, 4)},
+        )
     if not p.tracks:  # exploration forced on a question that does not decompose by itself
         subject = _subject(question)
-        p = Plan(mode="exploration", why="exploration, as asked", kind="architecture",
-                 tracks=_tracks_for("architecture", question, subject))
+        p = Plan(
+            mode="exploration",
+            why="exploration, as asked",
+            kind="architecture",
+            tracks=_tracks_for("architecture", question, subject),
+        )
     ctx = Context(root=Path(searcher.root))
     ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
     limit = budget if budget is not None else 8000
     context_budget = max(int(limit * CONTEXT_SHARE), 50)
 
     with ThreadPoolExecutor(max_workers=2 * len(p.tracks) + 1) as pool:
-        main = pool.submit(ask, searcher, question, budget=context_budget, loop=loop,
-                           evaluator=evaluator, with_trace=with_trace)
+        main = pool.submit(
+            ask,
+            searcher,
+            question,
+            budget=context_budget,
+            loop=loop,
+            evaluator=evaluator,
+            with_trace=with_trace,
+        )
 
         def git_after_main() -> Track:
             # Co-change coupling is asked for the files that answer the question.
@@ -249,9 +324,16 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
         makers: list[Callable[[], Track]] = []
         for tp in p.tracks:
             if tp.question is not None:
-                makers.append(functools.partial(focus_track, ctx, tp.question,
-                                                include=tp.include, exclude=tp.exclude,
-                                                name=tp.name))
+                makers.append(
+                    functools.partial(
+                        focus_track,
+                        ctx,
+                        tp.question,
+                        include=tp.include,
+                        exclude=tp.exclude,
+                        name=tp.name,
+                    )
+                )
             if tp.explorer == "imports":
                 makers.append(functools.partial(imports_track, ctx))
             elif tp.explorer == "git":
@@ -261,31 +343,37 @@ def investigate(searcher: HybridSearcher, question: str, *, budget: int | None =
         runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
     tracks = [t for t, _ in runs]
-    merged = ExploreResult(path=".", root=str(ctx.root), depth="standard", focus=question,
-                           tracks=tracks)
+    merged = ExploreResult(
+        path=".", root=str(ctx.root), depth="standard", focus=question, tracks=tracks
+    )
     for _, out in runs:
         for name in ("imports", "git", "patterns"):
             if name in out:
                 setattr(merged, name, out[name])
     synthesis = synthesize(merged)
     fields = {**dict(answer), "mode": "exploration", "budget": budget}
-    report = AskReport(**fields, why=p.why, context_tokens=answer.tokens, plan=p.tracks,
-                       tracks=tracks, synthesis=synthesis,
-                       overlap=_overlap([t for t in tracks if t.track.name in
-                                         {tp.name for tp in p.tracks}]))
+    report = AskReport(
+        **fields,
+        why=p.why,
+        context_tokens=answer.tokens,
+        plan=p.tracks,
+        tracks=tracks,
+        synthesis=synthesis,
+        overlap=_overlap([t for t in tracks if t.track.name in {tp.name for tp in p.tracks}]),
+    )
     _fit_tracks(report, limit - answer.tokens)
     report.tokens = answer.tokens + _findings_tokens(report)
     report.timings = {t.track.name: t.seconds for t in tracks}
-    report.timings.update(wall=round(time.perf_counter() - t0, 4),
-                          sum=round(sum(t.seconds for t in tracks), 4))
+    report.timings.update(
+        wall=round(time.perf_counter() - t0, 4), sum=round(sum(t.seconds for t in tracks), 4)
+    )
     return report
 
 
 def _findings_tokens(report: AskReport) -> int:
     total = 0
     for t in report.tracks:
-        total += sum(estimate_tokens(finding_line(f))
-                     for f in t.findings)
+        total += sum(estimate_tokens(finding_line(f)) for f in t.findings)
     if report.synthesis is not None:
         syn = report.synthesis
         total += sum(estimate_tokens(x) for x in syn.unified + syn.nuances + syn.open_questions)
@@ -294,8 +382,7 @@ def _findings_tokens(report: AskReport) -> int:
 
 def _fit_tracks(report: AskReport, room: int) -> None:
     """Keep the tracks' findings round-robin (every track's best first) while they fit."""
-    room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis
-                                             else []))
+    room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis else []))
     kept: dict[int, int] = {i: 0 for i in range(len(report.tracks))}
     progress = True
     while progress:
@@ -310,7 +397,7 @@ def _fit_tracks(report: AskReport, room: int) -> None:
                     kept[i] = k + 1
                     progress = True
     for i, t in enumerate(report.tracks):
-        t.findings = t.findings[:kept[i]]
+        t.findings = t.findings[: kept[i]]
     if report.synthesis is not None:
         syn = report.synthesis
         for name in ("nuances", "open_questions"):
@@ -325,12 +412,20 @@ def _fit_tracks(report: AskReport, room: int) -> None:
 def render_report(report: AskReport, *, trace: bool = False) -> str:
     if report.mode == "retrieval":
         return render_ask(report, trace=trace)
-    lines = [f"# {report.question}", "",
-             f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
-             f"{report.overlap:.2f}; ~{report.tokens} tokens"
-             + (f" of {report.budget}" if report.budget else "")
-             + (f"; {report.timings['wall']:.2f} s wall, {report.timings['sum']:.2f} s "
-                "summed" if "wall" in report.timings else "") + "_", ""]
+    lines = [
+        f"# {report.question}",
+        "",
+        f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
+        f"{report.overlap:.2f}; ~{report.tokens} tokens"
+        + (f" of {report.budget}" if report.budget else "")
+        + (
+            f"; {report.timings['wall']:.2f} s wall, {report.timings['sum']:.2f} s summed"
+            if "wall" in report.timings
+            else ""
+        )
+        + "_",
+        "",
+    ]
     syn = report.synthesis
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
@@ -339,8 +434,9 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
         lines += [f"- open: {x}" for x in syn.open_questions]
         lines.append("")
     for t in report.tracks:
-        gates = ", ".join(f"{g.name} {'passed' if g.passed else 'failed'}"
-                          for g in t.gates if g.ran)
+        gates = ", ".join(
+            f"{g.name} {'passed' if g.passed else 'failed'}" for g in t.gates if g.ran
+        )
         lines += [f"## Track: {t.track.name}", "", f"_{t.track.focus} — {gates}_", ""]
         lines += [finding_line(f) for f in t.findings]
         lines += [f"- {c}" for c in t.conclusions]

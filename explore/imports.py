@@ -53,19 +53,62 @@ DAMPING = 0.85
 PAGERANK_TOL = 1e-9
 PAGERANK_MAX_ITER = 100
 
-_NODE_BUILTINS = frozenset({
-    "assert", "buffer", "child_process", "cluster", "crypto", "dns", "events", "fs",
-    "http", "https", "module", "net", "os", "path", "perf_hooks", "process", "querystring",
-    "readline", "stream", "timers", "tls", "url", "util", "vm", "worker_threads", "zlib",
-})
-_RUN_NAMES = frozenset({
-    "manage.py", "main.py", "cli.py", "app.py", "run.py", "server.py", "wsgi.py", "asgi.py",
-    "index.js", "main.js", "server.js", "app.js", "cli.js", "index.ts", "main.ts",
-    "server.ts", "app.ts", "cli.ts",
-})
+_NODE_BUILTINS = frozenset(
+    {
+        "assert",
+        "buffer",
+        "child_process",
+        "cluster",
+        "crypto",
+        "dns",
+        "events",
+        "fs",
+        "http",
+        "https",
+        "module",
+        "net",
+        "os",
+        "path",
+        "perf_hooks",
+        "process",
+        "querystring",
+        "readline",
+        "stream",
+        "timers",
+        "tls",
+        "url",
+        "util",
+        "vm",
+        "worker_threads",
+        "zlib",
+    }
+)
+_RUN_NAMES = frozenset(
+    {
+        "manage.py",
+        "main.py",
+        "cli.py",
+        "app.py",
+        "run.py",
+        "server.py",
+        "wsgi.py",
+        "asgi.py",
+        "index.js",
+        "main.js",
+        "server.js",
+        "app.js",
+        "cli.js",
+        "index.ts",
+        "main.ts",
+        "server.ts",
+        "app.ts",
+        "cli.ts",
+    }
+)
 _MAIN_GUARD = re.compile(
     r"""^if\s+(__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__)\s*:"""
-    r"""|require\.main\s*===?\s*module""")
+    r"""|require\.main\s*===?\s*module"""
+)
 
 
 @dataclass(frozen=True)
@@ -149,8 +192,11 @@ def _targets(row: _Row, language: str, resolver: _Resolver) -> list[str]:
         return [resolved] if resolved else []
     subs: list[str] = []
     for name in row.names:
-        if name != "*" and (sub := resolver.resolve(_submodule(row.module, name), row.path,
-                                                     language)) and sub != resolved:
+        if (
+            name != "*"
+            and (sub := resolver.resolve(_submodule(row.module, name), row.path, language))
+            and sub != resolved
+        ):
             subs.append(sub)
     if row.names and len(subs) == len(row.names):
         return subs
@@ -174,14 +220,16 @@ def _index_rows(searcher: Any) -> tuple[list[_Row], set[str]]:
     """Every import row of the index, and the paths the index has."""
     store = searcher.store
     indexed = {r["path"] for r in store.rows("files", ["path"])}
-    rows = [_Row(r["path"], r["module"], tuple(r["names"] or ()), int(r["line"]),
-                 r["resolved"] or None)
-            for r in store.rows("imports", ["path", "module", "names", "line", "resolved"])]
+    rows = [
+        _Row(r["path"], r["module"], tuple(r["names"] or ()), int(r["line"]), r["resolved"] or None)
+        for r in store.rows("imports", ["path", "module", "names", "line", "resolved"])
+    ]
     return rows, indexed
 
 
-def _parse_rows(ctx: Context, paths: Iterable[str], resolver: _Resolver
-                ) -> tuple[list[_Row], list[str]]:
+def _parse_rows(
+    ctx: Context, paths: Iterable[str], resolver: _Resolver
+) -> tuple[list[_Row], list[str]]:
     rows: list[_Row] = []
     failed: list[str] = []
     for path in paths:
@@ -194,14 +242,16 @@ def _parse_rows(ctx: Context, paths: Iterable[str], resolver: _Resolver
         parsed = parse_source(path, "\n".join(lines).encode(), language)
         if parsed.tree is None:
             failed.append(path)
-        rows.extend(_Row(i.path, i.module, tuple(i.names), i.line,
-                         resolver.resolve(i.module, path, language))
-                    for i in parsed.imports)
+        rows.extend(
+            _Row(
+                i.path, i.module, tuple(i.names), i.line, resolver.resolve(i.module, path, language)
+            )
+            for i in parsed.imports
+        )
     return rows, failed
 
 
-def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Resolver
-                 ) -> _Graph:
+def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Resolver) -> _Graph:
     graph = _Graph(nodes=nodes, succ={n: {} for n in nodes})
     in_graph = set(nodes)
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
@@ -287,8 +337,9 @@ def _sccs(nodes: Sequence[str], succ: dict[str, dict[str, int]]) -> list[list[st
     return out
 
 
-def _shortest_cycle(start: str, members: set[str], succ: dict[str, dict[str, int]]
-                    ) -> list[str] | None:
+def _shortest_cycle(
+    start: str, members: set[str], succ: dict[str, dict[str, int]]
+) -> list[str] | None:
     """The shortest cycle through `start` inside `members` (breadth-first), or None."""
     parent: dict[str, str | None] = {start: None}
     queue = deque([start])
@@ -313,8 +364,7 @@ def _rotate(cycle: list[str]) -> tuple[str, ...]:
     return tuple(cycle[i:] + cycle[:i])
 
 
-def _cycles(components: list[list[str]], succ: dict[str, dict[str, int]]
-            ) -> list[list[str]]:
+def _cycles(components: list[list[str]], succ: dict[str, dict[str, int]]) -> list[list[str]]:
     """The shortest cycle through each module of each component, smallest first, capped;
     every component is shown by its shortest cycle before any gets a second one."""
     best: list[tuple[str, ...]] = []
@@ -371,8 +421,9 @@ def _first_text_line(ctx: Context, path: str) -> int | None:
     return next((i + 1 for i, ln in enumerate(lines) if ln.strip()), None)
 
 
-def _entry_points(ctx: Context, graph: _Graph, pred: dict[str, dict[str, int]]
-                  ) -> list[tuple[str, str, Citation | None]]:
+def _entry_points(
+    ctx: Context, graph: _Graph, pred: dict[str, dict[str, int]]
+) -> list[tuple[str, str, Citation | None]]:
     """(path, why, citation), runnable files first, then the roots of the graph."""
     runnable: list[tuple[str, str, Citation | None]] = []
     named: list[tuple[str, str, Citation | None]] = []
@@ -386,20 +437,21 @@ def _entry_points(ctx: Context, graph: _Graph, pred: dict[str, dict[str, int]]
         indegree, outdegree = len(pred[path]), len(graph.succ[path])
         if name == "__main__.py":
             text = _first_text_line(ctx, path)
-            runnable.append((path, "runs with `python -m`",
-                             cite(ctx, path, text) if text else None))
+            runnable.append(
+                (path, "runs with `python -m`", cite(ctx, path, text) if text else None)
+            )
         elif (guard := _main_guard(ctx, path)) is not None:
             runnable.append((path, "runs as a script (main guard)", cite(ctx, path, guard)))
         elif indegree == 0 and (outdegree or path in leaving):
             first = min(graph.succ[path].values(), default=leaving.get(path))
             citation = _import_cite(ctx, path, first) if first else None
             if name in _RUN_NAMES:
-                named.append((path, "a conventional program name no file here imports",
-                              citation))
+                named.append((path, "a conventional program name no file here imports", citation))
             else:
                 what = "1 module" if outdegree == 1 else f"{outdegree} modules"
-                roots.append((-outdegree, path, f"no file in scope imports it; it imports "
-                              f"{what}", citation))
+                roots.append(
+                    (-outdegree, path, f"no file in scope imports it; it imports {what}", citation)
+                )
     found = runnable + named + [(p, why, c) for _, p, why, c in sorted(roots)]
     chosen = [e for e in found if not is_test_path(e[0])] or found
     return chosen[:MAX_ENTRY_POINTS]
@@ -435,15 +487,17 @@ def _gather(ctx: Context, state: TrackState, nodes: list[str]) -> tuple[_Graph, 
         missing = [p for p in nodes if p not in indexed]
         parsed, failed = _parse_rows(ctx, missing, resolver)
         rows += parsed
-        source = "the index" + (f" (and parsing {plural(len(missing), 'file')} it does not "
-                                "have yet)" if missing else "")
+        source = "the index" + (
+            f" (and parsing {plural(len(missing), 'file')} it does not have yet)" if missing else ""
+        )
     else:
         rows, failed = _parse_rows(ctx, nodes, resolver)
         source = f"parsing {plural(len(nodes), 'file')} (no index)"
         state.gaps.append("without an index, imports of the scope from outside it are not known")
     if failed:
-        state.gaps.append(f"{plural(len(failed), 'file')} could not be parsed for imports: "
-                          f"{_short(failed, 3)}")
+        state.gaps.append(
+            f"{plural(len(failed), 'file')} could not be parsed for imports: {_short(failed, 3)}"
+        )
     return _build_graph(ctx, nodes, rows, resolver), source
 
 
@@ -460,8 +514,8 @@ def imports_track(ctx: Context) -> Track:
         name="imports",
         focus=focus,
         approach="build the file-level import graph (index imports table, or tree-sitter "
-                 "parsing and path-convention resolution), then Tarjan SCCs for cycles, "
-                 "PageRank for central modules, roots and main guards for entry points",
+        "parsing and path-convention resolution), then Tarjan SCCs for cycles, "
+        "PageRank for central modules, roots and main guards for entry points",
         gates=[
             "understood: the scope has Python/JS/TS files with imports to build a graph from",
             "evidence: every cycle, central module, entry point and package cites the "
@@ -470,8 +524,9 @@ def imports_track(ctx: Context) -> Track:
             "cycle and the most central module kept a verified claim",
         ],
         deliverable="ImportReport: modules, edges, entry points, cycles, PageRank-central "
-                    "modules, external packages",
+        "modules, external packages",
     )
+
     def understand(state: TrackState) -> tuple[bool, str]:
         files = ctx.files()
         nodes = [p for p in files if language_for(p) in GRAPH_LANGUAGES]
@@ -489,86 +544,121 @@ def imports_track(ctx: Context) -> Track:
         central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
         central = central[:MAX_CENTRAL]
         entries = _entry_points(ctx, graph, pred)
-        external = sorted(((pkg, len(imp)) for pkg, imp in graph.external.items()),
-                          key=lambda kv: (-kv[1], kv[0]))
+        external = sorted(
+            ((pkg, len(imp)) for pkg, imp in graph.external.items()), key=lambda kv: (-kv[1], kv[0])
+        )
         state.output["imports"] = ImportReport(
-            modules=len(nodes), edges=n_edges, entry_points=[p for p, _, _ in entries],
-            cycles=cycles, central=[(p, round(rank[p], 4)) for p in central],
-            external=external[:MAX_EXTERNAL])
+            modules=len(nodes),
+            edges=n_edges,
+            entry_points=[p for p, _, _ in entries],
+            cycles=cycles,
+            central=[(p, round(rank[p], 4)) for p in central],
+            external=external[:MAX_EXTERNAL],
+        )
 
         state.conclusions.append(
-            f"{len(nodes)} modules and {n_edges} internal import edges in {focus}, "
-            f"from {source}")
+            f"{len(nodes)} modules and {n_edges} internal import edges in {focus}, from {source}"
+        )
         for cycle in cycles:
             edges = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
             cites = [_import_cite(ctx, a, graph.succ[a][b]) for a, b in edges]
-            nested = [f"{a}:{graph.succ[a][b]}" for a, b in edges
-                      if _nested(ctx, a, graph.succ[a][b])]
-            note = (f"; the import at {', '.join(nested)} is nested (in a function or a "
-                    "condition), which is how such cycles are usually made to work"
-                    if nested else "")
-            state.claim(f"import cycle: {' → '.join(cycle + cycle[:1])}{note}", *cites,
-                        topic="cycle")
+            nested = [
+                f"{a}:{graph.succ[a][b]}" for a, b in edges if _nested(ctx, a, graph.succ[a][b])
+            ]
+            note = (
+                f"; the import at {', '.join(nested)} is nested (in a function or a "
+                "condition), which is how such cycles are usually made to work"
+                if nested
+                else ""
+            )
+            state.claim(
+                f"import cycle: {' → '.join(cycle + cycle[:1])}{note}", *cites, topic="cycle"
+            )
         if components:
             sizes = sorted((len(c) for c in components), reverse=True)
             state.conclusions.append(
                 f"{len(components)} strongly connected components with more than one module "
-                f"(sizes {_short(map(str, sizes), 8)}); {len(cycles)} shortest cycles shown")
+                f"(sizes {_short(map(str, sizes), 8)}); {len(cycles)} shortest cycles shown"
+            )
         else:
             state.conclusions.append(f"no circular imports between the files of {focus}")
         for i, path in enumerate(central):
             importer, line = min(pred[path].items())
             what = "the most central module" if i == 0 else f"central module #{i + 1}"
-            state.claim(f"{path} is {what} by PageRank ({rank[path]:.4f}); "
-                        f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
-                        _import_cite(ctx, importer, line), topic="central")
+            state.claim(
+                f"{path} is {what} by PageRank ({rank[path]:.4f}); "
+                f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
+                _import_cite(ctx, importer, line),
+                topic="central",
+            )
         if central:
             state.conclusions.append(f"most central modules (PageRank): {_short(central)}")
         for path, why, citation in entries:
             state.claim(f"entry point {path}: {why}", citation, topic="entry point")
         if entries:
-            state.conclusions.append(
-                f"entry points: {_short(p for p, _, _ in entries)}")
+            state.conclusions.append(f"entry points: {_short(p for p, _, _ in entries)}")
         for pkg, count in external[:CLAIMED_EXTERNAL]:
             importer, line = min(graph.external[pkg].items())
-            state.claim(f"third-party package {pkg} is imported by "
-                        f"{plural(count, 'file')} in scope",
-                        _import_cite(ctx, importer, line), topic="external")
+            state.claim(
+                f"third-party package {pkg} is imported by {plural(count, 'file')} in scope",
+                _import_cite(ctx, importer, line),
+                topic="external",
+            )
         if external:
             state.conclusions.append(
                 f"{len(external)} third-party packages, most used: "
-                f"{_short(f'{p} ({n})' for p, n in external)}")
+                f"{_short(f'{p} ({n})' for p, n in external)}"
+            )
         if graph.stdlib:
             state.conclusions.append(
-                f"standard library modules used: {_short(sorted(graph.stdlib), 12)}")
+                f"standard library modules used: {_short(sorted(graph.stdlib), 12)}"
+            )
         outside = sorted(graph.outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
         for target, importers in outside[:CLAIMED_OUTSIDE]:
             importer, line = min(importers.items())
-            state.claim(f"{target}, outside {focus}, is imported by "
-                        f"{plural(len(importers), 'file')} in scope",
-                        _import_cite(ctx, importer, line), topic="outside")
+            state.claim(
+                f"{target}, outside {focus}, is imported by "
+                f"{plural(len(importers), 'file')} in scope",
+                _import_cite(ctx, importer, line),
+                topic="outside",
+            )
         if outside:
             state.conclusions.append(
                 f"{sum(len(i) for _, i in outside)} import edges leave {focus} for "
                 f"{len(outside)} internal modules outside it (external to the scope), most: "
-                f"{_short(f'{t} ({len(i)})' for t, i in outside)}")
+                f"{_short(f'{t} ({len(i)})' for t, i in outside)}"
+            )
         if graph.importers_outside:
             users = set().union(*graph.importers_outside.values())
             state.conclusions.append(
                 f"{len(graph.importers_outside)} modules of {focus} are imported by "
-                f"{plural(len(users), 'file')} outside it")
+                f"{plural(len(users), 'file')} outside it"
+            )
         if graph.unresolved_relative:
-            state.gaps.append(f"{graph.unresolved_relative} relative imports name no file "
-                              "here (generated or missing modules)")
-        others = Counter(lang for p in files if (lang := language_for(p)) is not None
-                         and lang not in GRAPH_LANGUAGES and lang not in TEXT_LANGUAGES)
+            state.gaps.append(
+                f"{graph.unresolved_relative} relative imports name no file "
+                "here (generated or missing modules)"
+            )
+        others = Counter(
+            lang
+            for p in files
+            if (lang := language_for(p)) is not None
+            and lang not in GRAPH_LANGUAGES
+            and lang not in TEXT_LANGUAGES
+        )
         if others:
-            state.gaps.append("imports are not resolved to files for " + ", ".join(
-                f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common()))
-        state.gaps.append("edges follow import statements only: dynamic imports, plugin "
-                          "registries and dotted paths in strings or settings are not seen")
-        return True, (f"{len(nodes)} modules, {n_edges} edges, {len(cycles)} cycles, "
-                      f"{len(external)} third-party packages")
+            state.gaps.append(
+                "imports are not resolved to files for "
+                + ", ".join(f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
+            )
+        state.gaps.append(
+            "edges follow import statements only: dynamic imports, plugin "
+            "registries and dotted paths in strings or settings are not seen"
+        )
+        return True, (
+            f"{len(nodes)} modules, {n_edges} edges, {len(cycles)} cycles, "
+            f"{len(external)} third-party packages"
+        )
 
     def complete(state: TrackState) -> tuple[bool, str]:
         report = state.output.get("imports")
@@ -581,10 +671,13 @@ def imports_track(ctx: Context) -> Track:
             lost = len(report.cycles) - kept["cycle"]
             return False, f"{lost} of {len(report.cycles)} cycles lost their evidence"
         top = report.central[0][0] if report.central else "none"
-        if report.central and not any(f.topic == "central" and f.claim.startswith(top + " ")
-                                      for f in state.findings):
+        if report.central and not any(
+            f.topic == "central" and f.claim.startswith(top + " ") for f in state.findings
+        ):
             return False, f"the most central module {top} lost its evidence"
-        return True, (f"{report.modules} modules, {report.edges} edges, {len(report.cycles)} "
-                      f"cycles, {len(report.entry_points)} entry points; most central: {top}")
+        return True, (
+            f"{report.modules} modules, {report.edges} edges, {len(report.cycles)} "
+            f"cycles, {len(report.entry_points)} entry points; most central: {top}"
+        )
 
     return Track(spec=spec, understand=understand, complete=complete, make=imports_track)

@@ -58,10 +58,19 @@ _CLAIM_SCRIPTS = 20
 
 _Parser = Callable[[Parsed], None]
 _BY_NAME: dict[str, _Parser] = {
-    "pyproject.toml": pyproject, "setup.cfg": setup_cfg, "setup.py": setup_py,
-    "package.json": package_json, "deno.json": deno, "deno.jsonc": deno,
-    "composer.json": composer, "go.mod": go_mod, "Cargo.toml": cargo, "pom.xml": pom,
-    "build.gradle": gradle, "build.gradle.kts": gradle, "Gemfile": gemfile,
+    "pyproject.toml": pyproject,
+    "setup.cfg": setup_cfg,
+    "setup.py": setup_py,
+    "package.json": package_json,
+    "deno.json": deno,
+    "deno.jsonc": deno,
+    "composer.json": composer,
+    "go.mod": go_mod,
+    "Cargo.toml": cargo,
+    "pom.xml": pom,
+    "build.gradle": gradle,
+    "build.gradle.kts": gradle,
+    "Gemfile": gemfile,
 }
 
 
@@ -109,36 +118,48 @@ def _record(state: TrackState, parsed: list[Parsed], report: ManifestReport) -> 
     for p in parsed:
         path = p.src.path
         if p.ident is not None:
-            state.claim(f"{path} declares {p.what}", cite(ctx, path, *p.ident),
-                        topic="manifests")
+            state.claim(f"{path} declares {p.what}", cite(ctx, path, *p.ident), topic="manifests")
         elif not (p.deps or p.scripts or p.entries) and (first := p.src.find(r"\S")):
-            state.claim(f"{path} declares no dependencies, scripts or entry points",
-                        cite(ctx, path, first), topic="manifests")
+            state.claim(
+                f"{path} declares no dependencies, scripts or entry points",
+                cite(ctx, path, first),
+                topic="manifests",
+            )
         for dep in p.deps:
             report.dependencies.append(dep)
             kind = "runtime" if dep.group == "runtime" else "other"
             if dep.line is not None and budget[kind] > 0:
-                budget[kind] -= state.claim(_claim_text(dep), cite(ctx, path, dep.line),
-                                            topic="dependencies")
-        for items, target, what in ((p.scripts, report.scripts, "script"),
-                                    (p.entries, report.entry_points, "entry point")):
+                budget[kind] -= state.claim(
+                    _claim_text(dep), cite(ctx, path, dep.line), topic="dependencies"
+                )
+        for items, target, what in (
+            (p.scripts, report.scripts, "script"),
+            (p.entries, report.entry_points, "entry point"),
+        ):
             for item in items:
                 key = item.name if item.name not in target else f"{item.name} ({path})"
                 target[key] = item.value
                 if item.line is not None and named < 2 * _CLAIM_SCRIPTS:
-                    named += state.claim(f"{path} declares the {what} {item.name}: {item.value}",
-                                         cite(ctx, item.path, item.line), topic=what + "s")
+                    named += state.claim(
+                        f"{path} declares the {what} {item.name}: {item.value}",
+                        cite(ctx, item.path, item.line),
+                        topic=what + "s",
+                    )
 
 
 def _summary(report: ManifestReport) -> str:
     groups: dict[str, int] = {}
     for d in report.dependencies:
         groups[d.group] = groups.get(d.group, 0) + 1
-    by_group = ", ".join(f"{g} {n}" for g, n in sorted(groups.items(), key=lambda kv: (
-        kv[0] != "runtime", -kv[1], kv[0])))
-    return (f"{len(report.manifests)} manifests: {len(report.dependencies)} dependencies"
-            + (f" ({by_group})" if by_group else "")
-            + f", {len(report.scripts)} scripts, {len(report.entry_points)} entry points")
+    by_group = ", ".join(
+        f"{g} {n}"
+        for g, n in sorted(groups.items(), key=lambda kv: (kv[0] != "runtime", -kv[1], kv[0]))
+    )
+    return (
+        f"{len(report.manifests)} manifests: {len(report.dependencies)} dependencies"
+        + (f" ({by_group})" if by_group else "")
+        + f", {len(report.scripts)} scripts, {len(report.entry_points)} entry points"
+    )
 
 
 def manifest_track(ctx: Context) -> Track:
@@ -146,17 +167,18 @@ def manifest_track(ctx: Context) -> Track:
     spec = TrackSpec(
         name="manifest",
         focus=ctx.scope or ".",
-        approach=("parse the dependency manifests in scope (or the nearest above it): "
-                  "dependencies with their groups, scripts and entry points, each located "
-                  "at its declaring line"),
+        approach=(
+            "parse the dependency manifests in scope (or the nearest above it): "
+            "dependencies with their groups, scripts and entry points, each located "
+            "at its declaring line"
+        ),
         gates=[
             "understood: at least one dependency manifest in scope or above it",
             "evidence: each dependency, script and entry point claim cites its declaring line",
             "complete: every manifest was parsed or its failure is a stated gap, and at "
             "least one parsed",
         ],
-        deliverable="dependencies (ManifestReport: manifests, dependencies, scripts, "
-                    "entry points)",
+        deliverable="dependencies (ManifestReport: manifests, dependencies, scripts, entry points)",
     )
 
     failures: list[int] = []  # manifests that could not be read or parsed
@@ -169,12 +191,12 @@ def manifest_track(ctx: Context) -> Track:
             return False, "no manifests found"
         paths.sort(key=lambda p: (p.count("/"), p))
         if len(paths) > MAX_MANIFESTS:
-            state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests "
-                              "(the shallowest)")
+            state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
             paths = paths[:MAX_MANIFESTS]
         if above:
-            state.conclusions.append(f"no manifest in {ctx.scope}; using the nearest above: "
-                                     + ", ".join(paths))
+            state.conclusions.append(
+                f"no manifest in {ctx.scope}; using the nearest above: " + ", ".join(paths)
+            )
         report = ManifestReport(manifests=paths)
         parsed: list[Parsed] = []
         failed = 0
@@ -198,8 +220,9 @@ def manifest_track(ctx: Context) -> Track:
             state.gaps.extend(f"{path}: {gap}" for gap in out.gaps)
             unplaced = [d.name for d in out.deps if d.line is None]
             if unplaced:
-                state.gaps.append(f"{path}: could not find the declaring line of "
-                                  + ", ".join(unplaced[:5]))
+                state.gaps.append(
+                    f"{path}: could not find the declaring line of " + ", ".join(unplaced[:5])
+                )
         _record(state, parsed, report)
         state.output["dependencies"] = report
         failures.append(failed)
@@ -213,8 +236,9 @@ def manifest_track(ctx: Context) -> Track:
         failed = sum(failures)
         if failed >= len(report.manifests):
             return False, "no manifest could be parsed"
-        return True, (f"{len(report.manifests) - failed} of {len(report.manifests)} "
-                      "manifests parsed")
+        return True, (
+            f"{len(report.manifests) - failed} of {len(report.manifests)} manifests parsed"
+        )
 
     # No split: a sub-scope without manifests would only repeat the nearest ones above.
     return Track(spec=spec, understand=understand, complete=complete, make=manifest_track)

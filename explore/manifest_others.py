@@ -27,8 +27,17 @@ from dowse.explore.manifest_parsing import (
 )
 from dowse.explore.tracks import find_line
 
-__all__ = ["cargo", "composer", "deno", "gemfile", "go_mod", "gradle", "package_json", "pom",
-           "tsconfig"]
+__all__ = [
+    "cargo",
+    "composer",
+    "deno",
+    "gemfile",
+    "go_mod",
+    "gradle",
+    "package_json",
+    "pom",
+    "tsconfig",
+]
 
 
 # -- JavaScript and TypeScript -----------------------------------------------------------------
@@ -48,7 +57,7 @@ def _loads_jsonc(text: str) -> Any:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             i = j + 1
         elif text.startswith("//", i):
             i = text.find("\n", i)
@@ -78,8 +87,12 @@ def _json_object(text: str, tolerant: bool) -> dict[str, Any]:
 def _json_section(out: Parsed, data: dict[str, Any], key: str, group: str) -> None:
     at = _json_key(out.src, key, 1)
     for name, spec in as_dict(data.get(key)).items():
-        out.dep(name, spec if isinstance(spec, str) else json.dumps(spec), group,
-                _json_key(out.src, name, at))
+        out.dep(
+            name,
+            spec if isinstance(spec, str) else json.dumps(spec),
+            group,
+            _json_key(out.src, name, at),
+        )
 
 
 def _json_scripts(out: Parsed, data: dict[str, Any], key: str) -> None:
@@ -102,8 +115,12 @@ def package_json(out: Parsed) -> None:
     src = out.src
     data = _json_object(src.text, tolerant=False)
     _json_identity(out, data, "npm package")
-    for key, group in (("dependencies", "runtime"), ("devDependencies", "dev"),
-                       ("peerDependencies", "peer"), ("optionalDependencies", "optional")):
+    for key, group in (
+        ("dependencies", "runtime"),
+        ("devDependencies", "dev"),
+        ("peerDependencies", "peer"),
+        ("optionalDependencies", "optional"),
+    ):
         _json_section(out, data, key, group)
     _json_scripts(out, data, "scripts")
     package = str(data.get("name", "")) or "bin"
@@ -118,8 +135,21 @@ def package_json(out: Parsed) -> None:
         out.notes.append("workspaces: " + ", ".join(workspaces))
 
 
-_TS_OPTIONS = ("target", "module", "moduleResolution", "strict", "jsx", "lib", "outDir",
-               "rootDir", "baseUrl", "paths", "allowJs", "noEmit", "declaration")
+_TS_OPTIONS = (
+    "target",
+    "module",
+    "moduleResolution",
+    "strict",
+    "jsx",
+    "lib",
+    "outDir",
+    "rootDir",
+    "baseUrl",
+    "paths",
+    "allowJs",
+    "noEmit",
+    "declaration",
+)
 
 
 def tsconfig(out: Parsed) -> None:
@@ -136,8 +166,11 @@ def tsconfig(out: Parsed) -> None:
             shown.append(f"{key}={len(value)} aliases" if paths else f"{key}={json.dumps(value)}")
             lines += [n] if (n := _json_key(src, key, at)) else []
     if at is not None:
-        out.identify(" ".join(["TypeScript compiler options", ", ".join(shown[:4])]).strip(),
-                     at, max([at, *lines]))
+        out.identify(
+            " ".join(["TypeScript compiler options", ", ".join(shown[:4])]).strip(),
+            at,
+            max([at, *lines]),
+        )
     if isinstance(data.get("extends"), (str, list)):
         shown.append(f"extends {json.dumps(data['extends'])}")
     if isinstance(data.get("references"), list):
@@ -217,8 +250,7 @@ def cargo(out: Parsed) -> None:
     workspace = as_dict(data.get("workspace"))
     at = toml_table(src, "package")
     if package:
-        out.identify(f"the Rust crate {package.get('name', '?')}",
-                     toml_key(src, "name", at) or at)
+        out.identify(f"the Rust crate {package.get('name', '?')}", toml_key(src, "name", at) or at)
     elif workspace:
         out.identify("a Cargo workspace", toml_table(src, "workspace"))
         if members := as_strs(workspace.get("members")):
@@ -226,8 +258,11 @@ def cargo(out: Parsed) -> None:
     tables: list[tuple[tuple[str, ...], dict[str, Any]]] = [((), data)]
     tables += [(("target", cfg), as_dict(t)) for cfg, t in as_dict(data.get("target")).items()]
     for prefix, table in tables:
-        for key, group in (("dependencies", "runtime"), ("dev-dependencies", "dev"),
-                           ("build-dependencies", "build")):
+        for key, group in (
+            ("dependencies", "runtime"),
+            ("dev-dependencies", "dev"),
+            ("build-dependencies", "build"),
+        ):
             table_at = toml_table(src, *prefix, key)
             for name, value in as_dict(table.get(key)).items():
                 line = toml_key(src, name, table_at) or toml_table(src, *prefix, key, name)
@@ -246,9 +281,12 @@ def cargo(out: Parsed) -> None:
         pos = (pos or 0) + 1
     main_rs = (dirname(src.path) + "/src/main.rs").lstrip("/")
     if not bins and package and main_rs in out.ctx.all_files():
-        out.entry(str(package.get("name", "main")), "src/main.rs",
-                  find_line(out.ctx, main_rs, re.compile(r"^\s*(pub\s+)?(async\s+)?fn\s+main\b")),
-                  path=main_rs)
+        out.entry(
+            str(package.get("name", "main")),
+            "src/main.rs",
+            find_line(out.ctx, main_rs, re.compile(r"^\s*(pub\s+)?(async\s+)?fn\s+main\b")),
+            path=main_rs,
+        )
 
 
 def _local(tag: str) -> str:
@@ -268,9 +306,12 @@ def pom(out: Parsed) -> None:
     src = out.src
     project = ET.fromstring(src.text)
     artifact = _child_text(project, "artifactId")
-    out.identify(f"the Maven project {_child_text(project, 'groupId')}:{artifact}".rstrip(":"),
-                 src.find(rf"<artifactId>\s*{re.escape(artifact)}\s*</artifactId>")
-                 if artifact else src.find(r"<project\b"))
+    out.identify(
+        f"the Maven project {_child_text(project, 'groupId')}:{artifact}".rstrip(":"),
+        src.find(rf"<artifactId>\s*{re.escape(artifact)}\s*</artifactId>")
+        if artifact
+        else src.find(r"<project\b"),
+    )
     modules = _child(project, "modules")
     if modules is not None:
         out.notes.append("modules: " + ", ".join((m.text or "").strip() for m in modules))
@@ -289,23 +330,33 @@ def pom(out: Parsed) -> None:
             continue
         name = f"{_child_text(dep, 'groupId')}:{_child_text(dep, 'artifactId')}"
         scope = _child_text(dep, "scope") or "compile"
-        line = src.find(rf"<artifactId>\s*{re.escape(_child_text(dep, 'artifactId'))}\s*<",
-                        pos)
+        line = src.find(rf"<artifactId>\s*{re.escape(_child_text(dep, 'artifactId'))}\s*<", pos)
         pos = line or pos
-        out.dep(name, _child_text(dep, "version"), "runtime" if scope == "compile" else scope,
-                line)
+        out.dep(name, _child_text(dep, "version"), "runtime" if scope == "compile" else scope, line)
     if m := re.search(r"<mainClass>\s*([\w.$]+)\s*</mainClass>", src.text):
         out.entry("mainClass", m.group(1), src.line_at(m.start()))
 
 
 _GRADLE_GROUPS = {
-    "implementation": "runtime", "api": "runtime", "compile": "runtime",
-    "runtimeOnly": "runtime", "runtime": "runtime", "compileOnly": "provided",
-    "compileOnlyApi": "provided", "providedCompile": "provided",
-    "testImplementation": "test", "testRuntimeOnly": "test", "testCompileOnly": "test",
-    "testCompile": "test", "androidTestImplementation": "test",
-    "testFixturesImplementation": "test", "debugImplementation": "dev",
-    "annotationProcessor": "build", "kapt": "build", "ksp": "build", "classpath": "build",
+    "implementation": "runtime",
+    "api": "runtime",
+    "compile": "runtime",
+    "runtimeOnly": "runtime",
+    "runtime": "runtime",
+    "compileOnly": "provided",
+    "compileOnlyApi": "provided",
+    "providedCompile": "provided",
+    "testImplementation": "test",
+    "testRuntimeOnly": "test",
+    "testCompileOnly": "test",
+    "testCompile": "test",
+    "androidTestImplementation": "test",
+    "testFixturesImplementation": "test",
+    "debugImplementation": "dev",
+    "annotationProcessor": "build",
+    "kapt": "build",
+    "ksp": "build",
+    "classpath": "build",
 }
 _GRADLE_LINE = re.compile(r"^\s*(" + "|".join(_GRADLE_GROUPS) + r")\b\s*\(?\s*(.*)$")
 
@@ -319,11 +370,13 @@ def gradle(out: Parsed) -> None:
         group, rest = _GRADLE_GROUPS[m.group(1)], m.group(2)
         if proj := re.match(r"""project\s*\(\s*(?:path\s*[:=]\s*)?['"]([^'"]+)['"]""", rest):
             out.dep(proj.group(1), "project", group, number)
-        elif mapped := re.search(r"""group\s*[:=]\s*['"]([^'"]+)['"]\s*,\s*name\s*[:=]\s*"""
-                                 r"""['"]([^'"]+)['"](?:\s*,\s*version\s*[:=]\s*"""
-                                 r"""['"]([^'"]+)['"])?""", rest):
-            out.dep(f"{mapped.group(1)}:{mapped.group(2)}", mapped.group(3) or "", group,
-                    number)
+        elif mapped := re.search(
+            r"""group\s*[:=]\s*['"]([^'"]+)['"]\s*,\s*name\s*[:=]\s*"""
+            r"""['"]([^'"]+)['"](?:\s*,\s*version\s*[:=]\s*"""
+            r"""['"]([^'"]+)['"])?""",
+            rest,
+        ):
+            out.dep(f"{mapped.group(1)}:{mapped.group(2)}", mapped.group(3) or "", group, number)
         elif coord := re.search(r"""['"]([^'"\s]+:[^'"\s]+)['"]""", rest):
             parts = coord.group(1).split(":")
             out.dep(":".join(parts[:2]), ":".join(parts[2:]), group, number)
@@ -331,8 +384,7 @@ def gradle(out: Parsed) -> None:
             out.dep(alias.group(1), "version catalog", group, number)
     if m := re.search(r"""mainClass(?:Name)?\s*(?:=|\.set\s*\()\s*['"]([^'"]+)['"]""", src.text):
         out.entry("application", m.group(1), src.line_at(m.start()))
-    out.identify("a Gradle build", src.find(r"^\s*(plugins|dependencies)\s*\{") or src.find(
-        r"\S"))
+    out.identify("a Gradle build", src.find(r"^\s*(plugins|dependencies)\s*\{") or src.find(r"\S"))
 
 
 _RUBY_NAME = re.compile(r""":(\w+)|['"](\w+)['"]""")
@@ -351,7 +403,8 @@ def gemfile(out: Parsed) -> None:
         if m := re.match(r"group\s*\(?(.*?)\)?\s+do\b", code):
             stack.append(_ruby_groups(m.group(1)))
         elif re.search(r"\bdo\s*(\|[^|]*\|)?$", code) or re.match(
-                r"(if|unless|case|while|until|begin)\b", code):
+            r"(if|unless|case|while|until|begin)\b", code
+        ):
             stack.append([])  # a block that ends with `end` but names no group
         elif re.match(r"end\b", code):
             if stack:
@@ -360,10 +413,9 @@ def gemfile(out: Parsed) -> None:
             rest, versions = m.group(2), []
             while arg := re.match(r"""\s*,\s*['"]([^'"]+)['"]""", rest):
                 versions.append(arg.group(1))
-                rest = rest[arg.end():]
+                rest = rest[arg.end() :]
             groups = [g for frame in stack for g in frame]
-            if inline := re.search(r"""groups?\s*(?::|=>)\s*(\[[^\]]*\]|:\w+|['"]\w+['"])""",
-                                   rest):
+            if inline := re.search(r"""groups?\s*(?::|=>)\s*(\[[^\]]*\]|:\w+|['"]\w+['"])""", rest):
                 groups += _ruby_groups(inline.group(1))
             out.dep(m.group(1), ", ".join(versions), ",".join(groups) or "runtime", number)
         elif code == "gemspec" or code.startswith("gemspec "):

@@ -101,8 +101,9 @@ class Parsed:
     what: str = ""
 
     def dep(self, name: str, spec: str, group: str, line: int | None) -> None:
-        self.deps.append(Dependency(name=name, spec=spec.strip(), manifest=self.src.path,
-                                    line=line, group=group))
+        self.deps.append(
+            Dependency(name=name, spec=spec.strip(), manifest=self.src.path, line=line, group=group)
+        )
 
     def script(self, name: str, command: str, line: int | None) -> None:
         self.scripts.append(_Named(name, command, self.src.path, line))

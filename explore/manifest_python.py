@@ -39,8 +39,9 @@ def _group(name: str) -> str:
     return "dev" if name.lower() in {"dev", "develop", "development"} else f"group:{name}"
 
 
-def _pep508_list(out: Parsed, values: list[str], group: str, start: int | None,
-                 *, quoted: bool = True) -> None:
+def _pep508_list(
+    out: Parsed, values: list[str], group: str, start: int | None, *, quoted: bool = True
+) -> None:
     pos = start
     for value in values:
         line = out.src.find_text(quoted_forms(value) if quoted else [value], pos)
@@ -56,12 +57,14 @@ def pyproject(out: Parsed) -> None:
     at = toml_table(src, "project")
     if project:
         name, version = project.get("name", "?"), project.get("version", "")
-        out.identify(f"the Python project {name} {version}".rstrip(),
-                     toml_key(src, "name", at) or at)
+        out.identify(
+            f"the Python project {name} {version}".rstrip(), toml_key(src, "name", at) or at
+        )
         if isinstance(rp := project.get("requires-python"), str):
             out.notes.append(f"requires Python {rp}")
-    _pep508_list(out, as_strs(project.get("dependencies")), "runtime",
-                 toml_key(src, "dependencies", at))
+    _pep508_list(
+        out, as_strs(project.get("dependencies")), "runtime", toml_key(src, "dependencies", at)
+    )
     extras_at = toml_table(src, "project", "optional-dependencies")
     for extra, values in as_dict(project.get("optional-dependencies")).items():
         _pep508_list(out, as_strs(values), f"optional:{extra}", toml_key(src, extra, extras_at))
@@ -69,8 +72,12 @@ def pyproject(out: Parsed) -> None:
     for name, values in as_dict(data.get("dependency-groups")).items():
         _pep508_list(out, as_strs(values), _group(name), toml_key(src, name, groups_at))
     build = as_dict(data.get("build-system"))
-    _pep508_list(out, as_strs(build.get("requires")), "build",
-                 toml_key(src, "requires", toml_table(src, "build-system")))
+    _pep508_list(
+        out,
+        as_strs(build.get("requires")),
+        "build",
+        toml_key(src, "requires", toml_table(src, "build-system")),
+    )
     for table in ("scripts", "gui-scripts"):
         table_at = toml_table(src, "project", table)
         for name, target in as_dict(project.get(table)).items():
@@ -98,15 +105,21 @@ def _poetry(out: Parsed, poetry: dict[str, Any]) -> None:
     src = out.src
     at = toml_table(src, "tool", "poetry")
     if out.ident is None:
-        out.identify(f"the Poetry project {poetry.get('name', '?')}",
-                     toml_key(src, "name", at) or at)
+        out.identify(
+            f"the Poetry project {poetry.get('name', '?')}", toml_key(src, "name", at) or at
+        )
     sections: list[tuple[tuple[str, ...], dict[str, Any], str]] = [
         (("dependencies",), as_dict(poetry.get("dependencies")), "runtime"),
         (("dev-dependencies",), as_dict(poetry.get("dev-dependencies")), "dev"),
     ]
     for name, group in as_dict(poetry.get("group")).items():
-        sections.append((("group", name, "dependencies"),
-                         as_dict(as_dict(group).get("dependencies")), _group(name)))
+        sections.append(
+            (
+                ("group", name, "dependencies"),
+                as_dict(as_dict(group).get("dependencies")),
+                _group(name),
+            )
+        )
     for parts, deps, group in sections:
         table_at = toml_table(src, "tool", "poetry", *parts)
         for name, value in deps.items():
@@ -135,32 +148,47 @@ def setup_cfg(out: Parsed) -> None:
     cfg.read_string(src.text, source=src.path)
     meta_at = src.find(r"^\s*\[metadata\]")
     if cfg.has_option("metadata", "name"):
-        out.identify(f"the Python project {cfg.get('metadata', 'name')}",
-                     src.find(r"^\s*name\s*=", meta_at))
+        out.identify(
+            f"the Python project {cfg.get('metadata', 'name')}", src.find(r"^\s*name\s*=", meta_at)
+        )
     elif meta_at is not None:
         out.identify("setuptools metadata", meta_at)
     options_at = src.find(r"^\s*\[options\]")
     for key, group in (("install_requires", "runtime"), ("setup_requires", "build")):
         if cfg.has_option("options", key):
-            _pep508_list(out, _cfg_values(cfg.get("options", key)), group,
-                         src.find(rf"^\s*{key}\s*=", options_at), quoted=False)
+            _pep508_list(
+                out,
+                _cfg_values(cfg.get("options", key)),
+                group,
+                src.find(rf"^\s*{key}\s*=", options_at),
+                quoted=False,
+            )
     if cfg.has_option("options", "python_requires"):
         out.notes.append(f"requires Python {cfg.get('options', 'python_requires')}")
     if cfg.has_section("options.extras_require"):
         extras_at = src.find(r"^\s*\[options\.extras_require\]")
         for extra, raw in cfg.items("options.extras_require"):
-            _pep508_list(out, _cfg_values(raw), f"optional:{extra}",
-                         src.find(rf"^\s*{re.escape(extra)}\s*=", extras_at), quoted=False)
+            _pep508_list(
+                out,
+                _cfg_values(raw),
+                f"optional:{extra}",
+                src.find(rf"^\s*{re.escape(extra)}\s*=", extras_at),
+                quoted=False,
+            )
     if cfg.has_section("options.entry_points"):
         points_at = src.find(r"^\s*\[options\.entry_points\]")
         for group, raw in cfg.items("options.entry_points"):
             group_at = src.find(rf"^\s*{re.escape(group)}\s*=", points_at)
             for item in _cfg_values(raw):
                 name, _, target = item.partition("=")
-                label = name.strip() if group in ("console_scripts", "gui_scripts") else (
-                    f"{name.strip()} ({group})")
-                out.entry(label, target.strip(),
-                          src.find(rf"^\s*{re.escape(name.strip())}\s*=", group_at))
+                label = (
+                    name.strip()
+                    if group in ("console_scripts", "gui_scripts")
+                    else (f"{name.strip()} ({group})")
+                )
+                out.entry(
+                    label, target.strip(), src.find(rf"^\s*{re.escape(name.strip())}\s*=", group_at)
+                )
 
 
 _STRING = re.compile(r"""(['"])(.*?)(?<!\\)\1""")
@@ -184,7 +212,7 @@ def _bracketed(text: str, start: int) -> str:
         elif ch in pairs.values():
             depth -= 1
             if depth == 0:
-                return text[start:i + 1]
+                return text[start : i + 1]
         i += 1
     return text[start:]
 
@@ -215,8 +243,12 @@ def setup_py(out: Parsed) -> None:
             values = _bracketed(body, m.end() - 1)
             for s in _STRING.finditer(values):
                 name, spec = _pep508(s.group(2))
-                out.dep(name, spec, f"optional:{m.group(2)}",
-                        src.line_at(offset + m.end() - 1 + s.start()))
+                out.dep(
+                    name,
+                    spec,
+                    f"optional:{m.group(2)}",
+                    src.line_at(offset + m.end() - 1 + s.start()),
+                )
     if m := re.search(r"""['"](console_scripts|gui_scripts)['"]\s*:\s*\[""", text):
         for s in _STRING.finditer(_bracketed(text, m.end() - 1)):
             name, _, target = s.group(2).partition("=")
@@ -261,15 +293,20 @@ def requirements(out: Parsed) -> None:
             continue
         option, _, rest = text.partition(" ")
         if option in ("-r", "--requirement", "-c", "--constraint") or text.startswith(
-                ("-r", "--requirement=", "-c", "--constraint=")):
+            ("-r", "--requirement=", "-c", "--constraint=")
+        ):
             target = rest.strip() or text[2:].lstrip("=").strip()
             out.notes.append(f"includes {target} (line {number})")
             continue
         if option in ("-e", "--editable"):
             target = rest.strip()
             egg = re.search(r"#egg=([\w.-]+)", lines[number - 1])
-            out.dep(egg.group(1) if egg else basename(target.rstrip("/")) or target,
-                    f"-e {target}", group, number)
+            out.dep(
+                egg.group(1) if egg else basename(target.rstrip("/")) or target,
+                f"-e {target}",
+                group,
+                number,
+            )
         elif text.startswith("-"):
             continue  # --index-url, --hash-only lines and other pip options
         elif "://" in text.split(" ", 1)[0]:

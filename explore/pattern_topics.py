@@ -38,8 +38,15 @@ from dowse.explore.tracks import STDLIB, Context, cite, find_line, plural
 from dowse.indexer.records import Import, Symbol
 from dowse.languages import language_for
 
-__all__ = ["assertions_pattern", "errors_pattern", "imports_pattern", "naming_pattern",
-           "structure_pattern", "test_layout_pattern", "typing_pattern"]
+__all__ = [
+    "assertions_pattern",
+    "errors_pattern",
+    "imports_pattern",
+    "naming_pattern",
+    "structure_pattern",
+    "test_layout_pattern",
+    "typing_pattern",
+]
 
 MAX_EXAMPLES = 3
 
@@ -47,8 +54,9 @@ MAX_EXAMPLES = 3
 # -- citations and numbers ---------------------------------------------------------------
 
 
-def _examples(ctx: Context, *groups: Sequence[tuple[str, int] | Hit],
-              limit: int = MAX_EXAMPLES) -> list[Citation]:
+def _examples(
+    ctx: Context, *groups: Sequence[tuple[str, int] | Hit], limit: int = MAX_EXAMPLES
+) -> list[Citation]:
     """Up to `limit` citations, the first usable location of each group in turn,
     preferring files not cited yet."""
     out: list[Citation] = []
@@ -96,13 +104,15 @@ def _sym_sites(symbols: Iterable[Symbol]) -> list[tuple[str, int]]:
 
 def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Pattern | None:
     base = ctx.scope + "/" if ctx.scope and ctx.scope not in code else ""
-    rel = {p: p[len(base):] for p in code}
+    rel = {p: p[len(base) :] for p in code}
     dirs = Counter(posixpath.dirname(p) for p in code)
     biggest, most = max(dirs.items(), key=lambda kv: (kv[1], kv[0] == "", kv[0]))
-    parts = [f"{plural(len(code), 'code file')} in "
-             f"{plural(len(dirs), 'directory', 'directories')} (median "
-             f"{statistics.median(dirs.values()):g} per directory; largest {biggest or '.'}/ "
-             f"with {most})"]
+    parts = [
+        f"{plural(len(code), 'code file')} in "
+        f"{plural(len(dirs), 'directory', 'directories')} (median "
+        f"{statistics.median(dirs.values()):g} per directory; largest {biggest or '.'}/ "
+        f"with {most})"
+    ]
     sites: list[list[tuple[str, int]]] = []
     py = [p for p in code if p.endswith(".py")]
     if py:
@@ -114,20 +124,23 @@ def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Patter
         if packages:
             shown = main or top
             src = any(rel[f"{d}/__init__.py"].startswith("src/") for d in shown)
-            text = (f"{plural(len(packages), 'Python package')} (with __init__.py); "
-                    f"top-level: {', '.join(shown[:4])}"
-                    f"{'…' if len(shown) > 4 else ''}")
+            text = (
+                f"{plural(len(packages), 'Python package')} (with __init__.py); "
+                f"top-level: {', '.join(shown[:4])}"
+                f"{'…' if len(shown) > 4 else ''}"
+            )
             if len(top) > len(main) and main:
                 text += f" and {len(top) - len(main)} under test directories"
             parts.append(text + ("; src layout" if src else "; no src/ layout"))
             for d in shown[:2]:
                 sites.append(_first_line(ctx, posixpath.join(d, "__init__.py")))
         if loose:
-            parts.append(f"{len(loose)} non-test directories of Python files without "
-                         "__init__.py")
-    markers = [("package.json", "package.json manifest", '"name"'),
-               ("go.mod", "Go module (go.mod)", "module "),
-               ("Cargo.toml", "Cargo crate manifest", "[")]
+            parts.append(f"{len(loose)} non-test directories of Python files without __init__.py")
+    markers = [
+        ("package.json", "package.json manifest", '"name"'),
+        ("go.mod", "Go module (go.mod)", "module "),
+        ("Cargo.toml", "Cargo crate manifest", "["),
+    ]
     in_scope = ctx.files()
     for name, label, needle in markers:
         found = [p for p in in_scope if posixpath.basename(p) == name]
@@ -135,8 +148,11 @@ def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Patter
             parts.append(plural(len(found), label))
             line = find_line(ctx, found[0], needle)
             sites.append([(found[0], line)] if line else _first_line(ctx, found[0]))
-    layouts = [("src/main/java/", "Maven/Gradle layout (src/main/java)"),
-               ("cmd/", "Go cmd/ entry points"), ("internal/", "Go internal/ packages")]
+    layouts = [
+        ("src/main/java/", "Maven/Gradle layout (src/main/java)"),
+        ("cmd/", "Go cmd/ entry points"),
+        ("internal/", "Go internal/ packages"),
+    ]
     for prefix, label in layouts:
         hits = [p for p in code if f"/{prefix}" in f"/{rel[p]}"]
         if hits:
@@ -145,8 +161,10 @@ def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Patter
     if tests:
         in_dirs = sum(1 for p in tests if TEST_DIR.search(posixpath.dirname(rel[p])))
         parts.append(f"{plural(len(tests), 'test file')}, {in_dirs} under test directories")
-    in_biggest = sorted((p for p in code if posixpath.dirname(p) == biggest),
-                        key=lambda p: (posixpath.basename(p) in LAST_IN_DIR, p))
+    in_biggest = sorted(
+        (p for p in code if posixpath.dirname(p) == biggest),
+        key=lambda p: (posixpath.basename(p) in LAST_IN_DIR, p),
+    )
     sites.append(_first_line(ctx, in_biggest[0]))
     examples = _examples(ctx, *sites)
     if not examples:
@@ -156,17 +174,21 @@ def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Patter
 
 def errors_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
     classes = s.get(ERROR_CLASSES[family])
-    counts = [(feature, label, s.n(feature), always) for feature, label, always
-              in ERRORS[family]]
+    counts = [(feature, label, s.n(feature), always) for feature, label, always in ERRORS[family]]
     if not classes and not any(n for f, _, n, _a in counts if f != "bare_except"):
         return None
     first = counts[0]
-    parts = [f"{first[1]}: {first[2]} (in {s.in_files(first[0])} of "
-             f"{plural(len(s.files), 'sampled file')})"]
+    parts = [
+        f"{first[1]}: {first[2]} (in {s.in_files(first[0])} of "
+        f"{plural(len(s.files), 'sampled file')})"
+    ]
     parts += [f"{label}: {n}" for _, label, n, always in counts[1:] if n or always]
     if classes:
-        bases = Counter((h[2][1] or "").split(",")[0].strip() for h in classes
-                        if len(h[2]) > 1) if family in ("python", "js", "java") else Counter()
+        bases = (
+            Counter((h[2][1] or "").split(",")[0].strip() for h in classes if len(h[2]) > 1)
+            if family in ("python", "js", "java")
+            else Counter()
+        )
         names = list(dict.fromkeys(h[2][0] or "" for h in classes))
         text = f"custom error types: {len(names)} ({', '.join(names[:5])}"
         text += "…)" if len(names) > 5 else ")"
@@ -189,22 +211,38 @@ def typing_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
         if not s.n("jsdoc_type"):
             return None
         examples = _examples(ctx, s.get("jsdoc_type"))
-        return Pattern(name="typing", description=(
-            f"plain JavaScript; JSDoc type tags (`@param {{…}}`) in {s.in_files('jsdoc_type')} "
-            f"of {plural(len(s.files), 'sampled file')}"), examples=examples) if examples else None
-    functions = [sym for sym in s.symbols if sym.kind in FUNCTION_KINDS
-                 and language_for(sym.path) in ("typescript", "tsx")]
+        return (
+            Pattern(
+                name="typing",
+                description=(
+                    "plain JavaScript; JSDoc type tags (`@param {…}`) in "
+                    f"{s.in_files('jsdoc_type')} "
+                    f"of {plural(len(s.files), 'sampled file')}"
+                ),
+                examples=examples,
+            )
+            if examples
+            else None
+        )
+    functions = [
+        sym
+        for sym in s.symbols
+        if sym.kind in FUNCTION_KINDS and language_for(sym.path) in ("typescript", "tsx")
+    ]
     returns = [sym for sym in functions if re.search(r"\)\s*:\s*\S", sym.signature)]
     parts = [f"{len(ts)} of {plural(len(s.files), 'sampled file')} are TypeScript"]
     if functions:
-        parts.append(f"{_pct(len(returns), len(functions))} of {len(functions)} TypeScript "
-                     "functions declare a return type")
+        parts.append(
+            f"{_pct(len(returns), len(functions))} of {len(functions)} TypeScript "
+            "functions declare a return type"
+        )
     parts.append(f"`any` {s.n('ts_any')} times in {plural(s.in_files('ts_any'), 'file')}")
     parts.append(f"{s.n('interface')} interfaces, {s.n('type_alias')} type aliases")
     if s.n("ts_ignore"):
         parts.append(f"{s.n('ts_ignore')} `@ts-ignore`/`@ts-expect-error`")
-    examples = _examples(ctx, _sym_sites(returns), s.get("interface") or s.get("type_alias"),
-                         s.get("ts_any"))
+    examples = _examples(
+        ctx, _sym_sites(returns), s.get("interface") or s.get("type_alias"), s.get("ts_any")
+    )
     if not examples:
         return None
     return Pattern(name="typing", description="; ".join(parts), examples=examples)
@@ -220,17 +258,27 @@ def _typing_python(ctx: Context, s: Scan) -> Pattern | None:
         for p in _parameters(f.signature):
             params += 1
             annotated += p
-    parts = [f"{_pct(len(returns), len(functions))} of {len(functions)} sampled functions "
-             "annotate their return type"]
+    parts = [
+        f"{_pct(len(returns), len(functions))} of {len(functions)} sampled functions "
+        "annotate their return type"
+    ]
     if params:
         parts.append(f"{_pct(annotated, params)} of their {params} parameters are annotated")
-    parts.append(f"`from __future__ import annotations` in {s.in_files('future_annotations')} "
-                 f"of {plural(len(s.files), 'file')}")
+    parts.append(
+        f"`from __future__ import annotations` in {s.in_files('future_annotations')} "
+        f"of {plural(len(s.files), 'file')}"
+    )
     if s.n("pipe_none") or s.n("optional"):
         parts.append(f"`X | None` {s.n('pipe_none')} vs `Optional[X]` {s.n('optional')}")
-    kinds = [("dataclass", "@dataclass"), ("pydantic", "pydantic models"),
-             ("attrs", "attrs classes"), ("typeddict", "TypedDict"),
-             ("namedtuple", "NamedTuple"), ("protocol", "Protocol"), ("enum", "Enum")]
+    kinds = [
+        ("dataclass", "@dataclass"),
+        ("pydantic", "pydantic models"),
+        ("attrs", "attrs classes"),
+        ("typeddict", "TypedDict"),
+        ("namedtuple", "NamedTuple"),
+        ("protocol", "Protocol"),
+        ("enum", "Enum"),
+    ]
     records = [f"{s.n(k)} {label}" for k, label in kinds if s.n(k)]
     if records:
         parts.append("typed records: " + ", ".join(records))
@@ -247,7 +295,7 @@ def _parameters(signature: str) -> list[bool]:
     if start < 0:
         return []
     depth, current, params = 0, "", []
-    for ch in signature[start + 1:]:
+    for ch in signature[start + 1 :]:
         if ch in "([{":
             depth += 1
         elif ch in ")]}":
@@ -269,13 +317,15 @@ def _parameters(signature: str) -> list[bool]:
     return out
 
 
-def _python_import_kinds(ctx: Context, imports: Iterable[Import]
-                         ) -> dict[str, list[tuple[str, int]]]:
+def _python_import_kinds(
+    ctx: Context, imports: Iterable[Import]
+) -> dict[str, list[tuple[str, int]]]:
     """Import statements by kind (from, plain, relative, star, nested), `__future__` aside.
 
     Statements come from the parser, so an import quoted in a docstring does not count."""
-    kinds: dict[str, list[tuple[str, int]]] = {k: [] for k in
-                                               ("from", "plain", "relative", "star", "nested")}
+    kinds: dict[str, list[tuple[str, int]]] = {
+        k: [] for k in ("from", "plain", "relative", "star", "nested")
+    }
     seen: set[tuple[str, int]] = set()
     for imp in imports:
         where = (imp.path, imp.line)
@@ -303,8 +353,10 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
         top = len(kinds["from"]) + len(kinds["plain"])
         if not top:
             return None
-        parts.append(f"{_pct(len(kinds['from']), top)} of {top} top-level imports are "
-                     f"`from x import y`, {len(kinds['plain'])} `import x`")
+        parts.append(
+            f"{_pct(len(kinds['from']), top)} of {top} top-level imports are "
+            f"`from x import y`, {len(kinds['plain'])} `import x`"
+        )
         parts.append(f"{len(kinds['relative'])} relative ({_pct(len(kinds['relative']), top)})")
         parts.append(f"{len(kinds['nested'])} imports inside functions or blocks")
         if kinds["star"]:
@@ -325,10 +377,11 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
                 third[head] += 1
         total = sum(origin.values())
         if total:
-            parts.append("origins: " + ", ".join(f"{_pct(n, total)} {k}"
-                                                 for k, n in origin.most_common())
-                         + (f" ({', '.join(n for n, _ in third.most_common(3))})"
-                            if third else ""))
+            parts.append(
+                "origins: "
+                + ", ".join(f"{_pct(n, total)} {k}" for k, n in origin.most_common())
+                + (f" ({', '.join(n for n, _ in third.most_common(3))})" if third else "")
+            )
         if s.n("dunder_all"):
             parts.append(f"`__all__` declared in {plural(s.in_files('dunder_all'), 'file')}")
         groups = [kinds["from"], kinds["plain"], kinds["relative"], kinds["nested"]]
@@ -337,37 +390,47 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
         if not (esm or req):
             return None
         parts.append(f"{esm} ES module imports vs {req} `require(...)` calls")
-        parts.append(f"{s.n('esm_export')} `export` statements vs {s.n('cjs_export')} "
-                     "`module.exports`")
+        parts.append(
+            f"{s.n('esm_export')} `export` statements vs {s.n('cjs_export')} `module.exports`"
+        )
         if s.imports:
             relative = sum(1 for i in s.imports if i.module.startswith("."))
-            parts.append(f"{_pct(relative, len(s.imports))} of {len(s.imports)} imports are "
-                         "relative paths")
+            parts.append(
+                f"{_pct(relative, len(s.imports))} of {len(s.imports)} imports are relative paths"
+            )
         groups = [s.get("esm_import"), s.get("require"), s.get("esm_export")]
     elif family == "go":
         if not s.imports:
             return None
         std = sum(1 for i in s.imports if "." not in i.module.split("/")[0])
-        parts.append(f"{s.n('import_block')} grouped `import (...)` blocks, "
-                     f"{s.n('import_single')} single-line imports")
-        parts.append(f"{_pct(std, len(s.imports))} of {len(s.imports)} imports are standard "
-                     f"library, {s.n('import_alias')} aliased")
+        parts.append(
+            f"{s.n('import_block')} grouped `import (...)` blocks, "
+            f"{s.n('import_single')} single-line imports"
+        )
+        parts.append(
+            f"{_pct(std, len(s.imports))} of {len(s.imports)} imports are standard "
+            f"library, {s.n('import_alias')} aliased"
+        )
         groups = [s.get("import_block"), s.get("import_single"), s.get("import_alias")]
     elif family == "rust":
         uses = s.n("use_any")
         if not uses:
             return None
         external = uses - s.n("use_crate") - s.n("use_std")
-        parts.append(f"{uses} `use` declarations: {s.n('use_crate')} crate-local "
-                     f"(crate/super/self), {s.n('use_std')} std, {external} external crates")
+        parts.append(
+            f"{uses} `use` declarations: {s.n('use_crate')} crate-local "
+            f"(crate/super/self), {s.n('use_std')} std, {external} external crates"
+        )
         parts.append(f"{s.n('use_group')} grouped `use a::{{b, c}}`")
         groups = [s.get("use_crate"), s.get("use_std"), s.get("use_group")]
     elif family == "java":
         total = s.n("import_any")
         if not total:
             return None
-        parts.append(f"{total} imports: {s.n('import_wildcard')} wildcard (`.*`), "
-                     f"{s.n('import_static')} static")
+        parts.append(
+            f"{total} imports: {s.n('import_wildcard')} wildcard (`.*`), "
+            f"{s.n('import_static')} static"
+        )
         groups = [s.get("import_any"), s.get("import_wildcard"), s.get("import_static")]
     examples = _examples(ctx, *groups)
     if not examples:
@@ -376,8 +439,12 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
 
 
 def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
-    functions = [sym for sym in s.symbols if sym.kind in FUNCTION_KINDS
-                 and not (sym.name.startswith("__") and sym.name.endswith("__"))]
+    functions = [
+        sym
+        for sym in s.symbols
+        if sym.kind in FUNCTION_KINDS
+        and not (sym.name.startswith("__") and sym.name.endswith("__"))
+    ]
     types = [sym for sym in s.symbols if sym.kind in TYPE_KINDS]
     constants = [sym for sym in s.symbols if sym.kind == "constant"]
     if not (functions or types):
@@ -388,19 +455,26 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
         cases = Counter(_case(f.name) for f in functions)
         if family == "go":
             exported = sum(1 for f in functions if f.name[:1].isupper())
-            parts.append(f"{len(functions)} functions/methods: {_pct(exported, len(functions))} "
-                         f"exported (capitalized), {cases['snake_case']} with underscores")
+            parts.append(
+                f"{len(functions)} functions/methods: {_pct(exported, len(functions))} "
+                f"exported (capitalized), {cases['snake_case']} with underscores"
+            )
             fn_site = _sym_sites(functions)
         else:
             # A tie (one-word names only) goes to the language's own convention.
-            snake = (cases["snake_case"], family in ("python", "rust")) > (cases["camelCase"],
-                                                                          False)
+            snake = (cases["snake_case"], family in ("python", "rust")) > (
+                cases["camelCase"],
+                False,
+            )
             main = "snake_case" if snake else "camelCase"
             n_main = cases[main] + cases["lowercase"]
-            parts.append(f"{_pct(n_main, len(functions))} of {len(functions)} functions/methods "
-                         f"are {main} (incl. one-word lowercase)"
-                         + "".join(f", {n} {c}" for c, n in cases.most_common()
-                                   if c not in (main, "lowercase")))
+            parts.append(
+                f"{_pct(n_main, len(functions))} of {len(functions)} functions/methods "
+                f"are {main} (incl. one-word lowercase)"
+                + "".join(
+                    f", {n} {c}" for c, n in cases.most_common() if c not in (main, "lowercase")
+                )
+            )
             fn_site = _sym_sites(f for f in functions if _case(f.name) in (main, "lowercase"))
         private = sum(1 for f in functions if f.name.startswith("_"))
         if family == "python" and private:
@@ -413,20 +487,23 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
         names = [h for h in s.get("module_name") if not (h[2][0] or "").startswith("__")]
         upper = [(h[0], h[1]) for h in names if _case(h[2][0] or "") == "UPPER_CASE"]
         if names:
-            parts.append(f"{len(upper)} of {len(names)} module-level names are UPPER_CASE "
-                         "constants")
+            parts.append(
+                f"{len(upper)} of {len(names)} module-level names are UPPER_CASE constants"
+            )
     elif constants:
         upper = _sym_sites(c for c in constants if _case(c.name) == "UPPER_CASE")
-        parts.append(f"{_pct(len(upper), len(constants))} of {len(constants)} constants are "
-                     "UPPER_CASE")
+        parts.append(
+            f"{_pct(len(upper), len(constants))} of {len(constants)} constants are UPPER_CASE"
+        )
     examples = _examples(ctx, fn_site, _sym_sites(types), upper)
     if not examples:
         return None
     return Pattern(name="naming", description="; ".join(parts), examples=examples)
 
 
-def test_layout_pattern(ctx: Context, tests: list[str], test: dict[str, Scan],
-                        source: dict[str, Scan]) -> Pattern | None:
+def test_layout_pattern(
+    ctx: Context, tests: list[str], test: dict[str, Scan], source: dict[str, Scan]
+) -> Pattern | None:
     inline = source.get("rust", Scan()).get("cfg_test")
     if not tests and not inline:
         return None
@@ -434,34 +511,39 @@ def test_layout_pattern(ctx: Context, tests: list[str], test: dict[str, Scan],
     parts: list[str] = []
     sites: list[Sequence[tuple[str, int] | Hit]] = []
     if tests:
-        rel = [p[len(base):] for p in tests]
+        rel = [p[len(base) :] for p in tests]
         in_dirs = sum(1 for p in rel if TEST_DIR.search(posixpath.dirname(p)))
         top = Counter(p.split("/")[0] for p in rel if "/" in p and TEST_DIR.match(p))
-        where = (f"{plural(len(tests), 'test file')}: {_pct(in_dirs, len(tests))} under test "
-                 "directories")
+        where = (
+            f"{plural(len(tests), 'test file')}: {_pct(in_dirs, len(tests))} under test directories"
+        )
         if top:
             where += " (top-level " + ", ".join(f"{d}/" for d, _ in top.most_common(2)) + ")"
         parts.append(where + f", {len(tests) - in_dirs} colocated with the code")
-        names = Counter(label for p in tests for label, rx in TEST_NAMES
-                        if rx.search(posixpath.basename(p)))
+        names = Counter(
+            label for p in tests for label, rx in TEST_NAMES if rx.search(posixpath.basename(p))
+        )
         if names:
-            parts.append("names: " + ", ".join(f"{label} ×{n}" for label, n
-                                               in names.most_common()))
+            parts.append("names: " + ", ".join(f"{label} ×{n}" for label, n in names.most_common()))
     frameworks: list[str] = []
     for family, scan in test.items():
         for label, features in FRAMEWORKS[family]:
             files = {h[0] for f in features for h in scan.get(f)}
             if files:
-                frameworks.append(f"{label} in {len(files)} of "
-                                  f"{plural(len(scan.files), 'sampled test file')} "
-                                  f"({LABEL[family]})")
+                frameworks.append(
+                    f"{label} in {len(files)} of "
+                    f"{plural(len(scan.files), 'sampled test file')} "
+                    f"({LABEL[family]})"
+                )
                 sites.append([h for f in features for h in scan.get(f)])
         sites.insert(0, scan.get(TEST_DEFS[family]))
     if frameworks:
         parts.append("frameworks: " + ", ".join(frameworks))
     if inline:
-        parts.append("Rust unit tests inline (`#[cfg(test)]`) in "
-                     + plural(len({h[0] for h in inline}), "sampled source file"))
+        parts.append(
+            "Rust unit tests inline (`#[cfg(test)]`) in "
+            + plural(len({h[0] for h in inline}), "sampled source file")
+        )
         sites.append(inline)
     examples = _examples(ctx, *sites)
     if not examples and tests:
@@ -471,12 +553,12 @@ def test_layout_pattern(ctx: Context, tests: list[str], test: dict[str, Scan],
     return Pattern(name="test layout", description="; ".join(parts), examples=examples)
 
 
-def assertions_pattern(ctx: Context, test: dict[str, Scan], source: dict[str, Scan]
-                       ) -> Pattern | None:
+def assertions_pattern(
+    ctx: Context, test: dict[str, Scan], source: dict[str, Scan]
+) -> Pattern | None:
     styles: list[tuple[str, list[Hit]]] = []
     for family, scan in test.items():
-        styles += [(f"{label} ({LABEL[family]})", scan.get(f)) for f, label
-                   in ASSERTS[family]]
+        styles += [(f"{label} ({LABEL[family]})", scan.get(f)) for f, label in ASSERTS[family]]
     if "rust" in source and "rust" not in test:
         styles += [(f"{label} (Rust)", source["rust"].get(f)) for f, label in ASSERTS["rust"]]
     styles = sorted((st for st in styles if st[1]), key=lambda st: -len(st[1]))
@@ -484,10 +566,9 @@ def assertions_pattern(ctx: Context, test: dict[str, Scan], source: dict[str, Sc
     if not total:
         return None
     files = len({h[0] for _, hits in styles for h in hits})
-    description = (f"{plural(total, 'assertion')} in "
-                   f"{plural(files, 'sampled file')}: "
-                   + ", ".join(f"{label} {_pct(len(hits), total)} ({len(hits)})"
-                               for label, hits in styles))
+    description = f"{plural(total, 'assertion')} in {plural(files, 'sampled file')}: " + ", ".join(
+        f"{label} {_pct(len(hits), total)} ({len(hits)})" for label, hits in styles
+    )
     examples = _examples(ctx, *(hits for _, hits in styles))
     if not examples:
         return None

@@ -59,17 +59,21 @@ _CORE = ("module structure", "error handling", "import style", "naming")
 def patterns_track(ctx: Context) -> Track:
     """A track sampling the scope's code and reporting its coding patterns, with examples."""
     spec = TrackSpec(
-        name="patterns", focus=ctx.scope or ".",
+        name="patterns",
+        focus=ctx.scope or ".",
         approach=f"sample at most {SAMPLE_SOURCE + SAMPLE_TESTS} files ({SAMPLE_TESTS} of them "
-                 "tests) spread across directories; measure constructs with line-anchored "
-                 "regexes and tree-sitter symbols; structure and test layout from every path "
-                 "in scope",
-        gates=["understood: code files were sampled and at least one pattern was measured",
-               "evidence: every pattern's examples are cited lines that show it",
-               "complete: module structure, error handling, import style and naming are "
-               "each reported or explained as a gap"],
+        "tests) spread across directories; measure constructs with line-anchored "
+        "regexes and tree-sitter symbols; structure and test layout from every path "
+        "in scope",
+        gates=[
+            "understood: code files were sampled and at least one pattern was measured",
+            "evidence: every pattern's examples are cited lines that show it",
+            "complete: module structure, error handling, import style and naming are "
+            "each reported or explained as a gap",
+        ],
         deliverable="patterns (module structure, error handling, typing, imports, naming, "
-                    "tests, assertions), each with numbers and 1-3 file:line examples")
+        "tests, assertions), each with numbers and 1-3 file:line examples",
+    )
 
     def understand(state: TrackState) -> tuple[bool, str]:
         patterns = _measure(ctx, state)
@@ -84,21 +88,29 @@ def patterns_track(ctx: Context) -> Track:
     def complete(state: TrackState) -> tuple[bool, str]:
         # A pattern whose claim lost a citation at the evidence gate is not reported.
         kept = {f.claim for f in state.findings}
-        patterns: list[Pattern] = [p for p in state.output.get("patterns", [])
-                                   if f"{p.name}: {p.description}" in kept]
+        patterns: list[Pattern] = [
+            p for p in state.output.get("patterns", []) if f"{p.name}: {p.description}" in kept
+        ]
         state.output["patterns"] = patterns
         topics = {p.name.split(" (")[0] for p in patterns}
-        unexplained = [t for t in _CORE if t not in topics
-                       and not any(g.startswith(f"{t}:") for g in state.gaps)]
+        unexplained = [
+            t
+            for t in _CORE
+            if t not in topics and not any(g.startswith(f"{t}:") for g in state.gaps)
+        ]
         if not patterns:
             return False, "no pattern survived the evidence gate"
         if unexplained:
             return False, "not reported and not explained: " + ", ".join(unexplained)
         return True, f"{len(patterns)} patterns over {len(topics)} topics"
 
-    return Track(spec=spec, understand=understand, complete=complete,
-                 split=lambda c: largest_subdirs(c, min_files=SPLIT_MIN_FILES),
-                 make=patterns_track)
+    return Track(
+        spec=spec,
+        understand=understand,
+        complete=complete,
+        split=lambda c: largest_subdirs(c, min_files=SPLIT_MIN_FILES),
+        make=patterns_track,
+    )
 
 
 # -- measuring ---------------------------------------------------------------------------
@@ -113,22 +125,26 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
     measured = [p for p in code if language_for(p) in FAMILY]
     source_pool = [p for p in measured if not is_test_path(p)]
     test_pool = [p for p in measured if is_test_path(p)]
-    n_tests = min(len(test_pool), max(SAMPLE_TESTS, SAMPLE_SOURCE + SAMPLE_TESTS
-                                      - len(source_pool)))
+    n_tests = min(
+        len(test_pool), max(SAMPLE_TESTS, SAMPLE_SOURCE + SAMPLE_TESTS - len(source_pool))
+    )
     n_source = min(len(source_pool), SAMPLE_SOURCE + SAMPLE_TESTS - n_tests)
     source = _scan_all(ctx, _sample(source_pool, n_source), parse=True)
     test = _scan_all(ctx, _sample(test_pool, n_tests, tests=True), parse=False)
-    sampled = sum(len(s.files) for s in source.values()) + sum(len(s.files)
-                                                               for s in test.values())
+    sampled = sum(len(s.files) for s in source.values()) + sum(len(s.files) for s in test.values())
     if sampled < len(measured):
         dirs = len({posixpath.dirname(p) for p in measured})
-        state.gaps.append(f"measured on a sample of {sampled} of {len(measured)} files in "
-                          f"{dirs} directories: counts are estimates")
+        state.gaps.append(
+            f"measured on a sample of {sampled} of {len(measured)} files in "
+            f"{dirs} directories: counts are estimates"
+        )
     others = Counter(language_for(p) or "" for p in code if language_for(p) not in FAMILY)
     if others:
-        state.gaps.append("no pattern rules for " + ", ".join(
-            f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
-            + ": structure only")
+        state.gaps.append(
+            "no pattern rules for "
+            + ", ".join(f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
+            + ": structure only"
+        )
 
     patterns: list[Pattern | None] = [structure_pattern(ctx, code, tests)]
     local = local_module_names(ctx.all_files())
@@ -173,8 +189,10 @@ def _sample(paths: Sequence[str], k: int, *, tests: bool = False) -> list[str]:
         by_dir[posixpath.dirname(p)].append(p)
 
     def rank(path: str) -> tuple[bool, bytes]:
-        return (posixpath.basename(path) in LAST_IN_DIR,
-                hashlib.blake2b(path.encode(), digest_size=8).digest())
+        return (
+            posixpath.basename(path) in LAST_IN_DIR,
+            hashlib.blake2b(path.encode(), digest_size=8).digest(),
+        )
 
     queues = [sorted(ps, key=rank) for _, ps in sorted(by_dir.items())]
     chosen: list[str] = []
@@ -214,8 +232,9 @@ def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, S
             offset += len(line) + 1
         for feature, rx in FEATURES[family].items():
             for m in rx.finditer(text):
-                scan.hits[feature].append((path, bisect.bisect_right(starts, m.start()),
-                                           m.groups()))
+                scan.hits[feature].append(
+                    (path, bisect.bisect_right(starts, m.start()), m.groups())
+                )
         if parse:
             parsed = parse_source(path, text.encode(), language)
             scan.symbols.extend(parsed.symbols)

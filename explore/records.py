@@ -93,8 +93,9 @@ class TrackFindings(BaseModel):
     conclusions: list[str] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list, description="uncertainties, open questions")
     gates: list[GateResult] = Field(default_factory=list)
-    dropped: list[str] = Field(default_factory=list,
-                               description="claims dropped because a citation failed")
+    dropped: list[str] = Field(
+        default_factory=list, description="claims dropped because a citation failed"
+    )
     claims: int = Field(default=0, description="claims verified (before any budget trimming)")
     seconds: float = 0.0
     subtracks: list[TrackFindings] = Field(default_factory=list)
@@ -156,9 +157,11 @@ class ImportReport(BaseModel):
     entry_points: list[str] = Field(default_factory=list)
     cycles: list[list[str]] = Field(default_factory=list)
     central: list[tuple[str, float]] = Field(
-        default_factory=list, description="(path, PageRank), most central first")
+        default_factory=list, description="(path, PageRank), most central first"
+    )
     external: list[tuple[str, int]] = Field(
-        default_factory=list, description="(top-level package, importing files)")
+        default_factory=list, description="(top-level package, importing files)"
+    )
 
 
 class GitReport(BaseModel):
@@ -168,19 +171,23 @@ class GitReport(BaseModel):
     head: str | None = None
     recent: list[str] = Field(default_factory=list, description="'<sha> <date> <subject>'")
     uncommitted: list[str] = Field(default_factory=list, description="'<status> <path>'")
-    hot_files: list[tuple[str, int]] = Field(default_factory=list,
-                                             description="(path, commits touching it)")
+    hot_files: list[tuple[str, int]] = Field(
+        default_factory=list, description="(path, commits touching it)"
+    )
     co_change: list[tuple[str, str, int]] = Field(
-        default_factory=list, description="(path, path, commits touching both)")
+        default_factory=list, description="(path, path, commits touching both)"
+    )
 
 
 class Synthesis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    unified: list[str] = Field(default_factory=list,
-                               description="what several tracks agree on, with citations")
-    nuances: list[str] = Field(default_factory=list,
-                               description="where tracks diverge or qualify each other")
+    unified: list[str] = Field(
+        default_factory=list, description="what several tracks agree on, with citations"
+    )
+    nuances: list[str] = Field(
+        default_factory=list, description="where tracks diverge or qualify each other"
+    )
     open_questions: list[str] = Field(default_factory=list)
     confidence: Literal["High", "Moderate", "Low"] = "Low"
     basis: str = ""
@@ -203,8 +210,10 @@ class ExploreResult(BaseModel):
     summary: str = ""
     synthesis: Synthesis = Field(default_factory=Synthesis)
     tracks: list[TrackFindings] = Field(default_factory=list)
-    timings: dict[str, float] = Field(default_factory=dict,
-                                      description="seconds per track, plus 'wall' and 'sum'")
+    timings: dict[str, float] = Field(
+        default_factory=dict, description="seconds per track, plus 'wall' and 'sum'"
+    )
     budget: int | None = Field(default=None, description="the token budget it was fitted to")
-    omitted: dict[str, int] = Field(default_factory=dict,
-                                    description="items left out per section for the budget")
+    omitted: dict[str, int] = Field(
+        default_factory=dict, description="items left out per section for the budget"
+    )

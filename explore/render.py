@@ -75,9 +75,12 @@ def _tree_nodes(root: TreeNode) -> list[tuple[TreeNode, int]]:
 
 def _prune(node: TreeNode, kept: set[int]) -> TreeNode:
     children = [c for c in node.children if id(c) in kept]
-    return node.model_copy(update={
-        "children": [_prune(c, kept) for c in children],
-        "truncated": node.truncated + len(node.children) - len(children)})
+    return node.model_copy(
+        update={
+            "children": [_prune(c, kept) for c in children],
+            "truncated": node.truncated + len(node.children) - len(children),
+        }
+    )
 
 
 def _sections(r: ExploreResult) -> list[_Section]:
@@ -90,20 +93,37 @@ def _sections(r: ExploreResult) -> list[_Section]:
     syn = r.synthesis
     add("unified", 0.08, syn.unified, lambda k: setattr(syn, "unified", syn.unified[:k]))
     add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
-    add("open_questions", 0.05, syn.open_questions,
-        lambda k: setattr(syn, "open_questions", syn.open_questions[:k]))
-    add("focus", 0.25, r.focus_findings,
-        lambda k: setattr(r, "focus_findings", r.focus_findings[:k]))
+    add(
+        "open_questions",
+        0.05,
+        syn.open_questions,
+        lambda k: setattr(syn, "open_questions", syn.open_questions[:k]),
+    )
+    add(
+        "focus",
+        0.25,
+        r.focus_findings,
+        lambda k: setattr(r, "focus_findings", r.focus_findings[:k]),
+    )
     add("key_files", 0.08, r.key_files, lambda k: setattr(r, "key_files", r.key_files[:k]))
     if r.tree is not None:
         tree, nodes = r.tree, _tree_nodes(r.tree)
-        add("tree", 0.08, nodes, lambda k: setattr(
-            r, "tree", _prune(tree, {id(n) for n, _ in nodes[:k]})))
+        add(
+            "tree",
+            0.08,
+            nodes,
+            lambda k: setattr(r, "tree", _prune(tree, {id(n) for n, _ in nodes[:k]})),
+        )
     deps = r.dependencies
-    add("dependencies", 0.07, deps.dependencies,
-        lambda k: setattr(deps, "dependencies", deps.dependencies[:k]))
-    scripts = ([("script", k, v) for k, v in deps.scripts.items()]
-               + [("entry point", k, v) for k, v in deps.entry_points.items()])
+    add(
+        "dependencies",
+        0.07,
+        deps.dependencies,
+        lambda k: setattr(deps, "dependencies", deps.dependencies[:k]),
+    )
+    scripts = [("script", k, v) for k, v in deps.scripts.items()] + [
+        ("entry point", k, v) for k, v in deps.entry_points.items()
+    ]
 
     def keep_scripts(k: int) -> None:
         kept = scripts[:k]
@@ -114,30 +134,34 @@ def _sections(r: ExploreResult) -> list[_Section]:
     add("patterns", 0.12, r.patterns, lambda k: setattr(r, "patterns", r.patterns[:k]))
     if r.imports is not None:
         imp = r.imports
-        items = ([("cycle", " → ".join(c)) for c in imp.cycles]
-                 + [("central", f"{p} ({score:.3f})") for p, score in imp.central]
-                 + [("external", f"{p} ({n} files)") for p, n in imp.external])
+        items = (
+            [("cycle", " → ".join(c)) for c in imp.cycles]
+            + [("central", f"{p} ({score:.3f})") for p, score in imp.central]
+            + [("external", f"{p} ({n} files)") for p, n in imp.external]
+        )
 
         def keep_imports(k: int) -> None:
             kinds = [kind for kind, _ in items[:k]]
-            imp.cycles = imp.cycles[:kinds.count("cycle")]
-            imp.central = imp.central[:kinds.count("central")]
-            imp.external = imp.external[:kinds.count("external")]
+            imp.cycles = imp.cycles[: kinds.count("cycle")]
+            imp.central = imp.central[: kinds.count("central")]
+            imp.external = imp.external[: kinds.count("external")]
 
         add("imports", 0.06, items, keep_imports)
     if r.git is not None:
         git = r.git
-        gitems = ([("uncommitted", u) for u in git.uncommitted]
-                  + [("recent", c) for c in git.recent]
-                  + [("hot", f"{p} ({n} commits)") for p, n in git.hot_files]
-                  + [("co-change", f"{a} + {b} ({n})") for a, b, n in git.co_change])
+        gitems = (
+            [("uncommitted", u) for u in git.uncommitted]
+            + [("recent", c) for c in git.recent]
+            + [("hot", f"{p} ({n} commits)") for p, n in git.hot_files]
+            + [("co-change", f"{a} + {b} ({n})") for a, b, n in git.co_change]
+        )
 
         def keep_git(k: int) -> None:
             kinds = [kind for kind, _ in gitems[:k]]
-            git.uncommitted = git.uncommitted[:kinds.count("uncommitted")]
-            git.recent = git.recent[:kinds.count("recent")]
-            git.hot_files = git.hot_files[:kinds.count("hot")]
-            git.co_change = git.co_change[:kinds.count("co-change")]
+            git.uncommitted = git.uncommitted[: kinds.count("uncommitted")]
+            git.recent = git.recent[: kinds.count("recent")]
+            git.hot_files = git.hot_files[: kinds.count("hot")]
+            git.co_change = git.co_change[: kinds.count("co-change")]
 
         add("git", 0.06, gitems, keep_git)
     # Track findings repeat the sections above, except the specialists': those come first.
@@ -183,15 +207,15 @@ def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> 
         # Tight: each track keeps its name, focus, gates and claims; its spec's prose goes,
         # and its gaps, which the synthesis' open questions (a budgeted section) repeat.
         for t in _all_tracks(r.tracks):
-            t.track = t.track.model_copy(update={"approach": "", "gates": [],
-                                                 "deliverable": ""})
+            t.track = t.track.model_copy(update={"approach": "", "gates": [], "deliverable": ""})
             t.gaps = []
     skeleton = r.model_copy(deep=True)
     for sec in _sections(skeleton):
         sec.keep(0)
     skeleton.omitted = {sec.name: 1 for sec in _sections(r)}  # the notes cost room too
-    fixed = estimate_tokens(skeleton.model_dump_json() if fmt == "json"
-                            else render_markdown(skeleton))
+    fixed = estimate_tokens(
+        skeleton.model_dump_json() if fmt == "json" else render_markdown(skeleton)
+    )
     sections = _sections(r)
     costs = {s.name: [_cost(s.name, it, fmt) for it in s.items] for s in sections}
     need = {s.name: sum(costs[s.name]) + _OVERHEAD for s in sections}
@@ -229,8 +253,10 @@ def render_markdown(r: ExploreResult) -> str:
     syn = r.synthesis
     timing = ""
     if "wall" in r.timings:
-        timing = (f"; {len(r.tracks)} tracks in {r.timings['wall']:.2f} s wall "
-                  f"({r.timings.get('sum', 0):.2f} s summed)")
+        timing = (
+            f"; {len(r.tracks)} tracks in {r.timings['wall']:.2f} s wall "
+            f"({r.timings.get('sum', 0):.2f} s summed)"
+        )
     lines += [f"_Confidence: {syn.confidence} — {syn.basis}{timing}_", ""]
 
     def section(title: str, name: str, items: list[Any]) -> None:
@@ -255,32 +281,52 @@ def render_markdown(r: ExploreResult) -> str:
         lines += ["```", ""]
     deps = r.dependencies
     section("Dependencies", "dependencies", deps.dependencies)
-    section("Scripts and entry points", "scripts",
-            [("script", k, v) for k, v in deps.scripts.items()]
-            + [("entry point", k, v) for k, v in deps.entry_points.items()])
+    section(
+        "Scripts and entry points",
+        "scripts",
+        [("script", k, v) for k, v in deps.scripts.items()]
+        + [("entry point", k, v) for k, v in deps.entry_points.items()],
+    )
     section("Patterns", "patterns", r.patterns)
     if r.imports is not None:
         imp = r.imports
-        lines += [f"_Import graph: {imp.modules} modules, {imp.edges} edges; entry points: "
-                  + (", ".join(f"`{e}`" for e in imp.entry_points[:6]) or "none") + "_", ""]
-        section("Imports", "imports",
-                [("cycle", " → ".join(c)) for c in imp.cycles]
-                + [("central", f"{p} ({s:.3f})") for p, s in imp.central]
-                + [("external", f"{p} ({n} files)") for p, n in imp.external])
+        lines += [
+            f"_Import graph: {imp.modules} modules, {imp.edges} edges; entry points: "
+            + (", ".join(f"`{e}`" for e in imp.entry_points[:6]) or "none")
+            + "_",
+            "",
+        ]
+        section(
+            "Imports",
+            "imports",
+            [("cycle", " → ".join(c)) for c in imp.cycles]
+            + [("central", f"{p} ({s:.3f})") for p, s in imp.central]
+            + [("external", f"{p} ({n} files)") for p, n in imp.external],
+        )
     if r.git is not None:
         g = r.git
         lines += [f"_Git: branch {g.branch or '?'} at {(g.head or '?')[:12]}_", ""]
-        section("Git", "git", [("uncommitted", u) for u in g.uncommitted]
-                + [("recent", c) for c in g.recent]
-                + [("hot", f"{p} ({n} commits)") for p, n in g.hot_files]
-                + [("co-change", f"{a} + {b} ({n})") for a, b, n in g.co_change])
-    lines += ["## Tracks", "", "| track | gates | claims | dropped | seconds |",
-              "|---|---|---|---|---|"]
+        section(
+            "Git",
+            "git",
+            [("uncommitted", u) for u in g.uncommitted]
+            + [("recent", c) for c in g.recent]
+            + [("hot", f"{p} ({n} commits)") for p, n in g.hot_files]
+            + [("co-change", f"{a} + {b} ({n})") for a, b, n in g.co_change],
+        )
+    lines += [
+        "## Tracks",
+        "",
+        "| track | gates | claims | dropped | seconds |",
+        "|---|---|---|---|---|",
+    ]
     for t in r.tracks:
-        gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}"
-                         for g in t.gates)
-        lines.append(f"| {t.track.name} | {gates} | {t.claims} | {len(t.dropped)} "
-                     f"| {t.seconds:.2f} |")
+        gates = " ".join(
+            f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}" for g in t.gates
+        )
+        lines.append(
+            f"| {t.track.name} | {gates} | {t.claims} | {len(t.dropped)} | {t.seconds:.2f} |"
+        )
     lines.append("")
     for t in r.tracks:
         if t.track.name.startswith("specialist") and t.findings:

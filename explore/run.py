@@ -83,12 +83,12 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
     files = ctx.files()
     parts = [f"{result.path}: {len(files)} indexable files"]
     if result.key_files:
-        parts.append("key files " + ", ".join(f"{k.path} ({k.role})"
-                                               for k in result.key_files[:4]))
+        parts.append("key files " + ", ".join(f"{k.path} ({k.role})" for k in result.key_files[:4]))
     deps = result.dependencies
     if deps.manifests:
-        parts.append(f"{len(deps.dependencies)} dependencies declared in "
-                     + ", ".join(deps.manifests[:3]))
+        parts.append(
+            f"{len(deps.dependencies)} dependencies declared in " + ", ".join(deps.manifests[:3])
+        )
     if result.patterns:
         parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))
     if result.imports is not None and result.imports.central:
@@ -96,36 +96,54 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
         if result.imports.cycles:
             parts.append(f"{len(result.imports.cycles)} import cycle(s)")
     if result.git is not None and result.git.branch:
-        parts.append(f"on branch {result.git.branch}"
-                     + (f", {len(result.git.uncommitted)} uncommitted change(s)"
-                        if result.git.uncommitted else ""))
+        parts.append(
+            f"on branch {result.git.branch}"
+            + (
+                f", {len(result.git.uncommitted)} uncommitted change(s)"
+                if result.git.uncommitted
+                else ""
+            )
+        )
     if result.focus is not None:
         if result.focus_findings:
             best = result.focus_findings[0].citations[0].ref
-            parts.append(f"focus {result.focus!r}: {len(result.focus_findings)} cited "
-                         f"findings, best at {best}")
+            parts.append(
+                f"focus {result.focus!r}: {len(result.focus_findings)} cited "
+                f"findings, best at {best}"
+            )
         else:
             parts.append(f"focus {result.focus!r}: nothing relevant found")
     return "; ".join(parts) + "."
 
 
-def _run_made(ctx: Context, make: Callable[[], Track]
-              ) -> tuple[TrackFindings, dict[str, Any]]:
+def _run_made(ctx: Context, make: Callable[[], Track]) -> tuple[TrackFindings, dict[str, Any]]:
     return run_track(ctx, make())
 
 
-def explore(path: Path, *, focus: str | None = None, depth: Depth = "standard",
-            deepen: bool = False, index_dir: Path | None = None,
-            searcher: Any = None) -> ExploreResult:
+def explore(
+    path: Path,
+    *,
+    focus: str | None = None,
+    depth: Depth = "standard",
+    deepen: bool = False,
+    index_dir: Path | None = None,
+    searcher: Any = None,
+) -> ExploreResult:
     """Explore `path` (a directory or a file) with the tracks its depth calls for.
 
     `searcher` (a HybridSearcher on the same index) lets a long-lived caller, such as the
     MCP server, reuse its warm index and query embedder.
     """
     root, scope, index_dir = locate(path, index_dir)
-    ctx = Context(root=root, scope=scope, focus=focus, depth=depth,
-                  walk_config=_walk_config(index_dir), index_dir=index_dir,
-                  deepen=DEEPEN_LEVELS if deepen else 0)
+    ctx = Context(
+        root=root,
+        scope=scope,
+        focus=focus,
+        depth=depth,
+        walk_config=_walk_config(index_dir),
+        index_dir=index_dir,
+        deepen=DEEPEN_LEVELS if deepen else 0,
+    )
     if searcher is not None:
         ctx.use_searcher(searcher)
     t0 = time.perf_counter()
@@ -149,8 +167,9 @@ def explore(path: Path, *, focus: str | None = None, depth: Depth = "standard",
                 focus_files: list[str] = []
                 if focus_future is not None:
                     found, _ = focus_future.result()
-                    focus_files = list(dict.fromkeys(
-                        c.path for f in found.findings for c in f.citations))
+                    focus_files = list(
+                        dict.fromkeys(c.path for f in found.findings for c in f.citations)
+                    )
                 return run_track(ctx, git_track(ctx, focus_files=focus_files[:5]))
 
             futures.append(pool.submit(git_after_focus))
@@ -159,8 +178,9 @@ def explore(path: Path, *, focus: str | None = None, depth: Depth = "standard",
     wall = time.perf_counter() - t0
 
     tracks = sorted((t for t, _ in done), key=lambda t: _ORDER.get(t.track.name, 99))
-    result = ExploreResult(path=scope or ".", root=str(root), depth=depth, focus=focus,
-                           tracks=tracks)
+    result = ExploreResult(
+        path=scope or ".", root=str(root), depth=depth, focus=focus, tracks=tracks
+    )
     for _, out in done:
         for name in ("tree", "key_files", "patterns", "dependencies", "imports", "git"):
             if name in out:
@@ -170,8 +190,9 @@ def explore(path: Path, *, focus: str | None = None, depth: Depth = "standard",
     result.synthesis = synthesize(result)
     result.summary = _summary(result, ctx)
     result.timings = {t.track.name: t.seconds for t in tracks}
-    result.timings.update(walk=round(walked, 4), wall=round(wall, 4),
-                          sum=round(sum(t.seconds for t in tracks), 4))
+    result.timings.update(
+        walk=round(walked, 4), wall=round(wall, 4), sum=round(sum(t.seconds for t in tracks), 4)
+    )
     return result
 
 

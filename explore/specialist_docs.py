@@ -25,8 +25,17 @@ from typing import Literal
 from dowse.explore.tracks import Context
 from dowse.languages import CODE_LANGUAGES, language_for
 
-__all__ = ["Api", "DocSite", "Docs", "Rule", "Site", "def_names", "definitions",
-           "internal_docs", "read_package_docs"]
+__all__ = [
+    "Api",
+    "DocSite",
+    "Docs",
+    "Rule",
+    "Site",
+    "def_names",
+    "definitions",
+    "internal_docs",
+    "read_package_docs",
+]
 
 MAX_DOC_FILES = 16
 MAX_DOC_BYTES = 400_000
@@ -36,33 +45,97 @@ DocSite = tuple[str, int, int]
 """A doc sentence: (path, first line, last line)."""
 _Kind = Literal["instead", "deprecated", "forbidden"]
 
-_NOT_APIS = frozenset({
-    "if", "for", "while", "return", "print", "len", "str", "int", "float", "bool", "dict",
-    "list", "set", "tuple", "range", "super", "isinstance", "type", "object", "self", "not",
-    "and", "or", "in", "is", "with", "assert", "lambda", "yield", "await", "function",
-    "require", "import", "from", "new", "console", "None", "True", "False", "null",
-    "true", "false", "this", "def", "class",
-})
+_NOT_APIS = frozenset(
+    {
+        "if",
+        "for",
+        "while",
+        "return",
+        "print",
+        "len",
+        "str",
+        "int",
+        "float",
+        "bool",
+        "dict",
+        "list",
+        "set",
+        "tuple",
+        "range",
+        "super",
+        "isinstance",
+        "type",
+        "object",
+        "self",
+        "not",
+        "and",
+        "or",
+        "in",
+        "is",
+        "with",
+        "assert",
+        "lambda",
+        "yield",
+        "await",
+        "function",
+        "require",
+        "import",
+        "from",
+        "new",
+        "console",
+        "None",
+        "True",
+        "False",
+        "null",
+        "true",
+        "false",
+        "this",
+        "def",
+        "class",
+    }
+)
 _LITERAL_EXTS = "json|ya?ml|toml|ini|cfg|conf|env|txt|csv|db|sqlite3?|xml|lock|pem"
 
 _TOKEN = r"``?[^`\n]+?``?|[A-Za-z_][\w.]*\(\)"
 _PHRASE = r"(?P<rest>.*)"
 _RULES: list[tuple[_Kind, re.Pattern[str]]] = [
-    ("instead", re.compile(rf"\buse\s+(?P<good>{_TOKEN})\s+(?:instead\s+of|rather\s+than)\s+"
-                           rf"(?P<bad>.+?)(?=[.;!?](?:\s|$)|$)", re.I)),
-    ("instead", re.compile(rf"\binstead\s+of\s+(?P<bad>[^,;]+?),\s*use\s+(?P<good>{_TOKEN})",
-                           re.I)),
-    ("instead", re.compile(rf"\bprefer\s+(?P<good>{_TOKEN})\s+(?:over|to)\s+"
-                           rf"(?P<bad>.+?)(?=[.;!?](?:\s|$)|$)", re.I)),
-    ("deprecated", re.compile(rf"(?P<bad>{_TOKEN})\s+(?:is|are)\s+deprecated\b{_PHRASE}",
-                              re.I)),
+    (
+        "instead",
+        re.compile(
+            rf"\buse\s+(?P<good>{_TOKEN})\s+(?:instead\s+of|rather\s+than)\s+"
+            rf"(?P<bad>.+?)(?=[.;!?](?:\s|$)|$)",
+            re.I,
+        ),
+    ),
+    (
+        "instead",
+        re.compile(rf"\binstead\s+of\s+(?P<bad>[^,;]+?),\s*use\s+(?P<good>{_TOKEN})", re.I),
+    ),
+    (
+        "instead",
+        re.compile(
+            rf"\bprefer\s+(?P<good>{_TOKEN})\s+(?:over|to)\s+"
+            rf"(?P<bad>.+?)(?=[.;!?](?:\s|$)|$)",
+            re.I,
+        ),
+    ),
+    ("deprecated", re.compile(rf"(?P<bad>{_TOKEN})\s+(?:is|are)\s+deprecated\b{_PHRASE}", re.I)),
     ("deprecated", re.compile(rf"\bdeprecated:?\s+(?P<bad>{_TOKEN}){_PHRASE}", re.I)),
-    ("forbidden", re.compile(rf"\b(?:do\s+not|don't|never)\s+(?:call|use)\s+(?P<bad>{_TOKEN})"
-                             rf"{_PHRASE}", re.I)),
+    (
+        "forbidden",
+        re.compile(
+            rf"\b(?:do\s+not|don't|never)\s+(?:call|use)\s+(?P<bad>{_TOKEN})"
+            rf"{_PHRASE}",
+            re.I,
+        ),
+    ),
 ]
 # A bare alternative must look like code (fetch_json, np.vstack), not a word ("use it").
-_ALTERNATIVE = re.compile(rf"\b(?:use|in\s+favou?r\s+of|replaced\s+by)\s+"
-                          rf"(?P<good>{_TOKEN}|[A-Za-z_]\w*(?:[._]\w+)+)", re.I)
+_ALTERNATIVE = re.compile(
+    rf"\b(?:use|in\s+favou?r\s+of|replaced\s+by)\s+"
+    rf"(?P<good>{_TOKEN}|[A-Za-z_]\w*(?:[._]\w+)+)",
+    re.I,
+)
 _FILE_LITERAL = re.compile(rf"[\w./-]*\w\.(?:{_LITERAL_EXTS})\b")
 _LITERAL = re.compile(rf"{_FILE_LITERAL.pattern}|\"[^\"\n]+\"|'[^'\n]+'")
 _IDENT_CALL = re.compile(r"\s*(?P<name>[A-Za-z_][\w.]*)\s*(?:\([^)]*\))?\s*")
@@ -73,12 +146,18 @@ _DEF = re.compile(
     r"(?:def|function\*?|func|fn)[ \t]+(?:\([^)\n]*\)[ \t]*)?([A-Za-z_]\w*)"
     r"|^[ \t]*(?:export[ \t]+)?(?:const|let|var)[ \t]+([A-Za-z_$][\w$]*)[ \t]*=[ \t]*"
     r"(?:async[ \t]+)?(?:function\b|\([^)\n]*\)[ \t]*=>|[A-Za-z_$][\w$]*[ \t]*=>)",
-    re.MULTILINE)
+    re.MULTILINE,
+)
 _DOC_DEPRECATED = re.compile(
     r"^\s*\.\.\s+deprecated::|^\s*!!!\s+\w+\s+\"deprecated"
-    r"|^\s*deprecated\b(?!\s*=)", re.I | re.M)
-_SECTION = re.compile(r"^\s*(?:Args|Arguments|Parameters|Params|Keyword Arg(?:ument)?s|Returns|"
-                      r"Raises|Attributes|Yields|Examples?)\s*:?\s*$|^\s*:param\b", re.M)
+    r"|^\s*deprecated\b(?!\s*=)",
+    re.I | re.M,
+)
+_SECTION = re.compile(
+    r"^\s*(?:Args|Arguments|Parameters|Params|Keyword Arg(?:ument)?s|Returns|"
+    r"Raises|Attributes|Yields|Examples?)\s*:?\s*$|^\s*:param\b",
+    re.M,
+)
 
 
 @dataclass
@@ -121,8 +200,14 @@ class Docs:
 
 def internal_docs(ctx: Context, module: str, sources: list[str]) -> Docs:
     docs = Docs(module=module, kind="internal", sources=sources)
-    defined = definitions(ctx, [p for p in ctx.files() if p.startswith(module + "/")
-                                and language_for(p) in CODE_LANGUAGES])
+    defined = definitions(
+        ctx,
+        [
+            p
+            for p in ctx.files()
+            if p.startswith(module + "/") and language_for(p) in CODE_LANGUAGES
+        ],
+    )
     for path in sources:
         lines = ctx.lines(path) or []
         in_code = False
@@ -134,13 +219,17 @@ def internal_docs(ctx: Context, module: str, sources: list[str]) -> Docs:
             if in_code:
                 names = [*_CODE_CALL.findall(line), *def_names(line)]
             else:
-                names = [ident.group("name").split(".")[-1] for span in _BACKTICK.findall(line)
-                         if (ident := _IDENT_CALL.fullmatch(span))]
+                names = [
+                    ident.group("name").split(".")[-1]
+                    for span in _BACKTICK.findall(line)
+                    if (ident := _IDENT_CALL.fullmatch(span))
+                ]
             for name in names:
                 if name in _NOT_APIS or name not in defined or name in docs.apis:
                     continue
-                docs.apis[name] = Api(name=name, summary=stripped[:120], doc=(path, i, i),
-                                      defined=defined[name])
+                docs.apis[name] = Api(
+                    name=name, summary=stripped[:120], doc=(path, i, i), defined=defined[name]
+                )
         for text, first, last in _sentences(lines):
             _rules_in(docs, text, (path, first, last))
     for rule in docs.rules:
@@ -148,8 +237,9 @@ def internal_docs(ctx: Context, module: str, sources: list[str]) -> Docs:
         if own in defined:
             rule.call = own  # the module's own function, however the doc qualifies it
             if own not in docs.apis:
-                docs.apis[own] = Api(name=own, summary=rule.text, doc=rule.doc,
-                                     defined=defined[own])
+                docs.apis[own] = Api(
+                    name=own, summary=rule.text, doc=rule.doc, defined=defined[own]
+                )
     return docs
 
 
@@ -162,8 +252,13 @@ def _sentences(lines: list[str]) -> Iterator[tuple[str, int, int]]:
         text = line.strip()
         fence = text.startswith(("```", "~~~"))
         in_code = in_code != fence
-        if fence or in_code or not text or text.startswith(("-", "*", "+", "#")) \
-                or re.match(r"\d+[.)]\s", text):
+        if (
+            fence
+            or in_code
+            or not text
+            or text.startswith(("-", "*", "+", "#"))
+            or re.match(r"\d+[.)]\s", text)
+        ):
             paragraphs.append([])
         if text and not fence and not in_code:
             paragraphs[-1].append((i, re.sub(r"^(?:[-*+#]+|\d+[.)])\s+", "", text)))
@@ -187,11 +282,19 @@ def _rules_in(docs: Docs, sentence: str, site: DocSite) -> None:
             if good is None and "rest" in m.groupdict():
                 alt = _ALTERNATIVE.search(m.group("rest") or "")
                 good = alt.group("good") if alt else None
-            rule = Rule(kind=kind, text=sentence, bad=bad.strip("` "),
-                        good=good.strip("` ") if good else None, doc=site)
+            rule = Rule(
+                kind=kind,
+                text=sentence,
+                bad=bad.strip("` "),
+                good=good.strip("` ") if good else None,
+                doc=site,
+            )
             call = _IDENT_CALL.fullmatch(bad.strip("`"))
-            if call and ("(" in bad or bad.startswith("`")) \
-                    and not _FILE_LITERAL.fullmatch(call.group("name")):
+            if (
+                call
+                and ("(" in bad or bad.startswith("`"))
+                and not _FILE_LITERAL.fullmatch(call.group("name"))
+            ):
                 rule.call = call.group("name")  # dotted stays dotted: `json.load`, not `load`
             else:
                 lit = _LITERAL.search(bad)
@@ -206,8 +309,11 @@ def _rules_in(docs: Docs, sentence: str, site: DocSite) -> None:
     if matched:
         return
     # A helper described as handling a literal: "`load_config()` reads settings.json".
-    apis = [ident.group("name").split(".")[-1] for span in _BACKTICK.findall(sentence)
-            if (ident := _IDENT_CALL.fullmatch(span))]
+    apis = [
+        ident.group("name").split(".")[-1]
+        for span in _BACKTICK.findall(sentence)
+        if (ident := _IDENT_CALL.fullmatch(span))
+    ]
     literal = _FILE_LITERAL.search(_BACKTICK.sub(" ", sentence))
     if apis and literal:
         docs.helpers.append((apis[0], literal.group().strip("'\""), sentence, site))
@@ -248,11 +354,14 @@ def read_package_docs(docs: Docs, *, priority: set[str]) -> None:
                 if target is None:
                     continue
                 if any(a.name == "*" for a in node.names):
-                    (first if names is None or names & priority else later).append(
-                        (target, names))
+                    (first if names is None or names & priority else later).append((target, names))
                     continue
-                public = frozenset(a.name for a in node.names if not a.name.startswith("_")
-                                   and (names is None or (a.asname or a.name) in names))
+                public = frozenset(
+                    a.name
+                    for a in node.names
+                    if not a.name.startswith("_")
+                    and (names is None or (a.asname or a.name) in names)
+                )
                 if public:
                     (first if public & priority else later).append((target, public))
             elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -270,9 +379,11 @@ def read_package_docs(docs: Docs, *, priority: set[str]) -> None:
                     if isinstance(target_node, ast.Name) and target_node.id in names:
                         docs.apis.setdefault(target_node.id, Api(name=target_node.id))
     if first or later:
-        docs.notes.append(f"`{name}`: read {len(seen)} of its source files for documentation "
-                          f"(limit {MAX_DOC_FILES}, the modules of the names used first); "
-                          "some public names may be missing")
+        docs.notes.append(
+            f"`{name}`: read {len(seen)} of its source files for documentation "
+            f"(limit {MAX_DOC_FILES}, the modules of the names used first); "
+            "some public names may be missing"
+        )
 
 
 def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
@@ -290,8 +401,7 @@ def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
             yield node
 
 
-def _import_target(node: ast.ImportFrom, path: Path, site: Path, package: str
-                   ) -> Path | None:
+def _import_target(node: ast.ImportFrom, path: Path, site: Path, package: str) -> Path | None:
     """The source file an import inside the package reads from, when it is the package's
     own (relative, or absolute under the package or its private twin)."""
     if node.level:
@@ -315,16 +425,20 @@ def _summary(doc: str) -> str:
     """The first prose line of a docstring (admonitions, directives and signatures skipped)."""
     for line in doc.splitlines():
         text = line.strip()
-        if text and not text.startswith(("!!!", "..", ">>>", "::", "[")) and not re.match(
-                r"[\w.]+\(.*\)\s*(->.*)?$", text):
+        if (
+            text
+            and not text.startswith(("!!!", "..", ">>>", "::", "["))
+            and not re.match(r"[\w.]+\(.*\)\s*(->.*)?$", text)
+        ):
             return text[:120]
     return ""
 
 
 def _dunder_all(tree: ast.Module) -> frozenset[str] | None:
     for node in tree.body:
-        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
-                                                for t in node.targets):
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "__all__" for t in node.targets
+        ):
             try:
                 value = ast.literal_eval(node.value)
             except ValueError:
@@ -333,8 +447,9 @@ def _dunder_all(tree: ast.Module) -> frozenset[str] | None:
     return None
 
 
-def _package_deprecation(docs: Docs, node: ast.FunctionDef | ast.AsyncFunctionDef,
-                         doc: str) -> None:
+def _package_deprecation(
+    docs: Docs, node: ast.FunctionDef | ast.AsyncFunctionDef, doc: str
+) -> None:
     """Record a rule when a public function is deprecated: its docstring says so (Sphinx
     ``.. deprecated::``, "is deprecated", a first line about it), it is decorated with
     ``@deprecated(...)``, or its body warns with a DeprecationWarning unconditionally (a
@@ -345,15 +460,22 @@ def _package_deprecation(docs: Docs, node: ast.FunctionDef | ast.AsyncFunctionDe
     said = _DOC_DEPRECATED.search(prose) or re.search(
         rf"\b(?:this\s+(?:function|method|helper|class|alias|api|callable)|it|"
         rf"`?{re.escape(node.name)}(?:\(\))?`?)\s+(?:is|has\s+been)\s+"
-        r"deprecated\b", prose, re.I)
+        r"deprecated\b",
+        prose,
+        re.I,
+    )
     if said:
-        message = prose[said.start():]
+        message = prose[said.start() :]
     for stmt in node.body[:6]:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and _called_name(stmt.value.func) == "warn":
+        if (
+            isinstance(stmt, ast.Expr)
+            and isinstance(stmt.value, ast.Call)
+            and _called_name(stmt.value.func) == "warn"
+        ):
             args = [*stmt.value.args, *(k.value for k in stmt.value.keywords)]
-            if any("Deprecat" in _called_name(a) or _called_name(a) == "FutureWarning"
-                   for a in args):
+            if any(
+                "Deprecat" in _called_name(a) or _called_name(a) == "FutureWarning" for a in args
+            ):
                 message = message or _constants(args) or "deprecated"
     for deco in node.decorator_list:
         if _called_name(deco.func if isinstance(deco, ast.Call) else deco) == "deprecated":
@@ -364,13 +486,15 @@ def _package_deprecation(docs: Docs, node: ast.FunctionDef | ast.AsyncFunctionDe
     alt = _ALTERNATIVE.search(re.sub(r":\w+:", "", message))
     good = alt.group("good").strip("`~ ()") if alt else None
     text = " ".join(" ".join(message.strip().splitlines()[:3]).split())
-    docs.rules.append(Rule(kind="deprecated", text=text[:160], bad=node.name, good=good,
-                           doc=None, call=node.name))
+    docs.rules.append(
+        Rule(kind="deprecated", text=text[:160], bad=node.name, good=good, doc=None, call=node.name)
+    )
 
 
 def _constants(args: Iterable[ast.expr]) -> str:
-    return " ".join(a.value for a in args
-                    if isinstance(a, ast.Constant) and isinstance(a.value, str))
+    return " ".join(
+        a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+    )
 
 
 def _called_name(node: ast.AST) -> str:

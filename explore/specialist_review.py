@@ -36,15 +36,46 @@ __all__ = ["python_imports", "specialist_track"]
 MAX_SITES = 3
 MAX_USED_CLAIMS = 8
 
-_GENERIC = frozenset({
-    "main", "run", "setup", "init", "start", "stop", "close", "open", "read", "write", "load",
-    "save", "test", "call", "apply", "handle", "process", "execute", "update", "create",
-    "delete", "render", "parse", "build", "check", "reset", "clear", "send", "fetch",
-})
+_GENERIC = frozenset(
+    {
+        "main",
+        "run",
+        "setup",
+        "init",
+        "start",
+        "stop",
+        "close",
+        "open",
+        "read",
+        "write",
+        "load",
+        "save",
+        "test",
+        "call",
+        "apply",
+        "handle",
+        "process",
+        "execute",
+        "update",
+        "create",
+        "delete",
+        "render",
+        "parse",
+        "build",
+        "check",
+        "reset",
+        "clear",
+        "send",
+        "fetch",
+    }
+)
 _PREFIXES = ("my_", "custom_", "local_", "simple_", "_")
 _SUFFIXES = ("_impl", "_helper", "_local", "_custom", "_manual", "_fallback", "2")
-_PY_IMPORT = re.compile(r"^[ \t]*import[ \t]+([^\n#;]+)|^[ \t]*from[ \t]+([A-Za-z_][\w.]*)"
-                        r"[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)", re.MULTILINE)
+_PY_IMPORT = re.compile(
+    r"^[ \t]*import[ \t]+([^\n#;]+)|^[ \t]*from[ \t]+([A-Za-z_][\w.]*)"
+    r"[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)",
+    re.MULTILINE,
+)
 
 
 # -- code --------------------------------------------------------------------------------
@@ -59,8 +90,7 @@ def python_imports(text: str) -> Iterator[tuple[str, str, list[tuple[str, str]]]
                 words = part.split()
                 if not words or not re.fullmatch(r"[A-Za-z_][\w.]*", words[0]):
                     continue
-                bound = words[2] if len(words) == 3 and words[1] == "as" else \
-                    words[0].split(".")[0]
+                bound = words[2] if len(words) == 3 and words[1] == "as" else words[0].split(".")[0]
                 yield words[0].split(".")[0], words[0], [("", bound)]
         else:
             module = m.group(2)
@@ -70,8 +100,6 @@ def python_imports(text: str) -> Iterator[tuple[str, str, list[tuple[str, str]]]
                 if words and re.fullmatch(r"\w+", words[0]):
                     pairs.append((words[0], words[2] if len(words) == 3 else words[0]))
             yield module.split(".")[0], module, pairs
-
-
 
 
 class _Spans:
@@ -160,25 +188,35 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
         name=f"specialist:{module}",
         focus=f"how {ctx.scope or '.'} uses {module}",
         approach=f"read only {module}'s documentation ("
-                 + (", ".join(sources) if kind == "internal" else
-                    "docstrings of the installed package, parsed with ast, never imported")
-                 + f"); find its documented APIs' call sites outside {where}, functions "
-                 "re-implementing documented helpers, and calls the documentation rules out; "
-                 "review only, nothing is changed",
-        gates=["understood: the documentation was read and names APIs or usage rules",
-               "evidence: each use, missed convenience and misuse cites the code lines (and "
-               "the documentation line for an internal module)",
-               "complete: usage, missed conveniences and misuse were each checked"],
+        + (
+            ", ".join(sources)
+            if kind == "internal"
+            else "docstrings of the installed package, parsed with ast, never imported"
+        )
+        + f"); find its documented APIs' call sites outside {where}, functions "
+        "re-implementing documented helpers, and calls the documentation rules out; "
+        "review only, nothing is changed",
+        gates=[
+            "understood: the documentation was read and names APIs or usage rules",
+            "evidence: each use, missed convenience and misuse cites the code lines (and "
+            "the documentation line for an internal module)",
+            "complete: usage, missed conveniences and misuse were each checked",
+        ],
         deliverable="documented APIs used and where; missed conveniences; misuse against the "
-                    "documentation with the idiomatic alternative")
+        "documentation with the idiomatic alternative",
+    )
     review = _Review()
 
     def understand(state: TrackState) -> tuple[bool, str]:
         nonlocal review
         review = _Review()
         state.gaps.extend(notes)
-        code = [p for p in ctx.files() if language_for(p) in CODE_LANGUAGES
-                and not (kind == "internal" and p.startswith(module + "/"))]
+        code = [
+            p
+            for p in ctx.files()
+            if language_for(p) in CODE_LANGUAGES
+            and not (kind == "internal" and p.startswith(module + "/"))
+        ]
         if kind == "internal":
             docs = given
             calls = _internal_calls(ctx, code, docs)
@@ -194,33 +232,48 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
         topic = f"specialist:{module}"
         if kind == "internal":
             first = [a.doc for a in docs.apis.values() if a.doc][:MAX_SITES]
-            state.claim(f"{module} documents {len(docs.apis)} of its APIs in "
-                        f"{', '.join(sources)}: {', '.join(sorted(docs.apis)) or 'none'}",
-                        *_cite_all(ctx, first or [r.doc for r in docs.rules][:1]),
-                        topic=topic)
+            state.claim(
+                f"{module} documents {len(docs.apis)} of its APIs in "
+                f"{', '.join(sources)}: {', '.join(sorted(docs.apis)) or 'none'}",
+                *_cite_all(ctx, first or [r.doc for r in docs.rules][:1]),
+                topic=topic,
+            )
         else:
-            state.claim(f"`{module}` is imported by {plural(len(imported_at), 'file')} in "
-                        f"scope: {_refs(imported_at)}",
-                        *_cite_all(ctx, imported_at[:MAX_SITES]), topic=topic)
+            state.claim(
+                f"`{module}` is imported by {plural(len(imported_at), 'file')} in "
+                f"scope: {_refs(imported_at)}",
+                *_cite_all(ctx, imported_at[:MAX_SITES]),
+                topic=topic,
+            )
         spans = _Spans(ctx)
         _report_used(ctx, state, docs, calls, review, topic)
         flagged = _report_misuse(ctx, state, docs, code, calls, spans, review, topic)
         _report_missed(ctx, state, docs, code, spans, flagged, review, topic)
         review.done = True
-        return True, (f"{len(docs.apis)} documented APIs, {len(docs.rules)} usage rules, "
-                      f"{len(docs.helpers)} helper descriptions")
+        return True, (
+            f"{len(docs.apis)} documented APIs, {len(docs.rules)} usage rules, "
+            f"{len(docs.helpers)} helper descriptions"
+        )
 
     def complete(state: TrackState) -> tuple[bool, str]:
         if not review.done:
             return False, "the review did not run"
-        return True, (f"{review.used} documented APIs used, {review.missed} missed "
-                      f"conveniences, {review.misuse} misuses")
+        return True, (
+            f"{review.used} documented APIs used, {review.missed} missed "
+            f"conveniences, {review.misuse} misuses"
+        )
 
     return Track(spec=spec, understand=understand, complete=complete)
 
 
-def _report_used(ctx: Context, state: TrackState, docs: Docs, calls: dict[str, list[Site]],
-                 review: _Review, topic: str) -> None:
+def _report_used(
+    ctx: Context,
+    state: TrackState,
+    docs: Docs,
+    calls: dict[str, list[Site]],
+    review: _Review,
+    topic: str,
+) -> None:
     unused = []
     for name in sorted(docs.apis, key=lambda n: (-len(calls.get(n, [])), n)):
         sites = calls.get(name, [])
@@ -231,25 +284,44 @@ def _report_used(ctx: Context, state: TrackState, docs: Docs, calls: dict[str, l
         if review.used > MAX_USED_CLAIMS:
             continue
         api = docs.apis[name]
-        doc = (f" (documented at {_ref(api.doc)})" if api.doc
-               else f" (documented: {api.summary!r})" if api.summary else "")
+        doc = (
+            f" (documented at {_ref(api.doc)})"
+            if api.doc
+            else f" (documented: {api.summary!r})"
+            if api.summary
+            else ""
+        )
         files = len({p for p, _ in sites})
-        state.claim(f"`{name}`{doc} is used at {plural(len(sites), 'site')} in "
-                    f"{plural(files, 'file')}: {_refs(sites)}",
-                    *_cite_all(ctx, sites[:MAX_SITES]), topic=topic)
+        state.claim(
+            f"`{name}`{doc} is used at {plural(len(sites), 'site')} in "
+            f"{plural(files, 'file')}: {_refs(sites)}",
+            *_cite_all(ctx, sites[:MAX_SITES]),
+            topic=topic,
+        )
     if review.used > MAX_USED_CLAIMS:
         state.gaps.append(f"{review.used - MAX_USED_CLAIMS} more used APIs not itemized")
     outside = f" outside {docs.module}" if docs.kind == "internal" else ""
     if unused:
-        state.conclusions.append(f"documented but not used{outside}: "
-                                 + ", ".join(unused[:10]) + ("…" if len(unused) > 10 else ""))
-    state.conclusions.append(f"{docs.module}: {review.used} of {len(docs.apis)} documented "
-                             f"APIs are used{outside}")
+        state.conclusions.append(
+            f"documented but not used{outside}: "
+            + ", ".join(unused[:10])
+            + ("…" if len(unused) > 10 else "")
+        )
+    state.conclusions.append(
+        f"{docs.module}: {review.used} of {len(docs.apis)} documented APIs are used{outside}"
+    )
 
 
-def _report_misuse(ctx: Context, state: TrackState, docs: Docs, code: list[str],
-                   calls: dict[str, list[Site]], spans: _Spans, review: _Review,
-                   topic: str) -> set[Site]:
+def _report_misuse(
+    ctx: Context,
+    state: TrackState,
+    docs: Docs,
+    code: list[str],
+    calls: dict[str, list[Site]],
+    spans: _Spans,
+    review: _Review,
+    topic: str,
+) -> set[Site]:
     flagged: set[Site] = set()
     for rule in docs.rules:
         if rule.call is None and rule.literal is None:
@@ -265,59 +337,84 @@ def _report_misuse(ctx: Context, state: TrackState, docs: Docs, code: list[str],
         review.misuse += 1
         flagged.update(sites)
         what = f"`{rule.call}()` is called" if rule.call else f"{rule.literal!r} is used directly"
-        said = (f"{_ref(rule.doc)} says" if rule.doc
-                else f"the documentation of `{rule.bad}` says")
+        said = f"{_ref(rule.doc)} says" if rule.doc else f"the documentation of `{rule.bad}` says"
         alternative = f"`{rule.good}`" if rule.good else "none named in the documentation"
-        state.claim(f"Misuse of {docs.module}: {what} at {_refs(sites)}, but {said}: "
-                    f"{rule.text!r}; idiomatic alternative: {alternative}",
-                    *_cite_all(ctx, [*sites[:MAX_SITES], rule.doc]), topic=topic)
+        state.claim(
+            f"Misuse of {docs.module}: {what} at {_refs(sites)}, but {said}: "
+            f"{rule.text!r}; idiomatic alternative: {alternative}",
+            *_cite_all(ctx, [*sites[:MAX_SITES], rule.doc]),
+            topic=topic,
+        )
         subject = f"`{rule.call}()`" if rule.call else repr(rule.literal)
-        state.conclusions.append(f"misuse: {subject} at {plural(len(sites), 'site')}; "
-                                 f"idiomatic alternative: {alternative}")
+        state.conclusions.append(
+            f"misuse: {subject} at {plural(len(sites), 'site')}; "
+            f"idiomatic alternative: {alternative}"
+        )
     return flagged
 
 
-def _report_missed(ctx: Context, state: TrackState, docs: Docs, code: list[str],
-                   spans: _Spans, flagged: set[Site], review: _Review, topic: str) -> None:
+def _report_missed(
+    ctx: Context,
+    state: TrackState,
+    docs: Docs,
+    code: list[str],
+    spans: _Spans,
+    flagged: set[Site],
+    review: _Review,
+    topic: str,
+) -> None:
     # A package's helpers are its lowercase functions with specific enough names.
-    forms = _resemblance(a for n, a in sorted(docs.apis.items())
-                         if docs.kind == "internal" or (len(n) >= 6 and n[:1].islower()))
+    forms = _resemblance(
+        a
+        for n, a in sorted(docs.apis.items())
+        if docs.kind == "internal" or (len(n) >= 6 and n[:1].islower())
+    )
     local = definitions(ctx, (p for p in code if not is_test_path(p)))
     for name, site in sorted(local.items(), key=lambda kv: kv[1]):
         api = _resembled(forms, name)
         if api is None or site in flagged:
             continue
-        if any(re.search(rf"\b{re.escape(api.name)}\s*\(", ln)
-               for ln in spans.body(site[0], site[1], name)):
+        if any(
+            re.search(rf"\b{re.escape(api.name)}\s*\(", ln)
+            for ln in spans.body(site[0], site[1], name)
+        ):
             continue  # a wrapper around the helper, not a re-implementation
         if docs.kind == "package" and not _imports_package(ctx, site[0], docs.module):
             continue
         if api.defined and language_for(api.defined[0]) != language_for(site[0]):
             continue  # a JavaScript slugify cannot call the Python one
         review.missed += 1
-        where = (f"documented at {_ref(api.doc)}" if api.doc
-                 else f"documented: {api.summary!r}")
+        where = f"documented at {_ref(api.doc)}" if api.doc else f"documented: {api.summary!r}"
         if api.defined:
             where = f"defined at {_ref(api.defined)}, {where}"
-        state.claim(f"Missed convenience: {_ref(site)} defines `{name}`, re-implementing "
-                    f"{docs.module}'s `{api.name}` ({where}); idiomatic alternative: call "
-                    f"`{api.name}` from {docs.module}",
-                    *_cite_all(ctx, [site, api.doc]), topic=topic)
+        state.claim(
+            f"Missed convenience: {_ref(site)} defines `{name}`, re-implementing "
+            f"{docs.module}'s `{api.name}` ({where}); idiomatic alternative: call "
+            f"`{api.name}` from {docs.module}",
+            *_cite_all(ctx, [site, api.doc]),
+            topic=topic,
+        )
     # A literal the docs say a helper handles, written out by hand.
     for api_name, literal, sentence, doc_site in docs.helpers:
-        rule = Rule(kind="instead", text=sentence, bad=literal, good=api_name, doc=doc_site,
-                    literal=literal)
+        rule = Rule(
+            kind="instead", text=sentence, bad=literal, good=api_name, doc=doc_site, literal=literal
+        )
         sites = [s for s in _rule_sites(ctx, code, rule, spans) if s not in flagged]
         if not sites:
             continue
         review.missed += 1
         flagged.update(sites)
-        state.claim(f"Missed convenience: {literal!r} is handled by hand at {_refs(sites)}, but "
-                    f"{_ref(doc_site)} says: {sentence!r}; idiomatic alternative: "
-                    f"`{api_name}()`", *_cite_all(ctx, [*sites[:MAX_SITES], doc_site]),
-                    topic=topic)
-    state.gaps.append("missed conveniences are found by name and by documented literals "
-                      "only: a helper re-implemented under another name is not detected")
+        state.claim(
+            f"Missed convenience: {literal!r} is handled by hand at {_refs(sites)}, but "
+            f"{_ref(doc_site)} says: {sentence!r}; idiomatic alternative: "
+            f"`{api_name}()`",
+            *_cite_all(ctx, [*sites[:MAX_SITES], doc_site]),
+            topic=topic,
+        )
+    state.gaps.append(
+        "missed conveniences are found by name and by documented literals "
+        "only: a helper re-implemented under another name is not detected"
+    )
 
 
 def _internal_calls(ctx: Context, code: list[str], docs: Docs) -> dict[str, list[Site]]:
@@ -339,8 +436,9 @@ def _internal_calls(ctx: Context, code: list[str], docs: Docs) -> dict[str, list
     return calls
 
 
-def _package_uses(ctx: Context, code: list[str], package: str
-                  ) -> tuple[dict[str, list[Site]], list[Site]]:
+def _package_uses(
+    ctx: Context, code: list[str], package: str
+) -> tuple[dict[str, list[Site]], list[Site]]:
     """Sites using each name of `package`, through the names its imports bind (`pkg.name`,
     `alias.name`, or `name` after `from pkg import name`); and each importing file's first
     import line."""
@@ -364,10 +462,16 @@ def _package_uses(ctx: Context, code: list[str], package: str
                         modules.add(bound)
         if not modules and not names:
             continue
-        attribute = re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(modules)))
-                               + r")\.(\w+)") if modules else None
-        bare = re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(names)))
-                          + r")\b") if names else None
+        attribute = (
+            re.compile(r"(?<![\w.])(?:" + "|".join(map(re.escape, sorted(modules))) + r")\.(\w+)")
+            if modules
+            else None
+        )
+        bare = (
+            re.compile(r"(?<![\w.])(" + "|".join(map(re.escape, sorted(names))) + r")\b")
+            if names
+            else None
+        )
         first_import = True
         for i, line in enumerate(lines, 1):
             if line.lstrip().startswith(("import ", "from ")) and package in line:
@@ -408,7 +512,8 @@ def _rule_sites(ctx: Context, code: list[str], rule: Rule, spans: _Spans) -> lis
             if rule.call and rule.call in def_names(line):
                 continue
             if (good and spans.inside(path, i, good)) or (
-                    rule.call and spans.inside(path, i, rule.call)):
+                rule.call and spans.inside(path, i, rule.call)
+            ):
                 continue
             sites.append((path, i))
     return sites

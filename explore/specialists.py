@@ -52,8 +52,7 @@ MIN_IMPORTERS = 3
 MIN_IMPORTER_SHARE = 0.02
 MAX_IMPORT_SCAN = 600
 
-_DOC_NAMES = {"ai-context.md": 0, "agents.md": 1, "claude.md": 2, "readme.md": 3,
-              "readme.rst": 4}
+_DOC_NAMES = {"ai-context.md": 0, "agents.md": 1, "claude.md": 2, "readme.md": 3, "readme.rst": 4}
 
 
 def specialist_tracks(ctx: Context) -> list[Track]:
@@ -73,8 +72,10 @@ def specialist_tracks(ctx: Context) -> list[Track]:
         if docs.apis or docs.rules:
             internal.append(docs)
         else:
-            notes.append(f"{', '.join(sources)} names none of {module}'s functions and no "
-                         "usage rule: no specialist")
+            notes.append(
+                f"{', '.join(sources)} names none of {module}'s functions and no "
+                "usage rule: no specialist"
+            )
     heavy, left_out = _heavy_packages(ctx)
     notes += left_out
     # A package's docstrings are read by its track, in parallel with the others.
@@ -85,8 +86,10 @@ def specialist_tracks(ctx: Context) -> list[Track]:
             if queue and len(chosen) < MAX_SPECIALISTS:
                 chosen.append(queue.pop(0))
     if internal or packages:
-        notes.append(f"{len(internal) + len(packages)} more complex modules than "
-                     f"specialists ({MAX_SPECIALISTS}): not reviewed")
+        notes.append(
+            f"{len(internal) + len(packages)} more complex modules than "
+            f"specialists ({MAX_SPECIALISTS}): not reviewed"
+        )
     return [specialist_track(ctx, docs, notes if i == 0 else []) for i, docs in enumerate(chosen)]
 
 
@@ -116,7 +119,7 @@ def _heavy_packages(ctx: Context) -> tuple[list[tuple[str, str]], list[str]]:
     in scope, most importers first; and notes on the ones left out."""
     py = [p for p in ctx.files() if p.endswith(".py")]
     # A large scope is judged on an evenly spaced sample of its Python files.
-    scanned = py[::math.ceil(len(py) / MAX_IMPORT_SCAN)] if py else []
+    scanned = py[:: math.ceil(len(py) / MAX_IMPORT_SCAN)] if py else []
     local = local_module_names(ctx.all_files())
     importers: Counter[str] = Counter()
     for p in scanned:
@@ -133,9 +136,11 @@ def _heavy_packages(ctx: Context) -> tuple[list[tuple[str, str]], list[str]]:
             continue
         origin = _source_of(name)
         if origin is None:
-            notes.append(f"`{name}` is imported by {n} of {len(scanned)} Python files but is "
-                         "not installed here as Python source: no offline documentation, no "
-                         "specialist")
+            notes.append(
+                f"`{name}` is imported by {n} of {len(scanned)} Python files but is "
+                "not installed here as Python source: no offline documentation, no "
+                "specialist"
+            )
         elif root in Path(origin).resolve().parents:
             continue  # the package is this repository itself, installed in development mode
         else:

@@ -56,43 +56,51 @@ def synthesize(result: ExploreResult) -> Synthesis:
         for f in t.findings:
             for c in f.citations:
                 cited.setdefault(c.path, {}).setdefault(_track_group(t.track.name), c.ref)
-    agreements = sorted(((p, by) for p, by in cited.items() if len(by) >= 2),
-                        key=lambda kv: (-len(kv[1]), kv[0]))
+    agreements = sorted(
+        ((p, by) for p, by in cited.items() if len(by) >= 2), key=lambda kv: (-len(kv[1]), kv[0])
+    )
     for path, by in agreements[:MAX_ITEMS]:
         names = ", ".join(sorted(by))
-        unified.append(f"`{path}` matters to {len(by)} tracks ({names}); "
-                       f"see {by[sorted(by)[0]]}")
+        unified.append(f"`{path}` matters to {len(by)} tracks ({names}); see {by[sorted(by)[0]]}")
 
     # Cross-checks.
     key = {k.path: k.role for k in result.key_files}
     if result.imports is not None:
         central = dict(result.imports.central)
         for path, role in key.items():
-            if "entry" in role.lower() and path in central \
-                    and path not in result.imports.entry_points:
-                nuances.append(f"`{path}` is an entry point by convention ({role}) but other "
-                               "modules import it")
+            if (
+                "entry" in role.lower()
+                and path in central
+                and path not in result.imports.entry_points
+            ):
+                nuances.append(
+                    f"`{path}` is an entry point by convention ({role}) but other modules import it"
+                )
         declared = {_normalize(d.name) for d in result.dependencies.dependencies}
         if declared:
             for package, users in result.imports.external:
-                if users >= 2 and package not in STDLIB \
-                        and _normalize(package) not in declared:
-                    nuances.append(f"`{package}` is imported by {users} files but no manifest "
-                                   "declares it under that name")
+                if users >= 2 and package not in STDLIB and _normalize(package) not in declared:
+                    nuances.append(
+                        f"`{package}` is imported by {users} files but no manifest "
+                        "declares it under that name"
+                    )
         for cycle in result.imports.cycles[:3]:
             nuances.append(f"import cycle: {' → '.join(cycle + cycle[:1])}")
     if result.git is not None and result.focus_findings:
         dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
         for path in sorted({c.path for f in result.focus_findings for c in f.citations} & dirty):
-            nuances.append(f"`{path}` answers the focus and has uncommitted changes: its "
-                           "lines may move")
+            nuances.append(
+                f"`{path}` answers the focus and has uncommitted changes: its lines may move"
+            )
     for t in tracks:
         for g in t.gates:
             if not g.passed and g.ran:
                 nuances.append(f"{t.track.name}: the {g.name} gate failed ({g.detail})")
         if t.dropped:
-            nuances.append(f"{t.track.name}: {len(t.dropped)} claim(s) dropped for a "
-                           "citation that did not hold")
+            nuances.append(
+                f"{t.track.name}: {len(t.dropped)} claim(s) dropped for a "
+                "citation that did not hold"
+            )
 
     open_questions = []
     for t in tracks:
@@ -102,8 +110,10 @@ def synthesize(result: ExploreResult) -> Synthesis:
 
     passed = sum(t.passed for t in tracks)
     dropped = sum(len(t.dropped) for t in tracks)
-    basis = (f"{passed}/{len(tracks)} tracks passed all gates; {len(agreements)} files "
-             f"corroborated by several tracks; {dropped} claims dropped")
+    basis = (
+        f"{passed}/{len(tracks)} tracks passed all gates; {len(agreements)} files "
+        f"corroborated by several tracks; {dropped} claims dropped"
+    )
     confidence: Literal["High", "Moderate", "Low"]
     if tracks and passed == len(tracks) and not dropped and (agreements or len(tracks) == 1):
         confidence = "High"
@@ -111,5 +121,10 @@ def synthesize(result: ExploreResult) -> Synthesis:
         confidence = "Low"
     else:
         confidence = "Moderate"
-    return Synthesis(unified=unified, nuances=nuances[:MAX_ITEMS * 2],
-                     open_questions=open_questions, confidence=confidence, basis=basis)
+    return Synthesis(
+        unified=unified,
+        nuances=nuances[: MAX_ITEMS * 2],
+        open_questions=open_questions,
+        confidence=confidence,
+        basis=basis,
+    )

@@ -90,8 +90,15 @@ class Context:
 
     def narrowed(self, scope: str, *, deepen: int) -> Context:
         """The same root, files and caches, looking at `scope` only."""
-        ctx = Context(root=self.root, scope=scope, focus=self.focus, depth=self.depth,
-                      walk_config=self.walk_config, index_dir=self.index_dir, deepen=deepen)
+        ctx = Context(
+            root=self.root,
+            scope=scope,
+            focus=self.focus,
+            depth=self.depth,
+            walk_config=self.walk_config,
+            index_dir=self.index_dir,
+            deepen=deepen,
+        )
         ctx._lock, ctx._lines, ctx._searcher = self._lock, self._lines, self._searcher
         ctx._searcher_lock = self._searcher_lock
         ctx._all = self.all_files()
@@ -101,8 +108,10 @@ class Context:
         """Every indexable file under the root (ignores, secrets and size limits applied)."""
         with self._lock:
             if self._all is None:
-                self._all = [f.path for f in walk(self.root, self.walk_config,
-                                                  index_dir=self.index_dir).files]
+                self._all = [
+                    f.path
+                    for f in walk(self.root, self.walk_config, index_dir=self.index_dir).files
+                ]
             return self._all
 
     def in_scope(self, path: str) -> bool:
@@ -147,8 +156,9 @@ class Context:
             return self._searcher
 
 
-def cite(ctx: Context, path: str, start: int, end: int | None = None,
-         quote: str | None = None) -> Citation | None:
+def cite(
+    ctx: Context, path: str, start: int, end: int | None = None, quote: str | None = None
+) -> Citation | None:
     """A citation of `path` lines start..end quoting its first non-blank line (or `quote`).
 
     None when the file cannot be read or the lines do not exist.
@@ -158,16 +168,15 @@ def cite(ctx: Context, path: str, start: int, end: int | None = None,
     if lines is None or start < 1 or end < start or end > len(lines):
         return None
     if quote is None:
-        quote = next((ln.strip() for ln in lines[start - 1:end] if ln.strip()), "")
+        quote = next((ln.strip() for ln in lines[start - 1 : end] if ln.strip()), "")
     return Citation(path=path, start_line=start, end_line=end, quote=quote[:MAX_QUOTE])
 
 
-def find_line(ctx: Context, path: str, needle: str | re.Pattern[str], start: int = 1
-              ) -> int | None:
+def find_line(ctx: Context, path: str, needle: str | re.Pattern[str], start: int = 1) -> int | None:
     """The first line (1-based, from `start`) containing `needle`, or None."""
     lines = ctx.lines(path) or []
     for i in range(max(start, 1) - 1, len(lines)):
-        if (needle.search(lines[i]) if isinstance(needle, re.Pattern) else needle in lines[i]):
+        if needle.search(lines[i]) if isinstance(needle, re.Pattern) else needle in lines[i]:
             return i + 1
     return None
 
@@ -195,7 +204,7 @@ def verify_citation(root: Path, citation: Citation) -> str | None:
     quote = _norm(citation.quote)
     if not quote:
         return f"{citation.ref}: no quoted text to check"
-    cited = _norm(" ".join(lines[citation.start_line - 1:citation.end_line]))
+    cited = _norm(" ".join(lines[citation.start_line - 1 : citation.end_line]))
     if quote not in cited:
         return f"{citation.ref}: {citation.quote!r} is not in the cited lines"
     return None
@@ -264,8 +273,14 @@ def run_track(ctx: Context, track: Track) -> tuple[TrackFindings, dict[str, Any]
 
     def step(name: str, fn: Callable[[], tuple[bool, str]]) -> bool:
         if gates and not gates[-1].passed:
-            gates.append(GateResult(name=name, passed=False, ran=False,
-                                    detail=f"not run: the {gates[-1].name} gate failed"))
+            gates.append(
+                GateResult(
+                    name=name,
+                    passed=False,
+                    ran=False,
+                    detail=f"not run: the {gates[-1].name} gate failed",
+                )
+            )
             return False
         try:
             ok, detail = fn()
@@ -292,11 +307,18 @@ def run_track(ctx: Context, track: Track) -> tuple[TrackFindings, dict[str, Any]
             subs = [ctx.narrowed(s, deepen=ctx.deepen - 1) for s in scopes]
             with ThreadPoolExecutor(max_workers=min(4, len(subs))) as pool:
                 subtracks = [r for r, _ in pool.map(lambda c: run_track(c, make(c)), subs)]
-    result = TrackFindings(track=track.spec, findings=state.findings, evidence=state.evidence,
-                           conclusions=state.conclusions, gaps=state.gaps, gates=gates,
-                           dropped=dropped, claims=len(state.findings),
-                           seconds=round(time.perf_counter() - t0, 4),
-                           subtracks=subtracks)
+    result = TrackFindings(
+        track=track.spec,
+        findings=state.findings,
+        evidence=state.evidence,
+        conclusions=state.conclusions,
+        gaps=state.gaps,
+        gates=gates,
+        dropped=dropped,
+        claims=len(state.findings),
+        seconds=round(time.perf_counter() - t0, 4),
+        subtracks=subtracks,
+    )
     return result, state.output
 
 
@@ -308,7 +330,7 @@ def largest_subdirs(ctx: Context, *, min_files: int, limit: int = 4) -> list[str
     base = ctx.scope + "/" if ctx.scope else ""
     counts: dict[str, int] = {}
     for p in files:
-        rest = p[len(base):]
+        rest = p[len(base) :]
         if "/" in rest:
             d = base + rest.split("/", 1)[0]
             counts[d] = counts.get(d, 0) + 1

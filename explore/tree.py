@@ -38,8 +38,19 @@ _PER_KIND = 8
 _SPLIT_MIN_FILES = 1500
 
 # Kinds, most important first; the number is the kind's rank in the key-file order.
-(_README, _AGENTS, _MANIFEST, _ENTRY, _PACKAGE, _CONFIG, _CI, _GUIDE, _SUBREADME, _INDEX,
- _SCRIPT) = range(11)
+(
+    _README,
+    _AGENTS,
+    _MANIFEST,
+    _ENTRY,
+    _PACKAGE,
+    _CONFIG,
+    _CI,
+    _GUIDE,
+    _SUBREADME,
+    _INDEX,
+    _SCRIPT,
+) = range(11)
 _TEST_DIRS = {"tests", "test", "__tests__", "testdata", "fixtures"}
 _TEST_PENALTY = 2
 """Key files under a test directory sort as if this many levels deeper."""
@@ -67,13 +78,15 @@ _PY_APP = _PY_ENTRY + r"|^app\s*=|^application\s*="
 _NAMED: dict[str, _Rule] = {
     "agents.md": _Rule(_AGENTS, "instructions for coding agents"),
     "claude.md": _Rule(_AGENTS, "instructions for coding agents"),
-    "pyproject.toml": _Rule(_MANIFEST, "Python project config (pyproject)",
-                            r"^\s*\[(project|tool\.poetry|build-system)\]"),
+    "pyproject.toml": _Rule(
+        _MANIFEST,
+        "Python project config (pyproject)",
+        r"^\s*\[(project|tool\.poetry|build-system)\]",
+    ),
     "setup.py": _Rule(_MANIFEST, "setuptools build script", r"\bsetup\s*\("),
     "setup.cfg": _Rule(_MANIFEST, "setuptools config", r"^\s*\[(metadata|options)\]"),
     "package.json": _Rule(_MANIFEST, "npm package manifest", r'^\s*"name"\s*:'),
-    "cargo.toml": _Rule(_MANIFEST, "Rust crate manifest (Cargo)",
-                        r"^\s*\[(package|workspace)\]"),
+    "cargo.toml": _Rule(_MANIFEST, "Rust crate manifest (Cargo)", r"^\s*\[(package|workspace)\]"),
     "go.mod": _Rule(_MANIFEST, "Go module definition", r"^module\s"),
     "pom.xml": _Rule(_MANIFEST, "Maven project", r"<project\b"),
     "build.gradle": _Rule(_MANIFEST, "Gradle build script"),
@@ -87,8 +100,9 @@ _NAMED: dict[str, _Rule] = {
     "__main__.py": _Rule(_ENTRY, "entry point: python -m {package}", _PY_ENTRY),
     "manage.py": _Rule(_ENTRY, "Django management script", _PY_ENTRY),
     "main.py": _Rule(_ENTRY, "program entry point", _PY_APP, strict=True),
-    "cli.py": _Rule(_ENTRY, "command-line interface",
-                    _PY_ENTRY + r"|^\s*@click\.|argparse|typer", strict=True),
+    "cli.py": _Rule(
+        _ENTRY, "command-line interface", _PY_ENTRY + r"|^\s*@click\.|argparse|typer", strict=True
+    ),
     "app.py": _Rule(_ENTRY, "application entry point", _PY_APP, strict=True),
     "wsgi.py": _Rule(_ENTRY, "WSGI application", r"^application\s*=", strict=True),
     "asgi.py": _Rule(_ENTRY, "ASGI application", r"^application\s*=", strict=True),
@@ -120,9 +134,10 @@ _GUIDE_RULE = _Rule(_GUIDE, "contributing guide")
 _WORKFLOW_RULE = _Rule(_CI, "CI workflow (GitHub Actions)", r"^jobs\s*:")
 _CIRCLE_RULE = _Rule(_CI, "CI pipeline (CircleCI)", r"^jobs\s*:")
 _MOD_RS_RULE = _Rule(_INDEX, "Rust module root")
-_JS_RULES = {"index": _Rule(_INDEX, "module index"),
-             **{stem: _Rule(_ENTRY, "application entry point")
-                for stem in ("main", "app", "server")}}
+_JS_RULES = {
+    "index": _Rule(_INDEX, "module index"),
+    **{stem: _Rule(_ENTRY, "application entry point") for stem in ("main", "app", "server")},
+}
 _BIN_RULE = _Rule(_ENTRY, "executable script", r"^#!|" + _PY_ENTRY)
 _PACKAGE_RULE = _Rule(_PACKAGE, "package root: {package}")
 
@@ -143,8 +158,11 @@ def _rule(path: str, name: str) -> _Rule | None:
         return _NAMED["dockerfile"]
     if low.startswith("tsconfig") and low.endswith(".json"):
         return _NAMED["tsconfig.json"]
-    if "requirements" in low and low.endswith((".txt", ".in")) and (
-            low.startswith("requirements") or low.endswith("requirements.txt")):
+    if (
+        "requirements" in low
+        and low.endswith((".txt", ".in"))
+        and (low.startswith("requirements") or low.endswith("requirements.txt"))
+    ):
         return _NAMED["requirements.txt"]
     if path.startswith(".github/workflows/") and low.endswith((".yml", ".yaml")):
         return _WORKFLOW_RULE
@@ -171,7 +189,7 @@ class _Dir:
 def _build(files: list[str], base: str) -> _Dir:
     top = _Dir()
     for path in files:
-        parts = path[len(base):].split("/")
+        parts = path[len(base) :].split("/")
         node = top
         node.files += 1
         for part in parts[:-1]:
@@ -191,8 +209,9 @@ def _node(d: _Dir, path: str, level: int) -> TreeNode:
     children = [_node(sub, prefix + name, level + 1) for name, sub in subdirs[:MAX_CHILDREN]]
     room = MAX_CHILDREN - len(children)
     children += [TreeNode(path=prefix + name, kind="file") for name in sorted(d.leaves)[:room]]
-    return TreeNode(path=path, kind="dir", files=d.files, children=children,
-                    truncated=count - len(children))
+    return TreeNode(
+        path=path, kind="dir", files=d.files, children=children, truncated=count - len(children)
+    )
 
 
 def _build_tree(ctx: Context, files: list[str]) -> tuple[TreeNode, _Dir]:
@@ -215,8 +234,9 @@ def _justifying_line(lines: list[str], rule: _Rule) -> int | None:
             if _MD_HEADING.match(ln):
                 return i + 1
         # reStructuredText and plain text: the first line that is not an adornment
-        return next((i + 1 for i, ln in enumerate(lines)
-                     if ln.strip() and not _RST_RULE.match(ln)), None)
+        return next(
+            (i + 1 for i, ln in enumerate(lines) if ln.strip() and not _RST_RULE.match(ln)), None
+        )
     if rule.line is not None:
         pattern = re.compile(rule.line)
         for i, ln in enumerate(lines):
@@ -252,7 +272,7 @@ def _rank_depth(ctx: Context, path: str) -> tuple[int, bool]:
     """How deep `path` lies below the scope for ranking, and whether it is test code."""
     if path.startswith(_CI_DIRS):
         return 0, False  # repository-level configuration, wherever it lives
-    rest = path[len(ctx.scope) + 1:] if ctx.scope and path != ctx.scope else path
+    rest = path[len(ctx.scope) + 1 :] if ctx.scope and path != ctx.scope else path
     parts = rest.split("/")
     in_tests = any(p.lower() in _TEST_DIRS for p in parts[:-1])
     return len(parts) - 1 + (_TEST_PENALTY if in_tests else 0), in_tests
@@ -275,8 +295,7 @@ def _first_match(lines: list[str], needle: str, pattern: re.Pattern[str]) -> int
     return None if m is None else text.count("\n", 0, m.start()) + 1
 
 
-def _find_key_files(ctx: Context, files: list[str], top: _Dir,
-                    state: TrackState) -> list[_Key]:
+def _find_key_files(ctx: Context, files: list[str], top: _Dir, state: TrackState) -> list[_Key]:
     """Every key file in `files`, most important first (not capped)."""
     known = set(ctx.all_files())
     base = len(ctx.scope) + 1 if ctx.scope else 0
@@ -310,15 +329,20 @@ def _find_key_files(ctx: Context, files: list[str], top: _Dir,
 
     scan.sort(key=lambda p: (p.count("/"), p))
     if len(scan) > MAX_SCANNED:
-        state.gaps.append(f"read {MAX_SCANNED} of {len(scan)} Python/Go files for scripts and "
-                          "func main; deeper ones were not checked")
+        state.gaps.append(
+            f"read {MAX_SCANNED} of {len(scan)} Python/Go files for scripts and "
+            "func main; deeper ones were not checked"
+        )
     for path in scan[:MAX_SCANNED]:
         go = path.endswith(".go")
         needle, pattern = ("func main", _GO_MAIN) if go else ("__main__", _MAIN_GUARD)
         hit = _first_match(ctx.lines(path) or [], needle, pattern)
         if hit is not None:
-            kind, role = ((_ENTRY, "Go program entry (func main)") if go
-                          else (_SCRIPT, "script (runs under __main__)"))
+            kind, role = (
+                (_ENTRY, "Go program entry (func main)")
+                if go
+                else (_SCRIPT, "script (runs under __main__)")
+            )
             keys.append(_Key(path, kind, role, hit, _rank_depth(ctx, path)[0]))
     keys.sort(key=lambda k: (k.depth, k.kind, -k.weight, k.path))
     return keys
@@ -360,8 +384,11 @@ def _claim_samples(state: TrackState, tree: TreeNode, most: int = 3) -> None:
         lines = state.ctx.lines(node.path) or []
         if (first := _first_text(lines)) is None:
             continue
-        text = (f"the scope is the single file {node.path}" if node is tree
-                else f"{node.path} is one of the {tree.files} files under {tree.path}")
+        text = (
+            f"the scope is the single file {node.path}"
+            if node is tree
+            else f"{node.path} is one of the {tree.files} files under {tree.path}"
+        )
         claimed += state.claim(text, cite(state.ctx, node.path, first), topic="tree")
 
 
@@ -374,9 +401,11 @@ def tree_track(ctx: Context) -> Track:
     spec = TrackSpec(
         name="tree",
         focus=ctx.scope or ".",
-        approach=(f"lay out the walked files {MAX_LEVELS} levels deep with file counts; "
-                  "pick key files by name and convention (entry points, package roots, "
-                  "readmes, configs, CI) and cite the line that shows each role"),
+        approach=(
+            f"lay out the walked files {MAX_LEVELS} levels deep with file counts; "
+            "pick key files by name and convention (entry points, package roots, "
+            "readmes, configs, CI) and cite the line that shows each role"
+        ),
         gates=[
             "understood: the scope holds at least one walked file",
             "evidence: each key file's role cites a line of that file that shows it",
@@ -407,11 +436,11 @@ def tree_track(ctx: Context) -> Track:
             ext = name.rpartition(".")[2].lower() if "." in name.lstrip(".") else "(none)"
             exts[ext] = exts.get(ext, 0) + 1
         common = sorted(exts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
-        state.conclusions.append("files by extension: "
-                                 + ", ".join(f"{e} {n}" for e, n in common))
+        state.conclusions.append("files by extension: " + ", ".join(f"{e} {n}" for e, n in common))
         if kept:
-            state.conclusions.append("key files: " + ", ".join(
-                f"{k.path} ({k.role})" for k in kept[:8]))
+            state.conclusions.append(
+                "key files: " + ", ".join(f"{k.path} ({k.role})" for k in kept[:8])
+            )
         if len(found) > len(kept):
             state.gaps.append(f"listed {len(kept)} of {len(found)} key files by convention")
         single = files == [ctx.scope]
@@ -423,12 +452,16 @@ def tree_track(ctx: Context) -> Track:
             if not any(k.kind in (_README, _SUBREADME) for k in found):
                 state.gaps.append("no README in scope")
             if not any(k.kind in (_ENTRY, _SCRIPT) for k in found):
-                state.gaps.append("no entry point found by convention (main files, __main__ "
-                                  "guards, func main, bin/)")
-        if (n := _count_truncated(tree)):
-            state.gaps.append(f"{n} directories list only their first {MAX_CHILDREN} children"
-                              if n > 1 else
-                              f"1 directory lists only its first {MAX_CHILDREN} children")
+                state.gaps.append(
+                    "no entry point found by convention (main files, __main__ "
+                    "guards, func main, bin/)"
+                )
+        if n := _count_truncated(tree):
+            state.gaps.append(
+                f"{n} directories list only their first {MAX_CHILDREN} children"
+                if n > 1
+                else f"1 directory lists only its first {MAX_CHILDREN} children"
+            )
         return True, f"{len(files)} files; {len(kept)} key files"
 
     def complete(state: TrackState) -> tuple[bool, str]:
@@ -440,5 +473,4 @@ def tree_track(ctx: Context) -> Track:
             return False, "no key files, and no gap says why"
         return True, f"tree of {tree.files} files; {len(keys)} key files"
 
-    return Track(spec=spec, understand=understand, complete=complete, split=_split,
-                 make=tree_track)
+    return Track(spec=spec, understand=understand, complete=complete, split=_split, make=tree_track)

@@ -47,9 +47,18 @@ from dowse.indexer.walk import WalkConfig, walk
 from dowse.languages import TEXT_LANGUAGES, is_documentation, is_test_path, language_for
 
 __all__ = [
-    "DEFAULT_EMBED_SCOPE", "EMBED_SCOPES", "IndexConfig", "IndexStats", "Progress",
-    "build_index", "changed_since", "default_index_dir", "embed_flags",
-    "resolve_embed_scope", "resolve_walk_config", "walk_config_from",
+    "DEFAULT_EMBED_SCOPE",
+    "EMBED_SCOPES",
+    "IndexConfig",
+    "IndexStats",
+    "Progress",
+    "build_index",
+    "changed_since",
+    "default_index_dir",
+    "embed_flags",
+    "resolve_embed_scope",
+    "resolve_walk_config",
+    "walk_config_from",
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
@@ -70,6 +79,7 @@ def _embed_priority(path: str) -> int:
     if is_test_path(path):
         return 2
     return 1 if language_for(path) in TEXT_LANGUAGES else 0
+
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
@@ -170,18 +180,23 @@ class IndexStats(BaseModel):
     chunks: int
     embedded: int = Field(description="texts (chunks, file summaries) embedded in this run")
     reused_vectors: int = Field(description="chunk vectors taken from the cache")
-    vectors_pending: int = Field(description="chunks and file summaries still without a "
-                                 "vector")
+    vectors_pending: int = Field(description="chunks and file summaries still without a vector")
     seconds: dict[str, float]
 
 
 class _Run:
-    def __init__(self, root: Path, store: Store, cfg: IndexConfig, embedder: Embedder,
-                 progress: Progress) -> None:
+    def __init__(
+        self, root: Path, store: Store, cfg: IndexConfig, embedder: Embedder, progress: Progress
+    ) -> None:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
         self.progress = progress
-        self.seconds: dict[str, float] = {"walk": 0.0, "parse": 0.0, "write": 0.0, "embed": 0.0,
-                                          "history": 0.0}
+        self.seconds: dict[str, float] = {
+            "walk": 0.0,
+            "parse": 0.0,
+            "write": 0.0,
+            "embed": 0.0,
+            "history": 0.0,
+        }
 
     def _timed(self, stage: str, start: float) -> None:
         self.seconds[stage] += time.perf_counter() - start
@@ -189,8 +204,12 @@ class _Run:
     def run(self) -> IndexStats:
         t = time.perf_counter()
         result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
-        old = {r["path"]: r for r in self.store.rows(
-            "files", ["path", "size", "mtime_ns", "hash", "n_symbols", "n_chunks"])}
+        old = {
+            r["path"]: r
+            for r in self.store.rows(
+                "files", ["path", "size", "mtime_ns", "hash", "n_symbols", "n_chunks"]
+            )
+        }
         self._timed("walk", t)
         self.progress("walk", len(result.files), len(result.files))
 
@@ -208,13 +227,18 @@ class _Run:
             elif language_for(e.path) is None:
                 skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
             else:
-                todo.append(FileJob(e.path, str(e.abspath), e.size, e.mtime_ns,
-                                    o["hash"] if o else None))
-        extract_cfg = ExtractConfig(walk=self.cfg.walk, chunk=self.cfg.chunk,
-                                    parse_timeout_s=self.cfg.parse_timeout_s)
-        for out in extract_files(todo, extract_cfg,
-                                 progress=lambda d, n: self.progress("parse", d, n),
-                                 workers=self.cfg.workers):
+                todo.append(
+                    FileJob(e.path, str(e.abspath), e.size, e.mtime_ns, o["hash"] if o else None)
+                )
+        extract_cfg = ExtractConfig(
+            walk=self.cfg.walk, chunk=self.cfg.chunk, parse_timeout_s=self.cfg.parse_timeout_s
+        )
+        for out in extract_files(
+            todo,
+            extract_cfg,
+            progress=lambda d, n: self.progress("parse", d, n),
+            workers=self.cfg.workers,
+        ):
             if out.skipped:
                 skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
@@ -224,8 +248,10 @@ class _Run:
         touched = []
         if touched_paths:
             rows = self.store.rows("files", where=f"path IN ({quote_list(touched_paths)})")
-            touched = [{**r, "mtime_ns": by_path[r["path"]].mtime_ns,
-                        "size": by_path[r["path"]].size} for r in rows]
+            touched = [
+                {**r, "mtime_ns": by_path[r["path"]].mtime_ns, "size": by_path[r["path"]].size}
+                for r in rows
+            ]
         self._timed("parse", t)
 
         live = set(unchanged) | set(touched_paths) | {p.path for p in parsed}
@@ -233,20 +259,35 @@ class _Run:
         renames = self._renames(parsed, deleted, old)
         old_skipped = self.store.rows("skipped", ["path", "reason"])
         skipped_changed = sorted((s.path, s.reason) for s in skipped) != sorted(
-            (r["path"], r["reason"]) for r in old_skipped)
-        stats = dict(parsed=len(parsed), unchanged=len(unchanged) + len(touched),
-                     deleted=len(deleted) - len(renames), renamed=len(renames),
-                     skipped=len(skipped))
+            (r["path"], r["reason"]) for r in old_skipped
+        )
+        stats = dict(
+            parsed=len(parsed),
+            unchanged=len(unchanged) + len(touched),
+            deleted=len(deleted) - len(renames),
+            renamed=len(renames),
+            skipped=len(skipped),
+        )
         walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
-        drop_chunk_vectors = (self.cfg.embed and not self.cfg.embed_chunks
-                              and self.store.count("vectors") > 0)
+        drop_chunk_vectors = (
+            self.cfg.embed and not self.cfg.embed_chunks and self.store.count("vectors") > 0
+        )
         t = time.perf_counter()
         source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
         history = update_history(self.store.manifest.history, source)
         self._timed("history", t)
         history_flag = self.store.manifest.no_history == self.cfg.history  # to be recorded
-        if not (parsed or deleted or touched or skipped_changed or walk_changed
-                or self._needs_vectors() or drop_chunk_vectors or history or history_flag):
+        if not (
+            parsed
+            or deleted
+            or touched
+            or skipped_changed
+            or walk_changed
+            or self._needs_vectors()
+            or drop_chunk_vectors
+            or history
+            or history_flag
+        ):
             return self._stats(len(old), stats, embedded=0, reused=0)
 
         t = time.perf_counter()
@@ -279,14 +320,20 @@ class _Run:
             reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
         missing += self._attach_file_vectors(
             [_summary_row(p.file) for p in parsed]
-            + _definition_rows(s for p in parsed for s in p.symbols))
+            + _definition_rows(s for p in parsed for s in p.symbols)
+        )
         if reused or deleted or changed:
             self._ensure_vector_index()
-        self.store.commit(embedded=not missing and not catch_up and self.cfg.embed,
-                          no_embed=not self.cfg.embed, definitions=True, undocumented=True,
-                          embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
-                          walk=_walk_record(self.cfg.walk), no_history=not self.cfg.history,
-                          **({"history": history[0]} if history else {}))
+        self.store.commit(
+            embedded=not missing and not catch_up and self.cfg.embed,
+            no_embed=not self.cfg.embed,
+            definitions=True,
+            undocumented=True,
+            embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
+            walk=_walk_record(self.cfg.walk),
+            no_history=not self.cfg.history,
+            **({"history": history[0]} if history else {}),
+        )
         self._timed("write", t)
         self.progress("write", 1, 1)
 
@@ -303,8 +350,9 @@ class _Run:
 
     # -- reading and parsing -----------------------------------------------------------
 
-    def _renames(self, parsed: list[FileOutcome], deleted: list[str],
-                 old: dict[str, dict[str, Any]]) -> dict[str, str]:
+    def _renames(
+        self, parsed: list[FileOutcome], deleted: list[str], old: dict[str, dict[str, Any]]
+    ) -> dict[str, str]:
         """new path -> deleted path with the same content."""
         by_hash = {old[p]["hash"]: p for p in deleted}
         return {p.path: by_hash[p.hash] for p in parsed if p.hash in by_hash}
@@ -314,23 +362,35 @@ class _Run:
     def _write_imports(self, parsed: list[FileOutcome], live: set[str]) -> None:
         """Resolve every import against the current file set (it may have grown)."""
         rows = self.store.rows("imports", ["path", "module", "names", "line"])
-        languages = {r["path"]: r["language"] for r in self.store.rows(
-            "files", ["path", "language"])}
+        languages = {
+            r["path"]: r["language"] for r in self.store.rows("files", ["path", "language"])
+        }
         rows += [i for p in parsed for i in p.imports]
         suffixes = suffix_map(live)
         for row in rows:
             row["resolved"] = resolve_import(
-                row["module"], row["path"], languages.get(row["path"], ""), live, suffixes)
+                row["module"], row["path"], languages.get(row["path"], ""), live, suffixes
+            )
         self.store.overwrite("imports", rows)
 
     def _ensure_indexes(self) -> None:
         from lancedb.index import FTS, BTree
 
-        fts = FTS(base_tokenizer="whitespace", lower_case=False, stem=False,
-                  remove_stop_words=False, ascii_folding=False, with_position=False,
-                  max_token_length=64)
-        for name, columns in (("chunks", ("tokens", "path", "id")), ("symbols", ("tokens", "path",
-                              "name_lower")), ("files", ("path",)), ("commits", ("tokens",))):
+        fts = FTS(
+            base_tokenizer="whitespace",
+            lower_case=False,
+            stem=False,
+            remove_stop_words=False,
+            ascii_folding=False,
+            with_position=False,
+            max_token_length=64,
+        )
+        for name, columns in (
+            ("chunks", ("tokens", "path", "id")),
+            ("symbols", ("tokens", "path", "name_lower")),
+            ("files", ("path",)),
+            ("commits", ("tokens",)),
+        ):
             table = self.store.table(name)
             if name == "commits" and not table.count_rows():
                 continue  # an FTS index wants rows; no history needs none
@@ -343,14 +403,17 @@ class _Run:
             self.store.table(name).optimize()
 
     def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:
-        rows = self.store.rows("vectors", ["id", "vector"],
-                               where=f"path IN ({quote_list(paths)})")
+        rows = self.store.rows("vectors", ["id", "vector"], where=f"path IN ({quote_list(paths)})")
         return {r["id"]: r["vector"] for r in rows}
 
     def _needs_vectors(self) -> bool:
         m = self.store.manifest
-        return self.cfg.embed and (not m.embedded or not m.definitions or not m.undocumented
-                                   or (self.cfg.embed_chunks and not m.embed_chunks))
+        return self.cfg.embed and (
+            not m.embedded
+            or not m.definitions
+            or not m.undocumented
+            or (self.cfg.embed_chunks and not m.embed_chunks)
+        )
 
     def _pending(self) -> list[dict[str, Any]]:
         """Every chunk (in scope), file summary and definition still without
@@ -358,13 +421,24 @@ class _Run:
         pending: list[dict[str, Any]] = []
         if self.cfg.embed_chunks:
             have = {r["id"] for r in self.store.rows("vectors", ["id"])}
-            pending += [{**r, "table": "vectors"} for r in self.store.rows(
-                "chunks", ["id", "path", "hash", "header", "text"]) if r["id"] not in have]
+            pending += [
+                {**r, "table": "vectors"}
+                for r in self.store.rows("chunks", ["id", "path", "hash", "header", "text"])
+                if r["id"] not in have
+            ]
         have = {r["id"] for r in self.store.rows("file_vectors", ["id"])}
-        pending += [_summary_row(r) for r in self.store.rows(
-            "files", ["path", "summary", "summary_hash"]) if r["path"] not in have]
-        pending += [r for r in _definition_rows(self.store.rows(
-            "symbols", _DEFINITION_COLUMNS, where=_DEFINED)) if r["id"] not in have]
+        pending += [
+            _summary_row(r)
+            for r in self.store.rows("files", ["path", "summary", "summary_hash"])
+            if r["path"] not in have
+        ]
+        pending += [
+            r
+            for r in _definition_rows(
+                self.store.rows("symbols", _DEFINITION_COLUMNS, where=_DEFINED)
+            )
+            if r["id"] not in have
+        ]
         return pending
 
     def _attach_file_vectors(self, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -377,7 +451,9 @@ class _Run:
         return [r for r in rows if r["hash"] not in cached]
 
     def _attach_vectors(
-        self, chunk_rows: list[dict[str, Any]], renames: dict[str, str],
+        self,
+        chunk_rows: list[dict[str, Any]],
+        renames: dict[str, str],
         renamed_vectors: dict[str, list[float]],
     ) -> tuple[int, list[dict[str, Any]]]:
         """Give new chunks the vectors already known; return (reused, still missing)."""
@@ -390,7 +466,7 @@ class _Run:
         for r in chunk_rows:
             vec = cached.get(r["hash"])
             if vec is None and r["path"] in renames:
-                old_id = renames[r["path"]] + r["id"][len(r["path"]):]
+                old_id = renames[r["path"]] + r["id"][len(r["path"]) :]
                 vec = renamed_vectors.get(old_id)
                 if vec is not None:
                     recache.append({"hash": r["hash"], "vector": vec})
@@ -409,8 +485,9 @@ class _Run:
             return out
         for start in range(0, len(hashes), 1000):
             batch = hashes[start : start + 1000]
-            rows = self.store.rows(CACHE_TABLE, ["hash", "vector"],
-                                   where=f"hash IN ({quote_list(batch)})")
+            rows = self.store.rows(
+                CACHE_TABLE, ["hash", "vector"], where=f"hash IN ({quote_list(batch)})"
+            )
             out.update((r["hash"], r["vector"]) for r in rows)
         return out
 
@@ -426,9 +503,15 @@ class _Run:
         # Summaries (one short text per file) first, then definitions, then
         # chunks; within each, source before docs before tests, and shortest first
         # (batches of similar length pad less).
-        todo = sorted((r for h, r in by_hash.items() if h not in vectors),
-                      key=lambda r: (r["table"] == "vectors", r["id"] != r["path"],
-                                     _embed_priority(r["path"]), len(r["text"])))
+        todo = sorted(
+            (r for h, r in by_hash.items() if h not in vectors),
+            key=lambda r: (
+                r["table"] == "vectors",
+                r["id"] != r["path"],
+                _embed_priority(r["path"]),
+                len(r["text"]),
+            ),
+        )
         waiting = [r for r in missing if r["hash"] in vectors]
         blocked = [r for r in missing if r["hash"] not in vectors]
         batch = self.cfg.embed_batch
@@ -437,8 +520,10 @@ class _Run:
             part = todo[start : start + batch]
             texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in part]
             vecs = self.embedder.embed(texts)
-            self.store.add(CACHE_TABLE, [
-                {"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)])
+            self.store.add(
+                CACHE_TABLE,
+                [{"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)],
+            )
             vectors.update((r["hash"], v) for r, v in zip(part, vecs, strict=True))
             since_commit += len(part)
             self.progress("embed", min(start + batch, len(todo)), len(todo))
@@ -457,10 +542,19 @@ class _Run:
     def _add_vectors(self, rows: list[dict[str, Any]], vectors: dict[str, Any]) -> None:
         """Store each row's vector in its table (`vectors` for chunks, `file_vectors`)."""
         for name in ("vectors", "file_vectors"):
-            self.store.add(name, [
-                {"id": r["id"], "path": r["path"], "hash": r["hash"],
-                 "vector": vectors[r["hash"]]}
-                for r in rows if r.get("table", "vectors") == name])
+            self.store.add(
+                name,
+                [
+                    {
+                        "id": r["id"],
+                        "path": r["path"],
+                        "hash": r["hash"],
+                        "vector": vectors[r["hash"]],
+                    }
+                    for r in rows
+                    if r.get("table", "vectors") == name
+                ],
+            )
 
     def _ensure_vector_index(self) -> None:
         """Scalar indexes for the vector look-ups, and an ANN index once a flat scan gets
@@ -469,8 +563,9 @@ class _Run:
         from lancedb.index import BTree, IvfFlat
 
         files = self.store.table("file_vectors")
-        if files.count_rows() and ("path",) not in {tuple(ix.columns)
-                                                    for ix in files.list_indices()}:
+        if files.count_rows() and ("path",) not in {
+            tuple(ix.columns) for ix in files.list_indices()
+        }:
             files.create_index("path", config=BTree())
         table = self.store.table("vectors")
         n = table.count_rows()
@@ -480,38 +575,55 @@ class _Run:
         if ("vector",) in have:
             table.optimize()  # folds new rows into the ANN index
         elif n >= VECTOR_INDEX_MIN_ROWS:
-            table.create_index("vector", config=IvfFlat(
-                distance_type="cosine", num_partitions=max(16, int(n ** 0.5))))
+            table.create_index(
+                "vector",
+                config=IvfFlat(distance_type="cosine", num_partitions=max(16, int(n**0.5))),
+            )
         cache = self.store.table(CACHE_TABLE)
-        if cache.count_rows() and ("hash",) not in {tuple(ix.columns)
-                                                     for ix in cache.list_indices()}:
+        if cache.count_rows() and ("hash",) not in {
+            tuple(ix.columns) for ix in cache.list_indices()
+        }:
             cache.create_index("hash", config=BTree())
 
-    def _stats(self, files: int, stats: dict[str, int], *, embedded: int,
-               reused: int) -> IndexStats:
+    def _stats(
+        self, files: int, stats: dict[str, int], *, embedded: int, reused: int
+    ) -> IndexStats:
         pending = 0
         m = self.store.manifest
         if self.cfg.embed and not (m.embedded and m.definitions and m.undocumented):
             # (Counting the definitions reads a column of the symbols: ~50 ms
             # on django, which a complete index's no-op run need not spend.)
-            defined = sum(_embeds_definitions(r["path"]) for r in self.store.rows(
-                "symbols", ["path"], where=_DEFINED))
-            pending = (self.store.count("files") + defined
-                       - self.store.count("file_vectors"))
+            defined = sum(
+                _embeds_definitions(r["path"])
+                for r in self.store.rows("symbols", ["path"], where=_DEFINED)
+            )
+            pending = self.store.count("files") + defined - self.store.count("file_vectors")
         if self.cfg.embed and self.cfg.embed_chunks:
             pending += self.store.count("chunks") - self.store.count("vectors")
         return IndexStats(
-            root=str(self.root), index_dir=str(self.store.index_dir), files=files,
-            symbols=self.store.count("symbols"), chunks=self.store.count("chunks"),
-            embedded=embedded, reused_vectors=reused, vectors_pending=max(pending, 0),
-            seconds={k: round(v, 3) for k, v in self.seconds.items()}, **stats,
+            root=str(self.root),
+            index_dir=str(self.store.index_dir),
+            files=files,
+            symbols=self.store.count("symbols"),
+            chunks=self.store.count("chunks"),
+            embedded=embedded,
+            reused_vectors=reused,
+            vectors_pending=max(pending, 0),
+            seconds={k: round(v, 3) for k, v in self.seconds.items()},
+            **stats,
         )
 
 
 def _summary_row(file: dict[str, Any]) -> dict[str, Any]:
     """A file's summary in the shape the embedder takes (a chunk-like row)."""
-    return {"id": file["path"], "path": file["path"], "hash": file["summary_hash"],
-            "header": "", "text": file["summary"], "table": "file_vectors"}
+    return {
+        "id": file["path"],
+        "path": file["path"],
+        "hash": file["summary_hash"],
+        "header": "",
+        "text": file["summary"],
+        "table": "file_vectors",
+    }
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:
@@ -545,8 +657,9 @@ def build_index(
     except DowseError:
         had_index = False
     try:
-        store = Store.create(index_dir, root=root, model=embedder.name, dim=embedder.dim,
-                             rebuild=config.rebuild)
+        store = Store.create(
+            index_dir, root=root, model=embedder.name, dim=embedder.dim, rebuild=config.rebuild
+        )
         return _Run(root, store, config, embedder, progress).run()
     except DowseError:
         raise
@@ -568,16 +681,20 @@ def build_index(
 def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str, int]:
     """How the tree differs from the snapshot, by stat only (no file is read)."""
     result = walk(root, walk_config, index_dir=store.index_dir)
-    old = {r["path"]: (r["size"], r["mtime_ns"]) for r in store.rows(
-        "files", ["path", "size", "mtime_ns"])}
+    old = {
+        r["path"]: (r["size"], r["mtime_ns"])
+        for r in store.rows("files", ["path", "size", "mtime_ns"])
+    }
     # A file the last run read and left out (binary or secret content) is not new: it
     # would count as added on every check.
     left_out = {r["path"] for r in store.rows("skipped", ["path"])}
     seen = {e.path for e in result.files}
-    modified = sum(1 for e in result.files
-                   if e.path in old and old[e.path] != (e.size, e.mtime_ns))
-    added = sum(1 for e in result.files
-                if e.path not in old and e.path not in left_out and language_for(e.path))
+    modified = sum(1 for e in result.files if e.path in old and old[e.path] != (e.size, e.mtime_ns))
+    added = sum(
+        1
+        for e in result.files
+        if e.path not in old and e.path not in left_out and language_for(e.path)
+    )
     deleted = sum(1 for p in old if p not in seen)
     return {"modified": modified, "added": added, "deleted": deleted}
 
@@ -602,8 +719,17 @@ def _definition_rows(symbols: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     for sym in symbols:
         if sym["kind"] not in DEFINITION_KINDS or not _embeds_definitions(sym["path"]):
             continue
-        text = definition_text(sym["path"], sym["qualified_name"], sym["signature"],
-                               sym["docstring"])
-        rows.append({"id": sym["id"], "path": sym["path"], "hash": content_hash(
-            text.encode()), "header": "", "text": text, "table": "file_vectors"})
+        text = definition_text(
+            sym["path"], sym["qualified_name"], sym["signature"], sym["docstring"]
+        )
+        rows.append(
+            {
+                "id": sym["id"],
+                "path": sym["path"],
+                "hash": content_hash(text.encode()),
+                "header": "",
+                "text": text,
+                "table": "file_vectors",
+            }
+        )
     return rows

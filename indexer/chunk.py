@@ -96,8 +96,9 @@ def _windows(lines: _Lines, first: int, last: int, max_chars: int) -> list[tuple
     return out
 
 
-def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig,
-                 carry: int | None = None, depth: int = 0) -> list[tuple[int, int]]:
+def _node_pieces(
+    node: Node, lines: _Lines, cfg: ChunkConfig, carry: int | None = None, depth: int = 0
+) -> list[tuple[int, int]]:
     """Row ranges for the children of node, siblings merged up to the budget.
 
     `carry` is the first row of a small group left over from the parent (a signature
@@ -125,8 +126,7 @@ def _node_pieces(node: Node, lines: _Lines, cfg: ChunkConfig,
             if child.child_count and depth < _MAX_DEPTH:
                 pieces.extend(_node_pieces(child, lines, cfg, lead, depth + 1))
             else:
-                pieces.extend(_windows(lines, first if lead is None else lead, last,
-                                       cfg.max_chars))
+                pieces.extend(_windows(lines, first if lead is None else lead, last, cfg.max_chars))
             continue
         if group is not None:
             pieces.append(group)
@@ -157,11 +157,15 @@ def _normalize(pieces: list[tuple[int, int]], lines: _Lines, cfg: ChunkConfig) -
     for span in spans:
         if merged and (
             # a small tail joins the piece before it (the end of a body, a closing brace)
-            (lines.size(span[0], span[1]) < cfg.min_chars
-             and lines.size(merged[-1][0], span[1]) < cfg.max_chars + cfg.min_chars)
+            (
+                lines.size(span[0], span[1]) < cfg.min_chars
+                and lines.size(merged[-1][0], span[1]) < cfg.max_chars + cfg.min_chars
+            )
             # a small piece that could not join its predecessor joins its successor
-            or (lines.size(merged[-1][0], merged[-1][1]) < cfg.min_chars
-                and lines.size(merged[-1][0], span[1]) <= cfg.max_chars)
+            or (
+                lines.size(merged[-1][0], merged[-1][1]) < cfg.min_chars
+                and lines.size(merged[-1][0], span[1]) <= cfg.max_chars
+            )
         ):
             merged[-1][1] = span[1]
         else:
@@ -171,7 +175,8 @@ def _normalize(pieces: list[tuple[int, int]], lines: _Lines, cfg: ChunkConfig) -
 
 def _markdown_pieces(lines: _Lines, cfg: ChunkConfig) -> list[tuple[int, int]]:
     heads = [
-        row for row in range(lines.count)
+        row
+        for row in range(lines.count)
         if _HEADING.match(lines.source[lines.starts[row] : lines.starts[row] + 8])
     ]
     bounds = sorted({0, *heads})
@@ -214,8 +219,9 @@ def chunk_file(
     if tree is not None:
         # A tree can hold no node at all for text the grammar skips (Ruby's lone "\\"):
         # then the lines still make chunks.
-        pieces = (_node_pieces(tree.root_node, lines, config)
-                  or _windows(lines, 0, lines.count - 1, config.max_chars))
+        pieces = _node_pieces(tree.root_node, lines, config) or _windows(
+            lines, 0, lines.count - 1, config.max_chars
+        )
     elif language == "markdown":
         pieces = _markdown_pieces(lines, config)
     else:

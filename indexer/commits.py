@@ -25,8 +25,16 @@ from typing import Any
 from dowse.languages import language_for
 from dowse.tokens import token_text
 
-__all__ = ["MAX_COMMITS", "MAX_FILES", "HistorySource", "is_ancestor", "read_commits", "resolve",
-           "source_of", "update"]
+__all__ = [
+    "MAX_COMMITS",
+    "MAX_FILES",
+    "HistorySource",
+    "is_ancestor",
+    "read_commits",
+    "resolve",
+    "source_of",
+    "update",
+]
 
 MAX_FILES = 10
 """A commit changing more files is a sweeping change (a rename, a reformatting, a
@@ -66,8 +74,16 @@ def _git(git_dir: Path, *args: str) -> str | None:
 
 def source_of(root: Path) -> HistorySource | None:
     """The repository `root` lies in, at its HEAD; None outside a repository with commits."""
-    done = _run("-C", str(root), "rev-parse", "--absolute-git-dir", "--show-prefix",
-                "--verify", "-q", "HEAD")
+    done = _run(
+        "-C",
+        str(root),
+        "rev-parse",
+        "--absolute-git-dir",
+        "--show-prefix",
+        "--verify",
+        "-q",
+        "HEAD",
+    )
     lines = done.stdout.decode("utf-8", errors="replace").splitlines() if done else []
     if done is None or done.returncode or len(lines) != 3:
         return None
@@ -86,31 +102,49 @@ def is_ancestor(source: HistorySource, older: str, newer: str) -> bool:
     return done is not None and done.returncode == 0
 
 
-def read_commits(source: HistorySource, head: str, since: str | None = None
-                 ) -> list[dict[str, Any]] | None:
+def read_commits(
+    source: HistorySource, head: str, since: str | None = None
+) -> list[dict[str, Any]] | None:
     """The rows of the non-merge commits reachable from `head` (not from `since`), newest
     first; None when git cannot read them."""
     span = [f"{since}..{head}"] if since else [f"--max-count={MAX_COMMITS}", head]
-    out = _git(source.git_dir, "log", "--no-merges", "--no-renames",
-               "--format=%x00%H%x01%ct%x01%B%x01", "--name-only", *span)
+    out = _git(
+        source.git_dir,
+        "log",
+        "--no-merges",
+        "--no-renames",
+        "--format=%x00%H%x01%ct%x01%B%x01",
+        "--name-only",
+        *span,
+    )
     if out is None:
         return None
     rows = []
     for record in out.split("\x00")[1:]:
         sha, when, message, names = (record.split("\x01") + ["", "", ""])[:4]
-        files = [n[len(source.prefix):] for n in names.splitlines()
-                 if n.startswith(source.prefix) and language_for(n)]
+        files = [
+            n[len(source.prefix) :]
+            for n in names.splitlines()
+            if n.startswith(source.prefix) and language_for(n)
+        ]
         if not files or len(files) > MAX_FILES:
             continue
         message = message.strip()[:_MESSAGE_CHARS]
-        rows.append({"id": sha, "time": int(when or 0),
-                     "subject": message.split("\n", 1)[0][:200],
-                     "files": files, "tokens": token_text(message)})
+        rows.append(
+            {
+                "id": sha,
+                "time": int(when or 0),
+                "subject": message.split("\n", 1)[0][:200],
+                "files": files,
+                "tokens": token_text(message),
+            }
+        )
     return rows
 
 
-def update(have: str, source: HistorySource | None
-           ) -> tuple[str, list[dict[str, Any]], bool] | None:
+def update(
+    have: str, source: HistorySource | None
+) -> tuple[str, list[dict[str, Any]], bool] | None:
     """What a commits table read up to `have` ('' none) needs to hold `source`'s history
     (None: no history): (the commit read up to, rows, whether they replace the table
     rather than add to it), or None when it holds what it should. A descendant of the
@@ -126,4 +160,3 @@ def update(have: str, source: HistorySource | None
     if rows is None:
         return None  # git failed: keep what the table holds
     return head, rows, since is None
-

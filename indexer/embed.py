@@ -113,8 +113,7 @@ class _Lazy:
         self._module, _, self._attr = target.partition(":")
 
     def __call__(self) -> Embedder:
-        factory: Callable[[], Embedder] = getattr(importlib.import_module(self._module),
-                                                  self._attr)
+        factory: Callable[[], Embedder] = getattr(importlib.import_module(self._module), self._attr)
         return factory()
 
 

@@ -41,7 +41,8 @@ __all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files", "in_worke
 
 UNGUARDED_SCRIPT = (
     "the index's worker processes cannot start: the script that runs dowse is run again "
-    "by each of them; put its top-level code under `if __name__ == \"__main__\":`")
+    'by each of them; put its top-level code under `if __name__ == "__main__":`'
+)
 
 POOL_MIN_FILES = 64
 TOKEN_REPEAT = 4
@@ -77,8 +78,16 @@ class FileOutcome:
     imports: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _rows(job: FileJob, data: bytes, language: str, digest: str, cfg: ExtractConfig,
-          *, parse: bool = True, note: str = "") -> FileOutcome:
+def _rows(
+    job: FileJob,
+    data: bytes,
+    language: str,
+    digest: str,
+    cfg: ExtractConfig,
+    *,
+    parse: bool = True,
+    note: str = "",
+) -> FileOutcome:
     tree, symbols, imports = None, [], []
     if parse and language in CODE_LANGUAGES:
         parsed = parse_source(job.path, data, language, timeout_s=cfg.parse_timeout_s)
@@ -87,29 +96,48 @@ def _rows(job: FileJob, data: bytes, language: str, digest: str, cfg: ExtractCon
     out = FileOutcome(path=job.path, hash=digest)
     summary = file_summary(job.path, data.decode("utf-8", "replace"), language, symbols)
     out.file = {
-        "path": job.path, "language": language, "size": job.size, "hash": digest,
-        "mtime_ns": job.mtime_ns, "parser": "tree-sitter" if tree is not None else "text",
-        "note": note, "n_symbols": len(symbols), "n_chunks": len(chunks),
-        "summary": summary, "summary_hash": content_hash(summary.encode()),
+        "path": job.path,
+        "language": language,
+        "size": job.size,
+        "hash": digest,
+        "mtime_ns": job.mtime_ns,
+        "parser": "tree-sitter" if tree is not None else "text",
+        "note": note,
+        "n_symbols": len(symbols),
+        "n_chunks": len(chunks),
+        "summary": summary,
+        "summary_hash": content_hash(summary.encode()),
     }
     out.symbols = [
-        {**s.model_dump(), "name_lower": s.name.lower(),
-         "tokens": token_text(s.qualified_name, s.signature, s.path)}
+        {
+            **s.model_dump(),
+            "name_lower": s.name.lower(),
+            "tokens": token_text(s.qualified_name, s.signature, s.path),
+        }
         for s in symbols
     ]
     out.chunks = [
-        {"id": c.id, "path": c.path, "language": c.language, "start_line": c.start_line,
-         "end_line": c.end_line, "symbol": c.symbol, "text": c.text, "header": c.header,
-         "hash": content_hash(c.embed_text.encode()),
-         "tokens": token_text(c.path, c.symbol or "", c.text, max_repeat=TOKEN_REPEAT)}
+        {
+            "id": c.id,
+            "path": c.path,
+            "language": c.language,
+            "start_line": c.start_line,
+            "end_line": c.end_line,
+            "symbol": c.symbol,
+            "text": c.text,
+            "header": c.header,
+            "hash": content_hash(c.embed_text.encode()),
+            "tokens": token_text(c.path, c.symbol or "", c.text, max_repeat=TOKEN_REPEAT),
+        }
         for c in chunks
     ]
     out.imports = [i.model_dump(exclude={"resolved"}) for i in imports]
     return out
 
 
-def process_file(job: FileJob, cfg: ExtractConfig, *, parse: bool = True,
-                 note: str = "") -> FileOutcome:
+def process_file(
+    job: FileJob, cfg: ExtractConfig, *, parse: bool = True, note: str = ""
+) -> FileOutcome:
     language = language_for(job.path)
     if language is None:
         return FileOutcome(path=job.path, skipped="not a known text file type")
@@ -183,8 +211,7 @@ def _pool(workers: int) -> ProcessPoolExecutor:
     # preloads this module, so a fresh worker starts in milliseconds.
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(["dowse.indexer.extract"])
-    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx,
-                               initializer=_exit_with_parent)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_exit_with_parent)
 
 
 def _isolated(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
@@ -198,9 +225,13 @@ def _isolated(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def extract_files(jobs: Sequence[FileJob], cfg: ExtractConfig, *,
-                  progress: Callable[[int, int], None] = lambda done, total: None,
-                  workers: int | None = None) -> Iterator[FileOutcome]:
+def extract_files(
+    jobs: Sequence[FileJob],
+    cfg: ExtractConfig,
+    *,
+    progress: Callable[[int, int], None] = lambda done, total: None,
+    workers: int | None = None,
+) -> Iterator[FileOutcome]:
     """Outcomes for all jobs, in completion order."""
     total = len(jobs)
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
@@ -215,7 +246,8 @@ def extract_files(jobs: Sequence[FileJob], cfg: ExtractConfig, *,
     try:
         pending: dict[Future[list[FileOutcome]], list[FileJob]] = {
             pool.submit(_process_batch, jobs[i : i + BATCH], cfg): list(jobs[i : i + BATCH])
-            for i in range(0, total, BATCH)}
+            for i in range(0, total, BATCH)
+        }
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
             for fut in finished:

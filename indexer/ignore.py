@@ -24,7 +24,6 @@ _BLOCK = 64
 """Patterns per alternation (see `Rules`)."""
 
 
-
 @dataclass(frozen=True, slots=True)
 class Rules:
     """The patterns of one ignore file, compiled for 'does this match the path itself'.
@@ -116,10 +115,12 @@ def _compile_patterns(patterns: list[Pattern], *, strip: int, prepend: str) -> R
     return Rules(
         strip=strip,
         prepend=prepend,
-        file_regexes=tuple(re.compile("|".join(file_alts[i:i + _BLOCK]), re.DOTALL)
-                           for i in blocks),
-        dir_regexes=tuple(re.compile("|".join(dir_alts[i:i + _BLOCK]), re.DOTALL)
-                          for i in blocks),
+        file_regexes=tuple(
+            re.compile("|".join(file_alts[i : i + _BLOCK]), re.DOTALL) for i in blocks
+        ),
+        dir_regexes=tuple(
+            re.compile("|".join(dir_alts[i : i + _BLOCK]), re.DOTALL) for i in blocks
+        ),
         ignores=ignores,
     )
 
@@ -127,7 +128,7 @@ def _compile_patterns(patterns: list[Pattern], *, strip: int, prepend: str) -> R
 def decide(levels: Sequence[Rules], rel: str, is_dir: bool) -> bool | None:
     """True if ignored, False if re-included by a '!' line, None if no line matches."""
     for rules in reversed(levels):
-        path = rules.prepend + rel[rules.strip:]
+        path = rules.prepend + rel[rules.strip :]
         if is_dir:
             path += "/"
         for regex in rules.dir_regexes if is_dir else rules.file_regexes:
@@ -166,7 +167,7 @@ def git_context(root_real: str) -> list[Rules]:
         pointer = read_text(dot_git) or ""
         if not pointer.startswith("gitdir:"):
             return []
-        git_dir = os.path.join(top, pointer[len("gitdir:"):].strip())
+        git_dir = os.path.join(top, pointer[len("gitdir:") :].strip())
         common = read_text(os.path.join(git_dir, "commondir"))
         if common is not None:
             git_dir = os.path.join(git_dir, common.strip())

@@ -56,13 +56,15 @@ def import_lancedb() -> Any:
 
     return lancedb
 
+
 def quote_list(values: Iterable[str]) -> str:
     """A SQL list literal for a `col IN (...)` filter."""
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
-_WRITE_ERRNOS = frozenset({errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG,
-                           errno.EDQUOT})
+_WRITE_ERRNOS = frozenset(
+    {errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOSPC, errno.EFBIG, errno.EDQUOT}
+)
 _OS_ERROR = re.compile(r"\(os error (\d+)\)")
 _RUST_LOCATION = re.compile(r",? /\S+\.rs:\d+:\d+")
 _LANCE_PREFIX = re.compile(r"^(?:lance error: )?(?:LanceError\(\w+\): )?")
@@ -73,7 +75,8 @@ def lance_detail(exc: BaseException) -> str | None:
     any other exception."""
     text = str(exc)
     if not isinstance(exc, (RuntimeError, OSError, ValueError)) or not (
-        "lance error" in text or "LanceError" in text
+        "lance error" in text
+        or "LanceError" in text
         or re.search(r"Table '\w+' was not found", text)
     ):
         return None

@@ -105,17 +105,18 @@ def _cache_key(model_dir: Path) -> str:
 
 
 def _paths(models_dir: Path, key: str) -> OnnxModels:
-    return OnnxModels(int8=models_dir / f"{MODEL_NAME}-int8-{key}.onnx",
-                      fp32=models_dir / f"{MODEL_NAME}-fp32-{key}.onnx",
-                      query=models_dir / f"{MODEL_NAME}-query-{key}.onnx")
+    return OnnxModels(
+        int8=models_dir / f"{MODEL_NAME}-int8-{key}.onnx",
+        fp32=models_dir / f"{MODEL_NAME}-fp32-{key}.onnx",
+        query=models_dir / f"{MODEL_NAME}-query-{key}.onnx",
+    )
 
 
 def _complete(models: OnnxModels) -> bool:
     return all(p is not None and p.is_file() for p in (models.fp32, models.query, models.int8))
 
 
-def export_models(*, cache_dir: Path | None = None,
-                  model_dir: Path | None = None) -> OnnxModels:
+def export_models(*, cache_dir: Path | None = None, model_dir: Path | None = None) -> OnnxModels:
     """Return the cached graphs of the model, exporting them first if needed.
 
     Exporting takes about 10-20 s and needs torch, transformers and onnx; a process that
@@ -181,8 +182,12 @@ def _quiet() -> Iterator[None]:
 def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
     """Write `work/fp32.onnx`, `work/int8.onnx` and `work/query.onnx` (recipe:
     shared/DEPENDENCIES.md)."""
-    for var, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"),
-                       ("HF_HUB_DISABLE_PROGRESS_BARS", "1"), ("TRANSFORMERS_VERBOSITY", "error")):
+    for var, value in (
+        ("HF_HUB_OFFLINE", "1"),
+        ("TRANSFORMERS_OFFLINE", "1"),
+        ("HF_HUB_DISABLE_PROGRESS_BARS", "1"),
+        ("TRANSFORMERS_VERBOSITY", "error"),
+    ):
         os.environ.setdefault(var, value)
     try:
         import onnx
@@ -199,7 +204,8 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
         with contextlib.suppress(AttributeError):
             transformers.utils.logging.disable_progress_bar()
         model = transformers.AutoModel.from_pretrained(
-            str(model_dir), attn_implementation="eager"  # eager attention fuses in onnxruntime
+            str(model_dir),
+            attn_implementation="eager",  # eager attention fuses in onnxruntime
         ).eval()
 
         class _Wrapper(torch.nn.Module):
@@ -209,8 +215,11 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
                 self.inner = inner
 
             def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-                return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                                  token_type_ids=token_type_ids).last_hidden_state
+                return self.inner(
+                    input_ids=input_ids,
+                    attention_mask=attention_mask,
+                    token_type_ids=token_type_ids,
+                ).last_hidden_state
 
         # A padded row in the example keeps the attention mask a real input of the graph.
         ids = torch.tensor([[101, 7592, 2088, 102], [101, 7592, 102, 0]], dtype=torch.long)
@@ -219,25 +228,42 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
         query = work / "query.onnx"
         with torch.no_grad():
             torch.onnx.export(
-                _Wrapper(model), (ids, mask, torch.zeros_like(ids)), str(raw), dynamo=False,
-                opset_version=17, input_names=list(_INPUTS),
+                _Wrapper(model),
+                (ids, mask, torch.zeros_like(ids)),
+                str(raw),
+                dynamo=False,
+                opset_version=17,
+                input_names=list(_INPUTS),
                 output_names=["last_hidden_state"],
-                dynamic_axes={name: {0: "batch", 1: "sequence"}
-                              for name in (*_INPUTS, "last_hidden_state")})
+                dynamic_axes={
+                    name: {0: "batch", 1: "sequence"} for name in (*_INPUTS, "last_hidden_state")
+                },
+            )
         config = model.config
-        optimized = optimize_model(str(raw), model_type="bert",
-                                   num_heads=config.num_attention_heads,
-                                   hidden_size=config.hidden_size)
+        optimized = optimize_model(
+            str(raw),
+            model_type="bert",
+            num_heads=config.num_attention_heads,
+            hidden_size=config.hidden_size,
+        )
         optimized.save_model_to_file(str(fp32))
         graph = onnx.load(str(fp32)).graph
         producers = {out: node.op_type for node in graph.node for out in node.output}
-        ffn_out = [node.name for node in graph.node
-                   if node.op_type == "MatMul" and producers.get(node.input[0]) in _GELU_OPS]
+        ffn_out = [
+            node.name
+            for node in graph.node
+            if node.op_type == "MatMul" and producers.get(node.input[0]) in _GELU_OPS
+        ]
         for target, excluded in ((int8, ffn_out), (query, [])):
-            quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8,
-                             per_channel=True, op_types_to_quantize=["MatMul", "Attention"],
-                             nodes_to_exclude=excluded,
-                             extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT})
+            quantize_dynamic(
+                str(fp32),
+                str(target),
+                weight_type=QuantType.QInt8,
+                per_channel=True,
+                op_types_to_quantize=["MatMul", "Attention"],
+                nodes_to_exclude=excluded,
+                extra_options={"DefaultTensorType": onnx.TensorProto.FLOAT},
+            )
     return fp32, int8, query
 
 
@@ -249,9 +275,16 @@ class OnnxEmbedder:
     name = MODEL_NAME
     dim = 384
 
-    def __init__(self, *, max_seq_length: int = 256, batch_size: int = 32,
-                 threads: int | None = None, cache_dir: Path | None = None,
-                 model_dir: Path | None = None, models: OnnxModels | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        max_seq_length: int = 256,
+        batch_size: int = 32,
+        threads: int | None = None,
+        cache_dir: Path | None = None,
+        model_dir: Path | None = None,
+        models: OnnxModels | None = None,
+    ) -> None:
         """Cheap: the graphs are exported (once) and loaded on the first `embed`.
 
         `models` overrides the cached graphs (benchmarks compare quantisations with it).
@@ -311,8 +344,9 @@ class OnnxEmbedder:
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3  # errors only: the library never prints
                 try:
-                    session = ort.InferenceSession(str(path), options,
-                                                   providers=["CPUExecutionProvider"])
+                    session = ort.InferenceSession(
+                        str(path), options, providers=["CPUExecutionProvider"]
+                    )
                 except Exception as exc:
                     raise EmbedderError(
                         f"cannot load {path} ({' '.join(str(exc).split())[:200]}); "
@@ -333,8 +367,7 @@ class OnnxEmbedder:
         if not texts:
             return out
         encodings = self._load_tokenizer().encode_batch([str(t) for t in texts])
-        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64,
-                              count=len(encodings))
+        lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
         # Sorted by length, a batch pads little and its texts quantise alike.
         order = np.argsort(lengths, kind="stable")
         cut = int(np.searchsorted(lengths[order], SHORT_TOKENS, side="right"))

@@ -22,8 +22,21 @@ __all__ = [
 ]
 
 SymbolKind = Literal[
-    "function", "method", "class", "interface", "struct", "enum", "trait", "module", "type",
-    "constant", "variable", "macro", "field", "constructor", "heading",
+    "function",
+    "method",
+    "class",
+    "interface",
+    "struct",
+    "enum",
+    "trait",
+    "module",
+    "type",
+    "constant",
+    "variable",
+    "macro",
+    "field",
+    "constructor",
+    "heading",
 ]
 
 

@@ -68,8 +68,11 @@ def suffix_map(paths: Collection[str]) -> dict[str, str]:
     absolute `import datetime` can mean `src/datetime.py` but never
     `pkg/functions/datetime.py`, which is only importable as `pkg.functions.datetime`.
     """
-    packages = {posixpath.dirname(p) for p in paths
-                if posixpath.basename(p) in ("__init__.py", "__init__.pyi")}
+    packages = {
+        posixpath.dirname(p)
+        for p in paths
+        if posixpath.basename(p) in ("__init__.py", "__init__.pyi")
+    }
     out: dict[str, str] = {}
     for p in sorted(paths, key=lambda p: (p.count("/"), p)):
         if p.endswith((".py", ".pyi")):
@@ -81,7 +84,10 @@ def suffix_map(paths: Collection[str]) -> dict[str, str]:
 
 
 def resolve_import(
-    module: str, importer: str, language: str, paths: Collection[str],
+    module: str,
+    importer: str,
+    language: str,
+    paths: Collection[str],
     suffixes: dict[str, str] | None = None,
 ) -> str | None:
     """The indexed file `module` (as written in `importer`) refers to, if any."""

@@ -53,29 +53,40 @@ class StatusReport(BaseModel):
         import datetime as dt
 
         when = dt.datetime.fromtimestamp(self.updated).strftime("%Y-%m-%d %H:%M:%S")
-        chunks = (f"{self.vectors}/{self.chunks} chunks" if self.embed_chunks
-                  else "no chunks (--embed files)")
-        vec = ("off (--embed none)" if self.no_embed
-               else f"{self.file_vectors}/{self.files} files, {self.definition_vectors} "
-               f"definitions, {chunks}"
-               + ("" if self.embedded else " (incomplete)"))
+        chunks = (
+            f"{self.vectors}/{self.chunks} chunks"
+            if self.embed_chunks
+            else "no chunks (--embed files)"
+        )
+        vec = (
+            "off (--embed none)"
+            if self.no_embed
+            else f"{self.file_vectors}/{self.files} files, {self.definition_vectors} "
+            f"definitions, {chunks}" + ("" if self.embedded else " (incomplete)")
+        )
         lines = [
             f"root       {self.root}",
             f"index      {self.index_dir} ({self.index_bytes / 1e6:.1f} MB, format "
             f"{self.format}, updated {when})",
             f"model      {self.model} ({self.dim}-d), vectors {vec}",
             f"contents   {self.files} files, {self.symbols} symbols, {self.chunks} chunks",
-            "history    " + (f"{self.commits} commits, read at {self.history[:12]}"
-                             if self.history else "none (no git repository, or --no-history)"),
-            "changed    " + ", ".join(f"{v} {k}" for k, v in self.changed.items())
+            "history    "
+            + (
+                f"{self.commits} commits, read at {self.history[:12]}"
+                if self.history
+                else "none (no git repository, or --no-history)"
+            ),
+            "changed    "
+            + ", ".join(f"{v} {k}" for k, v in self.changed.items())
             + ("" if not any(self.changed.values()) else "  (run `dowse index` to update)"),
-            f"skipped    {self.skipped_count} files" + (
-                "" if with_skipped or not self.skipped_count else "  (--skipped lists them)"),
+            f"skipped    {self.skipped_count} files"
+            + ("" if with_skipped or not self.skipped_count else "  (--skipped lists them)"),
             "",
             f"{'language':<12}{'files':>8}{'symbols':>10}{'chunks':>9}",
         ]
-        lines += [f"{c.language:<12}{c.files:>8}{c.symbols:>10}{c.chunks:>9}"
-                  for c in self.languages]
+        lines += [
+            f"{c.language:<12}{c.files:>8}{c.symbols:>10}{c.chunks:>9}" for c in self.languages
+        ]
         if with_skipped and self.skipped:
             lines += ["", "skipped files:"]
             lines += [f"  {s.path}  ({s.reason})" for s in self.skipped]
@@ -95,24 +106,39 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
         c["symbols"] += f["n_symbols"]
         c["chunks"] += f["n_chunks"]
     languages = sorted(
-        (LanguageCount(language=lang, files=c["files"], symbols=c["symbols"],
-                       chunks=c["chunks"]) for lang, c in by_lang.items()),
-        key=lambda c: (-c.files, c.language))
+        (
+            LanguageCount(language=lang, files=c["files"], symbols=c["symbols"], chunks=c["chunks"])
+            for lang, c in by_lang.items()
+        ),
+        key=lambda c: (-c.files, c.language),
+    )
     skipped = [SkippedFile(**r) for r in store.rows("skipped", ["path", "reason"])]
     root = Path(store.manifest.root)
     walk_config = walk_config_from(store.manifest.walk)
-    changed = (changed_since(store, root, walk_config) if root.is_dir()
-               else {"root missing": 1})
+    changed = changed_since(store, root, walk_config) if root.is_dir() else {"root missing": 1}
     m = store.manifest
     summaries = store.table("file_vectors").count_rows("id = path")
     return StatusReport(
-        root=m.root, index_dir=str(index_dir), model=m.model, dim=m.dim, format=m.format,
-        embedded=m.embedded, no_embed=m.no_embed, embed_chunks=m.embed_chunks,
-        updated=m.updated, files=len(files), symbols=store.count("symbols"),
-        chunks=store.count("chunks"), vectors=store.count("vectors"),
-        file_vectors=summaries, definition_vectors=store.count("file_vectors") - summaries,
+        root=m.root,
+        index_dir=str(index_dir),
+        model=m.model,
+        dim=m.dim,
+        format=m.format,
+        embedded=m.embedded,
+        no_embed=m.no_embed,
+        embed_chunks=m.embed_chunks,
+        updated=m.updated,
+        files=len(files),
+        symbols=store.count("symbols"),
+        chunks=store.count("chunks"),
+        vectors=store.count("vectors"),
+        file_vectors=summaries,
+        definition_vectors=store.count("file_vectors") - summaries,
         commits=store.count("commits") if store.has_table("commits") else 0,
-        history=m.history, index_bytes=store.size_bytes(),
-        languages=languages, changed=changed, skipped_count=len(skipped),
+        history=m.history,
+        index_bytes=store.size_bytes(),
+        languages=languages,
+        changed=changed,
+        skipped_count=len(skipped),
         skipped=sorted(skipped, key=lambda s: s.path) if with_skipped else [],
     )

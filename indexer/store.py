@@ -69,13 +69,29 @@ from dowse.errors import (
 )
 from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
 
-__all__ = ["FORMAT_VERSION", "OPTIONAL_TABLES", "SNAPSHOT_TABLES", "Manifest", "Store",
-           "WriteLock", "quote_list", "storage_error"]
+__all__ = [
+    "FORMAT_VERSION",
+    "OPTIONAL_TABLES",
+    "SNAPSHOT_TABLES",
+    "Manifest",
+    "Store",
+    "WriteLock",
+    "quote_list",
+    "storage_error",
+]
 
 FORMAT_VERSION = 3
 MANIFEST = "manifest.json"
-SNAPSHOT_TABLES = ("files", "symbols", "chunks", "imports", "vectors", "file_vectors",
-                   "skipped", "commits")
+SNAPSHOT_TABLES = (
+    "files",
+    "symbols",
+    "chunks",
+    "imports",
+    "vectors",
+    "file_vectors",
+    "skipped",
+    "commits",
+)
 OPTIONAL_TABLES = ("commits",)
 """Snapshot tables an index written before they existed lacks: a reader takes them as
 empty, the next writer creates them."""
@@ -94,29 +110,73 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
     # float16 halves the largest part of the index; cosine error stays below 1e-3.
     vector = pa.list_(pa.float16(), dim)
     return {
-        "files": pa.schema([
-            ("path", s), ("language", s), ("size", i64), ("hash", s), ("mtime_ns", i64),
-            ("parser", s), ("note", s), ("n_symbols", i32), ("n_chunks", i32),
-            ("summary", s), ("summary_hash", s),
-        ]),
-        "symbols": pa.schema([
-            ("id", s), ("path", s), ("name", s), ("qualified_name", s), ("kind", s),
-            ("signature", s), ("docstring", s), ("start_line", i32), ("end_line", i32),
-            ("parent", s), ("language", s), ("name_lower", s), ("tokens", s),
-        ]),
-        "chunks": pa.schema([
-            ("id", s), ("path", s), ("language", s), ("start_line", i32), ("end_line", i32),
-            ("symbol", s), ("text", s), ("header", s), ("hash", s), ("tokens", s),
-        ]),
-        "imports": pa.schema([
-            ("path", s), ("module", s), ("names", pa.list_(s)), ("line", i32), ("resolved", s),
-        ]),
+        "files": pa.schema(
+            [
+                ("path", s),
+                ("language", s),
+                ("size", i64),
+                ("hash", s),
+                ("mtime_ns", i64),
+                ("parser", s),
+                ("note", s),
+                ("n_symbols", i32),
+                ("n_chunks", i32),
+                ("summary", s),
+                ("summary_hash", s),
+            ]
+        ),
+        "symbols": pa.schema(
+            [
+                ("id", s),
+                ("path", s),
+                ("name", s),
+                ("qualified_name", s),
+                ("kind", s),
+                ("signature", s),
+                ("docstring", s),
+                ("start_line", i32),
+                ("end_line", i32),
+                ("parent", s),
+                ("language", s),
+                ("name_lower", s),
+                ("tokens", s),
+            ]
+        ),
+        "chunks": pa.schema(
+            [
+                ("id", s),
+                ("path", s),
+                ("language", s),
+                ("start_line", i32),
+                ("end_line", i32),
+                ("symbol", s),
+                ("text", s),
+                ("header", s),
+                ("hash", s),
+                ("tokens", s),
+            ]
+        ),
+        "imports": pa.schema(
+            [
+                ("path", s),
+                ("module", s),
+                ("names", pa.list_(s)),
+                ("line", i32),
+                ("resolved", s),
+            ]
+        ),
         "vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
         "file_vectors": pa.schema([("id", s), ("path", s), ("hash", s), ("vector", vector)]),
         "skipped": pa.schema([("path", s), ("reason", s)]),
-        "commits": pa.schema([
-            ("id", s), ("time", i64), ("subject", s), ("files", pa.list_(s)), ("tokens", s),
-        ]),
+        "commits": pa.schema(
+            [
+                ("id", s),
+                ("time", i64),
+                ("subject", s),
+                ("files", pa.list_(s)),
+                ("tokens", s),
+            ]
+        ),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
 
@@ -134,32 +194,48 @@ class Manifest(BaseModel):
     dim: int = Field(gt=0)
     root: str = Field(description="absolute path of the indexed root")
     versions: dict[str, int] = Field(default_factory=dict, description="table -> version")
-    tables: dict[str, str] = Field(default_factory=dict,
-                                   description="table -> the LanceDB table holding it, where "
-                                   "the names differ (a rebuild writes beside the old one)")
-    retired: dict[str, float] = Field(default_factory=dict,
-                                      description="LanceDB tables of a replaced snapshot -> "
-                                      "when it was replaced (dropped `GRACE` later)")
+    tables: dict[str, str] = Field(
+        default_factory=dict,
+        description="table -> the LanceDB table holding it, where "
+        "the names differ (a rebuild writes beside the old one)",
+    )
+    retired: dict[str, float] = Field(
+        default_factory=dict,
+        description="LanceDB tables of a replaced snapshot -> "
+        "when it was replaced (dropped `GRACE` later)",
+    )
     superseded: dict[str, list[tuple[int, float]]] = Field(
         default_factory=dict,
         description="table -> (version, when a commit replaced it) for the versions "
-                    "replaced less than `GRACE` ago, which a reader may still be using")
-    embedded: bool = Field(default=False,
-                           description="every vector the embed scope asks for exists")
+        "replaced less than `GRACE` ago, which a reader may still be using",
+    )
+    embedded: bool = Field(
+        default=False, description="every vector the embed scope asks for exists"
+    )
     no_embed: bool = Field(default=False, description="built with --embed none")
-    embed_chunks: bool = Field(default=True, description="chunks have vectors, not only "
-                               "file summaries (--embed all, not --embed files)")
-    definitions: bool = Field(default=False, description="documented definitions get "
-                              "vectors beside the file summaries (false in indexes made "
-                              "before they did: the next run embeds them)")
-    undocumented: bool = Field(default=False, description="definitions without a docstring "
-                               "get vectors too, by path, name and signature (false in "
-                               "indexes made before they did: the next run embeds them)")
-    history: str = Field(default="", description="the commit whose history the commits "
-                         "table holds ('' none)")
+    embed_chunks: bool = Field(
+        default=True,
+        description="chunks have vectors, not only file summaries (--embed all, not --embed files)",
+    )
+    definitions: bool = Field(
+        default=False,
+        description="documented definitions get "
+        "vectors beside the file summaries (false in indexes made "
+        "before they did: the next run embeds them)",
+    )
+    undocumented: bool = Field(
+        default=False,
+        description="definitions without a docstring "
+        "get vectors too, by path, name and signature (false in "
+        "indexes made before they did: the next run embeds them)",
+    )
+    history: str = Field(
+        default="", description="the commit whose history the commits table holds ('' none)"
+    )
     no_history: bool = Field(default=False, description="built with --no-history")
-    walk: dict[str, Any] = Field(default_factory=dict,
-                                 description="the walk options of the last run (reused)")
+    walk: dict[str, Any] = Field(
+        default_factory=dict, description="the walk options of the last run (reused)"
+    )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
 
@@ -239,9 +315,7 @@ class Store:
         try:
             raw = path.read_text()
         except FileNotFoundError:
-            raise IndexNotFound(
-                f"no index at {index_dir}; run `dowse index` first"
-            ) from None
+            raise IndexNotFound(f"no index at {index_dir}; run `dowse index` first") from None
         except OSError as exc:
             raise IndexCorrupt(f"cannot read {path}: {exc.strerror}") from None
         try:
@@ -276,8 +350,9 @@ class Store:
     def live_tables(self) -> list[str]:
         """The snapshot tables this index has (an older index lacks OPTIONAL_TABLES)."""
         versions = self.manifest.versions
-        return [n for n in SNAPSHOT_TABLES
-                if n not in OPTIONAL_TABLES or n in versions or not versions]
+        return [
+            n for n in SNAPSHOT_TABLES if n not in OPTIONAL_TABLES or n in versions or not versions
+        ]
 
     def has_table(self, name: str) -> bool:
         return name in self.live_tables()
@@ -317,8 +392,13 @@ class Store:
             manifest = Manifest(model=model, dim=dim, root=str(root))
         else:
             generation = secrets.token_hex(4)
-            manifest = Manifest(model=model, dim=dim, root=str(root), retired=old.retired,
-                                tables={n: f"{n}-{generation}" for n in SNAPSHOT_TABLES})
+            manifest = Manifest(
+                model=model,
+                dim=dim,
+                root=str(root),
+                retired=old.retired,
+                tables={n: f"{n}-{generation}" for n in SNAPSHOT_TABLES},
+            )
             replacing = [old.tables.get(n, n) for n in SNAPSHOT_TABLES]
         store = cls(index_dir, manifest, lancedb.connect(str(dbdir)))
         store._replacing = replacing
@@ -343,8 +423,10 @@ class Store:
                 self._tables[name] = self.db.create_table(physical, schema=self.schemas[name])
                 continue
             if physical not in existing:
-                raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is missing; "
-                                   "run `dowse index --rebuild`")
+                raise IndexCorrupt(
+                    f"the index table {name!r} at {self.index_dir} is missing; "
+                    "run `dowse index --rebuild`"
+                )
             table = self.db.open_table(physical)
             if table.version != want:
                 table.restore(want)  # an interrupted write went past the snapshot
@@ -425,8 +507,10 @@ class Store:
                 detail = lance_detail(exc)
                 if detail is None:
                     raise
-                raise IndexCorrupt(f"the index table {name!r} at {self.index_dir} is damaged "
-                                   f"({detail}); run `dowse index --rebuild`") from None
+                raise IndexCorrupt(
+                    f"the index table {name!r} at {self.index_dir} is damaged "
+                    f"({detail}); run `dowse index --rebuild`"
+                ) from None
 
     @staticmethod
     def _probe(table: Any, index: Any, data: pa.Table) -> None:
@@ -453,7 +537,8 @@ class Store:
         matrix = np.asarray([r["vector"] for r in rows], dtype=np.float16)
         columns = [
             pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.manifest.dim)
-            if f.name == "vector" else pa.array([r[f.name] for r in rows], type=f.type)
+            if f.name == "vector"
+            else pa.array([r[f.name] for r in rows], type=f.type)
             for f in schema
         ]
         self.table(name).add(pa.Table.from_arrays(columns, schema=schema))
@@ -485,13 +570,18 @@ class Store:
                 kept.append((old, now))
             if kept:
                 superseded[name] = kept
-        self.manifest = self.manifest.model_copy(update={
-            "versions": versions, "retired": retired, "superseded": superseded,
-            "updated": now, **changes})
+        self.manifest = self.manifest.model_copy(
+            update={
+                "versions": versions,
+                "retired": retired,
+                "superseded": superseded,
+                "updated": now,
+                **changes,
+            }
+        )
         # Left out while empty, so that a dowse from before rebuilds wrote beside the old
         # snapshot still reads an index that was never rebuilt.
-        empty = {k for k in ("tables", "retired", "superseded")
-                 if not getattr(self.manifest, k)}
+        empty = {k for k in ("tables", "retired", "superseded") if not getattr(self.manifest, k)}
         path = self.index_dir / MANIFEST
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:
@@ -520,8 +610,11 @@ class Store:
     def _still_read(self, name: str, now: float) -> list[tuple[int, float]]:
         """The versions of table `name` a commit replaced less than `GRACE` before `now`,
         with when: a reader that opened an earlier manifest may still be using them."""
-        return [(v, at) for v, at in self.manifest.superseded.get(name, [])
-                if now - at < GRACE.total_seconds()]
+        return [
+            (v, at)
+            for v, at in self.manifest.superseded.get(name, [])
+            if now - at < GRACE.total_seconds()
+        ]
 
     def _prune_versions(self) -> None:
         """Delete the table versions no reader can still be using (at the start of a
@@ -563,8 +656,12 @@ class Store:
                 table.optimize(cleanup_older_than=datetime.now() - stamps[floor] + PRUNE_MARGIN)
                 moved = moved or table.version != want
                 stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
-            if (floor == want and table.version == want and any(v < floor for v in stamps)
-                    and now - self.manifest.updated >= GRACE.total_seconds()):
+            if (
+                floor == want
+                and table.version == want
+                and any(v < floor for v in stamps)
+                and now - self.manifest.updated >= GRACE.total_seconds()
+            ):
                 # Versions within PRUNE_MARGIN of the manifest's (the compaction that ended
                 # its run) outlive every prune: once the index has been left alone for
                 # GRACE, the same rows again as a new version, committed, leave them past
@@ -579,8 +676,9 @@ class Store:
 
     # -- reading -----------------------------------------------------------------------
 
-    def rows(self, name: str, columns: Sequence[str] | None = None,
-             where: str | None = None) -> list[dict[str, Any]]:
+    def rows(
+        self, name: str, columns: Sequence[str] | None = None, where: str | None = None
+    ) -> list[dict[str, Any]]:
         table = self.table(name)
         query = table.search()
         if where:

@@ -30,21 +30,42 @@ from collections.abc import Sequence
 from dowse.indexer.records import Symbol
 from dowse.languages import TEXT_LANGUAGES
 
-__all__ = ["DEFINITION_DOC_CHARS", "DOC_CHARS", "DEFINITION_KINDS", "MAX_CHARS",
-           "definition_text", "file_summary", "leading_doc"]
+__all__ = [
+    "DEFINITION_DOC_CHARS",
+    "DOC_CHARS",
+    "DEFINITION_KINDS",
+    "MAX_CHARS",
+    "definition_text",
+    "file_summary",
+    "leading_doc",
+]
 
 MAX_CHARS = 900
 DOC_CHARS = 240
 DEFINITION_DOC_CHARS = 400
-DEFINITION_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type",
-                              "function", "method", "constructor", "macro", "constant"})
+DEFINITION_KINDS = frozenset(
+    {
+        "class",
+        "interface",
+        "struct",
+        "enum",
+        "trait",
+        "type",
+        "function",
+        "method",
+        "constructor",
+        "macro",
+        "constant",
+    }
+)
 """The kinds of definition that get a vector of their own."""
 
 _PY_DOC = re.compile(r'\A(?:\s*#[^\n]*\n)*\s*[rRuUbB]{0,2}("""|\'\'\'|"|\')(.*?)\1', re.S)
 _LINE_COMMENT = re.compile(r"^\s*(?://+|#+|--|;+|%+)\s?(.*)$")
 _BLOCK_COMMENT = re.compile(r"\A\s*/\*+(.*?)\*/", re.S)
-_BOILERPLATE = re.compile(r"licen[cs]e|copyright|\(c\)|spdx|coding[:=]|^!|all rights reserved",
-                          re.I)
+_BOILERPLATE = re.compile(
+    r"licen[cs]e|copyright|\(c\)|spdx|coding[:=]|^!|all rights reserved", re.I
+)
 _WORD = re.compile(r"\S+")
 _CLASS_KINDS = frozenset({"class", "interface", "struct", "enum", "trait", "type", "module"})
 _FUNCTION_KINDS = frozenset({"function", "macro"})

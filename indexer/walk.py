@@ -117,27 +117,59 @@ _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 
 _INDEX_DIR_NAME = ".dowse"
 
-_DEFAULT_EXCLUDED_DIRS = frozenset({
-    _INDEX_DIR_NAME,  # another dowse index, when this one lives elsewhere
-    "node_modules", "bower_components",
-    "__pycache__", ".venv", ".tox", ".nox", ".eggs",
-    ".mypy_cache", ".pytest_cache", ".ruff_cache", ".hypothesis", ".cache",
-    ".gradle", ".terraform", ".next", ".nuxt",
-    "vendor", "third_party",
-})
+_DEFAULT_EXCLUDED_DIRS = frozenset(
+    {
+        _INDEX_DIR_NAME,  # another dowse index, when this one lives elsewhere
+        "node_modules",
+        "bower_components",
+        "__pycache__",
+        ".venv",
+        ".tox",
+        ".nox",
+        ".eggs",
+        ".mypy_cache",
+        ".pytest_cache",
+        ".ruff_cache",
+        ".hypothesis",
+        ".cache",
+        ".gradle",
+        ".terraform",
+        ".next",
+        ".nuxt",
+        "vendor",
+        "third_party",
+    }
+)
 
 # Build outputs, skipped unless the directory is a Python package: pip, for one, ships
 # its source in `pip/_internal/operations/build/`.
 _OUTPUT_DIRS = frozenset({"build", "dist", "target"})
 
-_LOCKFILES = frozenset({
-    "package-lock.json", "npm-shrinkwrap.json", "yarn.lock", "pnpm-lock.yaml", "bun.lockb",
-    "poetry.lock", "Pipfile.lock", "pdm.lock", "uv.lock", "Cargo.lock", "Gemfile.lock",
-    "composer.lock", "go.sum", "mix.lock", "pubspec.lock", "Podfile.lock",
-    "packages.lock.json", "flake.lock",
-})
+_LOCKFILES = frozenset(
+    {
+        "package-lock.json",
+        "npm-shrinkwrap.json",
+        "yarn.lock",
+        "pnpm-lock.yaml",
+        "bun.lockb",
+        "poetry.lock",
+        "Pipfile.lock",
+        "pdm.lock",
+        "uv.lock",
+        "Cargo.lock",
+        "Gemfile.lock",
+        "composer.lock",
+        "go.sum",
+        "mix.lock",
+        "pubspec.lock",
+        "Podfile.lock",
+        "packages.lock.json",
+        "flake.lock",
+    }
+)
 
-_BINARY_EXTENSIONS = frozenset("""
+_BINARY_EXTENSIONS = frozenset(
+    """
     png jpg jpeg gif bmp ico icns tif tiff webp avif heic heif psd xcf
     zip tar gz tgz bz2 xz zst lz4 lzma 7z rar jar war ear whl egg apk ipa deb rpm dmg iso
     ttf otf woff woff2 eot
@@ -147,7 +179,8 @@ _BINARY_EXTENSIONS = frozenset("""
     db sqlite sqlite3 parquet feather arrow npy npz pkl pickle pt pth ckpt onnx safetensors
     h5 hdf5 tflite pb gguf lance
     blend fbx glb
-""".split())
+""".split()
+)
 
 _BINARY_NAMES = frozenset({".DS_Store"})
 
@@ -157,22 +190,40 @@ _ENV_TEMPLATES = frozenset({"example", "sample", "template", "dist"})
 
 _SECRET_NAMES = {
     ".envrc": ".envrc file",
-    "id_rsa": "SSH key", "id_dsa": "SSH key", "id_ecdsa": "SSH key", "id_ed25519": "SSH key",
-    "id_ecdsa_sk": "SSH key", "id_ed25519_sk": "SSH key",
-    ".netrc": ".netrc", "_netrc": ".netrc", ".npmrc": ".npmrc", ".pypirc": ".pypirc",
-    ".pgpass": ".pgpass", ".htpasswd": ".htpasswd", ".git-credentials": ".git-credentials",
+    "id_rsa": "SSH key",
+    "id_dsa": "SSH key",
+    "id_ecdsa": "SSH key",
+    "id_ed25519": "SSH key",
+    "id_ecdsa_sk": "SSH key",
+    "id_ed25519_sk": "SSH key",
+    ".netrc": ".netrc",
+    "_netrc": ".netrc",
+    ".npmrc": ".npmrc",
+    ".pypirc": ".pypirc",
+    ".pgpass": ".pgpass",
+    ".htpasswd": ".htpasswd",
+    ".git-credentials": ".git-credentials",
     ".dockercfg": "docker credentials",
-    "credentials": "credentials file", "credentials.json": "credentials file",
-    "secrets.json": "secrets file", "secrets.yml": "secrets file",
-    "secrets.yaml": "secrets file", "secrets.toml": "secrets file",
+    "credentials": "credentials file",
+    "credentials.json": "credentials file",
+    "secrets.json": "secrets file",
+    "secrets.yml": "secrets file",
+    "secrets.yaml": "secrets file",
+    "secrets.toml": "secrets file",
     "terraform.tfstate": "terraform state",
 }
 
 _SECRET_SUFFIXES = {
-    "pem": "key file (*.pem)", "key": "key file (*.key)", "p8": "key file (*.p8)",
-    "ppk": "key file (*.ppk)", "p12": "key store (*.p12)", "pfx": "key store (*.pfx)",
-    "jks": "key store (*.jks)", "keystore": "key store (*.keystore)",
-    "kdbx": "password database", "tfstate": "terraform state",
+    "pem": "key file (*.pem)",
+    "key": "key file (*.key)",
+    "p8": "key file (*.p8)",
+    "ppk": "key file (*.ppk)",
+    "p12": "key store (*.p12)",
+    "pfx": "key store (*.pfx)",
+    "jks": "key store (*.jks)",
+    "keystore": "key store (*.keystore)",
+    "kdbx": "password database",
+    "tfstate": "terraform state",
 }
 
 _SECRET_PATH_SUFFIXES = {".docker/config.json": "docker credentials", ".kube/config": "kubeconfig"}
@@ -192,8 +243,7 @@ def _secret_name(name: str, ext: str, rel: str) -> str | None:
         if name.startswith(".env."):
             return None if ext in _ENV_TEMPLATES else ".env file"
     if ext == "json" and (
-        name.startswith("client_secret") or "service-account" in name
-        or "service_account" in name
+        name.startswith("client_secret") or "service-account" in name or "service_account" in name
     ):
         return "service account key"
     if ext == "backup" and name.endswith(".tfstate.backup"):
@@ -207,7 +257,7 @@ def _secret_name(name: str, ext: str, rel: str) -> str | None:
 
 def _extension(name: str) -> str:
     dot = name.rfind(".")
-    return name[dot + 1:].lower() if dot >= 0 else ""
+    return name[dot + 1 :].lower() if dot >= 0 else ""
 
 
 def _secret_path(rel: str) -> str | None:
@@ -249,13 +299,27 @@ _KEY_HEADER = rb"[A-Za-z-]+:[^\n\\]{0,200}(?:\\n|\n)(?:\\n|[\s\"'+,]){0,40}"
 _SECRET_CONTENT: list[tuple[str, tuple[bytes, ...], re.Pattern[bytes]]] = [
     # Key material must follow the marker (optional "Header: value" lines, then base64),
     # so a parser's source that only names the marker does not match.
-    ("secret: private key", (b"PRIVATE KEY",), re.compile(
-        rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----" + _KEY_SEP
-        + rb"(?:" + _KEY_HEADER + rb"){0,4}[A-Za-z0-9+/=]{40}")),
-    ("secret: AWS access key", (b"AKIA", b"ASIA"),
-     re.compile(rb"\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b")),
-    ("secret: GitHub token", (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
-     re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b")),
+    (
+        "secret: private key",
+        (b"PRIVATE KEY",),
+        re.compile(
+            rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+            + _KEY_SEP
+            + rb"(?:"
+            + _KEY_HEADER
+            + rb"){0,4}[A-Za-z0-9+/=]{40}"
+        ),
+    ),
+    (
+        "secret: AWS access key",
+        (b"AKIA", b"ASIA"),
+        re.compile(rb"\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b"),
+    ),
+    (
+        "secret: GitHub token",
+        (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
+        re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b"),
+    ),
     ("secret: Slack token", (b"xox",), re.compile(rb"\bxox[abposr]-\d{6,}-[0-9A-Za-z-]{10,}")),
     ("secret: Stripe key", (b"k_live_",), re.compile(rb"\b[rs]k_live_[0-9A-Za-z]{20,}")),
 ]
@@ -512,8 +576,7 @@ class _Walker:
         else:
             self.deferred.append((replace(d, real=target), parent_real))
 
-    def file(self, rel: str, name: str, forced: bool, st: os.stat_result,
-             abspath: Path) -> None:
+    def file(self, rel: str, name: str, forced: bool, st: os.stat_result, abspath: Path) -> None:
         ext = _extension(name)
         reason = None if forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:

@@ -44,8 +44,7 @@ MIN_RELEVANCE = 0.2
 FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.15
 """The budget share kept for the signatures of what did not fit whole."""
-UNEVALUATED_REASON = ("no part scored relevant; its chunks match the question's words best "
-                      "together")
+UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 WORDS_WEIGHT = 0.2
 """The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
 ranks: a file's place is 1/(1 + its rank by relevance and evidence) + WORDS_WEIGHT/(1 +
@@ -79,7 +78,8 @@ class ContextBlock(BaseModel):
     relevance: float
     reason: str
     form: Literal["full", "signature"] = Field(
-        description="full source lines, or only the signature and citation")
+        description="full source lines, or only the signature and citation"
+    )
     text: str
     stale: bool = False
     tokens: int
@@ -97,17 +97,31 @@ class FileResult(BaseModel):
     score: float = Field(description="ranking score: relevance and retrieval evidence")
     reason: str
     citations: list[str]
-    words_rank: int | None = Field(default=None, description=(
-        "its place (0 first) among the files whose chunks match the question's words best "
-        "taken together, when among the first few"))
-    closeness_rank: int | None = Field(default=None, description=(
-        "its place (0 first) among the files closest to the question in meaning, when "
-        "among the first few"))
-    history_rank: int | None = Field(default=None, description=(
-        "its place (0 first) among the files changed by the past commits whose messages "
-        "match the question best, when among the first few"))
-    commits: list[str] = Field(default_factory=list, description=(
-        "the best of those commits that changed it: short hash and subject"))
+    words_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files whose chunks match the question's words best "
+            "taken together, when among the first few"
+        ),
+    )
+    closeness_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files closest to the question in meaning, when "
+            "among the first few"
+        ),
+    )
+    history_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files changed by the past commits whose messages "
+            "match the question best, when among the first few"
+        ),
+    )
+    commits: list[str] = Field(
+        default_factory=list,
+        description=("the best of those commits that changed it: short hash and subject"),
+    )
 
 
 class AskResult(BaseModel):
@@ -127,13 +141,17 @@ class AskResult(BaseModel):
 def rank_score(item: ContextItem) -> float:
     """How strongly an item answers: the evaluator's relevance says what a chunk is, the
     fused retrieval score how strongly the query points at it; both count."""
-    return (FILE_RELEVANCE_WEIGHT * item.relevance
-            + (1 - FILE_RELEVANCE_WEIGHT) * min(item.hit.score, 1.0))
+    return FILE_RELEVANCE_WEIGHT * item.relevance + (1 - FILE_RELEVANCE_WEIGHT) * min(
+        item.hit.score, 1.0
+    )
 
 
-def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = (),
-           by_closeness: Sequence[tuple[str, dict]] = (),
-           by_history: Sequence[tuple[str, list[dict]]] = ()) -> list[FileResult]:
+def _files(
+    items: list[ContextItem],
+    by_words: Sequence[tuple[str, dict]] = (),
+    by_closeness: Sequence[tuple[str, dict]] = (),
+    by_history: Sequence[tuple[str, list[dict]]] = (),
+) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
     whole-file word ranking (`WORDS_WEIGHT`), the ranking by closeness in meaning
     (`CLOSENESS_WEIGHT`) and the ranking by past commits (`HISTORY_WEIGHT`, for files
@@ -147,36 +165,58 @@ def _files(items: list[ContextItem], by_words: Sequence[tuple[str, dict]] = (),
     close = {path: i for i, (path, _) in enumerate(by_closeness)}
     history = {path: (i, commits) for i, (path, commits) in enumerate(by_history)}
     place = {f.path: 1 / (1 + i) for i, f in enumerate(evaluated)}
-    out = [f.model_copy(update={"words_rank": words.get(f.path),
-                                "closeness_rank": close.get(f.path)}) for f in evaluated]
-    for path, (row, reason) in _unevaluated(by_words, by_closeness,
-                                            {f.path for f in evaluated}).items():
-        out.append(FileResult(
-            path=path, relevance=0.0, score=0.0, words_rank=words.get(path),
-            closeness_rank=close.get(path), reason=reason,
-            citations=[f"{path}:{row['start_line']}-{row['end_line']}"]))
+    out = [
+        f.model_copy(update={"words_rank": words.get(f.path), "closeness_rank": close.get(f.path)})
+        for f in evaluated
+    ]
+    for path, (row, reason) in _unevaluated(
+        by_words, by_closeness, {f.path for f in evaluated}
+    ).items():
+        out.append(
+            FileResult(
+                path=path,
+                relevance=0.0,
+                score=0.0,
+                words_rank=words.get(path),
+                closeness_rank=close.get(path),
+                reason=reason,
+                citations=[f"{path}:{row['start_line']}-{row['end_line']}"],
+            )
+        )
     for i, f in enumerate(out):
         if f.path in history:
             rank, commits = history[f.path]
-            out[i] = f = f.model_copy(update={
-                "history_rank": rank,
-                "commits": [f"{c['id'][:12]} {c['subject']}" for c in commits[:2]]})
+            out[i] = f = f.model_copy(
+                update={
+                    "history_rank": rank,
+                    "commits": [f"{c['id'][:12]} {c['subject']}" for c in commits[:2]],
+                }
+            )
         place[f.path] = place.get(f.path, 0.0) + sum(
-            weight / (1 + rank) for weight, rank in ((WORDS_WEIGHT, f.words_rank),
-                                                     (CLOSENESS_WEIGHT, f.closeness_rank),
-                                                     (HISTORY_WEIGHT, f.history_rank))
-            if rank is not None)
+            weight / (1 + rank)
+            for weight, rank in (
+                (WORDS_WEIGHT, f.words_rank),
+                (CLOSENESS_WEIGHT, f.closeness_rank),
+                (HISTORY_WEIGHT, f.history_rank),
+            )
+            if rank is not None
+        )
     out.sort(key=lambda f: (-place[f.path], f.path))
     return out
 
 
-def _unevaluated(by_words: Sequence[tuple[str, dict]], by_closeness: Sequence[tuple[str, dict]],
-                 evaluated: Collection[str]) -> dict[str, tuple[dict, str]]:
+def _unevaluated(
+    by_words: Sequence[tuple[str, dict]],
+    by_closeness: Sequence[tuple[str, dict]],
+    evaluated: Collection[str],
+) -> dict[str, tuple[dict, str]]:
     """The files only the word or the closeness ranking found, in that order, each with
     the chunk it came with (the word ranking's first) and the reason it is listed."""
     out: dict[str, tuple[dict, str]] = {}
-    for ranking, reason in ((by_words, UNEVALUATED_REASON),
-                            (by_closeness, UNEVALUATED_CLOSE_REASON)):
+    for ranking, reason in (
+        (by_words, UNEVALUATED_REASON),
+        (by_closeness, UNEVALUATED_CLOSE_REASON),
+    ):
         for path, row in ranking:
             if path not in evaluated:
                 out.setdefault(path, (row, reason))
@@ -193,22 +233,31 @@ def _evaluated_files(items: list[ContextItem]) -> list[FileResult]:
         # A file with several relevant parts ranks a little above one with a single part.
         bonus = min(0.05 * (len(its) - 1), 0.1)
         rank = max(rank_score(i) for i in its)
-        out.append(FileResult(path=path, relevance=round(min(best.relevance + bonus, 1.0), 3),
-                              score=round(rank + bonus, 4), reason=best.reason,
-                              citations=[i.hit.citation for i in its]))
+        out.append(
+            FileResult(
+                path=path,
+                relevance=round(min(best.relevance + bonus, 1.0), 3),
+                score=round(rank + bonus, 4),
+                reason=best.reason,
+                citations=[i.hit.citation for i in its],
+            )
+        )
     out.sort(key=lambda f: (-f.score, f.path))
     return out
 
 
-def _widen(searcher: HybridSearcher, items: list[ContextItem], max_lines: int
-           ) -> list[tuple[ContextItem, int, int, str | None, str | None, str]]:
+def _widen(
+    searcher: HybridSearcher, items: list[ContextItem], max_lines: int
+) -> list[tuple[ContextItem, int, int, str | None, str | None, str]]:
     """Each item's range, widened to its enclosing definition when that is small enough."""
     paths = sorted({it.hit.path for it in items})
     symbols: dict[tuple[str, str], dict] = {}
     if paths:
-        for r in searcher.store.rows("symbols", ["path", "qualified_name", "kind", "start_line",
-                                                 "end_line", "signature"],
-                                     where=f"path IN ({quote_list(paths)})"):
+        for r in searcher.store.rows(
+            "symbols",
+            ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
+            where=f"path IN ({quote_list(paths)})",
+        ):
             symbols[(r["path"], r["qualified_name"])] = r
     out = []
     for it in items:
@@ -223,17 +272,24 @@ def _widen(searcher: HybridSearcher, items: list[ContextItem], max_lines: int
     return out
 
 
-def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
-        loop: LoopConfig | None = None, evaluator: Evaluator | None = None,
-        with_trace: bool = True) -> AskResult:
+def ask(
+    searcher: HybridSearcher,
+    question: str,
+    *,
+    budget: int | None = None,
+    loop: LoopConfig | None = None,
+    evaluator: Evaluator | None = None,
+    with_trace: bool = True,
+) -> AskResult:
     if not question.strip():
         raise InvalidQuery("the question is empty")
     config = loop or LoopConfig()
     keep = PathFilter(config.include, config.exclude)
     # The history's ranking needs only the question: it runs while the loop does.
     with ThreadPoolExecutor(max_workers=1) as pool:
-        history = pool.submit(searcher.files_by_history, analyze(question), keep=keep,
-                              languages=config.languages)
+        history = pool.submit(
+            searcher.files_by_history, analyze(question), keep=keep, languages=config.languages
+        )
         result = run_loop(searcher, question, config=loop, evaluator=evaluator)
         by_history = history.result()
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
@@ -253,28 +309,61 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         if used + cost <= whole:
             spans.append((start, end))
             used += cost
-            blocks.append(ContextBlock(path=it.hit.path, start_line=start, end_line=end,
-                                       symbol=symbol, kind=kind, relevance=it.relevance,
-                                       reason=it.reason, form="full", text=text,
-                                       stale=it.hit.stale, tokens=cost))
+            blocks.append(
+                ContextBlock(
+                    path=it.hit.path,
+                    start_line=start,
+                    end_line=end,
+                    symbol=symbol,
+                    kind=kind,
+                    relevance=it.relevance,
+                    reason=it.reason,
+                    form="full",
+                    text=text,
+                    stale=it.hit.stale,
+                    tokens=cost,
+                )
+            )
         else:
             rest.append((it, start, end, symbol, kind, signature))
-    by_words = searcher.files_by_words(result.analysis, keep=keep,
-                                       languages=config.languages)
-    by_closeness = searcher.files_by_closeness(result.analysis, keep=keep,
-                                               languages=config.languages)
+    by_words = searcher.files_by_words(result.analysis, keep=keep, languages=config.languages)
+    by_closeness = searcher.files_by_closeness(
+        result.analysis, keep=keep, languages=config.languages
+    )
     files = _files(items, by_words, by_closeness, by_history)
     order = {f.path: i for i, f in enumerate(files)}
     shown = {b.path for b in blocks}
     # Signature lines: (path, start, end, symbol, kind, relevance, reason, line, stale).
-    lines = [(it.hit.path, start, end, symbol, kind, it.relevance, it.reason,
-              signature or _first_line(it.hit.text), it.hit.stale)
-             for it, start, end, symbol, kind, signature in rest]
+    lines = [
+        (
+            it.hit.path,
+            start,
+            end,
+            symbol,
+            kind,
+            it.relevance,
+            it.reason,
+            signature or _first_line(it.hit.text),
+            it.hit.stale,
+        )
+        for it, start, end, symbol, kind, signature in rest
+    ]
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     stale = searcher.stale_paths(unevaluated)
-    lines += [(path, row["start_line"], row["end_line"], row["symbol"], None, 0.0,
-               reason, _first_line(row["text"]), path in stale)
-              for path, (row, reason) in unevaluated.items()]
+    lines += [
+        (
+            path,
+            row["start_line"],
+            row["end_line"],
+            row["symbol"],
+            None,
+            0.0,
+            reason,
+            _first_line(row["text"]),
+            path in stale,
+        )
+        for path, (row, reason) in unevaluated.items()
+    ]
     firsts: dict[str, tuple] = {}
     others = []
     for entry in lines:
@@ -288,12 +377,31 @@ def ask(searcher: HybridSearcher, question: str, *, budget: int | None = None,
         if used + cost > limit:
             continue
         used += cost
-        blocks.append(ContextBlock(path=path, start_line=start, end_line=end, symbol=symbol,
-                                   kind=kind, relevance=relevance, reason=reason,
-                                   form="signature", text=line, stale=is_stale, tokens=cost))
-    return AskResult(question=question, files=files, context=blocks, tokens=used,
-                     budget=budget, stop_reason=result.stop_reason, cycles=len(result.trace),
-                     trace=result.trace if with_trace else [])
+        blocks.append(
+            ContextBlock(
+                path=path,
+                start_line=start,
+                end_line=end,
+                symbol=symbol,
+                kind=kind,
+                relevance=relevance,
+                reason=reason,
+                form="signature",
+                text=line,
+                stale=is_stale,
+                tokens=cost,
+            )
+        )
+    return AskResult(
+        question=question,
+        files=files,
+        context=blocks,
+        tokens=used,
+        budget=budget,
+        stop_reason=result.stop_reason,
+        cycles=len(result.trace),
+        trace=result.trace if with_trace else [],
+    )
 
 
 def _first_line(text: str | None) -> str:
@@ -302,14 +410,18 @@ def _first_line(text: str | None) -> str:
 
 def render_markdown(result: AskResult, *, trace: bool = False) -> str:
     lines = [f"# {result.question}", ""]
-    lines.append(f"_{len(result.files)} files, {len(result.context)} blocks, "
-                 f"~{result.tokens} tokens"
-                 + (f" of {result.budget}" if result.budget else "")
-                 + f"; {result.cycles} cycle(s): {result.stop_reason}_")
+    lines.append(
+        f"_{len(result.files)} files, {len(result.context)} blocks, "
+        f"~{result.tokens} tokens"
+        + (f" of {result.budget}" if result.budget else "")
+        + f"; {result.cycles} cycle(s): {result.stop_reason}_"
+    )
     lines += ["", "## Files", ""]
     for f in result.files[:15]:
-        lines.append(f"- `{f.path}` (relevance {f.relevance:.2f}, rank score {f.score:.2f}): "
-                     f"{f.reason}" + (f"; changed by {f.commits[0]}" if f.commits else ""))
+        lines.append(
+            f"- `{f.path}` (relevance {f.relevance:.2f}, rank score {f.score:.2f}): "
+            f"{f.reason}" + (f"; changed by {f.commits[0]}" if f.commits else "")
+        )
     lines += ["", "## Context", ""]
     for b in result.context:
         what = f" {b.kind} `{b.symbol}`" if b.kind and b.symbol else ""
@@ -323,10 +435,12 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
     if trace:
         lines += ["## Trace", ""]
         for c in result.trace:
-            lines.append(f"- cycle {c.n}: keywords {', '.join(c.keywords[:12])}; "
-                         f"{len(c.candidates)} candidates, {c.high_hits} high; "
-                         f"excluded {len(c.excluded)}; gaps {', '.join(c.gaps) or '-'}; "
-                         f"critical {', '.join(c.critical_gaps) or '-'}"
-                         + (f"; targeted {', '.join(c.targeted)}" if c.targeted else "")
-                         + (f"; stop: {c.stop}" if c.stop else ""))
+            lines.append(
+                f"- cycle {c.n}: keywords {', '.join(c.keywords[:12])}; "
+                f"{len(c.candidates)} candidates, {c.high_hits} high; "
+                f"excluded {len(c.excluded)}; gaps {', '.join(c.gaps) or '-'}; "
+                f"critical {', '.join(c.critical_gaps) or '-'}"
+                + (f"; targeted {', '.join(c.targeted)}" if c.targeted else "")
+                + (f"; stop: {c.stop}" if c.stop else "")
+            )
     return "\n".join(lines).rstrip() + "\n"

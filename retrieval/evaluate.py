@@ -39,8 +39,17 @@ from dowse.retrieval.query import BUILTIN_CALLS, QueryAnalysis
 from dowse.tokens import stem, tokenize
 
 __all__ = [
-    "CALL", "SEMANTIC_WEIGHTS", "WEIGHTS", "Evaluation", "Evaluator", "Features",
-    "OfflineEvaluator", "defined_in", "probability", "relevance_of", "used_names",
+    "CALL",
+    "SEMANTIC_WEIGHTS",
+    "WEIGHTS",
+    "Evaluation",
+    "Evaluator",
+    "Features",
+    "OfflineEvaluator",
+    "defined_in",
+    "probability",
+    "relevance_of",
+    "used_names",
     "weights_for",
 ]
 
@@ -97,9 +106,13 @@ class Features:
 
 
 class Evaluator(Protocol):
-    def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
-                 known_symbols: Collection[str], in_context: Collection[str]
-                 ) -> list[Evaluation]:
+    def evaluate(
+        self,
+        analysis: QueryAnalysis,
+        candidates: Sequence[Candidate],
+        known_symbols: Collection[str],
+        in_context: Collection[str],
+    ) -> list[Evaluation]:
         """One Evaluation per candidate, in order."""
         ...
 
@@ -116,9 +129,19 @@ RAISED = 1.5
 # matching test or doc stays "indirectly related" instead of vanishing. Closeness could
 # not be fitted (the run had no vectors): its weight is a prior, the size of coverage's.
 WEIGHTS = {
-    "intercept": -3.5, "coverage": 1.6, "symbol": 0.1, "path": 0.2, "closeness": 1.5,
-    "rank_prior": 1.15, "score": 1.6, "gap": 0.2, "test": -4.0, "text": -4.0,
-    "refined": -1.0, "summary": 0.0, "raised": RAISED,
+    "intercept": -3.5,
+    "coverage": 1.6,
+    "symbol": 0.1,
+    "path": 0.2,
+    "closeness": 1.5,
+    "rank_prior": 1.15,
+    "score": 1.6,
+    "gap": 0.2,
+    "test": -4.0,
+    "text": -4.0,
+    "refined": -1.0,
+    "summary": 0.0,
+    "raised": RAISED,
 }
 # The same fit on an index with file summary vectors (benchmarks/calibrate.py --embed
 # files on the 140 dev instances: 11,896 candidates). The summary's closeness is the
@@ -129,9 +152,19 @@ WEIGHTS = {
 # fit had not) is 0: on the 23 dev instances measured with chunk vectors, its prior
 # weight pushed gold files off rank 1 (RESULTS-eval.md section 8).
 SEMANTIC_WEIGHTS = {
-    "intercept": -4.9, "coverage": 1.25, "symbol": 0.0, "path": 0.0, "closeness": 0.0,
-    "rank_prior": 1.45, "score": 1.25, "gap": 1.2, "test": -4.0, "text": -4.0,
-    "refined": -0.8, "summary": 2.15, "raised": RAISED,
+    "intercept": -4.9,
+    "coverage": 1.25,
+    "symbol": 0.0,
+    "path": 0.0,
+    "closeness": 0.0,
+    "rank_prior": 1.45,
+    "score": 1.25,
+    "gap": 1.2,
+    "test": -4.0,
+    "text": -4.0,
+    "refined": -0.8,
+    "summary": 2.15,
+    "raised": RAISED,
 }
 # (probability, relevance) knots of the monotone map onto the rubric's bands.
 _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.24, 0.5), (0.6, 0.8), (1.0, 1.0))
@@ -140,12 +173,21 @@ _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.24, 0.5), (0.6, 0.8), (1.0, 1.0))
 def probability(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
     """The calibrated probability that the candidate lies in the code the task is about."""
     w = weights
-    logit = (w["intercept"] + w["coverage"] * f.coverage + w["symbol"] * f.symbol
-             + w["path"] * f.path + w["closeness"] * f.closeness
-             + w["rank_prior"] * f.rank_prior + w["score"] * min(f.score, 1.5)
-             + w["gap"] * f.gap + w["test"] * f.test + w["text"] * f.text
-             + w["refined"] * f.refined + w["summary"] * f.summary
-             + w["raised"] * f.raised)
+    logit = (
+        w["intercept"]
+        + w["coverage"] * f.coverage
+        + w["symbol"] * f.symbol
+        + w["path"] * f.path
+        + w["closeness"] * f.closeness
+        + w["rank_prior"] * f.rank_prior
+        + w["score"] * min(f.score, 1.5)
+        + w["gap"] * f.gap
+        + w["test"] * f.test
+        + w["text"] * f.text
+        + w["refined"] * f.refined
+        + w["summary"] * f.summary
+        + w["raised"] * f.raised
+    )
     return 1 / (1 + math.exp(-logit))
 
 
@@ -162,15 +204,20 @@ class OfflineEvaluator:
     """Deterministic, calibrated scoring from absolute evidence (see the module doc), so a
     weak best match stays weak and the bands mean what the rubric says."""
 
-    def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
-                 known_symbols: Collection[str], in_context: Collection[str]
-                 ) -> list[Evaluation]:
+    def evaluate(
+        self,
+        analysis: QueryAnalysis,
+        candidates: Sequence[Candidate],
+        known_symbols: Collection[str],
+        in_context: Collection[str],
+    ) -> list[Evaluation]:
         weights = weights_for(candidates)
-        return [self._one(c, f, known_symbols, in_context, weights)
-                for c, f in zip(candidates, self.features(analysis, candidates), strict=True)]
+        return [
+            self._one(c, f, known_symbols, in_context, weights)
+            for c, f in zip(candidates, self.features(analysis, candidates), strict=True)
+        ]
 
-    def features(self, analysis: QueryAnalysis, candidates: Sequence[Candidate]
-                 ) -> list[Features]:
+    def features(self, analysis: QueryAnalysis, candidates: Sequence[Candidate]) -> list[Features]:
         """The evidence behind each candidate's relevance (also what calibration fits)."""
         if not candidates:
             return []
@@ -190,20 +237,35 @@ class OfflineEvaluator:
             term_hit = sorted(t for t in terms if t in tokens or stem(t) in stems)
             wanted = 2 * len(idents) + len(terms)
             s = cand.signals
-            out.append(Features(
-                coverage=(2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0,
-                symbol=s.get("symbol", 0.0), path=s.get("path", 0.0),
-                closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
-                rank_prior=1 / (1 + rank[i] / 3), gap="gap" in s,
-                test=is_test_path(path) and not wants_tests, score=cand.score,
-                text=is_documentation(path, cand.row["language"]) and not wants_docs,
-                refined="refined" in s,
-                summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6), raised="raised" in s,
-                id_hit=id_hit, term_hit=term_hit, terms=len(terms)))
+            out.append(
+                Features(
+                    coverage=(2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0,
+                    symbol=s.get("symbol", 0.0),
+                    path=s.get("path", 0.0),
+                    closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
+                    rank_prior=1 / (1 + rank[i] / 3),
+                    gap="gap" in s,
+                    test=is_test_path(path) and not wants_tests,
+                    score=cand.score,
+                    text=is_documentation(path, cand.row["language"]) and not wants_docs,
+                    refined="refined" in s,
+                    summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6),
+                    raised="raised" in s,
+                    id_hit=id_hit,
+                    term_hit=term_hit,
+                    terms=len(terms),
+                )
+            )
         return out
 
-    def _one(self, cand: Candidate, f: Features, known_symbols: Collection[str],
-             in_context: Collection[str], weights: Mapping[str, float]) -> Evaluation:
+    def _one(
+        self,
+        cand: Candidate,
+        f: Features,
+        known_symbols: Collection[str],
+        in_context: Collection[str],
+        weights: Mapping[str, float],
+    ) -> Evaluation:
         relevance = relevance_of(f, weights)
 
         reasons: list[str] = []
@@ -234,12 +296,17 @@ class OfflineEvaluator:
 
         missing: list[str] = []
         for name in used_names(cand.row["text"]):
-            if (name in BUILTIN_CALLS or name in in_context or name not in known_symbols
-                    or defined_in(name, cand.row, known_symbols)):
+            if (
+                name in BUILTIN_CALLS
+                or name in in_context
+                or name not in known_symbols
+                or defined_in(name, cand.row, known_symbols)
+            ):
                 continue
             missing.append(name)
-        return Evaluation(relevance=relevance, reason="; ".join(reasons),
-                          missing_context=missing[:5])
+        return Evaluation(
+            relevance=relevance, reason="; ".join(reasons), missing_context=missing[:5]
+        )
 
 
 def _ramp(x: float, lo: float, hi: float) -> float:
@@ -258,5 +325,6 @@ def weights_for(candidates: Sequence[Candidate]) -> Mapping[str, float]:
 def defined_in(name: str, row: dict, known: Collection[str]) -> bool:
     """Whether `name` is defined inside the candidate's own lines."""
     spots = known.get(name, ()) if isinstance(known, dict) else ()
-    return any(path == row["path"] and row["start_line"] <= line <= row["end_line"]
-               for path, line in spots)
+    return any(
+        path == row["path"] and row["start_line"] <= line <= row["end_line"] for path, line in spots
+    )

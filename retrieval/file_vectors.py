@@ -57,31 +57,36 @@ class FileVectors:
             return None
         data = table.search().select(["id", "path", "vector"]).limit(None).to_arrow()
         flat = data.column("vector").combine_chunks().flatten()
-        vectors = np.asarray(flat.to_numpy(zero_copy_only=False),
-                             dtype=np.float32).reshape(data.num_rows, -1)
+        vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
+            data.num_rows, -1
+        )
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-        return cls.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
-                      vectors)
+        return cls.of(data.column("id").to_pylist(), data.column("path").to_pylist(), vectors)
 
     @staticmethod
     def scan(store: Store, query: np.ndarray) -> FileCosines:
         """Every row's cosine to the unit vector `query`, by a LanceDB scan of `store`'s
         `file_vectors` (for tables too large to hold)."""
         table = store.table("file_vectors")
-        data = (table.search(query.tolist(), vector_column_name="vector")
-                .distance_type("cosine").select(["id", "path", "_distance"])
-                .limit(max(table.count_rows(), 1)).to_arrow())
+        data = (
+            table.search(query.tolist(), vector_column_name="vector")
+            .distance_type("cosine")
+            .select(["id", "path", "_distance"])
+            .limit(max(table.count_rows(), 1))
+            .to_arrow()
+        )
         sims = 1.0 - data.column("_distance").to_numpy(zero_copy_only=False)
-        held = FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(),
-                              None)
+        held = FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(), None)
         return FileCosines(held, sims.astype(np.float32))
 
     @classmethod
-    def of(cls, ids: Sequence[str], paths: Sequence[str], vectors: np.ndarray | None
-           ) -> FileVectors:
+    def of(
+        cls, ids: Sequence[str], paths: Sequence[str], vectors: np.ndarray | None
+    ) -> FileVectors:
         index: dict[str, int] = {}
-        owner = np.fromiter((index.setdefault(p, len(index)) for p in paths), dtype=np.int64,
-                            count=len(paths))
+        owner = np.fromiter(
+            (index.setdefault(p, len(index)) for p in paths), dtype=np.int64, count=len(paths)
+        )
         summary_row = np.full(len(index), -1, dtype=np.int64)
         definitions, named = [], []
         for row, (ident, path) in enumerate(zip(ids, paths, strict=True)):
@@ -94,9 +99,15 @@ class FileVectors:
         order = np.argsort(owner[rows], kind="stable") if len(rows) else rows
         rows = rows[order]
         starts = np.searchsorted(owner[rows], np.arange(len(index) + 1))
-        return cls(paths=list(index), vectors=vectors, summary_row=summary_row,
-                   definition_rows=rows, starts=starts,
-                   definitions=[named[i] for i in order.tolist()], position=index)
+        return cls(
+            paths=list(index),
+            vectors=vectors,
+            summary_row=summary_row,
+            definition_rows=rows,
+            starts=starts,
+            definitions=[named[i] for i in order.tolist()],
+            position=index,
+        )
 
     def cosines(self, query: np.ndarray) -> FileCosines:
         """Every held row's cosine to the unit vector `query`."""
@@ -108,16 +119,20 @@ class FileVectors:
     def closeness(self, sims: np.ndarray) -> np.ndarray:
         """Per file, from every row's cosine `sims`: the larger of its summary's and its
         closest definition's (-1 for a part it lacks)."""
-        best = np.where(self.summary_row >= 0, sims[np.maximum(self.summary_row, 0)],
-                        -1.0).astype(np.float32)
+        best = np.where(self.summary_row >= 0, sims[np.maximum(self.summary_row, 0)], -1.0).astype(
+            np.float32
+        )
         if len(self.definition_rows):
             documented = np.flatnonzero(self.starts[1:] > self.starts[:-1])
-            best[documented] = np.maximum(best[documented], np.maximum.reduceat(
-                sims[self.definition_rows], self.starts[documented]))
+            best[documented] = np.maximum(
+                best[documented],
+                np.maximum.reduceat(sims[self.definition_rows], self.starts[documented]),
+            )
         return best
 
-    def closest_definitions(self, sims: np.ndarray, paths: Sequence[str]
-                            ) -> dict[str, tuple[str, int]]:
+    def closest_definitions(
+        self, sims: np.ndarray, paths: Sequence[str]
+    ) -> dict[str, tuple[str, int]]:
         """For each of `paths` with definitions, the (qualified name, start
         line) of the one closest to the query, from every row's cosine `sims`."""
         out: dict[str, tuple[str, int]] = {}
@@ -154,5 +169,5 @@ class FileCosines:
 
 def _name_and_line(symbol_id: str, path: str) -> tuple[str, int]:
     """(qualified name, start line) from a symbol id `path#qualified_name@line`."""
-    name, _, line = symbol_id[len(path) + 1:].rpartition("@")
+    name, _, line = symbol_id[len(path) + 1 :].rpartition("@")
     return name, int(line) if line.isdigit() else 0

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 __all__ = ["read_lines", "to_hits"]
 
 
-def to_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions,
-            query: str = "") -> list[Hit]:
+def to_hits(
+    lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions, query: str = ""
+) -> list[Hit]:
     """The first `options.limit` results of `options.grain` from `ranked` (best first),
     with `lookups` for the definitions of the symbol grain."""
     if options.grain == "file":
@@ -45,16 +46,26 @@ def _file_hits(ranked: Sequence[Candidate], limit: int) -> list[Hit]:
         top = cs[0]
         score = top.score + 0.1 * min(sum(c.score for c in cs[1:]), 1.0)
         signals = {k: max(c.signals.get(k, 0.0) for c in cs) for c in cs for k in c.signals}
-        hits.append(Hit(grain="file", path=path, start_line=top.row["start_line"],
-                        end_line=top.row["end_line"], score=round(score, 4),
-                        signals=signals, language=top.row["language"],
-                        symbol=top.row["symbol"], text=None))
+        hits.append(
+            Hit(
+                grain="file",
+                path=path,
+                start_line=top.row["start_line"],
+                end_line=top.row["end_line"],
+                score=round(score, 4),
+                signals=signals,
+                language=top.row["language"],
+                symbol=top.row["symbol"],
+                text=None,
+            )
+        )
     hits.sort(key=lambda h: (-h.score, h.path))
     return hits[:limit]
 
 
-def _symbol_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions,
-                 query: str) -> list[Hit]:
+def _symbol_hits(
+    lookups: IndexLookups, ranked: Sequence[Candidate], options: SearchOptions, query: str
+) -> list[Hit]:
     """The definitions behind the ranked chunks: the chunk's enclosing symbol, or the
     symbols inside it that share the most words with the query."""
     paths = sorted({c.row["path"] for c in ranked[: options.limit * 4]})
@@ -71,17 +82,27 @@ def _symbol_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: Se
         lo, hi = c.row["start_line"], c.row["end_line"]
         owner = [s for s in syms if s["qualified_name"] == c.row["symbol"]]
         inside = [s for s in syms if lo <= s["start_line"] and s["end_line"] <= hi]
-        inside.sort(key=lambda s: (-len(query_tokens & set(s["tokens"].split())),
-                                   s["start_line"]))
+        inside.sort(key=lambda s: (-len(query_tokens & set(s["tokens"].split())), s["start_line"]))
         for sym in owner or inside[:3]:
             if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
                 continue
             seen.add(sym["id"])
             text = read_lines(lookups.root / sym["path"], sym["start_line"], sym["end_line"])
-            hits.append(Hit(grain="symbol", path=sym["path"], start_line=sym["start_line"],
-                            end_line=sym["end_line"], score=c.score, signals=c.signals,
-                            language=sym["language"], symbol=sym["qualified_name"],
-                            kind=sym["kind"], signature=sym["signature"], text=text))
+            hits.append(
+                Hit(
+                    grain="symbol",
+                    path=sym["path"],
+                    start_line=sym["start_line"],
+                    end_line=sym["end_line"],
+                    score=c.score,
+                    signals=c.signals,
+                    language=sym["language"],
+                    symbol=sym["qualified_name"],
+                    kind=sym["kind"],
+                    signature=sym["signature"],
+                    text=text,
+                )
+            )
             if len(hits) >= options.limit:
                 return hits
     return hits
@@ -89,9 +110,17 @@ def _symbol_hits(lookups: IndexLookups, ranked: Sequence[Candidate], options: Se
 
 def _chunk_hit(c: Candidate) -> Hit:
     r = c.row
-    return Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
-               score=c.score, signals=c.signals, language=r["language"], symbol=r["symbol"],
-               text=r["text"])
+    return Hit(
+        grain="chunk",
+        path=r["path"],
+        start_line=r["start_line"],
+        end_line=r["end_line"],
+        score=c.score,
+        signals=c.signals,
+        language=r["language"],
+        symbol=r["symbol"],
+        text=r["text"],
+    )
 
 
 def read_lines(path: Path, start: int, end: int) -> str | None:

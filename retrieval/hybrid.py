@@ -95,15 +95,21 @@ of a small repository. (On the dev split the 10th file is always closer, so a fl
 to 0.35 leaves every ranking as it was: RESULTS-eval.md section 15.)"""
 
 
-def _wanted_files(analysis: QueryAnalysis, keep: Callable[[str], bool],
-                  languages: Sequence[str]) -> Callable[[str], bool]:
+def _wanted_files(
+    analysis: QueryAnalysis, keep: Callable[[str], bool], languages: Sequence[str]
+) -> Callable[[str], bool]:
     """Whether a whole-file ranking lists a file: kept by `keep`, in `languages` (all when
     empty), and a test or documentation only when the question is about them."""
+
     def wanted(path: str) -> bool:
         language = language_for(path)
-        return (keep(path) and (not languages or language in languages)
-                and (analysis.mentions_tests or not is_test_path(path))
-                and (analysis.mentions_docs or not is_documentation(path, language)))
+        return (
+            keep(path)
+            and (not languages or language in languages)
+            and (analysis.mentions_tests or not is_test_path(path))
+            and (analysis.mentions_docs or not is_documentation(path, language))
+        )
+
     return wanted
 
 
@@ -134,8 +140,9 @@ class Candidate:
 class HybridSearcher(IndexLookups):
     """Searches one index snapshot. Cheap to create; the embedder loads on first use."""
 
-    def __init__(self, store: Store,
-                 embedder_factory: Callable[[], Embedder] | None = None) -> None:
+    def __init__(
+        self, store: Store, embedder_factory: Callable[[], Embedder] | None = None
+    ) -> None:
         self.store = store
         self.root = Path(store.manifest.root)
         self._embedder_factory = embedder_factory
@@ -156,8 +163,9 @@ class HybridSearcher(IndexLookups):
 
     # -- primitives --------------------------------------------------------------------
 
-    def lexical(self, tokens: Sequence[str], k: int, where: str | None = None
-                ) -> list[tuple[dict[str, Any], float]]:
+    def lexical(
+        self, tokens: Sequence[str], k: int, where: str | None = None
+    ) -> list[tuple[dict[str, Any], float]]:
         if not tokens:
             return []
         query = self.store.table("chunks").search(" ".join(tokens), query_type="fts")
@@ -183,8 +191,9 @@ class HybridSearcher(IndexLookups):
 
     def _has_rows(self, table: str) -> bool:
         if table not in self._searchable:
-            self._searchable[table] = (self._embedder_factory is not None
-                                       and self.store.count(table) > 0)
+            self._searchable[table] = (
+                self._embedder_factory is not None and self.store.count(table) > 0
+            )
         return self._searchable[table]
 
     def embed_query(self, text: str) -> list[float] | None:
@@ -192,8 +201,11 @@ class HybridSearcher(IndexLookups):
         question of several lines is embedded with its first line too (an issue's title,
         the gist its body elaborates), which takes `TITLE_WEIGHT` of the vector: cosines
         with the blend are the blend of the cosines."""
-        if (not text.strip() or not (self.has_vectors or self.has_file_vectors)
-                or self._embedder_factory is None):
+        if (
+            not text.strip()
+            or not (self.has_vectors or self.has_file_vectors)
+            or self._embedder_factory is None
+        ):
             return None
         with self._lock:
             cached = self._query_vectors.get(text)
@@ -214,9 +226,15 @@ class HybridSearcher(IndexLookups):
             self._query_vectors.clear()
             self._cosines.clear()
 
-    def _semantic(self, text: str, k: int, tokens: Sequence[str], keep: Callable[[str], bool],
-                  languages: Sequence[str], found: dict[str, list[dict[str, Any]]]
-                  ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
+    def _semantic(
+        self,
+        text: str,
+        k: int,
+        tokens: Sequence[str],
+        keep: Callable[[str], bool],
+        languages: Sequence[str],
+        found: dict[str, list[dict[str, Any]]],
+    ) -> tuple[list[tuple[str, float]] | None, list[tuple[str, float]]]:
         """The query's nearest chunks ((id, cosine), None without chunk vectors) and its
         nearest files ((path, closeness), `file_dense`); and into `found`, the chunks
         the best files would bring into the pool (`_summary_chunks`). All of it runs
@@ -230,8 +248,9 @@ class HybridSearcher(IndexLookups):
             return chunks, []
         files = cosines.nearest(k)
         wanted = [p for p, _ in files[:SUMMARY_FILES] if keep(p)]
-        self._summary_chunks(wanted, tokens, languages, found,
-                             cosines.held.closest_definitions(cosines.sims, wanted))
+        self._summary_chunks(
+            wanted, tokens, languages, found, cosines.held.closest_definitions(cosines.sims, wanted)
+        )
         return chunks, files
 
     def file_dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
@@ -286,17 +305,27 @@ class HybridSearcher(IndexLookups):
             return self._file_vectors
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
-        rows = (self.store.table("vectors").search(list(vector), vector_column_name="vector")
-                .distance_type("cosine").select(["id", "_distance"]).limit(k)
-                .to_arrow().to_pylist())
+        rows = (
+            self.store.table("vectors")
+            .search(list(vector), vector_column_name="vector")
+            .distance_type("cosine")
+            .select(["id", "_distance"])
+            .limit(k)
+            .to_arrow()
+            .to_pylist()
+        )
         return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
 
     # -- search ------------------------------------------------------------------------
 
-    def files_by_words(self, analysis: QueryAnalysis, *,
-                       keep: Callable[[str], bool] = lambda p: True,
-                       languages: Sequence[str] = (), limit: int = WORD_FILES
-                       ) -> list[tuple[str, dict[str, Any]]]:
+    def files_by_words(
+        self,
+        analysis: QueryAnalysis,
+        *,
+        keep: Callable[[str], bool] = lambda p: True,
+        languages: Sequence[str] = (),
+        limit: int = WORD_FILES,
+    ) -> list[tuple[str, dict[str, Any]]]:
         """The files whose chunks match the question's words best taken together: the
         best WORD_FILE_CHUNKS full-text scores of each file among the WORD_FILE_POOL best
         chunks, summed (close to a whole-file BM25). Tests and documentation only when
@@ -319,10 +348,14 @@ class HybridSearcher(IndexLookups):
         ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
         return [(p, best[p]) for p in ranked]
 
-    def files_by_closeness(self, analysis: QueryAnalysis, *,
-                           keep: Callable[[str], bool] = lambda p: True,
-                           languages: Sequence[str] = (), limit: int = CLOSE_FILES
-                           ) -> list[tuple[str, dict[str, Any]]]:
+    def files_by_closeness(
+        self,
+        analysis: QueryAnalysis,
+        *,
+        keep: Callable[[str], bool] = lambda p: True,
+        languages: Sequence[str] = (),
+        limit: int = CLOSE_FILES,
+    ) -> list[tuple[str, dict[str, Any]]]:
         """The files closest to the question in meaning (`file_dense`: by their summary
         or a definition), tests and documentation only when the question is about them;
         (path, the chunk of its closest definition, else its first chunk), best first;
@@ -341,7 +374,8 @@ class HybridSearcher(IndexLookups):
             fresh = [p for p in ranked[seen:] if wanted(p)]
             seen = len(ranked)
             rows = self._chunks_of_definitions(
-                cosines.held.closest_definitions(cosines.sims, fresh))
+                cosines.held.closest_definitions(cosines.sims, fresh)
+            )
             rows.update(self.first_chunks(p for p in fresh if p not in rows))
             out += [(p, rows[p]) for p in fresh if p in rows]
             if k >= total or len(ranked) < len(nearest):
@@ -349,45 +383,66 @@ class HybridSearcher(IndexLookups):
             k *= 4
         return out[:limit]
 
-    def files_by_history(self, analysis: QueryAnalysis, *,
-                         keep: Callable[[str], bool] = lambda p: True,
-                         languages: Sequence[str] = (), limit: int = HISTORY_FILES
-                         ) -> list[tuple[str, list[dict[str, Any]]]]:
+    def files_by_history(
+        self,
+        analysis: QueryAnalysis,
+        *,
+        keep: Callable[[str], bool] = lambda p: True,
+        languages: Sequence[str] = (),
+        limit: int = HISTORY_FILES,
+    ) -> list[tuple[str, list[dict[str, Any]]]]:
         """The files that the past commits whose messages match the question best changed
         (`indexer.commits`): the HISTORY_COMMITS best commits by full-text score, each
         adding its score over the square root of its file count to each indexed file it
         changed. Tests and documentation only when the question is about them; (path,
         the commits, best first), best first; none without a history."""
-        if (not self.store.has_table("commits") or not self.store.manifest.history
-                or not self.store.count("commits")):
+        if (
+            not self.store.has_table("commits")
+            or not self.store.manifest.history
+            or not self.store.count("commits")
+        ):
             return []  # no history, or none of its commits qualified (nothing is indexed)
         tokens = file_query(analysis)
         if not tokens:
             return []
-        hits = (self.store.table("commits").search(" ".join(tokens), query_type="fts")
-                .select(["id", "subject", "files", "_score"]).limit(HISTORY_COMMITS)
-                .to_arrow().to_pylist())
+        hits = (
+            self.store.table("commits")
+            .search(" ".join(tokens), query_type="fts")
+            .select(["id", "subject", "files", "_score"])
+            .limit(HISTORY_COMMITS)
+            .to_arrow()
+            .to_pylist()
+        )
         indexed = self.file_stats()
         wanted = _wanted_files(analysis, lambda p: p in indexed and keep(p), languages)
         total: dict[str, float] = {}
         commits: dict[str, list[dict[str, Any]]] = {}
         for hit in hits:
-            code = [p for p in hit["files"]
-                    if not is_test_path(p) and not is_documentation(p, language_for(p))]
+            code = [
+                p
+                for p in hit["files"]
+                if not is_test_path(p) and not is_documentation(p, language_for(p))
+            ]
             share = float(hit["_score"]) / max(len(code), 1) ** 0.5
             for path in hit["files"]:
                 if wanted(path):
                     total[path] = total.get(path, 0.0) + share
                     commits.setdefault(path, []).append(
-                        {"id": hit["id"], "subject": hit["subject"]})
+                        {"id": hit["id"], "subject": hit["subject"]}
+                    )
         ranked = sorted(total, key=lambda p: (-total[p], p))[:limit]
         return [(p, commits[p]) for p in ranked]
 
-    def candidates(self, analysis: QueryAnalysis, *, k: int = 60,
-                   keep: Callable[[str], bool] = lambda p: True,
-                   languages: Sequence[str] = (),
-                   extra_tokens: Sequence[str] = (),
-                   memo: dict[str, Any] | None = None) -> dict[str, Candidate]:
+    def candidates(
+        self,
+        analysis: QueryAnalysis,
+        *,
+        k: int = 60,
+        keep: Callable[[str], bool] = lambda p: True,
+        languages: Sequence[str] = (),
+        extra_tokens: Sequence[str] = (),
+        memo: dict[str, Any] | None = None,
+    ) -> dict[str, Candidate]:
         """Collect and score candidate chunks for a query.
 
         `memo` keeps what depends on the task text alone (definitions of the names it
@@ -409,14 +464,20 @@ class HybridSearcher(IndexLookups):
             return cand
 
         base = base_tokens(analysis)
-        tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens
-                                              if t not in QUERY_NOISE)]))
+        tokens = list(dict.fromkeys([*base, *(t for t in extra_tokens if t not in QUERY_NOISE)]))
         tokens += title_tokens(analysis)
         # Embedding the query and the vector scan overlap the full-text search (both
         # release the GIL).
         if "dense" not in memo:
-            memo["dense"] = _POOL.submit(self._semantic, analysis.text, k, base, keep,
-                                         languages, memo.setdefault("summary", {}))
+            memo["dense"] = _POOL.submit(
+                self._semantic,
+                analysis.text,
+                k,
+                base,
+                keep,
+                languages,
+                memo.setdefault("summary", {}),
+            )
         lexical = self.lexical(tokens, k, where)
         best = max((s for _, s in lexical), default=0.0) or 1.0
         for row, score in lexical:
@@ -461,9 +522,13 @@ class HybridSearcher(IndexLookups):
         wants_docs = analysis.mentions_docs
         for cand in cands.values():
             s = cand.signals
-            score = (lex_w * s.get("lexical", 0.0) + (1 - lex_w) * s.get("dense", 0.0)
-                     + SYMBOL_WEIGHT * s.get("symbol", 0.0) + PATH_WEIGHT * s.get("path", 0.0)
-                     + SUMMARY_WEIGHT * s.get("summary", 0.0))
+            score = (
+                lex_w * s.get("lexical", 0.0)
+                + (1 - lex_w) * s.get("dense", 0.0)
+                + SYMBOL_WEIGHT * s.get("symbol", 0.0)
+                + PATH_WEIGHT * s.get("path", 0.0)
+                + SUMMARY_WEIGHT * s.get("summary", 0.0)
+            )
             if not wants_tests and is_test_path(cand.row["path"]):
                 score *= TEST_FACTOR
             if not wants_docs and is_documentation(cand.row["path"], cand.row["language"]):
@@ -486,8 +551,12 @@ class HybridSearcher(IndexLookups):
         rows = self.definition_chunks(symbols)
         # A name defined in many places (`clean`, `simplify`) says little about where:
         # the strength falls with the number of definitions beyond a few.
-        strengths = [1.0 if wanted[s["name_lower"]] and s["qualified_name"].endswith(
-            wanted[s["name_lower"]]) else 0.8 for s in symbols]
+        strengths = [
+            1.0
+            if wanted[s["name_lower"]] and s["qualified_name"].endswith(wanted[s["name_lower"]])
+            else 0.8
+            for s in symbols
+        ]
         defined = Counter((s["name_lower"], st) for s, st in zip(symbols, strengths, strict=True))
         out = []
         for sym, strength in zip(symbols, strengths, strict=True):
@@ -497,10 +566,14 @@ class HybridSearcher(IndexLookups):
                 out.append((row, round(strength * min(1.0, FEW_DEFINITIONS / many), 4)))
         return out
 
-    def _summary_signal(self, file_dense: list[tuple[str, float]], cands: dict[str, Candidate],
-                        add: Callable[[dict[str, Any]], Candidate | None],
-                        keep: Callable[[str], bool],
-                        found: dict[str, list[dict[str, Any]]]) -> None:
+    def _summary_signal(
+        self,
+        file_dense: list[tuple[str, float]],
+        cands: dict[str, Candidate],
+        add: Callable[[dict[str, Any]], Candidate | None],
+        keep: Callable[[str], bool],
+        found: dict[str, list[dict[str, Any]]],
+    ) -> None:
         """Mark every candidate with its file's closeness; the best files by it that have
         no candidate yet bring in their chunks from `found` (their best chunk for the
         query's words and their closest definition's, fetched by `_summary_chunks` beside
@@ -521,9 +594,14 @@ class HybridSearcher(IndexLookups):
                 cand.signals["summary"] = round(max(sim, 0.0) / best, 4)
                 cand.signals["file_cosine"] = round(max(sim, 0.0), 4)
 
-    def _summary_chunks(self, paths: Sequence[str], tokens: Sequence[str],
-                        languages: Sequence[str], found: dict[str, list[dict[str, Any]]],
-                        closest: dict[str, tuple[str, int]] | None = None) -> None:
+    def _summary_chunks(
+        self,
+        paths: Sequence[str],
+        tokens: Sequence[str],
+        languages: Sequence[str],
+        found: dict[str, list[dict[str, Any]]],
+        closest: dict[str, tuple[str, int]] | None = None,
+    ) -> None:
         """Into `found`, for each of `paths` it lacks: the file's best chunk for the
         query's words, else its first chunk; and the chunk of its definition `closest`
         names (qualified name, start line), when that is another."""
@@ -538,7 +616,8 @@ class HybridSearcher(IndexLookups):
             best.setdefault(row["path"], row)
         best.update(self.first_chunks(p for p in wanted if p not in best))
         definition = self._chunks_of_definitions(
-            {p: named for p, named in (closest or {}).items() if p in wanted})
+            {p: named for p, named in (closest or {}).items() if p in wanted}
+        )
         for path in wanted:
             rows = [r for r in (best.get(path), definition.get(path)) if r is not None]
             if len(rows) == 2 and rows[0]["id"] == rows[1]["id"]:
@@ -546,47 +625,56 @@ class HybridSearcher(IndexLookups):
             if rows:
                 found[path] = rows
 
-    def _chunks_of_definitions(self, named: dict[str, tuple[str, int]]
-                               ) -> dict[str, dict[str, Any]]:
+    def _chunks_of_definitions(
+        self, named: dict[str, tuple[str, int]]
+    ) -> dict[str, dict[str, Any]]:
         """By path, the chunk that shows the definition `named` gives for it (qualified
         name, start line: `FileVectors.closest_definitions`)."""
         defined = self.definition_chunks(
             {"path": p, "qualified_name": name, "start_line": line}
-            for p, (name, line) in named.items())
+            for p, (name, line) in named.items()
+        )
         return {path: row for (path, _), row in defined.items()}
 
-    def _path_rows(self, analysis: QueryAnalysis, tokens: Sequence[str]
-                   ) -> tuple[list[dict[str, Any]], str | None]:
+    def _path_rows(
+        self, analysis: QueryAnalysis, tokens: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], str | None]:
         """Chunks of the files the task names (by path, or as a dotted module name; a path
         naming more than FEW_NAMED files names none): the best few of each by full-text
         score (its first when no word matches), and those holding a stack-trace frame's
         line.
         Also the file of the innermost frame that names one file of the repository: where
         the error was raised."""
-        by_name = {p: found for p, found in
-                   self.files_named([*analysis.paths, *analysis.modules]).items()
-                   if len(found) <= FEW_NAMED}
+        by_name = {
+            p: found
+            for p, found in self.files_named([*analysis.paths, *analysis.modules]).items()
+            if len(found) <= FEW_NAMED
+        }
         named = sorted({f for found in by_name.values() for f in found})
         if not named:
             return [], None
         best: dict[str, list[dict[str, Any]]] = {}
-        for row, _ in self.lexical(tokens, 4 * NAMED_FILE_CHUNKS * len(named),
-                                   f"path IN ({quote_list(named)})"):
+        for row, _ in self.lexical(
+            tokens, 4 * NAMED_FILE_CHUNKS * len(named), f"path IN ({quote_list(named)})"
+        ):
             got = best.setdefault(row["path"], [])
             if len(got) < NAMED_FILE_CHUNKS:
                 got.append(row)
         frames = analysis.frames[-MAX_FRAMES:]
-        spots = [(path, line) for frame_path, line, _ in frames
-                 for path in by_name.get(frame_path, ())]
+        spots = [
+            (path, line) for frame_path, line, _ in frames for path in by_name.get(frame_path, ())
+        ]
         innermost = [by_name.get(frame_path, []) for frame_path, _, _ in reversed(frames)]
         raised = next((found[0] for found in innermost if len(found) == 1), None)
         unmatched = [p for p in named if p not in best]
         # One query for the first chunks of the files no word matched and the frames'.
         spans = self._spans_of([*unmatched, *(p for p, _ in spots)])
-        chosen = self._rows_of({**{("first", p): r for p, r in
-                                   self._first_spans(unmatched, spans).items()},
-                                **{("frame", *spot): r for spot, r in
-                                   self._spans_at(spots, spans).items()}})
+        chosen = self._rows_of(
+            {
+                **{("first", p): r for p, r in self._first_spans(unmatched, spans).items()},
+                **{("frame", *spot): r for spot, r in self._spans_at(spots, spans).items()},
+            }
+        )
         return ([*(r for got in best.values() for r in got), *chosen.values()], raised)
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
@@ -599,5 +687,6 @@ class HybridSearcher(IndexLookups):
         hits = to_hits(self, ranked, options, text)
         stale = self.stale_paths(h.path for h in hits)
         return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
+
 
 _POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="dowse-search")

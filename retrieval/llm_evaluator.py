@@ -74,8 +74,10 @@ class LLMEvaluatorConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    base_url: str = Field(description="API root, e.g. http://localhost:11434/v1; requests "
-                                      "go to {base_url}/chat/completions")
+    base_url: str = Field(
+        description="API root, e.g. http://localhost:11434/v1; requests "
+        "go to {base_url}/chat/completions"
+    )
     model: str = Field(min_length=1, description="model name as the endpoint knows it")
     api_key: SecretStr | None = Field(default=None, description="sent as a Bearer token")
     timeout_s: float = Field(default=60.0, gt=0, description="per request")
@@ -105,7 +107,8 @@ class LLMEvaluatorConfig(BaseModel):
             return cls(base_url=base_url, model=model, api_key=SecretStr(key) if key else None)
         except ValidationError:
             raise DowseError(
-                f"{ENV_BASE_URL}={base_url!r} must start with http:// or https://") from None
+                f"{ENV_BASE_URL}={base_url!r} must start with http:// or https://"
+            ) from None
 
 
 class _Failure(Exception):
@@ -119,17 +122,22 @@ class LLMEvaluator:
     tell people the scores are partly offline; the library itself never prints.
     """
 
-    def __init__(self, config: LLMEvaluatorConfig, *,
-                 warn: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self, config: LLMEvaluatorConfig, *, warn: Callable[[str], None] | None = None
+    ) -> None:
         self.config = config
         self._warn_fn = warn
         self._warned: set[str] = set()
         self._json_mode = True
         self._down: str | None = None
 
-    def evaluate(self, analysis: QueryAnalysis, candidates: Sequence[Candidate],
-                 known_symbols: Collection[str], in_context: Collection[str]
-                 ) -> list[Evaluation]:
+    def evaluate(
+        self,
+        analysis: QueryAnalysis,
+        candidates: Sequence[Candidate],
+        known_symbols: Collection[str],
+        in_context: Collection[str],
+    ) -> list[Evaluation]:
         if not candidates:
             return []
         # Offline scores over the whole list, so a fallback equals the default evaluator's.
@@ -138,18 +146,27 @@ class LLMEvaluator:
         size = self.config.max_candidates_per_call
         for start in range(0, len(candidates), size):
             batch = candidates[start : start + size]
-            out += self._batch(analysis.text, batch, offline[start : start + size],
-                               known_symbols, in_context)
+            out += self._batch(
+                analysis.text, batch, offline[start : start + size], known_symbols, in_context
+            )
         return out
 
-    def _batch(self, task: str, batch: Sequence[Candidate], offline: Sequence[Evaluation],
-               known_symbols: Collection[str], in_context: Collection[str]
-               ) -> list[Evaluation]:
+    def _batch(
+        self,
+        task: str,
+        batch: Sequence[Candidate],
+        offline: Sequence[Evaluation],
+        known_symbols: Collection[str],
+        in_context: Collection[str],
+    ) -> list[Evaluation]:
         try:
             if self._down is not None:
                 raise _Failure(self._down)
-            content = self._complete(_messages(task, batch, known_symbols, in_context,
-                                               self.config.max_chars_per_candidate))
+            content = self._complete(
+                _messages(
+                    task, batch, known_symbols, in_context, self.config.max_chars_per_candidate
+                )
+            )
             results = _parse_results(content)
         except _Failure as exc:
             self._warn(str(exc))
@@ -165,10 +182,15 @@ class LLMEvaluator:
                 out.append(_fallback(off, "no usable relevance in the reply"))
                 continue
             reason = " ".join(str(item.get("reason") or "").split())[:_MAX_REASON_CHARS]
-            out.append(Evaluation(
-                relevance=relevance, reason=f"llm: {reason or 'no reason given'}",
-                missing_context=_gaps(item.get("missing_context"), cand, known_symbols,
-                                      in_context)))
+            out.append(
+                Evaluation(
+                    relevance=relevance,
+                    reason=f"llm: {reason or 'no reason given'}",
+                    missing_context=_gaps(
+                        item.get("missing_context"), cand, known_symbols, in_context
+                    ),
+                )
+            )
         return out
 
     def _warn(self, cause: str) -> None:
@@ -178,8 +200,11 @@ class LLMEvaluator:
 
     def _complete(self, messages: list[dict[str, str]]) -> str:
         """The reply text of one chat completion; raises `_Failure` on any problem."""
-        body: dict[str, Any] = {"model": self.config.model, "messages": messages,
-                                "temperature": self.config.temperature}
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": messages,
+            "temperature": self.config.temperature,
+        }
         if self._json_mode:
             body["response_format"] = {"type": "json_object"}
         try:
@@ -207,13 +232,19 @@ class LLMEvaluator:
         return content
 
     def _post(self, body: dict[str, Any]) -> bytes:
-        headers = {"Content-Type": "application/json", "Accept": "application/json",
-                   "User-Agent": "dowse"}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": "dowse",
+        }
         if self.config.api_key is not None:
             headers["Authorization"] = f"Bearer {self.config.api_key.get_secret_value()}"
         request = urllib.request.Request(
-            f"{self.config.base_url}/chat/completions", data=json.dumps(body).encode(),
-            headers=headers, method="POST")
+            f"{self.config.base_url}/chat/completions",
+            data=json.dumps(body).encode(),
+            headers=headers,
+            method="POST",
+        )
         with urllib.request.urlopen(request, timeout=self.config.timeout_s) as response:
             raw: bytes = response.read(MAX_REPLY_BYTES + 1)
         if len(raw) > MAX_REPLY_BYTES:
@@ -221,8 +252,13 @@ class LLMEvaluator:
         return raw
 
 
-def _messages(task: str, batch: Sequence[Candidate], known_symbols: Collection[str],
-              in_context: Collection[str], max_chars: int) -> list[dict[str, str]]:
+def _messages(
+    task: str,
+    batch: Sequence[Candidate],
+    known_symbols: Collection[str],
+    in_context: Collection[str],
+    max_chars: int,
+) -> list[dict[str, str]]:
     blocks: list[str] = []
     words: set[str] = set()
     for n, cand in enumerate(batch, start=1):
@@ -232,15 +268,18 @@ def _messages(task: str, batch: Sequence[Candidate], known_symbols: Collection[s
         where = f" in `{r['symbol']}`" if r["symbol"] else ""
         # A fence longer than any backtick run inside the code, so the code cannot close it.
         fence = "`" * max(3, 1 + max((len(m) for m in re.findall(r"`+", code)), default=0))
-        blocks.append(f"[{n}] {r['path']}:{r['start_line']}-{r['end_line']}{where} "
-                      f"({r['language']})\n{fence}\n{code}\n{fence}")
+        blocks.append(
+            f"[{n}] {r['path']}:{r['start_line']}-{r['end_line']}{where} "
+            f"({r['language']})\n{fence}\n{code}\n{fence}"
+        )
     names = sorted(n for n in words if n in known_symbols and n not in in_context)
     hint = ""
     if names:
-        hint = ("Names defined elsewhere in this codebase (the only useful missing_context "
-                f"entries): {', '.join(names[:_MAX_NAME_HINTS])}\n\n")
-    user = (f"Task:\n{task.strip()}\n\n{hint}Candidates ({len(batch)}):\n\n"
-            + "\n\n".join(blocks))
+        hint = (
+            "Names defined elsewhere in this codebase (the only useful missing_context "
+            f"entries): {', '.join(names[:_MAX_NAME_HINTS])}\n\n"
+        )
+    user = f"Task:\n{task.strip()}\n\n{hint}Candidates ({len(batch)}):\n\n" + "\n\n".join(blocks)
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
 
@@ -311,8 +350,9 @@ def _relevance(value: Any) -> float | None:
     return round(min(max(x, 0.0), 1.0), 3)
 
 
-def _gaps(value: Any, cand: Candidate, known_symbols: Collection[str],
-          in_context: Collection[str]) -> list[str]:
+def _gaps(
+    value: Any, cand: Candidate, known_symbols: Collection[str], in_context: Collection[str]
+) -> list[str]:
     """The model's missing names, kept only when the index defines them.
 
     REFINE looks every gap up in the symbol table, and the trace reports gaps as context
@@ -331,8 +371,13 @@ def _gaps(value: Any, cand: Candidate, known_symbols: Collection[str],
         if not isinstance(raw, str):
             continue
         name = raw.strip().strip("`").removesuffix("()").split(".")[-1]
-        if (name in known_symbols and name not in in_context and name != own
-                and name not in out and not defined_in(name, cand.row, known_symbols)):
+        if (
+            name in known_symbols
+            and name not in in_context
+            and name != own
+            and name not in out
+            and not defined_in(name, cand.row, known_symbols)
+        ):
             out.append(name)
     return out[:_MAX_GAPS]
 

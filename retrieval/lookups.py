@@ -18,8 +18,14 @@ import pyarrow as pa
 
 from dowse.indexer.store import Store, quote_list
 
-__all__ = ["CHUNK_COLUMNS", "SYMBOL_COLUMNS", "IndexLookups", "by_file_name", "files_for",
-           "tail_matches"]
+__all__ = [
+    "CHUNK_COLUMNS",
+    "SYMBOL_COLUMNS",
+    "IndexLookups",
+    "by_file_name",
+    "files_for",
+    "tail_matches",
+]
 
 CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "text"]
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
@@ -39,8 +45,7 @@ _K = TypeVar("_K")
 def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
     """Whether a chunk lies in the named definition (`Cart` holds `Cart.total`'s chunks)."""
     owner = chunk["symbol"]
-    return owner is not None and (owner == qualified_name
-                                  or owner.startswith(qualified_name + "."))
+    return owner is not None and (owner == qualified_name or owner.startswith(qualified_name + "."))
 
 
 def _common_tail(a: Sequence[str], b: Sequence[str]) -> int:
@@ -126,13 +131,19 @@ class IndexLookups:
                 if self.store.count(table) <= MEMORY_ROWS:
                     # One contiguous chunk per column: `take` across the scan's record
                     # batches costs ~1.7 ms for 60 rows, across one ~0.04 ms.
-                    self._tables[table] = (self.store.table(table).search()
-                                           .select(HELD_COLUMNS[table]).limit(None).to_arrow()
-                                           .combine_chunks())
+                    self._tables[table] = (
+                        self.store.table(table)
+                        .search()
+                        .select(HELD_COLUMNS[table])
+                        .limit(None)
+                        .to_arrow()
+                        .combine_chunks()
+                    )
             return self._tables[table]
 
-    def _where_in(self, table: str, columns: Sequence[str], column: str,
-                  values: Iterable[str]) -> list[dict[str, Any]]:
+    def _where_in(
+        self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
+    ) -> list[dict[str, Any]]:
         """The rows of `table` whose `column` is one of `values` (`columns` only), in the
         table's order."""
         values = sorted(set(values))
@@ -166,21 +177,23 @@ class IndexLookups:
         ids = list(ids)
         out: dict[str, dict[str, Any]] = {}
         for start in range(0, len(ids), 500):  # a LanceDB filter of a bounded length
-            out.update((r["id"], r) for r in self._where_in(
-                "chunks", CHUNK_COLUMNS, "id", ids[start : start + 500]))
+            out.update(
+                (r["id"], r)
+                for r in self._where_in("chunks", CHUNK_COLUMNS, "id", ids[start : start + 500])
+            )
         return out
 
     def chunk_at(self, path: str, line: int) -> dict[str, Any] | None:
         return self.chunks_at([(path, line)]).get((path, line))
 
-    def chunks_at(self, spots: Iterable[tuple[str, int]]
-                  ) -> dict[tuple[str, int], dict[str, Any]]:
+    def chunks_at(self, spots: Iterable[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
         """The chunk holding each (path, line) (one query for all, none when held)."""
         spots = list(spots)
         return self._rows_of(self._spans_at(spots, self._spans_of(p for p, _ in spots)))
 
-    def definition_chunks(self, symbols: Iterable[dict[str, Any]]
-                          ) -> dict[tuple[str, int], dict[str, Any]]:
+    def definition_chunks(
+        self, symbols: Iterable[dict[str, Any]]
+    ) -> dict[tuple[str, int], dict[str, Any]]:
         """The chunk that shows each symbol's definition, by (path, start_line): the one
         holding its first line when that chunk belongs to it, else its own first chunk.
         (A long function's `def` line can close a chunk of the lines above it, its body
@@ -191,10 +204,8 @@ class IndexLookups:
         for sym in symbols:
             path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
             spans = sorted(by_path.get(path, ()), key=lambda r: r["start_line"])
-            holding = next((r for r in spans if r["start_line"] <= line <= r["end_line"]),
-                           None)
-            own = next((r for r in spans if r["start_line"] >= line and _part_of(r, name)),
-                       None)
+            holding = next((r for r in spans if r["start_line"] <= line <= r["end_line"]), None)
+            own = next((r for r in spans if r["start_line"] >= line and _part_of(r, name)), None)
             pick = holding if holding is None or _part_of(holding, name) or own is None else own
             if pick is not None:
                 chosen[(path, line)] = pick
@@ -213,8 +224,9 @@ class IndexLookups:
         return by_path
 
     @staticmethod
-    def _spans_at(spots: Iterable[tuple[str, int]], by_path: dict[str, list[dict[str, Any]]]
-                  ) -> dict[tuple[str, int], dict[str, Any]]:
+    def _spans_at(
+        spots: Iterable[tuple[str, int]], by_path: dict[str, list[dict[str, Any]]]
+    ) -> dict[tuple[str, int], dict[str, Any]]:
         """The span holding each (path, line) among `by_path`'s."""
         out: dict[tuple[str, int], dict[str, Any]] = {}
         for path, line in spots:
@@ -225,11 +237,15 @@ class IndexLookups:
         return out
 
     @staticmethod
-    def _first_spans(paths: Iterable[str], by_path: dict[str, list[dict[str, Any]]]
-                     ) -> dict[str, dict[str, Any]]:
+    def _first_spans(
+        paths: Iterable[str], by_path: dict[str, list[dict[str, Any]]]
+    ) -> dict[str, dict[str, Any]]:
         """Each file's first span among `by_path`'s."""
-        return {path: min(by_path[path], key=lambda r: r["start_line"])
-                for path in dict.fromkeys(paths) if by_path.get(path)}
+        return {
+            path: min(by_path[path], key=lambda r: r["start_line"])
+            for path in dict.fromkeys(paths)
+            if by_path.get(path)
+        }
 
     def _rows_of(self, spans: dict[_K, dict[str, Any]]) -> dict[_K, dict[str, Any]]:
         """The chunk rows (`CHUNK_COLUMNS`) of chosen spans, under the same keys."""
@@ -245,16 +261,18 @@ class IndexLookups:
             return []
         rows = self._where_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
-        rows.sort(key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"],
-                                 r["start_line"]))
+        rows.sort(
+            key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"], r["start_line"])
+        )
         return rows[:limit]
 
     def definitions_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Where each of `names` (its exact case) is defined: name, path and start line,
         in the table's order."""
         wanted = set(names)
-        rows = self._where_in("symbols", ["name", "path", "start_line"], "name_lower",
-                              {n.lower() for n in wanted})
+        rows = self._where_in(
+            "symbols", ["name", "path", "start_line"], "name_lower", {n.lower() for n in wanted}
+        )
         return [r for r in rows if r["name"] in wanted]
 
     def files_named(self, paths: Iterable[str]) -> dict[str, list[str]]:

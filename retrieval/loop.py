@@ -36,9 +36,14 @@ class LoopConfig(BaseModel):
 
     max_cycles: int = Field(default=3, ge=1, le=10)
     per_cycle: int = Field(default=20, gt=0, description="candidates evaluated per cycle")
-    per_file: int = Field(default=3, gt=0, description=(
-        "at most this many of a cycle's candidates from one file, so that one long file "
-        "matching many words does not crowd the others out"))
+    per_file: int = Field(
+        default=3,
+        gt=0,
+        description=(
+            "at most this many of a cycle's candidates from one file, so that one long file "
+            "matching many words does not crowd the others out"
+        ),
+    )
     high: float = Field(default=0.7, ge=0, le=1, description="a high-relevance hit")
     stop_hits: int = Field(default=3, gt=0, description="high hits needed to stop early")
     exclude_below: float = Field(default=0.2, ge=0, le=1)
@@ -65,7 +70,8 @@ class Cycle(BaseModel):
     excluded: list[str] = Field(default_factory=list, description="paths excluded so far")
     targeted: list[str] = Field(default_factory=list, description="gap names looked up")
     candidates: list[tuple[str, float]] = Field(
-        default_factory=list, description="(citation, relevance) evaluated this cycle")
+        default_factory=list, description="(citation, relevance) evaluated this cycle"
+    )
     gaps: list[str] = Field(default_factory=list, description="missing context after it")
     critical_gaps: list[str] = Field(default_factory=list)
     high_hits: int = 0
@@ -111,8 +117,13 @@ def _refine_keywords(items: Sequence[ContextItem], analysis: QueryAnalysis) -> l
     return out[:8]
 
 
-def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | None = None,
-             evaluator: Evaluator | None = None) -> LoopResult:
+def run_loop(
+    searcher: HybridSearcher,
+    question: str,
+    *,
+    config: LoopConfig | None = None,
+    evaluator: Evaluator | None = None,
+) -> LoopResult:
     config = config or LoopConfig()
     evaluator = evaluator or OfflineEvaluator()
     analysis = analyze(question)
@@ -128,8 +139,9 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
     definitions: dict[str, list[tuple[str, int]]] = {}  # name -> where defined, so far
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
-        cands = searcher.candidates(analysis, keep=keep, languages=config.languages,
-                                    extra_tokens=keywords, memo=memo)
+        cands = searcher.candidates(
+            analysis, keep=keep, languages=config.languages, extra_tokens=keywords, memo=memo
+        )
         # Target the gaps: definitions of missing names go straight into the pool.
         looked_up = [g for g in pending_gaps if g not in targeted][:8]
         targeted += looked_up
@@ -145,24 +157,33 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
             else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-        fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle,
-                        config.per_file)
+        fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle, config.per_file)
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
                 c.signals.setdefault("refined", 1.0)
-        gap_cands = [c for c in ranked if "gap" in c.signals and c.id not in items
-                     and c not in fresh]
+        gap_cands = [
+            c for c in ranked if "gap" in c.signals and c.id not in items and c not in fresh
+        ]
         batch = fresh + gap_cands
         batch += _named(ranked, items, batch)
-        in_context = resolved | {it.hit.symbol.split(".")[-1] for it in items.values()
-                                 if it.hit.symbol}
+        in_context = resolved | {
+            it.hit.symbol.split(".")[-1] for it in items.values() if it.hit.symbol
+        }
         known = _known_names(searcher, batch, definitions)
         evals = evaluator.evaluate(analysis, batch, known, in_context)
-        cycle = Cycle(n=n, keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
-                      excluded=list(excluded), targeted=looked_up)
+        cycle = Cycle(
+            n=n,
+            keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
+            excluded=list(excluded),
+            targeted=looked_up,
+        )
         for cand, ev in zip(batch, evals, strict=True):
-            cycle.candidates.append((f"{cand.row['path']}:{cand.row['start_line']}-"
-                                     f"{cand.row['end_line']}", ev.relevance))
+            cycle.candidates.append(
+                (
+                    f"{cand.row['path']}:{cand.row['start_line']}-{cand.row['end_line']}",
+                    ev.relevance,
+                )
+            )
             _keep_best(items, cand, ev, n)
         # REFINE
         by_file: dict[str, float] = {}
@@ -173,19 +194,25 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
                 excluded.append(path)
         ranked_items = sorted(items.values(), key=lambda it: -it.relevance)
         high = [it for it in ranked_items if it.relevance >= config.high]
-        gaps = list(dict.fromkeys(
-            g for it in ranked_items[:10] if it.relevance >= 0.5 for g in it.missing_context
-            if g not in resolved))
+        gaps = list(
+            dict.fromkeys(
+                g
+                for it in ranked_items[:10]
+                if it.relevance >= 0.5
+                for g in it.missing_context
+                if g not in resolved
+            )
+        )
         critical = _critical_gaps(analysis, items)
         cycle.gaps, cycle.critical_gaps, cycle.high_hits = gaps, critical, len(high)
         trace.append(cycle)
         if len(high) >= config.stop_hits and not critical:
-            stop_reason = (f"{len(high)} results scored >= {config.high} and no critical gap "
-                           f"remains")
+            stop_reason = f"{len(high)} results scored >= {config.high} and no critical gap remains"
             cycle.stop = stop_reason
             break
-        if n > 1 and not any(it.cycle == n and it.relevance >= config.exclude_below
-                             for it in items.values()):
+        if n > 1 and not any(
+            it.cycle == n and it.relevance >= config.exclude_below for it in items.values()
+        ):
             stop_reason = "converged: the last cycle found nothing new of relevance"
             cycle.stop = stop_reason
             break
@@ -196,19 +223,24 @@ def run_loop(searcher: HybridSearcher, question: str, *, config: LoopConfig | No
         new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
-    ranked_items = sorted(items.values(), key=lambda it: (-it.relevance, it.hit.path,
-                                                          it.hit.start_line))
+    ranked_items = sorted(
+        items.values(), key=lambda it: (-it.relevance, it.hit.path, it.hit.start_line)
+    )
     # A gap found by a later cycle is no gap any more.
-    in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items
-                             if it.hit.symbol}
+    in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol}
     for it in ranked_items:
         it.missing_context = [m for m in it.missing_context if m not in in_context]
     stale = searcher.stale_paths(it.hit.path for it in ranked_items)
     for it in ranked_items:
         if it.hit.path in stale:
             it.hit = it.hit.model_copy(update={"stale": True})
-    return LoopResult(question=question, analysis=analysis, items=ranked_items, trace=trace,
-                      stop_reason=stop_reason)
+    return LoopResult(
+        question=question,
+        analysis=analysis,
+        items=ranked_items,
+        trace=trace,
+        stop_reason=stop_reason,
+    )
 
 
 def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Candidate]:
@@ -233,8 +265,9 @@ def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Cand
 MAX_NAMED = 8
 
 
-def _named(ranked: Sequence[Candidate], items: dict[str, ContextItem],
-           batch: Sequence[Candidate]) -> list[Candidate]:
+def _named(
+    ranked: Sequence[Candidate], items: dict[str, ContextItem], batch: Sequence[Candidate]
+) -> list[Candidate]:
     """What the task points at that the batch and the context lack: the best candidate of
     each file it names (a path or a stack-trace frame), and each definition of a name it
     mentions that is defined in few places (a full symbol signal). Always looked at,
@@ -259,20 +292,34 @@ def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n
     if old is not None and old.relevance >= ev.relevance:
         return
     r = cand.row
-    hit = Hit(grain="chunk", path=r["path"], start_line=r["start_line"], end_line=r["end_line"],
-              score=cand.score, signals=cand.signals, language=r["language"], symbol=r["symbol"],
-              text=r["text"])
-    items[cand.id] = ContextItem(hit=hit, relevance=ev.relevance, reason=ev.reason,
-                                 missing_context=ev.missing_context,
-                                 cycle=old.cycle if old else n)
+    hit = Hit(
+        grain="chunk",
+        path=r["path"],
+        start_line=r["start_line"],
+        end_line=r["end_line"],
+        score=cand.score,
+        signals=cand.signals,
+        language=r["language"],
+        symbol=r["symbol"],
+        text=r["text"],
+    )
+    items[cand.id] = ContextItem(
+        hit=hit,
+        relevance=ev.relevance,
+        reason=ev.reason,
+        missing_context=ev.missing_context,
+        cycle=old.cycle if old else n,
+    )
 
 
 _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def _known_names(searcher: HybridSearcher, batch: Sequence[Candidate],
-                 definitions: dict[str, list[tuple[str, int]]]
-                 ) -> dict[str, list[tuple[str, int]]]:
+def _known_names(
+    searcher: HybridSearcher,
+    batch: Sequence[Candidate],
+    definitions: dict[str, list[tuple[str, int]]],
+) -> dict[str, list[tuple[str, int]]]:
     """Names called in the batch that are defined in the index: name -> [(path, line)].
     `definitions` remembers earlier look-ups (names defined nowhere map to [])."""
     called = {m for c in batch for m in used_names(c.row["text"]) if _WORD.match(m)}

@@ -22,26 +22,45 @@ from dowse.tokens import split_identifier, tokenize, variants
 if TYPE_CHECKING:
     from dowse.indexer.embed import Embedder
 
-__all__ = ["BUILTIN_CALLS", "QUERY_NOISE", "TITLE_MIN_WORDS", "TITLE_WEIGHT", "QueryAnalysis",
-           "analyze", "base_tokens", "compact_paths", "file_query", "question_vector",
-           "title_of", "title_tokens"]
+__all__ = [
+    "BUILTIN_CALLS",
+    "QUERY_NOISE",
+    "TITLE_MIN_WORDS",
+    "TITLE_WEIGHT",
+    "QueryAnalysis",
+    "analyze",
+    "base_tokens",
+    "compact_paths",
+    "file_query",
+    "question_vector",
+    "title_of",
+    "title_tokens",
+]
 
 
-_PATH = re.compile(r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
-                   r"ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|"
-                   r"yml|json))(?![\w/])")
+_PATH = re.compile(
+    r"(?<![\w/.~-])(~?/?(?:[\w.-]+/)+[\w.-]+\.\w{1,6}|[\w-]+\.(?:py|pyi|js|jsx|"
+    r"ts|tsx|go|rs|java|c|h|cc|cpp|hpp|cs|rb|php|kt|swift|scala|sh|md|toml|yaml|"
+    r"yml|json))(?![\w/])"
+)
 _FRAME_PY = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\w+))?')
 # IPython's traceback: "~/venv/.../query_utils.py in _combine(self, other)", then the
 # source around the line, which is marked "---> 73".
-_FRAME_IPYTHON = re.compile(r"^([~\w./\\-]+\.py) in (?:(\w+)|<\w+>)\b[^\n]*\n"
-                            r"(?:[^\n]*\n){0,12}?[ \t]*-+>[ \t]*(\d+)", re.M)
+_FRAME_IPYTHON = re.compile(
+    r"^([~\w./\\-]+\.py) in (?:(\w+)|<\w+>)\b[^\n]*\n"
+    r"(?:[^\n]*\n){0,12}?[ \t]*-+>[ \t]*(\d+)",
+    re.M,
+)
 # pytest's long traceback: "sympy/core/expr.py:124: in __eq__"
-_FRAME_PYTEST = re.compile(r"^[ \t>]*((?:[A-Za-z]:)?[\w./\\-]+\.\w+):(\d+): in (?:(\w+)|<\w+>)",
-                           re.M)
+_FRAME_PYTEST = re.compile(
+    r"^[ \t>]*((?:[A-Za-z]:)?[\w./\\-]+\.\w+):(\d+): in (?:(\w+)|<\w+>)", re.M
+)
 _FRAME_GENERIC = re.compile(r"at (?:[\w.$<>]+ \()?([\w./\\-]+\.\w+):(\d+)")
 # A single quote next to a letter is an apostrophe ("it's", "doesn't"), not a quote.
-_QUOTED = re.compile(r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^'\n]{2,80})'"
-                     r"(?![A-Za-z0-9])")
+_QUOTED = re.compile(
+    r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^'\n]{2,80})'"
+    r"(?![A-Za-z0-9])"
+)
 # A name written as a call, `decompose()`: code, whatever it looks like.
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
@@ -50,20 +69,23 @@ _IMPORTED = re.compile(r"^[ \t>]*from[ \t]+[\w.]+[ \t]+import[ \t]+\(?([\w \t,]+
 # inside one: `.../lib/python3.9/site-packages/pylint/config/argument.py`.
 _ABSOLUTE = re.compile(r"(?<![\w/.:@~+-])(?:[A-Za-z]:[\\/]|[/~])[\w.@~+\\/-]*[\\/][\w.-]+\.\w+")
 _INSTALLED = re.compile(r".*/(?:site|dist)-packages/|.*/lib/python\d[\d.]*/")
-BUILTIN_CALLS = frozenset("""
+BUILTIN_CALLS = frozenset(
+    """
 print len range str int float list dict set tuple type isinstance issubclass repr super
 open sorted reversed min max sum abs any all zip map filter enumerate getattr setattr
 hasattr delattr iter next bool object format id hash vars dir eval exec round divmod pow
 input callable frozenset bytes bytearray complex chr ord hex oct bin slice property
 staticmethod classmethod locals globals
-""".split())
+""".split()
+)
 """Python builtins: called in a pasted snippet, they say nothing about where the code is;
 called in a candidate, they are no missing context."""
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 # Words that carry no signal for code search.
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be been but by can could did do does doing done for from had has have
 how i if in into is it its it's me my no not of on or our so some such than that the their
 them then there these they this those to too under up use used using very was we were what
@@ -75,18 +97,22 @@ two three here now still even instead rather because about after before again ag
 between during out over same other more most less least case cases example code line lines
 file files function functions method methods class classes return returns value values
 true false none null self def import from raise pass
-""".split())
+""".split()
+)
 
 
 SHORT_QUESTION_WORDS = 40
 _TESTS_SUBJECT = re.compile(
     r"\b(?:tests?|specs?) (?:for|of|covering)\b|\btest (?:suite|coverage|fixtures?|runner)\b"
-    r"|\bflaky\b|\bwhere (?:is|are) [^.?!\n]{0,60}\btested\b", re.I)
+    r"|\bflaky\b|\bwhere (?:is|are) [^.?!\n]{0,60}\btested\b",
+    re.I,
+)
 _DOCS_SUBJECT = re.compile(
     r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
     r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog"
     r"|examples?|tutorials?)\b",
-    re.I)
+    re.I,
+)
 
 
 class QueryAnalysis(BaseModel):
@@ -98,11 +124,13 @@ class QueryAnalysis(BaseModel):
     paths: list[str] = Field(default_factory=list, description="file paths named in the text")
     frames: list[tuple[str, int, str]] = Field(
         default_factory=list,
-        description="stack-trace frames: (path, line, function), the innermost call last")
+        description="stack-trace frames: (path, line, function), the innermost call last",
+    )
     modules: list[str] = Field(
         default_factory=list,
         description="the files dotted names could be modules of (`django.db.migrations.writer`"
-                    " -> django/db/migrations/writer.py), each prefix of two parts or more")
+        " -> django/db/migrations/writer.py), each prefix of two parts or more",
+    )
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
@@ -119,9 +147,12 @@ class QueryAnalysis(BaseModel):
     def mentions_docs(self) -> bool:
         """Likewise for documentation: a short question naming it, or docs as the
         subject ("the docs for X", "update the README")."""
-        named = any(t.startswith(("doc", "readme", "changelog", "guide", "tutorial", "example",
-                                  "demo", "gallery"))
-                    for t in self.terms)
+        named = any(
+            t.startswith(
+                ("doc", "readme", "changelog", "guide", "tutorial", "example", "demo", "gallery")
+            )
+            for t in self.terms
+        )
         return named and (self._short or _DOCS_SUBJECT.search(self.text) is not None)
 
     @property
@@ -146,12 +177,14 @@ def compact_paths(text: str) -> str:
     the last three components. A traceback's paths through someone's home directory and
     virtualenv otherwise take most of the tokens a question is embedded with (the window
     is 256), pushing out the text after them."""
+
     def cut(match: re.Match[str]) -> str:
         path = match.group(0).replace("\\", "/")
         if installed := _INSTALLED.match(path):
-            return path[installed.end():]
+            return path[installed.end() :]
         parts = path.split("/")
         return "/".join(parts[-3:]) if len(parts) > 3 else path
+
     return _ABSOLUTE.sub(cut, text)
 
 
@@ -166,8 +199,13 @@ def analyze(text: str) -> QueryAnalysis:
     for m in _FRAME_PYTEST.finditer(text):
         spotted.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
     generic = [(m.group(1), int(m.group(2)), "") for m in _FRAME_GENERIC.finditer(text)]
-    frames = [(p.replace("\\", "/"), line, fn) for p, line, fn in
-              [*reversed(generic), *(f for _, f in sorted(spotted, key=lambda x: x[0]))]]
+    frames = [
+        (p.replace("\\", "/"), line, fn)
+        for p, line, fn in [
+            *reversed(generic),
+            *(f for _, f in sorted(spotted, key=lambda x: x[0])),
+        ]
+    ]
     paths: list[str] = []
     for m in _PATH.finditer(text):
         p = m.group(1).lstrip("~").strip("./")
@@ -179,8 +217,12 @@ def analyze(text: str) -> QueryAnalysis:
     quoted = [next(g for g in m.groups() if g) for m in _QUOTED.finditer(text)]
     in_quotes = {w for q in quoted for w in _IDENT.findall(q)}
     called = set(_CALLED.findall(text)) - BUILTIN_CALLS
-    called.update(n for m in _IMPORTED.finditer(text) for n in re.split(r"[\s,]+", m.group(1))
-                  if n and n not in ("as", "import"))
+    called.update(
+        n
+        for m in _IMPORTED.finditer(text)
+        for n in re.split(r"[\s,]+", m.group(1))
+        if n and n not in ("as", "import")
+    )
     identifiers: list[str] = []
     seen: set[str] = set()
     for m in _IDENT.finditer(text):
@@ -198,21 +240,34 @@ def analyze(text: str) -> QueryAnalysis:
         if f[2] and f[2] not in seen:
             seen.add(f[2])
             identifiers.append(f[2])
-    modules = list(dict.fromkeys(
-        "/".join(parts[:n]) + ".py" for parts in (i.split(".") for i in identifiers)
-        if parts[0] not in ("self", "cls") for n in range(len(parts), 1, -1)))
+    modules = list(
+        dict.fromkeys(
+            "/".join(parts[:n]) + ".py"
+            for parts in (i.split(".") for i in identifiers)
+            if parts[0] not in ("self", "cls")
+            for n in range(len(parts), 1, -1)
+        )
+    )
     terms: list[str] = []
     for m in _WORD.finditer(text):
         w = m.group(0).lower()
         if w not in STOPWORDS and len(w) > 2 and w not in terms:
             terms.append(w)
     words = max(len(_WORD.findall(text)), 1)
-    code_share = min(1.0, (len(identifiers) * 2 + len(paths) * 3 + len(frames) * 3
-                           + len(quoted)) / words)
+    code_share = min(
+        1.0, (len(identifiers) * 2 + len(paths) * 3 + len(frames) * 3 + len(quoted)) / words
+    )
     lexical_weight = round(0.35 + 0.4 * code_share, 3)
-    return QueryAnalysis(text=text, identifiers=identifiers, quoted=quoted, paths=paths,
-                         frames=frames, modules=modules, terms=terms,
-                         lexical_weight=lexical_weight)
+    return QueryAnalysis(
+        text=text,
+        identifiers=identifiers,
+        quoted=quoted,
+        paths=paths,
+        frames=frames,
+        modules=modules,
+        terms=terms,
+        lexical_weight=lexical_weight,
+    )
 
 
 # -- the queries made of a question ------------------------------------------------------
@@ -235,8 +290,7 @@ def title_of(text: str) -> str | None:
 def base_tokens(analysis: QueryAnalysis) -> list[str]:
     """The full-text query of a question: its tokens and its plain words' variants."""
     plain = [v for t in analysis.terms for v in variants(t)]
-    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain])
-            if t not in QUERY_NOISE]
+    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain]) if t not in QUERY_NOISE]
 
 
 def title_tokens(analysis: QueryAnalysis) -> list[str]:
@@ -255,8 +309,9 @@ def file_query(analysis: QueryAnalysis) -> list[str]:
     return [*base_tokens(analysis), *title_tokens(analysis)]
 
 
-def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
-                    title: bool = True) -> np.ndarray:
+def question_vector(
+    embedder: Embedder, text: str, *, compact: bool = True, title: bool = True
+) -> np.ndarray:
     """A question's unit vector as search embeds it: with its absolute paths cut short
     (`compact_paths`: a traceback's home and virtualenv prefixes would take much of the
     256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
@@ -268,6 +323,9 @@ def question_vector(embedder: Embedder, text: str, *, compact: bool = True,
     # One call each: a batch pads the short title to the question's length.
     vectors = np.asarray([embed([t])[0] for t in (body, first) if t], dtype=np.float64)
     vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
-    blended = vectors[0] if first is None else (
-        (1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
+    blended = (
+        vectors[0]
+        if first is None
+        else ((1 - TITLE_WEIGHT) * vectors[0] + TITLE_WEIGHT * vectors[1])
+    )
     return blended / max(float(np.linalg.norm(blended)), 1e-12)  # type: ignore[no-any-return]

@@ -34,12 +34,15 @@ class SearchOptions(BaseModel):
         languages = [name.lower() for name in self.languages]
         known = CODE_LANGUAGES | TEXT_LANGUAGES
         if unknown := [name for name in languages if name not in known]:
-            raise UnsupportedLanguage(f"unknown language {unknown[0]!r}; the languages are: "
-                                      f"{', '.join(sorted(known))}")
+            raise UnsupportedLanguage(
+                f"unknown language {unknown[0]!r}; the languages are: {', '.join(sorted(known))}"
+            )
         kinds = [name.lower() for name in self.kinds]
         if unknown := [name for name in kinds if name not in get_args(SymbolKind)]:
-            raise InvalidQuery(f"unknown symbol kind {unknown[0]!r}; the kinds are: "
-                               f"{', '.join(get_args(SymbolKind))}")
+            raise InvalidQuery(
+                f"unknown symbol kind {unknown[0]!r}; the kinds are: "
+                f"{', '.join(get_args(SymbolKind))}"
+            )
         return self.model_copy(update={"languages": languages, "kinds": kinds})
 
 
@@ -52,7 +55,8 @@ class Hit(BaseModel):
     end_line: int = Field(ge=1)
     score: float
     signals: dict[str, float] = Field(
-        default_factory=dict, description="the evidence behind the score, each in 0..1")
+        default_factory=dict, description="the evidence behind the score, each in 0..1"
+    )
     language: str = ""
     symbol: str | None = Field(default=None, description="qualified name of the definition")
     kind: str | None = None

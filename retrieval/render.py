@@ -22,8 +22,7 @@ def _snippet(hit: Hit, max_lines: int) -> list[str]:
     return out
 
 
-def render_hits(hits: Sequence[Hit], *, color: bool = False, max_lines: int = SNIPPET_LINES
-                ) -> str:
+def render_hits(hits: Sequence[Hit], *, color: bool = False, max_lines: int = SNIPPET_LINES) -> str:
     if not hits:
         return "no results"
     bold, dim, reset = ("\x1b[1m", "\x1b[2m", "\x1b[0m") if color else ("", "", "")

@@ -64,16 +64,37 @@ def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatc
                 seen.add(key)
                 out.append(_match(r, how))
 
-    take(table.search().where(f"name_lower = {quote_list([low])}").select(columns)
-         .limit(limit * 20).to_arrow().to_pylist(), "exact")
+    take(
+        table.search()
+        .where(f"name_lower = {quote_list([low])}")
+        .select(columns)
+        .limit(limit * 20)
+        .to_arrow()
+        .to_pylist(),
+        "exact",
+    )
     if len(out) < limit:
         prefix = low.replace("'", "''").replace("%", r"\%").replace("_", r"\_")
-        take(table.search().where(f"name_lower LIKE '{prefix}%' ESCAPE '\\'").select(columns)
-             .limit(limit * 20).to_arrow().to_pylist(), "prefix")
+        take(
+            table.search()
+            .where(f"name_lower LIKE '{prefix}%' ESCAPE '\\'")
+            .select(columns)
+            .limit(limit * 20)
+            .to_arrow()
+            .to_pylist(),
+            "prefix",
+        )
     if len(out) < limit:
         names = {r["name_lower"] for r in store.rows("symbols", ["name_lower"])}
         close = difflib.get_close_matches(low, names, n=limit, cutoff=0.75)
         if close:
-            take(table.search().where(f"name_lower IN ({quote_list(close)})")
-                 .select(columns).limit(limit * 20).to_arrow().to_pylist(), "fuzzy")
+            take(
+                table.search()
+                .where(f"name_lower IN ({quote_list(close)})")
+                .select(columns)
+                .limit(limit * 20)
+                .to_arrow()
+                .to_pylist(),
+                "fuzzy",
+            )
     return out

@@ -56,11 +56,28 @@ from dowse.server.records import (
 from dowse.server.workspace import ServedRoot, Workspace
 
 __all__ = [
-    "TOOLS", "AskAnswer", "AskRequest", "Budget", "Definition", "ExploreAnswer",
-    "ExploreRequest", "Freshness", "ReindexAnswer",
-    "ReindexRequest", "SearchAnswer", "SearchRequest", "ServedRoot", "StatusAnswer",
-    "StatusRequest", "SymbolAnswer", "SymbolRequest", "ToolSpec", "Workspace", "ask_for_agent",
-    "build_server", "serve",
+    "TOOLS",
+    "AskAnswer",
+    "AskRequest",
+    "Budget",
+    "Definition",
+    "ExploreAnswer",
+    "ExploreRequest",
+    "Freshness",
+    "ReindexAnswer",
+    "ReindexRequest",
+    "SearchAnswer",
+    "SearchRequest",
+    "ServedRoot",
+    "StatusAnswer",
+    "StatusRequest",
+    "SymbolAnswer",
+    "SymbolRequest",
+    "ToolSpec",
+    "Workspace",
+    "ask_for_agent",
+    "build_server",
+    "serve",
 ]
 
 
@@ -70,10 +87,12 @@ _BUDGETED = (
     " The answer is one JSON record (structuredContent, and the same JSON as text) of at "
     "most max_tokens tokens: when the full answer is larger, the lowest-ranked records are "
     "first cut to signature and citation, then left out, never cut mid-record (`budget` "
-    "counts both).")
+    "counts both)."
+)
 _CITED = " Citations are `path:start-end`, paths relative to the root."
-_FRESH = (" Changed files are indexed before answering (`freshness` says when that was not "
-          "possible).")
+_FRESH = (
+    " Changed files are indexed before answering (`freshness` says when that was not possible)."
+)
 
 
 @dataclass(frozen=True)
@@ -89,33 +108,67 @@ class ToolSpec:
 
 
 TOOLS: list[ToolSpec] = [
-    ToolSpec("search", SearchRequest, SearchAnswer, Workspace.search,
-             "Hybrid code search (BM25 over code-aware tokens, vectors when the index has "
-             "them, symbol-name and path evidence): ranked chunks, definitions or files "
-             "for identifiers, strings, paths or plain words." + _BUDGETED + _CITED + _FRESH),
-    ToolSpec("ask", AskRequest, AskAnswer, Workspace.ask,
-             "Answer 'where and how is X done here?': runs the iterative retrieval loop "
-             "(search, score every candidate's relevance with a reason, refine, at most 3 "
-             "cycles) and returns the ranked files and the cited source that answer it."
-             + _BUDGETED + _CITED + _FRESH),
-    ToolSpec("explore", ExploreRequest, ExploreAnswer, Workspace.explore,
-             "Structured, cited understanding of a directory or file in one call: tree and "
-             "key files, dependency manifests, coding patterns, a focus question answered "
-             "with the retrieval loop, and (deep) the import graph, git history and module "
-             "specialists. Explorers run in parallel on gated tracks; every claim cites "
-             "file:line, checked against the file." + _BUDGETED),
-    ToolSpec("symbol", SymbolRequest, SymbolAnswer, Workspace.symbol,
-             "Definitions by name (exact, then prefix, then fuzzy) with kind, signature, "
-             "docstring, exact start and end lines, and the source of those lines."
-             + _BUDGETED + _CITED + _FRESH),
-    ToolSpec("status", StatusRequest, StatusAnswer, Workspace.status,
-             "What each served index holds (files, symbols, chunks per language, model, "
-             "vectors) and how many files changed since it was built. Reads only." + _BUDGETED),
-    ToolSpec("reindex", ReindexRequest, ReindexAnswer, Workspace.reindex,
-             "Bring the index up to date now (incremental; rebuild=true starts over), or "
-             "build the first index of a served root that has none. Only one process "
-             "writes an index at a time; this waits up to 30 s for another one." + _BUDGETED,
-             read_only=False),
+    ToolSpec(
+        "search",
+        SearchRequest,
+        SearchAnswer,
+        Workspace.search,
+        "Hybrid code search (BM25 over code-aware tokens, vectors when the index has "
+        "them, symbol-name and path evidence): ranked chunks, definitions or files "
+        "for identifiers, strings, paths or plain words." + _BUDGETED + _CITED + _FRESH,
+    ),
+    ToolSpec(
+        "ask",
+        AskRequest,
+        AskAnswer,
+        Workspace.ask,
+        "Answer 'where and how is X done here?': runs the iterative retrieval loop "
+        "(search, score every candidate's relevance with a reason, refine, at most 3 "
+        "cycles) and returns the ranked files and the cited source that answer it."
+        + _BUDGETED
+        + _CITED
+        + _FRESH,
+    ),
+    ToolSpec(
+        "explore",
+        ExploreRequest,
+        ExploreAnswer,
+        Workspace.explore,
+        "Structured, cited understanding of a directory or file in one call: tree and "
+        "key files, dependency manifests, coding patterns, a focus question answered "
+        "with the retrieval loop, and (deep) the import graph, git history and module "
+        "specialists. Explorers run in parallel on gated tracks; every claim cites "
+        "file:line, checked against the file." + _BUDGETED,
+    ),
+    ToolSpec(
+        "symbol",
+        SymbolRequest,
+        SymbolAnswer,
+        Workspace.symbol,
+        "Definitions by name (exact, then prefix, then fuzzy) with kind, signature, "
+        "docstring, exact start and end lines, and the source of those lines."
+        + _BUDGETED
+        + _CITED
+        + _FRESH,
+    ),
+    ToolSpec(
+        "status",
+        StatusRequest,
+        StatusAnswer,
+        Workspace.status,
+        "What each served index holds (files, symbols, chunks per language, model, "
+        "vectors) and how many files changed since it was built. Reads only." + _BUDGETED,
+    ),
+    ToolSpec(
+        "reindex",
+        ReindexRequest,
+        ReindexAnswer,
+        Workspace.reindex,
+        "Bring the index up to date now (incremental; rebuild=true starts over), or "
+        "build the first index of a served root that has none. Only one process "
+        "writes an index at a time; this waits up to 30 s for another one." + _BUDGETED,
+        read_only=False,
+    ),
 ]
 """The tools `build_server` registers. Adding one: a request and an answer record, a
 Workspace method from one to the other, and a line here."""
@@ -129,11 +182,15 @@ def _signature(request: type[BaseModel], answer: type[BaseModel]) -> inspect.Sig
     schema from; the answer model as the return annotation, for the output schema."""
     params = []
     for name, f in request.model_fields.items():
-        default = (inspect.Parameter.empty if f.is_required()
-                   else f.get_default(call_default_factory=True))
+        default = (
+            inspect.Parameter.empty if f.is_required() else f.get_default(call_default_factory=True)
+        )
         annotation = _ANNOTATED[(f.annotation, Field(description=f.description), *f.metadata)]
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                                        default=default, annotation=annotation))
+        params.append(
+            inspect.Parameter(
+                name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation
+            )
+        )
     return inspect.Signature(params, return_annotation=answer)
 
 
@@ -152,8 +209,9 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
                 raise
             raise ToolError(str(error)) from None
         text = answer.model_dump_json()
-        return CallToolResult(content=[TextContent(type="text", text=text)],
-                              structured_content=json.loads(text))
+        return CallToolResult(
+            content=[TextContent(type="text", text=text)], structured_content=json.loads(text)
+        )
 
     call.__signature__ = _signature(spec.request, spec.answer)  # type: ignore[attr-defined]
     call.__name__ = spec.name
@@ -169,45 +227,68 @@ def build_server(workspace: Workspace) -> Any:
 
     roots = ", ".join(str(r.path) for r in workspace.roots)
     app: Any = MCPServer(
-        "dowse", version=importlib.metadata.version("dowse"), log_level="WARNING",
+        "dowse",
+        version=importlib.metadata.version("dowse"),
+        log_level="WARNING",
         instructions=(
             f"dowse: offline code retrieval over the indexed repositories {roots}. Use ask "
             "for 'where/how is X done?' questions, search for identifiers, strings and "
             "paths, symbol for a definition's exact lines. Every answer fits its max_tokens "
-            "and cites path:start-end; paths are relative to the root."))
+            "and cites path:start-end; paths are relative to the root."
+        ),
+    )
     for spec in TOOLS:
-        app.add_tool(_tool_function(spec, workspace), name=spec.name,
-                     description=spec.description,
-                     annotations=ToolAnnotations(read_only_hint=spec.read_only,
-                                                 idempotent_hint=True, open_world_hint=False))
+        app.add_tool(
+            _tool_function(spec, workspace),
+            name=spec.name,
+            description=spec.description,
+            annotations=ToolAnnotations(
+                read_only_hint=spec.read_only, idempotent_hint=True, open_world_hint=False
+            ),
+        )
     return app
 
 
-def serve(roots: Sequence[Path], *, embedder: str = DEFAULT_EMBEDDER, embed: bool = True,
-          embed_chunks: bool = IndexConfig.embed_chunks,
-          warn: Callable[[str], None] = lambda message: None) -> None:
+def serve(
+    roots: Sequence[Path],
+    *,
+    embedder: str = DEFAULT_EMBEDDER,
+    embed: bool = True,
+    embed_chunks: bool = IndexConfig.embed_chunks,
+    warn: Callable[[str], None] = lambda message: None,
+) -> None:
     """Serve `roots` over stdio until the client closes the connection.
 
     `embedder`, `embed` and `embed_chunks` apply to indexes the server builds from
     scratch (the reindex tool on a root without an index); an existing index keeps its
     model and embed scope.
     """
-    workspace = Workspace([ServedRoot(p) for p in roots], embedder=embedder, embed=embed,
-                          embed_chunks=embed_chunks)
+    workspace = Workspace(
+        [ServedRoot(p) for p in roots], embedder=embedder, embed=embed, embed_chunks=embed_chunks
+    )
     for problem in workspace.problems():
         warn(problem)
     threading.Thread(target=workspace.warm, name="dowse-warm", daemon=True).start()
     build_server(workspace).run("stdio")
 
 
-def ask_for_agent(index_dir: Path, question: str, *, max_tokens: int | None = None,
-                  include: Sequence[str] = (), exclude: Sequence[str] = (),
-                  evaluator: Evaluator | None = None) -> AskAnswer:
+def ask_for_agent(
+    index_dir: Path,
+    question: str,
+    *,
+    max_tokens: int | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    evaluator: Evaluator | None = None,
+) -> AskAnswer:
     """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
     manifest = Store.read_manifest(index_dir)
     workspace = Workspace([ServedRoot(Path(manifest.root), index_dir)])
-    fields: dict[str, Any] = {"question": question, "include": list(include),
-                              "exclude": list(exclude)}
+    fields: dict[str, Any] = {
+        "question": question,
+        "include": list(include),
+        "exclude": list(exclude),
+    }
     if max_tokens is not None:
         fields["max_tokens"] = max_tokens
     try:
@@ -216,4 +297,3 @@ def ask_for_agent(index_dir: Path, question: str, *, max_tokens: int | None = No
         err = exc.errors()[0]
         raise DowseError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
     return workspace.ask(request, evaluator=evaluator)
-

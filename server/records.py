@@ -30,10 +30,28 @@ from dowse.retrieval.records import Grain, Hit
 from dowse.retrieval.symbols import SymbolMatch
 
 __all__ = [
-    "MAX_TOKENS_LIMIT", "MIN_TOKENS", "AskAnswer", "AskRequest", "Budget", "Definition",
-    "Entry", "ExploreAnswer", "ExploreRequest", "Freshness", "ReindexAnswer",
-    "ReindexRequest", "RootReindex", "RootStatus", "SearchAnswer", "SearchRequest",
-    "StatusAnswer", "StatusRequest", "SymbolAnswer", "SymbolRequest", "cut_block", "cut_hit",
+    "MAX_TOKENS_LIMIT",
+    "MIN_TOKENS",
+    "AskAnswer",
+    "AskRequest",
+    "Budget",
+    "Definition",
+    "Entry",
+    "ExploreAnswer",
+    "ExploreRequest",
+    "Freshness",
+    "ReindexAnswer",
+    "ReindexRequest",
+    "RootReindex",
+    "RootStatus",
+    "SearchAnswer",
+    "SearchRequest",
+    "StatusAnswer",
+    "StatusRequest",
+    "SymbolAnswer",
+    "SymbolRequest",
+    "cut_block",
+    "cut_hit",
     "fit_answer",
 ]
 
@@ -49,21 +67,33 @@ A = TypeVar("A", bound=BaseModel)
 
 
 def _max_tokens(default: int) -> Any:
-    return Field(default=default, ge=MIN_TOKENS, le=MAX_TOKENS_LIMIT,
-                 description=f"Upper bound on the answer's size in tokens, estimated at 3 "
-                             f"characters a token (default {default}).")
+    return Field(
+        default=default,
+        ge=MIN_TOKENS,
+        le=MAX_TOKENS_LIMIT,
+        description=f"Upper bound on the answer's size in tokens, estimated at 3 "
+        f"characters a token (default {default}).",
+    )
 
 
 def _root_field() -> Any:
-    return Field(default=None, description=(
-        "The served root to use: its path or its directory name. Needed only when the "
-        "server serves several roots."))
+    return Field(
+        default=None,
+        description=(
+            "The served root to use: its path or its directory name. Needed only when the "
+            "server serves several roots."
+        ),
+    )
 
 
 def _path_field() -> Any:
-    return Field(default=None, description=(
-        "Only results under this file or directory: relative to the root, or absolute "
-        "inside it. Paths outside the root (absolute, `..`, through a symlink) are refused."))
+    return Field(
+        default=None,
+        description=(
+            "Only results under this file or directory: relative to the root, or absolute "
+            "inside it. Paths outside the root (absolute, `..`, through a symlink) are refused."
+        ),
+    )
 
 
 class _Request(BaseModel):
@@ -71,41 +101,65 @@ class _Request(BaseModel):
 
 
 class SearchRequest(_Request):
-    query: str = Field(min_length=1, description=(
-        "What to find: identifiers (`validate_token`, `Store.open`), a path, an error "
-        "message, or plain words."))
+    query: str = Field(
+        min_length=1,
+        description=(
+            "What to find: identifiers (`validate_token`, `Store.open`), a path, an error "
+            "message, or plain words."
+        ),
+    )
     root: str | None = _root_field()
     path: str | None = _path_field()
-    grain: Grain = Field(default="chunk", description=(
-        "chunk: ranked source chunks; symbol: the enclosing definitions; file: files only."))
+    grain: Grain = Field(
+        default="chunk",
+        description=(
+            "chunk: ranked source chunks; symbol: the enclosing definitions; file: files only."
+        ),
+    )
     limit: int = Field(default=10, ge=1, le=100, description="How many results at most.")
-    include: list[str] = Field(default=[], description=(
-        "gitignore-style globs a result's path must match (under `path` when given)."))
-    exclude: list[str] = Field(default=[],
-                               description="gitignore-style globs of paths to leave out.")
-    languages: list[str] = Field(default=[],
-                                 description="Only these languages (python, typescript, ...).")
-    kinds: list[str] = Field(default=[],
-                             description="Only these symbol kinds (symbol grain): function, ...")
+    include: list[str] = Field(
+        default=[],
+        description=("gitignore-style globs a result's path must match (under `path` when given)."),
+    )
+    exclude: list[str] = Field(
+        default=[], description="gitignore-style globs of paths to leave out."
+    )
+    languages: list[str] = Field(
+        default=[], description="Only these languages (python, typescript, ...)."
+    )
+    kinds: list[str] = Field(
+        default=[], description="Only these symbol kinds (symbol grain): function, ..."
+    )
     max_tokens: int = _max_tokens(4000)
 
 
 class AskRequest(_Request):
-    question: str = Field(min_length=1, description=(
-        "A question about the code, e.g. 'where are expired session tokens rejected?'."))
+    question: str = Field(
+        min_length=1,
+        description=(
+            "A question about the code, e.g. 'where are expired session tokens rejected?'."
+        ),
+    )
     root: str | None = _root_field()
     path: str | None = _path_field()
-    include: list[str] = Field(default=[], description=(
-        "gitignore-style globs a path must match (under `path` when given)."))
-    exclude: list[str] = Field(default=[],
-                               description="gitignore-style globs of paths to leave out.")
+    include: list[str] = Field(
+        default=[],
+        description=("gitignore-style globs a path must match (under `path` when given)."),
+    )
+    exclude: list[str] = Field(
+        default=[], description="gitignore-style globs of paths to leave out."
+    )
     max_tokens: int = _max_tokens(8000)
 
 
 class SymbolRequest(_Request):
-    name: str = Field(min_length=1, description=(
-        "A definition's name; a qualified name (`Store.open`, `auth.tokens.validate_token`) "
-        "narrows it. Exact matches first, then prefix, then fuzzy."))
+    name: str = Field(
+        min_length=1,
+        description=(
+            "A definition's name; a qualified name (`Store.open`, `auth.tokens.validate_token`) "
+            "narrows it. Exact matches first, then prefix, then fuzzy."
+        ),
+    )
     root: str | None = _root_field()
     limit: int = Field(default=5, ge=1, le=50, description="How many definitions at most.")
     max_tokens: int = _max_tokens(4000)
@@ -118,22 +172,33 @@ class StatusRequest(_Request):
 
 class ReindexRequest(_Request):
     root: str | None = Field(default=None, description="One served root (default: all).")
-    rebuild: bool = Field(default=False,
-                          description="Discard the index and build it anew (slow).")
+    rebuild: bool = Field(default=False, description="Discard the index and build it anew (slow).")
     max_tokens: int = _max_tokens(2000)
 
 
 class ExploreRequest(_Request):
-    path: str | None = Field(default=None, description=(
-        "The directory or file to explore, relative to the root or absolute inside it "
-        "(default: the whole root). Paths outside the root are refused."))
+    path: str | None = Field(
+        default=None,
+        description=(
+            "The directory or file to explore, relative to the root or absolute inside it "
+            "(default: the whole root). Paths outside the root are refused."
+        ),
+    )
     root: str | None = _root_field()
-    focus: str | None = Field(default=None, description=(
-        "A question to answer inside the path with the retrieval loop, e.g. 'how are "
-        "tokens refreshed?'."))
-    depth: Depth = Field(default="standard", description=(
-        "shallow: tree and manifests; standard: + coding patterns and the focus; deep: + "
-        "import graph, git history and module specialists."))
+    focus: str | None = Field(
+        default=None,
+        description=(
+            "A question to answer inside the path with the retrieval loop, e.g. 'how are "
+            "tokens refreshed?'."
+        ),
+    )
+    depth: Depth = Field(
+        default="standard",
+        description=(
+            "shallow: tree and manifests; standard: + coding patterns and the focus; deep: + "
+            "import graph, git history and module specialists."
+        ),
+    )
     max_tokens: int = _max_tokens(6000)
 
 
@@ -151,8 +216,7 @@ class Freshness(BaseModel):
 
     snapshot: float = Field(description="commit time of the index snapshot that answered")
     reindexed: int = Field(default=0, description="changed files indexed before answering")
-    pending: int = Field(default=0,
-                         description="changed files this answer does not reflect yet")
+    pending: int = Field(default=0, description="changed files this answer does not reflect yet")
     note: str = ""
 
 
@@ -171,7 +235,8 @@ class AskAnswer(BaseModel):
     root: str
     files: list[FileResult] = Field(description="the files that answer it, best first")
     context: list[ContextBlock] = Field(
-        description="cited source, best first; form 'signature' when cut to fit")
+        description="cited source, best first; form 'signature' when cut to fit"
+    )
     stop_reason: str
     cycles: int
     freshness: Freshness
@@ -182,16 +247,21 @@ class ExploreAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     root: str
-    result: ExploreResult = Field(description=(
-        "structure, key files, dependencies, patterns, imports, git, cited focus findings, "
-        "per-track gates and the synthesis; `omitted` counts what the budget left out"))
+    result: ExploreResult = Field(
+        description=(
+            "structure, key files, dependencies, patterns, imports, git, cited focus findings, "
+            "per-track gates and the synthesis; `omitted` counts what the budget left out"
+        )
+    )
     freshness: Freshness
     budget: Budget
 
 
 class Definition(SymbolMatch):
-    text: str | None = Field(default=None, description=(
-        "the definition's source, lines start_line..end_line; null when cut to fit"))
+    text: str | None = Field(
+        default=None,
+        description=("the definition's source, lines start_line..end_line; null when cut to fit"),
+    )
     stale: bool = Field(default=False, description="the file changed since it was indexed")
 
 
@@ -241,8 +311,13 @@ Entry = tuple[Any, Any]
 be cut further, only left out)."""
 
 
-def fit_answer(make: Callable[[list[list[Any]], Budget], A],
-               groups: Sequence[Sequence[Entry]], max_tokens: int, *, omitted: int = 0) -> A:
+def fit_answer(
+    make: Callable[[list[list[Any]], Budget], A],
+    groups: Sequence[Sequence[Entry]],
+    max_tokens: int,
+    *,
+    omitted: int = 0,
+) -> A:
     """The answer `make` builds from the groups' records, at most `max_tokens` as JSON.
 
     Steps, in order, until it fits: for each group, cut its records from the last (the
@@ -258,12 +333,15 @@ def fit_answer(make: Callable[[list[list[Any]], Budget], A],
         level = [[0] * len(entries) for entries in groups]
         for g, i, lv in plan[:steps]:
             level[g][i] = lv
-        forms = [[entries[i][min(level[g][i], 1)] for i in range(len(entries))
-                  if level[g][i] < 2] for g, entries in enumerate(groups)]
+        forms = [
+            [entries[i][min(level[g][i], 1)] for i in range(len(entries)) if level[g][i] < 2]
+            for g, entries in enumerate(groups)
+        ]
         cut = sum(row.count(1) for row in level)
         left_out = sum(row.count(2) for row in level)
-        answer = make(forms, Budget(max_tokens=max_tokens, tokens=tokens, cut=cut,
-                                    omitted=omitted + left_out))
+        answer = make(
+            forms, Budget(max_tokens=max_tokens, tokens=tokens, cut=cut, omitted=omitted + left_out)
+        )
         return answer, estimate_tokens(answer.model_dump_json())
 
     lo, hi = 0, len(plan)
@@ -290,14 +368,19 @@ def _first_line(text: str | None) -> str:
 def cut_hit(hit: Hit) -> Hit | None:
     if hit.text is None:
         return None
-    return hit.model_copy(update={"text": None,
-                                  "signature": hit.signature or _first_line(hit.text)})
+    return hit.model_copy(
+        update={"text": None, "signature": hit.signature or _first_line(hit.text)}
+    )
 
 
 def cut_block(block: ContextBlock, signature: str) -> ContextBlock | None:
     if block.form == "signature":
         return None
     line = signature or _first_line(block.text)
-    return block.model_copy(update={
-        "form": "signature", "text": line,
-        "tokens": estimate_tokens(line) + estimate_tokens(block.citation) + 4})
+    return block.model_copy(
+        update={
+            "form": "signature",
+            "text": line,
+            "tokens": estimate_tokens(line) + estimate_tokens(block.citation) + 4,
+        }
+    )

@@ -135,8 +135,11 @@ class ServedRoot:
     def __init__(self, path: Path, index_dir: Path | None = None) -> None:
         self.given = Path(os.path.abspath(path))
         self.path = Path(os.path.realpath(path))
-        self.index_dir = (Path(os.path.abspath(index_dir)) if index_dir is not None
-                          else default_index_dir(self.path))
+        self.index_dir = (
+            Path(os.path.abspath(index_dir))
+            if index_dir is not None
+            else default_index_dir(self.path)
+        )
         self.lock = threading.RLock()
         self.searcher: HybridSearcher | None = None
         self.stamp: tuple[Any, ...] | None = None
@@ -157,12 +160,14 @@ class ServedRoot:
         if not target.is_relative_to(self.path) and target.is_relative_to(self.given):
             base = self.given  # an absolute path through the root's own symlinked name
         if not target.is_relative_to(base):
-            raise InvalidPath(f"{path!r} is outside the served root {self.path}: "
-                              "paths must lie inside it")
+            raise InvalidPath(
+                f"{path!r} is outside the served root {self.path}: paths must lie inside it"
+            )
         real = Path(os.path.realpath(target))
         if not real.is_relative_to(self.path):
-            raise InvalidPath(f"{path!r} leads outside the served root {self.path} through "
-                              "a symlink: refused")
+            raise InvalidPath(
+                f"{path!r} leads outside the served root {self.path} through a symlink: refused"
+            )
         if not real.exists():
             raise InvalidPath(f"no such file or directory in {self.path}: {path!r}")
         rel = target.relative_to(base).as_posix()
@@ -191,9 +196,15 @@ class _NoVectors:
 class Workspace:
     """The served roots and what the tools do with them; one per server process."""
 
-    def __init__(self, roots: Sequence[ServedRoot], *, embedder: str = DEFAULT_EMBEDDER,
-                 embed: bool = True, embed_chunks: bool = IndexConfig.embed_chunks,
-                 lock_wait_s: float = FRESHNESS_LOCK_WAIT_S) -> None:
+    def __init__(
+        self,
+        roots: Sequence[ServedRoot],
+        *,
+        embedder: str = DEFAULT_EMBEDDER,
+        embed: bool = True,
+        embed_chunks: bool = IndexConfig.embed_chunks,
+        lock_wait_s: float = FRESHNESS_LOCK_WAIT_S,
+    ) -> None:
         unique: dict[Path, ServedRoot] = {}
         for r in roots:
             unique.setdefault(r.path, r)
@@ -213,8 +224,7 @@ class Workspace:
         if name is None:
             if len(self.roots) == 1:
                 return self.roots[0]
-            raise InvalidPath(f"{len(self.roots)} roots are served ({self._names()}): "
-                              "pass `root`")
+            raise InvalidPath(f"{len(self.roots)} roots are served ({self._names()}): pass `root`")
         if os.path.isabs(name):
             real = Path(os.path.realpath(name))
             found = [r for r in self.roots if real == r.path]
@@ -261,15 +271,21 @@ class Workspace:
         except IndexNotFound:
             holder = _writer(root.index_dir)
             if holder is not None:  # a first build is under way (a rebuild keeps the old one)
-                raise IndexLocked(f"another dowse process{holder} is building the index "
-                                  f"for {root.path}; try again when it finishes") from None
-            raise IndexNotFound(f"no index for {root.path} yet: call the reindex tool to "
-                                f"build it, or run `dowse index {root.path}`") from None
+                raise IndexLocked(
+                    f"another dowse process{holder} is building the index "
+                    f"for {root.path}; try again when it finishes"
+                ) from None
+            raise IndexNotFound(
+                f"no index for {root.path} yet: call the reindex tool to "
+                f"build it, or run `dowse index {root.path}`"
+            ) from None
 
     def _check_root(self, root: ServedRoot, manifest: Manifest) -> None:
         if Path(os.path.realpath(manifest.root)) != root.path:
-            raise InvalidPath(f"the index at {root.index_dir} was built for {manifest.root}, "
-                              f"not {root.path}: call reindex with rebuild=true")
+            raise InvalidPath(
+                f"the index at {root.index_dir} was built for {manifest.root}, "
+                f"not {root.path}: call reindex with rebuild=true"
+            )
 
     def _embedder(self, name: str) -> Embedder:
         """The backend that builds new indexes, made once."""
@@ -316,42 +332,55 @@ class Workspace:
         else:
             found = self._embedder_for(manifest.model)
             if found is None:
-                raise EmbedderError(f"the index at {root.index_dir} was built with "
-                                    f"{manifest.model}, which this dowse cannot load: call "
-                                    "reindex with rebuild=true")
+                raise EmbedderError(
+                    f"the index at {root.index_dir} was built with "
+                    f"{manifest.model}, which this dowse cannot load: call "
+                    "reindex with rebuild=true"
+                )
             embedder = found
-        config = IndexConfig(walk=resolve_walk_config(root.index_dir), embed=embed,
-                             embed_chunks=embed_chunks, rebuild=rebuild,
-                             lock_timeout_s=lock_wait_s,
-                             history=resolve_history(root.index_dir, None))
-        return build_index(root.path, index_dir=root.index_dir, config=config,
-                           embedder=embedder)
+        config = IndexConfig(
+            walk=resolve_walk_config(root.index_dir),
+            embed=embed,
+            embed_chunks=embed_chunks,
+            rebuild=rebuild,
+            lock_timeout_s=lock_wait_s,
+            history=resolve_history(root.index_dir, None),
+        )
+        return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
 
     def _fresh(self, root: ServedRoot) -> tuple[HybridSearcher, Freshness]:
         """The root's searcher after indexing what changed since its snapshot, if it can."""
         searcher = self._searcher(root)
         manifest = searcher.store.manifest
-        changes = sum(changed_since(searcher.store, root.path,
-                                    walk_config_from(manifest.walk)).values())
+        changes = sum(
+            changed_since(searcher.store, root.path, walk_config_from(manifest.walk)).values()
+        )
         if not changes:
             return searcher, Freshness(snapshot=manifest.updated)
-        missing = (f"this answer comes from the last complete index, without {changes} "
-                   "changed file(s)")
+        missing = (
+            f"this answer comes from the last complete index, without {changes} changed file(s)"
+        )
         try:
             self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
         except IndexLocked:
             holder = WriteLock(root.index_dir).holder()
             return searcher, Freshness(
-                snapshot=manifest.updated, pending=changes,
-                note=f"another dowse process{holder} is updating the index: {missing}")
+                snapshot=manifest.updated,
+                pending=changes,
+                note=f"another dowse process{holder} is updating the index: {missing}",
+            )
         except DowseError as exc:
-            return searcher, Freshness(snapshot=manifest.updated, pending=changes,
-                                       note=f"the index cannot be updated ({exc}): {missing}")
+            return searcher, Freshness(
+                snapshot=manifest.updated,
+                pending=changes,
+                note=f"the index cannot be updated ({exc}): {missing}",
+            )
         searcher = self._searcher(root)
         return searcher, Freshness(snapshot=searcher.store.manifest.updated, reindexed=changes)
 
-    def _query(self, root: ServedRoot, run: Callable[[HybridSearcher], T]
-               ) -> tuple[T, HybridSearcher, Freshness]:
+    def _query(
+        self, root: ServedRoot, run: Callable[[HybridSearcher], T]
+    ) -> tuple[T, HybridSearcher, Freshness]:
         searcher, fresh = self._fresh(root)
         try:
             return run(searcher), searcher, fresh
@@ -377,52 +406,79 @@ class Workspace:
             return [anchor]
         if not include:
             return [anchor + "/"]
-        return [f"{anchor}/{g.lstrip('/')}" if "/" in g.strip("/")
-                else f"{anchor}/**/{g.lstrip('/')}" for g in include]
+        return [
+            f"{anchor}/{g.lstrip('/')}" if "/" in g.strip("/") else f"{anchor}/**/{g.lstrip('/')}"
+            for g in include
+        ]
 
     @staticmethod
     def _inside(root: ServedRoot, records: Sequence[L], fresh: Freshness) -> list[L]:
         kept = [r for r in records if root.contains(r.path)]
         if len(kept) < len(records):
             gone = len(records) - len(kept)
-            fresh.note = "; ".join(filter(None, [
-                fresh.note, f"{gone} result(s) left out: their files now lead outside the root"]))
+            fresh.note = "; ".join(
+                filter(
+                    None,
+                    [
+                        fresh.note,
+                        f"{gone} result(s) left out: their files now lead outside the root",
+                    ],
+                )
+            )
         return kept
 
     # -- tools ---------------------------------------------------------------------------
 
     def search(self, req: SearchRequest) -> SearchAnswer:
         root = self._root(req.root)
-        options = SearchOptions(limit=req.limit, grain=req.grain,
-                                include=self._scope(root, req.path, req.include),
-                                exclude=req.exclude, languages=req.languages, kinds=req.kinds)
+        options = SearchOptions(
+            limit=req.limit,
+            grain=req.grain,
+            include=self._scope(root, req.path, req.include),
+            exclude=req.exclude,
+            languages=req.languages,
+            kinds=req.kinds,
+        )
         with root.lock:
             hits, _, fresh = self._query(root, lambda s: s.search(req.query, options))
         hits = self._inside(root, hits, fresh)
-        return fit_answer(lambda forms, budget: SearchAnswer(
-            root=str(root.path), hits=forms[0], freshness=fresh, budget=budget),
-            [[(h, cut_hit(h)) for h in hits]], req.max_tokens)
+        return fit_answer(
+            lambda forms, budget: SearchAnswer(
+                root=str(root.path), hits=forms[0], freshness=fresh, budget=budget
+            ),
+            [[(h, cut_hit(h)) for h in hits]],
+            req.max_tokens,
+        )
 
     def ask(self, req: AskRequest, *, evaluator: Evaluator | None = None) -> AskAnswer:
         root = self._root(req.root)
-        loop = LoopConfig(include=self._scope(root, req.path, req.include),
-                          exclude=req.exclude)
+        loop = LoopConfig(include=self._scope(root, req.path, req.include), exclude=req.exclude)
         budget = max(50, int(req.max_tokens * ASK_CONTEXT_SHARE))
         with root.lock:
-            result, searcher, fresh = self._query(root, lambda s: run_ask(
-                s, req.question, budget=budget, loop=loop, evaluator=evaluator,
-                with_trace=False))
+            result, searcher, fresh = self._query(
+                root,
+                lambda s: run_ask(
+                    s, req.question, budget=budget, loop=loop, evaluator=evaluator, with_trace=False
+                ),
+            )
             signatures = _signatures(searcher, result.context)
         context = self._inside(root, result.context, fresh)
         files = self._inside(root, result.files, fresh)
-        blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), "")))
-                  for b in context]
-        return fit_answer(lambda forms, budget: AskAnswer(
-            root=str(root.path), files=forms[1], context=forms[0],
-            stop_reason=result.stop_reason, cycles=result.cycles, freshness=fresh,
-            budget=budget),
-            [blocks, [(f, None) for f in files[:MAX_ASK_FILES]]], req.max_tokens,
-            omitted=max(len(files) - MAX_ASK_FILES, 0))
+        blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), ""))) for b in context]
+        return fit_answer(
+            lambda forms, budget: AskAnswer(
+                root=str(root.path),
+                files=forms[1],
+                context=forms[0],
+                stop_reason=result.stop_reason,
+                cycles=result.cycles,
+                freshness=fresh,
+                budget=budget,
+            ),
+            [blocks, [(f, None) for f in files[:MAX_ASK_FILES]]],
+            req.max_tokens,
+            omitted=max(len(files) - MAX_ASK_FILES, 0),
+        )
 
     def explore(self, req: ExploreRequest) -> ExploreAnswer:
         from dowse.explore.render import fit_budget
@@ -431,41 +487,68 @@ class Workspace:
         root = self._root(req.root)
         target = root.path / root.confine(req.path)[0] if req.path else root.path
         with root.lock:
-            result, _, fresh = self._query(root, lambda s: run_explore(
-                target, focus=req.focus, depth=req.depth, index_dir=root.index_dir,
-                searcher=s))
+            result, _, fresh = self._query(
+                root,
+                lambda s: run_explore(
+                    target, focus=req.focus, depth=req.depth, index_dir=root.index_dir, searcher=s
+                ),
+            )
         # The report's sections share the budget (fit_budget); the envelope around it is
         # measured, and the sections' share shrinks until the whole answer fits.
         inner = req.max_tokens
         while True:
             fitted = fit_budget(result, inner, "json")
-            probe = ExploreAnswer(root=str(root.path), result=fitted, freshness=fresh,
-                                  budget=Budget(max_tokens=req.max_tokens,
-                                                tokens=req.max_tokens))
+            probe = ExploreAnswer(
+                root=str(root.path),
+                result=fitted,
+                freshness=fresh,
+                budget=Budget(max_tokens=req.max_tokens, tokens=req.max_tokens),
+            )
             if estimate_tokens(probe.model_dump_json()) <= req.max_tokens:
                 break
             if inner <= MIN_TOKENS:
-                raise DowseError(f"max_tokens={req.max_tokens} cannot hold an explore report "
-                                 "here; ask for more or a narrower path")
+                raise DowseError(
+                    f"max_tokens={req.max_tokens} cannot hold an explore report "
+                    "here; ask for more or a narrower path"
+                )
             inner = max(MIN_TOKENS, int(inner * 0.8))
-        return fit_answer(lambda forms, budget: ExploreAnswer(
-            root=str(root.path), result=fitted, freshness=fresh, budget=budget),
-            [], req.max_tokens, omitted=sum(fitted.omitted.values()))
+        return fit_answer(
+            lambda forms, budget: ExploreAnswer(
+                root=str(root.path), result=fitted, freshness=fresh, budget=budget
+            ),
+            [],
+            req.max_tokens,
+            omitted=sum(fitted.omitted.values()),
+        )
 
     def symbol(self, req: SymbolRequest) -> SymbolAnswer:
         root = self._root(req.root)
         with root.lock:
             found, searcher, fresh = self._query(
-                root, lambda s: find_symbols(s.store, req.name, limit=req.limit))
+                root, lambda s: find_symbols(s.store, req.name, limit=req.limit)
+            )
             found = self._inside(root, found, fresh)
             stale = searcher.stale_paths(m.path for m in found)
-            definitions = [Definition(**m.model_dump(), stale=m.path in stale,
-                                      text=read_lines(root.path / m.path, m.start_line,
-                                                      m.end_line)) for m in found]
-        return fit_answer(lambda forms, budget: SymbolAnswer(
-            root=str(root.path), definitions=forms[0], freshness=fresh, budget=budget),
-            [[(d, None if d.text is None else d.model_copy(update={"text": None}))
-              for d in definitions]], req.max_tokens)
+            definitions = [
+                Definition(
+                    **m.model_dump(),
+                    stale=m.path in stale,
+                    text=read_lines(root.path / m.path, m.start_line, m.end_line),
+                )
+                for m in found
+            ]
+        return fit_answer(
+            lambda forms, budget: SymbolAnswer(
+                root=str(root.path), definitions=forms[0], freshness=fresh, budget=budget
+            ),
+            [
+                [
+                    (d, None if d.text is None else d.model_copy(update={"text": None}))
+                    for d in definitions
+                ]
+            ],
+            req.max_tokens,
+        )
 
     def status(self, req: StatusRequest) -> StatusAnswer:
         entries: list[Entry] = []
@@ -478,34 +561,40 @@ class Workspace:
                     entries.append((RootStatus(root=str(root.path), error=str(exc)), None))
                     continue
             full = RootStatus(root=str(root.path), report=report)
-            short = full.model_copy(update={"report": report.model_copy(
-                update={"languages": []})})
+            short = full.model_copy(update={"report": report.model_copy(update={"languages": []})})
             entries.append((full, short if report.languages else None))
-        return fit_answer(lambda forms, budget: StatusAnswer(roots=forms[0], budget=budget),
-                          [entries], req.max_tokens)
+        return fit_answer(
+            lambda forms, budget: StatusAnswer(roots=forms[0], budget=budget),
+            [entries],
+            req.max_tokens,
+        )
 
     def reindex(self, req: ReindexRequest) -> ReindexAnswer:
         done: list[RootReindex] = []
         for root in self._roots(req.root):
             with root.lock:
                 try:
-                    stats = self._build(root, rebuild=req.rebuild,
-                                        lock_wait_s=REINDEX_LOCK_WAIT_S)
+                    stats = self._build(root, rebuild=req.rebuild, lock_wait_s=REINDEX_LOCK_WAIT_S)
                     done.append(RootReindex(root=str(root.path), stats=stats))
                 except DowseError as exc:
                     done.append(RootReindex(root=str(root.path), error=str(exc)))
         if all(r.error for r in done):
             raise DowseError("; ".join(r.error or "" for r in done))
-        return fit_answer(lambda forms, budget: ReindexAnswer(roots=forms[0], budget=budget),
-                          [[(r, None) for r in done]], req.max_tokens)
+        return fit_answer(
+            lambda forms, budget: ReindexAnswer(roots=forms[0], budget=budget),
+            [[(r, None) for r in done]],
+            req.max_tokens,
+        )
 
 
-def _signatures(searcher: HybridSearcher, blocks: Sequence[ContextBlock]
-                ) -> dict[tuple[str, str], str]:
+def _signatures(
+    searcher: HybridSearcher, blocks: Sequence[ContextBlock]
+) -> dict[tuple[str, str], str]:
     """(path, qualified name) -> signature, for the blocks that hold a definition."""
     paths = sorted({b.path for b in blocks if b.symbol})
     if not paths:
         return {}
-    rows = searcher.store.rows("symbols", ["path", "qualified_name", "signature"],
-                               where=f"path IN ({quote_list(paths)})")
+    rows = searcher.store.rows(
+        "symbols", ["path", "qualified_name", "signature"], where=f"path IN ({quote_list(paths)})"
+    )
     return {(r["path"], r["qualified_name"]): r["signature"] for r in rows}

@@ -32,6 +32,8 @@ def load_benchmark(name: str) -> ModuleType:
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
 LANGUAGES = REPO / "fixtures" / "languages"
 
 
@@ -96,8 +98,9 @@ def run():
 def fake_embedder(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeEmbedder]:
     instance = FakeEmbedder()
     # A factory carrying `name`: the query side picks the factory matching the manifest.
-    factory = type("FakeFactory", (), {"name": FakeEmbedder.name,
-                                       "__call__": lambda self: instance})()
+    factory = type(
+        "FakeFactory", (), {"name": FakeEmbedder.name, "__call__": lambda self: instance}
+    )()
     monkeypatch.setitem(embed.EMBEDDERS, "fake", factory)
     monkeypatch.setenv("DOWSE_EMBEDDER", "fake")
     yield instance
@@ -116,17 +119,25 @@ def cache_env(cache: Path) -> dict[str, str]:
 
 
 def python_proc(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", code], cwd=REPO, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        env=env,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
 
 
 @pytest.fixture(scope="session")
 def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     """A private DOWSE_CACHE_DIR for the session, filled by two processes exporting at once."""
     cache = tmp_path_factory.mktemp("dowse-cache")
-    code = ("import json; from dowse.indexer.onnx_embed import export_models; m = export_models(); "
-            "print(json.dumps({'int8': str(m.int8), 'fp32': str(m.fp32), "
-            "'exported': m.exported}))")
+    code = (
+        "import json; from dowse.indexer.onnx_embed import export_models; m = export_models(); "
+        "print(json.dumps({'int8': str(m.int8), 'fp32': str(m.fp32), "
+        "'exported': m.exported}))"
+    )
     racers = [python_proc(code, cache_env(cache)) for _ in range(2)]
     reports = []
     for proc in racers:
@@ -137,8 +148,6 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DOWSE_CACHE_DIR", str(cache))
         yield {"dir": cache, "reports": reports}
-
-
 
 
 def make_tree(root: Path, files: dict[str, str]) -> Path:
@@ -172,11 +181,18 @@ def reasons(result: WalkResult) -> dict[str, str]:
 def git(root: Path, *args: str, day: int = 1) -> str:
     """Run git in `root` as a fixed author at a fixed date (so commit ids are stable)."""
     date = f"2024-01-{day:02d}T12:00:00+00:00"
-    env = {**os.environ, "GIT_AUTHOR_NAME": "Ada", "GIT_AUTHOR_EMAIL": "ada@example.com",
-           "GIT_COMMITTER_NAME": "Ada", "GIT_COMMITTER_EMAIL": "ada@example.com",
-           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date}
-    return subprocess.run(["git", "-C", str(root), *args], env=env, check=True,
-                          capture_output=True, text=True).stdout
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+    }
+    return subprocess.run(
+        ["git", "-C", str(root), *args], env=env, check=True, capture_output=True, text=True
+    ).stdout
 
 
 def commit_files(root: Path, files: dict[str, str | None], message: str, day: int = 1) -> str:

@@ -13,8 +13,11 @@ from dowse.indexer.parse import parse_source
 from dowse.languages import language_for
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
-SOURCES = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and language_for(p.name)
-                 and ".dowse" not in p.parts)
+SOURCES = sorted(
+    p
+    for p in FIXTURES.rglob("*")
+    if p.is_file() and language_for(p.name) and ".dowse" not in p.parts
+)
 
 
 def _check_cover(source: bytes, chunks, cfg: ChunkConfig) -> None:
@@ -37,18 +40,28 @@ def test_chunks_cover_every_line_once(path: Path):
     language = language_for(path.name)
     parsed = parse_source(path.name, source, language)
     for cfg in (ChunkConfig(), ChunkConfig(max_chars=200, min_chars=40)):
-        chunks = chunk_file(path.name, source, language, tree=parsed.tree,
-                            symbols=parsed.symbols, config=cfg)
+        chunks = chunk_file(
+            path.name, source, language, tree=parsed.tree, symbols=parsed.symbols, config=cfg
+        )
         _check_cover(source, chunks, cfg)
 
 
 def test_chunks_split_along_definitions_and_name_their_symbol():
     source = b"".join(
-        f"def f{i}(x):\n    '''Doc {i}.'''\n".encode() + b"    y = x + 1\n" * 60
-        + b"    return y\n\n\n" for i in range(4))
+        f"def f{i}(x):\n    '''Doc {i}.'''\n".encode()
+        + b"    y = x + 1\n" * 60
+        + b"    return y\n\n\n"
+        for i in range(4)
+    )
     parsed = parse_source("m.py", source, "python")
-    chunks = chunk_file("m.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
-                        config=ChunkConfig(max_chars=150, min_chars=40))
+    chunks = chunk_file(
+        "m.py",
+        source,
+        "python",
+        tree=parsed.tree,
+        symbols=parsed.symbols,
+        config=ChunkConfig(max_chars=150, min_chars=40),
+    )
     starts = {s.start_line for s in parsed.symbols}
     # Every function starts a chunk, and each chunk lies inside one function.
     assert starts <= {c.start_line for c in chunks}
@@ -68,8 +81,14 @@ def test_small_siblings_are_merged():
 def test_non_ascii_keeps_lines_exact():
     source = "# héllo wörld ✓\n".encode() * 3 + b"def g():\n    return '\xc3\xa9'\n"
     parsed = parse_source("u.py", source, "python")
-    chunks = chunk_file("u.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
-                        config=ChunkConfig(max_chars=30, min_chars=1))
+    chunks = chunk_file(
+        "u.py",
+        source,
+        "python",
+        tree=parsed.tree,
+        symbols=parsed.symbols,
+        config=ChunkConfig(max_chars=30, min_chars=1),
+    )
     _check_cover(source, chunks, ChunkConfig())
     assert chunks[-1].text.endswith("return 'é'")
 
@@ -88,15 +107,36 @@ def test_a_single_huge_line_is_one_chunk():
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.sampled_from([
-    "def f(a):\n", "    return a\n", "class C:\n", "    x = 1\n", "\n", "    if a:\n",
-    "        pass\n", "# comment ü\n", "@deco\n", "    def m(self):\n", "\t\n", "'''doc\n",
-    "x = (\n", ")\n", "\xff\xfe\n",
-]), max_size=80), st.integers(min_value=20, max_value=400))
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "def f(a):\n",
+                "    return a\n",
+                "class C:\n",
+                "    x = 1\n",
+                "\n",
+                "    if a:\n",
+                "        pass\n",
+                "# comment ü\n",
+                "@deco\n",
+                "    def m(self):\n",
+                "\t\n",
+                "'''doc\n",
+                "x = (\n",
+                ")\n",
+                "\xff\xfe\n",
+            ]
+        ),
+        max_size=80,
+    ),
+    st.integers(min_value=20, max_value=400),
+)
 def test_random_python_is_always_covered(parts, max_chars):
     source = "".join(parts).encode("utf-8", "surrogateescape")
     parsed = parse_source("r.py", source, "python")
     cfg = ChunkConfig(max_chars=max_chars, min_chars=max_chars // 4)
-    chunks = chunk_file("r.py", source, "python", tree=parsed.tree, symbols=parsed.symbols,
-                        config=cfg)
+    chunks = chunk_file(
+        "r.py", source, "python", tree=parsed.tree, symbols=parsed.symbols, config=cfg
+    )
     _check_cover(source, chunks, cfg)

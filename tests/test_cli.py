@@ -50,21 +50,52 @@ def test_index_json_summary_and_noop(example_repo, fake_embedder, run):
 
 
 def test_search_finds_a_definition_by_name(indexed, run):
-    out = json.loads(run("search", "validate_token", "--path", str(indexed), "--grain",
-                         "symbol", "--json").output)
+    out = json.loads(
+        run(
+            "search", "validate_token", "--path", str(indexed), "--grain", "symbol", "--json"
+        ).output
+    )
     top = out[0]
     assert (top["path"], top["symbol"], top["start_line"], top["end_line"]) == (
-        "shop/auth/tokens.py", "validate_token", 30, 42)
+        "shop/auth/tokens.py",
+        "validate_token",
+        30,
+        42,
+    )
     assert top["text"].startswith("def validate_token(")
 
 
 def test_search_filters(indexed, run):
-    out = json.loads(run("search", "token", "--path", str(indexed), "--exclude", "tests/",
-                         "--lang", "python", "--json", "-n", "20").output)
+    out = json.loads(
+        run(
+            "search",
+            "token",
+            "--path",
+            str(indexed),
+            "--exclude",
+            "tests/",
+            "--lang",
+            "python",
+            "--json",
+            "-n",
+            "20",
+        ).output
+    )
     assert out and all(not h["path"].startswith("tests/") for h in out)
     assert all(h["language"] == "python" for h in out)
-    files = json.loads(run("search", "token", "--path", str(indexed), "--grain", "file",
-                           "--include", "shop/**", "--json").output)
+    files = json.loads(
+        run(
+            "search",
+            "token",
+            "--path",
+            str(indexed),
+            "--grain",
+            "file",
+            "--include",
+            "shop/**",
+            "--json",
+        ).output
+    )
     assert files and all(h["path"].startswith("shop/") for h in files)
     assert len({h["path"] for h in files}) == len(files)
 
@@ -76,18 +107,21 @@ def test_symbol_exact_prefix_fuzzy(indexed, run):
     assert prefix[0]["name"] == "backoff_delays" and prefix[0]["match"] == "prefix"
     fuzzy = json.loads(run("symbol", "validate_tokn", "--path", str(indexed), "--json").output)
     assert fuzzy[0]["name"] == "validate_token" and fuzzy[0]["match"] == "fuzzy"
-    qualified = json.loads(run("symbol", "CouponDiscount.discount", "--path", str(indexed),
-                               "--json").output)
+    qualified = json.loads(
+        run("symbol", "CouponDiscount.discount", "--path", str(indexed), "--json").output
+    )
     assert [q["qualified_name"] for q in qualified] == ["CouponDiscount.discount"]
 
 
 def test_ask_markdown_and_json(indexed, run):
-    text = run("ask", "where are expired session tokens rejected?", "--path",
-               str(indexed)).output
+    text = run("ask", "where are expired session tokens rejected?", "--path", str(indexed)).output
     assert text.startswith("# where are expired session tokens rejected?")
     assert "`shop/auth/tokens.py:" in text
-    out = json.loads(run("ask", "validate_token expiry", "--path", str(indexed), "--json",
-                         "--budget", "600").output)
+    out = json.loads(
+        run(
+            "ask", "validate_token expiry", "--path", str(indexed), "--json", "--budget", "600"
+        ).output
+    )
     # The fake embedder finds the tiny package __init__ (it re-exports validate_token) as
     # close as the module itself; the real model ranks the module first (test_end_to_end).
     assert "shop/auth/tokens.py" in [f["path"] for f in out["files"][:2]]
@@ -95,10 +129,15 @@ def test_ask_markdown_and_json(indexed, run):
     assert 1 <= out["cycles"] <= 3 and out["trace"]
     # Scored blocks are relevant; the rest are signature lines of files only the word or
     # the closeness ranking found, each saying so.
-    assert all(b["relevance"] >= 0.2 or (b["form"] == "signature" and b["relevance"] == 0
-                                         and b["reason"] in (UNEVALUATED_REASON,
-                                                             UNEVALUATED_CLOSE_REASON))
-               for b in out["context"])
+    assert all(
+        b["relevance"] >= 0.2
+        or (
+            b["form"] == "signature"
+            and b["relevance"] == 0
+            and b["reason"] in (UNEVALUATED_REASON, UNEVALUATED_CLOSE_REASON)
+        )
+        for b in out["context"]
+    )
 
 
 def test_ask_reports_stale_files(indexed, run):
@@ -110,14 +149,17 @@ def test_ask_reports_stale_files(indexed, run):
     assert not any(v for p, v in stale.items() if p != "shop/auth/tokens.py")
 
 
-@pytest.mark.parametrize("args, message", [
-    (["index", "/nonexistent/dir"], "no such directory: /nonexistent/dir"),
-    (["status", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
-    (["search", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
-    (["ask", "  ", "--path", "{tmp}"], "the question is empty"),
-    (["symbol", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
-    (["index", "{tmp}", "--embedder", "nope"], "unknown embedder 'nope' (known: "),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["index", "/nonexistent/dir"], "no such directory: /nonexistent/dir"),
+        (["status", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+        (["search", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+        (["ask", "  ", "--path", "{tmp}"], "the question is empty"),
+        (["symbol", "x", "--path", "{tmp}"], "no index at {tmp}/.dowse; run `dowse index` first"),
+        (["index", "{tmp}", "--embedder", "nope"], "unknown embedder 'nope' (known: "),
+    ],
+)
 def test_errors_are_one_line_with_exit_1(tmp_path, args, message):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     result = CliRunner().invoke(cli, args)
@@ -126,14 +168,21 @@ def test_errors_are_one_line_with_exit_1(tmp_path, args, message):
     assert "Traceback" not in result.output and result.output.count("\n") == 1
 
 
-@pytest.mark.parametrize("args, message", [
-    (["search", ""], "the query is empty"),
-    (["search", "  \n "], "the query is empty"),
-    (["search", "token", "--lang", "klingon"],
-     "unknown language 'klingon'; the languages are: bash, c, cpp, "),
-    (["search", "token", "--grain", "symbol", "--kind", "gizmo"],
-     "unknown symbol kind 'gizmo'; the kinds are: function, method, class, "),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["search", ""], "the query is empty"),
+        (["search", "  \n "], "the query is empty"),
+        (
+            ["search", "token", "--lang", "klingon"],
+            "unknown language 'klingon'; the languages are: bash, c, cpp, ",
+        ),
+        (
+            ["search", "token", "--grain", "symbol", "--kind", "gizmo"],
+            "unknown symbol kind 'gizmo'; the kinds are: function, method, class, ",
+        ),
+    ],
+)
 def test_search_refuses_what_nothing_can_match(indexed, run, args, message):
     result = run(*args, "--path", str(indexed), code=1)
     assert result.output.startswith("Error: " + message) and result.output.count("\n") == 1

@@ -28,17 +28,38 @@ def repo(tmp_path: Path) -> tuple[Path, list[str]]:
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
     commits = [
-        commit_files(root, {"cal/dates.py": DATES, "cal/zones.py": ZONES,
-                            "README.md": "# cal\n", ".gitignore": ".dowse/\n"},
-                     "Start the calendar", 1),
-        commit_files(root, {"cal/dates.py": DATES.replace("text\n", "text.strip()\n"),
-                            "tests/test_dates.py": "def test_parse():\n    pass\n"},
-                     "Fixed parse_date crash on padded input\n\nLeading spaces broke it.", 2),
-        commit_files(root, {"cal/zones.py": ZONES.replace("moment\n",
-                                                          "moment.astimezone(zone)\n")},
-                     "to_zone: daylight saving offsets honoured", 3),
-        commit_files(root, {f"gen/m{i}.py": "x = 1\n" for i in range(MAX_FILES + 1)},
-                     "Regenerate the padded tables", 4),
+        commit_files(
+            root,
+            {
+                "cal/dates.py": DATES,
+                "cal/zones.py": ZONES,
+                "README.md": "# cal\n",
+                ".gitignore": ".dowse/\n",
+            },
+            "Start the calendar",
+            1,
+        ),
+        commit_files(
+            root,
+            {
+                "cal/dates.py": DATES.replace("text\n", "text.strip()\n"),
+                "tests/test_dates.py": "def test_parse():\n    pass\n",
+            },
+            "Fixed parse_date crash on padded input\n\nLeading spaces broke it.",
+            2,
+        ),
+        commit_files(
+            root,
+            {"cal/zones.py": ZONES.replace("moment\n", "moment.astimezone(zone)\n")},
+            "to_zone: daylight saving offsets honoured",
+            3,
+        ),
+        commit_files(
+            root,
+            {f"gen/m{i}.py": "x = 1\n" for i in range(MAX_FILES + 1)},
+            "Regenerate the padded tables",
+            4,
+        ),
         commit_files(root, {"notes.bin": "\x00"}, "Padded binary notes", 5),
     ]
     return root, commits
@@ -58,8 +79,7 @@ def test_read_commits_keeps_small_commits_of_known_files(repo):
     assert rows[1]["subject"] == "Fixed parse_date crash on padded input"
     assert rows[1]["files"] == ["cal/dates.py", "tests/test_dates.py"]
     assert "leading" in rows[1]["tokens"].split()  # the body is searched too
-    assert [r["id"] for r in read_commits(source, commits[-1], since=commits[1])] == [
-        commits[2]]
+    assert [r["id"] for r in read_commits(source, commits[-1], since=commits[1])] == [commits[2]]
 
 
 def test_paths_are_relative_to_an_indexed_subdirectory(repo):
@@ -119,8 +139,9 @@ def test_a_named_source_and_no_repository(repo, tmp_path, fake_embedder):
 
     # An export of the repository, its history named (as `dowse eval` does).
     source = HistorySource(source_of(root).git_dir, commits[1])
-    build_index(plain, config=IndexConfig(embed=False, history_source=source),
-                embedder=fake_embedder)
+    build_index(
+        plain, config=IndexConfig(embed=False, history_source=source), embedder=fake_embedder
+    )
     assert {r["id"] for r in _rows(plain / ".dowse")} == set(commits[:2])
 
 
@@ -147,8 +168,10 @@ def test_files_by_history_ranks_the_files_of_matching_commits(repo, fake_embedde
     ranked = searcher.files_by_history(analyze("parse_date crashes on padded strings"))
     # Tests only when the question is about them; gen/ files are not in a kept commit.
     assert [p for p, _ in ranked] == ["cal/dates.py"]
-    assert ranked[0][1][0] == {"id": commits[1],
-                               "subject": "Fixed parse_date crash on padded input"}
+    assert ranked[0][1][0] == {
+        "id": commits[1],
+        "subject": "Fixed parse_date crash on padded input",
+    }
     about_tests = searcher.files_by_history(analyze("the tests for parse_date padded"))
     assert "tests/test_dates.py" in [p for p, _ in about_tests]
     # A file the index no longer has is not listed.
@@ -171,8 +194,7 @@ def test_ask_lifts_listed_files_by_history_and_cites_the_commits():
     assert lifted[1].history_rank is None and lifted[1].commits == []
 
 
-def test_cli_status_shows_the_history_and_no_history_is_remembered(repo, fake_embedder,
-                                                                    run):
+def test_cli_status_shows_the_history_and_no_history_is_remembered(repo, fake_embedder, run):
     root, commits = repo
     run("index", str(root), "--quiet", "--no-embed")
     assert f"history    3 commits, read at {commits[-1][:12]}" in run("status", str(root)).output
@@ -188,8 +210,9 @@ def test_cli_status_shows_the_history_and_no_history_is_remembered(repo, fake_em
 def test_ask_json_cites_the_commits_of_a_lifted_file(repo, fake_embedder, run):
     root, commits = repo
     run("index", str(root), "--quiet", "--no-embed")
-    out = json.loads(run("ask", "parse_date crashes on padded input", "--path", str(root),
-                         "--json").output)
+    out = json.loads(
+        run("ask", "parse_date crashes on padded input", "--path", str(root), "--json").output
+    )
     dates = next(f for f in out["files"] if f["path"] == "cal/dates.py")
     assert dates["history_rank"] == 0
     assert dates["commits"] == [f"{commits[1][:12]} Fixed parse_date crash on padded input"]
@@ -200,17 +223,19 @@ def test_ask_markdown_names_the_past_change(repo, fake_embedder, run):
     run("index", str(root), "--quiet", "--no-embed")
     text = run("ask", "parse_date crashes on padded input", "--path", str(root)).output
     line = next(x for x in text.splitlines() if x.startswith("- `cal/dates.py`"))
-    assert line.endswith(f"; changed by {commits[1][:12]} Fixed parse_date crash on padded "
-                         "input")
+    assert line.endswith(f"; changed by {commits[1][:12]} Fixed parse_date crash on padded input")
 
 
-def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fake_embedder,
-                                                                     run):
+def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fake_embedder, run):
     root = tmp_path / "big"
     root.mkdir()
     git(root, "init", "-q", "-b", "main")
-    head = commit_files(root, {f"m{i}.py": f"def f{i}():\n    return {i}\n"
-                               for i in range(MAX_FILES + 1)}, "Start with many modules", 1)
+    head = commit_files(
+        root,
+        {f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(MAX_FILES + 1)},
+        "Start with many modules",
+        1,
+    )
     run("index", str(root), "--quiet", "--no-embed")
     assert Store.read_manifest(root / ".dowse").history == head and _rows(root / ".dowse") == []
     assert HybridSearcher.open(root / ".dowse").files_by_history(analyze("modules f3")) == []

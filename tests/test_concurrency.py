@@ -17,19 +17,22 @@ def _write_tree(root: Path, n: int, tag: str) -> None:
     for i in range(n):
         (root / f"mod{i}.py").write_text(
             f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
-            f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n')
+            f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n'
+        )
 
 
 def test_readers_see_a_whole_snapshot_while_a_writer_works(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _write_tree(repo, 150, "old")
-    subprocess.run([*CLI, "index", str(repo), "--no-embed", "-q"], check=True,
-                   cwd=Path(__file__).parent.parent)
+    subprocess.run(
+        [*CLI, "index", str(repo), "--no-embed", "-q"], check=True, cwd=Path(__file__).parent.parent
+    )
     _write_tree(repo, 150, "new")
     (repo / "extra.py").write_text("def extra():\n    return 1\n")
-    writer = subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q"],
-                              cwd=Path(__file__).parent.parent)
+    writer = subprocess.Popen(
+        [*CLI, "index", str(repo), "--no-embed", "-q"], cwd=Path(__file__).parent.parent
+    )
     reads = 0
     seen: set[tuple[int, str]] = set()
     deadline = time.monotonic() + 120
@@ -55,9 +58,14 @@ def test_two_writers_do_not_corrupt_the_index(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _write_tree(repo, 80, "a")
-    procs = [subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q"],
-                              cwd=Path(__file__).parent.parent, stderr=subprocess.PIPE)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [*CLI, "index", str(repo), "--no-embed", "-q"],
+            cwd=Path(__file__).parent.parent,
+            stderr=subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
     codes = [p.wait(timeout=180) for p in procs]
     assert codes == [0, 0]  # the second waits for the first, then finds nothing to do
     store = Store.open(repo / ".dowse")

@@ -15,10 +15,15 @@ from dowse.retrieval.query import analyze
 
 
 def test_definition_text_is_path_name_signature_and_the_docstring_opening():
-    text = definition_text("a/b.py", "Cart.total", "def total(self) -> int:",
-                           "Sum of the lines.\n\n   Discounts   applied.")
-    assert text == ("a/b.py\nCart.total: def total(self) -> int:\n"
-                    "Sum of the lines. Discounts applied.")
+    text = definition_text(
+        "a/b.py",
+        "Cart.total",
+        "def total(self) -> int:",
+        "Sum of the lines.\n\n   Discounts   applied.",
+    )
+    assert text == (
+        "a/b.py\nCart.total: def total(self) -> int:\nSum of the lines. Discounts applied."
+    )
     # Nothing documented: its path, name and signature.
     assert definition_text("a/b.py", "f", "def f():", " \n ") == "a/b.py\nf: def f():"
     # A long docstring: its opening DEFINITION_DOC_CHARS, whitespace collapsed.
@@ -34,9 +39,21 @@ def _unit(*xs: float) -> np.ndarray:
 def test_closeness_is_the_larger_of_summary_and_closest_definition():
     ids = ["a.py", "a.py#f@3", "b.py", "a.py#g@9", "c.py#h@1", "d.py", "d.py#k@2"]
     paths = ["a.py", "a.py", "b.py", "a.py", "c.py", "d.py", "d.py"]
-    held = FileVectors.of(ids, paths, np.stack([_unit(1, 0), _unit(0, 1), _unit(1, 1),
-                                                 _unit(1, 1), _unit(-1, 0), _unit(1, 0),
-                                                 _unit(0, 1)]))
+    held = FileVectors.of(
+        ids,
+        paths,
+        np.stack(
+            [
+                _unit(1, 0),
+                _unit(0, 1),
+                _unit(1, 1),
+                _unit(1, 1),
+                _unit(-1, 0),
+                _unit(1, 0),
+                _unit(0, 1),
+            ]
+        ),
+    )
     assert held.paths == ["a.py", "b.py", "c.py", "d.py"]
     sims = np.asarray([0.2, 0.9, 0.5, 0.4, -0.3, 0.6, 0.1], dtype=np.float32)
     # a: its closest definition; b: no definition, its summary; c: no summary yet, its
@@ -49,7 +66,8 @@ def test_closeness_is_the_larger_of_summary_and_closest_definition():
 
 
 def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
-        example_repo, fake_embedder):
+    example_repo, fake_embedder
+):
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
     # Words of `cart_total`'s docstring (shop/pricing.py, two chunks): its file is the
@@ -59,12 +77,14 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     vector = searcher.embed_query(question)
     assert searcher.file_dense(vector, 1000)[0][0] == "shop/pricing.py"
     cosines = searcher.file_cosines(vector)
-    closest = cosines.held.closest_definitions(cosines.sims,
-                                               ["shop/pricing.py", "shop/payments.py"])
+    closest = cosines.held.closest_definitions(
+        cosines.sims, ["shop/pricing.py", "shop/payments.py"]
+    )
     assert closest["shop/pricing.py"] == ("cart_total", 50)
     found: dict = {}
-    searcher._summary_chunks(["shop/pricing.py", "shop/payments.py"], ["nowordmatchesthis"],
-                             [], found, closest)
+    searcher._summary_chunks(
+        ["shop/pricing.py", "shop/payments.py"], ["nowordmatchesthis"], [], found, closest
+    )
     first, definition = found["shop/pricing.py"]
     assert first["start_line"] == 1  # no word matched: the file's first chunk
     assert definition["start_line"] <= 50 <= definition["end_line"] and first != definition
@@ -81,36 +101,47 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     assert searcher.question_cosines(question) is not cosines
 
 
-def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
-        example_repo, fake_embedder):
+def test_an_index_from_before_definitions_embeds_them_on_its_next_run(example_repo, fake_embedder):
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     index_dir = example_repo / ".dowse"
     store = Store.open(index_dir)
     complete = sorted(r["id"] for r in store.rows("file_vectors", ["id"]))
     # As an index written before definitions had vectors: summaries only, no flag.
-    writer = Store.create(index_dir, root=example_repo, model=store.manifest.model,
-                          dim=store.manifest.dim, rebuild=False)
+    writer = Store.create(
+        index_dir,
+        root=example_repo,
+        model=store.manifest.model,
+        dim=store.manifest.dim,
+        rebuild=False,
+    )
     writer.table("file_vectors").delete("id != path")
     writer.commit(definitions=False)
     old = Store.open(index_dir)
     assert old.count("file_vectors") == old.count("files") < len(complete)
     fake_embedder.calls.clear()
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
-                        embedder=fake_embedder)
+    stats = build_index(
+        example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder
+    )
     store = Store.open(index_dir)
     assert stats.parsed == 0 and stats.vectors_pending == 0  # nothing parsed again
     assert sorted(r["id"] for r in store.rows("file_vectors", ["id"])) == complete
     assert store.manifest.definitions and store.manifest.embedded
     assert fake_embedder.calls == []  # their texts were in the embedding cache
     # Unchanged: nothing to do.
-    assert build_index(example_repo, config=IndexConfig(embed_chunks=False),
-                       embedder=fake_embedder).embedded == 0
+    assert (
+        build_index(
+            example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder
+        ).embedded
+        == 0
+    )
 
 
 def test_an_index_from_before_undocumented_definitions_embeds_them_on_its_next_run(
-        example_repo, fake_embedder):
-    (example_repo / "shop" / "tax.py").write_text("RATE = 0.2\n\n\ndef vat(amount):\n"
-                                                  "    return amount * RATE\n")
+    example_repo, fake_embedder
+):
+    (example_repo / "shop" / "tax.py").write_text(
+        "RATE = 0.2\n\n\ndef vat(amount):\n    return amount * RATE\n"
+    )
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     index_dir = example_repo / ".dowse"
     store = Store.open(index_dir)
@@ -118,16 +149,25 @@ def test_an_index_from_before_undocumented_definitions_embeds_them_on_its_next_r
     assert "shop/tax.py#vat@4" in complete and "shop/tax.py#RATE@1" in complete
     assert "shop/tax.py\nvat: def vat(amount):" in fake_embedder.texts
     # As an index written when only documented definitions had vectors.
-    undocumented = [r["id"] for r in store.rows("symbols", ["id", "docstring"])
-                    if r["id"] in complete and not r["docstring"]]
-    writer = Store.create(index_dir, root=example_repo, model=store.manifest.model,
-                          dim=store.manifest.dim, rebuild=False)
+    undocumented = [
+        r["id"]
+        for r in store.rows("symbols", ["id", "docstring"])
+        if r["id"] in complete and not r["docstring"]
+    ]
+    writer = Store.create(
+        index_dir,
+        root=example_repo,
+        model=store.manifest.model,
+        dim=store.manifest.dim,
+        rebuild=False,
+    )
     writer.table("file_vectors").delete(f"id IN ({quote_list(undocumented)})")
     writer.commit(undocumented=False)
     assert Store.open(index_dir).count("file_vectors") == len(complete) - len(undocumented)
     fake_embedder.calls.clear()
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
-                        embedder=fake_embedder)
+    stats = build_index(
+        example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder
+    )
     store = Store.open(index_dir)
     assert stats.parsed == 0 and stats.vectors_pending == 0
     assert sorted(r["id"] for r in store.rows("file_vectors", ["id"])) == complete
@@ -136,8 +176,7 @@ def test_an_index_from_before_undocumented_definitions_embeds_them_on_its_next_r
 
 
 @pytest.mark.parametrize("edit", ["docstring", "body"])
-def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fake_embedder,
-                                                               edit):
+def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fake_embedder, edit):
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     path = example_repo / "shop" / "payments.py"
     text = path.read_text()
@@ -156,14 +195,18 @@ def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fak
 
 
 def test_tests_and_examples_keep_their_summaries_but_not_their_definitions(
-        example_repo, fake_embedder):
+    example_repo, fake_embedder
+):
     (example_repo / "tests" / "test_refunds.py").write_text(
-        'def test_refund_of_a_declined_card():\n    """A declined card is never refunded."""\n')
+        'def test_refund_of_a_declined_card():\n    """A declined card is never refunded."""\n'
+    )
     (example_repo / "examples").mkdir()
     (example_repo / "examples" / "checkout.py").write_text(
-        'def demo():\n    """Check a cart out with a test card."""\n')
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=False),
-                        embedder=fake_embedder)
+        'def demo():\n    """Check a cart out with a test card."""\n'
+    )
+    stats = build_index(
+        example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder
+    )
     store = Store.open(example_repo / ".dowse")
     ids = {r["id"] for r in store.rows("file_vectors", ["id"])}
     assert {"tests/test_refunds.py", "examples/checkout.py"} <= ids  # their summaries

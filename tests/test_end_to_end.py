@@ -16,8 +16,14 @@ pytestmark = pytest.mark.model
 
 
 def _dowse(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([sys.executable, "-m", "dowse", *args],
-                          cwd=REPO, env=env, text=True, capture_output=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "dowse", *args],
+        cwd=REPO,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     return proc
 
@@ -30,7 +36,10 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
     assert stats["embedded"] > 0 and stats["vectors_pending"] == 0
     manifest = json.loads((repo / ".dowse" / "manifest.json").read_text())
     assert (manifest["model"], manifest["dim"], manifest["embedded"]) == (
-        "all-MiniLM-L6-v2", 384, True)
+        "all-MiniLM-L6-v2",
+        384,
+        True,
+    )
     status = json.loads(_dowse("status", str(repo), "--json", env=env).stdout)
     # One summary per file and one text per definition, no chunk vectors.
     assert status["file_vectors"] == stats["files"] and status["definition_vectors"] > 0
@@ -39,26 +48,47 @@ def test_index_then_ask_with_the_real_model(tmp_path, onnx_cache):
 
     # Plain language, none of the code's identifiers: the semantic signal has to carry it,
     # from the file summaries by default, from the chunks too with --embed all.
-    query = ["search", "apply price reductions to a shopping basket", "--path", str(repo),
-             "--grain", "file", "--json"]
+    query = [
+        "search",
+        "apply price reductions to a shopping basket",
+        "--path",
+        str(repo),
+        "--grain",
+        "file",
+        "--json",
+    ]
     hits = json.loads(_dowse(*query, env=env).stdout)
     assert hits[0]["path"] == "shop/pricing.py"
     assert hits[0]["signals"].get("summary", 0) > 0 and "dense" not in hits[0]["signals"]
-    wide = json.loads(_dowse("index", str(repo), "--embed", "all", "--json", "--quiet",
-                             env=env).stdout)
+    wide = json.loads(
+        _dowse("index", str(repo), "--embed", "all", "--json", "--quiet", env=env).stdout
+    )
     assert wide["parsed"] == 0 and wide["embedded"] >= wide["chunks"] > 0  # chunks only
     hits = json.loads(_dowse(*query, env=env).stdout)
     assert hits[0]["path"] == "shop/pricing.py" and hits[0]["signals"].get("dense", 0) > 0
 
-    answer = json.loads(_dowse("ask", "how are failed card payments retried?", "--path",
-                               str(repo), "--json", "--budget", "1500", env=env).stdout)
+    answer = json.loads(
+        _dowse(
+            "ask",
+            "how are failed card payments retried?",
+            "--path",
+            str(repo),
+            "--json",
+            "--budget",
+            "1500",
+            env=env,
+        ).stdout
+    )
     assert answer["files"][0]["path"] == "shop/payments.py"
     assert answer["tokens"] <= 1500
     # The module that defines a named function outranks the package that re-exports it.
-    named = json.loads(_dowse("ask", "validate_token expiry", "--path", str(repo), "--json",
-                              env=env).stdout)
+    named = json.loads(
+        _dowse("ask", "validate_token expiry", "--path", str(repo), "--json", env=env).stdout
+    )
     assert [f["path"] for f in named["files"][:2]] == [
-        "shop/auth/tokens.py", "shop/auth/__init__.py"]
+        "shop/auth/tokens.py",
+        "shop/auth/__init__.py",
+    ]
     assert named["files"][0]["relevance"] >= 0.8
     top = answer["context"][0]
     lines = (repo / top["path"]).read_text().split("\n")
@@ -75,8 +105,9 @@ def test_markdown_answer_has_citations(tmp_path, onnx_cache):
     shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
     env = cache_env(onnx_cache["dir"])
     _dowse("index", str(repo), "--quiet", env=env)
-    text = _dowse("ask", "where are expired session tokens rejected?", "--path", str(repo),
-                  env=env).stdout
+    text = _dowse(
+        "ask", "where are expired session tokens rejected?", "--path", str(repo), env=env
+    ).stdout
     assert text.startswith("# where are expired session tokens rejected?")
     assert "`shop/auth/tokens.py:" in text
     assert Path(repo / ".dowse" / "manifest.json").exists()

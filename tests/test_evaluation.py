@@ -50,11 +50,14 @@ def cart_total(items):
     return sum(item.price * item.quantity for item in items)
 '''
 
-PRICING_V2 = PRICING_V1 + '''
+PRICING_V2 = (
+    PRICING_V1
+    + """
 
 def apply_coupon_discount(total, coupon):
     return max(total - coupon.amount, 0)
-'''
+"""
+)
 
 PAYMENTS = '''"""Charging cards through the gateway."""
 
@@ -67,18 +70,21 @@ def charge_card(card, amount, gateway):
     return gateway.charge(card, amount)
 '''
 
-PAYMENTS_V2 = PAYMENTS + '''
+PAYMENTS_V2 = (
+    PAYMENTS
+    + """
 
 def retry_delays(attempts):
     return [2 ** n for n in range(attempts)]
-'''
+"""
+)
 
-TEST_AUTH = '''from shop.auth import validate_token
+TEST_AUTH = """from shop.auth import validate_token
 
 
 def test_validate():
     assert validate_token({"user": 1, "ttl": 10}, 5) == 1
-'''
+"""
 
 
 @pytest.fixture
@@ -88,26 +94,56 @@ def shop(tmp_path: Path) -> tuple[Path, list[str]]:
     repo.mkdir(parents=True)
     git(repo, "init", "-q", "-b", "main")
     commits = [
-        commit_files(repo, {"shop/__init__.py": "", "shop/auth.py": AUTH_V1,
-                            "shop/pricing.py": PRICING_V1, "tests/test_auth.py": TEST_AUTH,
-                            "README.md": "# shop\n\nA tiny shop.\n"}, "Start the shop", day=1),
-        commit_files(repo, {"shop/pricing.py": PRICING_V2, "shop/payments.py": PAYMENTS},
-                     "Coupons: apply_coupon_discount in cart pricing", day=2),
-        commit_files(repo, {"shop/auth.py": AUTH_V1.replace("token[\"ttl\"] < now",
-                                                            "token[\"ttl\"] <= now"),
-                            "README.md": None},
-                     "validate_token: a session token expires at its ttl", day=3),
-        commit_files(repo, {"shop/payments.py": PAYMENTS_V2},
-                     "charge_card: retry_delays when the gateway is unavailable", day=4),
+        commit_files(
+            repo,
+            {
+                "shop/__init__.py": "",
+                "shop/auth.py": AUTH_V1,
+                "shop/pricing.py": PRICING_V1,
+                "tests/test_auth.py": TEST_AUTH,
+                "README.md": "# shop\n\nA tiny shop.\n",
+            },
+            "Start the shop",
+            day=1,
+        ),
+        commit_files(
+            repo,
+            {"shop/pricing.py": PRICING_V2, "shop/payments.py": PAYMENTS},
+            "Coupons: apply_coupon_discount in cart pricing",
+            day=2,
+        ),
+        commit_files(
+            repo,
+            {
+                "shop/auth.py": AUTH_V1.replace('token["ttl"] < now', 'token["ttl"] <= now'),
+                "README.md": None,
+            },
+            "validate_token: a session token expires at its ttl",
+            day=3,
+        ),
+        commit_files(
+            repo,
+            {"shop/payments.py": PAYMENTS_V2},
+            "charge_card: retry_delays when the gateway is unavailable",
+            day=4,
+        ),
     ]
     return repo, commits
 
 
 def _instance(iid: str, commit: str, text: str, gold: str, **extra: object) -> dict:
-    return {"instance_id": iid, "repo": "acme/shop", "base_commit": commit,
-            "problem_statement": text, "gold_files": [gold], "version": "1.0",
-            "gold_spans": {gold: []}, "in_locagent274": True,
-            "agentless": {"issue_file_location": "None"}, **extra}
+    return {
+        "instance_id": iid,
+        "repo": "acme/shop",
+        "base_commit": commit,
+        "problem_statement": text,
+        "gold_files": [gold],
+        "version": "1.0",
+        "gold_spans": {gold: []},
+        "in_locagent274": True,
+        "agentless": {"issue_file_location": "None"},
+        **extra,
+    }
 
 
 @pytest.fixture
@@ -115,13 +151,26 @@ def dataset(tmp_path: Path, shop: tuple[Path, list[str]]) -> Path:
     _, commits = shop
     rows = [
         # Listed newest first: the run must still go through the commits in date order.
-        _instance("acme__shop-3", commits[2], "charge_card should retry when the gateway "
-                  "raises GatewayUnavailable", "shop/payments.py"),
-        _instance("acme__shop-1", commits[0], "validate_token accepts a session token at "
-                  "exactly its ttl; TokenError expected", "shop/auth.py",
-                  agentless={"issue_file_location": "Keywords"}),
-        _instance("acme__shop-2", commits[1], "apply_coupon_discount lets the cart total go "
-                  "negative", "shop/pricing.py", in_locagent274=False),
+        _instance(
+            "acme__shop-3",
+            commits[2],
+            "charge_card should retry when the gateway raises GatewayUnavailable",
+            "shop/payments.py",
+        ),
+        _instance(
+            "acme__shop-1",
+            commits[0],
+            "validate_token accepts a session token at exactly its ttl; TokenError expected",
+            "shop/auth.py",
+            agentless={"issue_file_location": "Keywords"},
+        ),
+        _instance(
+            "acme__shop-2",
+            commits[1],
+            "apply_coupon_discount lets the cart total go negative",
+            "shop/pricing.py",
+            in_locagent274=False,
+        ),
     ]
     path = tmp_path / "dataset.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
@@ -129,9 +178,15 @@ def dataset(tmp_path: Path, shop: tuple[Path, list[str]]) -> Path:
 
 
 def _config(tmp_path: Path, dataset: Path, **kw: object) -> EvalConfig:
-    base = dict(dataset=dataset, repos=tmp_path / "repos", out=tmp_path / "pred.jsonl",
-                work=tmp_path / "work", methods=["bm25", "lexical", "ask"], embed=False,
-                budget=400)
+    base = dict(
+        dataset=dataset,
+        repos=tmp_path / "repos",
+        out=tmp_path / "pred.jsonl",
+        work=tmp_path / "work",
+        methods=["bm25", "lexical", "ask"],
+        embed=False,
+        budget=400,
+    )
     return EvalConfig(**{**base, **kw})  # type: ignore[arg-type]
 
 
@@ -139,26 +194,44 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, shop, dataset, fak
     _, commits = shop
     seen: list[tuple[str, int, int]] = []
     config = _config(tmp_path, dataset)
-    report = run_swebench(config, embedder=fake_embedder,
-                          progress=lambda s, d, n: seen.append((s, d, n)))
+    report = run_swebench(
+        config, embedder=fake_embedder, progress=lambda s, d, n: seen.append((s, d, n))
+    )
     lines = [json.loads(x) for x in config.out.read_text().splitlines()]
     assert [(x["instance_id"], x["method"]) for x in lines] == [
-        (i, m) for i in ("acme__shop-1", "acme__shop-2", "acme__shop-3")
-        for m in ("bm25", "lexical", "ask")]
-    assert set(lines[0]) == {"instance_id", "method", "found_files", "context_files", "tokens",
-                             "seconds", "index_seconds"}
-    gold = {"acme__shop-1": "shop/auth.py", "acme__shop-2": "shop/pricing.py",
-            "acme__shop-3": "shop/payments.py"}
+        (i, m)
+        for i in ("acme__shop-1", "acme__shop-2", "acme__shop-3")
+        for m in ("bm25", "lexical", "ask")
+    ]
+    assert set(lines[0]) == {
+        "instance_id",
+        "method",
+        "found_files",
+        "context_files",
+        "tokens",
+        "seconds",
+        "index_seconds",
+    }
+    gold = {
+        "acme__shop-1": "shop/auth.py",
+        "acme__shop-2": "shop/pricing.py",
+        "acme__shop-3": "shop/payments.py",
+    }
     for x in lines:
         assert x["found_files"][0] == gold[x["instance_id"]], x
         assert 0 < x["tokens"] <= 400 and x["seconds"] >= 0
-        assert set(x["context_files"]) <= set(x["found_files"]) | {"tests/test_auth.py",
-                                                                    "README.md"}
+        assert set(x["context_files"]) <= set(x["found_files"]) | {
+            "tests/test_auth.py",
+            "README.md",
+        }
     bm25 = [x for x in lines if x["method"] == "bm25"]
     # bm25 ranks the .py files only; dowse's index also holds README.md at the first commit.
     assert all(p.endswith(".py") for x in bm25 for p in x["found_files"])
     assert report.new_predictions == 9 and report.instances == [
-        "acme__shop-3", "acme__shop-1", "acme__shop-2"]
+        "acme__shop-3",
+        "acme__shop-1",
+        "acme__shop-2",
+    ]
     assert report.scores["ask"]["all"].acc[1] == 100.0
     assert report.scores["bm25"]["locagent274"].n == 2
     assert report.scores["lexical"]["not_mentioned"].n == 2
@@ -179,14 +252,21 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, shop, dataset, fak
     assert again.scores == report.scores
 
     # A new method on the same instances only adds its own lines.
-    more = run_swebench(_config(tmp_path, dataset, methods=["bm25", "lexical"], limit=1),
-                        embedder=fake_embedder)
+    more = run_swebench(
+        _config(tmp_path, dataset, methods=["bm25", "lexical"], limit=1), embedder=fake_embedder
+    )
     assert more.new_predictions == 0 and more.instances == ["acme__shop-3"]
 
 
 def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
-    files_only = _config(tmp_path, dataset, methods=None, embed=True,
-                         instances=["acme__shop-2"], out=tmp_path / "files.jsonl")
+    files_only = _config(
+        tmp_path,
+        dataset,
+        methods=None,
+        embed=True,
+        instances=["acme__shop-2"],
+        out=tmp_path / "files.jsonl",
+    )
     report = run_swebench(files_only, embedder=fake_embedder)
     # The default scope has no chunk vectors: dense and hybrid run on the file vectors.
     assert report.methods == ["bm25", "lexical", "dense", "hybrid", "ask"]
@@ -198,8 +278,9 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
     assert "shop/pricing.py" in dense.found_files and dense.tokens > 0
     assert not any(p.startswith("tests/") or p.endswith(".md") for p in dense.found_files)
     assert set(dense.context_files) <= set(dense.found_files)
-    config = _config(tmp_path, dataset, methods=None, embed=True, embed_chunks=True,
-                     instances=["acme__shop-2"])
+    config = _config(
+        tmp_path, dataset, methods=None, embed=True, embed_chunks=True, instances=["acme__shop-2"]
+    )
     report = run_swebench(config, embedder=fake_embedder)
     assert report.methods == ["bm25", "lexical", "dense", "hybrid", "ask"]
     preds = load_predictions(config.out)
@@ -214,8 +295,9 @@ def test_configuration_errors(tmp_path, dataset, fake_embedder):
     with pytest.raises(EvalError, match="not in .*: nope-1"):
         run_swebench(_config(tmp_path, dataset, instances=["nope-1"]), embedder=fake_embedder)
     with pytest.raises(EvalError, match="no clone of acme/shop at .*acme__shop"):
-        run_swebench(_config(tmp_path, dataset, repos=tmp_path / "elsewhere"),
-                     embedder=fake_embedder)
+        run_swebench(
+            _config(tmp_path, dataset, repos=tmp_path / "elsewhere"), embedder=fake_embedder
+        )
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"instance_id": "x"}\n')
     with pytest.raises(EvalError, match="bad.jsonl:1: repo: Field required"):
@@ -227,8 +309,13 @@ def test_sync_writes_only_what_changed(tmp_path, shop):
     git_dir = repo / ".git"
     tree = tmp_path / "sync" / "tree"
     files = sync_tree(git_dir, commits[0], tree)
-    assert sorted(files) == ["README.md", "shop/__init__.py", "shop/auth.py",
-                             "shop/pricing.py", "tests/test_auth.py"]
+    assert sorted(files) == [
+        "README.md",
+        "shop/__init__.py",
+        "shop/auth.py",
+        "shop/pricing.py",
+        "tests/test_auth.py",
+    ]
     auth = tree / "shop" / "auth.py"
     os.utime(auth, ns=(1, 1))  # any rewrite would show as a new mtime
     sync_tree(git_dir, commits[1], tree)
@@ -240,20 +327,33 @@ def test_sync_writes_only_what_changed(tmp_path, shop):
     (tree.parent / "tree.json").write_text("{not json")
     (tree / "stray.py").write_text("x = 1\n")
     sync_tree(git_dir, commits[0], tree)
-    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()) == sorted(
-        files)
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*") if p.is_file()) == sorted(files)
 
 
 def _inst(iid: str, gold: list[str], *, la: bool = True, where: object = "None") -> Instance:
-    return Instance(instance_id=iid, repo="o/n", base_commit="0" * 40, problem_statement="q",
-                    gold_files=gold, in_locagent274=la,
-                    agentless={"issue_file_location": where})
+    return Instance(
+        instance_id=iid,
+        repo="o/n",
+        base_commit="0" * 40,
+        problem_statement="q",
+        gold_files=gold,
+        in_locagent274=la,
+        agentless={"issue_file_location": where},
+    )
 
 
-def _pred(iid: str, found: list[str], context: list[str], tokens: int, seconds: float
-          ) -> Prediction:
-    return Prediction(instance_id=iid, method="lexical", found_files=found,
-                      context_files=context, tokens=tokens, seconds=seconds, index_seconds=1.0)
+def _pred(
+    iid: str, found: list[str], context: list[str], tokens: int, seconds: float
+) -> Prediction:
+    return Prediction(
+        instance_id=iid,
+        method="lexical",
+        found_files=found,
+        context_files=context,
+        tokens=tokens,
+        seconds=seconds,
+        index_seconds=1.0,
+    )
 
 
 def test_score_by_hand():
@@ -264,12 +364,15 @@ def test_score_by_hand():
         _inst("d", ["v.py"], where=None),
         _inst("e", ["u.py"]),  # no prediction: scores 0
     ]
-    preds = {p.instance_id: p for p in [
-        _pred("a", ["x.py", "q.py"], ["x.py"], 100, 0.1),           # rank 1
-        _pred("b", ["q.py", "r.py", "y.py"], ["q.py"], 300, 0.3),   # rank 3, not in context
-        _pred("c", ["z.py", "a.py", "b.py", "c.py", "w.py"], ["z.py", "w.py"], 200, 0.2),
-        _pred("d", [f"f{i}.py" for i in range(9)] + ["v.py"], [], 400, 0.4),  # rank 10
-    ]}
+    preds = {
+        p.instance_id: p
+        for p in [
+            _pred("a", ["x.py", "q.py"], ["x.py"], 100, 0.1),  # rank 1
+            _pred("b", ["q.py", "r.py", "y.py"], ["q.py"], 300, 0.3),  # rank 3, not in context
+            _pred("c", ["z.py", "a.py", "b.py", "c.py", "w.py"], ["z.py", "w.py"], 200, 0.2),
+            _pred("d", [f"f{i}.py" for i in range(9)] + ["v.py"], [], 400, 0.4),  # rank 10
+        ]
+    }
     s = score(instances, preds)
     # Acc@k needs every gold file in the top k: c (two gold files) counts from k=5.
     assert s.acc == {1: 20.0, 3: 40.0, 5: 60.0, 10: 80.0}
@@ -290,8 +393,13 @@ def test_score_by_hand():
 
 def test_history_replays_commits(tmp_path, shop, fake_embedder):
     repo, commits = shop
-    config = HistoryConfig(repo=repo, work=tmp_path / "hist", commits=5,
-                           methods=["bm25", "lexical", "ask"], embed=False)
+    config = HistoryConfig(
+        repo=repo,
+        work=tmp_path / "hist",
+        commits=5,
+        methods=["bm25", "lexical", "ask"],
+        embed=False,
+    )
     report = run_history(config, embedder=fake_embedder)
     # The root commit has no parent to index; the others modify source files.
     assert report.commits == commits[1:]
@@ -299,7 +407,10 @@ def test_history_replays_commits(tmp_path, shop, fake_embedder):
     assert first[0].parent == commits[0] and first[0].changed_files == ["shop/pricing.py"]
     assert first[0].subject == "Coupons: apply_coupon_discount in cart pricing"
     assert [r.changed_files for r in report.results if r.method == "bm25"] == [
-        ["shop/pricing.py"], ["shop/auth.py"], ["shop/payments.py"]]
+        ["shop/pricing.py"],
+        ["shop/auth.py"],
+        ["shop/payments.py"],
+    ]
     for method in ("bm25", "lexical", "ask"):
         s = report.scores[method]
         assert s.n == 3 and s.recall[10] == 100.0 and s.recall[1] == 100.0 and s.mrr == 1.0
@@ -309,17 +420,49 @@ def test_history_replays_commits(tmp_path, shop, fake_embedder):
 
 def test_cli_swebench_table_and_json(tmp_path, dataset, fake_embedder, run):
     out = tmp_path / "cli" / "pred.jsonl"
-    args = ["eval", "swebench", "--dataset", str(dataset), "--repos", str(tmp_path / "repos"),
-            "--methods", "bm25,lexical", "--no-embed", "--out", str(out), "--work",
-            str(tmp_path / "work"), "--budget", "400", "-q"]
+    args = [
+        "eval",
+        "swebench",
+        "--dataset",
+        str(dataset),
+        "--repos",
+        str(tmp_path / "repos"),
+        "--methods",
+        "bm25,lexical",
+        "--no-embed",
+        "--out",
+        str(out),
+        "--work",
+        str(tmp_path / "work"),
+        "--budget",
+        "400",
+        "-q",
+    ]
     text = run(*args).stdout
     lines = text.splitlines()
-    assert lines[0].split() == ["method", "subset", "n", "Acc@1", "Acc@3", "Acc@5", "Acc@10",
-                                "MRR", "in-ctx", "tokens", "sec", "index", "s"]
+    assert lines[0].split() == [
+        "method",
+        "subset",
+        "n",
+        "Acc@1",
+        "Acc@3",
+        "Acc@5",
+        "Acc@10",
+        "MRR",
+        "in-ctx",
+        "tokens",
+        "sec",
+        "index",
+        "s",
+    ]
     assert [ln.split()[:4] for ln in lines[2:]] == [
-        ["bm25", "all", "3", "100.0"], ["bm25", "locagent274", "2", "100.0"],
-        ["bm25", "not_mentioned", "2", "100.0"], ["lexical", "all", "3", "100.0"],
-        ["lexical", "locagent274", "2", "100.0"], ["lexical", "not_mentioned", "2", "100.0"]]
+        ["bm25", "all", "3", "100.0"],
+        ["bm25", "locagent274", "2", "100.0"],
+        ["bm25", "not_mentioned", "2", "100.0"],
+        ["lexical", "all", "3", "100.0"],
+        ["lexical", "locagent274", "2", "100.0"],
+        ["lexical", "not_mentioned", "2", "100.0"],
+    ]
     saved = json.loads(out.with_suffix(".scores.json").read_text())
     assert saved["scores"]["bm25"]["all"]["acc"]["1"] == 100.0
     assert len(out.read_text().splitlines()) == 6
@@ -328,41 +471,74 @@ def test_cli_swebench_table_and_json(tmp_path, dataset, fake_embedder, run):
     # acme__shop-1 names its file: the empty not_mentioned subset has no row in the table.
     one = run(*args, "--instances", "acme__shop-1").stdout.splitlines()
     assert [ln.split()[:3] for ln in one[2:]] == [
-        ["bm25", "all", "1"], ["bm25", "locagent274", "1"], ["lexical", "all", "1"],
-        ["lexical", "locagent274", "1"]]
+        ["bm25", "all", "1"],
+        ["bm25", "locagent274", "1"],
+        ["lexical", "all", "1"],
+        ["lexical", "locagent274", "1"],
+    ]
     assert as_json["scores"]["bm25"]["not_mentioned"]["n"] == 0
 
 
 def test_cli_history(tmp_path, shop, fake_embedder, run):
     repo, _ = shop
-    text = run("eval", "history", str(repo), "-n", "2", "--methods", "bm25", "--no-embed",
-               "-q").stdout
+    text = run(
+        "eval", "history", str(repo), "-n", "2", "--methods", "bm25", "--no-embed", "-q"
+    ).stdout
     lines = text.splitlines()
     assert lines[0].split() == ["method", "n", "R@1", "R@5", "R@10", "MRR", "sec"]
     assert lines[2].split()[:6] == ["bm25", "2", "100.0", "100.0", "100.0", "1.000"]
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--methods", "bm25,nope"], "unknown method(s) nope; choose from bm25, lexical, dense, "
-                                 "hybrid, ask"),
-    (["--methods", "dense,hybrid", "--no-embed"],
-     "dense, hybrid need vectors; run with --embed files or all"),
-    (["--methods", "hybrid", "--no-embed"],
-     "hybrid needs vectors; run with --embed files or all"),
-    (["--repo", "acme/other"], "no instance of acme/other in "),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--methods", "bm25,nope"],
+            "unknown method(s) nope; choose from bm25, lexical, dense, hybrid, ask",
+        ),
+        (
+            ["--methods", "dense,hybrid", "--no-embed"],
+            "dense, hybrid need vectors; run with --embed files or all",
+        ),
+        (
+            ["--methods", "hybrid", "--no-embed"],
+            "hybrid needs vectors; run with --embed files or all",
+        ),
+        (["--repo", "acme/other"], "no instance of acme/other in "),
+    ],
+)
 def test_cli_errors(tmp_path, dataset, args, message):
-    result = CliRunner().invoke(cli, ["eval", "swebench", "--dataset", str(dataset), "--repos",
-                                      str(tmp_path / "repos"), "--out",
-                                      str(tmp_path / "p.jsonl"), "-q", *args])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "eval",
+            "swebench",
+            "--dataset",
+            str(dataset),
+            "--repos",
+            str(tmp_path / "repos"),
+            "--out",
+            str(tmp_path / "p.jsonl"),
+            "-q",
+            *args,
+        ],
+    )
     assert result.exit_code == 1, result.output
     assert result.output.startswith("Error: " + message)
     assert result.output.count("\n") == 1
 
 
 def test_a_resumed_recording_skips_the_instances_its_file_has(tmp_path):
-    tasks = [Instance(instance_id=i, repo="o/n", base_commit="0" * 40, problem_statement="q",
-                      gold_files=["a.py"]) for i in ("x-1", "x-2", "x-3")]
+    tasks = [
+        Instance(
+            instance_id=i,
+            repo="o/n",
+            base_commit="0" * 40,
+            problem_statement="q",
+            gold_files=["a.py"],
+        )
+        for i in ("x-1", "x-2", "x-3")
+    ]
     out = tmp_path / "rec.jsonl"
     assert unrecorded(tasks, out) == tasks  # no file yet
     out.write_text('{"instance_id": "x-2", "final": []}\n\n{"instance_id": "x-9"}\n')

@@ -28,7 +28,8 @@ def repo(example_repo: Path, isolated_git) -> Path:
     routes.write_text(routes.read_text() + "\n# see tokens\n")
     git(example_repo, "commit", "-q", "-am", "auth: note key rotation", day=2)
     (example_repo / "shop" / "pricing.py").write_text(
-        (example_repo / "shop" / "pricing.py").read_text() + "\n# wip\n")
+        (example_repo / "shop" / "pricing.py").read_text() + "\n# wip\n"
+    )
     return example_repo
 
 
@@ -54,8 +55,15 @@ def _normalized(data: dict) -> dict:
 
 
 def test_golden_explore_report(indexed, run):
-    out = run("explore", str(indexed), "--depth", "deep", "--json",
-              "--focus", "where does validate_token reject expired tokens?").output
+    out = run(
+        "explore",
+        str(indexed),
+        "--depth",
+        "deep",
+        "--json",
+        "--focus",
+        "where does validate_token reject expired tokens?",
+    ).output
     data = _normalized(json.loads(out))
     golden = GOLDEN / "explore_example.json"
     if os.environ.get("DOWSE_UPDATE_GOLDEN"):
@@ -73,17 +81,22 @@ def test_deep_explore_runs_every_track_and_every_claim_holds(indexed):
     assert result.git is not None and result.git.uncommitted == ["M shop/pricing.py"]
     # co-change is computed for the files that answer the focus, each pair once
     assert [(sorted(p[:2]), p[2]) for p in result.git.co_change] == [
-        (["shop/api/routes.py", "shop/auth/tokens.py"], 2)]
+        (["shop/api/routes.py", "shop/auth/tokens.py"], 2)
+    ]
     assert result.timings["wall"] > 0 and result.timings["sum"] >= max(
-        t.seconds for t in result.tracks)
+        t.seconds for t in result.tracks
+    )
     assert result.synthesis.confidence in ("High", "Moderate")
     assert any("shop/auth/tokens.py" in u for u in result.synthesis.unified)
 
 
-@pytest.mark.parametrize("depth, tracks", [
-    ("shallow", ["tree", "manifest"]),
-    ("standard", ["tree", "manifest", "patterns"]),
-])
+@pytest.mark.parametrize(
+    "depth, tracks",
+    [
+        ("shallow", ["tree", "manifest"]),
+        ("standard", ["tree", "manifest", "patterns"]),
+    ],
+)
 def test_depth_picks_the_tracks(repo, depth, tracks):
     result = explore(repo, depth=depth)
     assert [t.track.name for t in result.tracks] == tracks
@@ -98,11 +111,13 @@ def test_explore_a_subdirectory_or_a_file(indexed, run):
 
 
 def test_explore_is_read_only(repo, run):
-    before = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
-                    if ".git/" not in p.as_posix())
+    before = sorted(
+        p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git/" not in p.as_posix()
+    )
     run("explore", str(repo), "--depth", "deep")
-    after = sorted(p.relative_to(repo).as_posix() for p in repo.rglob("*")
-                   if ".git/" not in p.as_posix())
+    after = sorted(
+        p.relative_to(repo).as_posix() for p in repo.rglob("*") if ".git/" not in p.as_posix()
+    )
     assert after == before and not (repo / ".dowse").exists()
 
 
@@ -115,12 +130,18 @@ def test_explore_markdown_fits_its_budget(indexed, run):
     assert "left out for the token budget" in fitted
 
 
-@pytest.mark.parametrize("args, message", [
-    (["explore", "/nonexistent/dir"], "cannot explore /nonexistent/dir: no such file or directory"),
-    (["explore", ".", "--focus", "  "], "the focus is empty"),
-    (["explore", ".", "--depth", "huge"], "'huge' is not one of"),
-    (["explore", ".", "--budget", "10"], "10 is not in the range x>=200"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["explore", "/nonexistent/dir"],
+            "cannot explore /nonexistent/dir: no such file or directory",
+        ),
+        (["explore", ".", "--focus", "  "], "the focus is empty"),
+        (["explore", ".", "--depth", "huge"], "'huge' is not one of"),
+        (["explore", ".", "--budget", "10"], "10 is not in the range x>=200"),
+    ],
+)
 def test_explore_bad_input_is_a_one_line_error(run, args, message):
     result = run(*args, code=2 if "--depth" in args or "--budget" in args else 1)
     assert message in result.output
@@ -128,8 +149,17 @@ def test_explore_bad_input_is_a_one_line_error(run, args, message):
 
 
 def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
-    out = json.loads(run("ask", "how does token authentication work?", "--path", str(indexed),
-                         "--json", "--budget", "3000").output)
+    out = json.loads(
+        run(
+            "ask",
+            "how does token authentication work?",
+            "--path",
+            str(indexed),
+            "--json",
+            "--budget",
+            "3000",
+        ).output
+    )
     assert out["mode"] == "exploration" and out["why"].startswith("an architecture question")
     assert 3 <= len(out["plan"]) <= 6
     assert out["files"] and out["tokens"] <= 3000
@@ -140,9 +170,19 @@ def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
 
 
 def test_ask_keeps_a_focused_question_to_one_loop(indexed, run):
-    out = json.loads(run("ask", "where is validate_token defined?", "--path", str(indexed),
-                         "--json").output)
+    out = json.loads(
+        run("ask", "where is validate_token defined?", "--path", str(indexed), "--json").output
+    )
     assert out["mode"] == "retrieval" and out["tracks"] == [] and out["plan"] == []
-    forced = json.loads(run("ask", "where is validate_token defined?", "--path", str(indexed),
-                            "--json", "--mode", "exploration").output)
+    forced = json.loads(
+        run(
+            "ask",
+            "where is validate_token defined?",
+            "--path",
+            str(indexed),
+            "--json",
+            "--mode",
+            "exploration",
+        ).output
+    )
     assert forced["mode"] == "exploration" and forced["tracks"]

@@ -65,12 +65,18 @@ def test_history_status_hot_files_and_coupling(repo):
     assert report.branch == "main"
     assert report.head == git(repo, "rev-parse", "HEAD").strip()
     assert [r.split(" ", 1)[1] for r in report.recent] == [
-        f"2024-01-{day:02d} {subject}" for day, (subject, _) in reversed(
-            list(enumerate(HISTORY, 1)))]
+        f"2024-01-{day:02d} {subject}"
+        for day, (subject, _) in reversed(list(enumerate(HISTORY, 1)))
+    ]
     assert report.head.startswith(report.recent[0].split()[0])
     assert report.uncommitted == ["M c.py", "A staged.py", "?? new.py"]
-    assert report.hot_files == [("a.py", 5), ("b.py", 5), ("c.py", 2), ("README.md", 1),
-                                *((p, 1) for p in BULK[:6])]
+    assert report.hot_files == [
+        ("a.py", 5),
+        ("b.py", 5),
+        ("c.py", 2),
+        ("README.md", 1),
+        *((p, 1) for p in BULK[:6]),
+    ]
     assert report.co_change == [("a.py", "b.py", 3), ("a.py", "c.py", 2)]
     hot = [f for f in result.findings if f.topic == "hot"]
     assert hot[0].claim == "a.py changed in 5 of the last 6 commits touching ."
@@ -119,7 +125,11 @@ def test_not_a_git_repository(tmp_path):
     (tmp_path / "plain" / "a.py").write_text("x = 1\n")
     result, output = run_track(ctx := Context(root=tmp_path / "plain"), git_track(ctx))
     assert [(g.name, g.passed, g.ran, g.detail) for g in result.gates][0] == (
-        "understood", False, True, "not a git repository")
+        "understood",
+        False,
+        True,
+        "not a git repository",
+    )
     assert [g.ran for g in result.gates] == [True, False, False]
     assert "git" not in output
 

@@ -11,27 +11,45 @@ from dowse.retrieval.ask import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
 
 
-@pytest.mark.parametrize("question", [
-    "where is validate_token defined?",
-    "validate_token raises KeyError when the token is missing",
-    'Traceback:\n  File "shop/payments.py", line 31, in charge\nGatewayUnavailable: why?',
-    "QuerySet.only() after select_related() crash on proxy models",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where is validate_token defined?",
+        "validate_token raises KeyError when the token is missing",
+        'Traceback:\n  File "shop/payments.py", line 31, in charge\nGatewayUnavailable: why?',
+        "QuerySet.only() after select_related() crash on proxy models",
+    ],
+)
 def test_a_focused_question_stays_one_loop(question):
     p = plan(question)
     assert p.mode == "retrieval" and p.tracks == []
 
 
-@pytest.mark.parametrize("question, kind, names", [
-    ("how does authentication work?", "architecture",
-     ["definitions", "usage", "configuration", "tests", "history"]),
-    ("why does checkout sometimes fail with a timeout?", "bug",
-     ["symptom", "error handling", "inputs and state", "tests", "history"]),
-    ("how is error handling done across the modules?", "cross-cutting",
-     ["definitions", "call sites", "tests"]),
-    ("how are tokens issued, and where are they validated, and what tests cover expiry?",
-     "multi", ["tokens issued", "validated", "tests cover expiry"]),
-])
+@pytest.mark.parametrize(
+    "question, kind, names",
+    [
+        (
+            "how does authentication work?",
+            "architecture",
+            ["definitions", "usage", "configuration", "tests", "history"],
+        ),
+        (
+            "why does checkout sometimes fail with a timeout?",
+            "bug",
+            ["symptom", "error handling", "inputs and state", "tests", "history"],
+        ),
+        (
+            "how is error handling done across the modules?",
+            "cross-cutting",
+            ["definitions", "call sites", "tests"],
+        ),
+        (
+            "how are tokens issued, and where are they validated, and what tests cover expiry?",
+            "multi",
+            ["tokens issued", "validated", "tests cover expiry"],
+        ),
+    ],
+)
 def test_a_broad_question_is_decomposed_into_tracks(question, kind, names):
     p = plan(question)
     assert (p.mode, p.kind) == ("exploration", kind)
@@ -42,8 +60,10 @@ def test_a_broad_question_is_decomposed_into_tracks(question, kind, names):
 def test_decomposition_resolves_pronouns_and_picks_explorers():
     p = plan("how are tokens issued and where are they validated?")
     assert [t.question for t in p.tracks] == [
-        "how are tokens issued", "where are they validated (tokens issued)",
-        "tests for tokens issued validated"]
+        "how are tokens issued",
+        "where are they validated (tokens issued)",
+        "tests for tokens issued validated",
+    ]
     arch = plan("give me an overview of the payment flow")
     assert {t.name: t.explorer for t in arch.tracks}["usage"] == "imports"
     assert arch.tracks[0].question.startswith("payment ")
@@ -71,8 +91,7 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
     # four retrieval tracks, the imports explorer with usage, git for the history
-    assert sorted(names) == ["configuration", "definitions", "git", "imports", "tests",
-                             "usage"]
+    assert sorted(names) == ["configuration", "definitions", "git", "imports", "tests", "usage"]
     tests = next(t for t in report.tracks if t.track.name == "tests")
     assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
     assert report.synthesis is not None and report.synthesis.basis

@@ -16,23 +16,23 @@ FILES = {
     "pkg/__init__.py": "",
     # a -> b -> c -> a is the cycle; every module uses the hub.
     "pkg/a.py": "from pkg import b\nfrom pkg import hub\nimport requests\n\n\n"
-                "def run():\n    return b.go()\n",
+    "def run():\n    return b.go()\n",
     "pkg/b.py": "from . import c\nfrom .hub import helper\n\n\ndef go():\n"
-                "    return helper(c.late())\n",
+    "    return helper(c.late())\n",
     "pkg/c.py": "from pkg.hub import helper\nimport os\n\n\ndef late():\n"
-                "    import pkg.a\n    return pkg.a, helper, os\n",
+    "    import pkg.a\n    return pkg.a, helper, os\n",
     "pkg/hub.py": "import datetime\nimport json\n\n\ndef helper(x=None):\n"
-                  "    return json.dumps(str(datetime.date.today()))\n",
+    "    return json.dumps(str(datetime.date.today()))\n",
     # `import datetime` above must not become an edge to this file.
     "pkg/util/datetime.py": "def parse(text):\n    return text\n",
     "pkg/d.py": "from pkg.hub import helper\nimport requests\nimport yaml.loader\n",
     "pkg/e.py": "from .hub import helper\n",
     "cli.py": "import sys\n\nfrom pkg import a\nfrom pkg.hub import helper\n\n"
-              "if __name__ == \"__main__\":\n    sys.exit(a.run())\n",
+    'if __name__ == "__main__":\n    sys.exit(a.run())\n',
     "tests/test_hub.py": "from pkg.hub import helper\n\n\ndef test_helper():\n"
-                         "    assert helper()\n",
-    "web/app.js": "import { fmt } from \"./util.js\";\nimport React from \"react\";\n"
-                  "import fs from \"node:fs\";\n",
+    "    assert helper()\n",
+    "web/app.js": 'import { fmt } from "./util.js";\nimport React from "react";\n'
+    'import fs from "node:fs";\n',
     "web/util.js": "export function fmt(x) { return `${x}`; }\n",
     "README.md": "# demo\n",
 }
@@ -43,10 +43,18 @@ ENTRY_POINTS = ["cli.py", "web/app.js", "pkg/d.py", "pkg/e.py"]
 EXTERNAL = [("requests", 2), ("react", 1), ("yaml", 1)]
 MODULES = 12  # .py and .js files, README.md aside
 EDGES = {
-    ("pkg/a.py", "pkg/b.py"), ("pkg/a.py", "pkg/hub.py"), ("pkg/b.py", "pkg/c.py"),
-    ("pkg/b.py", "pkg/hub.py"), ("pkg/c.py", "pkg/hub.py"), ("pkg/c.py", "pkg/a.py"),
-    ("pkg/d.py", "pkg/hub.py"), ("pkg/e.py", "pkg/hub.py"), ("cli.py", "pkg/a.py"),
-    ("cli.py", "pkg/hub.py"), ("tests/test_hub.py", "pkg/hub.py"), ("web/app.js", "web/util.js"),
+    ("pkg/a.py", "pkg/b.py"),
+    ("pkg/a.py", "pkg/hub.py"),
+    ("pkg/b.py", "pkg/c.py"),
+    ("pkg/b.py", "pkg/hub.py"),
+    ("pkg/c.py", "pkg/hub.py"),
+    ("pkg/c.py", "pkg/a.py"),
+    ("pkg/d.py", "pkg/hub.py"),
+    ("pkg/e.py", "pkg/hub.py"),
+    ("cli.py", "pkg/a.py"),
+    ("cli.py", "pkg/hub.py"),
+    ("tests/test_hub.py", "pkg/hub.py"),
+    ("web/app.js", "web/util.js"),
 }
 
 
@@ -91,8 +99,10 @@ def test_graph_from_parsing(tmp_path):
     assert "imported by 7 files in scope" in hub.claim
     entry = [f for f in result.findings if f.topic == "entry point"]
     assert entry[0].citations[0].quote == 'if __name__ == "__main__":'
-    assert any("standard library modules used: datetime, fs, json, os, sys" in c
-               for c in result.conclusions)
+    assert any(
+        "standard library modules used: datetime, fs, json, os, sys" in c
+        for c in result.conclusions
+    )
     assert any("without an index" in g for g in result.gaps)
 
 
@@ -142,8 +152,9 @@ def test_scope_is_a_directory(tmp_path, fake_embedder):
     assert report.central[0][0] == CENTRAL_FIRST
     assert report.entry_points == ["pkg/d.py", "pkg/e.py"]
     assert report.external == [("requests", 2), ("yaml", 1)]
-    assert any(c == "2 modules of pkg are imported by 2 files outside it"
-               for c in result.conclusions), result.conclusions
+    assert any(
+        c == "2 modules of pkg are imported by 2 files outside it" for c in result.conclusions
+    ), result.conclusions
 
 
 def test_scope_is_one_file(tmp_path, fake_embedder):
@@ -153,8 +164,10 @@ def test_scope_is_one_file(tmp_path, fake_embedder):
     assert [g.passed for g in result.gates] == [True, True, True], result.gates
     assert (report.modules, report.edges, report.cycles) == (1, 0, [])
     outside = sorted(f.claim for f in result.findings if f.topic == "outside")
-    assert outside == ["pkg/a.py, outside pkg/c.py, is imported by 1 file in scope",
-                       "pkg/hub.py, outside pkg/c.py, is imported by 1 file in scope"]
+    assert outside == [
+        "pkg/a.py, outside pkg/c.py, is imported by 1 file in scope",
+        "pkg/hub.py, outside pkg/c.py, is imported by 1 file in scope",
+    ]
     assert any(c.startswith("2 import edges leave pkg/c.py") for c in result.conclusions)
 
 
@@ -169,13 +182,19 @@ def test_make_rebuilds_for_a_narrower_scope(tmp_path):
     assert output["imports"].external == [("react", 1)]
 
 
-@pytest.mark.parametrize("files, detail", [
-    ({"README.md": "# hi\n"}, "no Python, JavaScript or TypeScript files in ."),
-    ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, "no imports in the 2 Python/JS/TS files of ."),
-])
+@pytest.mark.parametrize(
+    "files, detail",
+    [
+        ({"README.md": "# hi\n"}, "no Python, JavaScript or TypeScript files in ."),
+        ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, "no imports in the 2 Python/JS/TS files of ."),
+    ],
+)
 def test_nothing_to_graph_fails_understood(tmp_path, files, detail):
     result, output = run_track(ctx := Context(root=_repo(tmp_path, files)), imports_track(ctx))
     assert [(g.name, g.passed, g.ran) for g in result.gates] == [
-        ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
+        ("understood", False, True),
+        ("evidence", False, False),
+        ("complete", False, False),
+    ]
     assert result.gates[0].detail == detail
     assert "imports" not in output

@@ -273,78 +273,178 @@ COMPOSER = """\
 """
 
 # files, dependencies, scripts, entry points, conclusions after the summary line
-FORMATS: dict[str, tuple[dict[str, str], list[Dep], dict[str, str], dict[str, str],
-                         list[str]]] = {
-    "pyproject": ({"pyproject.toml": PYPROJECT}, [
-        ("httpx", ">=0.27", "runtime", 9), ("rich", "", "runtime", 10),
-        ("tomli", ">=1; python_version < '3.11'", "runtime", 11),
-        ("click", ">=8", "optional:cli", 15), ("click", ">=8", "optional:all-extras", 16),
-        ("pyyaml", "", "optional:all-extras", 16), ("pytest", ">=8", "dev", 25),
-        ("ruff", "", "dev", 25), ("mkdocs", "", "group:docs", 26),
-        ("hatchling", "", "build", 2),
-    ], {}, {"demo": "demo.cli:main", "demo (pytest11)": "demo.plugin"},
-        ["pyproject.toml: requires Python >=3.10"]),
-    "poetry": ({"pyproject.toml": POETRY}, [
-        ("requests", "^2.31", "runtime", 7), ("local", "path ../local", "runtime", 8),
-        ("black", "*", "dev", 14), ("pytest", "^8.0", "group:test", 11),
-    ], {}, {"poem": "poem.main:run"}, ["pyproject.toml: requires Python ^3.11"]),
-    "setup.cfg": ({"setup.cfg": SETUP_CFG}, [
-        ("attrs", ">=22", "runtime", 7), ("packaging", "", "runtime", 9),
-        ("ujson", "", "optional:Fast", 12),
-    ], {}, {"cfgtool": "cfgpkg.cli:main"}, ["setup.cfg: requires Python >=3.9"]),
-    "setup.py": ({"setup.py": SETUP_PY}, [
-        ("six", "", "runtime", 6), ("requests", ">=2", "runtime", 7),
-        ("pyyaml", "", "optional:yaml", 10),
-    ], {}, {"oldtool": "oldpkg.main:main"}, []),
-    "requirements": ({"requirements.txt": REQUIREMENTS,
-                      "requirements/base.txt": "sqlalchemy>=2\n",
-                      "requirements-dev.txt": "pytest\n",
-                      "tests/requirements.txt": "hypothesis\n"}, [
-        ("pytest", "", "dev", 1), ("flask", "==3.0", "runtime", 3),
-        ("shared", "-e ./libs/shared", "runtime", 4),
-        ("gunicorn", '[gevent]>=21 ; sys_platform != "win32"', "runtime", 5),
-        ("sqlalchemy", ">=2", "runtime", 1), ("hypothesis", "", "test", 1),
-    ], {}, {}, ["requirements.txt: includes requirements/base.txt (line 2)"]),
-    "package.json": ({"package.json": PACKAGE_JSON}, [
-        ("react", "^18.2.0", "runtime", 11), ("typescript", "~5.4.0", "dev", 14),
-        ("react", "^18.2.0", "dev", 15), ("react-dom", ">=18", "peer", 17),
-        ("fsevents", "2.3.3", "optional", 18),
-    ], {"build": "tsc -p .", "test": "vitest"},
-        {"webapp": "bin/cli.js", "main": "dist/index.js"}, []),
-    "tsconfig": ({"tsconfig.json": TSCONFIG}, [], {}, {}, [
-        'tsconfig.json: compilerOptions target="ES2022", module="NodeNext", strict=true, '
-        'outDir="dist"']),
-    "deno": ({"deno.json": DENO}, [
-        ("@std/assert", "jsr:@std/assert@^1.0.0", "runtime", 3),
-    ], {"dev": "deno run --watch main.ts"}, {}, []),
-    "go.mod": ({"go.mod": GO_MOD}, [
-        ("github.com/spf13/cobra", "v1.8.0", "runtime", 5),
-        ("golang.org/x/sync", "v0.7.0", "runtime", 8),
-        ("github.com/pkg/errors", "v0.9.1", "indirect", 9),
-    ], {}, {}, ["go.mod: go 1.22"]),
-    "cargo": ({"Cargo.toml": CARGO, "src/cli.rs": "fn main() {}\n"}, [
-        ("serde", "1.0", "runtime", 6), ("anyhow", "1", "runtime", 7),
-        ("tokio", "1.37", "runtime", 9), ("tempfile", "3", "dev", 13),
-        ("cc", "1.0", "build", 16),
-    ], {}, {"rtool-cli": "src/cli.rs"}, []),
-    "pom.xml": ({"pom.xml": POM}, [
-        ("com.google.guava:guava", "", "runtime", 17),  # not the dependencyManagement entry
-        ("junit:junit", "4.13.2", "test", 21),
-    ], {}, {}, []),
-    "gradle": ({"build.gradle.kts": GRADLE}, [
-        ("com.squareup.okhttp3:okhttp", "4.12.0", "runtime", 6),
-        (":core", "project", "runtime", 7),
-        ("org.junit.jupiter:junit-jupiter", "5.10.0", "test", 8),
-        ("libs.lombok", "version catalog", "provided", 9),
-    ], {}, {"application": "org.demo.MainKt"}, []),
-    "gemfile": ({"Gemfile": GEMFILE}, [
-        ("rails", "~> 7.1, >= 7.1.3", "runtime", 5), ("pg", "", "runtime", 6),
-        ("rspec-rails", "", "dev,test", 9), ("rubocop", "", "lint", 12),
-    ], {}, {}, ["Gemfile: requires Ruby 3.2.2"]),
-    "composer": ({"composer.json": COMPOSER}, [
-        ("monolog/monolog", "^3.0", "runtime", 5), ("phpunit/phpunit", "^10", "dev", 8),
-    ], {"test": "phpunit", "lint": "phpcs && phpstan"}, {"demo": "bin/demo"},
-        ["composer.json: requires PHP >=8.1"]),
+FORMATS: dict[str, tuple[dict[str, str], list[Dep], dict[str, str], dict[str, str], list[str]]] = {
+    "pyproject": (
+        {"pyproject.toml": PYPROJECT},
+        [
+            ("httpx", ">=0.27", "runtime", 9),
+            ("rich", "", "runtime", 10),
+            ("tomli", ">=1; python_version < '3.11'", "runtime", 11),
+            ("click", ">=8", "optional:cli", 15),
+            ("click", ">=8", "optional:all-extras", 16),
+            ("pyyaml", "", "optional:all-extras", 16),
+            ("pytest", ">=8", "dev", 25),
+            ("ruff", "", "dev", 25),
+            ("mkdocs", "", "group:docs", 26),
+            ("hatchling", "", "build", 2),
+        ],
+        {},
+        {"demo": "demo.cli:main", "demo (pytest11)": "demo.plugin"},
+        ["pyproject.toml: requires Python >=3.10"],
+    ),
+    "poetry": (
+        {"pyproject.toml": POETRY},
+        [
+            ("requests", "^2.31", "runtime", 7),
+            ("local", "path ../local", "runtime", 8),
+            ("black", "*", "dev", 14),
+            ("pytest", "^8.0", "group:test", 11),
+        ],
+        {},
+        {"poem": "poem.main:run"},
+        ["pyproject.toml: requires Python ^3.11"],
+    ),
+    "setup.cfg": (
+        {"setup.cfg": SETUP_CFG},
+        [
+            ("attrs", ">=22", "runtime", 7),
+            ("packaging", "", "runtime", 9),
+            ("ujson", "", "optional:Fast", 12),
+        ],
+        {},
+        {"cfgtool": "cfgpkg.cli:main"},
+        ["setup.cfg: requires Python >=3.9"],
+    ),
+    "setup.py": (
+        {"setup.py": SETUP_PY},
+        [
+            ("six", "", "runtime", 6),
+            ("requests", ">=2", "runtime", 7),
+            ("pyyaml", "", "optional:yaml", 10),
+        ],
+        {},
+        {"oldtool": "oldpkg.main:main"},
+        [],
+    ),
+    "requirements": (
+        {
+            "requirements.txt": REQUIREMENTS,
+            "requirements/base.txt": "sqlalchemy>=2\n",
+            "requirements-dev.txt": "pytest\n",
+            "tests/requirements.txt": "hypothesis\n",
+        },
+        [
+            ("pytest", "", "dev", 1),
+            ("flask", "==3.0", "runtime", 3),
+            ("shared", "-e ./libs/shared", "runtime", 4),
+            ("gunicorn", '[gevent]>=21 ; sys_platform != "win32"', "runtime", 5),
+            ("sqlalchemy", ">=2", "runtime", 1),
+            ("hypothesis", "", "test", 1),
+        ],
+        {},
+        {},
+        ["requirements.txt: includes requirements/base.txt (line 2)"],
+    ),
+    "package.json": (
+        {"package.json": PACKAGE_JSON},
+        [
+            ("react", "^18.2.0", "runtime", 11),
+            ("typescript", "~5.4.0", "dev", 14),
+            ("react", "^18.2.0", "dev", 15),
+            ("react-dom", ">=18", "peer", 17),
+            ("fsevents", "2.3.3", "optional", 18),
+        ],
+        {"build": "tsc -p .", "test": "vitest"},
+        {"webapp": "bin/cli.js", "main": "dist/index.js"},
+        [],
+    ),
+    "tsconfig": (
+        {"tsconfig.json": TSCONFIG},
+        [],
+        {},
+        {},
+        [
+            'tsconfig.json: compilerOptions target="ES2022", module="NodeNext", strict=true, '
+            'outDir="dist"'
+        ],
+    ),
+    "deno": (
+        {"deno.json": DENO},
+        [
+            ("@std/assert", "jsr:@std/assert@^1.0.0", "runtime", 3),
+        ],
+        {"dev": "deno run --watch main.ts"},
+        {},
+        [],
+    ),
+    "go.mod": (
+        {"go.mod": GO_MOD},
+        [
+            ("github.com/spf13/cobra", "v1.8.0", "runtime", 5),
+            ("golang.org/x/sync", "v0.7.0", "runtime", 8),
+            ("github.com/pkg/errors", "v0.9.1", "indirect", 9),
+        ],
+        {},
+        {},
+        ["go.mod: go 1.22"],
+    ),
+    "cargo": (
+        {"Cargo.toml": CARGO, "src/cli.rs": "fn main() {}\n"},
+        [
+            ("serde", "1.0", "runtime", 6),
+            ("anyhow", "1", "runtime", 7),
+            ("tokio", "1.37", "runtime", 9),
+            ("tempfile", "3", "dev", 13),
+            ("cc", "1.0", "build", 16),
+        ],
+        {},
+        {"rtool-cli": "src/cli.rs"},
+        [],
+    ),
+    "pom.xml": (
+        {"pom.xml": POM},
+        [
+            ("com.google.guava:guava", "", "runtime", 17),  # not the dependencyManagement entry
+            ("junit:junit", "4.13.2", "test", 21),
+        ],
+        {},
+        {},
+        [],
+    ),
+    "gradle": (
+        {"build.gradle.kts": GRADLE},
+        [
+            ("com.squareup.okhttp3:okhttp", "4.12.0", "runtime", 6),
+            (":core", "project", "runtime", 7),
+            ("org.junit.jupiter:junit-jupiter", "5.10.0", "test", 8),
+            ("libs.lombok", "version catalog", "provided", 9),
+        ],
+        {},
+        {"application": "org.demo.MainKt"},
+        [],
+    ),
+    "gemfile": (
+        {"Gemfile": GEMFILE},
+        [
+            ("rails", "~> 7.1, >= 7.1.3", "runtime", 5),
+            ("pg", "", "runtime", 6),
+            ("rspec-rails", "", "dev,test", 9),
+            ("rubocop", "", "lint", 12),
+        ],
+        {},
+        {},
+        ["Gemfile: requires Ruby 3.2.2"],
+    ),
+    "composer": (
+        {"composer.json": COMPOSER},
+        [
+            ("monolog/monolog", "^3.0", "runtime", 5),
+            ("phpunit/phpunit", "^10", "dev", 8),
+        ],
+        {"test": "phpunit", "lint": "phpcs && phpstan"},
+        {"demo": "bin/demo"},
+        ["composer.json: requires PHP >=8.1"],
+    ),
 }
 
 
@@ -369,32 +469,56 @@ def test_example_repository() -> None:
     assert_clean(result)
     assert report == ManifestReport(
         manifests=["pyproject.toml"],
-        dependencies=[Dependency(name="itsdangerous", spec=">=2.1", manifest="pyproject.toml",
-                                 line=4, group="runtime")],
+        dependencies=[
+            Dependency(
+                name="itsdangerous",
+                spec=">=2.1",
+                manifest="pyproject.toml",
+                line=4,
+                group="runtime",
+            )
+        ],
         entry_points={"shop": "shop.api.routes:main"},
     )
     assert [(f.claim, f.citations[0].ref, f.citations[0].quote) for f in result.findings] == [
-        ("pyproject.toml declares the Python project shop 0.3.0", "pyproject.toml:2",
-         'name = "shop"'),
-        ("pyproject.toml declares the runtime dependency itsdangerous >=2.1",
-         "pyproject.toml:4", 'dependencies = ["itsdangerous>=2.1"]'),
-        ("pyproject.toml declares the entry point shop: shop.api.routes:main",
-         "pyproject.toml:7", 'shop = "shop.api.routes:main"'),
+        (
+            "pyproject.toml declares the Python project shop 0.3.0",
+            "pyproject.toml:2",
+            'name = "shop"',
+        ),
+        (
+            "pyproject.toml declares the runtime dependency itsdangerous >=2.1",
+            "pyproject.toml:4",
+            'dependencies = ["itsdangerous>=2.1"]',
+        ),
+        (
+            "pyproject.toml declares the entry point shop: shop.api.routes:main",
+            "pyproject.toml:7",
+            'shop = "shop.api.routes:main"',
+        ),
     ]
     assert result.conclusions == [
-        "1 manifests: 1 dependencies (runtime 1), 0 scripts, 1 entry points"]
+        "1 manifests: 1 dependencies (runtime 1), 0 scripts, 1 entry points"
+    ]
 
 
 def test_malformed_manifest_is_a_gap(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"pyproject.toml": '[project\nname = "x"\n',
-                           "web/package.json": '{"name": "web",}\n',
-                           "go.mod": "module example.com/ok\n"})
+    root = make_tree(
+        tmp_path,
+        {
+            "pyproject.toml": '[project\nname = "x"\n',
+            "web/package.json": '{"name": "web",}\n',
+            "go.mod": "module example.com/ok\n",
+        },
+    )
     result, report = explore(root)
     assert_clean(result)  # the good manifest still answers
     assert report is not None
     assert report.manifests == ["go.mod", "pyproject.toml", "web/package.json"]
     assert [g.split(":", 2)[:2] for g in result.gaps] == [
-        ["pyproject.toml", " could not parse"], ["web/package.json", " could not parse"]]
+        ["pyproject.toml", " could not parse"],
+        ["web/package.json", " could not parse"],
+    ]
     assert result.gates[2].detail == "1 of 3 manifests parsed"
 
 
@@ -402,19 +526,27 @@ def test_only_malformed_manifests_fail_the_gates_without_raising(tmp_path: Path)
     result, report = explore(make_tree(tmp_path, {"Cargo.toml": "[package\n"}))
     assert report is not None and report.dependencies == []
     assert [(g.name, g.passed) for g in result.gates] == [
-        ("understood", True), ("evidence", False), ("complete", False)]
+        ("understood", True),
+        ("evidence", False),
+        ("complete", False),
+    ]
     assert result.gaps[0].startswith("Cargo.toml: could not parse: ")
 
 
 def test_scope_without_manifest_uses_the_nearest_above(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"Cargo.toml": CARGO, "src/cli.rs": "fn main() {}\n",
-                           "crates/a/Cargo.toml": '[package]\nname = "a"\n',
-                           "crates/a/src/lib.rs": "pub fn a() {}\n"})
+    root = make_tree(
+        tmp_path,
+        {
+            "Cargo.toml": CARGO,
+            "src/cli.rs": "fn main() {}\n",
+            "crates/a/Cargo.toml": '[package]\nname = "a"\n',
+            "crates/a/src/lib.rs": "pub fn a() {}\n",
+        },
+    )
     result, report = explore(root, "src/cli.rs")  # a single-file scope
     assert_clean(result)
     assert report is not None and report.manifests == ["Cargo.toml"]
-    assert result.conclusions[1] == "no manifest in src/cli.rs; using the nearest above: " \
-        "Cargo.toml"
+    assert result.conclusions[1] == "no manifest in src/cli.rs; using the nearest above: Cargo.toml"
     result, report = explore(root, "crates/a/src")
     assert report is not None and report.manifests == ["crates/a/Cargo.toml"]
     result, report = explore(root, "crates/a/Cargo.toml")  # the manifest itself
@@ -422,8 +554,13 @@ def test_scope_without_manifest_uses_the_nearest_above(tmp_path: Path) -> None:
 
 
 def test_cargo_binary_from_src_main(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"Cargo.toml": '[package]\nname = "app"\n',
-                           "src/main.rs": "use std::env;\n\nfn main() {}\n"})
+    root = make_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "app"\n',
+            "src/main.rs": "use std::env;\n\nfn main() {}\n",
+        },
+    )
     result, report = explore(root)
     assert_clean(result)
     assert report is not None and report.entry_points == {"app": "src/main.rs"}
@@ -431,8 +568,13 @@ def test_cargo_binary_from_src_main(tmp_path: Path) -> None:
 
 
 def test_repeated_names_keep_both(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"package.json": '{"scripts": {"test": "jest"}}\n',
-                           "web/package.json": '{"scripts": {"test": "vitest"}}\n'})
+    root = make_tree(
+        tmp_path,
+        {
+            "package.json": '{"scripts": {"test": "jest"}}\n',
+            "web/package.json": '{"scripts": {"test": "vitest"}}\n',
+        },
+    )
     result, report = explore(root)
     assert_clean(result)
     assert report is not None
@@ -440,12 +582,16 @@ def test_repeated_names_keep_both(tmp_path: Path) -> None:
 
 
 def test_setup_py_computed_requirements_are_a_gap(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"setup.py": 'from setuptools import setup\n\nREQS = ["a"]\n'
-                                       'setup(name="x", install_requires=REQS)\n'})
+    root = make_tree(
+        tmp_path,
+        {
+            "setup.py": 'from setuptools import setup\n\nREQS = ["a"]\n'
+            'setup(name="x", install_requires=REQS)\n'
+        },
+    )
     result, report = explore(root)
     assert report is not None and report.dependencies == []
-    assert result.gaps == ["setup.py: install_requires is computed, not a literal: not "
-                           "evaluated"]
+    assert result.gaps == ["setup.py: install_requires is computed, not a literal: not evaluated"]
 
 
 def test_no_manifest_anywhere(tmp_path: Path) -> None:
@@ -496,9 +642,12 @@ gem "tzinfo-data", platforms: [:windows], group: "tz"
     assert_clean(result)
     assert report is not None
     assert deps(report) == [
-        ("rack", "", "runtime", 5), ("stackprof", "", "test", 10),
-        ("brakeman", "", "test", 12), ("jdbc-mysql", "", "db", 18),
-        ("jdbc-sqlite", ">= 1.3", "runtime", 21), ("after-if", "", "runtime", 23),
+        ("rack", "", "runtime", 5),
+        ("stackprof", "", "test", 10),
+        ("brakeman", "", "test", 12),
+        ("jdbc-mysql", "", "db", 18),
+        ("jdbc-sqlite", ">= 1.3", "runtime", 21),
+        ("after-if", "", "runtime", 23),
         ("tzinfo-data", "", "tz", 25),
     ]
     assert result.conclusions[1:] == ["Gemfile: takes dependencies from the gemspec (line 2)"]
@@ -525,15 +674,19 @@ nix = "0.27"
     assert_clean(result)
     assert report is not None
     assert deps(report) == [
-        ("tokio", "1", "runtime", 4), ("base64", "0.13", "optional", 8),
-        ("tokio", "1.6", "dev", 11), ("nix", "0.27", "runtime", 14),
+        ("tokio", "1", "runtime", 4),
+        ("base64", "0.13", "optional", 8),
+        ("tokio", "1.6", "dev", 11),
+        ("nix", "0.27", "runtime", 14),
     ]
 
 
 def test_manifest_without_declarations_is_still_cited(tmp_path: Path) -> None:
     result, report = explore(
-        make_tree(tmp_path, {"setup.cfg": "\n[flake8]\nmax-line-length = 100\n"}))
+        make_tree(tmp_path, {"setup.cfg": "\n[flake8]\nmax-line-length = 100\n"})
+    )
     assert_clean(result)
     assert report is not None and report.dependencies == []
     assert [(f.claim, f.citations[0].ref) for f in result.findings] == [
-        ("setup.cfg declares no dependencies, scripts or entry points", "setup.cfg:2")]
+        ("setup.cfg declares no dependencies, scripts or entry points", "setup.cfg:2")
+    ]

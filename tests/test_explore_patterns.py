@@ -14,7 +14,7 @@ from dowse.explore.tracks import Context, run_track
 PYTHON = {
     "src/app/__init__.py": '"""app."""\n',
     "src/app/errors.py": '"""Errors."""\nclass AppError(Exception):\n    """Base."""\n\n\n'
-                         "class NotFound(AppError):\n    pass\n",
+    "class NotFound(AppError):\n    pass\n",
     "src/app/core.py": """\
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_again():
     assert True
 """,
     "tests/test_unit.py": "import unittest\n\n\nclass T(unittest.TestCase):\n"
-                          "    def test_x(self):\n        self.assertEqual(1, 1)\n",
+    "    def test_x(self):\n        self.assertEqual(1, 1)\n",
     "README.md": "# app\n",
 }
 
@@ -104,13 +104,13 @@ export function parseId(raw: string) {
 export class ApiError extends Error {}
 """,
     "web/src/http.ts": "export function get(url: string): Promise<any> {\n"
-                       "  return fetch(url).then((r) => r.json()).catch(() => null);\n}\n",
+    "  return fetch(url).then((r) => r.json()).catch(() => null);\n}\n",
     "web/src/api.test.ts": 'import { describe, it, expect } from "vitest";\n'
-                           'import { parseId } from "./api";\n\n'
-                           'describe("parseId", () => {\n  it("keeps the id", () => {\n'
-                           '    expect(parseId("a")).toBe("a");\n  });\n});\n',
+    'import { parseId } from "./api";\n\n'
+    'describe("parseId", () => {\n  it("keeps the id", () => {\n'
+    '    expect(parseId("a")).toBe("a");\n  });\n});\n',
     "web/src/legacy.js": 'const path = require("path");\n\nfunction joinAll(parts) {\n'
-                         "  return path.join(...parts);\n}\n\nmodule.exports = { joinAll };\n",
+    "  return path.join(...parts);\n}\n\nmodule.exports = { joinAll };\n",
     "go/go.mod": "module github.com/acme\n\ngo 1.22\n",
     "go/internal/store/store.go": """\
 package store
@@ -155,7 +155,7 @@ func TestLoad(t *testing.T) {
 }
 """,
     "go/cmd/tool/main.go": 'package main\n\nimport "github.com/acme/store"\n\n'
-                           'func main() {\n\tstore.Load("x")\n}\n',
+    'func main() {\n\tstore.Load("x")\n}\n',
     "rs/Cargo.toml": '[package]\nname = "store"\n',
     "rs/src/lib.rs": """\
 use std::fs;
@@ -244,57 +244,86 @@ def test_python_patterns_are_measured_and_cited(tmp_path):
     result, patterns = _run(make_tree(tmp_path, PYTHON))
     _verified(result)
     assert list(patterns) == [
-        "module structure", "error handling (Python)", "typing (Python)",
-        "import style (Python)", "naming (Python)", "test layout", "assertion style"]
+        "module structure",
+        "error handling (Python)",
+        "typing (Python)",
+        "import style (Python)",
+        "naming (Python)",
+        "test layout",
+        "assertion style",
+    ]
     assert patterns["module structure"].description == (
         "5 code files in 2 directories (median 2.5 per directory; largest src/app/ with 3); "
         "1 Python package (with __init__.py); top-level: src/app; src layout; 2 test files, "
-        "2 under test directories")
+        "2 under test directories"
+    )
     assert _refs(patterns["module structure"]) == ["src/app/__init__.py:1", "src/app/core.py:1"]
 
     errors = patterns["error handling (Python)"]
     assert errors.description == (
         "`raise` statements: 1 (in 1 of 3 sampled files); `try` blocks: 1; `except` "
         "clauses: 1; `raise ... from`: 1; bare `except:`: 1; custom error types: 2 "
-        "(AppError, NotFound), based on Exception ×1, AppError ×1")
+        "(AppError, NotFound), based on Exception ×1, AppError ×1"
+    )
     assert _refs(errors) == ["src/app/errors.py:2", "src/app/core.py:31", "src/app/core.py:21"]
     assert [c.quote for c in errors.examples] == [
-        "class AppError(Exception):", "except:", "raise NotFound(name) from None"]
+        "class AppError(Exception):",
+        "except:",
+        "raise NotFound(name) from None",
+    ]
 
     assert patterns["typing (Python)"].description == (
         "33% of 3 sampled functions annotate their return type; 75% of their 4 parameters "
         "are annotated; `from __future__ import annotations` in 1 of 3 files; typed "
-        "records: 1 @dataclass")
+        "records: 1 @dataclass"
+    )
     assert _refs(patterns["typing (Python)"]) == [
-        "src/app/core.py:17", "src/app/core.py:1", "src/app/core.py:12"]
+        "src/app/core.py:17",
+        "src/app/core.py:1",
+        "src/app/core.py:12",
+    ]
 
     # The import quoted in load()'s docstring is not an import.
     assert patterns["import style (Python)"].description == (
         "67% of 3 top-level imports are `from x import y`, 1 `import x`; 1 relative (33%); "
-        "0 imports inside functions or blocks; origins: 67% stdlib, 33% project")
+        "0 imports inside functions or blocks; origins: 67% stdlib, 33% project"
+    )
     assert _refs(patterns["import style (Python)"]) == [
-        "src/app/core.py:4", "src/app/core.py:3", "src/app/core.py:6"]
+        "src/app/core.py:4",
+        "src/app/core.py:3",
+        "src/app/core.py:6",
+    ]
 
     assert patterns["naming (Python)"].description == (
         "100% of 3 functions/methods are snake_case (incl. one-word lowercase); 33% private "
         "(`_name`); 100% of 3 classes/types are PascalCase; 1 of 2 module-level names are "
-        "UPPER_CASE constants")
+        "UPPER_CASE constants"
+    )
     assert [c.quote for c in patterns["naming (Python)"].examples] == [
-        "def find_item(items: list[Item], name: str) -> Item:", "class AppError(Exception):",
-        "MAX_ITEMS = 10"]
+        "def find_item(items: list[Item], name: str) -> Item:",
+        "class AppError(Exception):",
+        "MAX_ITEMS = 10",
+    ]
 
     assert patterns["test layout"].description == (
         "2 test files: 100% under test directories (top-level tests/), 0 colocated with the "
         "code; names: test_*.py ×2; frameworks: pytest in 1 of 2 sampled test files (Python), "
-        "unittest-style TestCase in 1 of 2 sampled test files (Python)")
+        "unittest-style TestCase in 1 of 2 sampled test files (Python)"
+    )
     assert _refs(patterns["test layout"]) == [
-        "tests/test_core.py:6", "tests/test_core.py:1", "tests/test_unit.py:1"]
+        "tests/test_core.py:6",
+        "tests/test_core.py:1",
+        "tests/test_unit.py:1",
+    ]
     assert patterns["assertion style"].description == (
         "4 assertions in 2 sampled files: bare `assert` (Python) 50% (2), "
-        "`self.assertX(...)` (Python) 25% (1), `pytest.raises` (Python) 25% (1)")
+        "`self.assertX(...)` (Python) 25% (1), `pytest.raises` (Python) 25% (1)"
+    )
     assert [c.quote for c in patterns["assertion style"].examples] == [
-        'assert find_item([Item("a")], "a").name == "a"', "self.assertEqual(1, 1)",
-        "with pytest.raises(Exception):"]
+        'assert find_item([Item("a")], "a").name == "a"',
+        "self.assertEqual(1, 1)",
+        "with pytest.raises(Exception):",
+    ]
 
 
 def test_each_pattern_is_a_claim_citing_its_examples(tmp_path):
@@ -311,79 +340,117 @@ def test_other_languages(tmp_path):
     result, patterns = _run(make_tree(tmp_path, POLYGLOT))
     _verified(result)
     assert set(patterns) == {
-        "module structure", "error handling (JS/TS)", "typing (JS/TS)", "import style (JS/TS)",
-        "naming (JS/TS)", "error handling (Go)", "import style (Go)", "naming (Go)",
-        "error handling (Java)", "import style (Java)", "naming (Java)",
-        "error handling (Rust)", "import style (Rust)", "naming (Rust)", "test layout",
-        "assertion style"}
+        "module structure",
+        "error handling (JS/TS)",
+        "typing (JS/TS)",
+        "import style (JS/TS)",
+        "naming (JS/TS)",
+        "error handling (Go)",
+        "import style (Go)",
+        "naming (Go)",
+        "error handling (Java)",
+        "import style (Java)",
+        "naming (Java)",
+        "error handling (Rust)",
+        "import style (Rust)",
+        "naming (Rust)",
+        "test layout",
+        "assertion style",
+    }
     assert patterns["module structure"].description == (
         "10 code files in 6 directories (median 1 per directory; largest web/src/ with 4); "
         "1 Go module (go.mod); 1 Cargo crate manifest; Maven/Gradle layout (src/main/java): "
         "1 file; Go cmd/ entry points: 1 file; Go internal/ packages: 2 files; 3 test files, "
-        "1 under test directories")
+        "1 under test directories"
+    )
     assert [c.quote for c in patterns["module structure"].examples] == [
-        "module github.com/acme", "[package]", "package com.acme;"]
+        "module github.com/acme",
+        "[package]",
+        "package com.acme;",
+    ]
     assert patterns["error handling (Go)"].description == (
         "`err != nil` checks: 2 (in 1 of 2 sampled files); `errors.New`: 1; `fmt.Errorf`: 1; "
         "`fmt.Errorf` wrapping with %w: 1; `panic(...)`: 1; custom error types: 1 "
-        "(NotFoundError)")
+        "(NotFoundError)"
+    )
     assert patterns["error handling (Rust)"].description == (
         "functions returning `Result`: 1 (in 1 of 1 sampled file); `?` propagations: 1; "
-        "`.unwrap()` calls: 1; `#[derive(Error)]` (thiserror): 1")
+        "`.unwrap()` calls: 1; `#[derive(Error)]` (thiserror): 1"
+    )
     assert [c.quote for c in patterns["error handling (Rust)"].examples] == [
         "let text = fs::read_to_string(path)?;",
-        "pub fn load(path: &str) -> Result<String, StoreError> {", "load(path).unwrap()"]
+        "pub fn load(path: &str) -> Result<String, StoreError> {",
+        "load(path).unwrap()",
+    ]
     assert patterns["error handling (Java)"].description.startswith(
         "`throws` clauses: 1 (in 1 of 1 sampled file); `throw new`: 1; `try` blocks: 1; "
         "`catch` clauses: 1; catch-alls (`catch (Exception e)`): 1; custom error types: 1 "
-        "(StoreException), based on RuntimeException ×1")
+        "(StoreException), based on RuntimeException ×1"
+    )
     assert patterns["typing (JS/TS)"].description == (
         "2 of 3 sampled files are TypeScript; 67% of 3 TypeScript functions declare a return "
-        "type; `any` 3 times in 2 files; 1 interfaces, 1 type aliases")
+        "type; `any` 3 times in 2 files; 1 interfaces, 1 type aliases"
+    )
     assert patterns["import style (JS/TS)"].description == (
         "2 ES module imports vs 1 `require(...)` calls; 7 `export` statements vs 1 "
-        "`module.exports`; 67% of 3 imports are relative paths")
+        "`module.exports`; 67% of 3 imports are relative paths"
+    )
     assert patterns["import style (Go)"].description == (
         "1 grouped `import (...)` blocks, 1 single-line imports; 75% of 4 imports are "
-        "standard library, 0 aliased")
-    assert patterns["import style (Java)"].description == (
-        "2 imports: 1 wildcard (`.*`), 0 static")
+        "standard library, 0 aliased"
+    )
+    assert patterns["import style (Java)"].description == ("2 imports: 1 wildcard (`.*`), 0 static")
     assert patterns["naming (Go)"].description == (
         "4 functions/methods: 50% exported (capitalized), 0 with underscores; 100% of 1 "
-        "classes/types are PascalCase")
+        "classes/types are PascalCase"
+    )
     assert patterns["naming (Java)"].description.startswith(
-        "100% of 1 functions/methods are camelCase")
+        "100% of 1 functions/methods are camelCase"
+    )
     assert patterns["test layout"].description == (
         "3 test files: 33% under test directories, 2 colocated with the code; names: "
         "*_test.go ×1, *Test.java ×1, *.test.js/ts ×1; frameworks: go testing in 1 of 1 "
         "sampled test file (Go), JUnit 5 in 1 of 1 sampled test file (Java), vitest in 1 of 1 "
         "sampled test file (JS/TS), describe/it in 1 of 1 sampled test file (JS/TS); Rust "
-        "unit tests inline (`#[cfg(test)]`) in 1 sampled source file")
+        "unit tests inline (`#[cfg(test)]`) in 1 sampled source file"
+    )
     assert patterns["assertion style"].description == (
         "4 assertions in 4 sampled files: `t.Errorf`/`t.Fatal` (Go) 25% (1), JUnit "
         "`assertX(...)` (Java) 25% (1), `expect(...)` (JS/TS) 25% (1), "
-        "`assert_eq!`/`assert_ne!` (Rust) 25% (1)")
+        "`assert_eq!`/`assert_ne!` (Rust) 25% (1)"
+    )
 
 
 def test_the_bundled_example(example_repo):
     result, patterns = _run(example_repo)
     _verified(result)
     assert list(patterns) == [
-        "module structure", "error handling (Python)", "typing (Python)",
-        "import style (Python)", "naming (Python)", "error handling (JS/TS)",
-        "import style (JS/TS)", "naming (JS/TS)", "test layout", "assertion style"]
+        "module structure",
+        "error handling (Python)",
+        "typing (Python)",
+        "import style (Python)",
+        "naming (Python)",
+        "error handling (JS/TS)",
+        "import style (JS/TS)",
+        "naming (JS/TS)",
+        "test layout",
+        "assertion style",
+    ]
     errors = patterns["error handling (Python)"]
     assert errors.description == (
         "`raise` statements: 8 (in 4 of 9 sampled files); `try` blocks: 3; `except` clauses: "
         "3; `raise ... from`: 2; bare `except:`: 0; custom error types: 3 (TokenError, "
-        "PaymentDeclined, GatewayUnavailable), based on Exception ×3")
+        "PaymentDeclined, GatewayUnavailable), based on Exception ×3"
+    )
     assert _refs(errors)[0] == "shop/auth/tokens.py:14"
     assert patterns["typing (Python)"].description.startswith(
         "100% of 16 sampled functions annotate their return type; 100% of their 32 "
-        "parameters are annotated; `from __future__ import annotations` in 5 of 9 files")
+        "parameters are annotated; `from __future__ import annotations` in 5 of 9 files"
+    )
     assert _refs(patterns["import style (JS/TS)"]) == ["web/app.js:2", "web/format.js:2"]
     assert patterns["test layout"].description.endswith(
-        "frameworks: pytest in 1 of 1 sampled test file (Python)")
+        "frameworks: pytest in 1 of 1 sampled test file (Python)"
+    )
     # JS has no types to measure: said, not invented.
     assert "typing (JS/TS)" not in patterns
 
@@ -393,7 +460,8 @@ def test_the_scope_narrows_everything(tmp_path):
     result, patterns = _run(root, scope="src/app")
     _verified(result)
     assert patterns["module structure"].description.startswith(
-        "3 code files in 1 directory (median 3 per directory; largest src/app/ with 3)")
+        "3 code files in 1 directory (median 3 per directory; largest src/app/ with 3)"
+    )
     assert "test layout" not in patterns
     assert "test layout: no test files in scope" in result.gaps
     assert all(c.path.startswith("src/app/") for p in patterns.values() for c in p.examples)
@@ -402,13 +470,17 @@ def test_the_scope_narrows_everything(tmp_path):
     _verified(result)
     assert patterns["module structure"].description.startswith("1 code file in 1 directory")
     assert patterns["error handling (Python)"].description.endswith(
-        "custom error types: 2 (AppError, NotFound), based on Exception ×1, AppError ×1")
+        "custom error types: 2 (AppError, NotFound), based on Exception ×1, AppError ×1"
+    )
 
 
 def test_no_code_fails_the_first_gate(tmp_path):
     result, patterns = _run(make_tree(tmp_path, {"README.md": "# nothing\n"}))
     assert [(g.name, g.passed, g.ran) for g in result.gates] == [
-        ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
+        ("understood", False, True),
+        ("evidence", False, False),
+        ("complete", False, False),
+    ]
     assert patterns == {}
     assert "module structure: no code files in scope" in result.gaps
 
@@ -419,7 +491,8 @@ def _bigmake_tree(root: Path, dirs: int, per_dir: int) -> Path:
         for f in range(per_dir):
             files[f"pkg{d % 6}/sub{d}/mod{f}.py"] = (
                 f"def helper_{f}(x: int) -> int:\n    if x < 0:\n"
-                f"        raise ValueError(x)\n    return x\n")
+                f"        raise ValueError(x)\n    return x\n"
+            )
         files[f"tests/t{d}/test_mod{d}.py"] = "def test_it():\n    assert 1\n"
     return make_tree(root, files)
 
@@ -428,13 +501,17 @@ def test_sampling_is_bounded_spread_and_deterministic(tmp_path):
     root = _bigmake_tree(tmp_path, dirs=60, per_dir=7)
     first, patterns = _run(root)
     _verified(first)
-    assert first.gaps[0] == "measured on a sample of 40 of 480 files in 120 directories: " \
-                            "counts are estimates"
+    assert (
+        first.gaps[0] == "measured on a sample of 40 of 480 files in 120 directories: "
+        "counts are estimates"
+    )
     errors = patterns["error handling (Python)"].description
-    assert errors.startswith(f"`raise` statements: {SAMPLE_SOURCE} (in {SAMPLE_SOURCE} of "
-                             f"{SAMPLE_SOURCE} sampled files)")
+    assert errors.startswith(
+        f"`raise` statements: {SAMPLE_SOURCE} (in {SAMPLE_SOURCE} of {SAMPLE_SOURCE} sampled files)"
+    )
     assert patterns["assertion style"].description.startswith(
-        f"{SAMPLE_TESTS} assertions in {SAMPLE_TESTS} sampled files")
+        f"{SAMPLE_TESTS} assertions in {SAMPLE_TESTS} sampled files"
+    )
     # One file per directory while directories remain: 30 source files from 30 directories.
     cited = {c.path.rsplit("/", 1)[0] for p in patterns.values() for c in p.examples}
     assert len(cited) == len({c.path for p in patterns.values() for c in p.examples})

@@ -142,15 +142,14 @@ class Client:
 
 USERS = {
     "app/__init__.py": "",
-    "app/use1.py": "import dowsefakelib\n\n\ndef go():\n"
-                   "    return dowsefakelib.fetch_json('u')\n",
+    "app/use1.py": "import dowsefakelib\n\n\ndef go():\n    return dowsefakelib.fetch_json('u')\n",
     "app/use2.py": "import dowsefakelib as lib\nfrom dowsefakelib import make_title\n\n\n"
-                   "def go():\n    data = lib.old_fetch('u')\n    return make_title(data)\n",
+    "def go():\n    data = lib.old_fetch('u')\n    return make_title(data)\n",
     "app/use3.py": "from dowsefakelib import legacy_get, Client\n\n\n"
-                   "def go():\n    return legacy_get('u'), Client()\n",
+    "def go():\n    return legacy_get('u'), Client()\n",
     "app/titles.py": "import dowsefakelib\n\n\ndef make_title(text):\n"
-                     "    return text.title()\n\n\ndef fetch_json_impl(url):\n"
-                     "    return dowsefakelib.fetch_json(url)\n",
+    "    return text.title()\n\n\ndef fetch_json_impl(url):\n"
+    "    return dowsefakelib.fetch_json(url)\n",
     "app/missing.py": "import notinstalledpkg4711\n",
     "app/missing2.py": "import notinstalledpkg4711\n",
     "app/missing3.py": "import notinstalledpkg4711.sub\n",
@@ -201,12 +200,20 @@ def test_an_internal_module_with_agents_md(tmp_path):
         "instead.'; idiomatic alternative: `load_config()`",
     ]
     assert [[(c.ref, c.quote) for c in f.citations] for f in misuse] == [
-        [("app/report.py:6", 'with open("settings.json") as f:'),
-         ("app/config/AGENTS.md:6",
-          "- Use `load_config()` instead of reading settings.json directly.")],
-        [("app/views.py:6", "legacy = old_settings()"),
-         ("app/config/AGENTS.md:7",
-          "- `old_settings()` is deprecated; use `load_config()` instead.")],
+        [
+            ("app/report.py:6", 'with open("settings.json") as f:'),
+            (
+                "app/config/AGENTS.md:6",
+                "- Use `load_config()` instead of reading settings.json directly.",
+            ),
+        ],
+        [
+            ("app/views.py:6", "legacy = old_settings()"),
+            (
+                "app/config/AGENTS.md:7",
+                "- `old_settings()` is deprecated; use `load_config()` instead.",
+            ),
+        ],
     ]
     # The comment in report.py, the test calling old_settings() and the module's own
     # load_config() reading settings.json are not misuse.
@@ -215,7 +222,8 @@ def test_an_internal_module_with_agents_md(tmp_path):
     assert [f.claim for f in missed] == [
         "Missed convenience: app/util.py:4 defines `slugify`, re-implementing app/config's "
         "`slugify` (defined at app/config/__init__.py:14, documented at "
-        "app/config/AGENTS.md:8); idiomatic alternative: call `slugify` from app/config"]
+        "app/config/AGENTS.md:8); idiomatic alternative: call `slugify` from app/config"
+    ]
     assert [c.ref for c in missed[0].citations] == ["app/util.py:4", "app/config/AGENTS.md:8"]
     # load_config_helper wraps load_config(): not a re-implementation; web/slug.js cannot
     # call the Python slugify.
@@ -229,22 +237,21 @@ def test_an_internal_module_with_agents_md(tmp_path):
     ]
     assert result.findings[0].claim == (
         "app/config documents 5 of its APIs in app/config/AGENTS.md: env, load_config, "
-        "old_settings, raw_env, slugify")
-    assert "documented but not used outside app/config: env, raw_env, slugify" \
-        in result.conclusions
-    assert result.gates[2].detail == (
-        "2 documented APIs used, 1 missed conveniences, 2 misuses")
+        "old_settings, raw_env, slugify"
+    )
+    assert "documented but not used outside app/config: env, raw_env, slugify" in result.conclusions
+    assert result.gates[2].detail == ("2 documented APIs used, 1 missed conveniences, 2 misuses")
 
 
 def test_a_literal_a_helper_is_documented_to_handle(tmp_path):
-    files = {**REPO, "app/config/AGENTS.md":
-             "`load_config()` reads settings.json and caches it.\n"}
+    files = {**REPO, "app/config/AGENTS.md": "`load_config()` reads settings.json and caches it.\n"}
     result = _run_all(Context(root=make_tree(tmp_path, files)))["specialist:app/config"]
     assert result.dropped == [] and all(g.passed for g in result.gates)
     assert [f.claim for f in _claims(result, "Missed")] == [
         "Missed convenience: 'settings.json' is handled by hand at app/report.py:6, but "
         "app/config/AGENTS.md:1 says: '`load_config()` reads settings.json and caches it.'; "
-        "idiomatic alternative: `load_config()`"]
+        "idiomatic alternative: `load_config()`"
+    ]
 
 
 def test_an_installed_package_read_from_its_docstrings(tmp_path, library):
@@ -258,7 +265,8 @@ def test_an_installed_package_read_from_its_docstrings(tmp_path, library):
     assert result.dropped == []
     assert result.findings[0].claim == (
         "`dowsefakelib` is imported by 4 files in scope: app/titles.py:1, app/use1.py:1, "
-        "app/use2.py:1 and 1 more")
+        "app/use2.py:1 and 1 more"
+    )
     assert [f.claim for f in _claims(result, "Misuse")] == [
         "Misuse of dowsefakelib: `old_fetch()` is called at app/use2.py:6, but the "
         "documentation of `old_fetch` says: '.. deprecated:: 2.0 Use :func:`fetch_json` "
@@ -271,16 +279,17 @@ def test_an_installed_package_read_from_its_docstrings(tmp_path, library):
     assert [f.claim for f in _claims(result, "Missed")] == [
         "Missed convenience: app/titles.py:4 defines `make_title`, re-implementing "
         "dowsefakelib's `make_title` (documented: 'Title-case `text` like a headline.'); "
-        "idiomatic alternative: call `make_title` from dowsefakelib"]
+        "idiomatic alternative: call `make_title` from dowsefakelib"
+    ]
     used = {f.claim.split("`")[1]: f for f in result.findings if " is used at " in f.claim}
     assert sorted(used) == ["Client", "fetch_json", "legacy_get", "make_title", "old_fetch"]
-    assert [c.ref for c in used["fetch_json"].citations] == [
-        "app/titles.py:9", "app/use1.py:5"]
+    assert [c.ref for c in used["fetch_json"].citations] == ["app/titles.py:9", "app/use1.py:5"]
     assert [c.ref for c in used["old_fetch"].citations] == ["app/use2.py:6"]
     # An import the code makes but dowse cannot read the docs of: a gap, no specialist.
     assert result.gaps[0] == (
         "`notinstalledpkg4711` is imported by 3 of 8 Python files but is not installed here "
-        "as Python source: no offline documentation, no specialist")
+        "as Python source: no offline documentation, no specialist"
+    )
 
 
 def test_internal_modules_and_packages_alternate_up_to_the_cap(tmp_path, library):
@@ -293,13 +302,19 @@ def test_internal_modules_and_packages_alternate_up_to_the_cap(tmp_path, library
     root = make_tree(tmp_path / "repo", files)
     names = [t.spec.name for t in specialist_tracks(Context(root=root))]
     assert len(names) == MAX_SPECIALISTS
-    assert names == ["specialist:mod0", "specialist:dowsefakelib", "specialist:mod1",
-                     "specialist:mod2"]
+    assert names == [
+        "specialist:mod0",
+        "specialist:dowsefakelib",
+        "specialist:mod1",
+        "specialist:mod2",
+    ]
 
 
 def test_a_doc_that_names_no_function_makes_no_specialist(tmp_path):
-    files = {"pkg/README.md": "# pkg\n\nThe `pkg/core.py` module does the work.\n",
-             "pkg/core.py": "def work():\n    return 1\n"}
+    files = {
+        "pkg/README.md": "# pkg\n\nThe `pkg/core.py` module does the work.\n",
+        "pkg/core.py": "def work():\n    return 1\n",
+    }
     assert specialist_tracks(Context(root=make_tree(tmp_path, files))) == []
 
 

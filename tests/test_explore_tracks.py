@@ -41,14 +41,17 @@ def test_a_true_citation_verifies(ctx):
     assert verify_citation(ctx.root, c) is None
 
 
-@pytest.mark.parametrize("citation, why", [
-    (_cit("shop/auth/tokens.py", 30, quote="def forge_token"), "is not in the cited lines"),
-    (_cit("shop/auth/tokens.py", 9000, quote="def"), "the file has"),
-    (_cit("shop/nothing.py", 1), "does not exist"),
-    (_cit("../outside.py", 1), "is not a path inside the root"),
-    (_cit("/etc/passwd", 1, quote="root"), "is not a path inside the root"),
-    (_cit("shop/auth/tokens.py", 30, quote="   "), "no quoted text"),
-])
+@pytest.mark.parametrize(
+    "citation, why",
+    [
+        (_cit("shop/auth/tokens.py", 30, quote="def forge_token"), "is not in the cited lines"),
+        (_cit("shop/auth/tokens.py", 9000, quote="def"), "the file has"),
+        (_cit("shop/nothing.py", 1), "does not exist"),
+        (_cit("../outside.py", 1), "is not a path inside the root"),
+        (_cit("/etc/passwd", 1, quote="root"), "is not a path inside the root"),
+        (_cit("shop/auth/tokens.py", 30, quote="   "), "no quoted text"),
+    ],
+)
 def test_the_evidence_gate_rejects_fabricated_citations(ctx, citation, why):
     assert why in (verify_citation(ctx.root, citation) or "")
 
@@ -57,8 +60,10 @@ def test_a_symlink_out_of_the_root_is_not_citable(ctx, tmp_path):
     outside = tmp_path / "secret.py"
     outside.write_text("password = 1\n")
     os.symlink(outside, ctx.root / "link.py")
-    assert "leads outside the root" in verify_citation(
-        ctx.root, _cit("link.py", 1, quote="password")) or ""
+    assert (
+        "leads outside the root" in verify_citation(ctx.root, _cit("link.py", 1, quote="password"))
+        or ""
+    )
 
 
 def _track(understand, complete=lambda s: (True, "done")) -> Track:
@@ -69,8 +74,12 @@ def test_gates_run_in_order_and_uncited_claims_are_dropped(ctx):
     def understand(state: TrackState):
         assert state.claim("validate_token checks expiry", cite(ctx, "shop/auth/tokens.py", 30))
         assert not state.claim("an uncited claim")  # never recorded
-        state.findings.append(Finding(claim="a fabricated claim", citations=[
-            _cit("shop/auth/tokens.py", 30, quote="def forge_token")]))
+        state.findings.append(
+            Finding(
+                claim="a fabricated claim",
+                citations=[_cit("shop/auth/tokens.py", 30, quote="def forge_token")],
+            )
+        )
         return True, "found"
 
     result, _ = run_track(ctx, _track(understand))
@@ -83,15 +92,18 @@ def test_gates_run_in_order_and_uncited_claims_are_dropped(ctx):
 
 def test_a_failed_gate_stops_the_next_steps_and_is_reported(ctx):
     completed = []
-    result, _ = run_track(ctx, _track(lambda s: (False, "nothing here"),
-                                      lambda s: completed.append(1) or (True, "")))
+    result, _ = run_track(
+        ctx, _track(lambda s: (False, "nothing here"), lambda s: completed.append(1) or (True, ""))
+    )
     assert completed == []
     assert result.gates == [
         GateResult(name="understood", passed=False, detail="nothing here"),
-        GateResult(name="evidence", passed=False, ran=False,
-                   detail="not run: the understood gate failed"),
-        GateResult(name="complete", passed=False, ran=False,
-                   detail="not run: the evidence gate failed"),
+        GateResult(
+            name="evidence", passed=False, ran=False, detail="not run: the understood gate failed"
+        ),
+        GateResult(
+            name="complete", passed=False, ran=False, detail="not run: the evidence gate failed"
+        ),
     ]
     assert not result.passed
 
@@ -112,9 +124,13 @@ def test_deepen_splits_a_track_into_subtracks(ctx):
             state.claim(f"{len(files)} files", cite(c, files[0], 1))
             return True, "ok"
 
-        return Track(spec=SPEC.model_copy(update={"name": f"t:{c.scope or '.'}"}),
-                     understand=understand, complete=lambda s: (True, "ok"),
-                     split=lambda c: ["shop", "web"] if not c.scope else [], make=make)
+        return Track(
+            spec=SPEC.model_copy(update={"name": f"t:{c.scope or '.'}"}),
+            understand=understand,
+            complete=lambda s: (True, "ok"),
+            split=lambda c: ["shop", "web"] if not c.scope else [],
+            make=make,
+        )
 
     deep = Context(root=ctx.root, deepen=2)
     result, _ = run_track(deep, make(deep))
@@ -134,8 +150,12 @@ def test_context_scopes_files_to_a_directory_or_a_file(ctx):
 
 def test_focus_track_cites_the_code_that_answers(example_repo, fake_embedder):
     build_index(example_repo, embedder=fake_embedder)
-    ctx = Context(root=example_repo, scope="shop", index_dir=example_repo / ".dowse",
-                  focus="where does validate_token reject expired tokens?")
+    ctx = Context(
+        root=example_repo,
+        scope="shop",
+        index_dir=example_repo / ".dowse",
+        focus="where does validate_token reject expired tokens?",
+    )
     result, _ = run_track(ctx, focus_track(ctx))
     assert result.passed, result.gates
     top = result.findings[0]
@@ -165,13 +185,21 @@ def _findings(name: str, *paths: str, passed: bool = True) -> TrackFindings:
         track=SPEC.model_copy(update={"name": name}),
         findings=[Finding(claim=f"{name} says {p}", citations=[_cit(p, 1)]) for p in paths],
         gates=[GateResult(name="understood", passed=passed, detail="d")],
-        gaps=[f"{name} gap"])
+        gaps=[f"{name} gap"],
+    )
 
 
 def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
-    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[
-        _findings("tree", "a.py", "b.py"), _findings("imports", "a.py"),
-        _findings("git", "a.py", "c.py")])
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        tracks=[
+            _findings("tree", "a.py", "b.py"),
+            _findings("imports", "a.py"),
+            _findings("git", "a.py", "c.py"),
+        ],
+    )
     s = synthesize(r)
     assert s.unified == ["`a.py` matters to 3 tracks (git, imports, tree); see a.py:1"]
     assert s.open_questions == ["tree gap", "imports gap", "git gap"]
@@ -183,14 +211,32 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
 
 
 def _big_result() -> ExploreResult:
-    tree = TreeNode(path=".", kind="dir", files=40, children=[
-        TreeNode(path=f"d{i}", kind="dir", files=4, children=[
-            TreeNode(path=f"d{i}/f{j}.py", kind="file") for j in range(4)]) for i in range(10)])
+    tree = TreeNode(
+        path=".",
+        kind="dir",
+        files=40,
+        children=[
+            TreeNode(
+                path=f"d{i}",
+                kind="dir",
+                files=4,
+                children=[TreeNode(path=f"d{i}/f{j}.py", kind="file") for j in range(4)],
+            )
+            for i in range(10)
+        ],
+    )
     return ExploreResult(
-        path=".", root="/r", depth="standard", focus="q", tree=tree, summary="s",
+        path=".",
+        root="/r",
+        depth="standard",
+        focus="q",
+        tree=tree,
+        summary="s",
         key_files=[KeyFile(path=f"k{i}.py", role="entry point " * 5) for i in range(50)],
-        focus_findings=[Finding(claim="claim " * 20, citations=[_cit(f"f{i}.py", 1)])
-                        for i in range(50)])
+        focus_findings=[
+            Finding(claim="claim " * 20, citations=[_cit(f"f{i}.py", 1)]) for i in range(50)
+        ],
+    )
 
 
 def test_a_budget_is_divided_across_sections_not_cut_at_the_end():

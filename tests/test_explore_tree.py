@@ -32,8 +32,10 @@ def roles(output: dict[str, Any]) -> list[tuple[str, str]]:
 
 def refs(result: TrackFindings) -> dict[str, str]:
     """Claimed path → the cited line and its quote."""
-    return {f.claim.split(":", 1)[0]: f"{f.citations[0].ref} {f.citations[0].quote}"
-            for f in result.findings}
+    return {
+        f.claim.split(":", 1)[0]: f"{f.citations[0].ref} {f.citations[0].quote}"
+        for f in result.findings
+    }
 
 
 def assert_clean(result: TrackFindings) -> None:
@@ -44,17 +46,31 @@ def assert_clean(result: TrackFindings) -> None:
 def test_example_repository() -> None:
     result, output = explore(EXAMPLE)
     assert_clean(result)
-    assert shape(output["tree"]) == (".", 15, 0, [
-        ("shop", 9, 0, [
-            ("shop/api", 2, 0, ["shop/api/__init__.py", "shop/api/routes.py"]),
-            ("shop/auth", 2, 0, ["shop/auth/__init__.py", "shop/auth/tokens.py"]),
-            ("shop/storage", 2, 0, ["shop/storage/__init__.py", "shop/storage/db.py"]),
-            "shop/__init__.py", "shop/payments.py", "shop/pricing.py",
-        ]),
-        ("web", 2, 0, ["web/app.js", "web/format.js"]),
-        ("tests", 1, 0, ["tests/test_tokens.py"]),
-        ".gitignore", "README.md", "pyproject.toml",  # .env is a secret: never listed
-    ])
+    assert shape(output["tree"]) == (
+        ".",
+        15,
+        0,
+        [
+            (
+                "shop",
+                9,
+                0,
+                [
+                    ("shop/api", 2, 0, ["shop/api/__init__.py", "shop/api/routes.py"]),
+                    ("shop/auth", 2, 0, ["shop/auth/__init__.py", "shop/auth/tokens.py"]),
+                    ("shop/storage", 2, 0, ["shop/storage/__init__.py", "shop/storage/db.py"]),
+                    "shop/__init__.py",
+                    "shop/payments.py",
+                    "shop/pricing.py",
+                ],
+            ),
+            ("web", 2, 0, ["web/app.js", "web/format.js"]),
+            ("tests", 1, 0, ["tests/test_tokens.py"]),
+            ".gitignore",
+            "README.md",
+            "pyproject.toml",  # .env is a secret: never listed
+        ],
+    )
     assert output["key_files"] == [
         KeyFile(path="README.md", role="readme"),
         KeyFile(path="pyproject.toml", role="Python project config (pyproject)"),
@@ -73,27 +89,45 @@ def test_example_repository() -> None:
 
 def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
     files = {f"wide/f{i:02}.txt": "x\n" for i in range(MAX_CHILDREN + 5)}
-    files.update({
-        "deep/a/b/c/d.txt": "x\n", "deep/a/b/e.txt": "x\n", "deep/a/top.txt": "x\n",
-        "small/one.txt": "x\n", "z.txt": "x\n", "a.txt": "x\n",
-        ".gitignore": "generated/\n", "generated/out.py": "x = 1\n",
-    })
+    files.update(
+        {
+            "deep/a/b/c/d.txt": "x\n",
+            "deep/a/b/e.txt": "x\n",
+            "deep/a/top.txt": "x\n",
+            "small/one.txt": "x\n",
+            "z.txt": "x\n",
+            "a.txt": "x\n",
+            ".gitignore": "generated/\n",
+            "generated/out.py": "x = 1\n",
+        }
+    )
     result, output = explore(make_tree(tmp_path, files))
     tree = output["tree"]
     assert tree.path == "." and tree.files == 37 and tree.truncated == 0
     assert [(c.path, c.kind, c.files) for c in tree.children] == [
-        ("wide", "dir", 30), ("deep", "dir", 3), ("small", "dir", 1),
-        (".gitignore", "file", 1), ("a.txt", "file", 1), ("z.txt", "file", 1),
+        ("wide", "dir", 30),
+        ("deep", "dir", 3),
+        ("small", "dir", 1),
+        (".gitignore", "file", 1),
+        ("a.txt", "file", 1),
+        ("z.txt", "file", 1),
     ]
     wide = tree.children[0]
     assert len(wide.children) == MAX_CHILDREN and wide.truncated == 5
     assert wide.children[0].path == "wide/f00.txt" and wide.children[-1].path == "wide/f24.txt"
     # three levels below the scope: deep/a/b is listed with counts but not opened
-    assert shape(tree.children[1]) == ("deep", 3, 0, [
-        ("deep/a", 3, 0, [("deep/a/b", 2, 2, []), "deep/a/top.txt"]),
-    ])
-    assert result.gaps == ["no key files by convention in scope",
-                           "1 directory lists only its first 25 children"]
+    assert shape(tree.children[1]) == (
+        "deep",
+        3,
+        0,
+        [
+            ("deep/a", 3, 0, [("deep/a/b", 2, 2, []), "deep/a/top.txt"]),
+        ],
+    )
+    assert result.gaps == [
+        "no key files by convention in scope",
+        "1 directory lists only its first 25 children",
+    ]
     # with no key file to cite, the claims are that the first files in tree order exist
     assert [f.claim for f in result.findings] == [
         "wide/f00.txt is one of the 37 files under .",
@@ -103,30 +137,35 @@ def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
 
 
 def test_key_files_by_convention(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {
-        "README.md": "\n# Tool\n\nText.\n",
-        "AGENTS.md": "Run the tests first.\n",
-        "CONTRIBUTING.md": "# Contributing\n",
-        "pyproject.toml": "[build-system]\nrequires = []\n\n[project]\nname = 'tool'\n",
-        "Makefile": "VAR := 1\n\ntest:\n\tpytest\n",
-        "Dockerfile": "# syntax=docker/dockerfile:1\nFROM python:3.11\n",
-        ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  test: {}\n",
-        "tool/__init__.py": "",
-        "tool/__main__.py": "from tool.cli import run\n\nif __name__ == '__main__':\n    run()\n",
-        "tool/cli.py": "import argparse\n",
-        "tool/sub/__init__.py": "x = 1\n",
-        "tool/views/main.py": "def view():\n    pass\n",  # no guard: not an entry point
-        "cmd/srv/main.go": "package main\n\nfunc main() {}\n",
-        "gen/gen.go": "package main\n\nfunc main() {\n}\n",
-        "crate/src/main.rs": "use std::io;\n\nfn main() {}\n",
-        "crate/src/lib.rs": "//! The crate.\npub mod a;\n",
-        "bin/run": "#!/bin/sh\nexec python -m tool\n",
-        "scripts/release.py": 'import sys\n\nif __name__ == "__main__":\n    sys.exit(0)\n',
-        "web/index.ts": "export * from './a';\n",
-        "docs/README.rst": "=====\nGuide\n=====\n",
-        "tests/test_a.py": "if __name__ == '__main__':\n    pass\n",
-        "tests/helpers/__init__.py": "x = 1\n",
-    })
+    root = make_tree(
+        tmp_path,
+        {
+            "README.md": "\n# Tool\n\nText.\n",
+            "AGENTS.md": "Run the tests first.\n",
+            "CONTRIBUTING.md": "# Contributing\n",
+            "pyproject.toml": "[build-system]\nrequires = []\n\n[project]\nname = 'tool'\n",
+            "Makefile": "VAR := 1\n\ntest:\n\tpytest\n",
+            "Dockerfile": "# syntax=docker/dockerfile:1\nFROM python:3.11\n",
+            ".github/workflows/ci.yml": "name: ci\non: push\njobs:\n  test: {}\n",
+            "tool/__init__.py": "",
+            "tool/__main__.py": (
+                "from tool.cli import run\n\nif __name__ == '__main__':\n    run()\n"
+            ),
+            "tool/cli.py": "import argparse\n",
+            "tool/sub/__init__.py": "x = 1\n",
+            "tool/views/main.py": "def view():\n    pass\n",  # no guard: not an entry point
+            "cmd/srv/main.go": "package main\n\nfunc main() {}\n",
+            "gen/gen.go": "package main\n\nfunc main() {\n}\n",
+            "crate/src/main.rs": "use std::io;\n\nfn main() {}\n",
+            "crate/src/lib.rs": "//! The crate.\npub mod a;\n",
+            "bin/run": "#!/bin/sh\nexec python -m tool\n",
+            "scripts/release.py": 'import sys\n\nif __name__ == "__main__":\n    sys.exit(0)\n',
+            "web/index.ts": "export * from './a';\n",
+            "docs/README.rst": "=====\nGuide\n=====\n",
+            "tests/test_a.py": "if __name__ == '__main__':\n    pass\n",
+            "tests/helpers/__init__.py": "x = 1\n",
+        },
+    )
     result, output = explore(root)
     assert_clean(result)
     assert roles(output) == [
@@ -175,22 +214,39 @@ def test_key_files_by_convention(tmp_path: Path) -> None:
 
 
 def test_directory_scope_names_packages_from_the_root(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"app/__init__.py": "", "app/core/__init__.py": '"""Core."""\n',
-                           "app/core/models.py": "x = 1\n", "app/core/db/__init__.py": "\n"})
+    root = make_tree(
+        tmp_path,
+        {
+            "app/__init__.py": "",
+            "app/core/__init__.py": '"""Core."""\n',
+            "app/core/models.py": "x = 1\n",
+            "app/core/db/__init__.py": "\n",
+        },
+    )
     result, output = explore(root, "app/core")
     assert_clean(result)
-    assert shape(output["tree"]) == ("app/core", 3, 0, [
-        ("app/core/db", 1, 0, ["app/core/db/__init__.py"]),
-        "app/core/__init__.py", "app/core/models.py",
-    ])
+    assert shape(output["tree"]) == (
+        "app/core",
+        3,
+        0,
+        [
+            ("app/core/db", 1, 0, ["app/core/db/__init__.py"]),
+            "app/core/__init__.py",
+            "app/core/models.py",
+        ],
+    )
     assert roles(output) == [("app/core/__init__.py", "package root: app.core")]
-    assert result.gaps == ["no README in scope", "no entry point found by convention "
-                           "(main files, __main__ guards, func main, bin/)"]
+    assert result.gaps == [
+        "no README in scope",
+        "no entry point found by convention (main files, __main__ guards, func main, bin/)",
+    ]
 
 
 def test_single_file_scope(tmp_path: Path) -> None:
-    root = make_tree(tmp_path, {"pkg/__init__.py": "", "pkg/__main__.py": "print('hi')\n",
-                           "pkg/other.py": "x = 1\n"})
+    root = make_tree(
+        tmp_path,
+        {"pkg/__init__.py": "", "pkg/__main__.py": "print('hi')\n", "pkg/other.py": "x = 1\n"},
+    )
     result, output = explore(root, "pkg/__main__.py")
     assert_clean(result)
     assert output["tree"] == TreeNode(path="pkg/__main__.py", kind="file")
@@ -202,7 +258,10 @@ def test_single_file_scope(tmp_path: Path) -> None:
 def test_empty_scope_fails_understood(tmp_path: Path) -> None:
     result, output = explore(make_tree(tmp_path, {"a.txt": "x\n"}), "missing")
     assert [(g.name, g.passed, g.ran) for g in result.gates] == [
-        ("understood", False, True), ("evidence", False, False), ("complete", False, False)]
+        ("understood", False, True),
+        ("evidence", False, False),
+        ("complete", False, False),
+    ]
     assert output == {}
     assert result.gaps == ["no indexable files under missing"]
 
@@ -223,4 +282,5 @@ def test_single_file_without_a_role(tmp_path: Path) -> None:
     assert output["key_files"] == []
     assert result.gaps == ["no key files by convention in scope"]
     assert [(f.claim, f.citations[0].ref) for f in result.findings] == [
-        ("the scope is the single file src/util.py", "src/util.py:2")]
+        ("the scope is the single file src/util.py", "src/util.py:2")
+    ]

@@ -5,8 +5,17 @@ from dowse import explore, indexer, retrieval
 
 def test_indexer_exports():
     assert sorted(indexer.__all__) == [
-        "Chunk", "DowseError", "File", "Import", "IndexConfig", "IndexStats", "SkippedFile",
-        "Store", "Symbol", "build_index", "default_index_dir",
+        "Chunk",
+        "DowseError",
+        "File",
+        "Import",
+        "IndexConfig",
+        "IndexStats",
+        "SkippedFile",
+        "Store",
+        "Symbol",
+        "build_index",
+        "default_index_dir",
     ]
     for name in indexer.__all__:
         assert getattr(indexer, name) is not None
@@ -14,8 +23,14 @@ def test_indexer_exports():
 
 def test_retrieval_exports():
     assert sorted(retrieval.__all__) == [
-        "AskResult", "Hit", "HybridSearcher", "LoopConfig", "LoopResult", "SearchOptions",
-        "ask", "run_loop",
+        "AskResult",
+        "Hit",
+        "HybridSearcher",
+        "LoopConfig",
+        "LoopResult",
+        "SearchOptions",
+        "ask",
+        "run_loop",
     ]
     for name in retrieval.__all__:
         assert getattr(retrieval, name) is not None
@@ -23,8 +38,18 @@ def test_retrieval_exports():
 
 def test_explore_exports():
     assert sorted(explore.__all__) == [
-        "AskReport", "Context", "ExploreResult", "Finding", "Track", "TrackFindings",
-        "explore", "fit_budget", "investigate", "plan", "render_markdown", "run_track",
+        "AskReport",
+        "Context",
+        "ExploreResult",
+        "Finding",
+        "Track",
+        "TrackFindings",
+        "explore",
+        "fit_budget",
+        "investigate",
+        "plan",
+        "render_markdown",
+        "run_track",
     ]
     for name in explore.__all__:
         assert getattr(explore, name) is not None

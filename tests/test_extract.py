@@ -20,8 +20,12 @@ def test_worker_pool_gives_the_same_rows_as_inline(example_repo, monkeypatch):
     monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(extract, "BATCH", 3)
     seen: list[int] = []
-    pooled = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2,
-                                               progress=lambda d, n: seen.append(d))}
+    pooled = {
+        o.path: o
+        for o in extract_files(
+            jobs, ExtractConfig(), workers=2, progress=lambda d, n: seen.append(d)
+        )
+    }
     assert pooled.keys() == inline.keys() == {j.path for j in jobs}
     for path, out in inline.items():
         assert pooled[path] == out, path
@@ -91,11 +95,14 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
     for i in range(extract.POOL_MIN_FILES + 6):
         (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
     script = tmp_path / "unguarded.py"
-    script.write_text(f"import sys\n"
-                      f"sys.argv = ['dowse', 'index', {str(repo)!r}, '--no-embed', '--quiet']\n"
-                      "from dowse.cli import main\nmain()\n")
-    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                            timeout=120, cwd=tmp_path)
+    script.write_text(
+        f"import sys\n"
+        f"sys.argv = ['dowse', 'index', {str(repo)!r}, '--no-embed', '--quiet']\n"
+        "from dowse.cli import main\nmain()\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert result.returncode == 1
     assert result.stderr == "Error: " + extract.UNGUARDED_SCRIPT + "\n"  # one line, once
     assert not (repo / ".dowse" / "manifest.json").exists()  # nothing half-built committed

@@ -15,17 +15,21 @@ from dowse.retrieval.hybrid import HybridSearcher
 fr = load_benchmark("file_ranking")
 
 
-@pytest.mark.parametrize("question", [
-    "where are expired session tokens rejected?",
-    "how are discounts applied to a cart?",
-    "payment retries with backoff when the gateway is unavailable",
-])
+@pytest.mark.parametrize(
+    "question",
+    [
+        "where are expired session tokens rejected?",
+        "how are discounts applied to a cart?",
+        "payment retries with backoff when the gateway is unavailable",
+    ],
+)
 def test_a_record_replays_to_the_ranking_ask_returns(example_repo, fake_embedder, question):
     build_index(example_repo, embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
     searcher = HybridSearcher(store, lambda: fake_embedder)
-    inst = SimpleNamespace(instance_id="x", problem_statement=question,
-                           gold_files=["shop/pricing.py"])
+    inst = SimpleNamespace(
+        instance_id="x", problem_statement=question, gold_files=["shop/pricing.py"]
+    )
     rec = fr._record_one(searcher, store, inst)
     assert rec["final"] == [f.path for f in ask(searcher, question).files]
     assert rec["final"] and fr.rank(rec) == rec["final"]

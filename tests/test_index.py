@@ -36,8 +36,10 @@ def _build(repo: Path, embedder, **kw):
 
 
 def _symbols(store: Store) -> set[tuple[str, str, str, int, int]]:
-    return {(r["path"], r["kind"], r["qualified_name"], r["start_line"], r["end_line"])
-            for r in store.rows("symbols")}
+    return {
+        (r["path"], r["kind"], r["qualified_name"], r["start_line"], r["end_line"])
+        for r in store.rows("symbols")
+    }
 
 
 def test_cold_index_records_files_symbols_chunks_and_vectors(example_repo, fake_embedder):
@@ -95,8 +97,9 @@ def test_edit_reindexes_only_that_file_and_embeds_only_new_text(example_repo, fa
     store = Store.open(example_repo / ".dowse")
     before = {r["id"]: r["hash"] for r in store.rows("chunks", ["id", "hash"])}
     target = example_repo / "shop" / "payments.py"
-    target.write_text(target.read_text() + "\n\ndef refund(receipt: str) -> None:\n"
-                      "    \"\"\"Refund a charge.\"\"\"\n")
+    target.write_text(
+        target.read_text() + '\n\ndef refund(receipt: str) -> None:\n    """Refund a charge."""\n'
+    )
     stats = _build(example_repo, fake_embedder)
     assert stats.parsed == 1
     store = Store.open(example_repo / ".dowse")
@@ -181,16 +184,21 @@ def test_interrupted_write_leaves_the_previous_snapshot(example_repo, fake_embed
 
 def test_interrupted_embedding_keeps_finished_batches(example_repo, fake_embedder):
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=4, embed_chunks=True),
-                    embedder=Interrupting(fake_embedder, at_batch=2))
+        build_index(
+            example_repo,
+            config=IndexConfig(embed_batch=4, embed_chunks=True),
+            embedder=Interrupting(fake_embedder, at_batch=2),
+        )
     store = Store.open(example_repo / ".dowse")
     assert store.count("chunks") > 0 and not store.manifest.embedded  # lexical snapshot
-    stats = build_index(example_repo, config=IndexConfig(embed_batch=4, embed_chunks=True),
-                        embedder=fake_embedder)
+    stats = build_index(
+        example_repo, config=IndexConfig(embed_batch=4, embed_chunks=True), embedder=fake_embedder
+    )
     assert stats.parsed == 0
     done = Store.open(example_repo / ".dowse")
-    texts = ({r["hash"] for r in done.rows("chunks", ["hash"])}
-             | {r["hash"] for r in done.rows("file_vectors", ["hash"])})
+    texts = {r["hash"] for r in done.rows("chunks", ["hash"])} | {
+        r["hash"] for r in done.rows("file_vectors", ["hash"])
+    }
     assert stats.embedded == len(texts) - 4  # the first batch reached the cache
     assert done.manifest.embedded
 
@@ -200,8 +208,9 @@ def test_second_writer_waits_then_fails_clearly(example_repo, fake_embedder):
     lock.acquire(timeout=1)
     try:
         with pytest.raises(IndexLocked, match="another dowse process"):
-            build_index(example_repo, config=IndexConfig(lock_timeout_s=0.3),
-                        embedder=fake_embedder)
+            build_index(
+                example_repo, config=IndexConfig(lock_timeout_s=0.3), embedder=fake_embedder
+            )
     finally:
         lock.release()
 
@@ -265,8 +274,11 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
 
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=2, embed_chunks=True),
-                    embedder=Interrupting(fake_embedder, at_batch=4))
+        build_index(
+            example_repo,
+            config=IndexConfig(embed_batch=2, embed_chunks=True),
+            embedder=Interrupting(fake_embedder, at_batch=4),
+        )
     store = Store.open(example_repo / ".dowse")
     assert not store.manifest.embedded
     # File summaries come first (one short text per file), then definitions,
@@ -275,24 +287,30 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     have = store.rows("file_vectors", ["path"])
     assert len(have) >= 4
     with pytest.raises(KeyboardInterrupt):
-        build_index(example_repo, config=IndexConfig(embed_batch=2, embed_chunks=True),
-                    embedder=Interrupting(fake_embedder, at_batch=25))
+        build_index(
+            example_repo,
+            config=IndexConfig(embed_batch=2, embed_chunks=True),
+            embedder=Interrupting(fake_embedder, at_batch=25),
+        )
     store = Store.open(example_repo / ".dowse")
     assert store.table("file_vectors").count_rows("id = path") == store.count("files")
     have = store.rows("vectors", ["path"])
     assert len(have) >= 4
-    assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md")
-               for r in have)
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True),
-                        embedder=fake_embedder)
+    assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md") for r in have)
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True), embedder=fake_embedder)
     assert stats.vectors_pending == 0
 
 
 def test_absolute_imports_resolve_below_source_dirs_but_never_inside_packages():
     from dowse.indexer.resolve import resolve_import, suffix_map
 
-    paths = {"src/pkg/__init__.py", "src/pkg/mod.py", "app/__init__.py",
-             "app/functions/__init__.py", "app/functions/datetime.py"}
+    paths = {
+        "src/pkg/__init__.py",
+        "src/pkg/mod.py",
+        "app/__init__.py",
+        "app/functions/__init__.py",
+        "app/functions/datetime.py",
+    }
     suffixes = suffix_map(paths)
 
     def resolve(module: str) -> str | None:
@@ -314,16 +332,26 @@ def test_a_file_left_out_for_its_content_is_not_reported_as_new(example_repo, fa
     store = Store.open(example_repo / ".dowse")
     assert "shop/deploy_key.py" in {r["path"] for r in store.rows("skipped")}
     assert changed_since(store, example_repo, WalkConfig()) == {
-        "modified": 0, "added": 0, "deleted": 0}
+        "modified": 0,
+        "added": 0,
+        "deleted": 0,
+    }
 
 
 def test_lancedb_loads_without_the_rest_client_until_something_uses_it():
-    code = ("import sys\nfrom dowse.indexer.lance import import_lancedb\nimport_lancedb()\n"
-            "print(any(m.startswith('lance_namespace_urllib3_client.api.') for m in sys.modules))\n"
-            "import lance_namespace_urllib3_client as c\nprint(c.ApiClient.__name__)")
+    code = (
+        "import sys\nfrom dowse.indexer.lance import import_lancedb\nimport_lancedb()\n"
+        "print(any(m.startswith('lance_namespace_urllib3_client.api.') for m in sys.modules))\n"
+        "import lance_namespace_urllib3_client as c\nprint(c.ApiClient.__name__)"
+    )
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True, cwd=Path(__file__).resolve().parent.parent).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    ).stdout
     assert out.split() == ["False", "ApiClient"]

@@ -26,8 +26,10 @@ def searcher(example_repo, fake_embedder):
 
 
 def test_dispatch_reads_identifiers_paths_frames_and_quotes():
-    a = analyze('Traceback:\n  File "shop/payments.py", line 31, in charge\n'
-                'GatewayUnavailable raised; see `backoff_delays` and shop/pricing.py')
+    a = analyze(
+        'Traceback:\n  File "shop/payments.py", line 31, in charge\n'
+        "GatewayUnavailable raised; see `backoff_delays` and shop/pricing.py"
+    )
     assert a.frames == [("shop/payments.py", 31, "charge")]
     assert a.paths == ["shop/payments.py", "shop/pricing.py"]
     assert {"GatewayUnavailable", "backoff_delays", "charge"} <= set(a.identifiers)
@@ -36,50 +38,70 @@ def test_dispatch_reads_identifiers_paths_frames_and_quotes():
 
 
 def test_dispatch_reads_calls_but_not_apostrophes_or_builtins():
-    a = analyze("It's odd: decompose() doesn't sort, and print(len(x)) shows 'it'.\n"
-                ">>> from shop.pricing import Cart, Discount as D\n")
+    a = analyze(
+        "It's odd: decompose() doesn't sort, and print(len(x)) shows 'it'.\n"
+        ">>> from shop.pricing import Cart, Discount as D\n"
+    )
     assert a.identifiers == ["decompose", "shop.pricing", "Cart", "Discount"]
     assert a.quoted == ["it"]
 
 
 def test_dispatch_reads_pytest_and_ipython_frames():
-    a = analyze("____\nshop/payments.py:33: in charge\n    return send(card_token, amount)\n"
-                "/venv/lib/python3.11/site-packages/shop/pricing.py:12: in <module>\n")
-    assert a.frames == [("shop/payments.py", 33, "charge"),
-                        ("/venv/lib/python3.11/site-packages/shop/pricing.py", 12, "")]
+    a = analyze(
+        "____\nshop/payments.py:33: in charge\n    return send(card_token, amount)\n"
+        "/venv/lib/python3.11/site-packages/shop/pricing.py:12: in <module>\n"
+    )
+    assert a.frames == [
+        ("shop/payments.py", 33, "charge"),
+        ("/venv/lib/python3.11/site-packages/shop/pricing.py", 12, ""),
+    ]
     assert "charge" in a.identifiers
-    ipython = analyze("~/venv/lib/python3.8/site-packages/shop/payments.py in charge(card)\n"
-                      "     30     delays = backoff_delays(attempts)\n"
-                      "---> 31     for attempt in range(attempts):\n")
-    assert ipython.frames == [("~/venv/lib/python3.8/site-packages/shop/payments.py", 31,
-                               "charge")]
+    ipython = analyze(
+        "~/venv/lib/python3.8/site-packages/shop/payments.py in charge(card)\n"
+        "     30     delays = backoff_delays(attempts)\n"
+        "---> 31     for attempt in range(attempts):\n"
+    )
+    assert ipython.frames == [("~/venv/lib/python3.8/site-packages/shop/payments.py", 31, "charge")]
     assert "venv/lib/python3.8/site-packages/shop/payments.py" in ipython.paths
 
 
 def test_absolute_paths_are_embedded_cut_short():
     from dowse.retrieval.query import compact_paths
 
-    text = ('File "/Users/ann/proj/venv/lib/python3.9/site-packages/shop/payments.py", line 3\n'
-            '  File "/usr/local/Cellar/python@3.9/3.9.13_1/lib/python3.9/argparse.py", line 8\n'
-            r"C:\Python310\Lib\site-packages\shop\pricing.py and /home/ann/work/app/web/api.py"
-            "; shop/auth/tokens.py, https://example.org/docs/a/b/page.html and /tmp/x.py")
+    text = (
+        'File "/Users/ann/proj/venv/lib/python3.9/site-packages/shop/payments.py", line 3\n'
+        '  File "/usr/local/Cellar/python@3.9/3.9.13_1/lib/python3.9/argparse.py", line 8\n'
+        r"C:\Python310\Lib\site-packages\shop\pricing.py and /home/ann/work/app/web/api.py"
+        "; shop/auth/tokens.py, https://example.org/docs/a/b/page.html and /tmp/x.py"
+    )
     assert compact_paths(text) == (
         'File "shop/payments.py", line 3\n  File "argparse.py", line 8\n'
         "shop/pricing.py and app/web/api.py; shop/auth/tokens.py, "
-        "https://example.org/docs/a/b/page.html and /tmp/x.py")
+        "https://example.org/docs/a/b/page.html and /tmp/x.py"
+    )
 
 
 def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
-    named = searcher.files_named([
-        "/venv/lib/python3.11/site-packages/shop/auth/tokens.py",  # an installed copy
-        "site-packages/shop/__init__.py",  # not shop/auth/__init__.py (one part shared)
-        "api/routes.py", "other/pricing.py", "__init__.py"])
+    named = searcher.files_named(
+        [
+            "/venv/lib/python3.11/site-packages/shop/auth/tokens.py",  # an installed copy
+            "site-packages/shop/__init__.py",  # not shop/auth/__init__.py (one part shared)
+            "api/routes.py",
+            "other/pricing.py",
+            "__init__.py",
+        ]
+    )
     assert named == {
         "/venv/lib/python3.11/site-packages/shop/auth/tokens.py": ["shop/auth/tokens.py"],
         "site-packages/shop/__init__.py": ["shop/__init__.py"],
         "api/routes.py": ["shop/api/routes.py"],
-        "__init__.py": ["shop/__init__.py", "shop/api/__init__.py", "shop/auth/__init__.py",
-                        "shop/storage/__init__.py"]}  # other/pricing.py: one part in common
+        "__init__.py": [
+            "shop/__init__.py",
+            "shop/api/__init__.py",
+            "shop/auth/__init__.py",
+            "shop/storage/__init__.py",
+        ],
+    }  # other/pricing.py: one part in common
 
 
 def test_a_path_naming_many_files_names_none(searcher):
@@ -91,35 +113,43 @@ def test_a_path_naming_many_files_names_none(searcher):
 
 def test_a_dotted_module_name_names_its_file(searcher):
     a = analyze("I think the bug is in shop.auth.tokens.verify_token, not in self.cart.total")
-    assert a.modules == ["shop/auth/tokens/verify_token.py", "shop/auth/tokens.py",
-                         "shop/auth.py"]
+    assert a.modules == ["shop/auth/tokens/verify_token.py", "shop/auth/tokens.py", "shop/auth.py"]
     cands = searcher.candidates(a)
     assert {c.row["path"] for c in cands.values() if c.signals.get("path")} == {
-        "shop/auth/tokens.py"}
+        "shop/auth/tokens.py"
+    }
 
 
 def test_a_traceback_frame_brings_the_chunk_at_its_line(searcher):
-    text = ('Traceback (most recent call last):\n  File "/srv/venv/lib/python3.11/'
-            'site-packages/shop/payments.py", line 31, in charge\nKeyError: 0')
+    text = (
+        'Traceback (most recent call last):\n  File "/srv/venv/lib/python3.11/'
+        'site-packages/shop/payments.py", line 31, in charge\nKeyError: 0'
+    )
     cands = searcher.candidates(analyze(text))
-    [frame] = [c for c in cands.values() if c.row["path"] == "shop/payments.py"
-               and c.row["start_line"] <= 31 <= c.row["end_line"]]
+    [frame] = [
+        c
+        for c in cands.values()
+        if c.row["path"] == "shop/payments.py" and c.row["start_line"] <= 31 <= c.row["end_line"]
+    ]
     assert frame.signals["path"] == 1.0
 
 
 def test_the_innermost_frame_marks_where_the_error_was_raised(searcher):
-    text = ('Traceback (most recent call last):\n'
-            '  File "/srv/venv/lib/python3.11/site-packages/shop/api/routes.py", line 5, in x\n'
-            '  File "/srv/venv/lib/python3.11/site-packages/shop/payments.py", line 31, in '
-            'charge\nKeyError: 0')
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/venv/lib/python3.11/site-packages/shop/api/routes.py", line 5, in x\n'
+        '  File "/srv/venv/lib/python3.11/site-packages/shop/payments.py", line 31, in '
+        "charge\nKeyError: 0"
+    )
     cands = searcher.candidates(analyze(text))
     raised = {c.row["path"] for c in cands.values() if c.signals.get("raised")}
     assert raised == {"shop/payments.py"}
     result = run_loop(searcher, text)
     [top] = [it for it in result.items if it.hit.path == "shop/payments.py"][:1]
     assert "where the task's stack trace ends" in top.reason
-    assert not any("stack trace ends" in it.reason for it in result.items
-                   if it.hit.path != "shop/payments.py")
+    assert not any(
+        "stack trace ends" in it.reason for it in result.items if it.hit.path != "shop/payments.py"
+    )
 
 
 def test_a_name_defined_in_many_places_is_weak_evidence(tmp_path, fake_embedder):
@@ -133,8 +163,7 @@ def test_a_name_defined_in_many_places_is_weak_evidence(tmp_path, fake_embedder)
     assert symbol == {"a.py": 0.6, "b.py": 0.6, "c.py": 0.6, "d.py": 0.6, "e.py": 0.8}
 
 
-def test_the_rarest_names_definitions_come_first_when_there_are_too_many(tmp_path,
-                                                                         fake_embedder):
+def test_the_rarest_names_definitions_come_first_when_there_are_too_many(tmp_path, fake_embedder):
     for i in range(60):
         (tmp_path / f"m{i:02}.py").write_text(f"def run(x):\n    return x + {i}\n")
     (tmp_path / "z.py").write_text("def _print_singular(x):\n    return x\n")
@@ -144,21 +173,31 @@ def test_the_rarest_names_definitions_come_first_when_there_are_too_many(tmp_pat
     assert len(found) == 50
     assert (found[0]["name"], found[0]["path"]) == ("_print_singular", "z.py")
     cands = searcher.candidates(analyze("run() calls _print_singular() and fails"))
-    assert cands and any(c.row["path"] == "z.py" and c.signals.get("symbol") == 0.8
-                         for c in cands.values())
+    assert cands and any(
+        c.row["path"] == "z.py" and c.signals.get("symbol") == 0.8 for c in cands.values()
+    )
 
 
 def test_a_cycle_spreads_over_files_and_looks_at_named_files_and_definitions(searcher):
-    spread = run_loop(searcher, "token total discount cart charge order price",
-                      config=LoopConfig(per_cycle=4, per_file=1, max_cycles=1))
+    spread = run_loop(
+        searcher,
+        "token total discount cart charge order price",
+        config=LoopConfig(per_cycle=4, per_file=1, max_cycles=1),
+    )
     paths = [c.split(":")[0] for c, _ in spread.trace[0].candidates]
     assert len(paths) == 4 and len(set(paths)) == 4
-    named = run_loop(searcher, "validate_token rejects tokens; the docs in web/format.js",
-                     config=LoopConfig(per_cycle=1, max_cycles=1))
+    named = run_loop(
+        searcher,
+        "validate_token rejects tokens; the docs in web/format.js",
+        config=LoopConfig(per_cycle=1, max_cycles=1),
+    )
     paths = [c.split(":")[0] for c, _ in named.trace[0].candidates]
     assert paths == ["shop/auth/tokens.py", "web/format.js"]  # beyond the one ranked
-    defined = run_loop(searcher, "validate_token rejects tokens, and BulkDiscount too",
-                       config=LoopConfig(per_cycle=1, max_cycles=1))
+    defined = run_loop(
+        searcher,
+        "validate_token rejects tokens, and BulkDiscount too",
+        config=LoopConfig(per_cycle=1, max_cycles=1),
+    )
     looked = [c.split(":")[0] for c, _ in defined.trace[0].candidates]
     # One ranked, and the other definition beyond it: validate_token's, BulkDiscount's.
     assert len(looked) >= 2 and {"shop/auth/tokens.py", "shop/pricing.py"} <= set(looked)
@@ -168,7 +207,10 @@ def test_a_task_naming_a_function_finds_its_definition_at_exact_lines(searcher):
     result = run_loop(searcher, "why does validate_token reject my token?")
     [found] = [it for it in result.items if it.hit.symbol == "validate_token"]
     assert (found.hit.path, found.hit.start_line, found.hit.end_line) == (
-        "shop/auth/tokens.py", 30, 42)
+        "shop/auth/tokens.py",
+        30,
+        42,
+    )
     # High (the calibrated model gives a named definition no weight beyond its score).
     assert found.relevance >= 0.7 and "defines a name the task mentions" in found.reason
     # Among the two best (the package's __init__ re-exports it: the fake embedder finds
@@ -186,8 +228,10 @@ def test_loop_stops_early_when_enough_is_found(searcher):
 def test_loop_runs_all_cycles_when_it_must(searcher):
     config = LoopConfig(stop_hits=50)  # can never be satisfied on this small repo
     result = run_loop(searcher, "how is the order total computed and charged?", config=config)
-    assert result.stop_reason in ("reached 3 cycles",
-                                  "converged: the last cycle found nothing new of relevance")
+    assert result.stop_reason in (
+        "reached 3 cycles",
+        "converged: the last cycle found nothing new of relevance",
+    )
     strict = LoopConfig(stop_hits=50, high=0.99)
     result = run_loop(searcher, "FooBarBaz QuxQuux handling", config=strict)
     assert result.trace[-1].critical_gaps == ["FooBarBaz", "QuxQuux"]
@@ -196,23 +240,25 @@ def test_loop_runs_all_cycles_when_it_must(searcher):
 
 def test_refine_targets_gaps_and_excludes_irrelevant_files(searcher):
     # Never satisfied, so that the loop refines.
-    result = run_loop(searcher, "validate_token rejects expired tokens",
-                      config=LoopConfig(stop_hits=50))
+    result = run_loop(
+        searcher, "validate_token rejects expired tokens", config=LoopConfig(stop_hits=50)
+    )
     first = result.trace[0]
     assert "TokenError" in first.gaps
     assert "TokenError" in result.trace[1].targeted
     excluded = set(result.trace[-1].excluded)
     assert all(p not in excluded for p in ("shop/auth/tokens.py",))
-    assert all(it.relevance >= 0.2 or it.hit.path in excluded or it.cycle == len(result.trace)
-               for it in result.items)
+    assert all(
+        it.relevance >= 0.2 or it.hit.path in excluded or it.cycle == len(result.trace)
+        for it in result.items
+    )
     assert "TokenError" not in result.items[0].missing_context  # resolved by cycle 2
 
 
 def test_excludes_apply(searcher):
     config = LoopConfig(exclude=["shop/auth/"])
     result = run_loop(searcher, "validate_token", config=config)
-    assert result.items and all(not it.hit.path.startswith("shop/auth/")
-                                for it in result.items)
+    assert result.items and all(not it.hit.path.startswith("shop/auth/") for it in result.items)
 
 
 def test_ask_packs_into_the_budget(searcher):
@@ -242,18 +288,29 @@ def test_golden_ask(searcher):
     assert data == json.loads(golden.read_text())
 
 
-@pytest.mark.parametrize(("text", "tests", "docs"), [
-    ("where are the tests for validate_token?", True, False),
-    ("which tests cover pricing", True, False),
-    ("how are prices computed", False, False),
-    ("where is the documentation for the API", False, True),
-    ("update the README install section", False, True),
-    # A bug report says "test" and "docs" in passing; its answer is the code.
-    ("Saving a model with a custom primary key fails. " + "It used to work. " * 12
-     + "I wrote a test that reproduces it, and the docs say it should work.", False, False),
-    ("Long report about a flaky test in the cache provider. " + "More detail. " * 20,
-     True, False),
-])
+@pytest.mark.parametrize(
+    ("text", "tests", "docs"),
+    [
+        ("where are the tests for validate_token?", True, False),
+        ("which tests cover pricing", True, False),
+        ("how are prices computed", False, False),
+        ("where is the documentation for the API", False, True),
+        ("update the README install section", False, True),
+        # A bug report says "test" and "docs" in passing; its answer is the code.
+        (
+            "Saving a model with a custom primary key fails. "
+            + "It used to work. " * 12
+            + "I wrote a test that reproduces it, and the docs say it should work.",
+            False,
+            False,
+        ),
+        (
+            "Long report about a flaky test in the cache provider. " + "More detail. " * 20,
+            True,
+            False,
+        ),
+    ],
+)
 def test_a_question_is_about_tests_or_docs_only_when_they_are_its_subject(text, tests, docs):
     a = analyze(text)
     assert (a.mentions_tests, a.mentions_docs) == (tests, docs)
@@ -272,8 +329,9 @@ def test_a_long_questions_first_line_shares_its_vector(searcher, fake_embedder):
     assert np.allclose(got, unit(0.7 * full + 0.3 * title), atol=1e-3)
     # One line, or a first line too short to say anything alone: the text's own vector.
     for alone in ("expired tokens are accepted", "Bug\nexpired tokens are accepted"):
-        assert np.allclose(unit(searcher.embed_query(alone)),
-                           unit(fake_embedder.embed([alone])[0]), atol=1e-3)
+        assert np.allclose(
+            unit(searcher.embed_query(alone)), unit(fake_embedder.embed([alone])[0]), atol=1e-3
+        )
 
 
 def test_a_question_is_embedded_with_the_embedders_query_method(searcher, fake_embedder):
@@ -297,8 +355,10 @@ def test_a_question_is_embedded_with_the_embedders_query_method(searcher, fake_e
     s = HybridSearcher(searcher.store, lambda: embedder)
     text = "Expired tokens are accepted\nWhen a session token is old the API still answers."
     assert s.embed_query(text) is not None
-    assert embedder.calls == [("embed_queries", [text]),
-                              ("embed_queries", ["Expired tokens are accepted"])]
+    assert embedder.calls == [
+        ("embed_queries", [text]),
+        ("embed_queries", ["Expired tokens are accepted"]),
+    ]
 
 
 def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
@@ -323,16 +383,25 @@ def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedd
     from dowse.retrieval.evaluate import used_names
 
     assert used_names("class A(pkg.Base[int], Mixin, metaclass=Meta):\n    x = f(1)\n") == [
-        "Base", "Mixin", "A", "f"]
+        "Base",
+        "Mixin",
+        "A",
+        "f",
+    ]
     assert used_names("export class Foo extends React.Component implements Bar, Baz {") == [
-        "Component", "Bar", "Baz"]
+        "Component",
+        "Bar",
+        "Baz",
+    ]
     # BulkRule's behaviour lives partly in Rule, which it only extends: no call names it.
     (tmp_path / "rules").mkdir()
     (tmp_path / "rules" / "base.py").write_text(
         "class Rule:\n    share = 0.1\n\n    def amount(self, total):\n"
-        "        return min(total * self.share, total)\n")
+        "        return min(total * self.share, total)\n"
+    )
     (tmp_path / "rules" / "bulk.py").write_text(
-        "from rules.base import Rule\n\n\nclass BulkRule(Rule):\n    share = 0.5\n")
+        "from rules.base import Rule\n\n\nclass BulkRule(Rule):\n    share = 0.5\n"
+    )
     build_index(tmp_path, embedder=fake_embedder)
     s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
     result = run_loop(s, "BulkRule takes too much off", config=LoopConfig(stop_hits=50))
@@ -342,13 +411,16 @@ def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedd
     assert "Rule" not in bulk.missing_context  # resolved by the look-up
 
 
-@pytest.mark.parametrize(("path", "language", "docs"), [
-    ("docs/guide.md", "markdown", True),
-    ("examples/plot_prices.py", "python", True),
-    ("galleries/tutorials/intro.py", "python", True),
-    ("shop/pricing.py", "python", False),
-    ("shop/example.py", "python", False),  # a module named so, not a directory of them
-])
+@pytest.mark.parametrize(
+    ("path", "language", "docs"),
+    [
+        ("docs/guide.md", "markdown", True),
+        ("examples/plot_prices.py", "python", True),
+        ("galleries/tutorials/intro.py", "python", True),
+        ("shop/pricing.py", "python", False),
+        ("shop/example.py", "python", False),  # a module named so, not a directory of them
+    ],
+)
 def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
     from dowse.languages import is_documentation
 
@@ -359,9 +431,15 @@ def test_example_scripts_count_as_documentation_unless_asked_for(searcher):
     from dowse.retrieval.evaluate import OfflineEvaluator
     from dowse.retrieval.hybrid import Candidate
 
-    row = {"id": "x", "path": "examples/discounts_demo.py", "language": "python",
-           "start_line": 1, "end_line": 3, "symbol": None,
-           "text": "cart = Cart()\nprint(cart_total(cart))\n"}
+    row = {
+        "id": "x",
+        "path": "examples/discounts_demo.py",
+        "language": "python",
+        "start_line": 1,
+        "end_line": 3,
+        "symbol": None,
+        "text": "cart = Cart()\nprint(cart_total(cart))\n",
+    }
     plain = analyze("cart_total applies the bulk discount twice")
     asked = analyze("update the examples of cart_total")
     assert not plain.mentions_docs and asked.mentions_docs
@@ -379,7 +457,8 @@ def test_a_definition_is_shown_by_its_own_chunk(tmp_path, fake_embedder, searche
     (tmp_path / "pkg" / "convert.py").write_text(
         f'"""Conversions."""\n\n# A counter.\n_counter = 1\n\n@register(kind="fast")\n'
         f'def convert(args, expr, modules=None):\n    """\n{doc}\n    """\n{body}\n'
-        f"    return step_29\n")
+        f"    return step_29\n"
+    )
     build_index(tmp_path, embedder=fake_embedder)
     s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
     sym = s.symbols_named(["convert"])
@@ -414,8 +493,13 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     # the citation of its best chunk; a weight of 0 leaves the loop's order alone.
     path = "tests/test_tokens.py"
     assert path not in {it.hit.path for it in ask_module.run_loop(searcher, question).items}
-    row = {"path": path, "start_line": 6, "end_line": 8, "symbol": "test_round_trip",
-           "text": "def test_round_trip():\n    token = issue_token(42, b\"k\")\n"}
+    row = {
+        "path": path,
+        "start_line": 6,
+        "end_line": 8,
+        "symbol": "test_round_trip",
+        "text": 'def test_round_trip():\n    token = issue_token(42, b"k")\n',
+    }
     monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [(path, row)])
     monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [])
     fused = ask(searcher, question)
@@ -425,13 +509,19 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     assert "no part scored relevant" in listed[path].reason
     # ... and its best chunk's first line is in the context, as a signature.
     [line] = [b for b in fused.context if b.path == path]
-    assert (line.form, line.text, line.relevance) == (
-        "signature", "def test_round_trip():", 0.0)
+    assert (line.form, line.text, line.relevance) == ("signature", "def test_round_trip():", 0.0)
     monkeypatch.setattr(ask_module, "WORDS_WEIGHT", 0.0)
     unweighted = [f.path for f in ask(searcher, question).files]
-    evaluated = [f.path for f in ask_module._evaluated_files(
-        [it for it in ask_module.run_loop(searcher, question).items
-         if it.relevance >= ask_module.MIN_RELEVANCE])]
+    evaluated = [
+        f.path
+        for f in ask_module._evaluated_files(
+            [
+                it
+                for it in ask_module.run_loop(searcher, question).items
+                if it.relevance >= ask_module.MIN_RELEVANCE
+            ]
+        )
+    ]
     assert unweighted == [*evaluated, path]
 
 
@@ -443,8 +533,10 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     by_closeness = searcher.files_by_closeness(analyze(question))
     # Tests and docs left out (the question is not about them), each file with a chunk
     # of its own to cite.
-    assert by_closeness and all(not p.startswith("tests/") and not p.endswith(".md")
-                                and row["path"] == p for p, row in by_closeness)
+    assert by_closeness and all(
+        not p.startswith("tests/") and not p.endswith(".md") and row["path"] == p
+        for p, row in by_closeness
+    )
     # None that is not close in absolute terms, however few files the index has.
     hybrid = importlib.import_module("dowse.retrieval.hybrid")
     sims = dict(searcher.file_dense(searcher.embed_query(question), 1000))
@@ -458,8 +550,13 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     # A file the loop never evaluated, first by closeness, is listed unevaluated with the
     # citation of the chunk it came with, and in the context as a signature line.
     path = "web/checkout.js"
-    row = {"path": path, "start_line": 1, "end_line": 3, "symbol": "formatTotal",
-           "text": "export function formatTotal(cents) {\n"}
+    row = {
+        "path": path,
+        "start_line": 1,
+        "end_line": 3,
+        "symbol": "formatTotal",
+        "text": "export function formatTotal(cents) {\n",
+    }
     monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [])
     monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [(path, row)])
     listed = {f.path: f for f in ask(searcher, question).files}
@@ -480,9 +577,9 @@ def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher)
     assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py"]) == set()
     (searcher.root / "shop" / "pricing.py").write_text("# rewritten\n")
     (searcher.root / "shop" / "payments.py").unlink()
-    assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py", "shop/__init__.py",
-                                 "not/indexed.py"]) == {
-        "shop/pricing.py", "shop/payments.py", "not/indexed.py"}
+    assert searcher.stale_paths(
+        ["shop/pricing.py", "shop/payments.py", "shop/__init__.py", "not/indexed.py"]
+    ) == {"shop/pricing.py", "shop/payments.py", "not/indexed.py"}
 
 
 def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
@@ -493,13 +590,17 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
 
     def look(s):
         syms = s.symbols_named(["validate_token", "LineItem", "BulkDiscount", "total", "nope"])
-        return (syms, s.definition_chunks(syms),
-                s.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
-                s.chunks_at([("shop/pricing.py", 1), ("shop/payments.py", 31),
-                             ("shop/pricing.py", 10**6)]),
-                s.lexical(["token", "expired", "cart"], 8),
-                s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"),
-                s.definitions_of(["validate_token", "LineItem", "lineitem", "nope"]))
+        return (
+            syms,
+            s.definition_chunks(syms),
+            s.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
+            s.chunks_at(
+                [("shop/pricing.py", 1), ("shop/payments.py", 31), ("shop/pricing.py", 10**6)]
+            ),
+            s.lexical(["token", "expired", "cart"], 8),
+            s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"),
+            s.definitions_of(["validate_token", "LineItem", "lineitem", "nope"]),
+        )
 
     held = look(HybridSearcher(searcher.store, None))
     syms, defined, first, at, _, _, where = held
@@ -511,13 +612,15 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert sorted(first) == ["shop/pricing.py", "web/format.js"]
     assert first["shop/pricing.py"]["start_line"] == 1
     assert sorted(at) == [("shop/payments.py", 31), ("shop/pricing.py", 1)]
-    assert at[("shop/payments.py", 31)]["start_line"] <= 31 <= at[
-        ("shop/payments.py", 31)]["end_line"]
+    assert (
+        at[("shop/payments.py", 31)]["start_line"] <= 31 <= at[("shop/payments.py", 31)]["end_line"]
+    )
 
     read: list[str] = []
     rows = searcher.store.rows
-    monkeypatch.setattr(searcher.store, "rows",
-                        lambda name, *a, **k: read.append(name) or rows(name, *a, **k))
+    monkeypatch.setattr(
+        searcher.store, "rows", lambda name, *a, **k: read.append(name) or rows(name, *a, **k)
+    )
     warm = HybridSearcher(searcher.store, None)
     warm.warm()
     assert read == ["files"]  # the file list; the held tables are read as a whole

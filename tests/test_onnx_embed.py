@@ -24,12 +24,17 @@ HEAVY = ("torch", "transformers", "sentence_transformers", "onnx")
 
 LONG_PROSE = " ".join(
     f"Sentence {i} explains how the indexer walks the repository, parses files with "
-    "tree-sitter, splits them into chunks and stores their vectors." for i in range(40)
+    "tree-sitter, splits them into chunks and stores their vectors."
+    for i in range(40)
 )  # about 1,100 tokens: truncated at max_seq_length
 
 TEXTS = [
     # empty-ish
-    "", " ", "\n\t", "x", "?",
+    "",
+    " ",
+    "\n\t",
+    "x",
+    "?",
     # queries and prose
     "where are expired session tokens rejected?",
     "how is the retry backoff computed after a failed payment",
@@ -37,7 +42,7 @@ TEXTS = [
     "The quick brown fox jumps over the lazy dog.",
     LONG_PROSE,
     # code in several languages
-    "def add(a: int, b: int) -> int:\n    \"\"\"Return the sum.\"\"\"\n    return a + b\n",
+    'def add(a: int, b: int) -> int:\n    """Return the sum."""\n    return a + b\n',
     "class LRUCache:\n    def __init__(self, size):\n        self.data = OrderedDict()\n"
     "        self.size = size\n\n    def get(self, key):\n        self.data.move_to_end(key)\n"
     "        return self.data[key]\n",
@@ -49,14 +54,14 @@ TEXTS = [
     "\t\tif err != nil {\n\t\t\treturn err\n\t\t}\n\t\tgo s.handle(conn)\n\t}\n}",
     "impl Iterator for Counter {\n    type Item = u32;\n    fn next(&mut self) -> Option<u32> {\n"
     "        self.n += 1;\n        if self.n < 6 { Some(self.n) } else { None }\n    }\n}",
-    "public static void main(String[] args) {\n    System.out.println(\"Hello, World\");\n}",
-    "#include <stdio.h>\nint main(void) {\n    printf(\"%d\\n\", 42);\n    return 0;\n}",
+    'public static void main(String[] args) {\n    System.out.println("Hello, World");\n}',
+    '#include <stdio.h>\nint main(void) {\n    printf("%d\\n", 42);\n    return 0;\n}',
     "template <typename T>\nT max_of(const std::vector<T>& v) {\n"
     "    return *std::max_element(v.begin(), v.end());\n}",
     "def each_pair\n  @items.each { |k, v| yield k, v }\nend",
     "<?php\nfunction slugify(string $s): string {\n"
     "    return strtolower(preg_replace('/[^a-z0-9]+/i', '-', $s));\n}",
-    "#!/usr/bin/env bash\nset -euo pipefail\nfor f in *.log; do gzip \"$f\"; done",
+    '#!/usr/bin/env bash\nset -euo pipefail\nfor f in *.log; do gzip "$f"; done',
     "SELECT u.id, count(o.id) FROM users u LEFT JOIN orders o ON o.user_id = u.id "
     "GROUP BY u.id HAVING count(o.id) > 3;",
     "server:\n  port: 8080\n  tls:\n    enabled: true\n    cert: /etc/ssl/cert.pem\n",
@@ -189,11 +194,13 @@ def test_a_failed_export_is_one_clear_error(tmp_path):
 
 @pytest.mark.model
 def test_the_runtime_imports_neither_torch_nor_transformers(onnx_cache):
-    code = ("import sys, time, json; t = time.perf_counter(); "
-            "from dowse.indexer.onnx_embed import OnnxEmbedder; "
-            "v = OnnxEmbedder().embed(['where are expired session tokens rejected?']); "
-            "print(json.dumps({'seconds': time.perf_counter() - t, 'shape': v.shape, "
-            f"'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))")
+    code = (
+        "import sys, time, json; t = time.perf_counter(); "
+        "from dowse.indexer.onnx_embed import OnnxEmbedder; "
+        "v = OnnxEmbedder().embed(['where are expired session tokens rejected?']); "
+        "print(json.dumps({'seconds': time.perf_counter() - t, 'shape': v.shape, "
+        f"'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))"
+    )
     proc = python_proc(code, cache_env(onnx_cache["dir"]))
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == "", err
@@ -221,10 +228,12 @@ def test_the_cache_dir_comes_from_the_environment(monkeypatch, tmp_path):
 def test_the_registry_names_the_same_model_without_importing_runtimes():
     assert getattr(EMBEDDERS["minilm-onnx"], "name", None) == MODEL_NAME
     watched = ("onnxruntime", "tokenizers", *HEAVY)
-    code = ("import sys, json; from dowse.indexer.embed import get_embedder; "
-            "e = get_embedder('minilm-onnx'); "
-            "print(json.dumps([type(e).__name__, e.name, e.dim, "
-            f"[m for m in {watched!r} if m in sys.modules]]))")
+    code = (
+        "import sys, json; from dowse.indexer.embed import get_embedder; "
+        "e = get_embedder('minilm-onnx'); "
+        "print(json.dumps([type(e).__name__, e.name, e.dim, "
+        f"[m for m in {watched!r} if m in sys.modules]]))"
+    )
     proc = python_proc(code, dict(os.environ))
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err

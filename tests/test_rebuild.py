@@ -47,7 +47,8 @@ def _interrupt(self: Store, **changes: object) -> None:
 
 
 def test_an_interrupted_rebuild_leaves_the_old_index_readable_and_whole(
-        example_repo, fake_embedder, monkeypatch):
+    example_repo, fake_embedder, monkeypatch
+):
     index_dir = example_repo / ".dowse"
     build_index(example_repo, embedder=fake_embedder)
     before = _counts(index_dir)
@@ -79,7 +80,8 @@ def test_an_interrupted_rebuild_leaves_the_old_index_readable_and_whole(
 
 
 def test_a_plain_run_after_an_interrupted_rebuild_drops_its_tables(
-        example_repo, fake_embedder, monkeypatch):
+    example_repo, fake_embedder, monkeypatch
+):
     index_dir = example_repo / ".dowse"
     build_index(example_repo, embedder=fake_embedder)
     with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
@@ -92,7 +94,8 @@ def test_a_plain_run_after_an_interrupted_rebuild_drops_its_tables(
 
 
 def test_a_rebuild_equals_a_fresh_build_and_old_generations_go_after_the_grace(
-        example_repo, fake_embedder, monkeypatch, tmp_path):
+    example_repo, fake_embedder, monkeypatch, tmp_path
+):
     index_dir = example_repo / ".dowse"
     build_index(example_repo, embedder=fake_embedder)
     # An index never rebuilt keeps the manifest a dowse from before rebuilds could read.
@@ -122,8 +125,7 @@ def test_a_rebuild_equals_a_fresh_build_and_old_generations_go_after_the_grace(
     assert Store.read_manifest(index_dir).retired == {}
 
 
-def test_a_rebuild_of_a_damaged_manifest_drops_the_tables_it_named(
-        example_repo, fake_embedder):
+def test_a_rebuild_of_a_damaged_manifest_drops_the_tables_it_named(example_repo, fake_embedder):
     index_dir = example_repo / ".dowse"
     build_index(example_repo, embedder=fake_embedder)
     build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
@@ -141,8 +143,7 @@ def test_readers_keep_an_index_while_another_process_rebuilds_it(tmp_path):
     _write_tree(repo, 150, "old")
     subprocess.run([*CLI, "index", str(repo), "--no-embed", "-q"], check=True, cwd=REPO)
     _write_tree(repo, 150, "new")
-    writer = subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q", "--rebuild"],
-                              cwd=REPO)
+    writer = subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q", "--rebuild"], cwd=REPO)
     seen: set[str] = set()
     deadline = time.monotonic() + 120
     while writer.poll() is None and time.monotonic() < deadline:
@@ -172,8 +173,9 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_index(tmp_path):
     rng = random.Random(7)
     for n in range(1, 4):
         _write_tree(repo, 150, f"t{n}")
-        build_index(repo, index_dir=tmp_path / f"ref{n}", config=no_vectors,
-                    embedder=_model_stand_in())
+        build_index(
+            repo, index_dir=tmp_path / f"ref{n}", config=no_vectors, embedder=_model_stand_in()
+        )
         after = rel.fingerprint(tmp_path / f"ref{n}")
         proc = rel.launch("index", str(repo), "--no-embed", "-q", "--rebuild")
         ready = rel.CrashRig._wait_ready(proc, time.monotonic() + 60)
@@ -188,8 +190,9 @@ def test_a_killed_rebuild_leaves_the_old_or_the_new_index(tmp_path):
         assert rel.fingerprint(index_dir) in (before, after)  # never "no index"
         assert rel.audit(index_dir) == []
         Store.open(index_dir).verify()
-        build_index(repo, config=dataclasses.replace(no_vectors, rebuild=True),
-                    embedder=_model_stand_in())
+        build_index(
+            repo, config=dataclasses.replace(no_vectors, rebuild=True), embedder=_model_stand_in()
+        )
         assert rel.fingerprint(index_dir) == after
         before = after
 
@@ -198,12 +201,14 @@ def _versions(index_dir: Path, name: str) -> int:
     import lancedb
 
     table = lancedb.connect(str(index_dir / "db")).open_table(
-        Store.read_manifest(index_dir).tables.get(name, name))
+        Store.read_manifest(index_dir).tables.get(name, name)
+    )
     return len(table.list_versions())
 
 
 def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
-        example_repo, fake_embedder, monkeypatch):
+    example_repo, fake_embedder, monkeypatch
+):
     index_dir = example_repo / ".dowse"
     target = example_repo / "shop" / "pricing.py"
     monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.3))
@@ -228,7 +233,8 @@ def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
     store = Store.open(index_dir)
     store.verify()
     assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [
-        {"name": "price_final"}]
+        {"name": "price_final"}
+    ]
     # A no-op run later prunes what the last run left, and the index stays whole.
     time.sleep(pause)
     build_index(example_repo, embedder=fake_embedder)
@@ -236,8 +242,7 @@ def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
     assert _versions(index_dir, "chunks") < after["chunks"]
 
 
-def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_embedder,
-                                                          monkeypatch):
+def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_embedder, monkeypatch):
     # A server re-indexing on every edit never leaves the index alone for GRACE: the
     # versions replaced more than GRACE ago go all the same, and a reader that opened a
     # snapshot within GRACE still reads it.
@@ -261,8 +266,7 @@ def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_emb
     assert Store.read_manifest(index_dir).superseded["chunks"]
 
 
-def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_embedder,
-                                                          monkeypatch):
+def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_embedder, monkeypatch):
     # A run that finds nothing to index still prunes, and commits what its pruning
     # compacted: the versions past the manifest's and those just before it go as well.
     index_dir = example_repo / ".dowse"
@@ -279,5 +283,4 @@ def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_emb
     assert counts[-1] == 1, counts
     store = Store.open(index_dir)
     store.verify()
-    assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [
-        {"name": "price"}]
+    assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [{"name": "price"}]

@@ -40,21 +40,107 @@ rel = load_benchmark("reliability")
 FUZZ_LANGUAGES = sorted(CODE_LANGUAGES | TEXT_LANGUAGES)
 FUZZ_EXAMPLES = int(os.environ.get("DOWSE_FUZZ_EXAMPLES", "15"))
 NAMES = {
-    "python": "f.py", "javascript": "f.js", "typescript": "f.ts", "tsx": "f.tsx", "go": "f.go",
-    "rust": "f.rs", "java": "F.java", "c": "f.c", "cpp": "f.cpp", "csharp": "f.cs",
-    "ruby": "f.rb", "php": "f.php", "kotlin": "f.kt", "swift": "f.swift", "scala": "f.scala",
-    "bash": "f.sh", "markdown": "f.md", "rst": "f.rst", "yaml": "f.yaml", "toml": "f.toml",
-    "json": "f.json", "text": "f.txt",
+    "python": "f.py",
+    "javascript": "f.js",
+    "typescript": "f.ts",
+    "tsx": "f.tsx",
+    "go": "f.go",
+    "rust": "f.rs",
+    "java": "F.java",
+    "c": "f.c",
+    "cpp": "f.cpp",
+    "csharp": "f.cs",
+    "ruby": "f.rb",
+    "php": "f.php",
+    "kotlin": "f.kt",
+    "swift": "f.swift",
+    "scala": "f.scala",
+    "bash": "f.sh",
+    "markdown": "f.md",
+    "rst": "f.rst",
+    "yaml": "f.yaml",
+    "toml": "f.toml",
+    "json": "f.json",
+    "text": "f.txt",
 }
 _SOUP = [
-    b"def ", b"class ", b"function ", b"fn ", b"func ", b"fun ", b"sub ", b"struct ", b"impl ",
-    b"trait ", b"interface ", b"enum ", b"object ", b"module ", b"namespace ", b"package ",
-    b"import ", b"from ", b"#include <a.h>\n", b"use ", b"require ", b"return ", b"if ",
-    b"else ", b"end", b"do", b"{", b"}", b"(", b")", b"[", b"]", b"<", b">", b";", b",", b":",
-    b"::", b".", b"=", b"=>", b"->", b"@deco\n", b"x", b"Name", b"_y1", b"\xc3\xbcn\xc3\xaf",
-    b"'", b'"', b'"""', b"`", b"/*", b"*/", b"//", b"#", b"<?php ", b"?>", b"$v", b"\\",
-    b"\n", b"\r\n", b"\r", b"\t", b"    ", b" ", b"\xff", b"\xc3\x28", b"\x00", b"\xe2\x82",
-    b"---\n", b"- ", b"[table]\n", b"# Heading\n", b"```\n", b"0x1F", b"1e9", b"\xef\xbb\xbf",
+    b"def ",
+    b"class ",
+    b"function ",
+    b"fn ",
+    b"func ",
+    b"fun ",
+    b"sub ",
+    b"struct ",
+    b"impl ",
+    b"trait ",
+    b"interface ",
+    b"enum ",
+    b"object ",
+    b"module ",
+    b"namespace ",
+    b"package ",
+    b"import ",
+    b"from ",
+    b"#include <a.h>\n",
+    b"use ",
+    b"require ",
+    b"return ",
+    b"if ",
+    b"else ",
+    b"end",
+    b"do",
+    b"{",
+    b"}",
+    b"(",
+    b")",
+    b"[",
+    b"]",
+    b"<",
+    b">",
+    b";",
+    b",",
+    b":",
+    b"::",
+    b".",
+    b"=",
+    b"=>",
+    b"->",
+    b"@deco\n",
+    b"x",
+    b"Name",
+    b"_y1",
+    b"\xc3\xbcn\xc3\xaf",
+    b"'",
+    b'"',
+    b'"""',
+    b"`",
+    b"/*",
+    b"*/",
+    b"//",
+    b"#",
+    b"<?php ",
+    b"?>",
+    b"$v",
+    b"\\",
+    b"\n",
+    b"\r\n",
+    b"\r",
+    b"\t",
+    b"    ",
+    b" ",
+    b"\xff",
+    b"\xc3\x28",
+    b"\x00",
+    b"\xe2\x82",
+    b"---\n",
+    b"- ",
+    b"[table]\n",
+    b"# Heading\n",
+    b"```\n",
+    b"0x1F",
+    b"1e9",
+    b"\xef\xbb\xbf",
 ]
 _INPUTS = st.one_of(
     st.binary(max_size=3000),
@@ -68,8 +154,7 @@ def check_file(language: str, data: bytes, workdir: Path) -> None:
     name = NAMES[language]
     parsed = parse_source(name, data, language, timeout_s=2.0)
     cfg = ChunkConfig(max_chars=300, min_chars=60)
-    chunks = chunk_file(name, data, language, tree=parsed.tree, symbols=parsed.symbols,
-                        config=cfg)
+    chunks = chunk_file(name, data, language, tree=parsed.tree, symbols=parsed.symbols, config=cfg)
     if chunks or data.replace(b"\xef\xbb\xbf", b"").strip():
         # A file of nothing but byte-order marks and blanks may have no chunk at all.
         _check_cover(data, chunks, cfg)
@@ -91,8 +176,9 @@ def fuzz(language: str, examples: int) -> dict[str, Any]:
     tried = 0
     workdir = Path(tempfile.mkdtemp(prefix="dowse-fuzz-"))
 
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=list(HealthCheck))
+    @settings(
+        max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck)
+    )
     @given(_INPUTS)
     def prop(data: bytes) -> None:
         nonlocal tried
@@ -111,7 +197,8 @@ def fuzz(language: str, examples: int) -> dict[str, Any]:
 
 def test_fuzz_names_match_their_languages():
     assert {lang: language_for(name) for lang, name in NAMES.items()} == {
-        lang: lang for lang in FUZZ_LANGUAGES}
+        lang: lang for lang in FUZZ_LANGUAGES
+    }
 
 
 @pytest.mark.parametrize("language", FUZZ_LANGUAGES)
@@ -125,12 +212,14 @@ def test_deep_nesting_keeps_its_symbols_and_every_line(tmp_path):
     source = b"function f(){\n" * 1500 + b"}\n" * 1500  # 3,000 levels of syntax tree
     parsed = parse_source("deep.js", source, "javascript")
     cfg = ChunkConfig()
-    chunks = chunk_file("deep.js", source, "javascript", tree=parsed.tree,
-                        symbols=parsed.symbols, config=cfg)  # RecursionError before
+    chunks = chunk_file(
+        "deep.js", source, "javascript", tree=parsed.tree, symbols=parsed.symbols, config=cfg
+    )  # RecursionError before
     _check_cover(source, chunks, cfg)
     (tmp_path / "deep.js").write_bytes(source)
-    out = process_file(FileJob("deep.js", str(tmp_path / "deep.js"), len(source), 0),
-                       ExtractConfig())
+    out = process_file(
+        FileJob("deep.js", str(tmp_path / "deep.js"), len(source), 0), ExtractConfig()
+    )
     assert out.file["parser"] == "tree-sitter" and out.file["note"] == ""
     assert out.file["n_symbols"] == 1500
 
@@ -165,7 +254,8 @@ def _modules(root: Path, n: int, tag: str, body_lines: int = 3) -> None:
         body = "".join(f"    value_{j} = request.get('{tag}{j}')\n" for j in range(body_lines))
         (root / f"mod{i}.py").write_text(
             f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
-            f'    """Handle request {i}."""\n{body}    return request\n')
+            f'    """Handle request {i}."""\n{body}    return request\n'
+        )
 
 
 def _model_stand_in() -> Any:
@@ -178,8 +268,9 @@ def _model_stand_in() -> Any:
 
 def _build(root: Path, index_dir: Path | None = None) -> str | None:
     """A lexical index of `root` as it is now (in-process); its content's fingerprint."""
-    build_index(root, index_dir=index_dir, config=IndexConfig(embed=False),
-                embedder=_model_stand_in())
+    build_index(
+        root, index_dir=index_dir, config=IndexConfig(embed=False), embedder=_model_stand_in()
+    )
     return rel.fingerprint(index_dir or root / ".dowse")
 
 
@@ -211,8 +302,10 @@ def test_sigkill_leaves_the_old_or_the_new_snapshot_and_the_next_run_finishes(tm
         before = after
 
 
-@pytest.mark.skipif((os.cpu_count() or 1) < 2 or not Path("/proc").is_dir(),
-                    reason="the parser pool needs 2 CPUs; group members are read from /proc")
+@pytest.mark.skipif(
+    (os.cpu_count() or 1) < 2 or not Path("/proc").is_dir(),
+    reason="the parser pool needs 2 CPUs; group members are read from /proc",
+)
 def test_a_killed_index_takes_its_parser_workers_along(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -240,8 +333,9 @@ def test_a_killed_index_takes_its_parser_workers_along(tmp_path):
 def test_a_hostile_repository_is_indexed_with_every_skip_explained(tmp_path):
     root = tmp_path / "hostile"
     root.mkdir()
-    made = rel.hostile_repo(root, big_bytes=2_000_000, line_bytes=90_000, nesting=1500,
-                            dir_depth=60, ignore_lines=200)
+    made = rel.hostile_repo(
+        root, big_bytes=2_000_000, line_bytes=90_000, nesting=1500, dir_depth=60, ignore_lines=200
+    )
     assert len(made) > 60
     prefix = rel.without_dac()
     try:
@@ -252,23 +346,34 @@ def test_a_hostile_repository_is_indexed_with_every_skip_explained(tmp_path):
     store = Store.open(root / ".dowse")
     reasons = {r["path"]: r["reason"] for r in store.rows("skipped")}
     for path, reason in {
-        "bin/looks_like.py": "binary", "bin/utf16.java": "binary",
+        "bin/looks_like.py": "binary",
+        "bin/utf16.java": "binary",
         "huge/one_line.js": "too large (2.0 MB > 1.0 MB)",
-        "links/self": "symlink loop", "links/ping": "symlink loop",
-        "links/broken.py": "broken symlink", "links/devzero.py": "symlink outside root",
-        "links/etc/": "symlink outside root", "perm/fifo.py": "not a regular file",
+        "links/self": "symlink loop",
+        "links/ping": "symlink loop",
+        "links/broken.py": "broken symlink",
+        "links/devzero.py": "symlink outside root",
+        "links/etc/": "symlink outside root",
+        "perm/fifo.py": "not a regular file",
         "names/bad\\xffbyte.py": "undecodable file name",
-        "node_modules/": "default exclude: node_modules", "venv/": "default exclude: virtualenv",
-        "package-lock.json": "lockfile", "web/app.min.js": "minified",
-        "web/bundle.js": "minified", "ignored/": "gitignored",
+        "node_modules/": "default exclude: node_modules",
+        "venv/": "default exclude: virtualenv",
+        "package-lock.json": "lockfile",
+        "web/app.min.js": "minified",
+        "web/bundle.js": "minified",
+        "ignored/": "gitignored",
     }.items():
         assert reasons.get(path) == reason, (path, reasons.get(path))
     if prefix or os.geteuid() != 0:
         assert reasons["perm/unreadable.py"].startswith("unreadable")
         assert reasons["perm/closed/"].startswith("unreadable")
     files = {r["path"]: r for r in store.rows("files", ["path", "parser", "note"])}
-    assert {"names/new\nline.py", "names/quote'single.py",
-            "names/sql'); DROP TABLE files;--.py", "ok/normal.py"} <= set(files)
+    assert {
+        "names/new\nline.py",
+        "names/quote'single.py",
+        "names/sql'); DROP TABLE files;--.py",
+        "ok/normal.py",
+    } <= set(files)
     assert files["nest/braces.c"]["note"] == "" and reasons["nest/functions.js"] == "minified"
     # Deleting, editing and renaming the odd names goes through the store's filters.
     for i, path in enumerate(sorted((root / "names").iterdir())):
@@ -295,8 +400,12 @@ def test_seeded_secrets_never_reach_the_index(tmp_path, fake_embedder):
     # The control: with --include-secrets the files of known text types are indexed, and
     # the search finds their values.
     control = tmp_path / "control"
-    build_index(root, index_dir=control, embedder=fake_embedder,
-                config=IndexConfig(walk=WalkConfig(include_secrets=True)))
+    build_index(
+        root,
+        index_dir=control,
+        embedder=fake_embedder,
+        config=IndexConfig(walk=WalkConfig(include_secrets=True)),
+    )
     in_source = {v for path, _, v in seeded if path.startswith(("app/", "web/", "bots/"))}
     assert len(in_source) == 5 and in_source <= rel._values_in_index(control, values)
 
@@ -323,11 +432,14 @@ def _searches(root: Path) -> bool:
 
 def test_a_full_disk_is_one_line_and_keeps_the_last_index(indexed_copy):
     before = rel.fingerprint(indexed_copy / ".dowse")
-    ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q",
-                    preexec=rel._fsize_limit(2048))  # writes past 2 kB fail with EFBIG
+    ran = rel.dowse(
+        "index", str(indexed_copy), "--no-embed", "-q", preexec=rel._fsize_limit(2048)
+    )  # writes past 2 kB fail with EFBIG
     assert ran.one_line_error, ran.err  # a traceback before
-    assert ran.last_line == (f"Error: cannot write the index at {indexed_copy / '.dowse'}: "
-                             "File too large; the last complete index is unchanged")
+    assert ran.last_line == (
+        f"Error: cannot write the index at {indexed_copy / '.dowse'}: "
+        "File too large; the last complete index is unchanged"
+    )
     assert rel.fingerprint(indexed_copy / ".dowse") == before
     assert _searches(indexed_copy)
     _build(indexed_copy)
@@ -345,16 +457,17 @@ def test_a_disk_too_full_for_the_lock_file_is_one_line(indexed_copy):
     assert ran.code == 0, ran.err  # nothing changed: nothing to write
 
 
-@pytest.mark.skipif(os.geteuid() == 0 and not rel.without_dac(),
-                    reason="root ignores file modes, and capsh is not there to drop that")
+@pytest.mark.skipif(
+    os.geteuid() == 0 and not rel.without_dac(),
+    reason="root ignores file modes, and capsh is not there to drop that",
+)
 @pytest.mark.parametrize("read_only", [".", "db"])
 def test_a_read_only_index_is_one_line_and_still_answers(indexed_copy, read_only):
     target = indexed_copy / ".dowse" / read_only
     before = rel.fingerprint(indexed_copy / ".dowse")
     rel._chmod_tree(target, writable=False)
     try:
-        ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q",
-                        prefix=rel.without_dac())
+        ran = rel.dowse("index", str(indexed_copy), "--no-embed", "-q", prefix=rel.without_dac())
         assert ran.one_line_error, ran.err  # a traceback before, for db/
         assert f"cannot write the index at {indexed_copy / '.dowse'}" in ran.last_line
         assert "Permission denied" in ran.last_line
@@ -365,8 +478,7 @@ def test_a_read_only_index_is_one_line_and_still_answers(indexed_copy, read_only
     _build(indexed_copy)
 
 
-def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, fake_embedder,
-                                                                  run):
+def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, fake_embedder, run):
     build_index(example_repo, embedder=fake_embedder)
     index_dir = example_repo / ".dowse"
     for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
@@ -392,8 +504,9 @@ def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
     _build(root)
     for data in (root / ".dowse" / "db" / "chunks.lance" / "data").glob("*.lance"):
         data.write_bytes(b"")
-    search = _tool_function(next(t for t in TOOLS if t.name == "search"),
-                            Workspace([ServedRoot(root)]))
+    search = _tool_function(
+        next(t for t in TOOLS if t.name == "search"), Workspace([ServedRoot(root)])
+    )
     with pytest.raises(ToolError) as caught:  # LanceDB's RuntimeError before
         search(query="validate token")
     message = str(caught.value)
@@ -402,15 +515,21 @@ def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
 
 
 def test_an_index_run_with_nothing_to_do_commits_nothing(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder,
-                config=IndexConfig(walk=WalkConfig(exclude=("docs/",))))
+    build_index(
+        example_repo,
+        embedder=fake_embedder,
+        config=IndexConfig(walk=WalkConfig(exclude=("docs/",))),
+    )
     manifest = (example_repo / ".dowse" / "manifest.json").read_bytes()
     heads = rel.table_heads(example_repo / ".dowse")
     # The walk options read back from the manifest (a JSON list) once compared unequal to
     # the same options in memory (a tuple): every run rewrote the index and its manifest.
     for exclude in (("docs/",), ("docs/",)):
-        stats = build_index(example_repo, embedder=fake_embedder,
-                            config=IndexConfig(walk=WalkConfig(exclude=exclude)))
+        stats = build_index(
+            example_repo,
+            embedder=fake_embedder,
+            config=IndexConfig(walk=WalkConfig(exclude=exclude)),
+        )
         assert stats.parsed == 0
     assert (example_repo / ".dowse" / "manifest.json").read_bytes() == manifest
     assert rel.table_heads(example_repo / ".dowse") == heads
@@ -431,8 +550,9 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
     for data in (example_repo / ".dowse" / "db" / "embed_cache.lance" / "data").glob("*.lance"):
         with open(data, "r+b") as fh:
             fh.truncate(100)
-    stats = build_index(example_repo, embedder=fake_embedder,
-                        config=IndexConfig(rebuild=True, embed_chunks=True))
+    stats = build_index(
+        example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True, embed_chunks=True)
+    )
     store = Store.open(example_repo / ".dowse")
     # The cache started afresh: every chunk, summary and definition again.
     assert stats.embedded == stats.chunks + store.count("file_vectors") > stats.files
@@ -442,15 +562,20 @@ def test_rebuild_repairs_a_damaged_embedding_cache(example_repo, fake_embedder):
 def test_storage_errors_become_one_line_errors(tmp_path):
     from dowse.indexer.store import storage_error
 
-    full = RuntimeError("lance error: LanceError(IO): No space left on device (os error 28), "
-                        "/root/.cargo/registry/src/x/lance-io/src/object_store.rs:1006:34")
+    full = RuntimeError(
+        "lance error: LanceError(IO): No space left on device (os error 28), "
+        "/root/.cargo/registry/src/x/lance-io/src/object_store.rs:1006:34"
+    )
     error = storage_error(full, tmp_path)
     assert isinstance(error, IndexWriteError)
     assert str(error) == f"cannot write the index at {tmp_path}: No space left on device"
-    damaged = RuntimeError("lance error: LanceError(IO): Generic LocalFileSystem error: failed "
-                           "to fill whole buffer, /rustc/abc/library/core/src/ops/fn.rs:250:5")
+    damaged = RuntimeError(
+        "lance error: LanceError(IO): Generic LocalFileSystem error: failed "
+        "to fill whole buffer, /rustc/abc/library/core/src/ops/fn.rs:250:5"
+    )
     assert str(storage_error(damaged)) == (
         "the index is damaged (Generic LocalFileSystem error: failed to fill whole buffer); "
-        "run `dowse index --rebuild`")
+        "run `dowse index --rebuild`"
+    )
     assert storage_error(RuntimeError("something else")) is None
     assert storage_error(KeyError("lance error")) is None

@@ -43,6 +43,7 @@ def index(run: Callable[..., Any]) -> Callable[[Path], Path]:
     def make(root: Path) -> Path:
         run("index", str(root), "--no-embed", "--quiet")
         return root
+
     return make
 
 
@@ -52,11 +53,12 @@ def repo(tmp_path: Path, index: Callable[[Path], Path]) -> Path:
 
 
 @asynccontextmanager
-async def connect(*roots: Path, log: Path, args: tuple[str, ...] = ()
-                  ) -> AsyncIterator[ClientSession]:
-    params = StdioServerParameters(command=sys.executable,
-                                   args=[*CLI[1:], "serve", *args, *map(str, roots)],
-                                   cwd=str(REPO))
+async def connect(
+    *roots: Path, log: Path, args: tuple[str, ...] = ()
+) -> AsyncIterator[ClientSession]:
+    params = StdioServerParameters(
+        command=sys.executable, args=[*CLI[1:], "serve", *args, *map(str, roots)], cwd=str(REPO)
+    )
     with open(log, "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
             async with ClientSession(read, write) as session:
@@ -64,14 +66,18 @@ async def connect(*roots: Path, log: Path, args: tuple[str, ...] = ()
                 yield session
 
 
-def drive(tmp_path: Path, *roots: Path, args: tuple[str, ...] = ()
-          ) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
+def drive(
+    tmp_path: Path, *roots: Path, args: tuple[str, ...] = ()
+) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
     """Run `body(session)` against a fresh server on `roots`."""
+
     def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
         async def main() -> Any:
             async with connect(*roots, log=tmp_path / "server.log", args=args) as session:
                 return await body(session)
+
         return anyio.run(main)
+
     return run
 
 
@@ -101,8 +107,11 @@ def lines(path: Path, start: int, end: int) -> str:
 def test_tools_budgets_and_confinement(repo, tmp_path):
     async def body(s: ClientSession) -> None:
         listed = {t.name: t for t in (await s.list_tools()).tools}
-        assert set(listed) == {spec.name for spec in TOOLS} == {
-            "search", "ask", "explore", "symbol", "status", "reindex"}
+        assert (
+            set(listed)
+            == {spec.name for spec in TOOLS}
+            == {"search", "ask", "explore", "symbol", "status", "reindex"}
+        )
         for spec in TOOLS:
             tool = listed[spec.name]
             fields = spec.request.model_json_schema()["properties"]
@@ -121,9 +130,11 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert small["budget"]["cut"] + small["budget"]["omitted"] > 0
         for hit in small["hits"]:  # whole records, or signature and citation: never cut
             whole = by_citation[(hit["path"], hit["start_line"])]
-            assert hit == whole or (hit["text"] is None and hit["signature"]
-                                    and {**hit, "text": whole["text"], "signature":
-                                         whole["signature"]} == whole)
+            assert hit == whole or (
+                hit["text"] is None
+                and hit["signature"]
+                and {**hit, "text": whole["text"], "signature": whole["signature"]} == whole
+            )
         assert len(small["hits"]) + small["budget"]["omitted"] == len(full["hits"])
 
         question = "where are expired session tokens rejected?"
@@ -133,23 +144,35 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert tight["budget"]["cut"] + tight["budget"]["omitted"] > 0
         for block in tight["context"]:
             if block["form"] == "full":
-                assert block["text"] == lines(repo / block["path"], block["start_line"],
-                                              block["end_line"])
+                assert block["text"] == lines(
+                    repo / block["path"], block["start_line"], block["end_line"]
+                )
             else:
                 assert "\n" not in block["text"]
 
-        report = await call(s, "explore", path="shop", depth="deep",
-                            focus="where does validate_token reject expired tokens?")
+        report = await call(
+            s,
+            "explore",
+            path="shop",
+            depth="deep",
+            focus="where does validate_token reject expired tokens?",
+        )
         result = report["result"]
         assert result["path"] == "shop" and report["budget"]["tokens"] <= 6000
         assert [t["track"]["name"] for t in result["tracks"]][:5] == [
-            "tree", "manifest", "patterns", "focus", "imports"]
+            "tree",
+            "manifest",
+            "patterns",
+            "focus",
+            "imports",
+        ]
         assert result["focus_findings"][0]["citations"][0]["path"] == "shop/auth/tokens.py"
         small = await call(s, "explore", depth="deep", max_tokens=2000)
         assert small["budget"]["tokens"] <= 2000 and small["budget"]["omitted"] > 0
         assert small["result"]["omitted"] and small["result"]["tracks"]
-        assert "cannot hold an explore report" in await refused(s, "explore", depth="deep",
-                                                                max_tokens=400)
+        assert "cannot hold an explore report" in await refused(
+            s, "explore", depth="deep", max_tokens=400
+        )
 
         found = await call(s, "symbol", name="validate_token")
         top = found["definitions"][0]
@@ -167,7 +190,8 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert too_big.is_error
         assert (await refused(s, "search", query="  ")).endswith(": the query is empty")
         assert "unknown language 'klingon'; the languages are: bash, " in await refused(
-            s, "search", query="token", languages=["klingon"])
+            s, "search", query="token", languages=["klingon"]
+        )
         assert (await refused(s, "ask", question=" \n")).endswith(": the question is empty")
         await outside_paths_are_refused(s, repo, tmp_path)
 
@@ -184,8 +208,9 @@ async def outside_paths_are_refused(s: ClientSession, repo: Path, tmp_path: Path
         message = await refused(s, "search", query="token", path=path)
         assert "is outside the served root" in message, message
     assert "through a symlink" in await refused(s, "search", query="token", path="escape")
-    assert "through a symlink" in await refused(s, "ask", question="what is secret?",
-                                                path="shop/leak.py")
+    assert "through a symlink" in await refused(
+        s, "ask", question="what is secret?", path="shop/leak.py"
+    )
     assert "is outside the served root" in await refused(s, "explore", path="../outside")
     assert "through a symlink" in await refused(s, "explore", path="escape")
     assert "no such file" in await refused(s, "search", query="x", path="shop/nope")
@@ -194,8 +219,7 @@ async def outside_paths_are_refused(s: ClientSession, repo: Path, tmp_path: Path
     assert all("very_secret" not in (h["text"] or "") for h in hits)
     assert not (await call(s, "symbol", name="very_secret_function"))["definitions"]
     inside = await call(s, "search", query="token", path=str(repo / "shop" / "auth"))
-    assert inside["hits"] and all(h["path"].startswith("shop/auth/")
-                                  for h in inside["hits"])
+    assert inside["hits"] and all(h["path"].startswith("shop/auth/") for h in inside["hits"])
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -207,7 +231,8 @@ def _tree(root: Path) -> dict[str, str]:
             p = Path(dirpath, name)
             st = p.stat()
             out[str(p.relative_to(root))] = (
-                f"{st.st_size}:{st.st_mtime_ns}:{hashlib.sha256(p.read_bytes()).hexdigest()}")
+                f"{st.st_size}:{st.st_mtime_ns}:{hashlib.sha256(p.read_bytes()).hexdigest()}"
+            )
     return out
 
 
@@ -218,8 +243,10 @@ def test_answers_follow_edits_branch_switches_and_a_held_lock(repo, tmp_path):
     async def body(s: ClientSession) -> None:
         await call(s, "status")
         with open(tokens, "a") as fh:
-            fh.write("\n\ndef revoke_token(token: str) -> None:\n"
-                     '    """Forget a token."""\n    REVOKED.add(token)\n')
+            fh.write(
+                "\n\ndef revoke_token(token: str) -> None:\n"
+                '    """Forget a token."""\n    REVOKED.add(token)\n'
+            )
         n = len(tokens.read_text().split("\n")) - 1
         found = await call(s, "symbol", name="revoke_token")
         assert found["freshness"]["reindexed"] == 1 and not found["freshness"]["pending"]
@@ -230,9 +257,11 @@ def test_answers_follow_edits_branch_switches_and_a_held_lock(repo, tmp_path):
         # A branch switch: files rewritten, removed and added at once.
         (repo / "shop" / "payments.py").unlink()
         (repo / "shop" / "pricing.py").write_text(
-            "def quote_shipping(weight_kg: float) -> float:\n    return 4.5 + weight_kg\n")
+            "def quote_shipping(weight_kg: float) -> float:\n    return 4.5 + weight_kg\n"
+        )
         (repo / "shop" / "inventory.py").write_text(
-            "def reserve_stock(sku: str, n: int) -> bool:\n    return n > 0\n")
+            "def reserve_stock(sku: str, n: int) -> bool:\n    return n > 0\n"
+        )
         before = _tree(repo)
         hits = (await call(s, "search", query="reserve_stock quote_shipping"))["hits"]
         paths = {h["path"] for h in hits}
@@ -285,8 +314,13 @@ def test_a_root_without_an_index_is_offered_reindex(tmp_path, index):
 def test_a_repeated_ask_is_warm_and_matches_the_cli(repo, tmp_path):
     question = "how are discounts applied to a cart?"
     start = time.perf_counter()
-    cold = subprocess.run([*CLI, "ask", question, "--path", str(repo), "--format", "agent"],
-                          cwd=REPO, check=True, capture_output=True, text=True)
+    cold = subprocess.run(
+        [*CLI, "ask", question, "--path", str(repo), "--format", "agent"],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     cold_s = time.perf_counter() - start
 
     async def body(s: ClientSession) -> tuple[float, dict[str, Any]]:
@@ -304,7 +338,8 @@ def _handlers(root: Path, tag: str, n: int = 120) -> None:
     for i in range(n):
         (root / f"mod{i}.py").write_text(
             f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
-            f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n')
+            f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n'
+        )
 
 
 def test_four_clients_while_one_reindexes(tmp_path, index):
@@ -348,8 +383,9 @@ def test_cli_errors_for_serve_and_agent_format(repo, tmp_path, run):
     assert "no such directory" in run("serve", str(tmp_path / "nope"), code=1).output
     out = run("ask", "x", "--path", str(repo), "--format", "agent", "--json", code=1).output
     assert "cannot be combined" in out
-    out = run("ask", "x", "--path", str(repo), "--format", "agent", "--budget", "100",
-              code=1).output
+    out = run(
+        "ask", "x", "--path", str(repo), "--format", "agent", "--budget", "100", code=1
+    ).output
     assert "max_tokens" in out
 
 
@@ -364,8 +400,9 @@ def test_every_budget_holds_and_records_stay_whole(repo):
     full = workspace.search(SearchRequest(query="token discount cart", limit=20))
     whole = {h.citation: h for h in full.hits}
     for max_tokens in range(256, 4000, 137):
-        answer = workspace.search(SearchRequest(query="token discount cart", limit=20,
-                                                max_tokens=max_tokens))
+        answer = workspace.search(
+            SearchRequest(query="token discount cart", limit=20, max_tokens=max_tokens)
+        )
         assert estimate_tokens(answer.model_dump_json()) == answer.budget.tokens <= max_tokens
         for hit in answer.hits:
             assert hit.text in (None, whole[hit.citation].text)
@@ -374,8 +411,7 @@ def test_every_budget_holds_and_records_stay_whole(repo):
         assert estimate_tokens(asked.model_dump_json()) <= max_tokens
         for block in asked.context:
             if block.form == "full":
-                assert block.text == lines(repo / block.path, block.start_line,
-                                           block.end_line)
+                assert block.text == lines(repo / block.path, block.start_line, block.end_line)
 
 
 def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fake_embedder):
@@ -389,7 +425,8 @@ def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fak
     assert any("dense" in h.signals for h in hits)
     calls = len(fake_embedder.calls)
     (example_repo / "shop" / "refunds.py").write_text(
-        "def refund_order(order_id: int) -> None:\n    \"\"\"Send the money back.\"\"\"\n")
+        'def refund_order(order_id: int) -> None:\n    """Send the money back."""\n'
+    )
     answer = workspace.search(SearchRequest(query="refund_order money back"))
     assert answer.freshness.reindexed == 1
     assert answer.hits[0].path == "shop/refunds.py" and "dense" in answer.hits[0].signals

@@ -15,40 +15,68 @@ from dowse.languages import is_test_path
 
 def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
     qualified = f"{parent}.{name}" if parent else name
-    return Symbol(id=f"a.py#{qualified}@1", path="a.py", name=name, qualified_name=qualified,
-                  kind=kind, start_line=1, end_line=2, parent=parent)  # type: ignore[arg-type]
+    return Symbol(
+        id=f"a.py#{qualified}@1",
+        path="a.py",
+        name=name,
+        qualified_name=qualified,
+        kind=kind,
+        start_line=1,
+        end_line=2,
+        parent=parent,
+    )  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("text", "language", "doc"), [
-    ('#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""Write migration files.\n\nMore."""\n',
-     "python", "Write migration files. More."),
-    ("r'''Raw doc.'''\nx = 1\n", "python", "Raw doc."),
-    ("import os\n'''not a docstring'''\n", "python", ""),
-    ("// Copyright 2020 ACME\n// Package cache keeps\n// recent entries.\n\npackage cache\n",
-     "go", "Package cache keeps recent entries."),
-    ("/*\n * SPDX-License-Identifier: MIT\n * Parses CSV rows.\n */\nint x;\n", "c",
-     "Parses CSV rows."),
-    ("# Licensed under a 3-clause BSD style license\nimport os\n", "python", ""),
-    ("#!/bin/sh\n# Deploy the site.\nset -e\n", "bash", "Deploy the site."),
-    ("# Title\n\nSome words here.\n", "markdown", "# Title Some words here."),
-])
+@pytest.mark.parametrize(
+    ("text", "language", "doc"),
+    [
+        (
+            "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"
+            '"""Write migration files.\n\nMore."""\n',
+            "python",
+            "Write migration files. More.",
+        ),
+        ("r'''Raw doc.'''\nx = 1\n", "python", "Raw doc."),
+        ("import os\n'''not a docstring'''\n", "python", ""),
+        (
+            "// Copyright 2020 ACME\n// Package cache keeps\n// recent entries.\n\npackage cache\n",
+            "go",
+            "Package cache keeps recent entries.",
+        ),
+        (
+            "/*\n * SPDX-License-Identifier: MIT\n * Parses CSV rows.\n */\nint x;\n",
+            "c",
+            "Parses CSV rows.",
+        ),
+        ("# Licensed under a 3-clause BSD style license\nimport os\n", "python", ""),
+        ("#!/bin/sh\n# Deploy the site.\nset -e\n", "bash", "Deploy the site."),
+        ("# Title\n\nSome words here.\n", "markdown", "# Title Some words here."),
+    ],
+)
 def test_leading_doc(text, language, doc):
     assert leading_doc(text, language) == doc
 
 
 def test_file_summary_puts_path_doc_then_names_by_kind():
-    symbols = [_sym("Writer", "class"), _sym("write", "method", "Writer"),
-               _sym("helper", "function"), _sym("write", "method", "Other"),
-               _sym("Other", "class"), _sym("LIMIT", "constant")]
+    symbols = [
+        _sym("Writer", "class"),
+        _sym("write", "method", "Writer"),
+        _sym("helper", "function"),
+        _sym("write", "method", "Other"),
+        _sym("Other", "class"),
+        _sym("LIMIT", "constant"),
+    ]
     text = '"""Serializes models."""\n'
     assert file_summary("pkg/writer.py", text, "python", symbols) == (
         "pkg/writer.py\nSerializes models.\nclasses: Writer, Other\nfunctions: helper\n"
-        "methods: write")
+        "methods: write"
+    )
 
 
 def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
     assert file_summary("conf/settings.toml", "[tool]\nname = 'x'\n", "toml", []) == (
-        "conf/settings.toml\n[tool] name = 'x'")
+        "conf/settings.toml\n[tool] name = 'x'"
+    )
     many = [_sym(f"function_number_{i}", "function") for i in range(500)]
     assert len(file_summary("big.py", "", "python", many)) == MAX_CHARS
     # A long text file: its opening words, whitespace collapsed, as if read whole.
@@ -58,13 +86,18 @@ def test_file_summary_without_names_keeps_the_opening_words_and_stays_short():
 
 def _defined(store):
     """The ids of the definitions that get a vector: those outside tests and examples."""
-    return {r["id"] for r in store.rows("symbols", ["id", "path", "kind"])
-            if r["kind"] in DEFINITION_KINDS
-            and not is_test_path(r["path"]) and not r["path"].startswith("examples/")}
+    return {
+        r["id"]
+        for r in store.rows("symbols", ["id", "path", "kind"])
+        if r["kind"] in DEFINITION_KINDS
+        and not is_test_path(r["path"])
+        and not r["path"].startswith("examples/")
+    }
 
 
 def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
-        example_repo, fake_embedder):
+    example_repo, fake_embedder
+):
     stats = build_index(example_repo, embedder=fake_embedder)  # the default scope
     store = Store.open(example_repo / ".dowse")
     ids = {r["id"] for r in store.rows("file_vectors", ["id"])}
@@ -77,11 +110,11 @@ def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
     assert not store.manifest.embed_chunks and stats.vectors_pending == 0
     assert resolve_embed_scope(example_repo / ".dowse", None) == (True, False)
     # Widening to all embeds the chunks and nothing else; narrowing drops them again.
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True),
-                        embedder=fake_embedder)
+    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
     assert stats.parsed == 0 and stats.embedded == len(
-        {r["hash"] for r in store.rows("chunks", ["hash"])})
+        {r["hash"] for r in store.rows("chunks", ["hash"])}
+    )
     assert store.count("vectors") == store.count("chunks") and store.manifest.embed_chunks
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
@@ -99,12 +132,22 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
     assert store.count("vectors") == 0
     assert store.count("file_vectors") == store.count("files") + len(_defined(store))
     status = run("status", str(example_repo)).output
-    assert (f"{store.count('files')}/{store.count('files')} files, "
-            f"{len(_defined(store))} definitions, no chunks (--embed files)"
-            ) in status
+    assert (
+        f"{store.count('files')}/{store.count('files')} files, "
+        f"{len(_defined(store))} definitions, no chunks (--embed files)"
+    ) in status
     # The real model's summary vectors rank a file by what it is about.
-    hits = json.loads(run("search", "apply price reductions to a shopping basket", "--path",
-                          str(example_repo), "--grain", "file", "--json").output)
+    hits = json.loads(
+        run(
+            "search",
+            "apply price reductions to a shopping basket",
+            "--path",
+            str(example_repo),
+            "--grain",
+            "file",
+            "--json",
+        ).output
+    )
     assert hits[0]["path"] == "shop/pricing.py" and hits[0]["signals"]["summary"] > 0.5
     assert "dense" not in hits[0]["signals"]
     result = run("index", str(example_repo), "--no-embed", "--embed", "files", code=1)
@@ -167,7 +210,8 @@ def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, mon
     assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(in_memory, scanned, strict=True))
     assert in_memory[0][0] == "shop/payments.py"
     assert searcher.file_dense(vector, 1000) == sorted(
-        searcher.file_dense(vector, 1000), key=lambda r: -r[1])  # all files, best first
+        searcher.file_dense(vector, 1000), key=lambda r: -r[1]
+    )  # all files, best first
     assert len(searcher.file_dense(vector, 1000)) == store.count("files")  # each file once
 
 
@@ -177,7 +221,6 @@ def test_embed_scopes_are_one_list():
 
     option = next(p for p in cli.commands["index"].params if p.name == "embed_scope")
     assert tuple(option.type.choices) == EMBED_SCOPES
-    assert [embed_flags(s) for s in EMBED_SCOPES] == [(True, True), (True, False),
-                                                      (False, False)]
+    assert [embed_flags(s) for s in EMBED_SCOPES] == [(True, True), (True, False), (False, False)]
     with pytest.raises(ValueError, match="unknown embed scope"):
         embed_flags("some")

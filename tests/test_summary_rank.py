@@ -14,23 +14,31 @@ from dowse.retrieval.hybrid import HybridSearcher
 sr = load_benchmark("summary_rank")
 
 
-def test_gold_ranks_are_places_in_the_search_s_own_summary_ranking(tmp_path, example_repo,
-                                                                   fake_embedder):
+def test_gold_ranks_are_places_in_the_search_s_own_summary_ranking(
+    tmp_path, example_repo, fake_embedder
+):
     index_dir = tmp_path / "work" / "acme__shop" / ".dowse-index"
     build_index(example_repo, index_dir=index_dir, embedder=fake_embedder)
     question = "Card payments fail\nthe gateway retries with backoff, then gives up"
-    tasks = [{"repo": "acme/shop", "problem_statement": question, "gold_files": gold}
-             for gold in (["shop/payments.py"], ["shop/pricing.py", "shop/payments.py"],
-                          ["not/indexed.py"])]
-    tasks.append({"repo": "other/repo", "problem_statement": question,
-                  "gold_files": ["shop/payments.py"]})  # no work index: left out
+    tasks = [
+        {"repo": "acme/shop", "problem_statement": question, "gold_files": gold}
+        for gold in (
+            ["shop/payments.py"],
+            ["shop/pricing.py", "shop/payments.py"],
+            ["not/indexed.py"],
+        )
+    ]
+    tasks.append(
+        {"repo": "other/repo", "problem_statement": question, "gold_files": ["shop/payments.py"]}
+    )  # no work index: left out
     dataset = tmp_path / "dev.jsonl"
     dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks))
     ranks = sr.gold_ranks(dataset, tmp_path / "work", fake_embedder)
     searcher = HybridSearcher(Store.open(index_dir), lambda: fake_embedder)
     ranked = [p for p, _ in searcher.file_dense(searcher.embed_query(question), 1000)]
-    expected = [ranked.index("shop/payments.py") + 1,
-                max(ranked.index("shop/pricing.py"), ranked.index("shop/payments.py")) + 1]
+    expected = [
+        ranked.index("shop/payments.py") + 1,
+        max(ranked.index("shop/pricing.py"), ranked.index("shop/payments.py")) + 1,
+    ]
     assert ranks == expected
-    assert np.allclose(searcher.embed_query(question),
-                       sr.question_vector(fake_embedder, question))
+    assert np.allclose(searcher.embed_query(question), sr.question_vector(fake_embedder, question))

@@ -3,8 +3,17 @@ from dowse.tokens import split_identifier, token_text, tokenize
 
 def test_identifiers_are_kept_whole_and_split():
     assert tokenize("parseHTTPResponse get_user_id2 __init__") == [
-        "parsehttpresponse", "parse", "http", "response",
-        "get_user_id2", "get", "user", "id", "2", "init"]
+        "parsehttpresponse",
+        "parse",
+        "http",
+        "response",
+        "get_user_id2",
+        "get",
+        "user",
+        "id",
+        "2",
+        "init",
+    ]
 
 
 def test_split_identifier_cases():

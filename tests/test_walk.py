@@ -41,14 +41,28 @@ def test_entries_carry_path_size_and_mtime(tmp_path: Path) -> None:
     assert files(result) == ["a.py", "b/c.py"]
     entry = result.files[0]
     st = (tmp_path / "a.py").stat()
-    assert (entry.abspath, entry.size, entry.mtime_ns) == (tmp_path / "a.py", 5,
-                                                           st.st_mtime_ns)
+    assert (entry.abspath, entry.size, entry.mtime_ns) == (tmp_path / "a.py", 5, st.st_mtime_ns)
 
 
 def test_binary_by_extension_and_unknown_extensions_kept(tmp_path: Path) -> None:
-    make(tmp_path, "logo.PNG", "a.zip", "font.woff2", "m.pyc", "lib.so", "x.dll", "A.class",
-         "doc.pdf", "clip.mp4", "model.safetensors", ".DS_Store",
-         "Makefile", "data.xyz", "Dockerfile", "image.svg")
+    make(
+        tmp_path,
+        "logo.PNG",
+        "a.zip",
+        "font.woff2",
+        "m.pyc",
+        "lib.so",
+        "x.dll",
+        "A.class",
+        "doc.pdf",
+        "clip.mp4",
+        "model.safetensors",
+        ".DS_Store",
+        "Makefile",
+        "data.xyz",
+        "Dockerfile",
+        "image.svg",
+    )
     result = walk(tmp_path)
     assert files(result) == ["Dockerfile", "Makefile", "data.xyz", "image.svg"]
     assert set(reasons(result).values()) == {"binary (extension)"}
@@ -86,8 +100,15 @@ SECRET_FILES = {
     "home/.docker/config.json": "secret: docker credentials",
     "infra/terraform.tfstate": "secret: terraform state",
 }
-NOT_SECRET = [".env.example", ".env.sample", ".env.template", "keys/id_rsa.pub",
-              "config.json", "environment.py", "docs/keys.md"]
+NOT_SECRET = [
+    ".env.example",
+    ".env.sample",
+    ".env.template",
+    "keys/id_rsa.pub",
+    "config.json",
+    "environment.py",
+    "docs/keys.md",
+]
 
 
 def test_secrets_by_name_are_skipped(tmp_path: Path) -> None:
@@ -109,8 +130,9 @@ def _fake_private_key(kind: str = "RSA ") -> bytes:
     # Built at run time so that this file does not itself look like it holds a key.
     body = base64.encodebytes(random.Random(0).randbytes(600)).decode()
     dashes = "-" * 5
-    return (f"{dashes}BEGIN {kind}PRIVATE KEY{dashes}\n{body}"
-            f"{dashes}END {kind}PRIVATE KEY{dashes}\n").encode()
+    return (
+        f"{dashes}BEGIN {kind}PRIVATE KEY{dashes}\n{body}{dashes}END {kind}PRIVATE KEY{dashes}\n"
+    ).encode()
 
 
 @pytest.mark.parametrize("kind", ["RSA ", "EC ", "OPENSSH ", "ENCRYPTED ", ""])
@@ -119,18 +141,22 @@ def test_check_content_finds_private_keys(kind: str) -> None:
     # Pasted into a string literal, with escaped newlines.
     literal = b'KEY = "' + _fake_private_key(kind).replace(b"\n", b"\\n") + b'"\n'
     assert check_content("settings.py", literal) == "secret: private key"
-    assert check_content("key.txt", _fake_private_key(kind),
-                         WalkConfig(include_secrets=True)) is None
+    assert (
+        check_content("key.txt", _fake_private_key(kind), WalkConfig(include_secrets=True)) is None
+    )
 
 
 def test_check_content_finds_private_keys_in_other_layouts() -> None:
     dashes = "-" * 5
     body = base64.b64encode(random.Random(1).randbytes(90)).decode()
-    encrypted = (f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\nProc-Type: 4,ENCRYPTED\n"
-                 f"DEK-Info: AES-128-CBC,0123456789ABCDEF\n\n{body}\n")
+    encrypted = (
+        f"{dashes}BEGIN RSA PRIVATE KEY{dashes}\nProc-Type: 4,ENCRYPTED\n"
+        f"DEK-Info: AES-128-CBC,0123456789ABCDEF\n\n{body}\n"
+    )
     pgp = f"{dashes}BEGIN PGP PRIVATE KEY BLOCK{dashes}\nVersion: GnuPG v2\n\n{body}\n"
-    concatenated = (f'KEY = (\n    "{dashes}BEGIN EC PRIVATE KEY{dashes}\\n"\n'
-                    f'    "{body[:64]}\\n"\n)\n')
+    concatenated = (
+        f'KEY = (\n    "{dashes}BEGIN EC PRIVATE KEY{dashes}\\n"\n    "{body[:64]}\\n"\n)\n'
+    )
     for text in (encrypted, pgp, concatenated):
         assert check_content("k.txt", text.encode()) == "secret: private key", text
 
@@ -190,8 +216,7 @@ def test_symlinks_inside_the_root_are_followed(tmp_path: Path) -> None:
 
     result = walk(root)
 
-    assert files(result) == [".dowseignore", "link.py", "src/a.py", "src/gen/c.py",
-                             "src/pkg/b.py"]
+    assert files(result) == [".dowseignore", "link.py", "src/a.py", "src/gen/c.py", "src/pkg/b.py"]
     assert result.files[1].abspath == root / "link.py"
     assert reasons(result) == {
         "generated/": "dowseignored",
@@ -212,7 +237,12 @@ def test_symlinks_to_secrets_are_skipped(tmp_path: Path) -> None:
         "settings.txt": "secret: .env file (symlink target)",
     }
     assert files(walk(tmp_path, WalkConfig(include_secrets=True))) == [
-        ".env", "a.py", "home/.ssh/id_rsa", "key.txt", "settings.txt"]
+        ".env",
+        "a.py",
+        "home/.ssh/id_rsa",
+        "key.txt",
+        "settings.txt",
+    ]
 
 
 def test_symlinks_outside_the_root_are_skipped(tmp_path: Path) -> None:
@@ -272,8 +302,10 @@ def test_unreadable_files_and_dirs_for_real(tmp_path: Path) -> None:
     finally:
         (tmp_path / "closed").chmod(0o755)
     assert files(result) == ["ok.py"]
-    assert reasons(result) == {"closed/": "unreadable: permission denied",
-                               "locked.py": "unreadable: permission denied"}
+    assert reasons(result) == {
+        "closed/": "unreadable: permission denied",
+        "locked.py": "unreadable: permission denied",
+    }
 
 
 def test_unreadable_files_and_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -292,8 +324,10 @@ def test_unreadable_files_and_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(walk_module.os, "scandir", scandir)
     result = walk(tmp_path)
     assert files(result) == ["ok.py"]
-    assert reasons(result) == {"closed/": "unreadable: permission denied",
-                               "locked.py": "unreadable: permission denied"}
+    assert reasons(result) == {
+        "closed/": "unreadable: permission denied",
+        "locked.py": "unreadable: permission denied",
+    }
 
 
 def test_files_and_dirs_deleted_during_the_walk(
@@ -333,8 +367,10 @@ def test_odd_file_names(tmp_path: Path) -> None:
     os.mkdir(os.path.join(os.fsencode(tmp_path), b"bad\xfedir"))
     result = walk(tmp_path)
     assert files(result) == ["dir with space/a b.py", "new\nline.py", "ünï cödé.py"]
-    assert reasons(result) == {"bad\\xfedir": "undecodable file name",
-                               "bad\\xffname.py": "undecodable file name"}
+    assert reasons(result) == {
+        "bad\\xfedir": "undecodable file name",
+        "bad\\xffname.py": "undecodable file name",
+    }
     for skipped in result.skipped:
         skipped.model_dump_json()  # stays serialisable
 

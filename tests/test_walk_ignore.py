@@ -23,10 +23,15 @@ needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="git is not i
 
 def git(root: Path, *args: str, stdin: str | None = None, ok: tuple[int, ...] = (0,)) -> str:
     # A private HOME: the user's global excludes file must not take part.
-    env = {**os.environ, "HOME": str(root.parent), "XDG_CONFIG_HOME": str(root.parent),
-           "GIT_CONFIG_NOSYSTEM": "1"}
-    proc = subprocess.run(["git", *args], cwd=root, env=env, input=stdin,
-                          capture_output=True, text=True)
+    env = {
+        **os.environ,
+        "HOME": str(root.parent),
+        "XDG_CONFIG_HOME": str(root.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    proc = subprocess.run(
+        ["git", *args], cwd=root, env=env, input=stdin, capture_output=True, text=True
+    )
     assert proc.returncode in ok, proc.stderr
     return proc.stdout
 
@@ -42,25 +47,58 @@ def git_files(root: Path) -> list[str]:
 
 
 def git_ignored(root: Path, paths: list[str]) -> set[str]:
-    out = git(root, "check-ignore", "--stdin", "-z", stdin="\0".join(paths) + "\0",
-              ok=(0, 1))  # 1: none of them is ignored
+    out = git(
+        root, "check-ignore", "--stdin", "-z", stdin="\0".join(paths) + "\0", ok=(0, 1)
+    )  # 1: none of them is ignored
     return {p for p in out.split("\0") if p}
 
 
 # --- .gitignore parity with git ---------------------------------------------------------
 
 TRICKY_TREE = [
-    "README.md", "main.py", "debug.log", "important.log", "notes.tmp",
-    "docs/guide.md", "docs/build.txt", "docs/sub/deep.txt", "docs/sub/deep.md",
-    "gen/out.py", "gen/keep.py",                      # dir ignored: no re-including inside
-    "cache/a.txt", "cache/keep/b.txt", "cache/keep/c.md",
-    "src/app.py", "src/app.log", "src/logs/a.log", "src/logs/b.txt", "src/keep.tmp",
-    "src/nested/x.py", "src/nested/x.pyc2", "src/nested/tmpdir/f.py", "src/anchored.txt",
-    "anchored.txt", "a/b/c/target.txt", "a/target.txt", "a/x/y/z/target.txt",
-    "only_dir/file.txt", "only_dir_file", "dir_or_file/inner.txt", "sub/dir_or_file",
-    "assets/x/1.txt", "assets/x/keep.txt", "assets/y/2.txt",
-    "#hash.txt", "!bang.txt", "trailing.txt", "space name.txt", "[brackets].md",
-    "whitelist/a.py", "whitelist/b.txt", "whitelist/deep/c.py", "whitelist/deep/d.txt",
+    "README.md",
+    "main.py",
+    "debug.log",
+    "important.log",
+    "notes.tmp",
+    "docs/guide.md",
+    "docs/build.txt",
+    "docs/sub/deep.txt",
+    "docs/sub/deep.md",
+    "gen/out.py",
+    "gen/keep.py",  # dir ignored: no re-including inside
+    "cache/a.txt",
+    "cache/keep/b.txt",
+    "cache/keep/c.md",
+    "src/app.py",
+    "src/app.log",
+    "src/logs/a.log",
+    "src/logs/b.txt",
+    "src/keep.tmp",
+    "src/nested/x.py",
+    "src/nested/x.pyc2",
+    "src/nested/tmpdir/f.py",
+    "src/anchored.txt",
+    "anchored.txt",
+    "a/b/c/target.txt",
+    "a/target.txt",
+    "a/x/y/z/target.txt",
+    "only_dir/file.txt",
+    "only_dir_file",
+    "dir_or_file/inner.txt",
+    "sub/dir_or_file",
+    "assets/x/1.txt",
+    "assets/x/keep.txt",
+    "assets/y/2.txt",
+    "#hash.txt",
+    "!bang.txt",
+    "trailing.txt",
+    "space name.txt",
+    "[brackets].md",
+    "whitelist/a.py",
+    "whitelist/b.txt",
+    "whitelist/deep/c.py",
+    "whitelist/deep/d.txt",
 ]
 
 ROOT_GITIGNORE = """\
@@ -168,8 +206,18 @@ def test_gitignore_matches_git_on_random_trees(tmp_path: Path, seed: int) -> Non
 
 
 def test_dowseignore_excludes_more_at_any_level(tmp_path: Path) -> None:
-    make(tmp_path, "a.py", "b.py", "notes.md", "docs/x.md", "docs/y.md", "src/gen.py",
-         "src/keep.py", "vendor/lib.py", "old.log")
+    make(
+        tmp_path,
+        "a.py",
+        "b.py",
+        "notes.md",
+        "docs/x.md",
+        "docs/y.md",
+        "src/gen.py",
+        "src/keep.py",
+        "vendor/lib.py",
+        "old.log",
+    )
     (tmp_path / ".gitignore").write_text("*.log\n")
     (tmp_path / ".dowseignore").write_text("b.py\n*.md\n!docs/y.md\n!old.log\n!vendor/\n")
     (tmp_path / "src" / ".dowseignore").write_text("gen.py\n")
@@ -177,7 +225,12 @@ def test_dowseignore_excludes_more_at_any_level(tmp_path: Path) -> None:
     result = walk(tmp_path)
 
     assert files(result) == [
-        ".dowseignore", ".gitignore", "a.py", "docs/y.md", "src/.dowseignore", "src/keep.py",
+        ".dowseignore",
+        ".gitignore",
+        "a.py",
+        "docs/y.md",
+        "src/.dowseignore",
+        "src/keep.py",
         "vendor/lib.py",  # a '!' in .dowseignore overrides a default exclude
     ]
     got = reasons(result)
@@ -196,23 +249,44 @@ def test_configured_excludes(tmp_path: Path) -> None:
 
 
 def test_default_excludes_without_any_ignore_file(tmp_path: Path) -> None:
-    make(tmp_path,
-         "app.py",
-         "node_modules/left-pad/index.js", "web/bower_components/x.js",
-         ".venv/lib/site.py", "myenv/pyvenv.cfg", "myenv/lib/mod.py",
-         "venv/__init__.py",  # a package named venv, not a virtualenv
-         "pkg/__pycache__/m.cpython-311.pyc", ".tox/py311/x.py", ".mypy_cache/x.json",
-         "build/lib/x.py", "dist/x.whl", "rust/target/debug/x.rs", "pkg/build/__init__.py",
-         "my_pkg.egg-info/PKG-INFO", "go/vendor/mod/x.go", "third_party/lib/x.c",
-         "tool/cache/CACHEDIR.TAG", "tool/cache/blob",
-         "package-lock.json", "yarn.lock", "poetry.lock", "Cargo.lock", "go.sum", "uv.lock",
-         "static/app.min.js", "static/app.min.css", "static/app.js.map", "static/app.js",
-         ".dowse/manifest.json", ".git/HEAD")
+    make(
+        tmp_path,
+        "app.py",
+        "node_modules/left-pad/index.js",
+        "web/bower_components/x.js",
+        ".venv/lib/site.py",
+        "myenv/pyvenv.cfg",
+        "myenv/lib/mod.py",
+        "venv/__init__.py",  # a package named venv, not a virtualenv
+        "pkg/__pycache__/m.cpython-311.pyc",
+        ".tox/py311/x.py",
+        ".mypy_cache/x.json",
+        "build/lib/x.py",
+        "dist/x.whl",
+        "rust/target/debug/x.rs",
+        "pkg/build/__init__.py",
+        "my_pkg.egg-info/PKG-INFO",
+        "go/vendor/mod/x.go",
+        "third_party/lib/x.c",
+        "tool/cache/CACHEDIR.TAG",
+        "tool/cache/blob",
+        "package-lock.json",
+        "yarn.lock",
+        "poetry.lock",
+        "Cargo.lock",
+        "go.sum",
+        "uv.lock",
+        "static/app.min.js",
+        "static/app.min.css",
+        "static/app.js.map",
+        "static/app.js",
+        ".dowse/manifest.json",
+        ".git/HEAD",
+    )
 
     result = walk(tmp_path)
 
-    assert files(result) == ["app.py", "pkg/build/__init__.py", "static/app.js",
-                             "venv/__init__.py"]
+    assert files(result) == ["app.py", "pkg/build/__init__.py", "static/app.js", "venv/__init__.py"]
     assert reasons(result) == {
         ".dowse/": "index directory",
         ".git/": "default exclude: .git",
@@ -246,6 +320,4 @@ def test_index_dir_elsewhere_in_the_root(tmp_path: Path) -> None:
     make(tmp_path, "a.py", "var/idx/data.json", ".dowse/x.py")
     result = walk(tmp_path, index_dir=tmp_path / "var" / "idx")
     assert files(result) == ["a.py"]
-    assert reasons(result) == {".dowse/": "default exclude: .dowse",
-                               "var/idx/": "index directory"}
-
+    assert reasons(result) == {".dowse/": "default exclude: .dowse", "var/idx/": "index directory"}
