@@ -224,8 +224,8 @@ def search(
 
     options = SearchOptions(
         limit=limit,
-        grain=grain,
-        include=list(include),  # type: ignore[arg-type]
+        grain=grain,  # type: ignore[arg-type]
+        include=list(include),
         exclude=list(exclude),
         languages=list(languages),
         kinds=list(kinds),
@@ -386,8 +386,8 @@ def ask(
         loop=LoopConfig(include=list(include), exclude=list(exclude)),
         evaluator=evaluator,
         with_trace=trace or as_json,
-        force=None if mode == "auto" else mode,
-    )  # type: ignore[arg-type]
+        force=None if mode == "auto" else mode,  # type: ignore[arg-type]
+    )
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
@@ -453,8 +453,8 @@ def explore_cmd(
     result = explore(
         Path(path),
         focus=focus,
-        depth=depth,
-        deepen=deepen,  # type: ignore[arg-type]
+        depth=depth,  # type: ignore[arg-type]
+        deepen=deepen,
         index_dir=index_dir,
     )
     if budget is not None:

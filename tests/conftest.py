@@ -37,6 +37,23 @@ def load_benchmark(name: str) -> ModuleType:
 LANGUAGES = REPO / "fixtures" / "languages"
 
 
+# Modules whose tests run many processes, kill them or rebuild indexes again and again:
+# `pytest -m "not model and not slow"` leaves them out (CI runs everything).
+SLOW_MODULES = {
+    "test_concurrency",
+    "test_packaging",
+    "test_rebuild",
+    "test_reliability",
+    "test_server",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.module is not None and item.module.__name__ in SLOW_MODULES:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(autouse=True, scope="session")
 def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Caches and settings in a temporary directory for the whole run: the suite never

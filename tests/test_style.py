@@ -1,10 +1,14 @@
-"""The code is linted and formatted by ruff (pyproject.toml's settings): CI checks both."""
+"""The code is linted and formatted by ruff and the library type-checked by mypy, with
+pyproject.toml's settings: CI runs all three."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
+import pytest
 from conftest import REPO
 
 
@@ -21,4 +25,28 @@ def test_ruff_lint_passes():
 
 def test_ruff_format_is_applied():
     done = ruff("format", "--check", ".")
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_mypy_passes_on_the_library(tmp_path: Path):
+    # mypy sees the repository root as the package `dowse` through a folder of that name.
+    (tmp_path / "dowse").symlink_to(REPO, target_is_directory=True)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "-p",
+            "dowse",
+            "--config-file",
+            str(REPO / "pyproject.toml"),
+            "--cache-dir",
+            str(tmp_path / "cache"),
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,70 @@
+"""Every command has help with an example, and docs/cli.md is that help, current.
+
+docs/cli.md is generated from the commands' `--help`; when a help text changes, refresh it:
+
+    python tests/test_docs.py
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from click.testing import CliRunner
+
+REPO = Path(__file__).resolve().parent.parent
+CLI_DOC = REPO / "docs" / "cli.md"
+
+
+def commands() -> list[tuple[str, ...]]:
+    """Every command path of the `dowse` group, depth first, the group itself first."""
+    from dowse.cli import cli
+
+    found: list[tuple[str, ...]] = []
+
+    def walk(cmd: click.Command, path: tuple[str, ...]) -> None:
+        found.append(path)
+        if isinstance(cmd, click.Group):
+            for name in sorted(cmd.commands):
+                walk(cmd.commands[name], (*path, name))
+
+    walk(cli, ())
+    return found
+
+
+def help_text(path: tuple[str, ...]) -> str:
+    from dowse.cli import cli
+
+    result = CliRunner().invoke(cli, [*path, "--help"], prog_name="dowse", terminal_width=100)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def reference() -> str:
+    parts = [
+        "# Command reference\n",
+        "Generated from each command's `--help` by `python tests/test_docs.py`; "
+        "tests/test_docs.py fails when it is out of date.\n",
+    ]
+    for path in commands():
+        title = " ".join(("dowse", *path))
+        parts.append(f"## `{title}`\n\n```\n{help_text(path).rstrip()}\n```\n")
+    return "\n".join(parts)
+
+
+def test_every_command_has_help_with_an_example():
+    for path in commands():
+        text = help_text(path)
+        assert "Example" in text, f"dowse {' '.join(path)} --help has no example"
+
+
+def test_cli_reference_is_current():
+    assert CLI_DOC.read_text() == reference(), (
+        "docs/cli.md is out of date: run `python tests/test_docs.py`"
+    )
+
+
+if __name__ == "__main__":
+    CLI_DOC.write_text(reference())
+    sys.stdout.write(f"wrote {CLI_DOC}\n")
