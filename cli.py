@@ -480,7 +480,7 @@ def serve(
 ) -> None:
     """Run an MCP server on stdio for coding agents, over one or more indexed roots.
 
-    Tools: search, ask, symbol, status, reindex. Each root's index is <root>/.dowse; a
+    Tools: search, ask, explore, symbol, status, reindex. Each root's index is <root>/.dowse; a
     root without one is served too, and the reindex tool builds it (--embed and
     --embedder apply to such new indexes). Stdout carries the protocol only.
 
@@ -502,6 +502,32 @@ def serve(
         embed_chunks=embed_chunks,
         warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True),
     )
+
+
+@cli.command()
+@click.argument("record", required=False)
+@click.option("--list", "list_only", is_flag=True, help="Only name the records, one a line.")
+@seam
+def schema(record: str | None, list_only: bool) -> None:
+    """Print the JSON Schema of an output record, or of every record.
+
+    The records are what --json prints (IndexStats, StatusReport, Hit, SymbolMatch,
+    AskReport, ExploreResult) and the MCP tools' requests and answers. Without RECORD,
+    one JSON object maps every record's name to its schema.
+
+    \b
+    Example:
+        dowse schema AskReport
+        dowse schema --list
+        dowse schema > dowse-schemas.json
+    """
+    from dowse.schema import RECORDS, json_schema
+
+    if list_only:
+        for name, (_, printed_by) in RECORDS.items():
+            click.echo(f"{name}\t{printed_by}")
+        return
+    echo_json(json_schema(record) if record else {name: json_schema(name) for name in RECORDS})
 
 
 def main() -> None:

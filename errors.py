@@ -13,7 +13,8 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── UnsupportedLanguage    no grammar for the language asked for
     ├── InvalidQuery           an empty query, or a filter naming no kind of symbol
     ├── EmbedderError          the embedding model cannot be loaded
-    └── EvalError              a dataset, clone or commit an evaluation cannot use
+    ├── EvalError              a dataset, clone or commit an evaluation cannot use
+    └── UnknownRecord          `dowse schema` asked for a record dowse does not have
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ __all__ = [
     "IndexWriteError",
     "InvalidPath",
     "InvalidQuery",
+    "UnknownRecord",
     "UnsupportedLanguage",
 ]
 
@@ -75,3 +77,7 @@ class EmbedderError(DowseError):
 
 class EvalError(DowseError):
     """A dataset, clone or commit the evaluation cannot use."""
+
+
+class UnknownRecord(DowseError):
+    pass

@@ -1,0 +1,92 @@
+"""`dowse schema`: the JSON Schemas of the output records, and what --json prints obeys
+them; shell completion of the command line."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+from dowse.schema import RECORDS, json_schema
+
+
+@pytest.fixture
+def indexed(example_repo, fake_embedder, run):
+    run("index", str(example_repo), "-q")
+    return example_repo
+
+
+def test_every_record_has_a_schema(run):
+    every = json.loads(run("schema").output)
+    assert list(every) == list(RECORDS)
+    for name, schema in every.items():
+        assert schema["title"] == name
+        jsonschema.Draft202012Validator.check_schema(schema)
+    assert json.loads(run("schema", "AskReport").output) == every["AskReport"]
+    listed = run("schema", "--list").output.splitlines()
+    assert listed[0] == "IndexStats\tdowse index --json"
+    assert [line.split("\t")[0] for line in listed] == list(RECORDS)
+
+
+def test_an_unknown_record_is_one_line(run):
+    result = run("schema", "AskRepot", code=1)
+    assert result.output.startswith("Error: no record 'AskRepot'; known: IndexStats, ")
+    assert result.output.count("\n") == 1
+
+
+def test_what_json_prints_validates_against_its_schema(indexed, run):
+    where = ["--path", str(indexed)]
+    printed = {
+        "IndexStats": run("index", str(indexed), "--json", "-q").output,
+        "StatusReport": run("status", str(indexed), "--json").output,
+        "AskReport": run("ask", "where are expired tokens rejected?", *where, "--json").output,
+        "ExploreResult": run("explore", str(indexed), "--json").output,
+    }
+    for name, output in printed.items():
+        jsonschema.validate(json.loads(output), json_schema(name))
+    hits = json.loads(run("search", "validate_token", *where, "--json").output)
+    matches = json.loads(run("symbol", "validate_token", *where, "--json").output)
+    assert hits and matches
+    for hit in hits:
+        jsonschema.validate(hit, json_schema("Hit"))
+    for match in matches:
+        jsonschema.validate(match, json_schema("SymbolMatch"))
+    # A schema that could not fail would prove nothing: a wrong type is refused.
+    report = json.loads(printed["AskReport"])
+    report["files"] = "not a list"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(report, json_schema("AskReport"))
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion(shell):
+    def dowse(**env: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "dowse"],
+            env={**os.environ, **env},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    # The script the README tells each shell to source.
+    assert "_DOWSE_COMPLETE" in dowse(_DOWSE_COMPLETE=f"{shell}_source")
+    # What the shell asks for on `dowse sch<TAB>` and `dowse ask --bud<TAB>`.
+    asked = {"COMP_WORDS": "dowse sch", "COMP_CWORD": "1"}
+    option = {"COMP_WORDS": "dowse ask --bud", "COMP_CWORD": "2"}
+    if shell == "bash":
+        assert "plain,schema" in dowse(_DOWSE_COMPLETE="bash_complete", **asked).splitlines()
+        assert "plain,--budget" in dowse(_DOWSE_COMPLETE="bash_complete", **option).split()
+    elif shell == "zsh":
+        assert "schema" in dowse(_DOWSE_COMPLETE="zsh_complete", **asked).split()
+    else:
+        fish = {"COMP_WORDS": "dowse sch", "COMP_CWORD": "sch"}
+        assert any(
+            line.startswith("plain,schema")
+            for line in dowse(_DOWSE_COMPLETE="fish_complete", **fish).splitlines()
+        )
