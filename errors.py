@@ -14,6 +14,7 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── InvalidQuery           an empty query, or a filter naming no kind of symbol
     ├── EmbedderError          the embedding model cannot be loaded
     ├── EvalError              a dataset, clone or commit an evaluation cannot use
+    ├── GitError               git is missing, failed, took too long, or cannot be made safe
     └── UnknownRecord          `dowse schema` asked for a record dowse does not have
 """
 
@@ -23,6 +24,7 @@ __all__ = [
     "DowseError",
     "EmbedderError",
     "EvalError",
+    "GitError",
     "IndexCorrupt",
     "IndexLocked",
     "IndexNotFound",
@@ -77,6 +79,15 @@ class EmbedderError(DowseError):
 
 class EvalError(DowseError):
     """A dataset, clone or commit the evaluation cannot use."""
+
+
+class GitError(DowseError):
+    """git is missing, exited non-zero (`returncode`), took too long, or was asked to read
+    a repository whose config it cannot be stopped from executing."""
+
+    def __init__(self, message: str, *, returncode: int | None = None) -> None:
+        super().__init__(message)
+        self.returncode = returncode
 
 
 class UnknownRecord(DowseError):

@@ -12,43 +12,36 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from dowse.errors import EvalError
+from dowse import git as run_git
+from dowse.errors import EvalError, GitError
 
 __all__ = ["clone_for", "commit_order", "git", "git_dir_of", "sync_tree"]
 
 
 def git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
+    """git's stdout, through the one runner; EvalError when git is missing or fails."""
     try:
-        done = subprocess.run(
-            ["git", "--git-dir", str(git_dir), *args], input=input, capture_output=True, check=False
-        )
-    except FileNotFoundError:
-        raise EvalError("git is not installed") from None
-    if done.returncode:
-        message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise EvalError(
-            f"git {args[0]} failed in {git_dir}: {message[-1] if message else done.returncode}"
-        )
-    return done.stdout
+        return run_git.output(*args, git_dir=git_dir, input=input)
+    except GitError as exc:
+        if exc.returncode is None:
+            raise EvalError(str(exc)) from None
+        raise EvalError(f"git {args[0]} failed in {git_dir}: {exc}") from None
 
 
 def git_dir_of(path: Path) -> Path:
     """The git directory of a clone, bare or not."""
     if not path.is_dir():
         raise EvalError(f"no git repository at {path}")
-    done = subprocess.run(
-        ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode:
-        raise EvalError(f"not a git repository: {path}")
-    return Path(done.stdout.strip())
+    try:
+        out = run_git.text("rev-parse", "--absolute-git-dir", cwd=path)
+    except GitError as exc:
+        if exc.returncode is None:
+            raise EvalError(str(exc)) from None
+        raise EvalError(f"not a git repository: {path}") from None
+    return Path(out.strip())
 
 
 def clone_for(repos: Path, repo: str) -> Path:
@@ -62,15 +55,14 @@ def clone_for(repos: Path, repo: str) -> Path:
 def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
     """commit -> committer timestamp; every commit must be in the clone."""
     unique = list(dict.fromkeys(commits))
-    missing = [
-        c
-        for c in unique
-        if subprocess.run(
-            ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
-            capture_output=True,
-            check=False,
-        ).returncode
-    ]
+    try:
+        missing = [
+            c
+            for c in unique
+            if run_git.run("cat-file", "-e", f"{c}^{{commit}}", git_dir=git_dir).returncode
+        ]
+    except GitError as exc:
+        raise EvalError(str(exc)) from None
     if missing:
         raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
     out = git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()

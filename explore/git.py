@@ -2,10 +2,11 @@
 most, and the files that change together.
 
 Invariants:
-- Read-only: every git call runs with `GIT_OPTIONAL_LOCKS=0` (so `git status` does not
-  refresh the index file) and only reads; the repository is located from the root alone
-  (GIT_DIR and friends from the caller's environment are dropped), and pathspecs are
-  literal (a scope named `a[1]` is not a glob).
+- Read-only: every git call goes through `dowse.git` (no optional locks, so `git status`
+  does not refresh the index file; nothing the repository's config names is executed;
+  the repository is located from the root alone, GIT_DIR and friends from the caller's
+  environment dropped; pathspecs literal, a scope named `a[1]` is not a glob) and only
+  reads.
 - Paths are relative to the explored root, which may be a subdirectory of the work tree;
   changes outside the root are not reported. Hot files and co-change partners are files
   that exist now (a deleted file cannot be cited).
@@ -19,13 +20,13 @@ Invariants:
 
 from __future__ import annotations
 
-import os
-import subprocess
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dowse import git
+from dowse.errors import GitError
 from dowse.explore.records import Citation, GitReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 
@@ -43,64 +44,17 @@ MIN_TOGETHER = 2
 MAX_UNCOMMITTED = 100
 CLAIMED_UNCOMMITTED = 5
 
-# The variables that would point git somewhere other than the root's own repository.
-_LOCATING = (
-    "GIT_DIR",
-    "GIT_WORK_TREE",
-    "GIT_INDEX_FILE",
-    "GIT_OBJECT_DIRECTORY",
-    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-    "GIT_COMMON_DIR",
-    "GIT_NAMESPACE",
-    "GIT_PREFIX",
-)
-
-
-class _GitError(Exception):
-    pass
-
 
 def _git(root: Path, *args: str) -> str:
-    """Run a read-only git command in `root`; its stdout, or _GitError with git's message."""
-    env = {k: v for k, v in os.environ.items() if k not in _LOCATING}
-    env.update(
-        GIT_OPTIONAL_LOCKS="0", GIT_LITERAL_PATHSPECS="1", GIT_TERMINAL_PROMPT="0", LC_ALL="C"
-    )
-    cmd = [
-        "git",
-        "-C",
-        str(root),
-        "-c",
-        "core.quotepath=off",
-        "-c",
-        "log.showSignature=false",
-        "-c",
-        "color.ui=false",
-        *args,
-    ]
-    try:
-        proc = subprocess.run(
-            cmd,
-            capture_output=True,
-            env=env,
-            timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-            check=False,
-        )
-    except FileNotFoundError:
-        raise _GitError("git is not installed") from None
-    except subprocess.TimeoutExpired:
-        raise _GitError(f"git {args[0]} took longer than {GIT_TIMEOUT_S:.0f}s") from None
-    if proc.returncode != 0:
-        message = proc.stderr.decode("utf-8", errors="replace").strip().splitlines()
-        raise _GitError(message[-1] if message else f"git {args[0]} failed")
-    return proc.stdout.decode("utf-8", errors="replace")
+    """A read-only git command in `root` through the one runner; its stdout, or GitError
+    with git's message."""
+    return git.text(*args, cwd=root, timeout=GIT_TIMEOUT_S)
 
 
 def _try(root: Path, *args: str) -> str | None:
     try:
         return _git(root, *args)
-    except _GitError:
+    except GitError:
         return None
 
 
@@ -166,7 +120,7 @@ def _open(root: Path) -> _Repo:
         root, "rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"
     ).split("\n")
     if len(out) < 3:
-        raise _GitError("unexpected output from git rev-parse")
+        raise GitError("unexpected output from git rev-parse")
     return _Repo(root=root, prefix=out[1], shallow=out[2].strip() == "true")
 
 
@@ -281,7 +235,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
     def understand(state: TrackState) -> tuple[bool, str]:
         try:
             repo = _open(ctx.root)
-        except _GitError as exc:
+        except GitError as exc:
             if "not a git repository" in str(exc) or "work tree" in str(exc):
                 return False, "not a git repository"
             return False, f"git cannot read {ctx.root}: {exc}"

@@ -17,11 +17,12 @@ commits: no history, and nothing else changes.
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from dowse import git
+from dowse.errors import GitError
 from dowse.languages import language_for
 from dowse.tokens import token_text
 
@@ -56,36 +57,24 @@ class HistorySource:
     """The root's path inside the repository, with a trailing slash ("" at the top)."""
 
 
-def _run(*args: str) -> subprocess.CompletedProcess[bytes] | None:
-    """git's finished process, or None when git is missing."""
-    try:
-        return subprocess.run(["git", *args], capture_output=True, check=False)
-    except OSError:
-        return None
-
-
-def _git(git_dir: Path, *args: str) -> str | None:
+def _text(source: HistorySource, *args: str) -> str | None:
     """git's output, or None when git is missing or the command fails."""
-    done = _run("--git-dir", str(git_dir), "-c", "core.quotePath=false", *args)
-    if done is None or done.returncode:
+    try:
+        return git.text(*args, git_dir=source.git_dir)
+    except GitError:
         return None
-    return done.stdout.decode("utf-8", errors="replace")
 
 
 def source_of(root: Path) -> HistorySource | None:
     """The repository `root` lies in, at its HEAD; None outside a repository with commits."""
-    done = _run(
-        "-C",
-        str(root),
-        "rev-parse",
-        "--absolute-git-dir",
-        "--show-prefix",
-        "--verify",
-        "-q",
-        "HEAD",
-    )
-    lines = done.stdout.decode("utf-8", errors="replace").splitlines() if done else []
-    if done is None or done.returncode or len(lines) != 3:
+    try:
+        out = git.text(
+            "rev-parse", "--absolute-git-dir", "--show-prefix", "--verify", "-q", "HEAD", cwd=root
+        )
+    except GitError:
+        return None
+    lines = out.splitlines()
+    if len(lines) != 3:
         return None
     git_dir, prefix, head = lines
     return HistorySource(Path(git_dir), head, prefix)
@@ -93,13 +82,16 @@ def source_of(root: Path) -> HistorySource | None:
 
 def resolve(source: HistorySource) -> str | None:
     """The full hash of the source's commit, or None when the repository lacks it."""
-    out = _git(source.git_dir, "rev-parse", "--verify", "-q", f"{source.commit}^{{commit}}")
+    out = _text(source, "rev-parse", "--verify", "-q", f"{source.commit}^{{commit}}")
     return out.strip() if out else None
 
 
 def is_ancestor(source: HistorySource, older: str, newer: str) -> bool:
-    done = _run("--git-dir", str(source.git_dir), "merge-base", "--is-ancestor", older, newer)
-    return done is not None and done.returncode == 0
+    try:
+        done = git.run("merge-base", "--is-ancestor", older, newer, git_dir=source.git_dir)
+    except GitError:
+        return False
+    return done.returncode == 0
 
 
 def read_commits(
@@ -108,8 +100,8 @@ def read_commits(
     """The rows of the non-merge commits reachable from `head` (not from `since`), newest
     first; None when git cannot read them."""
     span = [f"{since}..{head}"] if since else [f"--max-count={MAX_COMMITS}", head]
-    out = _git(
-        source.git_dir,
+    out = _text(
+        source,
         "log",
         "--no-merges",
         "--no-renames",

@@ -1,0 +1,236 @@
+"""The one way dowse runs git: read-only, on a repository it does not trust.
+
+A repository dowse indexes or explores came from someone else, and its `.git/config` can
+make git run commands (`core.fsmonitor` on `git status`, `gpg.program` on a `git log` with
+`log.showSignature`, textconv and external diff drivers, clean/smudge filters, hooks, a
+promisor remote's transport on a lazy fetch...). dowse's own environment can hold `GIT_*`
+variables left by whatever started it (a git hook sets GIT_DIR and GIT_INDEX_FILE, `git -c`
+passes GIT_CONFIG_PARAMETERS) that point git at another repository or inject config.
+
+Invariants of every call through `run`:
+- Environment: every `GIT_*` variable is dropped except the ones that choose the user's
+  own config files and narrow discovery (`_KEPT`), then git is told: no prompt, no
+  optional locks (`git status` does not rewrite the index), no pager, no lazy fetch,
+  literal pathspecs, C locale (git's messages are matched in English). stdin is
+  /dev/null unless input is given; a timeout bounds the call.
+- Config: the user's global and system config are read as git reads them (they are the
+  user's, and `safe.directory` there keeps git's ownership check working), but
+  everything that executes is overridden on the command line, which beats every config
+  file: `_OVERRIDES`, plus each filter, diff and merge driver and each `protocol.<name>`
+  the config names (read first with `git config --get-regexp`, which runs nothing),
+  whose commands become empty. An empty filter command means no filter; an empty diff
+  command or textconv would fail rather than run, and the subcommands that take them get
+  `--no-ext-diff` / `--no-textconv` so it is never consulted.
+- `git status` does not look inside submodules' work trees (`--ignore-submodules=dirty`):
+  that runs git in the submodule, under the submodule's config, which was not read here.
+- Nothing here parses git's output: callers get bytes (`output`) or text decoded as UTF-8
+  with replacement (`text`), or the finished process (`run`) when the exit code is the
+  answer.
+
+Verified with git 2.39: a repository configuring each vector to create a marker file leaves
+no marker (tests/test_git_safety.py).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Iterable
+from pathlib import Path
+
+from dowse.errors import GitError
+
+__all__ = ["DEFAULT_TIMEOUT_S", "output", "run", "text"]
+
+DEFAULT_TIMEOUT_S = 600.0
+"""Long enough for the history reader's first `git log --name-only` over 100k commits of a
+large repository; a git blocked for longer (a stalled network file system) is an error."""
+
+_KEPT = frozenset(
+    {
+        # Which config files are the user's: never set by a parent git process, and
+        # whatever they say that executes is overridden below.
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_CONFIG_NOSYSTEM",
+        # Only stops repository discovery earlier.
+        "GIT_CEILING_DIRECTORIES",
+    }
+)
+
+_SET = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_OPTIONAL_LOCKS": "0",
+    "GIT_PAGER": "cat",
+    "GIT_NO_LAZY_FETCH": "1",
+    "GIT_PROTOCOL_FROM_USER": "0",
+    "GIT_LITERAL_PATHSPECS": "1",
+    "LC_ALL": "C",
+}
+
+# `false` where git would run a program whose failure is the safe outcome (a signature
+# that does not verify, a connection that fails), empty where empty means none.
+_OVERRIDES = (
+    ("core.fsmonitor", "false"),
+    ("core.hooksPath", os.devnull),
+    ("core.pager", "cat"),
+    ("core.editor", "false"),
+    ("core.sshCommand", "false"),
+    ("core.askPass", ""),
+    ("core.alternateRefsCommand", "true"),
+    ("credential.helper", ""),
+    ("log.showSignature", "false"),
+    ("gpg.program", "false"),
+    ("gpg.openpgp.program", "false"),
+    ("gpg.x509.program", "false"),
+    ("gpg.ssh.program", "false"),
+    ("gpg.ssh.defaultKeyCommand", "false"),
+    ("diff.external", ""),
+    ("protocol.allow", "never"),
+    # A protocol's own setting beats protocol.allow: each known one is closed too.
+    *((f"protocol.{p}.allow", "never") for p in ("file", "git", "ssh", "http", "https", "ext")),
+    ("gc.auto", "0"),
+    ("maintenance.auto", "false"),
+    ("color.ui", "false"),
+    ("core.quotePath", "false"),
+)
+
+# What a driver named in the config runs, and the value that stops it.
+_DRIVER_KEYS = {
+    "filter": {"clean": "", "smudge": "", "process": "", "required": "false"},
+    "diff": {"textconv": "", "command": ""},
+    "merge": {"driver": ""},
+    "protocol": {"allow": "never"},
+}
+_DRIVER_PATTERN = (
+    r"^(filter|diff|merge|protocol)\..*\.(clean|smudge|process|textconv|command|driver|allow)$"
+)
+_DRIVER_KEY = re.compile(r"(filter|diff|merge|protocol)\.(.*)\.([a-z]+)", re.DOTALL)
+
+# Options that keep a subcommand from consulting a diff driver, or from running git in a
+# submodule (whose config was not read).
+_SUBCOMMAND_OPTIONS = {
+    "log": ("--no-ext-diff", "--no-textconv"),
+    "show": ("--no-ext-diff", "--no-textconv"),
+    "whatchanged": ("--no-ext-diff", "--no-textconv"),
+    "diff": ("--no-ext-diff", "--no-textconv"),
+    "diff-tree": ("--no-ext-diff", "--no-textconv"),
+    "diff-index": ("--no-ext-diff", "--no-textconv"),
+    "diff-files": ("--no-ext-diff", "--no-textconv"),
+    "blame": ("--no-textconv",),
+    "annotate": ("--no-textconv",),
+    "status": ("--ignore-submodules=dirty",),
+}
+
+
+def _environment() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in _KEPT}
+    env.update(_SET)
+    return env
+
+
+def _flags(pairs: Iterable[tuple[str, str]]) -> list[str]:
+    return [arg for key, value in pairs for arg in ("-c", f"{key}={value}")]
+
+
+def _location(git_dir: Path | None, cwd: Path | None) -> list[str]:
+    if (git_dir is None) == (cwd is None):
+        raise ValueError("give exactly one of git_dir and cwd")
+    return ["--git-dir", str(git_dir)] if git_dir is not None else ["-C", str(cwd)]
+
+
+def _spawn(
+    cmd: list[str], env: dict[str, str], input: bytes | None, timeout: float
+) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(
+            cmd,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            env=env,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise GitError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        sub = next((a for a in cmd[1:] if not a.startswith("-")), "")
+        raise GitError(f"git {sub} took longer than {timeout:.0f}s") from None
+
+
+def _driver_overrides(
+    base: list[str], env: dict[str, str], timeout: float
+) -> list[tuple[str, str]] | subprocess.CompletedProcess[bytes]:
+    """The overrides for every driver the config names, or git's failed process (the
+    repository cannot be read, so neither can the command that was asked for)."""
+    done = _spawn([*base, "config", "-z", "--get-regexp", _DRIVER_PATTERN], env, None, timeout)
+    if done.returncode not in (0, 1):  # 1: no such key
+        return done
+    pairs: list[tuple[str, str]] = []
+    for entry in done.stdout.split(b"\0"):
+        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+        match = _DRIVER_KEY.fullmatch(key)
+        if not match:
+            continue
+        section, name, _ = match.groups()
+        if "=" in name:
+            # `-c` splits at the first "=": such a driver cannot be switched off.
+            raise GitError(f"the repository's config names a {section} driver git cannot disable")
+        pairs += [
+            (f"{section}.{name}.{var}", value) for var, value in _DRIVER_KEYS[section].items()
+        ]
+    return list(dict.fromkeys(pairs))
+
+
+def run(
+    *args: str,
+    git_dir: Path | None = None,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run `git <args>` on the repository at `git_dir` (its git directory) or the one `cwd`
+    lies in; the finished process whatever its exit code. GitError when git is missing,
+    took longer than `timeout`, or the repository's config names a driver it cannot
+    disable."""
+    if not args:
+        raise ValueError("no git subcommand")
+    env = _environment()
+    base = ["git", "--no-pager", *_location(git_dir, cwd), *_flags(_OVERRIDES)]
+    drivers = _driver_overrides(base, env, timeout)
+    if isinstance(drivers, subprocess.CompletedProcess):
+        return drivers
+    sub, *rest = args
+    cmd = [*base, *_flags(drivers), sub, *_SUBCOMMAND_OPTIONS.get(sub, ()), *rest]
+    return _spawn(cmd, env, input, timeout)
+
+
+def output(
+    *args: str,
+    git_dir: Path | None = None,
+    cwd: Path | None = None,
+    input: bytes | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> bytes:
+    """git's stdout; GitError (git's last line of stderr) when it exits non-zero."""
+    done = run(*args, git_dir=git_dir, cwd=cwd, input=input, timeout=timeout)
+    if done.returncode:
+        lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
+        raise GitError(
+            lines[-1] if lines else f"git {args[0]} failed with exit code {done.returncode}",
+            returncode=done.returncode,
+        )
+    return done.stdout
+
+
+def text(
+    *args: str,
+    git_dir: Path | None = None,
+    cwd: Path | None = None,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> str:
+    """`output` decoded as UTF-8, undecodable bytes replaced."""
+    out = output(*args, git_dir=git_dir, cwd=cwd, timeout=timeout)
+    return out.decode("utf-8", errors="replace")
