@@ -1,0 +1,357 @@
+"""An untrusted repository's git config, and GIT_* variables in dowse's environment, run
+nothing and point nowhere else: one case per vector, each through the dowse code path that
+runs the git command the vector rides on (the history reader, `dowse explore --depth deep`,
+the eval tree sync, or the runner itself for diff-like subcommands no path uses yet).
+
+Each case first shows the vector is live: plain git on the same repository creates the
+marker file. Then dowse runs, the marker must not exist, and the feature's output is the
+normal one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from conftest import commit_files, git
+
+from dowse import git as dowse_git
+from dowse.errors import EvalError, GitError
+from dowse.evaluation.gittree import commit_order, git_dir_of, sync_tree
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.commits import read_commits, source_of
+from dowse.indexer.store import Store
+
+pytestmark = pytest.mark.usefixtures("isolated_git")
+
+CODE = "def parse(text):\n    return text\n"
+
+
+@pytest.fixture
+def marker(tmp_path: Path) -> Path:
+    return tmp_path / "marker"
+
+
+@pytest.fixture
+def touch(marker: Path) -> str:
+    """A shell command creating the marker (and passing stdin through, for filters)."""
+    return f"touch {shlex.quote(str(marker))}; cat"
+
+
+@pytest.fixture
+def script(tmp_path: Path, marker: Path) -> str:
+    """An executable creating the marker, for settings that name a program."""
+    path = tmp_path / "evil.sh"
+    path.write_text(f"#!/bin/sh\ntouch {shlex.quote(str(marker))}\ncat >/dev/null\n")
+    path.chmod(0o755)
+    return str(path)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    """Two commits of a Python file that goes through a filter and a diff driver named in
+    .gitattributes (configured by each case)."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit_files(root, {"app/parse.py": CODE, ".gitattributes": "*.py filter=x diff=x\n"}, "one")
+    commit_files(root, {"app/parse.py": CODE + "# two\n"}, "Parse padded text", day=2)
+    return root
+
+
+def plain_git(root: Path, *args: str, input: bytes | None = None, env: dict | None = None) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), *args],
+        input=input,
+        capture_output=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def fires(marker: Path, action: Callable[[], object]) -> None:
+    """The vector is live: `action` (plain git) creates the marker; then it is removed."""
+    action()
+    assert marker.exists(), "the vector did not fire with plain git: the case proves nothing"
+    marker.unlink()
+
+
+def sign_head(root: Path, kind: str = "PGP") -> str:
+    """HEAD rewritten with a (bogus) signature of `kind` (PGP or SSH): `git log
+    --show-signature` hands it to gpg.program (gpg.ssh.program)."""
+    raw = git(root, "cat-file", "commit", "HEAD")
+    headers, _, message = raw.partition("\n\n")
+    sig = f" -----BEGIN {kind} SIGNATURE-----\n \n abc\n -----END {kind} SIGNATURE-----"
+    signed = f"{headers}\ngpgsig{sig}\n\n{message}"
+    sha = subprocess.run(
+        ["git", "-C", str(root), "hash-object", "-t", "commit", "-w", "--stdin"],
+        input=signed.encode(),
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    git(root, "update-ref", "HEAD", sha.strip())
+    return sha.strip()
+
+
+def stat_dirty(root: Path) -> None:
+    """Same content, new mtime: `git status` must hash the file again, through its clean
+    filter."""
+    os.utime(root / "app" / "parse.py", (2_000_000_000, 2_000_000_000))
+
+
+# -- the history reader (`git log`) ----------------------------------------------------------
+
+
+def _history_rows(root: Path) -> list[list[str]]:
+    source = source_of(root)
+    assert source is not None
+    rows = read_commits(source, source.commit)
+    assert rows is not None
+    return [r["files"] for r in rows]
+
+
+def test_history_does_not_run_gpg_program(repo, marker, script):
+    head = sign_head(repo)
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", script)
+    fires(marker, lambda: plain_git(repo, "log", "-1"))
+    assert _history_rows(repo) == [["app/parse.py"], ["app/parse.py"]]
+    assert source_of(repo).commit == head
+    assert not marker.exists()
+
+
+def test_history_does_not_run_the_ssh_signature_program(repo, marker, script):
+    sign_head(repo, "SSH")
+    for key, value in [
+        ("log.showSignature", "true"),
+        ("gpg.format", "ssh"),
+        ("gpg.ssh.program", script),
+        ("gpg.ssh.allowedSignersFile", os.devnull),
+    ]:
+        git(repo, "config", key, value)
+    fires(marker, lambda: plain_git(repo, "log", "-1"))
+    assert _history_rows(repo) == [["app/parse.py"], ["app/parse.py"]]
+    assert not marker.exists()
+
+
+def test_an_index_with_history_runs_nothing(repo, marker, script, fake_embedder):
+    sign_head(repo)
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", script)
+    build_index(repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    rows = Store.open(repo / ".dowse").rows("commits", ["subject"])
+    assert sorted(r["subject"] for r in rows) == ["Parse padded text", "one"]
+    assert not marker.exists()
+
+
+def test_history_ignores_git_config_injected_through_the_environment(
+    repo, marker, script, monkeypatch
+):
+    sign_head(repo)
+    injected = {
+        "GIT_CONFIG_COUNT": "2",
+        "GIT_CONFIG_KEY_0": "log.showSignature",
+        "GIT_CONFIG_VALUE_0": "true",
+        "GIT_CONFIG_KEY_1": "gpg.program",
+        "GIT_CONFIG_VALUE_1": script,
+    }
+    fires(marker, lambda: plain_git(repo, "log", "-1", env=injected))
+    for name, value in injected.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("GIT_CONFIG_PARAMETERS", f"'gpg.program'='{script}'")
+    assert _history_rows(repo) == [["app/parse.py"], ["app/parse.py"]]
+    assert not marker.exists()
+
+
+def test_history_reads_the_root_s_repository_whatever_git_dir_says(repo, tmp_path, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    commit_files(other, {"elsewhere.py": CODE}, "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other / ".git" / "index"))
+    assert _history_rows(repo) == [["app/parse.py"], ["app/parse.py"]]
+
+
+# -- the git explorer (`git status`, `git log`, ...) -----------------------------------------
+
+
+def _explore_git(run, root: Path) -> dict:
+    data = json.loads(run("explore", str(root), "--depth", "deep", "--json").output)
+    report = data["git"]
+    assert report["branch"] == "main" and report["recent"], report
+    return report
+
+
+def test_explore_does_not_run_core_fsmonitor(repo, marker, touch, run):
+    git(repo, "config", "core.fsmonitor", touch.replace("; cat", "; echo"))
+    (repo / "app" / "parse.py").write_text(CODE + "# wip\n")
+    fires(marker, lambda: plain_git(repo, "status"))
+    assert _explore_git(run, repo)["uncommitted"] == ["M app/parse.py"]
+    assert not marker.exists()
+
+
+def test_explore_does_not_run_a_clean_filter(repo, marker, touch, run):
+    git(repo, "config", "filter.x.clean", touch)
+    git(repo, "config", "filter.x.process", touch)
+    git(repo, "config", "filter.x.required", "true")
+    stat_dirty(repo)
+    fires(marker, lambda: plain_git(repo, "status"))
+    stat_dirty(repo)
+    assert _explore_git(run, repo)["uncommitted"] == []
+    assert not marker.exists()
+
+
+def test_explore_does_not_run_hooks(repo, marker, script, tmp_path, run):
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    for name in ("post-index-change", "reference-transaction"):
+        (hooks / name).write_bytes(Path(script).read_bytes())
+        (hooks / name).chmod(0o755)
+    git(repo, "config", "core.hooksPath", str(hooks))
+    (repo / "app" / "parse.py").write_text(CODE + "# wip\n")
+    fires(marker, lambda: plain_git(repo, "status"))
+    assert _explore_git(run, repo)["uncommitted"] == ["M app/parse.py"]
+    assert not marker.exists()
+
+
+def test_explore_does_not_run_gpg_program(repo, marker, script, run):
+    sign_head(repo)
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", script)
+    fires(marker, lambda: plain_git(repo, "log", "-1"))
+    assert _explore_git(run, repo)["recent"][0].endswith("Parse padded text")
+    assert not marker.exists()
+
+
+def test_explore_does_not_run_a_submodule_s_clean_filter(repo, marker, touch, tmp_path, run):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    commit_files(sub, {"lib.py": CODE, ".gitattributes": "*.py filter=x\n"}, "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
+    git(repo, "commit", "-q", "-m", "vendor lib", day=3)
+    git(repo / "vendor", "config", "filter.x.clean", touch)
+    dirty = repo / "vendor" / "lib.py"
+    os.utime(dirty, (2_000_000_000, 2_000_000_000))
+    fires(marker, lambda: plain_git(repo, "status"))
+    os.utime(dirty, (2_000_100_000, 2_000_100_000))
+    assert _explore_git(run, repo)["recent"][0].endswith("vendor lib")
+    assert not marker.exists()
+
+
+def test_explore_ignores_fsmonitor_injected_through_the_environment(
+    repo, marker, touch, run, monkeypatch
+):
+    injected = {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "core.fsmonitor",
+        "GIT_CONFIG_VALUE_0": touch.replace("; cat", "; echo"),
+    }
+    fires(marker, lambda: plain_git(repo, "status", env=injected))
+    for name, value in injected.items():
+        monkeypatch.setenv(name, value)
+    assert _explore_git(run, repo)["uncommitted"] == []
+    assert not marker.exists()
+
+
+def test_explore_reads_the_root_s_repository_whatever_git_dir_says(
+    repo, tmp_path, run, monkeypatch
+):
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "elsewhere")
+    commit_files(other, {"elsewhere.py": CODE}, "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other))
+    report = _explore_git(run, repo)
+    assert report["recent"][0].endswith("Parse padded text") and report["uncommitted"] == []
+
+
+# -- the eval tree sync (`rev-parse`, `cat-file`, `ls-tree`, `log`) --------------------------
+
+
+def test_sync_does_not_fetch_from_a_promisor_remote(repo, marker, touch, tmp_path):
+    """A partial clone's missing blob: plain git fetches it lazily, running the remote's
+    upload-pack command; dowse fails with git's message instead."""
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    clone = tmp_path / "clone"
+    git(tmp_path, "clone", "-q", "--no-checkout", "--filter=blob:none", f"file://{repo}", "clone")
+    git(clone, "config", "remote.origin.uploadpack", touch.replace("; cat", "; git-upload-pack"))
+    git(clone, "config", "protocol.file.allow", "always")  # beats protocol.allow
+    head = git(clone, "rev-parse", "HEAD").strip()
+    git_dir = git_dir_of(clone)
+    with pytest.raises(EvalError, match="cat-file failed in .*could not fetch"):
+        sync_tree(git_dir, head, tmp_path / "tree")
+    assert not marker.exists()
+    blob = git(clone, "rev-parse", "HEAD:app/parse.py").strip()
+    fires(marker, lambda: plain_git(clone, "cat-file", "--batch", input=f"{blob}\n".encode()))
+
+
+def test_sync_does_not_run_gpg_program_and_reads_the_named_clone(
+    repo, marker, script, tmp_path, monkeypatch
+):
+    head = sign_head(repo)
+    git(repo, "config", "log.showSignature", "true")
+    git(repo, "config", "gpg.program", script)
+    fires(marker, lambda: plain_git(repo, "log", "-1"))
+    other = tmp_path / "other"
+    other.mkdir()
+    git(other, "init", "-q", "-b", "main")
+    commit_files(other, {"elsewhere.py": CODE}, "elsewhere")
+    monkeypatch.setenv("GIT_DIR", str(other / ".git"))
+    git_dir = git_dir_of(repo)
+    assert git_dir == repo / ".git"
+    assert list(commit_order(git_dir, [head])) == [head]
+    kept = sync_tree(git_dir, head, tmp_path / "tree")
+    assert sorted(kept) == [".gitattributes", "app/parse.py"]
+    assert (tmp_path / "tree" / "app" / "parse.py").read_text() == CODE + "# two\n"
+    assert not marker.exists()
+
+
+# -- the runner itself: the diff-like subcommands --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "key, args, expected",
+    [
+        ("diff.external", ("diff",), "+# wip"),
+        ("diff.x.command", ("diff",), "+# wip"),
+        ("diff.x.textconv", ("diff",), "+# wip"),
+        ("diff.x.textconv", ("log", "-p", "-1"), "+# two"),
+        ("diff.x.textconv", ("show", "HEAD"), "+# two"),
+        ("diff.x.textconv", ("blame", "app/parse.py"), ") def parse(text):"),
+    ],
+)
+def test_diff_drivers_do_not_run(repo, marker, script, key, args, expected):
+    git(repo, "config", key, script)
+    (repo / "app" / "parse.py").write_text(CODE + "# wip\n")
+    fires(marker, lambda: plain_git(repo, *args))
+    assert expected in dowse_git.text(*args, cwd=repo)
+    assert not marker.exists()
+
+
+def test_git_external_diff_from_the_environment_does_not_run(repo, marker, script, monkeypatch):
+    (repo / "app" / "parse.py").write_text(CODE + "# wip\n")
+    fires(marker, lambda: plain_git(repo, "diff", env={"GIT_EXTERNAL_DIFF": script}))
+    monkeypatch.setenv("GIT_EXTERNAL_DIFF", script)
+    assert "+# wip" in dowse_git.text("diff", cwd=repo)
+    assert not marker.exists()
+
+
+def test_a_driver_that_cannot_be_switched_off_refuses_to_run(repo):
+    git(repo, "config", "filter.a=b.clean", "touch nowhere")
+    with pytest.raises(GitError, match="cannot disable"):
+        dowse_git.run("status", cwd=repo)
+
+
+def test_git_failures_carry_git_s_message(tmp_path):
+    with pytest.raises(GitError, match="not a git repository") as caught:
+        dowse_git.output("rev-parse", "HEAD", cwd=tmp_path)
+    assert caught.value.returncode == 128
