@@ -55,14 +55,11 @@ def clone_for(repos: Path, repo: str) -> Path:
 def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
     """commit -> committer timestamp; every commit must be in the clone."""
     unique = list(dict.fromkeys(commits))
-    try:
-        missing = [
-            c
-            for c in unique
-            if run_git.run("cat-file", "-e", f"{c}^{{commit}}", git_dir=git_dir).returncode
-        ]
-    except GitError as exc:
-        raise EvalError(str(exc)) from None
+    # One process for all of them: each line answers "commit", or "<name> missing".
+    asked = "".join(f"{c}^{{commit}}\n" for c in unique).encode()
+    found = git(git_dir, "cat-file", "--batch-check=%(objecttype)", input=asked).decode()
+    missing = [c for c, kind in zip(unique, found.splitlines(), strict=False) if kind != "commit"]
+    missing += unique[len(found.splitlines()) :]
     if missing:
         raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
     out = git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()

@@ -315,6 +315,14 @@ def test_sync_does_not_run_gpg_program_and_reads_the_named_clone(
     assert not marker.exists()
 
 
+def test_commit_order_names_the_commits_a_clone_lacks(repo):
+    head = git(repo, "rev-parse", "HEAD").strip()
+    tree = git(repo, "rev-parse", "HEAD^{tree}").strip()
+    assert list(commit_order(repo / ".git", [head, head])) == [head]
+    with pytest.raises(EvalError, match=f"lacks commit\\(s\\) {tree[:12]}, deadbeef$"):
+        commit_order(repo / ".git", [head, tree, "deadbeef"])
+
+
 # -- the runner itself: the diff-like subcommands --------------------------------------------
 
 
