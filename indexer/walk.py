@@ -101,8 +101,13 @@ class WalkEntry:
     path: str
     """POSIX, relative to the root."""
     abspath: Path
+    """What to open: the file itself, or a symlink's resolved target (the read does not
+    follow symlinks, `indexer.reading`)."""
     size: int
     mtime_ns: int
+    dev: int = 0
+    ino: int = 0
+    """The walked file's identity: the read refuses any other file found at `abspath`."""
 
 
 @dataclass
@@ -568,7 +573,13 @@ class _Walker:
                 return
         name = d.rel.rpartition("/")[2]
         if not is_dir:
-            self.file(d.rel, name, d.forced, st, Path(d.path))
+            # The target itself, not the link, is what gets opened and compared: the link
+            # may be changed later to lead elsewhere.
+            try:
+                st = os.stat(target, follow_symlinks=False)
+            except OSError:
+                return  # changed during the walk
+            self.file(d.rel, name, d.forced, st, Path(target))
             return
         reason = _dir_reason(name, d.forced, self.config)
         if reason is not None:
@@ -594,7 +605,9 @@ class _Walker:
         if reason is not None:
             self.skip(rel, reason)
         else:
-            self.files.append(WalkEntry(rel, abspath, st.st_size, st.st_mtime_ns))
+            self.files.append(
+                WalkEntry(rel, abspath, st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
+            )
 
     def readable(self, st: os.stat_result) -> bool:
         if self.euid == 0:

@@ -304,7 +304,7 @@ def ask(
         spans = taken.setdefault(it.hit.path, [])
         if any(s <= start and end <= e for s, e in spans):
             continue  # already delivered inside a wider block
-        text = read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
+        text = read_lines(searcher.root, it.hit.path, start, end) or it.hit.text or ""
         cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
         if used + cost <= whole:
             spans.append((start, end))
@@ -349,6 +349,8 @@ def ask(
         for it, start, end, symbol, kind, signature in rest
     ]
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
+    for path in searcher.outside_paths(unevaluated):
+        del unevaluated[path]
     stale = searcher.stale_paths(unevaluated)
     lines += [
         (

@@ -46,6 +46,7 @@ from dowse.indexer.build import (
     walk_config_from,
 )
 from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
 from dowse.retrieval.ask import ContextBlock, estimate_tokens
@@ -176,7 +177,7 @@ class ServedRoot:
     def contains(self, rel: str) -> bool:
         """Whether an indexed path still resolves inside the root (it may have become a
         symlink leading out since it was indexed)."""
-        return Path(os.path.realpath(self.path / rel)).is_relative_to(self.path)
+        return inside(self.path, rel)
 
 
 class _NoVectors:
@@ -533,7 +534,7 @@ class Workspace:
                 Definition(
                     **m.model_dump(),
                     stale=m.path in stale,
-                    text=read_lines(root.path / m.path, m.start_line, m.end_line),
+                    text=read_lines(root.path, m.path, m.start_line, m.end_line),
                 )
                 for m in found
             ]
