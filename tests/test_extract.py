@@ -226,3 +226,35 @@ def test_a_swap_during_indexing_keeps_outside_content_out_and_serving_rechecks(
     assert searcher.search("inside", SearchOptions(grain="symbol")) == []
     assert read_lines(root, "pkg/a.py", 1, 2) is None
     assert read_lines(root, "../outside/pkg/a.py", 1, 2) is None
+
+
+# -- one text form: UTF-16, CR-only line endings ---------------------------------------------
+
+CR_SOURCE = "def first():\r    return 1\r\rdef second():\r    return 2\r"
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("utf16le.py", "\ufeff" + CR_SOURCE.replace("\r", "\n")),
+        ("utf16be.py", "\ufeff" + CR_SOURCE.replace("\r", "\r\n")),
+        ("mac.py", CR_SOURCE),
+    ],
+)
+def test_utf16_and_cr_only_files_are_text_with_editor_line_numbers(tmp_path, name, data):
+    encoding = {"utf16le.py": "utf-16-le", "utf16be.py": "utf-16-be"}.get(name, "utf-8")
+    (tmp_path / name).write_bytes(data.encode(encoding))
+    out = process_file(_job(tmp_path, name), ExtractConfig())
+    assert out.skipped is None, out.skipped
+    lines = {s["name"]: (s["start_line"], s["end_line"]) for s in out.symbols}
+    assert lines == {"first": (1, 2), "second": (4, 5)}
+    assert [(c["start_line"], c["end_line"]) for c in out.chunks] == [(1, 5)]
+    assert "def second():" in out.chunks[0]["text"]
+    # Read back when serving, the same lines hold the same text.
+    shown = read_lines(tmp_path, name, 4, 5)
+    assert shown is not None and shown.replace("\r", "") == "def second():\n    return 2"
+
+
+def test_a_binary_file_that_starts_like_utf16_stays_binary(tmp_path):
+    (tmp_path / "blob.py").write_bytes(b"\xff\xfe" + b"\x00\xd8" * 64)  # lone surrogates
+    assert process_file(_job(tmp_path, "blob.py"), ExtractConfig()).skipped == "binary"
