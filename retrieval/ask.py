@@ -29,13 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.errors import InvalidQuery
 from dowse.indexer.store import quote_list
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 from dowse.retrieval.query import analyze
+from dowse.retrieval.records import check_query
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
 
@@ -281,8 +281,7 @@ def ask(
     evaluator: Evaluator | None = None,
     with_trace: bool = True,
 ) -> AskResult:
-    if not question.strip():
-        raise InvalidQuery("the question is empty")
+    check_query(question, "question")
     config = loop or LoopConfig()
     keep = PathFilter(config.include, config.exclude)
     # The history's ranking needs only the question: it runs while the loop does.

@@ -130,6 +130,10 @@ def _escape_glob(path: str) -> str:
     return "".join("\\" + c if c in "[]*?!#\\" else c for c in path)
 
 
+MAX_PATH_CHARS = 4096
+"""Linux's PATH_MAX: no longer path names a file."""
+
+
 class ServedRoot:
     """One served repository: where its index is, what lies inside it, its warm snapshot."""
 
@@ -155,6 +159,17 @@ class ServedRoot:
         lies outside the root, lexically or through a symlink, or does not exist."""
         if not path.strip() or "\x00" in path:
             raise InvalidPath(f"not a usable path: {path!r}")
+        if len(path) > MAX_PATH_CHARS:
+            raise InvalidPath(
+                f"the path is {len(path):,} characters long; at most {MAX_PATH_CHARS:,}"
+            )
+        try:
+            return self._confine(path)
+        except OSError as exc:  # a component over NAME_MAX, a permission on the way
+            shown = path if len(path) <= 80 else path[:77] + "..."
+            raise InvalidPath(f"not a usable path ({exc.strerror or exc}): {shown!r}") from None
+
+    def _confine(self, path: str) -> tuple[str, bool]:
         raw = Path(path)
         base = self.path
         target = Path(os.path.normpath(raw if raw.is_absolute() else self.path / raw))
