@@ -65,7 +65,6 @@ def hostile_repo(
     put("bin/looks_like.py", noise, "random bytes named .py")
     put("bin/image.js", b"\x89PNG\r\n\x1a\n" + noise, "a PNG named .js")
     put("bin/program.c", b"\x7fELF\x02\x01\x01" + noise, "an ELF binary named .c")
-    put("bin/utf16.java", "class Utf16 { int x; }\n".encode("utf-16") * 50, "UTF-16 source")
     put("bin/no_nul.go", bytes(b | 0x80 for b in noise), "high bytes without NUL named .go")
     put(
         "bin/late_nul.py",
@@ -85,6 +84,7 @@ def hostile_repo(
     )
     put("enc/bom.ts", b"\xef\xbb\xbfexport function withBom(): number { return 1 }\n", "a BOM")
     put("enc/cr_only.rb", b"def cr_only\r  1\rend\r" * 200, "CR-only line ends")
+    put("enc/utf16.java", "class Utf16 { int x; }\n".encode("utf-16") * 50, "UTF-16 source")
     put("enc/crlf.cs", b"class Crlf {\r\n  void M() {}\r\n}\r\n" * 200, "CRLF line ends")
     put(
         "enc/surrogates.rs",

@@ -34,6 +34,7 @@ from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
 from dowse.explore.tree import tree_track
 from dowse.indexer.walk import WalkConfig
+from dowse.retrieval.records import check_query
 
 __all__ = ["DEEPEN_LEVELS", "explore", "locate"]
 
@@ -134,6 +135,8 @@ def explore(
     `searcher` (a HybridSearcher on the same index) lets a long-lived caller, such as the
     MCP server, reuse its warm index and query embedder.
     """
+    if focus and focus.strip():  # a blank focus means none, as before
+        check_query(focus, "focus")
     root, scope, index_dir = locate(path, index_dir)
     ctx = Context(
         root=root,

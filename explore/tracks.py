@@ -40,6 +40,7 @@ from dowse.explore.records import (
     TrackFindings,
     TrackSpec,
 )
+from dowse.indexer.reading import read_inside, text_bytes
 from dowse.indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -126,12 +127,8 @@ class Context:
         with self._lock:
             if path in self._lines:
                 return self._lines[path]
-        try:
-            data = (self.root / path).read_bytes()
-        except OSError:
-            result = None
-        else:
-            result = data.decode("utf-8", errors="replace").splitlines()
+        data = read_inside(self.root, path)
+        result = None if data is None else _text_lines(data)
         with self._lock:
             self._lines[path] = result
         return result
@@ -154,6 +151,17 @@ class Context:
 
                 self._searcher = HybridSearcher.open(self.index_dir)
             return self._searcher
+
+
+def _text_lines(data: bytes) -> list[str]:
+    """A file's lines (`text_bytes` form, decoded leniently) numbered as the index numbers
+    them: split at LF only (str.splitlines also splits at form feeds and other separators,
+    and its line numbers would drift from the index's), a CR before it dropped."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def cite(
@@ -196,7 +204,7 @@ def verify_citation(root: Path, citation: Citation) -> str | None:
     if not real.is_file():
         return f"{rel} does not exist"
     try:
-        lines = real.read_bytes().decode("utf-8", errors="replace").splitlines()
+        lines = _text_lines(text_bytes(real.read_bytes()))
     except OSError as exc:
         return f"{rel}: {exc.strerror or exc}"
     if citation.end_line < citation.start_line or citation.end_line > len(lines):

@@ -217,9 +217,9 @@ class _Run:
         skipped = list(result.skipped)
         unchanged: list[str] = []
         touched_paths: list[str] = []
+        read_stat: dict[str, tuple[int, int]] = {}
         parsed: list[FileOutcome] = []
         todo: list[FileJob] = []
-        by_path = {e.path: e for e in result.files}
         for e in result.files:
             o = old.get(e.path)
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
@@ -228,10 +228,21 @@ class _Run:
                 skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
             else:
                 todo.append(
-                    FileJob(e.path, str(e.abspath), e.size, e.mtime_ns, o["hash"] if o else None)
+                    FileJob(
+                        e.path,
+                        str(e.abspath),
+                        e.size,
+                        e.mtime_ns,
+                        o["hash"] if o else None,
+                        dev=e.dev,
+                        ino=e.ino,
+                    )
                 )
         extract_cfg = ExtractConfig(
-            walk=self.cfg.walk, chunk=self.cfg.chunk, parse_timeout_s=self.cfg.parse_timeout_s
+            walk=self.cfg.walk,
+            chunk=self.cfg.chunk,
+            parse_timeout_s=self.cfg.parse_timeout_s,
+            root=os.path.realpath(self.root),
         )
         for out in extract_files(
             todo,
@@ -243,13 +254,16 @@ class _Run:
                 skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
                 touched_paths.append(out.path)
+                read_stat[out.path] = (out.size, out.mtime_ns)
             else:
                 parsed.append(out)
         touched = []
         if touched_paths:
             rows = self.store.rows("files", where=f"path IN ({quote_list(touched_paths)})")
+            # The stat of what was read, not the walk's: a write in between must leave
+            # the file looking changed to the next run.
             touched = [
-                {**r, "mtime_ns": by_path[r["path"]].mtime_ns, "size": by_path[r["path"]].size}
+                {**r, "size": read_stat[r["path"]][0], "mtime_ns": read_stat[r["path"]][1]}
                 for r in rows
             ]
         self._timed("parse", t)

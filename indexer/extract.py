@@ -5,6 +5,11 @@ many (parsing and tokenizing are CPU-bound Python; threads would not help). Work
 return plain rows, ready for the store.
 
 Invariants:
+- What is read is what the walk checked (`indexer.reading.read_walked`): a file swapped
+  since (for a symlink out of the root, another file, a FIFO) is skipped with the reason,
+  and a file's recorded size and mtime are those of the bytes read. The bytes are then
+  put in their text form (`text_bytes`: UTF-16 decoded, lone CRs as LFs) before any
+  check, hash or parse, so every stage and every reader counts the same lines.
 - A file's outcome is exactly one of: skipped (with a reason), touched (content hash
   unchanged; only its stat changed), or extracted (rows).
 - A worker that dies (a grammar crashing the process) never loses a file: its batch is
@@ -24,13 +29,13 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from dowse.errors import IndexWriteError
 from dowse.indexer.chunk import ChunkConfig, chunk_file
 from dowse.indexer.parse import parse_source
+from dowse.indexer.reading import ReadRefused, read_walked, text_bytes
 from dowse.indexer.records import content_hash
 from dowse.indexer.summary import file_summary
 from dowse.indexer.walk import WalkConfig, check_content
@@ -55,6 +60,8 @@ class ExtractConfig:
     walk: WalkConfig = field(default_factory=WalkConfig)
     chunk: ChunkConfig = field(default_factory=ChunkConfig)
     parse_timeout_s: float = 2.0
+    root: str | None = None
+    """The resolved root: a file whose open descriptor lies elsewhere is not read."""
 
 
 @dataclass(frozen=True)
@@ -64,6 +71,9 @@ class FileJob:
     size: int
     mtime_ns: int
     old_hash: str | None = None
+    dev: int = 0
+    ino: int = 0
+    """The walked file's identity (`WalkEntry`)."""
 
 
 @dataclass
@@ -72,6 +82,9 @@ class FileOutcome:
     skipped: str | None = None
     touched: bool = False
     hash: str = ""
+    size: int = 0
+    mtime_ns: int = 0
+    """The stat of what was read (the walk's, when nothing was)."""
     file: dict[str, Any] = field(default_factory=dict)
     symbols: list[dict[str, Any]] = field(default_factory=list)
     chunks: list[dict[str, Any]] = field(default_factory=list)
@@ -93,7 +106,7 @@ def _rows(
         parsed = parse_source(job.path, data, language, timeout_s=cfg.parse_timeout_s)
         tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
     chunks = chunk_file(job.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
-    out = FileOutcome(path=job.path, hash=digest)
+    out = FileOutcome(path=job.path, hash=digest, size=job.size, mtime_ns=job.mtime_ns)
     summary = file_summary(job.path, data.decode("utf-8", "replace"), language, symbols)
     out.file = {
         "path": job.path,
@@ -142,15 +155,29 @@ def process_file(
     if language is None:
         return FileOutcome(path=job.path, skipped="not a known text file type")
     try:
-        data = Path(job.abspath).read_bytes()
+        raw, st = read_walked(
+            job.abspath,
+            dev=job.dev,
+            ino=job.ino,
+            limit=cfg.walk.max_file_bytes,
+            root=cfg.root,
+        )
+    except ReadRefused as exc:
+        return FileOutcome(path=job.path, skipped=str(exc))
     except OSError as exc:
         return FileOutcome(path=job.path, skipped=f"unreadable: {exc.strerror}")
+    job = replace(job, size=st.st_size, mtime_ns=st.st_mtime_ns)
+    data = text_bytes(raw)
     reason = check_content(job.path, data, cfg.walk)
     if reason:
         return FileOutcome(path=job.path, skipped=reason)
+    # The hash is of the text form: a file indexed before that form existed (lone CRs)
+    # hashes differently now and is parsed again instead of kept with its old lines.
     digest = content_hash(data)
     if digest == job.old_hash:
-        return FileOutcome(path=job.path, touched=True, hash=digest)
+        return FileOutcome(
+            path=job.path, touched=True, hash=digest, size=job.size, mtime_ns=job.mtime_ns
+        )
     return _rows(job, data, language, digest, cfg, parse=parse, note=note)
 
 

@@ -429,7 +429,17 @@ class Store:
                 )
             table = self.db.open_table(physical)
             if table.version != want:
-                table.restore(want)  # an interrupted write went past the snapshot
+                try:
+                    table.restore(want)  # an interrupted write went past the snapshot
+                except Exception as exc:
+                    # LanceDB says ValueError for a version that is gone (cleaned up, or
+                    # a manifest from elsewhere): the snapshot cannot be brought back.
+                    if not isinstance(exc, ValueError) and storage_error(exc) is None:
+                        raise
+                    raise IndexCorrupt(
+                        f"the index table {name!r} at {self.index_dir} has no version {want}, "
+                        "which the manifest names; run `dowse index --rebuild`"
+                    ) from None
             self._tables[name] = table
         self._tables[CACHE_TABLE] = self._open_cache(existing, verify=not self.manifest.versions)
 

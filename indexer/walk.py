@@ -21,8 +21,10 @@ Invariants:
 
 Ignore rules, in the order they are applied:
 
-1. ``.git .hg .svn .bzr`` and the index directory (``index_dir``, default
-   ``<root>/.dowse``) are always skipped.
+1. ``.git .hg .svn .bzr``, the index directory (``index_dir``, default
+   ``<root>/.dowse``, wherever it lies in the tree) and any other dowse index (a
+   directory holding ``manifest.json`` and a ``db/`` of ``*.lance`` tables, whatever its
+   name) are always skipped: an index never indexes an index.
 2. Git's rules, as git applies them: ``.gitignore`` at every level (patterns relative to
    their directory, the deepest file first, the last matching line within a file wins,
    ``!`` re-includes, nothing under an excluded directory can be re-included), then the
@@ -101,8 +103,13 @@ class WalkEntry:
     path: str
     """POSIX, relative to the root."""
     abspath: Path
+    """What to open: the file itself, or a symlink's resolved target (the read does not
+    follow symlinks, `indexer.reading`)."""
     size: int
     mtime_ns: int
+    dev: int = 0
+    ino: int = 0
+    """The walked file's identity: the read refuses any other file found at `abspath`."""
 
 
 @dataclass
@@ -408,6 +415,20 @@ def _listed_dir_reason(name: str, names: set[str]) -> str | None:
     return None
 
 
+def _holds_index(path: str, names: set[str]) -> bool:
+    """Whether the directory at `path`, holding `names`, is a dowse index (the one this
+    run writes is skipped by its path; this finds the others, named as their users
+    chose with --index-dir). Lists `db/` only for a directory that also holds a
+    manifest.json, which few do."""
+    if "manifest.json" not in names or "db" not in names:
+        return False
+    try:
+        with os.scandir(os.path.join(path, "db")) as it:
+            return any(e.name.endswith(".lance") for e in it)
+    except OSError:
+        return False
+
+
 def _dir_reason(name: str, forced: bool, config: WalkConfig) -> str | None:
     """Why a directory that no ignore rule excluded is skipped by default, or None."""
     if not forced and name in _DEFAULT_EXCLUDED_DIRS:
@@ -473,6 +494,9 @@ class _Walker:
             return
         names = {e.name for e in entries}
         prefix = d.rel + "/" if d.rel else ""
+        if d.rel and _holds_index(d.path, names):
+            self.skip(prefix, "index directory (another dowse index)")
+            return
         if d.rel and not d.forced:
             reason = _listed_dir_reason(d.rel.rpartition("/")[2], names)
             if reason is not None:
@@ -568,7 +592,13 @@ class _Walker:
                 return
         name = d.rel.rpartition("/")[2]
         if not is_dir:
-            self.file(d.rel, name, d.forced, st, Path(d.path))
+            # The target itself, not the link, is what gets opened and compared: the link
+            # may be changed later to lead elsewhere.
+            try:
+                st = os.stat(target, follow_symlinks=False)
+            except OSError:
+                return  # changed during the walk
+            self.file(d.rel, name, d.forced, st, Path(target))
             return
         reason = _dir_reason(name, d.forced, self.config)
         if reason is not None:
@@ -594,7 +624,9 @@ class _Walker:
         if reason is not None:
             self.skip(rel, reason)
         else:
-            self.files.append(WalkEntry(rel, abspath, st.st_size, st.st_mtime_ns))
+            self.files.append(
+                WalkEntry(rel, abspath, st.st_size, st.st_mtime_ns, st.st_dev, st.st_ino)
+            )
 
     def readable(self, st: os.stat_result) -> bool:
         if self.euid == 0:

@@ -29,13 +29,13 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.errors import InvalidQuery
 from dowse.indexer.store import quote_list
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 from dowse.retrieval.query import analyze
+from dowse.retrieval.records import check_query
 
 __all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
 
@@ -281,8 +281,7 @@ def ask(
     evaluator: Evaluator | None = None,
     with_trace: bool = True,
 ) -> AskResult:
-    if not question.strip():
-        raise InvalidQuery("the question is empty")
+    check_query(question, "question")
     config = loop or LoopConfig()
     keep = PathFilter(config.include, config.exclude)
     # The history's ranking needs only the question: it runs while the loop does.
@@ -304,7 +303,7 @@ def ask(
         spans = taken.setdefault(it.hit.path, [])
         if any(s <= start and end <= e for s, e in spans):
             continue  # already delivered inside a wider block
-        text = read_lines(searcher.root / it.hit.path, start, end) or it.hit.text or ""
+        text = read_lines(searcher.root, it.hit.path, start, end) or it.hit.text or ""
         cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
         if used + cost <= whole:
             spans.append((start, end))
@@ -349,6 +348,8 @@ def ask(
         for it, start, end, symbol, kind, signature in rest
     ]
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
+    for path in searcher.outside_paths(unevaluated):
+        del unevaluated[path]
     stale = searcher.stale_paths(unevaluated)
     lines += [
         (

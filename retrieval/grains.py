@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dowse.indexer.reading import read_inside
 from dowse.indexer.store import quote_list
 from dowse.retrieval.records import Hit, SearchOptions
 from dowse.tokens import tokenize
@@ -87,7 +88,7 @@ def _symbol_hits(
             if sym["id"] in seen or (options.kinds and sym["kind"] not in options.kinds):
                 continue
             seen.add(sym["id"])
-            text = read_lines(lookups.root / sym["path"], sym["start_line"], sym["end_line"])
+            text = read_lines(lookups.root, sym["path"], sym["start_line"], sym["end_line"])
             hits.append(
                 Hit(
                     grain="symbol",
@@ -123,12 +124,12 @@ def _chunk_hit(c: Candidate) -> Hit:
     )
 
 
-def read_lines(path: Path, start: int, end: int) -> str | None:
-    """Lines `start`..`end` (from 1) of the file at `path` as it is now; None when it
-    cannot be read."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+def read_lines(root: Path, path: str, start: int, end: int) -> str | None:
+    """Lines `start`..`end` (from 1) of the root-relative file `path` as it is now, in the
+    text form the index read (`indexer.reading.text_bytes`, so line numbers agree); None
+    when it cannot be read or now leads outside `root`."""
+    data = read_inside(root, path)
+    if data is None:
         return None
     lines = data.split(b"\n")[start - 1 : end]
     return b"\n".join(lines).decode("utf-8", "replace")

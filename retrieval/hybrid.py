@@ -685,6 +685,8 @@ class HybridSearcher(IndexLookups):
         cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         hits = to_hits(self, ranked, options, text)
+        outside = self.outside_paths(h.path for h in hits)
+        hits = [h for h in hits if h.path not in outside]
         stale = self.stale_paths(h.path for h in hits)
         return [h.model_copy(update={"stale": h.path in stale}) for h in hits]
 

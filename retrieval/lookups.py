@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import pyarrow as pa
 
+from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, quote_list
 
 __all__ = [
@@ -286,6 +287,11 @@ class IndexLookups:
             if named := files_for(p, self._files_by_name()):
                 out[p] = named
         return out
+
+    def outside_paths(self, paths: Iterable[str]) -> set[str]:
+        """The indexed paths that now resolve outside the root (a file replaced by a
+        symlink leading out since it was indexed): never shown."""
+        return {p for p in set(paths) if not inside(self.root, p)}
 
     def stale_paths(self, paths: Iterable[str]) -> set[str]:
         paths = sorted(set(paths))

@@ -230,6 +230,10 @@ def run_loop(
     in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol}
     for it in ranked_items:
         it.missing_context = [m for m in it.missing_context if m not in in_context]
+    # A file that became a symlink leading out of the root since it was indexed is not
+    # shown: its blocks would be read from outside.
+    outside = searcher.outside_paths(it.hit.path for it in ranked_items)
+    ranked_items = [it for it in ranked_items if it.hit.path not in outside]
     stale = searcher.stale_paths(it.hit.path for it in ranked_items)
     for it in ranked_items:
         if it.hit.path in stale:

@@ -10,9 +10,36 @@ from dowse.errors import InvalidQuery, UnsupportedLanguage
 from dowse.indexer.records import SymbolKind
 from dowse.languages import CODE_LANGUAGES, TEXT_LANGUAGES
 
-__all__ = ["Grain", "Hit", "SearchOptions"]
+__all__ = ["MAX_QUERY_CHARS", "Grain", "Hit", "SearchOptions", "check_query"]
 
 Grain = Literal["chunk", "symbol", "file"]
+
+MAX_QUERY_CHARS = 20_000
+"""The longest query, question, symbol name or focus accepted, in characters. Room for
+a pasted traceback or a function with the question around it (a few thousand tokens);
+longer text only slows every stage (a 20 MB query held a served root for 47 s) while the
+query embedder reads its first 256 tokens (~1,000 characters) and the ranking its words."""
+
+
+def check_query(text: str, what: str = "query") -> None:
+    """InvalidQuery when `text` cannot be a query: empty, over MAX_QUERY_CHARS, or not
+    text (a lone surrogate: a byte that was not UTF-8 on the command line, or a ``\\ud800``
+    escape in JSON)."""
+    if not text.strip():
+        raise InvalidQuery(f"the {what} is empty")
+    if len(text) > MAX_QUERY_CHARS:
+        raise InvalidQuery(
+            f"the {what} is {len(text):,} characters long; at most {MAX_QUERY_CHARS:,}"
+        )
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        char = ord(text[exc.start])
+        # Python decodes a command line's undecodable byte 0xNN as the surrogate U+DCNN.
+        shown = f"byte 0x{char - 0xDC00:02x}" if 0xDC80 <= char <= 0xDCFF else f"U+{char:04X}"
+        raise InvalidQuery(
+            f"the {what} is not valid UTF-8 text ({shown} at character {exc.start + 1})"
+        ) from None
 
 
 class SearchOptions(BaseModel):
@@ -29,8 +56,7 @@ class SearchOptions(BaseModel):
         """These options with languages and kinds in lower case, for `query`;
         InvalidQuery for an empty query or an unknown kind, UnsupportedLanguage for an
         unknown language (a filter nothing can match would only answer "no results")."""
-        if not query.strip():
-            raise InvalidQuery("the query is empty")
+        check_query(query)
         languages = [name.lower() for name in self.languages]
         known = CODE_LANGUAGES | TEXT_LANGUAGES
         if unknown := [name for name in languages if name not in known]:

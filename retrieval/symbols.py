@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from dowse.indexer.store import Store, quote_list
+from dowse.retrieval.records import check_query
 
 __all__ = ["SymbolMatch", "find_symbols"]
 
@@ -47,6 +48,8 @@ def _match(row: dict[str, Any], how: Literal["exact", "prefix", "fuzzy"]) -> Sym
 
 
 def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatch]:
+    if name.strip():
+        check_query(name, "name")
     qualifier, _, last = name.strip().rpartition(".")
     low = last.lower()
     if not low:

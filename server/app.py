@@ -14,6 +14,10 @@ Invariants:
 - Records are the contract. Each tool's input schema is its request model's fields
   (`SearchRequest`, ...), its output schema the answer model (`SearchAnswer`, ...). An
   answer is sent as structuredContent and, identically, as compact JSON text.
+- The request record is the only validator of a call's arguments: the SDK's own argument
+  model would drop an unknown field silently (a misspelt `max_token` would run with the
+  default budget), so it hands every argument through, and the record refuses unknown
+  fields and out-of-bounds values with one line naming the field.
 - Budgeted, and a request record's bounds: see `server_records`.
 - Fresh, Confined, Warm, Concurrent: see `server_workspace`.
 """
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
@@ -194,13 +198,30 @@ def _signature(request: type[BaseModel], answer: type[BaseModel]) -> inspect.Sig
     return inspect.Signature(params, return_annotation=answer)
 
 
+def _invalid_request(exc: ValidationError) -> str:
+    """A request record's first validation error in one line, naming the field."""
+    err = exc.errors()[0]
+    field = ".".join(map(str, err["loc"])) or "request"
+    if err["type"] == "extra_forbidden":
+        return f"{field}: unknown field"
+    return f"{field}: {err['msg']}"
+
+
 def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, TextContent
 
     def call(**arguments: Any) -> CallToolResult:
         try:
-            answer = spec.run(workspace, spec.request(**arguments))
+            request = spec.request(**arguments)
+        except ValidationError as exc:
+            known = ", ".join(spec.request.model_fields)
+            message = _invalid_request(exc)
+            if message.endswith(": unknown field"):
+                message += f" (the fields of {spec.name} are: {known})"
+            raise ToolError(message) from None
+        try:
+            answer = spec.run(workspace, request)
         except DowseError as exc:
             raise ToolError(str(exc)) from None
         except Exception as exc:
@@ -218,14 +239,53 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
     return call
 
 
+def _passing_through(tool: Any) -> Any:
+    """`tool` with an argument model that hands every argument to the tool function
+    unchecked, for the request record to validate (module invariants), and an input
+    schema that says unknown fields are refused."""
+    base = tool.fn_metadata.arg_model
+
+    class Arguments(base):  # type: ignore[misc, valid-type]
+        model_config = ConfigDict(**{**base.model_config, "extra": "allow"})
+        _given: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+        @classmethod
+        def model_validate(cls, obj: Any, *args: Any, **kwargs: Any) -> Any:
+            made = cls.model_construct()
+            made._given = dict(obj)
+            return made
+
+        def model_dump_one_level(self) -> dict[str, Any]:
+            return dict(self._given)
+
+    Arguments.__name__ = base.__name__
+    tool.fn_metadata.arg_model = Arguments
+    tool.parameters = {**tool.parameters, "additionalProperties": False}
+    return tool
+
+
 def build_server(workspace: Workspace) -> Any:
     """An MCPServer with the TOOLS over `workspace`."""
     import importlib.metadata
 
     from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
 
     roots = ", ".join(str(r.path) for r in workspace.roots)
+    tools = [
+        _passing_through(
+            Tool.from_function(
+                _tool_function(spec, workspace),
+                name=spec.name,
+                description=spec.description,
+                annotations=ToolAnnotations(
+                    read_only_hint=spec.read_only, idempotent_hint=True, open_world_hint=False
+                ),
+            )
+        )
+        for spec in TOOLS
+    ]
     app: Any = MCPServer(
         "dowse",
         version=importlib.metadata.version("dowse"),
@@ -236,16 +296,8 @@ def build_server(workspace: Workspace) -> Any:
             "paths, symbol for a definition's exact lines. Every answer fits its max_tokens "
             "and cites path:start-end; paths are relative to the root."
         ),
+        tools=tools,
     )
-    for spec in TOOLS:
-        app.add_tool(
-            _tool_function(spec, workspace),
-            name=spec.name,
-            description=spec.description,
-            annotations=ToolAnnotations(
-                read_only_hint=spec.read_only, idempotent_hint=True, open_world_hint=False
-            ),
-        )
     return app
 
 
@@ -294,6 +346,5 @@ def ask_for_agent(
     try:
         request = AskRequest(**fields)
     except ValidationError as exc:
-        err = exc.errors()[0]
-        raise DowseError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+        raise DowseError(_invalid_request(exc)) from None
     return workspace.ask(request, evaluator=evaluator)

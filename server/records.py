@@ -10,8 +10,9 @@ Invariants:
   answer is larger, records are cut to signature and citation from the lowest-ranked
   up, then the lowest-ranked are left out whole; no record is ever cut mid-way.
   `budget` says how many were cut and left out.
-- A request record forbids unknown fields, and `max_tokens` lies between MIN_TOKENS and
-  MAX_TOKENS_LIMIT.
+- A request record forbids unknown fields, `max_tokens` lies between MIN_TOKENS and
+  MAX_TOKENS_LIMIT, and a query, question, name or focus holds at most
+  `retrieval.records.MAX_QUERY_CHARS` characters.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from dowse.explore.records import Depth, ExploreResult
 from dowse.indexer.build import IndexStats
 from dowse.indexer.status import StatusReport
 from dowse.retrieval.ask import ContextBlock, FileResult, estimate_tokens
-from dowse.retrieval.records import Grain, Hit
+from dowse.retrieval.records import MAX_QUERY_CHARS, Grain, Hit
 from dowse.retrieval.symbols import SymbolMatch
 
 __all__ = [
@@ -103,6 +104,7 @@ class _Request(BaseModel):
 class SearchRequest(_Request):
     query: str = Field(
         min_length=1,
+        max_length=MAX_QUERY_CHARS,
         description=(
             "What to find: identifiers (`validate_token`, `Store.open`), a path, an error "
             "message, or plain words."
@@ -136,6 +138,7 @@ class SearchRequest(_Request):
 class AskRequest(_Request):
     question: str = Field(
         min_length=1,
+        max_length=MAX_QUERY_CHARS,
         description=(
             "A question about the code, e.g. 'where are expired session tokens rejected?'."
         ),
@@ -155,6 +158,7 @@ class AskRequest(_Request):
 class SymbolRequest(_Request):
     name: str = Field(
         min_length=1,
+        max_length=MAX_QUERY_CHARS,
         description=(
             "A definition's name; a qualified name (`Store.open`, `auth.tokens.validate_token`) "
             "narrows it. Exact matches first, then prefix, then fuzzy."
@@ -187,6 +191,7 @@ class ExploreRequest(_Request):
     root: str | None = _root_field()
     focus: str | None = Field(
         default=None,
+        max_length=MAX_QUERY_CHARS,
         description=(
             "A question to answer inside the path with the retrieval loop, e.g. 'how are "
             "tokens refreshed?'."

@@ -46,6 +46,7 @@ from dowse.indexer.build import (
     walk_config_from,
 )
 from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
 from dowse.retrieval.ask import ContextBlock, estimate_tokens
@@ -129,6 +130,10 @@ def _escape_glob(path: str) -> str:
     return "".join("\\" + c if c in "[]*?!#\\" else c for c in path)
 
 
+MAX_PATH_CHARS = 4096
+"""Linux's PATH_MAX: no longer path names a file."""
+
+
 class ServedRoot:
     """One served repository: where its index is, what lies inside it, its warm snapshot."""
 
@@ -154,6 +159,17 @@ class ServedRoot:
         lies outside the root, lexically or through a symlink, or does not exist."""
         if not path.strip() or "\x00" in path:
             raise InvalidPath(f"not a usable path: {path!r}")
+        if len(path) > MAX_PATH_CHARS:
+            raise InvalidPath(
+                f"the path is {len(path):,} characters long; at most {MAX_PATH_CHARS:,}"
+            )
+        try:
+            return self._confine(path)
+        except OSError as exc:  # a component over NAME_MAX, a permission on the way
+            shown = path if len(path) <= 80 else path[:77] + "..."
+            raise InvalidPath(f"not a usable path ({exc.strerror or exc}): {shown!r}") from None
+
+    def _confine(self, path: str) -> tuple[str, bool]:
         raw = Path(path)
         base = self.path
         target = Path(os.path.normpath(raw if raw.is_absolute() else self.path / raw))
@@ -176,7 +192,7 @@ class ServedRoot:
     def contains(self, rel: str) -> bool:
         """Whether an indexed path still resolves inside the root (it may have become a
         symlink leading out since it was indexed)."""
-        return Path(os.path.realpath(self.path / rel)).is_relative_to(self.path)
+        return inside(self.path, rel)
 
 
 class _NoVectors:
@@ -533,7 +549,7 @@ class Workspace:
                 Definition(
                     **m.model_dump(),
                     stale=m.path in stale,
-                    text=read_lines(root.path / m.path, m.start_line, m.end_line),
+                    text=read_lines(root.path, m.path, m.start_line, m.end_line),
                 )
                 for m in found
             ]

@@ -217,3 +217,54 @@ def test_walk_options_are_remembered(example_repo, fake_embedder, run):
     status = json.loads(run("status", str(example_repo), "--json").output)
     assert status["changed"] == {"modified": 0, "added": 0, "deleted": 0}
     assert not any(x["language"] == "javascript" for x in status["languages"])
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        # A byte that is not UTF-8 on the command line arrives as a lone surrogate.
+        (["search", "ab\udcff"], "the query is not valid UTF-8 text (byte 0xff at character 3)"),
+        (["ask", "\udcff?"], "the question is not valid UTF-8 text (byte 0xff at character 1)"),
+        (["symbol", "x\udcfe"], "the name is not valid UTF-8 text (byte 0xfe at character 2)"),
+        (["search", "x" * 20_001], "the query is 20,001 characters long; at most 20,000"),
+        (["ask", "why " * 5_001], "the question is 20,004 characters long; at most 20,000"),
+    ],
+)
+def test_unusable_queries_are_one_line_errors(indexed, run, args, message):
+    result = run(*args, "--path", str(indexed), code=1)
+    assert result.output == f"Error: {message}\n"
+
+
+def test_a_query_at_the_limit_is_answered(indexed, run):
+    result = run("search", ("token " * 4_000)[:20_000], "--path", str(indexed), "--json")
+    assert json.loads(result.output)
+
+
+def test_a_manifest_naming_a_vanished_table_version_is_a_clear_error(indexed, run):
+    manifest = indexed / ".dowse" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["versions"]["chunks"] = 999
+    manifest.write_text(json.dumps(data))
+    expected = (
+        f"Error: the index table 'chunks' at {indexed / '.dowse'} has no version 999, which "
+        "the manifest names; run `dowse index --rebuild`\n"
+    )
+    assert run("index", str(indexed), "--quiet", code=1).output == expected
+    searched = run("search", "token", "--path", str(indexed), code=1).output
+    assert searched.startswith("Error: the index table 'chunks'") and searched.count("\n") == 1
+    run("index", str(indexed), "--quiet", "--rebuild")
+    assert run("search", "token", "--path", str(indexed), "--json").output.startswith("[")
+
+
+def test_an_index_inside_the_tree_is_never_indexed(example_repo, fake_embedder, run):
+    def indexed_files(index_dir: str) -> int:
+        out = run("index", str(example_repo), "--quiet", "--json", "--index-dir", index_dir)
+        return int(json.loads(out.output)["files"])
+
+    plain = indexed_files(str(example_repo / ".dowse"))
+    # Another index, under any name and wherever in the tree, and the one being written.
+    assert indexed_files(str(example_repo / "shop" / "idx")) == plain
+    assert indexed_files(str(example_repo / "my-index")) == plain
+    assert indexed_files(str(example_repo / "shop" / "idx")) == plain
+    skipped = run("status", "--index-dir", str(example_repo / "my-index"), "--skipped").output
+    assert "shop/idx/" in skipped and "another dowse index" in skipped

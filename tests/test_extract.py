@@ -5,13 +5,22 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from dowse.indexer import extract
+from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.extract import ExtractConfig, FileJob, extract_files, process_file
-from dowse.indexer.walk import walk
+from dowse.indexer.walk import WalkConfig, walk
+from dowse.retrieval.grains import read_lines
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.records import SearchOptions
 
 
-def _jobs(root: Path) -> list[FileJob]:
-    return [FileJob(e.path, str(e.abspath), e.size, e.mtime_ns) for e in walk(root).files]
+def _jobs(root: Path, config: WalkConfig | None = None) -> list[FileJob]:
+    return [
+        FileJob(e.path, str(e.abspath), e.size, e.mtime_ns, dev=e.dev, ino=e.ino)
+        for e in walk(root, config or WalkConfig()).files
+    ]
 
 
 def test_worker_pool_gives_the_same_rows_as_inline(example_repo, monkeypatch):
@@ -106,3 +115,146 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
     assert result.returncode == 1
     assert result.stderr == "Error: " + extract.UNGUARDED_SCRIPT + "\n"  # one line, once
     assert not (repo / ".dowse" / "manifest.json").exists()  # nothing half-built committed
+
+
+# -- what is read is what the walk checked ------------------------------------------------
+
+SECRET = "def outside_secret():\n    return 'OUTSIDE'\n"
+
+
+@pytest.fixture
+def swap(tmp_path: Path) -> tuple[Path, Path]:
+    """A root holding pkg/a.py, and a directory outside it holding the same name."""
+    root, outside = tmp_path / "root", tmp_path / "outside"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def inside():\n    return 1\n")
+    (outside / "pkg").mkdir(parents=True)
+    (outside / "pkg" / "a.py").write_text(SECRET)
+    return root, outside
+
+
+def _job(root: Path, path: str = "pkg/a.py") -> FileJob:
+    return next(j for j in _jobs(root) if j.path == path)
+
+
+def _read(job: FileJob, root: Path) -> extract.FileOutcome:
+    return process_file(job, ExtractConfig(root=os.path.realpath(root)))
+
+
+def test_a_file_swapped_for_a_symlink_after_the_walk_is_not_read(swap):
+    root, outside = swap
+    job = _job(root)
+    (root / "pkg" / "a.py").unlink()
+    (root / "pkg" / "a.py").symlink_to(outside / "pkg" / "a.py")
+    out = _read(job, root)
+    assert out.skipped == "changed during indexing (now a symlink)"
+    assert not out.chunks and not out.symbols
+
+
+def test_a_file_replaced_by_another_or_a_fifo_is_not_read(swap):
+    root, outside = swap
+    job = _job(root)
+    (outside / "pkg" / "a.py").replace(root / "pkg" / "a.py")  # another inode, same path
+    assert _read(job, root).skipped == "changed during indexing (replaced by another file)"
+    job = _job(root)
+    (root / "pkg" / "a.py").unlink()
+    os.mkfifo(root / "pkg" / "a.py")  # opening it for reading must not wait for a writer
+    assert _read(job, root).skipped == "changed during indexing (not a regular file)"
+
+
+def test_a_directory_swapped_for_a_symlink_cannot_lead_the_read_outside(swap):
+    root, outside = swap
+    # The same inode outside (a hard link), reached through a directory on the way that
+    # became a symlink: the identity matches, the opened file's path does not.
+    (outside / "pkg" / "a.py").unlink()
+    os.link(root / "pkg" / "a.py", outside / "pkg" / "a.py")
+    job = _job(root)
+    (root / "pkg").rename(root / "moved")
+    (root / "pkg").symlink_to(outside / "pkg", target_is_directory=True)
+    if not Path("/proc/self/fd").is_dir():
+        pytest.skip("no /proc/self/fd: the opened file's path cannot be checked")
+    assert _read(job, root).skipped == "changed during indexing (leads outside the root)"
+
+
+def test_the_index_records_the_stat_of_what_it_read(swap):
+    root, _ = swap
+    job = _job(root)
+    target = root / "pkg" / "a.py"
+    target.write_text("def inside():\n    return 1\n\ndef added_later():\n    return 2\n")
+    os.utime(target, ns=(job.mtime_ns + 5_000_000_000, job.mtime_ns + 5_000_000_000))
+    out = _read(job, root)
+    st = target.stat()
+    assert (out.file["size"], out.file["mtime_ns"]) == (st.st_size, st.st_mtime_ns)
+    assert {s["name"] for s in out.symbols} == {"inside", "added_later"}
+    # Grown past the size limit since the walk: refused, and never read beyond it.
+    small = next(j for j in _jobs(root, WalkConfig(max_file_bytes=100)) if j.path == "pkg/a.py")
+    target.write_text("x = 1\n" * 100)
+    cfg = ExtractConfig(walk=WalkConfig(max_file_bytes=100))
+    assert process_file(small, cfg).skipped == "too large (grew past 100 bytes during indexing)"
+
+
+def test_a_swap_during_indexing_keeps_outside_content_out_and_serving_rechecks(
+    swap, fake_embedder, monkeypatch
+):
+    root, outside = swap
+    from dowse.indexer import build
+
+    def walk_then_swap(*args, **kwargs):
+        result = walk(*args, **kwargs)
+        (root / "pkg" / "a.py").unlink()
+        (root / "pkg" / "a.py").symlink_to(outside / "pkg" / "a.py")
+        return result
+
+    monkeypatch.setattr(build, "walk", walk_then_swap)
+    stats = build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert stats.parsed == 0
+    searcher = HybridSearcher.open(root / ".dowse")
+    assert not searcher.search("outside_secret OUTSIDE")
+    skipped = {r["path"]: r["reason"] for r in searcher.store.rows("skipped", ["path", "reason"])}
+    assert skipped["pkg/a.py"] == "changed during indexing (now a symlink)"
+
+    # Served: a file indexed inside the root that now leads out is not shown or read.
+    monkeypatch.undo()
+    (root / "pkg" / "a.py").unlink()
+    (root / "pkg" / "a.py").write_text("def inside():\n    return 1\n")
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    searcher = HybridSearcher.open(root / ".dowse")
+    assert [h.path for h in searcher.search("inside")] == ["pkg/a.py"]
+    (root / "pkg" / "a.py").unlink()
+    (root / "pkg" / "a.py").symlink_to(outside / "pkg" / "a.py")
+    assert searcher.search("inside") == []
+    assert searcher.search("inside", SearchOptions(grain="symbol")) == []
+    assert read_lines(root, "pkg/a.py", 1, 2) is None
+    assert read_lines(root, "../outside/pkg/a.py", 1, 2) is None
+
+
+# -- one text form: UTF-16, CR-only line endings ---------------------------------------------
+
+CR_SOURCE = "def first():\r    return 1\r\rdef second():\r    return 2\r"
+
+
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        ("utf16le.py", "\ufeff" + CR_SOURCE.replace("\r", "\n")),
+        ("utf16be.py", "\ufeff" + CR_SOURCE.replace("\r", "\r\n")),
+        ("mac.py", CR_SOURCE),
+    ],
+)
+def test_utf16_and_cr_only_files_are_text_with_editor_line_numbers(tmp_path, name, data):
+    encoding = {"utf16le.py": "utf-16-le", "utf16be.py": "utf-16-be"}.get(name, "utf-8")
+    (tmp_path / name).write_bytes(data.encode(encoding))
+    out = process_file(_job(tmp_path, name), ExtractConfig())
+    assert out.skipped is None, out.skipped
+    lines = {s["name"]: (s["start_line"], s["end_line"]) for s in out.symbols}
+    assert lines == {"first": (1, 2), "second": (4, 5)}
+    assert [(c["start_line"], c["end_line"]) for c in out.chunks] == [(1, 5)]
+    assert "def second():" in out.chunks[0]["text"]
+    # Read back when serving, the same lines hold the same text.
+    shown = read_lines(tmp_path, name, 4, 5)
+    assert shown is not None and shown.replace("\r", "") == "def second():\n    return 2"
+
+
+def test_a_binary_file_that_starts_like_utf16_stays_binary(tmp_path):
+    (tmp_path / "blob.py").write_bytes(b"\xff\xfe" + b"\x00\xd8" * 64)  # lone surrogates
+    assert process_file(_job(tmp_path, "blob.py"), ExtractConfig()).skipped == "binary"

@@ -347,7 +347,6 @@ def test_a_hostile_repository_is_indexed_with_every_skip_explained(tmp_path):
     reasons = {r["path"]: r["reason"] for r in store.rows("skipped")}
     for path, reason in {
         "bin/looks_like.py": "binary",
-        "bin/utf16.java": "binary",
         "huge/one_line.js": "too large (2.0 MB > 1.0 MB)",
         "links/self": "symlink loop",
         "links/ping": "symlink loop",
@@ -374,6 +373,10 @@ def test_a_hostile_repository_is_indexed_with_every_skip_explained(tmp_path):
         "names/sql'); DROP TABLE files;--.py",
         "ok/normal.py",
     } <= set(files)
+    # UTF-16 is text, and CR-only line ends count lines as editors do.
+    assert files["enc/utf16.java"]["parser"] == "tree-sitter"
+    cr_symbols = store.rows("symbols", ["name", "start_line"], where="path = 'enc/cr_only.rb'")
+    assert sorted(r["start_line"] for r in cr_symbols)[:3] == [1, 4, 7]
     assert files["nest/braces.c"]["note"] == "" and reasons["nest/functions.js"] == "minified"
     # Deleting, editing and renaming the odd names goes through the store's filters.
     for i, path in enumerate(sorted((root / "names").iterdir())):

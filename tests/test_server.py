@@ -24,7 +24,7 @@ import anyio
 import pytest
 from conftest import EXAMPLE, REPO
 from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp.client.stdio import get_default_environment, stdio_client
 
 from dowse.indexer.store import WriteLock
 from dowse.retrieval.ask import estimate_tokens
@@ -56,8 +56,15 @@ def repo(tmp_path: Path, index: Callable[[Path], Path]) -> Path:
 async def connect(
     *roots: Path, log: Path, args: tuple[str, ...] = ()
 ) -> AsyncIterator[ClientSession]:
+    # The SDK passes only a few safe variables by default: the server must also see the
+    # suite's hermetic settings and the import path of the code under test.
+    passed = ("PYTHONPATH", "HF_HUB_OFFLINE")
+    env = {k: v for k, v in os.environ.items() if k in passed or k.startswith("DOWSE_")}
     params = StdioServerParameters(
-        command=sys.executable, args=[*CLI[1:], "serve", *args, *map(str, roots)], cwd=str(REPO)
+        command=sys.executable,
+        args=[*CLI[1:], "serve", *args, *map(str, roots)],
+        cwd=str(REPO),
+        env={**get_default_environment(), **env},
     )
     with open(log, "a") as errlog:
         async with stdio_client(params, errlog=errlog) as (read, write):
@@ -433,3 +440,36 @@ def test_an_index_with_vectors_stays_embedded_across_refreshes(example_repo, fak
     assert len(fake_embedder.calls) > calls  # the new chunk was embedded, by the warm model
     store = Store.open(example_repo / ".dowse")
     assert store.manifest.embedded and store.count("vectors") == store.count("chunks")
+
+
+def test_unknown_fields_long_paths_and_long_queries_are_refused_in_one_line(repo, tmp_path):
+    async def body(s: ClientSession) -> None:
+        listed = {t.name: t for t in (await s.list_tools()).tools}
+        assert all(t.input_schema.get("additionalProperties") is False for t in listed.values())
+        message = await refused(s, "search", query="token", max_token=500)
+        assert message.endswith(
+            "max_token: unknown field (the fields of search are: query, "
+            "root, path, grain, limit, include, exclude, languages, kinds, "
+            "max_tokens)"
+        ), message
+        assert (await refused(s, "ask", question="token?", limits=3)).endswith(
+            "limits: unknown field (the fields of ask are: question, root, path, include, "
+            "exclude, max_tokens)"
+        )
+        assert (await refused(s, "search", query="x", max_tokens=30_000)).endswith(
+            "max_tokens: Input should be less than or equal to 20000"
+        )
+        assert (await refused(s, "search", query="token", path="a" * 5000)).endswith(
+            "the path is 5,000 characters long; at most 4,096"
+        )
+        assert "not a usable path (File name too long)" in await refused(
+            s, "search", query="token", path="b" * 300
+        )
+        assert (await refused(s, "search", query="x" * 20_001)).endswith(
+            "query: String should have at most 20000 characters"
+        )
+        # Defaults still apply when a field is left out.
+        answer = await call(s, "search", query="token")
+        assert answer["hits"] and answer["budget"]["max_tokens"] == 4000
+
+    drive(tmp_path, repo)(body)
