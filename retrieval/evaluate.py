@@ -33,7 +33,7 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.languages import is_documentation, is_test_path
+from dowse.languages import is_documentation
 from dowse.retrieval.hybrid import Candidate
 from dowse.retrieval.query import BUILTIN_CALLS, QueryAnalysis
 from dowse.tokens import stem, tokenize
@@ -94,7 +94,7 @@ class Features:
     closeness: float  # semantic closeness: cosine 0.25 -> 0, 0.70 -> 1
     rank_prior: float  # 1 at the top of the retrieval ranking, falling with rank
     gap: bool  # looked up as the definition of a name relevant code uses
-    test: bool  # a test file, and the task is not about tests
+    test: bool  # a test or benchmark file, and the task is not about them
     score: float = 0.0  # the fused retrieval score
     text: bool = False  # documentation (text, example scripts); the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
@@ -221,7 +221,7 @@ class OfflineEvaluator:
         """The evidence behind each candidate's relevance (also what calibration fits)."""
         if not candidates:
             return []
-        wants_tests, wants_docs = analysis.mentions_tests, analysis.mentions_docs
+        wants_docs = analysis.mentions_docs
         idents = {i.split(".")[-1].lower() for i in analysis.identifiers}
         # Sub-words of a named identifier are not separate terms: the identifier counts.
         parts = {t for i in analysis.identifiers for t in tokenize(i)}
@@ -245,7 +245,7 @@ class OfflineEvaluator:
                     closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
                     rank_prior=1 / (1 + rank[i] / 3),
                     gap="gap" in s,
-                    test=is_test_path(path) and not wants_tests,
+                    test=analysis.unasked_test(path),
                     score=cand.score,
                     text=is_documentation(path, cand.row["language"]) and not wants_docs,
                     refined="refined" in s,

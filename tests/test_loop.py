@@ -631,3 +631,67 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
     monkeypatch.setattr(lookups, "MEMORY_ROWS", 0)
     assert look(HybridSearcher(searcher.store, None)) == held
+
+
+@pytest.mark.parametrize(
+    ("path", "bench"),
+    [
+        ("asv_bench/benchmarks/groupby.py", True),
+        ("benchmarks/query_bench.py", True),
+        ("pkg/bench/cache.py", True),
+        ("crates/core/benches/parse.rs", True),
+        ("shop/benchmarking.py", False),  # a module named so, not a directory of them
+        ("shop/pricing.py", False),
+    ],
+)
+def test_benchmark_directories_are_recognised(path, bench):
+    from dowse.languages import is_benchmark_path
+
+    assert is_benchmark_path(path) is bench
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("evict drops the newest cache entry", False),
+        ("the benchmarks for evict", True),
+        ("add a benchmark for cache eviction", True),
+        ("Cache eviction is slow. " + "Details follow. " * 25 + "A benchmark shows it.", False),
+    ],
+)
+def test_a_question_is_about_benchmarks_only_when_they_are_its_subject(text, asked):
+    assert analyze(text).mentions_benchmarks is asked
+
+
+def _bench_repo(root: Path) -> None:
+    (root / "shop").mkdir()
+    (root / "shop" / "cache.py").write_text(
+        "def evict_oldest(entries, limit):\n"
+        "    while len(entries) > limit:\n"
+        "        entries.pop(next(iter(entries)))\n"
+        "    return entries\n"
+    )
+    # The benchmark repeats the question's words more often than the code does.
+    (root / "asv_bench").mkdir()
+    (root / "asv_bench" / "bench_cache.py").write_text(
+        "from shop.cache import evict_oldest\n\n\n"
+        "class EvictOldestEntries:\n"
+        "    def time_evict_oldest_entries(self):\n"
+        "        entries = {i: i for i in range(1000)}\n"
+        "        evict_oldest(entries, limit=10)  # evict oldest entries over the limit\n"
+    )
+
+
+def test_benchmarks_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+    _bench_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    plain = ask(s, "evict_oldest keeps too many oldest entries over the limit")
+    assert plain.files[0].path == "shop/cache.py"
+    bench = next(f for f in plain.files if f.path.startswith("asv_bench/"))
+    assert "a test" in bench.reason
+    asked = ask(s, "the benchmarks for evict_oldest entries")
+    asked_bench = next(f for f in asked.files if f.path == bench.path)
+    assert "a test" not in asked_bench.reason
+    assert asked_bench.relevance > bench.relevance
+
