@@ -22,7 +22,15 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
+from dowse.retrieval.evaluate import (
+    CALL,
+    Evaluation,
+    Evaluator,
+    OfflineEvaluator,
+    Spot,
+    owner_of,
+    used_names,
+)
 from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import Hit
@@ -136,7 +144,7 @@ def run_loop(
     pending_gaps: list[str] = []
     resolved: set[str] = set()  # gap names whose definitions were looked up
     memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
-    definitions: dict[str, list[tuple[str, int]]] = {}  # name -> where defined, so far
+    definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(
@@ -318,15 +326,18 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _known_names(
     searcher: HybridSearcher,
     batch: Sequence[Candidate],
-    definitions: dict[str, list[tuple[str, int]]],
-) -> dict[str, list[tuple[str, int]]]:
-    """Names called in the batch that are defined in the index: name -> [(path, line)].
-    `definitions` remembers earlier look-ups (names defined nowhere map to [])."""
+    definitions: dict[str, list[Spot]],
+) -> dict[str, list[Spot]]:
+    """Names called in the batch that are defined in the index: name -> where (`Spot`:
+    path, line, the type it is a method of). `definitions` remembers earlier look-ups
+    (names defined nowhere map to [])."""
     called = {m for c in batch for m in used_names(c.row["text"]) if _WORD.match(m)}
     fresh = sorted(called - definitions.keys())
     if fresh:
         for name in fresh:
             definitions[name] = []
         for r in searcher.definitions_of(fresh):
-            definitions[r["name"]].append((r["path"], r["start_line"]))
+            definitions[r["name"]].append(
+                Spot(r["path"], r["start_line"], owner_of(r["qualified_name"]))
+            )
     return {name: definitions[name] for name in sorted(called) if definitions[name]}

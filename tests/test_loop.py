@@ -606,7 +606,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     syms, defined, first, at, _, _, where = held
     # Exact names only: `lineitem` is no definition's name.
     assert {r["name"] for r in where} == {"validate_token", "LineItem"}
-    assert all(set(r) == {"name", "path", "start_line"} for r in where)
+    assert all(set(r) == {"name", "qualified_name", "path", "start_line"} for r in where)
     assert {s["name"] for s in syms} >= {"validate_token", "LineItem", "BulkDiscount"}
     assert len(defined) == len(syms) and all(r["text"] for r in defined.values())
     assert sorted(first) == ["shop/pricing.py", "web/format.js"]
@@ -695,3 +695,80 @@ def test_benchmarks_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
     assert "a test" not in asked_bench.reason
     assert asked_bench.relevance > bench.relevance
 
+
+def _row(path: str, text: str, symbol: str | None = None, language: str = "python") -> dict:
+    return {
+        "id": path + str(len(text)),
+        "path": path,
+        "language": language,
+        "start_line": 1,
+        "end_line": text.count("\n") + 1,
+        "symbol": symbol,
+        "text": text,
+    }
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "gaps"),
+    [
+        # A dict's get, a str's join: the language's own methods, though the index
+        # defines a `get` and a `join` (on Cache and PathList, which this code never names).
+        ("python", "rate = rates.get(kind)\nlabel = ', '.join(names)\n", []),
+        # It names Cache: Cache.get is the method it calls.
+        ("python", "cache = Cache()\nrate = cache.get(kind)\n", ["get"]),
+        ("rust", "let v = opt.unwrap().clone();\nlet w = items.iter().map(f);\n", []),
+        ("go", "xs = append(xs, x)\nn := len(xs)\n", []),
+        ("javascript", "items.push(x);\nconst s = parts.join(',');\n", []),
+        # A name not on any list stays a gap as before.
+        ("python", "total = compute_total(order)\n", ["compute_total"]),
+    ],
+)
+def test_builtin_method_calls_are_no_missing_context(language, text, gaps):
+    from dowse.retrieval.evaluate import OfflineEvaluator, Spot
+    from dowse.retrieval.hybrid import Candidate
+
+    known = {
+        name: [Spot("lib/defs.py", 10, owner)]
+        for name, owner in [
+            ("get", "Cache"),
+            ("join", "PathList"),
+            ("unwrap", "Parsed"),
+            ("clone", "Parsed"),
+            ("iter", "Tree"),
+            ("map", "Tree"),
+            ("append", "Log"),
+            ("push", "Queue"),
+            ("compute_total", None),
+        ]
+    }
+    row = _row("shop/orders.ext", text, language=language)
+    [ev] = OfflineEvaluator().evaluate(
+        analyze("order totals"), [Candidate(row, {"lexical": 1.0}, 1.0)], known, ()
+    )
+    assert ev.missing_context == gaps
+
+
+def test_a_builtin_method_of_the_chunks_own_class_is_a_gap_the_loop_looks_up(
+    tmp_path, fake_embedder
+):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "store.py").write_text(
+        "class Store:\n    def get(self, key):\n        return self.entries[key]\n"
+    )
+    (tmp_path / "shop" / "cache.py").write_text(
+        "from shop.store import Store\n\n\n"
+        "class Cache(Store):\n"
+        "    def price_for(self, sku):\n"
+        "        return self.get(sku) or DEFAULT_PRICES.get(sku)\n"
+    )
+    (tmp_path / "shop" / "orders.py").write_text(
+        "def order_price(order, rates):\n"
+        "    rate = rates.get(order.kind)\n"
+        "    return ', '.join(order.lines) if rate is None else rate\n"
+    )
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    result = run_loop(s, "order_price and price_for rates", config=LoopConfig(max_cycles=1))
+    by_symbol = {it.hit.symbol: it for it in result.items}
+    assert by_symbol["order_price"].missing_context == []
+    assert "get" in result.trace[0].gaps  # Cache names Store, whose get it calls
