@@ -2,8 +2,8 @@
 
 Like cli.py it only translates: a tool call is validated into a request record, one
 library function answers it, and the answer record is sent back. The MCP SDK is imported
-only by `build_server` and `serve`, so `dowse ask --format agent` (`ask_for_agent`)
-stays as light as the rest of the CLI.
+only by `build_server` and `serve`; what the CLI shares with the tools (`ask_for_agent`,
+the refresh before a query) is library code in `workspace`, re-exported here.
 
 Layout: `server_records` holds the request and answer records and fits an answer into
 its budget; `server_workspace` holds the served roots and the `Workspace` that answers
@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
-from dowse.indexer.store import Store, storage_error
-from dowse.retrieval.evaluate import Evaluator
+from dowse.indexer.store import storage_error
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
     AskAnswer,
@@ -53,7 +52,7 @@ from dowse.server.records import (
     SymbolAnswer,
     SymbolRequest,
 )
-from dowse.server.workspace import ServedRoot, Workspace
+from dowse.server.workspace import ServedRoot, Workspace, ask_for_agent
 
 __all__ = [
     "TOOLS",
@@ -270,30 +269,3 @@ def serve(
         warn(problem)
     threading.Thread(target=workspace.warm, name="dowse-warm", daemon=True).start()
     build_server(workspace).run("stdio")
-
-
-def ask_for_agent(
-    index_dir: Path,
-    question: str,
-    *,
-    max_tokens: int | None = None,
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    evaluator: Evaluator | None = None,
-) -> AskAnswer:
-    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
-    manifest = Store.read_manifest(index_dir)
-    workspace = Workspace([ServedRoot(Path(manifest.root), index_dir)])
-    fields: dict[str, Any] = {
-        "question": question,
-        "include": list(include),
-        "exclude": list(exclude),
-    }
-    if max_tokens is not None:
-        fields["max_tokens"] = max_tokens
-    try:
-        request = AskRequest(**fields)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        raise DowseError(f"{'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-    return workspace.ask(request, evaluator=evaluator)
