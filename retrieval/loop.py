@@ -10,6 +10,10 @@
   remains (a name the task itself mentions that no context item defines or uses);
   otherwise it refines and repeats. The best evaluation of every chunk across cycles is
   kept.
+- The items come best first: by relevance times their share of behaviour (code against
+  docstring, comments and imports: `behaviour.py`), so the lines that act come before a
+  header that describes them; the relevance itself, which ranks files and drives
+  REFINE, is the evaluator's.
 
 Every cycle is recorded in the trace, so a caller can see why the loop stopped.
 """
@@ -22,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.retrieval.behaviour import behaviour_share
 from dowse.retrieval.evaluate import (
     CALL,
     Evaluation,
@@ -68,6 +73,16 @@ class ContextItem(BaseModel):
     reason: str
     missing_context: list[str] = Field(default_factory=list)
     cycle: int = Field(ge=1, description="the cycle that found it")
+    behaviour: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description=(
+            "how much of it is code rather than docstring, comments or imports "
+            "(`behaviour_share`: 1 when code outweighs them); the context is ordered by "
+            "relevance times this"
+        ),
+    )
 
 
 class Cycle(BaseModel):
@@ -231,8 +246,23 @@ def run_loop(
         new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
+    # Within what is relevant, the code that holds the behaviour comes before a
+    # docstring, a class header or an import block that only names it (behaviour.py).
+    for it in items.values():
+        share = behaviour_share(
+            it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
+        )
+        if share < 1:
+            it.behaviour = share
+            it.reason += "; mostly docstring, comments or imports"
     ranked_items = sorted(
-        items.values(), key=lambda it: (-it.relevance, it.hit.path, it.hit.start_line)
+        items.values(),
+        key=lambda it: (
+            -it.relevance * it.behaviour,
+            -it.relevance,
+            it.hit.path,
+            it.hit.start_line,
+        ),
     )
     # A gap found by a later cycle is no gap any more.
     in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol}

@@ -113,6 +113,11 @@ _BENCHMARKS_SUBJECT = re.compile(
     r"|\b(?:add|update|fix|run|write) (?:a |an |the )?(?:new )?benchmarks?\b",
     re.I,
 )
+_IMPORTS_SUBJECT = re.compile(
+    r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
+    r"|\bdependenc(?:y|ies) between\b",
+    re.I,
+)
 _DOCS_SUBJECT = re.compile(
     r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
     r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog"
@@ -155,6 +160,12 @@ class QueryAnalysis(BaseModel):
         subject ("benchmarks for X", "add a benchmark", asv)."""
         named = any(t.startswith("bench") or t == "asv" for t in self.terms)
         return named and (self._short or _BENCHMARKS_SUBJECT.search(self.text) is not None)
+
+    @property
+    def mentions_imports(self) -> bool:
+        """The question is about imports or dependencies between modules ("circular
+        import", "where is X imported"), so import lines are the answer, not a header."""
+        return _IMPORTS_SUBJECT.search(self.text) is not None
 
     def unasked_test(self, path: str) -> bool:
         """A test or a benchmark the question is not about: both call the code under

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -772,3 +773,92 @@ def test_a_builtin_method_of_the_chunks_own_class_is_a_gap_the_loop_looks_up(
     by_symbol = {it.hit.symbol: it for it in result.items}
     assert by_symbol["order_price"].missing_context == []
     assert "get" in result.trace[0].gaps  # Cache names Store, whose get it calls
+
+
+# -- the block that holds the behaviour --------------------------------------------------
+
+
+@pytest.fixture
+def billing(tmp_path, fake_embedder):
+    """fixtures/billing: a module whose docstring and imports name the question's words
+    as often as the function that does what it asks."""
+    shutil.copytree(
+        Path(__file__).parent.parent / "fixtures" / "billing", tmp_path, dirs_exist_ok=True
+    )
+    build_index(tmp_path, embedder=fake_embedder)
+    return HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+
+
+def test_the_function_that_raises_comes_before_the_modules_docstring_and_imports(billing):
+    question = "where is a refund rejected when the charge is older than the refund window?"
+    result = run_loop(billing, question)
+    refunds = [it for it in result.items if it.hit.path == "billing/refunds.py"]
+    header = next(it for it in refunds if it.hit.start_line == 1)
+    code = next(it for it in refunds if "raise RefundRejected" in (it.hit.text or ""))
+    # The header matches the words best; it is ranked after the code all the same.
+    assert header.relevance >= code.relevance
+    assert header.behaviour < 0.2 and code.behaviour == 1.0
+    assert result.items.index(code) < result.items.index(header)
+    assert "mostly docstring, comments or imports" in header.reason
+    answer = ask(billing, question, budget=700)
+    assert answer.files[0].path == "billing/refunds.py"  # the file ranking is the evaluator's
+    first = next(b for b in answer.context if b.path == "billing/refunds.py")
+    assert first.form == "full" and "raise RefundRejected" in first.text
+    assert not any(
+        b.form == "full" and b.start_line == 1 for b in answer.context if b.path == first.path
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "counts", "share"),
+    [
+        # A documented function keeps its place: its code outweighs its docstring.
+        (
+            "python",
+            'def f(x):\n    """Doc.\n\n    More.\n    """\n    # why\n    if x:\n'
+            "        raise ValueError(x)\n    return x\n",
+            (4, 4, 0),
+            1.0,
+        ),
+        # A module header: docstring and imports, no code.
+        (
+            "python",
+            '"""Orders.\n\nKept in SQLite.\n"""\nimport os\nfrom a import (\n    b,\n)\n',
+            (0, 3, 4),
+            0.125,
+        ),
+        # A string a statement opens is code, not a docstring.
+        ("python", 'SQL = """\nSELECT 1\n"""\nrun(SQL)\n', (4, 0, 0), 1.0),
+        (
+            "go",
+            'package main\n\nimport (\n\t"fmt"\n)\n\n// Run runs.\nfunc Run() {}\n',
+            (1, 1, 4),
+            0.333,
+        ),
+        (
+            "javascript",
+            "import {\n  a,\n} from './a';\n/**\n * Doc.\n */\nexport const f = () => a();\n",
+            (1, 3, 3),
+            0.286,
+        ),
+        ("rust", "use std::fmt;\n/// Doc.\n#[derive(Debug)]\npub struct S;\n", (2, 1, 1), 1.0),
+        ("markdown", "# Title\n\nprose\n", None, 1.0),
+    ],
+)
+def test_behaviour_share_counts_code_against_prose_and_imports(language, text, counts, share):
+    from dowse.retrieval.behaviour import behaviour_share, count_lines
+
+    found = count_lines(text, language)
+    assert (None if found is None else (found.code, found.prose, found.imports)) == counts
+    assert behaviour_share(text, language) == share
+
+
+def test_imports_are_code_when_the_question_is_about_them():
+    from dowse.retrieval.behaviour import behaviour_share
+
+    header = "import os\nimport sys\nfrom shop.pricing import Cart\n"
+    assert behaviour_share(header, "python") == 0.25
+    assert behaviour_share(header, "python", imports_are_code=True) == 1.0
+    assert analyze("circular import between pricing and cart").mentions_imports
+    assert analyze("where is Cart imported?").mentions_imports
+    assert not analyze("where are discounts applied to a cart?").mentions_imports
