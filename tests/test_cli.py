@@ -186,6 +186,14 @@ def test_ask_indexes_changed_files_before_answering(indexed, run, output):
     assert run(*args).stderr == ""
 
 
+def test_agent_format_answers_from_the_index_as_it_is_with_no_refresh(indexed, run):
+    _shift_validate_token(indexed)
+    args = ["ask", "where is validate_token defined?", "--path", str(indexed)]
+    out = json.loads(run(*args, "--format", "agent", "--no-refresh").stdout)
+    assert out["freshness"]["reindexed"] == 0
+    assert any(b["stale"] for b in out["context"] if b["path"] == "shop/auth/tokens.py")
+
+
 def test_search_indexes_changed_files_unless_told_not_to(indexed, run):
     start = _shift_validate_token(indexed)
     args = ["search", "validate_token", "--path", str(indexed), "--grain", "symbol", "--json"]
