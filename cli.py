@@ -21,7 +21,9 @@ from dowse.cli_common import (
     index_dir_option,
     json_option,
     locate,
+    open_searcher,
     progress_bars,
+    refresh_option,
     requested_scope,
     root_arg,
     seam,
@@ -198,6 +200,7 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
 @click.option("--lang", "languages", multiple=True, help="Only these languages.")
 @click.option("--kind", "kinds", multiple=True, help="Only these symbol kinds (symbol grain).")
+@refresh_option
 @json_option
 @seam
 def search(
@@ -210,15 +213,17 @@ def search(
     exclude: tuple[str, ...],
     languages: tuple[str, ...],
     kinds: tuple[str, ...],
+    refresh: bool,
     as_json: bool,
 ) -> None:
     """Hybrid search (full-text + vectors + symbol and path evidence).
+
+    Files changed since the last index run are indexed first (--no-refresh skips it).
 
     \b
     Example:
         dowse search "parse_file timeout" --grain symbol --exclude 'tests/'
     """
-    from dowse.retrieval.hybrid import HybridSearcher
     from dowse.retrieval.records import SearchOptions
     from dowse.retrieval.render import render_hits
 
@@ -230,7 +235,7 @@ def search(
         languages=list(languages),
         kinds=list(kinds),
     )
-    searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
+    searcher = open_searcher(locate(root_arg(path), index_dir), refresh)
     hits = searcher.search(query, options)
     if as_json:
         echo_json([h.model_dump() for h in hits])
@@ -311,9 +316,9 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
     type=click.Choice(["markdown", "json", "agent"]),
     default=None,
     help="markdown (default); json (as --json); agent: what the MCP ask tool "
-    "returns (changed files indexed first, the whole JSON within --budget, "
-    "default 8000).",
+    "returns (the whole JSON within --budget, default 8000).",
 )
+@refresh_option
 @json_option
 @seam
 def ask(
@@ -327,6 +332,7 @@ def ask(
     evaluator_name: str,
     output_format: str | None,
     mode: str,
+    refresh: bool,
     as_json: bool,
 ) -> None:
     """Find the code that answers a question, with citations and relevance.
@@ -336,7 +342,8 @@ def ask(
     with several possible causes, a cross-cutting pattern) is split into 3-6 tracks that
     run in parallel with the explorers that fit, and their cited findings are merged; the
     report says which mode ran and why. --format agent prints the MCP ask tool's answer,
-    for agents that shell out instead of connecting to `dowse serve`.
+    for agents that shell out instead of connecting to `dowse serve`. Files changed since
+    the last index run are indexed first, in every format (--no-refresh skips it).
 
     \b
     Example:
@@ -345,7 +352,6 @@ def ask(
         dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
     from dowse.explore.handoff import investigate, render_report
-    from dowse.retrieval.hybrid import HybridSearcher
     from dowse.retrieval.loop import LoopConfig
 
     if not question.strip():
@@ -366,7 +372,7 @@ def ask(
             )
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
     if output_format == "agent":
-        from dowse.server.app import ask_for_agent
+        from dowse.server.workspace import ask_for_agent
 
         answer = ask_for_agent(
             locate(root_arg(path), index_dir),
@@ -375,10 +381,11 @@ def ask(
             include=include,
             exclude=exclude,
             evaluator=evaluator,
+            refresh=refresh,
         )
         click.echo(answer.model_dump_json())
         return
-    searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
+    searcher = open_searcher(locate(root_arg(path), index_dir), refresh)
     report = investigate(
         searcher,
         question,

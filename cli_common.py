@@ -13,9 +13,12 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from dowse.retrieval.hybrid import HybridSearcher
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -90,6 +93,34 @@ def requested_scope(embed_scope: str | None, no_embed: bool) -> str | None:
     if no_embed and embed_scope not in (None, "none"):
         raise fail(f"--no-embed contradicts --embed {embed_scope}")
     return "none" if no_embed else embed_scope
+
+
+def refresh_option(fn: F) -> F:
+    """--refresh/--no-refresh, shared by the commands that answer from an index."""
+    return click.option(
+        "--refresh/--no-refresh",
+        default=True,
+        help="Index the files changed since the last run before answering, as the MCP "
+        "server does (default; only a stat walk when nothing changed). --no-refresh "
+        "answers from the index as it is (changed files are then marked stale).",
+    )(fn)
+
+
+def open_searcher(index_dir: Path, refresh: bool) -> HybridSearcher:
+    """The HybridSearcher on `index_dir`, refreshed first unless told not to; what the
+    refresh could not do is said on stderr."""
+    from dowse.retrieval.hybrid import HybridSearcher
+
+    if not refresh:
+        return HybridSearcher.open(index_dir)
+    from dowse.server.workspace import fresh_searcher
+
+    searcher, fresh = fresh_searcher(index_dir)
+    if fresh.reindexed:
+        click.echo(f"indexed {fresh.reindexed} changed file(s) first", err=True)
+    if fresh.note:
+        click.echo(f"warning: {fresh.note}", err=True)
+    return searcher
 
 
 def json_option(fn: F) -> F:

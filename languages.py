@@ -24,6 +24,7 @@ __all__ = [
     "GRAMMAR_NAMES",
     "TEXT_LANGUAGES",
     "language_for",
+    "is_benchmark_path",
     "is_documentation",
     "is_test_path",
     "language_from_shebang",
@@ -215,6 +216,16 @@ _TEST_PATH = re.compile(
 def is_test_path(path: str) -> bool:
     """A test file by the common conventions (tests/ dirs, test_*.py, *_test.go, *.spec.ts)."""
     return bool(_TEST_PATH.search(path))
+
+
+_BENCHMARK_PATH = re.compile(r"(^|/)(asv_bench|benchmarks?|bench|benches)/")
+
+
+def is_benchmark_path(path: str) -> bool:
+    """A benchmark by its directory (asv_bench/, benchmarks/, bench/, Rust's benches/).
+    Like a test, a benchmark calls the code it measures with the same names and words,
+    and is not where that code's behaviour is decided."""
+    return bool(_BENCHMARK_PATH.search(path))
 
 
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|galler(y|ies)|demos?|tutorials?|samples?)/")

@@ -19,7 +19,9 @@ RESULTS-eval.md section 11): the model's probability runs high in its middle ran
 a relevance of 0.5 needs p 0.24, not 0.15, to mean a 15 % chance.
 
 `missing_context` lists names the chunk calls or uses that are defined elsewhere in the
-index and not yet in the context: the gaps REFINE looks up next.
+index and not yet in the context: the gaps REFINE looks up next. A call of the language's
+own types (`d.get`, `parts.join`, `opt.unwrap`: `builtin_names`) is no gap unless the
+index defines that name on a type the chunk names.
 """
 
 from __future__ import annotations
@@ -29,11 +31,12 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.languages import is_documentation, is_test_path
+from dowse.languages import is_documentation
+from dowse.retrieval.builtin_names import builtin_methods
 from dowse.retrieval.hybrid import Candidate
 from dowse.retrieval.query import BUILTIN_CALLS, QueryAnalysis
 from dowse.tokens import stem, tokenize
@@ -46,7 +49,10 @@ __all__ = [
     "Evaluator",
     "Features",
     "OfflineEvaluator",
+    "Spot",
+    "builtin_call",
     "defined_in",
+    "owner_of",
     "probability",
     "relevance_of",
     "used_names",
@@ -94,7 +100,7 @@ class Features:
     closeness: float  # semantic closeness: cosine 0.25 -> 0, 0.70 -> 1
     rank_prior: float  # 1 at the top of the retrieval ranking, falling with rank
     gap: bool  # looked up as the definition of a name relevant code uses
-    test: bool  # a test file, and the task is not about tests
+    test: bool  # a test or benchmark file, and the task is not about them
     score: float = 0.0  # the fused retrieval score
     text: bool = False  # documentation (text, example scripts); the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
@@ -221,7 +227,7 @@ class OfflineEvaluator:
         """The evidence behind each candidate's relevance (also what calibration fits)."""
         if not candidates:
             return []
-        wants_tests, wants_docs = analysis.mentions_tests, analysis.mentions_docs
+        wants_docs = analysis.mentions_docs
         idents = {i.split(".")[-1].lower() for i in analysis.identifiers}
         # Sub-words of a named identifier are not separate terms: the identifier counts.
         parts = {t for i in analysis.identifiers for t in tokenize(i)}
@@ -245,7 +251,7 @@ class OfflineEvaluator:
                     closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
                     rank_prior=1 / (1 + rank[i] / 3),
                     gap="gap" in s,
-                    test=is_test_path(path) and not wants_tests,
+                    test=analysis.unasked_test(path),
                     score=cand.score,
                     text=is_documentation(path, cand.row["language"]) and not wants_docs,
                     refined="refined" in s,
@@ -298,6 +304,7 @@ class OfflineEvaluator:
         for name in used_names(cand.row["text"]):
             if (
                 name in BUILTIN_CALLS
+                or builtin_call(name, cand.row, known_symbols)
                 or name in in_context
                 or name not in known_symbols
                 or defined_in(name, cand.row, known_symbols)
@@ -322,9 +329,38 @@ def weights_for(candidates: Sequence[Candidate]) -> Mapping[str, float]:
     return WEIGHTS
 
 
+class Spot(NamedTuple):
+    """Where a name is defined: what `known_symbols` maps each name to (a list of)."""
+
+    path: str
+    line: int
+    owner: str | None = None  # the type it is a method of (`Cache` for `Cache.get`)
+
+
+def owner_of(qualified_name: str) -> str | None:
+    """The type a qualified name is a member of: `Cache` for `shop.Cache.get`, None for
+    a top-level name."""
+    parts = qualified_name.split(".")
+    return parts[-2] if len(parts) > 1 else None
+
+
 def defined_in(name: str, row: dict, known: Collection[str]) -> bool:
     """Whether `name` is defined inside the candidate's own lines."""
     spots = known.get(name, ()) if isinstance(known, dict) else ()
     return any(
-        path == row["path"] and row["start_line"] <= line <= row["end_line"] for path, line in spots
+        spot[0] == row["path"] and row["start_line"] <= spot[1] <= row["end_line"] for spot in spots
     )
+
+
+def builtin_call(name: str, row: dict, known: Collection[str]) -> bool:
+    """Whether a call of `name` in the candidate is a call of its language's own types
+    (`builtin_names`): a listed name is, unless the index defines it on a type the
+    candidate names or belongs to."""
+    if name not in builtin_methods(row.get("language")):
+        return False
+    spots = known.get(name, ()) if isinstance(known, dict) else ()
+    owners = {spot.owner for spot in spots if isinstance(spot, Spot) and spot.owner}
+    if not owners:
+        return True
+    used = set(_NAME.findall(row.get("text") or "")) | set((row.get("symbol") or "").split("."))
+    return not owners & used

@@ -31,7 +31,7 @@ import pathspec
 
 from dowse.indexer.embed import Embedder, embedder_for_model
 from dowse.indexer.store import Store, quote_list
-from dowse.languages import is_documentation, is_test_path, language_for
+from dowse.languages import is_benchmark_path, is_documentation, is_test_path, language_for
 from dowse.retrieval.file_vectors import FileCosines, FileVectors
 from dowse.retrieval.grains import to_hits
 from dowse.retrieval.lookups import CHUNK_COLUMNS, IndexLookups
@@ -106,7 +106,7 @@ def _wanted_files(
         return (
             keep(path)
             and (not languages or language in languages)
-            and (analysis.mentions_tests or not is_test_path(path))
+            and not analysis.unasked_test(path)
             and (analysis.mentions_docs or not is_documentation(path, language))
         )
 
@@ -338,7 +338,7 @@ class HybridSearcher(IndexLookups):
             path = row["path"]
             if not keep(path):
                 continue
-            if is_test_path(path) and not analysis.mentions_tests:
+            if analysis.unasked_test(path):
                 continue
             if is_documentation(path, row["language"]) and not analysis.mentions_docs:
                 continue
@@ -421,7 +421,9 @@ class HybridSearcher(IndexLookups):
             code = [
                 p
                 for p in hit["files"]
-                if not is_test_path(p) and not is_documentation(p, language_for(p))
+                if not is_test_path(p)
+                and not is_benchmark_path(p)
+                and not is_documentation(p, language_for(p))
             ]
             share = float(hit["_score"]) / max(len(code), 1) ** 0.5
             for path in hit["files"]:
@@ -518,7 +520,6 @@ class HybridSearcher(IndexLookups):
             # The file summaries carry the semantic evidence better than chunk vectors
             # do (RESULTS-eval.md section 8): chunks' share stays small beside them.
             lex_w = max(lex_w, 1.0 - CHUNK_DENSE_WITH_SUMMARIES)
-        wants_tests = analysis.mentions_tests
         wants_docs = analysis.mentions_docs
         for cand in cands.values():
             s = cand.signals
@@ -529,7 +530,7 @@ class HybridSearcher(IndexLookups):
                 + PATH_WEIGHT * s.get("path", 0.0)
                 + SUMMARY_WEIGHT * s.get("summary", 0.0)
             )
-            if not wants_tests and is_test_path(cand.row["path"]):
+            if analysis.unasked_test(cand.row["path"]):
                 score *= TEST_FACTOR
             if not wants_docs and is_documentation(cand.row["path"], cand.row["language"]):
                 score *= DOC_FACTOR

@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from dowse.errors import DowseError
-from dowse.retrieval.evaluate import Evaluation, OfflineEvaluator, defined_in
+from dowse.retrieval.evaluate import Evaluation, OfflineEvaluator, builtin_call, defined_in
 from dowse.retrieval.hybrid import Candidate
 from dowse.retrieval.query import QueryAnalysis
 
@@ -377,6 +377,7 @@ def _gaps(
             and name != own
             and name not in out
             and not defined_in(name, cand.row, known_symbols)
+            and not builtin_call(name, cand.row, known_symbols)
         ):
             out.append(name)
     return out[:_MAX_GAPS]

@@ -268,11 +268,14 @@ class IndexLookups:
         return rows[:limit]
 
     def definitions_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
-        """Where each of `names` (its exact case) is defined: name, path and start line,
-        in the table's order."""
+        """Where each of `names` (its exact case) is defined: name, qualified name, path
+        and start line, in the table's order."""
         wanted = set(names)
         rows = self._where_in(
-            "symbols", ["name", "path", "start_line"], "name_lower", {n.lower() for n in wanted}
+            "symbols",
+            ["name", "qualified_name", "path", "start_line"],
+            "name_lower",
+            {n.lower() for n in wanted},
         )
         return [r for r in rows if r["name"] in wanted]
 

@@ -10,6 +10,10 @@
   remains (a name the task itself mentions that no context item defines or uses);
   otherwise it refines and repeats. The best evaluation of every chunk across cycles is
   kept.
+- The items come best first: by relevance times their share of behaviour (code against
+  docstring, comments and imports: `behaviour.py`), so the lines that act come before a
+  header that describes them; the relevance itself, which ranks files and drives
+  REFINE, is the evaluator's.
 
 Every cycle is recorded in the trace, so a caller can see why the loop stopped.
 """
@@ -22,7 +26,16 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.retrieval.evaluate import CALL, Evaluation, Evaluator, OfflineEvaluator, used_names
+from dowse.retrieval.behaviour import behaviour_share
+from dowse.retrieval.evaluate import (
+    CALL,
+    Evaluation,
+    Evaluator,
+    OfflineEvaluator,
+    Spot,
+    owner_of,
+    used_names,
+)
 from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import Hit
@@ -60,6 +73,16 @@ class ContextItem(BaseModel):
     reason: str
     missing_context: list[str] = Field(default_factory=list)
     cycle: int = Field(ge=1, description="the cycle that found it")
+    behaviour: float = Field(
+        default=1.0,
+        gt=0,
+        le=1,
+        description=(
+            "how much of it is code rather than docstring, comments or imports "
+            "(`behaviour_share`: 1 when code outweighs them); the context is ordered by "
+            "relevance times this"
+        ),
+    )
 
 
 class Cycle(BaseModel):
@@ -136,7 +159,7 @@ def run_loop(
     pending_gaps: list[str] = []
     resolved: set[str] = set()  # gap names whose definitions were looked up
     memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
-    definitions: dict[str, list[tuple[str, int]]] = {}  # name -> where defined, so far
+    definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(
@@ -223,8 +246,23 @@ def run_loop(
         new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
+    # Within what is relevant, the code that holds the behaviour comes before a
+    # docstring, a class header or an import block that only names it (behaviour.py).
+    for it in items.values():
+        share = behaviour_share(
+            it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
+        )
+        if share < 1:
+            it.behaviour = share
+            it.reason += "; mostly docstring, comments or imports"
     ranked_items = sorted(
-        items.values(), key=lambda it: (-it.relevance, it.hit.path, it.hit.start_line)
+        items.values(),
+        key=lambda it: (
+            -it.relevance * it.behaviour,
+            -it.relevance,
+            it.hit.path,
+            it.hit.start_line,
+        ),
     )
     # A gap found by a later cycle is no gap any more.
     in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol}
@@ -322,15 +360,18 @@ _WORD = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 def _known_names(
     searcher: HybridSearcher,
     batch: Sequence[Candidate],
-    definitions: dict[str, list[tuple[str, int]]],
-) -> dict[str, list[tuple[str, int]]]:
-    """Names called in the batch that are defined in the index: name -> [(path, line)].
-    `definitions` remembers earlier look-ups (names defined nowhere map to [])."""
+    definitions: dict[str, list[Spot]],
+) -> dict[str, list[Spot]]:
+    """Names called in the batch that are defined in the index: name -> where (`Spot`:
+    path, line, the type it is a method of). `definitions` remembers earlier look-ups
+    (names defined nowhere map to [])."""
     called = {m for c in batch for m in used_names(c.row["text"]) if _WORD.match(m)}
     fresh = sorted(called - definitions.keys())
     if fresh:
         for name in fresh:
             definitions[name] = []
         for r in searcher.definitions_of(fresh):
-            definitions[r["name"]].append((r["path"], r["start_line"]))
+            definitions[r["name"]].append(
+                Spot(r["path"], r["start_line"], owner_of(r["qualified_name"]))
+            )
     return {name: definitions[name] for name in sorted(called) if definitions[name]}

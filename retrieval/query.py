@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.languages import is_benchmark_path, is_test_path
 from dowse.tokens import split_identifier, tokenize, variants
 
 if TYPE_CHECKING:
@@ -107,6 +108,16 @@ _TESTS_SUBJECT = re.compile(
     r"|\bflaky\b|\bwhere (?:is|are) [^.?!\n]{0,60}\btested\b",
     re.I,
 )
+_BENCHMARKS_SUBJECT = re.compile(
+    r"\bbenchmarks? (?:for|of|covering|suite)\b|\basv\b"
+    r"|\b(?:add|update|fix|run|write) (?:a |an |the )?(?:new )?benchmarks?\b",
+    re.I,
+)
+_IMPORTS_SUBJECT = re.compile(
+    r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
+    r"|\bdependenc(?:y|ies) between\b",
+    re.I,
+)
 _DOCS_SUBJECT = re.compile(
     r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
     r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog"
@@ -142,6 +153,27 @@ class QueryAnalysis(BaseModel):
         answer is the code under test."""
         named = any(t.startswith(("test", "spec")) for t in self.terms)
         return named and (self._short or _TESTS_SUBJECT.search(self.text) is not None)
+
+    @property
+    def mentions_benchmarks(self) -> bool:
+        """Likewise for benchmarks: a short question naming them, or benchmarks as the
+        subject ("benchmarks for X", "add a benchmark", asv)."""
+        named = any(t.startswith("bench") or t == "asv" for t in self.terms)
+        return named and (self._short or _BENCHMARKS_SUBJECT.search(self.text) is not None)
+
+    @property
+    def mentions_imports(self) -> bool:
+        """The question is about imports or dependencies between modules ("circular
+        import", "where is X imported"), so import lines are the answer, not a header."""
+        return _IMPORTS_SUBJECT.search(self.text) is not None
+
+    def unasked_test(self, path: str) -> bool:
+        """A test or a benchmark the question is not about: both call the code under
+        test with its own names and words, and neither is where its behaviour is
+        decided, so both rank lower unless asked for."""
+        return (is_test_path(path) and not self.mentions_tests) or (
+            is_benchmark_path(path) and not self.mentions_benchmarks
+        )
 
     @property
     def mentions_docs(self) -> bool:

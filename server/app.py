@@ -2,8 +2,8 @@
 
 Like cli.py it only translates: a tool call is validated into a request record, one
 library function answers it, and the answer record is sent back. The MCP SDK is imported
-only by `build_server` and `serve`, so `dowse ask --format agent` (`ask_for_agent`)
-stays as light as the rest of the CLI.
+only by `build_server` and `serve`; what the CLI shares with the tools (`ask_for_agent`,
+the refresh before a query) is library code in `workspace`, re-exported here.
 
 Layout: `server_records` holds the request and answer records and fits an answer into
 its budget; `server_workspace` holds the served roots and the `Workspace` that answers
@@ -37,8 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
-from dowse.indexer.store import Store, storage_error
-from dowse.retrieval.evaluate import Evaluator
+from dowse.indexer.store import storage_error
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
     AskAnswer,
@@ -56,8 +55,9 @@ from dowse.server.records import (
     StatusRequest,
     SymbolAnswer,
     SymbolRequest,
+    invalid_request,
 )
-from dowse.server.workspace import ServedRoot, Workspace
+from dowse.server.workspace import ServedRoot, Workspace, ask_for_agent
 
 __all__ = [
     "TOOLS",
@@ -198,15 +198,6 @@ def _signature(request: type[BaseModel], answer: type[BaseModel]) -> inspect.Sig
     return inspect.Signature(params, return_annotation=answer)
 
 
-def _invalid_request(exc: ValidationError) -> str:
-    """A request record's first validation error in one line, naming the field."""
-    err = exc.errors()[0]
-    field = ".".join(map(str, err["loc"])) or "request"
-    if err["type"] == "extra_forbidden":
-        return f"{field}: unknown field"
-    return f"{field}: {err['msg']}"
-
-
 def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, TextContent
@@ -216,7 +207,7 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
             request = spec.request(**arguments)
         except ValidationError as exc:
             known = ", ".join(spec.request.model_fields)
-            message = _invalid_request(exc)
+            message = invalid_request(exc)
             if message.endswith(": unknown field"):
                 message += f" (the fields of {spec.name} are: {known})"
             raise ToolError(message) from None
@@ -322,29 +313,3 @@ def serve(
         warn(problem)
     threading.Thread(target=workspace.warm, name="dowse-warm", daemon=True).start()
     build_server(workspace).run("stdio")
-
-
-def ask_for_agent(
-    index_dir: Path,
-    question: str,
-    *,
-    max_tokens: int | None = None,
-    include: Sequence[str] = (),
-    exclude: Sequence[str] = (),
-    evaluator: Evaluator | None = None,
-) -> AskAnswer:
-    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
-    manifest = Store.read_manifest(index_dir)
-    workspace = Workspace([ServedRoot(Path(manifest.root), index_dir)])
-    fields: dict[str, Any] = {
-        "question": question,
-        "include": list(include),
-        "exclude": list(exclude),
-    }
-    if max_tokens is not None:
-        fields["max_tokens"] = max_tokens
-    try:
-        request = AskRequest(**fields)
-    except ValidationError as exc:
-        raise DowseError(_invalid_request(exc)) from None
-    return workspace.ask(request, evaluator=evaluator)

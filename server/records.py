@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dowse.errors import DowseError
 from dowse.explore.records import Depth, ExploreResult
@@ -54,6 +54,7 @@ __all__ = [
     "cut_block",
     "cut_hit",
     "fit_answer",
+    "invalid_request",
 ]
 
 MAX_TOKENS_LIMIT = 20_000
@@ -389,3 +390,12 @@ def cut_block(block: ContextBlock, signature: str) -> ContextBlock | None:
             "tokens": estimate_tokens(line) + estimate_tokens(block.citation) + 4,
         }
     )
+
+
+def invalid_request(exc: ValidationError) -> str:
+    """A request record's first validation error in one line, naming the field."""
+    err = exc.errors()[0]
+    field = ".".join(map(str, err["loc"])) or "request"
+    if err["type"] == "extra_forbidden":
+        return f"{field}: unknown field"
+    return f"{field}: {err['msg']}"

@@ -2,7 +2,8 @@
 
 `ServedRoot` is one repository: its index, its confinement, its warm snapshot.
 `Workspace` holds the roots, keeps each index fresh, and turns a request record into an
-answer record (`server_records`); `server.py` registers its methods as tools.
+answer record (`server_records`); `server.py` registers its methods as tools. The CLI
+uses the same refresh for one query (`fresh_searcher`, `ask_for_agent`).
 
 Invariants:
 - Fresh: before a query the served tree is compared with the index by stat only
@@ -33,6 +34,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 import numpy as np
+from pydantic import ValidationError
 
 from dowse.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
 from dowse.indexer.build import (
@@ -80,9 +82,10 @@ from dowse.server.records import (
     cut_block,
     cut_hit,
     fit_answer,
+    invalid_request,
 )
 
-__all__ = ["ServedRoot", "Workspace"]
+__all__ = ["ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"]
 
 FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
@@ -220,6 +223,7 @@ class Workspace:
         embed: bool = True,
         embed_chunks: bool = IndexConfig.embed_chunks,
         lock_wait_s: float = FRESHNESS_LOCK_WAIT_S,
+        refresh: bool = True,
     ) -> None:
         unique: dict[Path, ServedRoot] = {}
         for r in roots:
@@ -230,6 +234,7 @@ class Workspace:
         self.embedder_name = embedder
         self.embed, self.embed_chunks = embed, embed_chunks
         self.lock_wait_s = lock_wait_s
+        self.refresh = refresh
         self._by_name: dict[str, Embedder] = {}
         self._by_model: dict[str, Embedder | None] = {}
         self._embedders_lock = threading.Lock()
@@ -365,9 +370,12 @@ class Workspace:
         return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
 
     def _fresh(self, root: ServedRoot) -> tuple[HybridSearcher, Freshness]:
-        """The root's searcher after indexing what changed since its snapshot, if it can."""
+        """The root's searcher after indexing what changed since its snapshot, if it can
+        (as it is when `refresh` is off)."""
         searcher = self._searcher(root)
         manifest = searcher.store.manifest
+        if not self.refresh:
+            return searcher, Freshness(snapshot=manifest.updated)
         changes = sum(
             changed_since(searcher.store, root.path, walk_config_from(manifest.walk)).values()
         )
@@ -614,3 +622,47 @@ def _signatures(
         "symbols", ["path", "qualified_name", "signature"], where=f"path IN ({quote_list(paths)})"
     )
     return {(r["path"], r["qualified_name"]): r["signature"] for r in rows}
+
+
+# -- one-shot callers ----------------------------------------------------------------------
+
+
+def _one_root(index_dir: Path, *, refresh: bool = True) -> Workspace:
+    """A workspace serving the tree the index at `index_dir` was built for."""
+    manifest = Store.read_manifest(index_dir)
+    return Workspace([ServedRoot(Path(manifest.root), index_dir)], refresh=refresh)
+
+
+def fresh_searcher(index_dir: Path) -> tuple[HybridSearcher, Freshness]:
+    """A searcher on the index at `index_dir` after indexing what changed in its tree,
+    as the MCP tools do before each query: a stat walk when nothing changed, an
+    incremental run (under the write lock, waiting at most `FRESHNESS_LOCK_WAIT_S`)
+    when something did, so no answer cites an edited file at its old line numbers.
+    `Freshness` says what was indexed, or what the answer lacks when it could not be."""
+    workspace = _one_root(index_dir)
+    return workspace._fresh(workspace.roots[0])
+
+
+def ask_for_agent(
+    index_dir: Path,
+    question: str,
+    *,
+    max_tokens: int | None = None,
+    include: Sequence[str] = (),
+    exclude: Sequence[str] = (),
+    evaluator: Evaluator | None = None,
+    refresh: bool = True,
+) -> AskAnswer:
+    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
+    fields: dict[str, Any] = {
+        "question": question,
+        "include": list(include),
+        "exclude": list(exclude),
+    }
+    if max_tokens is not None:
+        fields["max_tokens"] = max_tokens
+    try:
+        request = AskRequest(**fields)
+    except ValidationError as exc:
+        raise DowseError(invalid_request(exc)) from None
+    return _one_root(index_dir, refresh=refresh).ask(request, evaluator=evaluator)

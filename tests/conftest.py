@@ -60,7 +60,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     writes to the user's cache (the ONNX export is made once per run), and no DOWSE_*
     variable of the caller's shell changes what a test sees."""
     mp = pytest.MonkeyPatch()
-    for name in [n for n in os.environ if n.startswith("DOWSE_")]:
+    # DOWSE_UPDATE_GOLDEN is the suite's own switch (rewrite the golden files), not a setting.
+    for name in [n for n in os.environ if n.startswith("DOWSE_") and n != "DOWSE_UPDATE_GOLDEN"]:
         mp.delenv(name)
     mp.setenv("DOWSE_CACHE_DIR", str(tmp_path_factory.mktemp("dowse-user-cache")))
     mp.setenv("HF_HUB_OFFLINE", "1")

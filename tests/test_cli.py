@@ -143,10 +143,70 @@ def test_ask_markdown_and_json(indexed, run):
 def test_ask_reports_stale_files(indexed, run):
     target = indexed / "shop" / "auth" / "tokens.py"
     target.write_text(target.read_text() + "\n# edited\n")
-    out = json.loads(run("ask", "validate_token", "--path", str(indexed), "--json").output)
+    out = json.loads(
+        run("ask", "validate_token", "--path", str(indexed), "--json", "--no-refresh").stdout
+    )
     stale = {b["path"]: b["stale"] for b in out["context"]}
     assert stale["shop/auth/tokens.py"] is True
     assert not any(v for p, v in stale.items() if p != "shop/auth/tokens.py")
+
+
+def _shift_validate_token(repo, lines: int = 7) -> int:
+    """Push tokens.py's code down by `lines` comment lines; validate_token's new first line."""
+    target = repo / "shop" / "auth" / "tokens.py"
+    text = "# moved\n" * lines + target.read_text()
+    target.write_text(text)
+    return (
+        text.split("\n").index(
+            next(line for line in text.split("\n") if line.startswith("def validate_token"))
+        )
+        + 1
+    )
+
+
+@pytest.mark.parametrize("output", ["--json", "markdown", "agent"])
+def test_ask_indexes_changed_files_before_answering(indexed, run, output):
+    start = _shift_validate_token(indexed)
+    args = ["ask", "where is validate_token defined?", "--path", str(indexed)]
+    args += {"--json": ["--json"], "markdown": [], "agent": ["--format", "agent"]}[output]
+    result = run(*args)
+    if output == "markdown":
+        assert f"`shop/auth/tokens.py:{start}-" in result.stdout
+        assert "stale" not in result.stdout
+    else:
+        out = json.loads(result.stdout)
+        blocks = [b for b in out["context"] if b["path"] == "shop/auth/tokens.py"]
+        assert any(b["start_line"] == start for b in blocks), (start, blocks)
+        assert not any(b["stale"] for b in out["context"])
+    if output != "agent":  # the agent's JSON says it in `freshness`
+        assert result.stderr == "indexed 1 changed file(s) first\n"
+    else:
+        assert json.loads(result.stdout)["freshness"]["reindexed"] == 1
+    # The next run finds nothing to index: only the stat walk.
+    assert run(*args).stderr == ""
+
+
+def test_agent_format_answers_from_the_index_as_it_is_with_no_refresh(indexed, run):
+    _shift_validate_token(indexed)
+    args = ["ask", "where is validate_token defined?", "--path", str(indexed)]
+    out = json.loads(run(*args, "--format", "agent", "--no-refresh").stdout)
+    assert out["freshness"]["reindexed"] == 0
+    assert any(b["stale"] for b in out["context"] if b["path"] == "shop/auth/tokens.py")
+
+
+def test_search_indexes_changed_files_unless_told_not_to(indexed, run):
+    start = _shift_validate_token(indexed)
+    args = ["search", "validate_token", "--path", str(indexed), "--grain", "symbol", "--json"]
+    old = json.loads(run(*args, "--no-refresh").stdout)[0]
+    assert old["start_line"] != start and run(*args, "--no-refresh").stderr == ""
+    fresh = run(*args)
+    assert json.loads(fresh.stdout)[0]["start_line"] == start
+    assert fresh.stderr == "indexed 1 changed file(s) first\n"
+
+
+def test_refresh_is_in_the_help_of_ask_and_search(run):
+    for name in ("ask", "search"):
+        assert "--no-refresh" in run(name, "--help").output
 
 
 @pytest.mark.parametrize(

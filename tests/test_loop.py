@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from collections import Counter
 from pathlib import Path
 
@@ -606,7 +607,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     syms, defined, first, at, _, _, where = held
     # Exact names only: `lineitem` is no definition's name.
     assert {r["name"] for r in where} == {"validate_token", "LineItem"}
-    assert all(set(r) == {"name", "path", "start_line"} for r in where)
+    assert all(set(r) == {"name", "qualified_name", "path", "start_line"} for r in where)
     assert {s["name"] for s in syms} >= {"validate_token", "LineItem", "BulkDiscount"}
     assert len(defined) == len(syms) and all(r["text"] for r in defined.values())
     assert sorted(first) == ["shop/pricing.py", "web/format.js"]
@@ -631,3 +632,233 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
     monkeypatch.setattr(lookups, "MEMORY_ROWS", 0)
     assert look(HybridSearcher(searcher.store, None)) == held
+
+
+@pytest.mark.parametrize(
+    ("path", "bench"),
+    [
+        ("asv_bench/benchmarks/groupby.py", True),
+        ("benchmarks/query_bench.py", True),
+        ("pkg/bench/cache.py", True),
+        ("crates/core/benches/parse.rs", True),
+        ("shop/benchmarking.py", False),  # a module named so, not a directory of them
+        ("shop/pricing.py", False),
+    ],
+)
+def test_benchmark_directories_are_recognised(path, bench):
+    from dowse.languages import is_benchmark_path
+
+    assert is_benchmark_path(path) is bench
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("evict drops the newest cache entry", False),
+        ("the benchmarks for evict", True),
+        ("add a benchmark for cache eviction", True),
+        ("Cache eviction is slow. " + "Details follow. " * 25 + "A benchmark shows it.", False),
+    ],
+)
+def test_a_question_is_about_benchmarks_only_when_they_are_its_subject(text, asked):
+    assert analyze(text).mentions_benchmarks is asked
+
+
+def _bench_repo(root: Path) -> None:
+    (root / "shop").mkdir()
+    (root / "shop" / "cache.py").write_text(
+        "def evict_oldest(entries, limit):\n"
+        "    while len(entries) > limit:\n"
+        "        entries.pop(next(iter(entries)))\n"
+        "    return entries\n"
+    )
+    # The benchmark repeats the question's words more often than the code does.
+    (root / "asv_bench").mkdir()
+    (root / "asv_bench" / "bench_cache.py").write_text(
+        "from shop.cache import evict_oldest\n\n\n"
+        "class EvictOldestEntries:\n"
+        "    def time_evict_oldest_entries(self):\n"
+        "        entries = {i: i for i in range(1000)}\n"
+        "        evict_oldest(entries, limit=10)  # evict oldest entries over the limit\n"
+    )
+
+
+def test_benchmarks_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+    _bench_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    plain = ask(s, "evict_oldest keeps too many oldest entries over the limit")
+    assert plain.files[0].path == "shop/cache.py"
+    bench = next(f for f in plain.files if f.path.startswith("asv_bench/"))
+    assert "a test" in bench.reason
+    asked = ask(s, "the benchmarks for evict_oldest entries")
+    asked_bench = next(f for f in asked.files if f.path == bench.path)
+    assert "a test" not in asked_bench.reason
+    assert asked_bench.relevance > bench.relevance
+
+
+def _row(path: str, text: str, symbol: str | None = None, language: str = "python") -> dict:
+    return {
+        "id": path + str(len(text)),
+        "path": path,
+        "language": language,
+        "start_line": 1,
+        "end_line": text.count("\n") + 1,
+        "symbol": symbol,
+        "text": text,
+    }
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "gaps"),
+    [
+        # A dict's get, a str's join: the language's own methods, though the index
+        # defines a `get` and a `join` (on Cache and PathList, which this code never names).
+        ("python", "rate = rates.get(kind)\nlabel = ', '.join(names)\n", []),
+        # It names Cache: Cache.get is the method it calls.
+        ("python", "cache = Cache()\nrate = cache.get(kind)\n", ["get"]),
+        ("rust", "let v = opt.unwrap().clone();\nlet w = items.iter().map(f);\n", []),
+        ("go", "xs = append(xs, x)\nn := len(xs)\n", []),
+        ("javascript", "items.push(x);\nconst s = parts.join(',');\n", []),
+        # A name not on any list stays a gap as before.
+        ("python", "total = compute_total(order)\n", ["compute_total"]),
+    ],
+)
+def test_builtin_method_calls_are_no_missing_context(language, text, gaps):
+    from dowse.retrieval.evaluate import OfflineEvaluator, Spot
+    from dowse.retrieval.hybrid import Candidate
+
+    known = {
+        name: [Spot("lib/defs.py", 10, owner)]
+        for name, owner in [
+            ("get", "Cache"),
+            ("join", "PathList"),
+            ("unwrap", "Parsed"),
+            ("clone", "Parsed"),
+            ("iter", "Tree"),
+            ("map", "Tree"),
+            ("append", "Log"),
+            ("push", "Queue"),
+            ("compute_total", None),
+        ]
+    }
+    row = _row("shop/orders.ext", text, language=language)
+    [ev] = OfflineEvaluator().evaluate(
+        analyze("order totals"), [Candidate(row, {"lexical": 1.0}, 1.0)], known, ()
+    )
+    assert ev.missing_context == gaps
+
+
+def test_a_builtin_method_of_the_chunks_own_class_is_a_gap_the_loop_looks_up(
+    tmp_path, fake_embedder
+):
+    (tmp_path / "shop").mkdir()
+    (tmp_path / "shop" / "store.py").write_text(
+        "class Store:\n    def get(self, key):\n        return self.entries[key]\n"
+    )
+    (tmp_path / "shop" / "cache.py").write_text(
+        "from shop.store import Store\n\n\n"
+        "class Cache(Store):\n"
+        "    def price_for(self, sku):\n"
+        "        return self.get(sku) or DEFAULT_PRICES.get(sku)\n"
+    )
+    (tmp_path / "shop" / "orders.py").write_text(
+        "def order_price(order, rates):\n"
+        "    rate = rates.get(order.kind)\n"
+        "    return ', '.join(order.lines) if rate is None else rate\n"
+    )
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    result = run_loop(s, "order_price and price_for rates", config=LoopConfig(max_cycles=1))
+    by_symbol = {it.hit.symbol: it for it in result.items}
+    assert by_symbol["order_price"].missing_context == []
+    assert "get" in result.trace[0].gaps  # Cache names Store, whose get it calls
+
+
+# -- the block that holds the behaviour --------------------------------------------------
+
+
+@pytest.fixture
+def billing(tmp_path, fake_embedder):
+    """fixtures/billing: a module whose docstring and imports name the question's words
+    as often as the function that does what it asks."""
+    shutil.copytree(
+        Path(__file__).parent.parent / "fixtures" / "billing", tmp_path, dirs_exist_ok=True
+    )
+    build_index(tmp_path, embedder=fake_embedder)
+    return HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+
+
+def test_the_function_that_raises_comes_before_the_modules_docstring_and_imports(billing):
+    question = "where is a refund rejected when the charge is older than the refund window?"
+    result = run_loop(billing, question)
+    refunds = [it for it in result.items if it.hit.path == "billing/refunds.py"]
+    header = next(it for it in refunds if it.hit.start_line == 1)
+    code = next(it for it in refunds if "raise RefundRejected" in (it.hit.text or ""))
+    # The header matches the words best; it is ranked after the code all the same.
+    assert header.relevance >= code.relevance
+    assert header.behaviour < 0.2 and code.behaviour == 1.0
+    assert result.items.index(code) < result.items.index(header)
+    assert "mostly docstring, comments or imports" in header.reason
+    answer = ask(billing, question, budget=700)
+    assert answer.files[0].path == "billing/refunds.py"  # the file ranking is the evaluator's
+    first = next(b for b in answer.context if b.path == "billing/refunds.py")
+    assert first.form == "full" and "raise RefundRejected" in first.text
+    assert not any(
+        b.form == "full" and b.start_line == 1 for b in answer.context if b.path == first.path
+    )
+
+
+@pytest.mark.parametrize(
+    ("language", "text", "counts", "share"),
+    [
+        # A documented function keeps its place: its code outweighs its docstring.
+        (
+            "python",
+            'def f(x):\n    """Doc.\n\n    More.\n    """\n    # why\n    if x:\n'
+            "        raise ValueError(x)\n    return x\n",
+            (4, 4, 0),
+            1.0,
+        ),
+        # A module header: docstring and imports, no code.
+        (
+            "python",
+            '"""Orders.\n\nKept in SQLite.\n"""\nimport os\nfrom a import (\n    b,\n)\n',
+            (0, 3, 4),
+            0.125,
+        ),
+        # A string a statement opens is code, not a docstring.
+        ("python", 'SQL = """\nSELECT 1\n"""\nrun(SQL)\n', (4, 0, 0), 1.0),
+        (
+            "go",
+            'package main\n\nimport (\n\t"fmt"\n)\n\n// Run runs.\nfunc Run() {}\n',
+            (1, 1, 4),
+            0.333,
+        ),
+        (
+            "javascript",
+            "import {\n  a,\n} from './a';\n/**\n * Doc.\n */\nexport const f = () => a();\n",
+            (1, 3, 3),
+            0.286,
+        ),
+        ("rust", "use std::fmt;\n/// Doc.\n#[derive(Debug)]\npub struct S;\n", (2, 1, 1), 1.0),
+        ("markdown", "# Title\n\nprose\n", None, 1.0),
+    ],
+)
+def test_behaviour_share_counts_code_against_prose_and_imports(language, text, counts, share):
+    from dowse.retrieval.behaviour import behaviour_share, count_lines
+
+    found = count_lines(text, language)
+    assert (None if found is None else (found.code, found.prose, found.imports)) == counts
+    assert behaviour_share(text, language) == share
+
+
+def test_imports_are_code_when_the_question_is_about_them():
+    from dowse.retrieval.behaviour import behaviour_share
+
+    header = "import os\nimport sys\nfrom shop.pricing import Cart\n"
+    assert behaviour_share(header, "python") == 0.25
+    assert behaviour_share(header, "python", imports_are_code=True) == 1.0
+    assert analyze("circular import between pricing and cart").mentions_imports
+    assert analyze("where is Cart imported?").mentions_imports
+    assert not analyze("where are discounts applied to a cart?").mentions_imports

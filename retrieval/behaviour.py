@@ -1,0 +1,146 @@
+"""How much of a chunk is behaviour: its code lines against its prose (docstrings,
+comments) and its import block.
+
+A question about what code does is answered by the lines that do it: the branch that
+raises, the loop that dispatches, the call that decides. A module's docstring and import
+block, or a class's long docstring, can match the question's words as well as the code
+does (they describe it and name it) while holding none of what a change would touch. So
+the context shows a chunk whose prose outweighs its code after the chunks that hold code.
+
+`behaviour_share` is 1 for a chunk with at least as many code lines as prose and import
+lines (a documented function keeps its place), and otherwise the ratio of the two, each
+counted plus one (a 24-line module docstring: 1/25; a class header with a 12-line
+docstring and 3 lines of code: 4/13). No constant is fitted: the rule is "code must
+outweigh prose", the +1 keeps an all-prose chunk above zero.
+
+Invariants: the lines are read by lexical rules per language (`_SYNTAX`), never parsed;
+blank lines count for neither side; a language without rules (text, markdown) is all
+code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_documentation`).
+Imports count as code when the question is about imports.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+__all__ = ["LineCounts", "behaviour_share", "count_lines"]
+
+
+@dataclass(frozen=True)
+class _Syntax:
+    comments: tuple[str, ...]  # line comment and block comment prefixes
+    imports: re.Pattern[str]  # a line that starts an import (or package) statement
+    docstrings: bool = False  # Python: a string statement is documentation
+
+
+_SLASH = ("//", "/*")  # a block comment's inner lines are read as such until its "*/"
+_SYNTAX: dict[str, _Syntax] = {
+    "python": _Syntax(("#",), re.compile(r"(?:import|from)\s+[\w.]+"), docstrings=True),
+    "javascript": _Syntax(
+        _SLASH,
+        re.compile(
+            r"import\b|export\s+(?:\*|\{[^}]*\}?)\s*(?:from\b|$)"
+            r"|(?:const|let|var)\s+[\w{}\s,]+=\s*require\("
+        ),
+    ),
+    "go": _Syntax(_SLASH, re.compile(r"(?:import|package)\b")),
+    "rust": _Syntax(
+        _SLASH, re.compile(r"(?:pub(?:\([\w:]+\))?\s+)?(?:use\b|mod\s+\w+\s*;)|extern\s+crate\b")
+    ),
+    "java": _Syntax(_SLASH, re.compile(r"(?:import|package)\b")),
+    "c": _Syntax(_SLASH, re.compile(r"#\s*include\b")),
+    "csharp": _Syntax(_SLASH, re.compile(r"using\s+[\w.=\s]+;")),
+    "php": _Syntax(
+        (*_SLASH, "#"),
+        re.compile(r"(?:use|namespace|require(?:_once)?|include(?:_once)?)\b"),
+    ),
+    "ruby": _Syntax(("#",), re.compile(r"require(?:_relative)?\b")),
+    "swift": _Syntax(_SLASH, re.compile(r"import\b")),
+    "bash": _Syntax(("#",), re.compile(r"(?:source|\.)\s+\S")),
+}
+for _alias, _base in (
+    ("typescript", "javascript"),
+    ("tsx", "javascript"),
+    ("kotlin", "java"),
+    ("scala", "java"),
+    ("cpp", "c"),
+):
+    _SYNTAX[_alias] = _SYNTAX[_base]
+
+_DOCSTRING = re.compile(r"[rRbBuU]{0,2}(\"\"\"|''')")
+_OPENERS = {"(": ")", "{": "}", "[": "]"}
+
+
+@dataclass(frozen=True)
+class LineCounts:
+    code: int
+    prose: int  # docstring and comment lines
+    imports: int
+
+
+def count_lines(text: str, language: str | None) -> LineCounts | None:
+    """The chunk's non-blank lines by kind; None for a language without rules."""
+    syntax = _SYNTAX.get(language or "")
+    if syntax is None:
+        return None
+    code = prose = imports = 0
+    closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
+    in_import: str | None = None  # inside a bracketed import: the bracket that ends it
+    in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
+    for raw in text.split("\n"):
+        line = raw.strip()
+        if not line:
+            continue
+        if in_value is not None:
+            code += 1
+            if in_value in line:
+                in_value = None
+            continue
+        if closing is not None:
+            prose += 1
+            if closing in line:
+                closing = None
+            continue
+        if in_import is not None:
+            imports += 1
+            if in_import in line:
+                in_import = None
+            continue
+        if syntax.docstrings and (m := _DOCSTRING.match(line)):
+            quote = m.group(1)
+            rest = line[m.end() :]
+            prose += 1
+            if quote not in rest:
+                closing = quote
+            continue
+        if line.startswith(syntax.comments) and not (
+            syntax.comments[0] == "#" and line.startswith("#!")
+        ):
+            prose += 1
+            if line.startswith("/*") and "*/" not in line[2:]:
+                closing = "*/"
+            continue
+        if syntax.imports.match(line):
+            imports += 1
+            opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
+            if opened and opened[-1] in _OPENERS:
+                in_import = _OPENERS[opened[-1]]
+            continue
+        code += 1
+        if syntax.docstrings:
+            in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
+    return LineCounts(code, prose, imports)
+
+
+def behaviour_share(text: str, language: str | None, *, imports_are_code: bool = False) -> float:
+    """1 when the chunk's code lines are at least its prose and import lines, else
+    (code + 1) / (prose + imports + 1); see the module doc."""
+    counts = count_lines(text, language)
+    if counts is None:
+        return 1.0
+    code = counts.code + (counts.imports if imports_are_code else 0)
+    other = counts.prose + (0 if imports_are_code else counts.imports)
+    if code >= other:
+        return 1.0
+    return round((code + 1) / (other + 1), 3)
