@@ -269,9 +269,11 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
     if not found:
         raise fail(f"no symbol named {name!r}")
     for s in found:
+        # The decorators are the behaviour too: a route's path, a command's options.
+        head = "".join(f"\n    {d}" for d in s.decorators)
         click.echo(
             f"{s.path}:{s.start_line}-{s.end_line}  {s.kind} {s.qualified_name}"
-            f"  ({s.match})\n    {s.signature}"
+            f"  ({s.match}){head}\n    {s.signature}"
         )
 
 

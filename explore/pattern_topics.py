@@ -96,7 +96,8 @@ def _case(name: str) -> str:
 
 
 def _sym_sites(symbols: Iterable[Symbol]) -> list[tuple[str, int]]:
-    return [(s.path, s.start_line) for s in symbols]
+    # The name's line, not a decorator or doc comment above it: the example shows the name.
+    return [(s.path, s.name_line) for s in symbols]
 
 
 # -- the patterns ------------------------------------------------------------------------

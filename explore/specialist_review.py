@@ -114,7 +114,8 @@ class _Spans:
             language = language_for(path) or ""
             source = "\n".join(self.ctx.lines(path) or []).encode()
             parsed = parse_source(path, source, language)
-            self.cache[path] = [(s.name, s.start_line, s.end_line) for s in parsed.symbols]
+            # From the name's line: a site is where the definition's name is written.
+            self.cache[path] = [(s.name, s.name_line, s.end_line) for s in parsed.symbols]
         return self.cache[path]
 
     def inside(self, path: str, line: int, name: str) -> bool:

@@ -5,6 +5,9 @@ Invariants:
   a chunk neither starts nor ends with a blank line.
 - A chunk exceeds `max_chars` only when a single line does, or by less than `min_chars`
   when a small tail (the end of a body, a closing brace) is folded into it.
+- A definition's decorators, attributes and touching doc comments (`attach.leading`) open
+  the chunk that holds its first line, as its symbol's `start_line` does, unless together
+  they exceed `max_chars`: then they are cut into windows of their own.
 - Lines are 1-based and inclusive; chunk text is sliced from the source bytes by line
   offsets and then decoded, so non-ASCII text never shifts a boundary.
 - Size is measured in non-whitespace characters, so indentation does not count against
@@ -16,7 +19,8 @@ Algorithm (in the spirit of cAST): walk the children of a node; siblings are mer
 greedily while they fit the budget; a child too large to fit is split recursively along
 its own children (a class along its methods, a function body along its statements); a
 leaf that is still too large is cut into line windows. Pieces smaller than `min_chars`
-are merged into a neighbour, so a lone signature line travels with its body.
+are merged into a neighbour, so a lone signature line travels with its body; the nodes that
+lead a child (its decorators, a comment right above it) travel with it as one unit.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
+from dowse.indexer.attach import leading
 from dowse.indexer.records import Chunk, Symbol
 
 __all__ = ["ChunkConfig", "chunk_file"]
@@ -101,24 +106,35 @@ def _node_pieces(
 ) -> list[tuple[int, int]]:
     """Row ranges for the children of node, siblings merged up to the budget.
 
-    `carry` is the first row of a small group left over from the parent (a signature
-    line, a decorator): it is prepended to the first piece instead of standing alone.
+    A child and the nodes that lead it (decorators, attributes, touching comments: see
+    `attach.leading`) are one unit. `carry` is the first row of what must open the first
+    piece: a small group left over from the parent (a signature line) or a definition's
+    leading nodes. It is prepended to the first piece instead of standing alone: a child
+    it does not fit beside is split so that it fits beside the child's first part, and a
+    leaf it does not fit beside is cut into windows from the carry on.
     """
+    children = node.children
+    units = _units(children, lines.source)
     pieces: list[tuple[int, int]] = []
     group: tuple[int, int] | None = (carry, carry) if carry is not None else None
-    for child in node.children:
+    fresh = carry is not None  # the group is still only the carry
+    for lead_row, child in units:
         first, last = child.start_point[0], child.end_point[0]
         if child.end_point[1] == 0 and last > first:
             last -= 1  # a node ending at column 0 does not occupy that row
+        if lead_row is not None:
+            first = lead_row
         if group is not None:
             first = max(first, group[0])
             if lines.size(group[0], last) <= cfg.max_chars:
                 group = (group[0], max(group[1], last))
+                fresh = False
                 continue
-        if lines.size(first, last) > cfg.max_chars:
-            lead = None
+        # A carry that does not fit beside the whole child opens the child's first part.
+        if fresh or lines.size(first, last) > cfg.max_chars:
+            lead = lead_row
             if group is not None:
-                if lines.size(group[0], group[1]) < cfg.min_chars:
+                if fresh or lines.size(group[0], group[1]) < cfg.min_chars:
                     lead = group[0]
                 else:
                     pieces.append(group)
@@ -127,6 +143,7 @@ def _node_pieces(
                 pieces.extend(_node_pieces(child, lines, cfg, lead, depth + 1))
             else:
                 pieces.extend(_windows(lines, first if lead is None else lead, last, cfg.max_chars))
+            fresh = False
             continue
         if group is not None:
             pieces.append(group)
@@ -134,6 +151,24 @@ def _node_pieces(
     if group is not None:
         pieces.append(group)
     return pieces
+
+
+def _units(children: list[Node], source: bytes) -> list[tuple[int | None, Node]]:
+    """The children that are not led into another, each with the first row of its lead."""
+    index = {(c.start_byte, c.end_byte, c.type): i for i, c in enumerate(children)}
+    led: set[int] = set()
+    units: list[tuple[int | None, Node]] = []
+    # From the last child back: a comment that leads a definition is no unit of its own.
+    for i in range(len(children) - 1, -1, -1):
+        child = children[i]
+        if i in led:
+            continue
+        leads = leading(child, source) if child.is_named else []
+        for node in leads:
+            led.add(index[(node.start_byte, node.end_byte, node.type)])
+        units.append((leads[0].start_point[0] if leads else None, child))
+    units.reverse()
+    return units
 
 
 def _normalize(pieces: list[tuple[int, int]], lines: _Lines, cfg: ChunkConfig) -> list[list[int]]:

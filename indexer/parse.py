@@ -9,8 +9,10 @@ Invariants:
 - Text is sliced from the source *bytes* by node byte offsets, then decoded with
   ``errors="replace"``; decoded text is never indexed by byte offsets (that drifts on
   non-ASCII input).
-- Lines are 1-based and inclusive, taken from the definition node itself (a Python
-  decorator is not part of its function).
+- Lines are 1-based and inclusive. A symbol ends where its definition node ends and
+  starts at the first decorator, annotation, attribute or touching doc comment in front of
+  it (`attach.top`); its signature starts after them, at the ``def``/``class``/``fn``
+  line, and its ``decorators`` list them.
 - Tree-sitter knowledge lives in ``queries/<language>-tags.scm``. This module knows only
   the capture names, which are checked when a query is compiled:
 
@@ -52,6 +54,7 @@ from tree_sitter_language_pack import SupportedLanguage, get_language
 
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
+from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top
 from .records import Import, Symbol, SymbolKind
 
 __all__ = ["Parsed", "parse_source"]
@@ -73,23 +76,6 @@ _FIXED_CAPTURES = frozenset(
         "import.name",
     }
 )
-# Nodes that wrap a definition without being one: a comment before the wrapper documents
-# the definition inside (``export function``, ``const f = () =>``, Go ``type X struct``,
-# C++ ``template <...>``).
-_WRAPPERS = frozenset(
-    {
-        "export_statement",
-        "lexical_declaration",
-        "variable_declaration",
-        "type_declaration",
-        "const_declaration",
-        "var_declaration",
-        "template_declaration",
-        "decorated_definition",
-    }
-)
-# Nodes that may sit between a doc comment and its definition (Rust ``#[derive(...)]``).
-_TRANSPARENT = frozenset({"attribute_item"})
 # Above this, tree-sitter's query cursor is too slow to run; see `_query_cost`.
 _MAX_QUERY_COST = 10_000**2
 _INHERITS = re.compile(r";\s*inherits\s*:\s*([\w\s,]+?)\s*\n")
@@ -262,6 +248,7 @@ class _Definition:
     name: str
     kind: str | None  # None for an @scope: it names its contents but is not a symbol
     pattern: int
+    name_start: int  # byte offset of the name: the signature's attributes end before it
     doc: Node | None = None
     receiver: str = ""
     qualified_name: str = ""
@@ -302,7 +289,11 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
         ):
             definition.kind = "method"
         node = definition.node
-        start_line, end_line = _lines(node)
+        outer, leads = top(node, source)
+        inner = attributes_before(node, definition.name_start)
+        first = leads[0] if leads else outer
+        start_line, end_line = first.start_point.row + 1, _lines(node)[1]
+        head, name_row = _signature_start(source, node, inner)
         qualified_name = definition.qualified_name
         symbols.append(
             Symbol(
@@ -311,10 +302,16 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
                 name=definition.name,
                 qualified_name=qualified_name,
                 kind=cast(SymbolKind, definition.kind),
-                signature=_signature(source, node),
-                docstring=_docstring(source, definition.doc, node),
+                signature=_signature(source, node, head),
+                docstring=_docstring(source, definition.doc, leads),
+                decorators=[
+                    _truncate(_one_line(_text(source, n)), SIGNATURE_MAX_CHARS)
+                    for n in [*leads, *inner]
+                    if n.type in ATTRIBUTES
+                ],
                 start_line=start_line,
                 end_line=end_line,
+                name_line=name_row + 1,
                 parent=parent,
                 language=language,
             )
@@ -346,6 +343,7 @@ def _definition(source: bytes, pattern: int, captures: dict[str, list[Node]]) ->
         name=text,
         kind=kind,
         pattern=pattern,
+        name_start=name.start_byte,
         doc=doc[0] if doc else None,
         receiver=_one_line(_text(source, receiver[0])) if receiver else "",
     )
@@ -360,17 +358,29 @@ def _lines(node: Node) -> tuple[int, int]:
     return start, end
 
 
-def _signature(source: bytes, node: Node) -> str:
+def _signature_start(source: bytes, node: Node, attributes: list[Node]) -> tuple[int, int]:
+    """Where the signature starts: its byte offset and its row (0-based)."""
     # Keep the keywords that wrappers add on the same line: `export const`, Go `type`.
     opener, wrapper = node, node.parent
     while (
         wrapper is not None
-        and wrapper.type in _WRAPPERS
+        and wrapper.type in WRAPPERS
         and wrapper.start_point.row == node.start_point.row
         and wrapper.named_children[0] == opener
     ):
         opener, wrapper = wrapper, wrapper.parent
-    start = opener.start_byte
+    if not attributes:
+        return opener.start_byte, opener.start_point.row
+    # `@Override public void f()`: the signature is what the annotations precede.
+    last = attributes[-1]
+    start, row = last.end_byte, last.end_point.row
+    while source[start : start + 1].isspace():
+        row += source[start] == 0x0A
+        start += 1
+    return start, row
+
+
+def _signature(source: bytes, node: Node, start: int) -> str:
     body = _body(node)
     if body is not None and body.start_byte > node.start_byte:
         text = _decode(source[start : body.start_byte])
@@ -397,44 +407,13 @@ def _body(node: Node) -> Node | None:
     return None
 
 
-def _docstring(source: bytes, doc: Node | None, node: Node) -> str:
+def _docstring(source: bytes, doc: Node | None, leads: list[Node]) -> str:
     if doc is not None:
         text = _text(source, doc)
-        text = _strip_comment(text) if "comment" in doc.type else _string_body(text)
+        text = _strip_comment(text) if is_comment(doc) else _string_body(text)
     else:
-        comments = [_text(source, c) for c in _leading_comments(node)]
-        # A script's `#!` line is no documentation, even right above a definition.
-        text = "\n".join(_strip_comment(c) for c in comments if not c.startswith("#!"))
+        text = "\n".join(_strip_comment(_text(source, n)) for n in leads if is_comment(n))
     return _truncate(text.strip(), DOCSTRING_MAX_CHARS)
-
-
-def _leading_comments(node: Node) -> list[Node]:
-    """The contiguous comments right above `node` (or above the wrapper it opens)."""
-    anchor: Node | None = node
-    while anchor is not None:
-        comments: list[Node] = []
-        top_row = anchor.start_point.row
-        sibling = anchor.prev_named_sibling
-        while sibling is not None:
-            if sibling.type in _TRANSPARENT:
-                top_row = sibling.start_point.row
-            # The comment's last line (1-based) is at least the row (0-based) above
-            # `top_row`: no blank line between them.
-            elif "comment" in sibling.type and _lines(sibling)[1] >= top_row:
-                before = sibling.prev_sibling
-                if before is not None and before.end_point.row == sibling.start_point.row:
-                    break  # a trailing comment belongs to the code on its line
-                comments.append(sibling)
-                top_row = sibling.start_point.row
-            else:
-                break
-            sibling = sibling.prev_named_sibling
-        if comments:
-            comments.reverse()
-            return comments
-        parent = anchor.parent
-        anchor = parent if parent is not None and parent.type in _WRAPPERS else None
-    return []
 
 
 _LINE_COMMENT = re.compile(r"^\s*(?://[/!]?|#|--)\s?")

@@ -72,10 +72,22 @@ class Symbol(_Record):
     name: str
     qualified_name: str = Field(description="name with its enclosing symbols, dot-separated")
     kind: SymbolKind
-    signature: str = Field(default="", description="the declaration line(s), body elided")
+    signature: str = Field(
+        default="",
+        description="the declaration line(s) from the name's keyword on, body elided",
+    )
     docstring: str = Field(default="")
-    start_line: int = Field(ge=1)
+    decorators: list[str] = Field(
+        default_factory=list,
+        description="the decorators, annotations and attributes in front of it, as written",
+    )
+    start_line: int = Field(
+        ge=1, description="its first line: the first decorator or touching doc comment, if any"
+    )
     end_line: int = Field(ge=1)
+    name_line: int = Field(
+        ge=1, description="the line its signature starts on, past decorators and doc comments"
+    )
     parent: str | None = Field(default=None, description="qualified name of the enclosing symbol")
     language: str = ""
 

@@ -80,7 +80,7 @@ __all__ = [
     "storage_error",
 ]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = (
     "files",
@@ -134,8 +134,10 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
                 ("kind", s),
                 ("signature", s),
                 ("docstring", s),
+                ("decorators", pa.list_(s)),
                 ("start_line", i32),
                 ("end_line", i32),
+                ("name_line", i32),
                 ("parent", s),
                 ("language", s),
                 ("name_lower", s),

@@ -26,8 +26,10 @@ class SymbolMatch(BaseModel):
     kind: str
     signature: str
     docstring: str
+    decorators: list[str]
     start_line: int
     end_line: int
+    name_line: int
     parent: str | None
     language: str
     match: Literal["exact", "prefix", "fuzzy"]

@@ -140,3 +140,59 @@ def test_random_python_is_always_covered(parts, max_chars):
         "r.py", source, "python", tree=parsed.tree, symbols=parsed.symbols, config=cfg
     )
     _check_cover(source, chunks, cfg)
+
+
+def _name_line(symbol, lines: list[str]) -> int:
+    """The line the signature starts on: past the decorators and doc comments."""
+    for number in range(symbol.start_line, symbol.end_line + 1):
+        text = lines[number - 1].strip()
+        if text and symbol.signature[:12] in text:
+            return number
+    raise AssertionError(f"no line of {symbol.qualified_name} opens {symbol.signature!r}")
+
+
+LANGUAGE_FIXTURES = sorted((FIXTURES / "languages").iterdir())
+
+
+@pytest.mark.parametrize("path", LANGUAGE_FIXTURES, ids=lambda p: p.name)
+@pytest.mark.parametrize("cfg", [ChunkConfig(), ChunkConfig(max_chars=120, min_chars=30)])
+def test_the_chunk_of_a_definition_opens_with_its_decorators_and_doc_comment(path, cfg):
+    source = path.read_bytes()
+    language = language_for(path.name)
+    parsed = parse_source(path.name, source, language)
+    chunks = chunk_file(
+        path.name, source, language, tree=parsed.tree, symbols=parsed.symbols, config=cfg
+    )
+    lines = source.decode().split("\n")
+    led = 0
+    for symbol in parsed.symbols:
+        name_line = _name_line(symbol, lines)
+        led += name_line > symbol.start_line
+        (holding,) = [c for c in chunks if c.start_line <= name_line <= c.end_line]
+        assert holding.start_line <= symbol.start_line, (symbol.qualified_name, holding.id)
+    assert led or path.suffix == ".sh"  # every fixture but bash's has a led definition
+
+
+def test_a_large_decorated_definition_keeps_its_decorators_with_its_signature():
+    options = "".join(
+        f'@click.option("--option-{i}", default={i}, help="Option {i}.")\n' for i in range(6)
+    )
+    body = "".join(f"    value_{i} = option_{i} * {i}\n" for i in range(40))
+    source = (
+        "import click\n\n"
+        + "x = 1\n" * 30
+        + "# Runs the job.\n@click.command()\n"
+        + options
+        + "def job(**options):\n"
+        + body
+    ).encode()
+    parsed = parse_source("cli.py", source, "python")
+    (job,) = [s for s in parsed.symbols if s.name == "job"]
+    assert job.start_line == 33 and len(job.decorators) == 7
+    chunks = chunk_file("cli.py", source, "python", tree=parsed.tree, symbols=parsed.symbols)
+    _check_cover(source, chunks, ChunkConfig())
+    (holding,) = [c for c in chunks if c.start_line <= 41 <= c.end_line]  # the def line
+    assert holding.start_line == 33 and holding.symbol == "job"
+    assert holding.text.startswith("# Runs the job.\n@click.command()\n@click.option(")
+    # The chunk before holds the module's lines, none of the command's.
+    assert [c.end_line for c in chunks if c.end_line < 33] == [32]

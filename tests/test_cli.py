@@ -113,6 +113,17 @@ def test_symbol_exact_prefix_fuzzy(indexed, run):
     assert [q["qualified_name"] for q in qualified] == ["CouponDiscount.discount"]
 
 
+def test_symbol_prints_the_decorators_above_the_signature(indexed, run):
+    out = run("symbol", "Cart", "--path", str(indexed), "--limit", "1").output
+    assert out == "shop/pricing.py:16-22  class Cart  (exact)\n    @dataclass\n    class Cart:\n"
+    (found,) = json.loads(run("symbol", "LineItem", "--path", str(indexed), "--json").output)
+    assert (found["start_line"], found["decorators"], found["signature"]) == (
+        9,
+        ["@dataclass"],
+        "class LineItem:",
+    )
+
+
 def test_ask_markdown_and_json(indexed, run):
     text = run("ask", "where are expired session tokens rejected?", "--path", str(indexed)).output
     assert text.startswith("# where are expired session tokens rejected?")

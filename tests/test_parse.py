@@ -1,7 +1,9 @@
 """Symbols and imports from the language fixtures, and parse_source on hostile input.
 
 The expected lists were written by hand from ``fixtures/languages/`` (line numbers read
-off the files), not copied from the parser's output.
+off the files), not copied from the parser's output. A symbol starts at its first
+decorator, annotation, attribute or touching doc comment; each fixture ends with such
+definitions, some after a note a blank line away that stays out.
 """
 
 from __future__ import annotations
@@ -28,132 +30,154 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("constant", "DEFAULT_TTL", 8, 8),
         ("class", "Cache", 11, 38),
         ("method", "Cache.__init__", 17, 20),
-        ("method", "Cache.size", 23, 24),  # the decorator on line 22 is not part of it
+        ("method", "Cache.size", 22, 24),  # starts at its @property
         ("method", "Cache.get", 26, 35),
         ("class", "Cache.Stats", 37, 38),
         ("function", "load", 41, 50),
         ("function", "load._restore", 44, 47),
+        ("function", "items", 53, 57),  # the comment above the decorators
+        ("function", "spaced", 62, 65),  # the note, a blank line away, is not
     ],
     "sample.js": [
         ("constant", "MAX_LISTENERS", 6, 6),
-        ("class", "Bus", 11, 26),
+        ("class", "Bus", 8, 26),
         ("constructor", "Bus.constructor", 12, 15),
-        ("method", "Bus.publish", 18, 21),
+        ("method", "Bus.publish", 17, 21),
         ("method", "Bus.create", 23, 25),
         ("function", "subscribe", 28, 34),
         ("function", "subscribe.wrapped", 29, 31),
         ("function", "channel", 36, 36),
+        ("function", "close", 38, 43),
+        ("class", "Store", 45, 51),
+        ("method", "Store.items", 46, 50),  # the comment above @observable
     ],
     "sample.ts": [
         ("interface", "Entity", 5, 8),
         ("type", "Filter", 10, 10),
         ("enum", "Status", 12, 15),
-        ("class", "Repository", 18, 30),
+        ("class", "Repository", 17, 30),
         ("constructor", "Repository.constructor", 21, 21),
         ("method", "Repository.find", 23, 25),
         ("method", "Repository.save", 27, 29),
         ("module", "Paths", 32, 36),
         ("function", "Paths.root", 33, 35),
         ("function", "makeKey", 38, 40),
+        ("class", "Service", 42, 49),
+        ("method", "Service.user", 44, 48),
     ],
     "sample.tsx": [
         ("interface", "CounterProps", 5, 8),
-        ("function", "Counter", 11, 24),
+        ("function", "Counter", 10, 24),
         ("function", "Counter.increment", 14, 16),
         ("class", "Panel", 26, 30),
         ("method", "Panel.render", 27, 29),
         ("function", "Badge", 32, 32),
+        ("class", "Card", 34, 39),
+        ("method", "Card.toggle", 37, 38),
     ],
     "sample.go": [
-        ("constant", "DefaultPort", 11, 11),
-        ("struct", "Server", 14, 17),
-        ("interface", "Handler", 20, 22),
+        ("constant", "DefaultPort", 10, 11),
+        ("struct", "Server", 13, 17),
+        ("interface", "Handler", 19, 22),
         ("method", "Handler.Handle", 21, 21),
-        ("function", "NewServer", 25, 27),
-        ("method", "Server.Start", 30, 35),
+        ("function", "NewServer", 24, 27),
+        ("method", "Server.Start", 29, 35),
         ("method", "Server.String", 37, 39),
+        ("method", "Server.Stop", 41, 45),
+        ("function", "helper", 49, 49),  # not the note on 47
     ],
     "sample.rs": [
-        ("constant", "LIMIT", 6, 6),
-        ("struct", "Stack", 10, 13),  # #[derive] on line 9 is an attribute, not the struct
+        ("constant", "LIMIT", 5, 6),
+        ("struct", "Stack", 8, 13),  # /// doc, then #[derive] on line 9
         ("enum", "PushError", 15, 17),
         ("trait", "Sized2", 19, 21),
         ("method", "Sized2.len", 20, 20),
-        ("method", "Stack.new", 25, 27),
+        ("method", "Stack.new", 24, 27),
         ("method", "Stack.push", 29, 35),
         ("method", "PushError.fmt", 39, 41),
         ("module", "util", 44, 52),
         ("function", "util.count", 45, 51),
         ("macro", "stack", 54, 56),
+        ("module", "tests", 58, 65),
+        ("function", "tests.push_fails_when_full", 60, 64),
     ],
     "Sample.java": [
-        ("class", "Inventory", 10, 34),
+        ("class", "Inventory", 7, 34),
         ("constant", "Inventory.MAX_ITEMS", 11, 11),
         ("constructor", "Inventory.Inventory", 15, 16),
-        ("method", "Inventory.add", 19, 25),
+        ("method", "Inventory.add", 18, 25),
         ("class", "Inventory.Item", 27, 28),
         ("enum", "Inventory.Zone", 30, 33),
         ("interface", "Auditor", 36, 38),
         ("method", "Auditor.audit", 37, 37),
+        ("class", "StockController", 40, 50),
+        ("method", "StockController.stock", 45, 49),  # not the note on 43
     ],
     "sample.c": [
         ("macro", "RING_MIN", 5, 5),
         ("macro", "RING_WRAP", 6, 6),
         ("type", "byte", 8, 8),
-        ("struct", "ring", 11, 15),
+        ("struct", "ring", 10, 15),
         ("enum", "ring_status", 17, 17),
-        ("function", "ring_new", 20, 27),
+        ("function", "ring_new", 19, 27),
         ("function", "ring_push", 29, 34),
+        ("function", "ring_free", 36, 40),
     ],
     "sample.cpp": [
         ("module", "geo", 6, 34),
-        ("class", "geo.Matrix", 9, 23),
+        ("class", "geo.Matrix", 8, 23),
         ("method", "geo.Matrix.Matrix", 11, 11),
         ("method", "geo.Matrix.at", 13, 15),
         ("method", "geo.Matrix.transpose", 17, 17),  # the declaration in the class
         ("struct", "geo.Point", 25, 27),
         ("method", "geo.Matrix.transpose", 29, 32),  # the out-of-line definition
-        ("function", "clamp", 37, 39),
+        ("function", "clamp", 36, 39),
+        ("function", "area", 41, 44),
     ],
     "Sample.cs": [
         ("module", "Shop.Billing", 4, 41),
-        ("class", "Shop.Billing.Line", 7, 7),
+        ("class", "Shop.Billing.Line", 6, 7),
         ("interface", "Shop.Billing.ITaxPolicy", 9, 12),
         ("method", "Shop.Billing.ITaxPolicy.Rate", 11, 11),
-        ("class", "Shop.Billing.Invoice", 15, 35),
+        ("class", "Shop.Billing.Invoice", 14, 35),
         ("constructor", "Shop.Billing.Invoice.Invoice", 19, 22),
-        ("method", "Shop.Billing.Invoice.Total", 27, 32),
+        ("method", "Shop.Billing.Invoice.Total", 26, 32),
         ("enum", "Shop.Billing.Invoice.State", 34, 34),
         ("struct", "Shop.Billing.Money", 37, 40),
+        ("class", "HealthController", 43, 51),
+        ("method", "HealthController.Get", 49, 50),  # not the note on 47
     ],
     "sample.rb": [
         ("module", "Greeter", 5, 29),
         ("constant", "Greeter.VERSION", 6, 6),
-        ("class", "Greeter.Host", 9, 24),
+        ("class", "Greeter.Host", 8, 24),
         ("method", "Greeter.Host.initialize", 12, 14),
-        ("method", "Greeter.Host.greet", 17, 19),
+        ("method", "Greeter.Host.greet", 16, 19),
         ("method", "Greeter.Host.default", 21, 23),
         ("function", "Greeter.load", 26, 28),  # in a module, not a class
         ("function", "main", 31, 33),
+        ("function", "cli", 35, 39),
     ],
     "sample.php": [
         ("module", "App\\Mail", 3, 3),  # `namespace X;` covers only its own line
         ("constant", "DEFAULT_SENDER", 8, 8),
         ("interface", "Transport", 10, 13),
         ("method", "Transport.send", 12, 12),
-        ("class", "Mailer", 18, 30),
+        ("class", "Mailer", 15, 30),
         ("method", "Mailer.__construct", 20, 22),
-        ("method", "Mailer.welcome", 25, 29),
+        ("method", "Mailer.welcome", 24, 29),
         ("trait", "Retries", 32, 38),
         ("method", "Retries.retry", 34, 37),
         ("function", "render_welcome", 40, 43),
+        ("class", "Routes", 45, 53),
+        ("method", "Routes.list", 47, 52),
     ],
     "sample.kt": [
         ("constant", "MAX_NOTES", 6, 6),
-        ("class", "Note", 9, 9),
+        ("class", "Note", 8, 9),
         ("interface", "NoteStore", 11, 13),
         ("method", "NoteStore.all", 12, 12),
-        ("class", "MemoryStore", 16, 29),
+        ("class", "MemoryStore", 15, 29),
         ("method", "MemoryStore.all", 19, 19),
         ("method", "MemoryStore.add", 21, 24),
         ("method", "MemoryStore.empty", 27, 27),  # the companion object is transparent
@@ -162,34 +186,39 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("enum", "Priority", 35, 35),
         ("function", "summarize", 37, 40),
         ("function", "summarize.firstLine", 38, 38),
+        ("class", "Reminder", 42, 47),
+        ("method", "Reminder.ping", 45, 46),
     ],
     "sample.swift": [
-        ("enum", "TemperatureUnit", 5, 8),
+        ("enum", "TemperatureUnit", 4, 8),
         ("interface", "Sensor", 10, 12),
         ("method", "Sensor.read", 11, 11),
-        ("struct", "Thermometer", 15, 30),
+        ("struct", "Thermometer", 14, 30),
         ("constructor", "Thermometer.init", 18, 20),
-        ("method", "Thermometer.read", 23, 25),
+        ("method", "Thermometer.read", 22, 25),
         ("method", "Thermometer.convert", 27, 29),
         ("class", "Station", 32, 38),
         ("method", "Station.average", 35, 37),
         ("function", "describe", 40, 42),
+        ("class", "Reporter", 44, 51),
+        ("method", "Reporter.report", 47, 50),
     ],
     "sample.scala": [
-        ("trait", "Rule", 7, 9),
+        ("trait", "Rule", 6, 9),
         ("method", "Rule.apply", 8, 8),
         ("class", "Discount", 11, 13),
         ("method", "Discount.apply", 12, 12),
-        ("class", "Engine", 16, 23),
+        ("class", "Engine", 15, 23),
         ("method", "Engine.price", 19, 22),
         ("function", "Engine.price.step", 20, 20),
         ("class", "Engine", 25, 29),  # the companion object
         ("method", "Engine.of", 28, 28),
         ("function", "main", 31, 31),
+        ("function", "legacyPrice", 33, 35),
     ],
     "sample.sh": [
         ("constant", "BACKUP_DIR", 7, 7),
-        ("function", "log", 10, 12),
+        ("function", "log", 9, 12),
         ("function", "backup", 14, 19),
         ("function", "main", 21, 25),
     ],
@@ -258,6 +287,7 @@ def test_symbols(name: str):
         expected_parent = symbol.qualified_name[: -len(symbol.name)].rstrip(".") or None
         assert symbol.parent == expected_parent
         assert symbol.signature and "\n" not in symbol.signature
+        assert symbol.start_line <= symbol.name_line <= symbol.end_line
 
 
 @pytest.mark.parametrize("name", sorted(IMPORTS))
@@ -314,6 +344,130 @@ def test_brace_language_docstrings_and_signatures():
     assert java["Auditor.audit"].signature == "void audit(Inventory inventory);"
 
 
+LED: list[tuple[str, str, list[str], str, str]] = [
+    # fixture, symbol, its decorators, its signature, its docstring
+    (
+        "sample.py",
+        "items",
+        ['@app.route("/items")', "@login_required"],
+        "def items(limit: int = 10) -> list[str]:",
+        "Registered under /items; the options are the interface.",
+    ),
+    ("sample.py", "Cache.size", ["@property"], "def size(self) -> int:", ""),
+    ("sample.py", "spaced", ["@staticmethod"], "def spaced() -> int:", ""),
+    (
+        "Sample.java",
+        "StockController",
+        ["@RestController"],
+        "class StockController",
+        "Serves the stock endpoint.",
+    ),
+    (
+        "Sample.java",
+        "StockController.stock",
+        ['@GetMapping("/stock")', "@Deprecated"],
+        "public int stock()",
+        "",
+    ),
+    ("sample.kt", "Reminder", ["@Serializable"], "class Reminder", "Schedules reminders."),
+    ("sample.kt", "Reminder.ping", ["@JvmStatic"], "fun ping(): String", ""),
+    (
+        "Sample.cs",
+        "HealthController",
+        ["[ApiController]"],
+        "public class HealthController",
+        "<summary>Answers health checks.</summary>",
+    ),
+    ("Sample.cs", "HealthController.Get", ['[HttpGet("/health")]'], "public string Get()", ""),
+    ("sample.rs", "tests", ["#[cfg(test)]"], "mod tests", ""),
+    (
+        "sample.rs",
+        "tests.push_fails_when_full",
+        ["#[test]"],
+        "fn push_fails_when_full()",
+        "Pushing past the limit fails.",
+    ),
+    (
+        "sample.rs",
+        "Stack",
+        ["#[derive(Debug, Clone)]"],
+        "pub struct Stack<T>",
+        "A stack that refuses to grow past its capacity.",
+    ),
+    (
+        "sample.go",
+        "Server.Stop",
+        [],
+        "func (s *Server) Stop() error",
+        "Stop shuts the server down.\nIt is safe to call twice.",
+    ),
+    ("sample.go", "helper", [], "func helper()", ""),
+    ("sample.js", "close", [], "export function close(bus)", "Closes the bus."),
+    ("sample.js", "Store.items", ["@observable"], "items()", "Everything stored."),
+    ("sample.ts", "Service", ["@Injectable()"], "class Service", ""),
+    ("sample.ts", "Service.user", ["@Input()"], "user(): string", "The current user."),
+    ("sample.tsx", "Card", ["@observer"], "class Card extends React.Component", "A titled card."),
+    ("sample.tsx", "Card.toggle", ["@action"], "toggle()", ""),
+    (
+        "sample.c",
+        "ring_free",
+        [],
+        "void ring_free(struct ring *r)",
+        "Frees the ring and its buffer.",
+    ),
+    (
+        "sample.cpp",
+        "area",
+        ["[[nodiscard]]"],
+        "int area(int w, int h)",
+        "The area of a w by h box.",
+    ),
+    (
+        "sample.php",
+        "Routes.list",
+        ["#[Route('/users')]"],
+        "public function list(): array",
+        "Lists users.",
+    ),
+    (
+        "sample.rb",
+        "cli",
+        [],
+        "def cli",
+        "Runs the greeter from the command line.\nExits non-zero on failure.",
+    ),
+    (
+        "sample.swift",
+        "Reporter",
+        ["@available(macOS 10.15, *)"],
+        "final class Reporter",
+        "Reports readings to the log.",
+    ),
+    ("sample.swift", "Reporter.report", ["@discardableResult"], "func report() -> Bool", ""),
+    (
+        "sample.scala",
+        "legacyPrice",
+        ['@deprecated("use Engine", "1.0")'],
+        "def legacyPrice(total: BigDecimal): BigDecimal =",
+        "Pricing before rules existed.",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "qualified_name", "decorators", "signature", "doc"), LED)
+def test_decorators_lead_the_definition_and_the_signature_follows_them(
+    name: str, qualified_name: str, decorators: list[str], signature: str, doc: str
+):
+    (symbol,) = [s for s in _parse(name).symbols if s.qualified_name == qualified_name]
+    assert symbol.decorators == decorators
+    assert symbol.signature == signature
+    assert symbol.docstring == doc
+    # The name's line opens the signature, below what leads it.
+    lines = (LANGUAGES / name).read_text().split("\n")
+    assert symbol.start_line < symbol.name_line or not (decorators or doc)
+    assert signature[:12] in lines[symbol.name_line - 1]
+
+
 def test_comment_docstrings_need_adjacency_and_skip_shebangs():
     source = (
         b"#!/bin/bash\nfirst() { :; }\n\n"
@@ -348,7 +502,7 @@ def test_non_ascii_before_a_definition_keeps_lines_and_text_exact():
     parsed = parse_source("u.py", source, "python")
     found = [(s.kind, s.qualified_name, s.start_line, s.end_line) for s in parsed.symbols]
     assert found == [
-        ("constant", "GREETING", 2, 2),
+        ("constant", "GREETING", 1, 2),  # with the comment right above it
         ("function", "grüße", 4, 6),
         ("class", "Ünïcode", 8, 9),
         ("method", "Ünïcode.método", 9, 9),
@@ -357,6 +511,7 @@ def test_non_ascii_before_a_definition_keeps_lines_and_text_exact():
     assert by_name["grüße"].signature == "def grüße(name: str) -> str:"
     assert by_name["grüße"].docstring == "Grüßt 🙂 jemanden."
     assert by_name["GREETING"].signature == 'GREETING = "héllo wörld ✓"'
+    assert by_name["GREETING"].docstring == "Größe: ½ — 日本語のコメント"
 
 
 @pytest.mark.parametrize("language", sorted(CODE_LANGUAGES))

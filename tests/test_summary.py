@@ -23,6 +23,7 @@ def _sym(name: str, kind: str, parent: str | None = None) -> Symbol:
         kind=kind,
         start_line=1,
         end_line=2,
+        name_line=1,
         parent=parent,
     )  # type: ignore[arg-type]
 
