@@ -40,6 +40,7 @@ from dowse.explore.records import (
     TrackFindings,
     TrackSpec,
 )
+from dowse.indexer.secrets import safe_text
 from dowse.indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -131,7 +132,10 @@ class Context:
         except OSError:
             result = None
         else:
-            result = data.decode("utf-8", errors="replace").splitlines()
+            # What explore quotes passes the indexer's secret check: a file that is a
+            # secret as a whole reads as unreadable, values in others as [REDACTED].
+            text = safe_text(data, path)
+            result = None if text is None else text.splitlines()
         with self._lock:
             self._lines[path] = result
         return result
@@ -196,9 +200,12 @@ def verify_citation(root: Path, citation: Citation) -> str | None:
     if not real.is_file():
         return f"{rel} does not exist"
     try:
-        lines = real.read_bytes().decode("utf-8", errors="replace").splitlines()
+        text = safe_text(real.read_bytes(), rel)
     except OSError as exc:
         return f"{rel}: {exc.strerror or exc}"
+    if text is None:
+        return f"{rel} holds a secret"
+    lines = text.splitlines()  # redacted as the quotes are
     if citation.end_line < citation.start_line or citation.end_line > len(lines):
         return f"{citation.ref}: the file has {len(lines)} lines"
     quote = _norm(citation.quote)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from dowse.indexer.secrets import file_secret, redact
 from dowse.indexer.store import quote_list
 from dowse.retrieval.records import Hit, SearchOptions
 from dowse.tokens import tokenize
@@ -124,11 +125,14 @@ def _chunk_hit(c: Candidate) -> Hit:
 
 
 def read_lines(path: Path, start: int, end: int) -> str | None:
-    """Lines `start`..`end` (from 1) of the file at `path` as it is now; None when it
-    cannot be read."""
+    """Lines `start`..`end` (from 1) of the file at `path` as it is now, redacted as the
+    index is (`indexer.secrets`); None when it cannot be read or is a secret as a whole
+    (it became one since it was indexed)."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
+    if file_secret(data) is not None:
+        return None
     lines = data.split(b"\n")[start - 1 : end]
-    return b"\n".join(lines).decode("utf-8", "replace")
+    return redact(b"\n".join(lines).decode("utf-8", "replace"), path.name)
