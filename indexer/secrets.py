@@ -2,7 +2,7 @@
 
 Two decisions, both made here and nowhere else:
 
-- `file_secret(data)`: the whole file is a secret and is not read at all (its reason
+- `file_secret(data, path)`: the whole file is a secret and is not read at all (its reason
   starts with ``"secret: "``): a private key block (PEM, OpenSSH, PGP, PuTTY), a
   kubeconfig, a Kubernetes ``Secret`` manifest. Such a file is key material through and
   through; redacting a line of it would leave the rest.
@@ -50,6 +50,8 @@ from detect_secrets.plugins.keyword import (
 )
 from detect_secrets.plugins.private_key import PrivateKeyDetector
 from detect_secrets.util.filetype import determine_file_type
+
+from dowse.languages import CODE_LANGUAGES, language_for
 
 __all__ = ["REDACTED", "SCANNER", "file_secret", "redact", "redact_bytes", "safe_text"]
 
@@ -135,7 +137,7 @@ _HEX_MIN_LENGTH = 32
 secrets in hex are 32 or more (128-bit keys and up)."""
 _PLACEHOLDER = re.compile(
     r"example|sample|dummy|placeholder|changeme|change_me|your[_-]|xxxx|\*\*\*|<|>|\.\.\.|"
-    r"redacted|^test$|^secret$|^password$|^none$|^null$|^true$|^false$",
+    r"redacted|^test$|^secret$|^pass$|^passw(?:or)?d$|^pw$|^none$|^null$|^true$|^false$",
     re.IGNORECASE,
 )
 """Values the keyword and entropy plugins find that are documentation, not secrets."""
@@ -177,6 +179,7 @@ _QUOTED_RUN = re.compile(r"['\"][A-Za-z0-9+/=_\\-]{20,}['\"]")
 _HEX_CONTEXT = re.compile(r"key|secret|token|pass|auth|pwd|credential", re.IGNORECASE)
 """A long hex string is a digest (a commit, a content hash) unless its line says it is a
 key."""
+_DOTTED_NAME = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
 _CONSTANT_NAME = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 """An upper-case name with underscores (``"DOWSE_LLM_API_KEY"``) names a secret, it is
 not one."""
@@ -208,8 +211,11 @@ def _heuristic_ok(value: str, line: str, plugin: BasePlugin) -> bool:
     still a secret after them."""
     if len(value) < 4 or _PLACEHOLDER.search(value) or _CONSTANT_NAME.fullmatch(value):
         return False
-    if isinstance(plugin, KeywordDetector) and any(c.isspace() for c in value):
-        return False  # prose ("secret: private key"), a message or a label, not a password
+    if isinstance(plugin, KeywordDetector) and (
+        any(c.isspace() for c in value) or _DOTTED_NAME.fullmatch(value)
+    ):
+        # Prose ("secret: private key"), a label, or a reference ("secrets.file_secret").
+        return False
     steps = sum(ord(b) - ord(a) == 1 for a, b in zip(value, value[1:], strict=False))
     if len(value) >= 8 and steps >= 0.8 * len(value):
         return False  # an alphabet ("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567")
@@ -441,14 +447,18 @@ def _key_markers() -> tuple[bytes, ...]:
     return (*markers, b"PRIVATE KEY", b"PuTTY-User-Key-File-")
 
 
-def file_secret(data: bytes) -> str | None:
-    """Why a file's bytes are a secret as a whole (``"secret: …"``), or None."""
+def file_secret(data: bytes, path: str = "") -> str | None:
+    """Why a file's bytes are a secret as a whole (``"secret: …"``), or None.
+
+    A kubeconfig or a Secret manifest is one in a configuration file (YAML, JSON, none
+    of the languages with a grammar), wherever it lies; a file of code that holds one in
+    a string (a test's fixture) is code, and its values are redacted instead."""
     if any(marker in data for marker in _key_markers()):
         if _PEM_KEY.search(data):
             return "secret: private key"
         if b"PuTTY-User-Key-File-" in data and _PUTTY_KEY.search(data):
             return "secret: PuTTY private key"
-    if b"kind" in data:
+    if b"kind" in data and language_for(path) not in CODE_LANGUAGES:
         for m in _KUBE_KIND.finditer(data):
             if m.group(1) == b"Config" and _KUBECONFIG_KEYS.search(data):
                 return "secret: kubeconfig"
@@ -460,6 +470,6 @@ def file_secret(data: bytes) -> str | None:
 def safe_text(data: bytes, path: str = "") -> str | None:
     """A file's text as dowse may show it: None when the file is a secret as a whole,
     else decoded leniently and redacted."""
-    if file_secret(data) is not None:
+    if file_secret(data, path) is not None:
         return None
     return redact(data.decode("utf-8", "replace"), path)

@@ -325,7 +325,7 @@ def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> 
     if _looks_binary(data):
         return "binary"
     if not config.include_secrets:
-        secret = file_secret(data)
+        secret = file_secret(data, path)
         if secret is not None:
             return secret
     if _extension(path.rpartition("/")[2]) in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:

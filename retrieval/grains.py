@@ -132,7 +132,7 @@ def read_lines(path: Path, start: int, end: int) -> str | None:
         data = path.read_bytes()
     except OSError:
         return None
-    if file_secret(data) is not None:
+    if file_secret(data, path.name) is not None:
         return None
     lines = data.split(b"\n")[start - 1 : end]
     return redact(b"\n".join(lines).decode("utf-8", "replace"), path.name)

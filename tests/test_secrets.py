@@ -155,6 +155,7 @@ SAFE = [
     ("a comparison with a name", "app/auth.py", "if password == expected_password:"),
     ("prose", "CHANGELOG.md", "- The password prompt no longer echoes the secret key."),
     ("a short id", "app/ids.py", 'key = "name"'),
+    ("a reference in prose", "app/walk.py", "a Kubernetes Secret: `secrets.file_secret`;"),
 ]
 
 
@@ -236,8 +237,17 @@ _SECRET_JSON = json.dumps(
     ids=["pem", "openssh", "putty2", "putty3", "kubeconfig", "secret-yaml", "secret-json"],
 )
 def test_whole_file_secrets_by_content(data: str, reason: str) -> None:
-    assert file_secret(data.encode()) == reason
+    assert file_secret(data.encode(), "any/where.yaml") == reason
+    assert file_secret(data.encode(), "config") == reason
     assert safe_text(data.encode(), "x.yaml") is None
+
+
+def test_a_manifest_inside_code_is_code() -> None:
+    # A test that builds a kubeconfig in a string stays indexed (its values redacted).
+    source = f'KUBECONFIG = """\n{_KUBECONFIG}"""\n'.encode()
+    assert file_secret(source, "tests/test_kube.py") is None
+    assert file_secret(source, "ops/kube.yaml") == "secret: kubeconfig"
+    assert file_secret(_pem().encode(), "tests/test_tls.py") == "secret: private key"
 
 
 @pytest.mark.parametrize(
