@@ -154,7 +154,7 @@ def table(results: dict[str, Any]) -> str:
                 "secrets",
                 "a password literal with no known token format",
                 "indexed" if c["generic_password_indexed"] else "not indexed",
-                "not claimed",
+                "not indexed",
             ),
         ]
     if c := results.get("diskfull"):

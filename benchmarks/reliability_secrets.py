@@ -1,5 +1,6 @@
 """The secrets case of benchmarks/reliability.py: a repository seeded with secret files
-and in-source tokens, and every text of the index searched for the seeded values.
+(skipped) and tokens and passwords inside code and configuration (redacted, the files
+kept), and every text of the index searched for the seeded values.
 """
 
 from __future__ import annotations
@@ -159,6 +160,77 @@ def secrets_repo(root: Path, rng: random.Random) -> list[tuple[str, str, str]]:
         "private key in Markdown",
         first,
     )
+    # Whole files recognised by content, wherever they are.
+    v = _alnum(rng, 48)
+    put(
+        "ops/cluster-admin.yaml",
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: prod\n"
+        f"users:\n- name: admin\n  user:\n    token: {v}\n",
+        "kubeconfig by content",
+        v,
+    )
+    v = base64.b64encode(_alnum(rng, 24).encode()).decode()
+    put(
+        "k8s/db-secret.yaml",
+        f"apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n  password: {v}\n",
+        "Kubernetes Secret manifest",
+        v,
+    )
+    v = base64.b64encode(bytes(rng.randrange(256) for _ in range(90))).decode()
+    put(
+        "ops/deploy-key.txt",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: deploy\n"
+        f"Public-Lines: 2\n{_alnum(rng, 64)}\n{_alnum(rng, 20)}\nPrivate-Lines: 1\n{v}\n",
+        "PuTTY key by content",
+        v,
+    )
+    # Tokens and passwords in files of code and configuration: redacted, the files kept.
+    for rel, what, template, v in (
+        (
+            "bot/llm.py",
+            "OpenAI key",
+            'KEY = "{}"',
+            f"sk-proj-{_alnum(rng, 20)}T3BlbkFJ" + _alnum(rng, 20),
+        ),
+        ("bot/claude.ts", "Anthropic key", 'const k = "{}";', "sk-ant-api03-" + _alnum(rng, 93)),
+        ("web/maps.js", "Google API key", 'const maps = "{}";', "AIza" + _alnum(rng, 35)),
+        ("ml/hub.py", "Hugging Face token", 'login(token="{}")', "hf_" + _alnum(rng, 34)),
+        ("ci/gitlab.py", "GitLab token", 'TOKEN = "{}"', "glpat-" + _alnum(rng, 20)),
+        (
+            "mail/send.rb",
+            "SendGrid key",
+            'SENDGRID = "{}"',
+            f"SG.{_alnum(rng, 22)}.{_alnum(rng, 43)}",
+        ),
+        (
+            "ops/notify.py",
+            "Slack webhook",
+            'HOOK = "{}"',
+            f"https://hooks.slack.com/services/T{_alnum(rng, 8, upper)}/B{_alnum(rng, 8, upper)}/"
+            + _alnum(rng, 24),
+        ),
+        ("ci/release.yml", "PyPI token", "password: {}", "pypi-AgEIcHlwaS5vcmc" + _alnum(rng, 80)),
+        (
+            "deploy/aws.sh",
+            "AWS secret key without its id",
+            "export AWS_SECRET_ACCESS_KEY={}",
+            _alnum(rng, 40),
+        ),
+        (
+            "app/db_url.py",
+            "password in a database URL",
+            'URL = "postgres://app:{}@db/prod"',
+            _alnum(rng, 18),
+        ),
+        ("proj/settings.py", "SECRET_KEY in settings", 'SECRET_KEY = "{}"', _alnum(rng, 40)),
+        (
+            "requirements.txt",
+            "password in a requirement URL",
+            "git+https://ci:{}@git.example.com/lib.git#egg=lib",
+            _alnum(rng, 20),
+        ),
+    ):
+        put(rel, template.format(v) + "\n", what, v)
     # A symlink with a harmless name to a secret.
     (root / "config" / "innocent.txt").symlink_to("../.env")
     seeded.append(("config/innocent.txt", "symlink to .env", seeded[0][2]))
@@ -202,7 +274,7 @@ def secrets_case(
     shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True)
     seeded = secrets_repo(root, rng)
-    # A password literal with no recognisable format: not claimed, shown for honesty.
+    # A password literal with no token format, found by its name alone (the keyword rule).
     generic = _alnum(rng, 20)
     (root / "app" / "db.py").write_text(f'DB_PASSWORD = "{generic}"\n')
     values = sorted({v for _, _, v in seeded})
@@ -232,9 +304,11 @@ def secrets_case(
     )
     indexed = {r["path"] for r in Store.open(root / ".dowse").rows("files", ["path"])}
 
+    value_of = {path: v for path, _, v in seeded}
+
     def outcome(path: str) -> str:
         if path in indexed:
-            return "**indexed**"
+            return "**indexed**" if value_of[path] in found else "redacted"
         parts = path.split("/")
         for n in range(len(parts) - 1, 0, -1):  # a skipped directory holding it
             if "/".join(parts[:n]) + "/" in reasons:

@@ -14,6 +14,8 @@ Invariants:
   scope, found among at most `SCAN_LIMIT` commits. Commits touching more than
   `HUGE_COMMIT` files (mass renames, reformatting) count for hot files but not for
   co-change: they couple everything with everything.
+- Commit subjects are shown redacted (`indexer.secrets`); files are quoted through
+  `Context.lines`, which redacts them.
 - Not a git work tree, or no git: the understood gate fails with the reason; nothing
   raises.
 """
@@ -29,6 +31,7 @@ from dowse import git
 from dowse.errors import GitError
 from dowse.explore.records import Citation, GitReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.indexer.secrets import redact
 
 __all__ = ["git_track"]
 
@@ -259,8 +262,9 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         existing = set(ctx.all_files())
         if report.head is not None:
             narrow = bool(ctx.scope or repo.prefix)
+            # Subjects are text from the repository: redacted like everything quoted.
             report.recent = [
-                ln
+                redact(ln)
                 for ln in _git(
                     ctx.root,
                     "log",

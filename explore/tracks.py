@@ -41,6 +41,7 @@ from dowse.explore.records import (
     TrackSpec,
 )
 from dowse.indexer.reading import read_inside, text_bytes
+from dowse.indexer.secrets import safe_text
 from dowse.indexer.walk import WalkConfig, walk
 
 __all__ = [
@@ -128,7 +129,10 @@ class Context:
             if path in self._lines:
                 return self._lines[path]
         data = read_inside(self.root, path)
-        result = None if data is None else _text_lines(data)
+        # What explore quotes passes the indexer's secret check: a file that is a secret
+        # as a whole reads as unreadable, values in others as [REDACTED].
+        text = None if data is None else safe_text(data, path)
+        result = None if text is None else _text_lines(text.encode("utf-8"))
         with self._lock:
             self._lines[path] = result
         return result
@@ -204,9 +208,12 @@ def verify_citation(root: Path, citation: Citation) -> str | None:
     if not real.is_file():
         return f"{rel} does not exist"
     try:
-        lines = _text_lines(text_bytes(real.read_bytes()))
+        text = safe_text(text_bytes(real.read_bytes()), rel)
     except OSError as exc:
         return f"{rel}: {exc.strerror or exc}"
+    if text is None:
+        return f"{rel} holds a secret"
+    lines = _text_lines(text.encode("utf-8"))  # redacted as the quotes are
     if citation.end_line < citation.start_line or citation.end_line > len(lines):
         return f"{citation.ref}: the file has {len(lines)} lines"
     quote = _norm(citation.quote)

@@ -41,6 +41,7 @@ from dowse.indexer.extract import (
 )
 from dowse.indexer.records import SkippedFile, content_hash
 from dowse.indexer.resolve import resolve_import, suffix_map
+from dowse.indexer.secrets import SCANNER
 from dowse.indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.walk import WalkConfig, walk
@@ -213,6 +214,10 @@ class _Run:
         self._timed("walk", t)
         self.progress("walk", len(result.files), len(result.files))
 
+        # Text stored under other secret rules (another dowse, --include-secrets) is read
+        # again whole, and the history with it, so that none of it outlives this run.
+        scan = "included" if self.cfg.walk.include_secrets else SCANNER
+        rescan = self.store.manifest.secret_scan != scan
         t = time.perf_counter()
         skipped = list(result.skipped)
         unchanged: list[str] = []
@@ -222,6 +227,8 @@ class _Run:
         todo: list[FileJob] = []
         for e in result.files:
             o = old.get(e.path)
+            if rescan:
+                o = None
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
                 unchanged.append(e.path)
             elif language_for(e.path) is None:
@@ -288,11 +295,13 @@ class _Run:
         )
         t = time.perf_counter()
         source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
-        history = update_history(self.store.manifest.history, source)
+        history = update_history("" if rescan else self.store.manifest.history, source)
         self._timed("history", t)
         history_flag = self.store.manifest.no_history == self.cfg.history  # to be recorded
+        purge = bool(old) and (rescan or _holds_secret(parsed, skipped, deleted, old))
         if not (
             parsed
+            or rescan
             or deleted
             or touched
             or skipped_changed
@@ -327,6 +336,8 @@ class _Run:
         if history:
             head, rows, replace = history
             (self.store.overwrite if replace else self.store.add)("commits", rows)
+        if purge:
+            self.store.rewrite()
         self._ensure_indexes()
         missing: list[dict[str, Any]] = []
         reused = 0
@@ -336,7 +347,7 @@ class _Run:
             [_summary_row(p.file) for p in parsed]
             + _definition_rows(s for p in parsed for s in p.symbols)
         )
-        if reused or deleted or changed:
+        if reused or deleted or changed or purge:
             self._ensure_vector_index()
         self.store.commit(
             embedded=not missing and not catch_up and self.cfg.embed,
@@ -346,6 +357,7 @@ class _Run:
             embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
             walk=_walk_record(self.cfg.walk),
             no_history=not self.cfg.history,
+            secret_scan=scan,
             **({"history": history[0]} if history else {}),
         )
         self._timed("write", t)
@@ -359,6 +371,8 @@ class _Run:
                 embedded = self._embed(missing)
             if missing or catch_up:
                 self.store.commit(embedded=True, no_embed=False)
+        if purge:
+            self.store.forget_versions()
         self.store.cleanup()
         return self._stats(len(live), stats, embedded=embedded, reused=reused)
 
@@ -638,6 +652,25 @@ def _summary_row(file: dict[str, Any]) -> dict[str, Any]:
         "text": file["summary"],
         "table": "file_vectors",
     }
+
+
+def _holds_secret(
+    parsed: list[FileOutcome],
+    skipped: list[SkippedFile],
+    deleted: list[str],
+    old: dict[str, Any],
+) -> bool:
+    """Whether rows this run replaces or drops may hold a secret: a file indexed before
+    whose text is now redacted, or one now skipped as a secret (itself or its directory).
+    Such rows must leave the index directory now, not after `GRACE`."""
+    if any(p.redacted and p.path in old for p in parsed):
+        return True
+    secret = [s.path for s in skipped if s.reason.startswith("secret")]
+    gone = set(deleted)
+    return any(
+        path in gone or (path.endswith("/") and any(g.startswith(path) for g in gone))
+        for path in secret
+    )
 
 
 def _no_progress(stage: str, done: int, total: int) -> None:

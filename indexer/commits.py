@@ -13,6 +13,9 @@ Where the history comes from (`HistorySource`): by default the git repository th
 lies in, at its HEAD; `dowse eval` names a clone and a commit instead, since the trees it
 indexes are exports without a `.git`. No repository, no git, or a repository without
 commits: no history, and nothing else changes.
+
+A message is redacted (`indexer.secrets`) before its subject and tokens are kept: a
+token pasted into a commit message is neither stored nor shown.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any
 
 from dowse import git
 from dowse.errors import GitError
+from dowse.indexer.secrets import redact
 from dowse.languages import language_for
 from dowse.tokens import token_text
 
@@ -121,7 +125,9 @@ def read_commits(
         ]
         if not files or len(files) > MAX_FILES:
             continue
-        message = message.strip()[:_MESSAGE_CHARS]
+        # Redacted before anything is kept: the subject is shown (`ask`'s commits) and the
+        # tokens are searched.
+        message = redact(message.strip()[:_MESSAGE_CHARS])
         rows.append(
             {
                 "id": sha,

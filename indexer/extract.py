@@ -1,4 +1,4 @@
-"""Per-file work of an index run: read → check → hash → parse → chunk → rows.
+"""Per-file work of an index run: read → check → hash → redact → parse → chunk → rows.
 
 `extract_files` runs it inline for a few files and in a pool of worker processes for
 many (parsing and tokenizing are CPU-bound Python; threads would not help). Workers
@@ -10,6 +10,10 @@ Invariants:
   and a file's recorded size and mtime are those of the bytes read. The bytes are then
   put in their text form (`text_bytes`: UTF-16 decoded, lone CRs as LFs) before any
   check, hash or parse, so every stage and every reader counts the same lines.
+- File text enters the index here and only here, and it is redacted first
+  (`secrets.redact`, unless the walk includes secrets): chunks, symbols' signatures and
+  docstrings, summaries, full-text tokens and embedded texts are all made from the
+  redacted bytes. Line numbers are those of the file (redaction stays within a line).
 - A file's outcome is exactly one of: skipped (with a reason), touched (content hash
   unchanged; only its stat changed), or extracted (rows).
 - A worker that dies (a grammar crashing the process) never loses a file: its batch is
@@ -37,6 +41,7 @@ from dowse.indexer.chunk import ChunkConfig, chunk_file
 from dowse.indexer.parse import parse_source
 from dowse.indexer.reading import ReadRefused, read_walked, text_bytes
 from dowse.indexer.records import content_hash
+from dowse.indexer.secrets import redact_bytes
 from dowse.indexer.summary import file_summary
 from dowse.indexer.walk import WalkConfig, check_content
 from dowse.languages import CODE_LANGUAGES, language_for
@@ -89,6 +94,8 @@ class FileOutcome:
     symbols: list[dict[str, Any]] = field(default_factory=list)
     chunks: list[dict[str, Any]] = field(default_factory=list)
     imports: list[dict[str, Any]] = field(default_factory=list)
+    redacted: bool = False
+    """Secrets in the file were replaced by ``[REDACTED]`` in every row."""
 
 
 def _rows(
@@ -171,14 +178,18 @@ def process_file(
     reason = check_content(job.path, data, cfg.walk)
     if reason:
         return FileOutcome(path=job.path, skipped=reason)
-    # The hash is of the text form: a file indexed before that form existed (lone CRs)
-    # hashes differently now and is parsed again instead of kept with its old lines.
+    # The hash is of the text form, not the redacted text: a file indexed before that
+    # form existed (lone CRs) hashes differently now and is parsed again, an edit of a
+    # secret alone re-reads the file, and everything stored is of the redacted text.
     digest = content_hash(data)
     if digest == job.old_hash:
         return FileOutcome(
             path=job.path, touched=True, hash=digest, size=job.size, mtime_ns=job.mtime_ns
         )
-    return _rows(job, data, language, digest, cfg, parse=parse, note=note)
+    text = data if cfg.walk.include_secrets else redact_bytes(data, job.path)
+    out = _rows(job, text, language, digest, cfg, parse=parse, note=note)
+    out.redacted = text is not data
+    return out
 
 
 def _safe(job: FileJob, cfg: ExtractConfig) -> FileOutcome:

@@ -27,7 +27,9 @@ Invariants:
   manifest records when), so a reader that opened the previous manifest can finish.
   Older versions of live tables are kept for `GRACE` after a commit replaced them (the
   manifest records which and when), and no longer: an index written every few seconds
-  stays bounded.
+  stays bounded. A run that drops rows holding a secret keeps nothing for readers: it
+  rewrites the tables and deletes every other version and table at once (`rewrite`,
+  `forget_versions`), so no byte of those rows is left in the index directory.
 - embed_cache is append-only and not part of a snapshot: a vector computed once is kept
   even when the run that computed it is interrupted. Being only a cache, a damaged one is
   dropped and started afresh by `--rebuild` (an incremental run reports it).
@@ -51,6 +53,7 @@ import re
 import secrets
 import shutil
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -237,6 +240,12 @@ class Manifest(BaseModel):
     no_history: bool = Field(default=False, description="built with --no-history")
     walk: dict[str, Any] = Field(
         default_factory=dict, description="the walk options of the last run (reused)"
+    )
+    secret_scan: str = Field(
+        default="",
+        description="the secret rules the stored text was redacted with "
+        "(`secrets.SCANNER`), 'included' for --include-secrets, '' unknown: "
+        "under other rules every file is read again",
     )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -685,6 +694,37 @@ class Store:
             cache.optimize(cleanup_older_than=PRUNE_MARGIN)
         if moved:
             self.commit()
+
+    # -- forgetting --------------------------------------------------------------------
+
+    def rewrite(self) -> None:
+        """Write every snapshot table anew as its current rows alone (before a commit).
+
+        A delete only marks rows deleted: their bytes stay in the data files of the table
+        (compaction leaves a file whose deleted share is small) and in its indexes. Rows
+        dropped because they held a secret must not stay anywhere, so the table is
+        replaced by a copy of what it holds now. Its indexes go with it: the caller
+        builds them again before committing; `forget_versions` then deletes the rest.
+        """
+        for name in SNAPSHOT_TABLES:
+            table = self.table(name)
+            table.add(table.to_arrow(), mode="overwrite")
+
+    def forget_versions(self) -> None:
+        """Delete, now, every table version and table the committed snapshot does not
+        name (after a commit, the lock held), with no `GRACE`: a reader still using the
+        previous snapshot fails its request, and its next one reads this snapshot."""
+        # Compacted and committed first, so that the pruning never deletes a version the
+        # manifest on disk names (an interruption then leaves an index that opens).
+        for name in SNAPSHOT_TABLES:
+            self.table(name).optimize()
+        self.commit(superseded={})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "removes every version": wanted
+            for name in SNAPSHOT_TABLES:
+                self.table(name).optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
+        self._drop_unused(timedelta(0))
+        self.commit(superseded={})
 
     # -- reading -----------------------------------------------------------------------
 

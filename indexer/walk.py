@@ -58,10 +58,13 @@ Ignore rules, in the order they are applied:
    .pypirc .pgpass .htpasswd .git-credentials .dockercfg``, files named ``credentials``
    (``.aws/credentials``) or ``credentials.json``, ``client_secret*.json``,
    ``*service-account*.json``, ``secrets.{json,yml,yaml,toml}``, ``.docker/config.json``,
-   ``.kube/config``, Terraform state and password databases (``*.kdbx``); and the
+   ``.kube/config``, kubeconfigs by name (``kubeconfig``, ``kubeconfig.y*ml``,
+   ``*.kubeconfig``), Terraform state and password databases (``*.kdbx``); and the
    directories ``.ssh`` and ``.gnupg``. A symlink is judged by its target's path too.
    ``*.pem`` errs on the safe side: certificate bundles are skipped with the keys.
-   `check_content` also finds private keys and well-known token formats in file bodies.
+   `check_content` also finds private keys, kubeconfigs and Kubernetes Secret manifests
+   by their content, wherever they are (`indexer.secrets`); a token or password inside
+   an ordinary file does not skip it, the indexer redacts it.
 6. Binary files by extension (images, archives, fonts, compiled objects, documents,
    media, model weights, databases): reason ``"binary (extension)"``. Files with an
    unknown extension are kept; the indexer decides by extension what to do with them.
@@ -78,7 +81,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -86,6 +88,7 @@ from pathlib import Path
 from dowse.errors import InvalidPath
 from dowse.indexer.ignore import Rules, compile_rules, decide, git_context, read_text
 from dowse.indexer.records import SkippedFile
+from dowse.indexer.secrets import file_secret
 
 __all__ = ["WalkConfig", "WalkEntry", "WalkResult", "check_content", "walk"]
 
@@ -218,6 +221,9 @@ _SECRET_NAMES = {
     "secrets.yaml": "secrets file",
     "secrets.toml": "secrets file",
     "terraform.tfstate": "terraform state",
+    "kubeconfig": "kubeconfig",
+    "kubeconfig.yaml": "kubeconfig",
+    "kubeconfig.yml": "kubeconfig",
 }
 
 _SECRET_SUFFIXES = {
@@ -231,6 +237,7 @@ _SECRET_SUFFIXES = {
     "keystore": "key store (*.keystore)",
     "kdbx": "password database",
     "tfstate": "terraform state",
+    "kubeconfig": "kubeconfig",
 }
 
 _SECRET_PATH_SUFFIXES = {".docker/config.json": "docker credentials", ".kube/config": "kubeconfig"}
@@ -296,41 +303,6 @@ _MINIFIABLE = frozenset({"js", "mjs", "cjs", "css", "html", "htm", "json"})
 _MINIFIED_MIN_BYTES = 4096
 _MINIFIED_AVG_LINE = 200
 
-# Between a key's lines: real line breaks, or escaped ones and quotes for a key pasted
-# into a string literal. Repetitions are bounded and a header line ends only at a line
-# break, so no input makes the search backtrack badly.
-_KEY_SEP = rb"(?:\\n|[\s\"'+,]){1,40}"
-_KEY_HEADER = rb"[A-Za-z-]+:[^\n\\]{0,200}(?:\\n|\n)(?:\\n|[\s\"'+,]){0,40}"
-# (reason, literals one of which a match must contain, pattern). The literals are looked
-# for first with `bytes.find`, which is far faster than a regex scan of every file.
-_SECRET_CONTENT: list[tuple[str, tuple[bytes, ...], re.Pattern[bytes]]] = [
-    # Key material must follow the marker (optional "Header: value" lines, then base64),
-    # so a parser's source that only names the marker does not match.
-    (
-        "secret: private key",
-        (b"PRIVATE KEY",),
-        re.compile(
-            rb"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
-            + _KEY_SEP
-            + rb"(?:"
-            + _KEY_HEADER
-            + rb"){0,4}[A-Za-z0-9+/=]{40}"
-        ),
-    ),
-    (
-        "secret: AWS access key",
-        (b"AKIA", b"ASIA"),
-        re.compile(rb"\b(?:AKIA|ASIA)(?![0-9A-Z]{9}EXAMPLE)[0-9A-Z]{16}\b"),
-    ),
-    (
-        "secret: GitHub token",
-        (b"ghp_", b"gho_", b"ghu_", b"ghs_", b"ghr_", b"github_pat_"),
-        re.compile(rb"\b(?:gh[pousr]_[A-Za-z0-9]{36}|github_pat_[A-Za-z0-9_]{60,})\b"),
-    ),
-    ("secret: Slack token", (b"xox",), re.compile(rb"\bxox[abposr]-\d{6,}-[0-9A-Za-z-]{10,}")),
-    ("secret: Stripe key", (b"k_live_",), re.compile(rb"\b[rs]k_live_[0-9A-Za-z]{20,}")),
-]
-
 
 def _looks_binary(data: bytes) -> bool:
     sample = data[:8192]
@@ -352,16 +324,17 @@ def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> 
     """Why a file should not be indexed, judged from its bytes; None when it is fine.
 
     Reasons: ``"binary"`` (a NUL byte in the first 8 KiB, or mostly control bytes),
-    ``"secret: …"`` (a private key or a well-known token format; skipped when
-    ``config.include_secrets``), ``"minified"`` (a web asset of 4 KiB or more whose lines
-    average over 200 bytes).
+    ``"secret: …"`` (a private key, a kubeconfig, a Kubernetes Secret: `secrets.file_secret`;
+    not when ``config.include_secrets``), ``"minified"`` (a web asset of 4 KiB or more whose
+    lines average over 200 bytes). Secrets inside an otherwise ordinary file do not skip it:
+    the indexer redacts them (`secrets.redact`).
     """
     if _looks_binary(data):
         return "binary"
     if not config.include_secrets:
-        for reason, literals, pattern in _SECRET_CONTENT:
-            if any(literal in data for literal in literals) and pattern.search(data):
-                return reason
+        secret = file_secret(data, path)
+        if secret is not None:
+            return secret
     if _extension(path.rpartition("/")[2]) in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:
         lines = data.count(b"\n") + 1
         if len(data) / lines > _MINIFIED_AVG_LINE:

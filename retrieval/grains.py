@@ -10,11 +10,13 @@ their source lines.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dowse.indexer.reading import read_inside
+from dowse.indexer.secrets import file_secret, redact
 from dowse.indexer.store import quote_list
 from dowse.retrieval.records import Hit, SearchOptions
 from dowse.tokens import tokenize
@@ -126,10 +128,14 @@ def _chunk_hit(c: Candidate) -> Hit:
 
 def read_lines(root: Path, path: str, start: int, end: int) -> str | None:
     """Lines `start`..`end` (from 1) of the root-relative file `path` as it is now, in the
-    text form the index read (`indexer.reading.text_bytes`, so line numbers agree); None
-    when it cannot be read or now leads outside `root`."""
+    text form the index read (`indexer.reading.text_bytes`, so line numbers agree) and
+    redacted as the index is (`indexer.secrets`); None when it cannot be read, now leads
+    outside `root`, or is a secret as a whole (it became one since it was indexed)."""
     data = read_inside(root, path)
     if data is None:
         return None
+    name = posixpath.basename(path)
+    if file_secret(data, name) is not None:
+        return None
     lines = data.split(b"\n")[start - 1 : end]
-    return b"\n".join(lines).decode("utf-8", "replace")
+    return redact(b"\n".join(lines).decode("utf-8", "replace"), name)

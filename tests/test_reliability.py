@@ -397,9 +397,17 @@ def test_seeded_secrets_never_reach_the_index(tmp_path, fake_embedder):
     build_index(root, embedder=fake_embedder)
     assert rel._values_in_index(root / ".dowse", values) == set()
     assert rel._values_on_disk(root / ".dowse", values) == set()
-    skipped = {r["path"] for r in Store.open(root / ".dowse").rows("skipped", ["path"])}
-    assert {path for path, _, _ in seeded} - {".ssh/id_ed25519"} <= skipped
+    store = Store.open(root / ".dowse")
+    skipped = {r["path"] for r in store.rows("skipped", ["path"])}
+    indexed = {r["path"] for r in store.rows("files", ["path"])}
+    # Files of code and configuration holding a token stay indexed, the value redacted;
+    # secret files (by name or as a whole by content) are skipped.
+    redacted = {path for path, _, _ in seeded if path in indexed}
+    assert {"app/settings.py", "web/pay.js", "bots/slack.go", "proj/settings.py"} <= redacted
+    assert len(redacted) == 16
+    assert {path for path, _, _ in seeded} - {".ssh/id_ed25519"} - redacted <= skipped
     assert ".ssh/" in skipped
+    assert {"app/keys.py", "ops/cluster-admin.yaml", "k8s/db-secret.yaml"} <= skipped
     # The control: with --include-secrets the files of known text types are indexed, and
     # the search finds their values.
     control = tmp_path / "control"
@@ -409,8 +417,8 @@ def test_seeded_secrets_never_reach_the_index(tmp_path, fake_embedder):
         embedder=fake_embedder,
         config=IndexConfig(walk=WalkConfig(include_secrets=True)),
     )
-    in_source = {v for path, _, v in seeded if path.startswith(("app/", "web/", "bots/"))}
-    assert len(in_source) == 5 and in_source <= rel._values_in_index(control, values)
+    in_source = {v for path, _, v in seeded if path in redacted}
+    assert len(in_source) == 16 and in_source <= rel._values_in_index(control, values)
 
 
 # -- a full disk, a read-only or damaged index ------------------------------------------------

@@ -17,6 +17,7 @@ from conftest import files, make, reasons
 
 from dowse.errors import InvalidPath
 from dowse.indexer import walk as walk_module
+from dowse.indexer.secrets import redact
 from dowse.indexer.walk import WalkConfig, check_content, walk
 
 # --- sizes, binaries and special files --------------------------------------------------
@@ -174,14 +175,17 @@ def test_check_content_leaves_key_markers_in_code_alone() -> None:
     assert check_content("pkey.py", source) is None
 
 
-def test_check_content_finds_tokens() -> None:
+def test_check_content_leaves_tokens_to_redaction() -> None:
+    # A token inside an ordinary file does not skip it: the indexer redacts the value
+    # (tests/test_secrets.py), so the file stays searchable.
     aws = "AKIA" + "Q3ZJ7RLM2XW5TPNB"
     github = "ghp_" + "a1B2c3D4e5" * 3 + "F6g7H8"
-    assert check_content("a.py", f'KEY = "{aws}"\n'.encode()) == "secret: AWS access key"
-    assert check_content("a.py", f"token: {github}\n".encode()) == "secret: GitHub token"
+    assert check_content("a.py", f'KEY = "{aws}"\n'.encode()) is None
+    assert redact(f'KEY = "{aws}"\n', "a.py") == 'KEY = "[REDACTED]"\n'
+    assert redact(f"token: {github}\n", "a.py") == "token: [REDACTED]\n"
     # The documentation's example key is not a secret.
     example = "AKIA" + "IOSFODNN7EXAMPLE"
-    assert check_content("a.md", f"aws_access_key_id = {example}\n".encode()) is None
+    assert redact(f"aws_access_key_id = {example}\n", "a.md") == f"aws_access_key_id = {example}\n"
 
 
 def test_check_content_binary() -> None:
