@@ -25,6 +25,7 @@ from dowse.cli_common import (
     requested_scope,
     root_arg,
     seam,
+    warn,
 )
 from dowse.cli_eval import eval_group
 
@@ -113,17 +114,21 @@ def index(
     target = index_dir.resolve() if index_dir else default_index_dir(root)
     walk_config = resolve_walk_config(
         target,
+        root=root,
+        warn=warn,
         max_file_bytes=max_file_size,
         exclude=exclude or None,
         include_secrets=include_secrets,
     )
-    embed, embed_chunks = resolve_embed_scope(target, requested_scope(embed_scope, no_embed))
+    embed, embed_chunks = resolve_embed_scope(
+        target, requested_scope(embed_scope, no_embed), root=root
+    )
     config = IndexConfig(
         walk=walk_config,
         embed=embed,
         embed_chunks=embed_chunks,
         rebuild=rebuild,
-        history=resolve_history(target, history),
+        history=resolve_history(target, history, root=root),
     )
 
     def waiting(holder: str) -> None:
@@ -140,6 +145,8 @@ def index(
             progress=progress,
             on_wait=waiting,
         )
+    for note in stats.notes:
+        warn(note)
     if as_json:
         click.echo(stats.model_dump_json(indent=2))
         return
@@ -169,7 +176,7 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
     from dowse.indexer.status import index_status
 
     root = root_arg(path)
-    report = index_status(locate(root, index_dir), with_skipped=skipped)
+    report = index_status(locate(root, index_dir).index_dir, with_skipped=skipped)
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
@@ -230,7 +237,7 @@ def search(
         languages=list(languages),
         kinds=list(kinds),
     )
-    searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
+    searcher = HybridSearcher.open(locate(root_arg(path), index_dir).index_dir)
     hits = searcher.search(query, options)
     if as_json:
         echo_json([h.model_dump() for h in hits])
@@ -256,7 +263,7 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
     from dowse.indexer.store import Store
     from dowse.retrieval.symbols import find_symbols
 
-    store = Store.open(locate(root_arg(path), index_dir))
+    store = Store.open(locate(root_arg(path), index_dir).index_dir)
     found = find_symbols(store, name, limit=limit)
     if as_json:
         echo_json([s.model_dump() for s in found])
@@ -368,8 +375,10 @@ def ask(
     if output_format == "agent":
         from dowse.server.app import ask_for_agent
 
+        served, index = locate(root_arg(path), index_dir).require()
         answer = ask_for_agent(
-            locate(root_arg(path), index_dir),
+            served,
+            index,
             question,
             max_tokens=budget,
             include=include,
@@ -378,7 +387,7 @@ def ask(
         )
         click.echo(answer.model_dump_json())
         return
-    searcher = HybridSearcher.open(locate(root_arg(path), index_dir))
+    searcher = HybridSearcher.open(locate(root_arg(path), index_dir).index_dir)
     report = investigate(
         searcher,
         question,
@@ -456,6 +465,7 @@ def explore_cmd(
         depth=depth,
         deepen=deepen,  # type: ignore[arg-type]
         index_dir=index_dir,
+        warn=warn,
     )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")

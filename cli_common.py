@@ -13,9 +13,12 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
+
+if TYPE_CHECKING:
+    from dowse.indexer.locate import IndexLocation
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -105,15 +108,20 @@ def root_arg(path: str) -> Path:
     return root.resolve()
 
 
-def locate(path: Path, index_dir: Path | None) -> Path:
-    """The index for `path`: --index-dir, or the nearest `.dowse` at or above path."""
-    if index_dir is not None:
-        return index_dir.resolve()
-    start = path.resolve()
-    for d in (start, *start.parents):
-        if (d / ".dowse" / "manifest.json").is_file():
-            return d / ".dowse"
-    return start / ".dowse"
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def locate(path: Path, index_dir: Path | None) -> IndexLocation:
+    """The index that serves `path` (`indexer.locate`); an index passed over on the way
+    is a warning on stderr, and IndexNotFound says it when none serves."""
+    from dowse.indexer.locate import locate_index
+
+    location = locate_index(path, index_dir)
+    location.require()
+    for note in location.passed_over:
+        warn(note)
+    return location
 
 
 def echo_json(data: Any) -> None:

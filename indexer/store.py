@@ -68,6 +68,7 @@ from dowse.errors import (
     IndexWriteError,
 )
 from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
+from dowse.indexer.trust import sign
 
 __all__ = [
     "FORMAT_VERSION",
@@ -235,6 +236,11 @@ class Manifest(BaseModel):
     no_history: bool = Field(default=False, description="built with --no-history")
     walk: dict[str, Any] = Field(
         default_factory=dict, description="the walk options of the last run (reused)"
+    )
+    signature: str = Field(
+        default="",
+        description="this machine's HMAC over the root and the walk options that widen "
+        "what is read ('' when none does): without it they are not reused (indexer.trust)",
     )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -570,6 +576,10 @@ class Store:
                 kept.append((old, now))
             if kept:
                 superseded[name] = kept
+        if "walk" in changes:
+            # Only the walk options a run was given are signed: a commit that keeps the
+            # manifest's (an unsigned one among them) keeps its signature, valid or not.
+            changes["signature"] = sign(self.manifest.root, changes["walk"])
         self.manifest = self.manifest.model_copy(
             update={
                 "versions": versions,
@@ -580,8 +590,12 @@ class Store:
             }
         )
         # Left out while empty, so that a dowse from before rebuilds wrote beside the old
-        # snapshot still reads an index that was never rebuilt.
-        empty = {k for k in ("tables", "retired", "superseded") if not getattr(self.manifest, k)}
+        # snapshot (or signed walk options) still reads an index that has none.
+        empty = {
+            k
+            for k in ("tables", "retired", "superseded", "signature")
+            if not getattr(self.manifest, k)
+        }
         path = self.index_dir / MANIFEST
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, Field, ValidationError
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
-from dowse.indexer.store import Store, storage_error
+from dowse.indexer.store import storage_error
 from dowse.retrieval.evaluate import Evaluator
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
@@ -273,6 +273,7 @@ def serve(
 
 
 def ask_for_agent(
+    root: Path,
     index_dir: Path,
     question: str,
     *,
@@ -281,9 +282,11 @@ def ask_for_agent(
     exclude: Sequence[str] = (),
     evaluator: Evaluator | None = None,
 ) -> AskAnswer:
-    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
-    manifest = Store.read_manifest(index_dir)
-    workspace = Workspace([ServedRoot(Path(manifest.root), index_dir)])
+    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`.
+
+    `root` is the root the index was located for (`indexer.locate`), never read from the
+    manifest: a manifest shipped with the files must not choose what gets indexed."""
+    workspace = Workspace([ServedRoot(root, index_dir)])
     fields: dict[str, Any] = {
         "question": question,
         "include": list(include),

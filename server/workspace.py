@@ -43,9 +43,10 @@ from dowse.indexer.build import (
     default_index_dir,
     resolve_history,
     resolve_walk_config,
-    walk_config_from,
+    walk_config_of,
 )
 from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.locate import is_index_of
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
 from dowse.retrieval.ask import ContextBlock, estimate_tokens
@@ -281,7 +282,7 @@ class Workspace:
             ) from None
 
     def _check_root(self, root: ServedRoot, manifest: Manifest) -> None:
-        if Path(os.path.realpath(manifest.root)) != root.path:
+        if not is_index_of(manifest, root.path):
             raise InvalidPath(
                 f"the index at {root.index_dir} was built for {manifest.root}, "
                 f"not {root.path}: call reindex with rebuild=true"
@@ -322,6 +323,8 @@ class Workspace:
             if not rebuild:
                 raise  # a damaged index or another format: only a rebuild mends it
             manifest = None
+        if manifest is not None and not is_index_of(manifest, root.path):
+            manifest = None  # another root's: build_index replaces it, with these defaults
         embed = self.embed if manifest is None else not manifest.no_embed
         embed_chunks = self.embed_chunks if manifest is None else manifest.embed_chunks
         embedder: Embedder
@@ -339,12 +342,12 @@ class Workspace:
                 )
             embedder = found
         config = IndexConfig(
-            walk=resolve_walk_config(root.index_dir),
+            walk=resolve_walk_config(root.index_dir, root=root.path),
             embed=embed,
             embed_chunks=embed_chunks,
             rebuild=rebuild,
             lock_timeout_s=lock_wait_s,
-            history=resolve_history(root.index_dir, None),
+            history=resolve_history(root.index_dir, None, root=root.path),
         )
         return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
 
@@ -352,16 +355,14 @@ class Workspace:
         """The root's searcher after indexing what changed since its snapshot, if it can."""
         searcher = self._searcher(root)
         manifest = searcher.store.manifest
-        changes = sum(
-            changed_since(searcher.store, root.path, walk_config_from(manifest.walk)).values()
-        )
+        changes = sum(changed_since(searcher.store, root.path, walk_config_of(manifest)).values())
         if not changes:
             return searcher, Freshness(snapshot=manifest.updated)
         missing = (
             f"this answer comes from the last complete index, without {changes} changed file(s)"
         )
         try:
-            self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
+            stats = self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
         except IndexLocked:
             holder = WriteLock(root.index_dir).holder()
             return searcher, Freshness(
@@ -376,7 +377,11 @@ class Workspace:
                 note=f"the index cannot be updated ({exc}): {missing}",
             )
         searcher = self._searcher(root)
-        return searcher, Freshness(snapshot=searcher.store.manifest.updated, reindexed=changes)
+        return searcher, Freshness(
+            snapshot=searcher.store.manifest.updated,
+            reindexed=changes,
+            note="; ".join(stats.notes),  # an index the run had to build anew
+        )
 
     def _query(
         self, root: ServedRoot, run: Callable[[HybridSearcher], T]
