@@ -13,6 +13,9 @@ Invariants:
   the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
   run finishes the work, reusing every vector that reached the embedding cache.
 - One writer at a time (WriteLock); readers are never blocked.
+- An index that is damaged (a data file cut short, confirmed by reading the snapshot) or
+  was built for another root is built anew before the run, which says so
+  (`IndexStats.notes`): a run never reports success and leaves the damage.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.errors import DowseError, IndexWriteError, InvalidPath
+from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
 from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
@@ -235,8 +238,8 @@ class IndexStats(BaseModel):
     seconds: dict[str, float]
     notes: list[str] = Field(
         default_factory=list,
-        description="what the run found and mended besides: an index built for another "
-        "root, that it built anew",
+        description="what the run found and mended besides: a damaged index, or one built "
+        "for another root, that it built anew",
     )
 
 
@@ -743,10 +746,15 @@ def build_index(
 
 def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     """Why the index at `index_dir` must be built anew before this run ([] when it need
-    not): it was built for another root (shipped with the files, or the directory moved),
-    so its rows are not `root`'s. Replaced where `root`'s own index belongs
-    (`<root>/.dowse`); anywhere else it may be another tree's good index, so only
-    `--rebuild` replaces it. The caller holds the WriteLock.
+    not); the caller holds the WriteLock.
+
+    - Built for another root (shipped with the files, or the directory moved): its rows
+      are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`);
+      anywhere else it may be another tree's good index, so only `--rebuild` replaces it.
+    - Damaged: a data file cut short (`Store.cut_short`, a few bytes read per file, so
+      every run can afford it) that the whole snapshot, read, confirms (`Store.verify`):
+      an interrupted write can leave a partial file that no version names. A run that
+      reads only what changed would otherwise report success on it and leave it damaged.
     """
     if not is_index_of(manifest, root):
         if index_dir != default_index_dir(root):
@@ -758,6 +766,12 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
             f"the index at {index_dir} was built for {manifest.root}, not {root} (it came "
             f"with the files, or the directory moved): building it anew for {root}"
         ]
+    if Store.cut_short(index_dir, manifest) is None:
+        return []
+    try:
+        Store.open(index_dir).verify()
+    except IndexCorrupt as exc:
+        return [f"{str(exc).removesuffix('; run `dowse index --rebuild`')}: building it anew"]
     return []
 
 

@@ -102,6 +102,8 @@ _GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
 GRACE = timedelta(seconds=60)
 """How long table versions and tables that a commit replaced stay on disk for the readers
 of the previous manifest (readers reopen the manifest for each request)."""
+_LANCE_MAGIC = b"LANC"
+"""The last four bytes of every Lance file (data files and index files alike)."""
 PRUNE_MARGIN = timedelta(seconds=1)
 """Versions this much older than the manifest's, or less, outlive a pruning."""
 
@@ -517,6 +519,27 @@ class Store:
                     f"the index table {name!r} at {self.index_dir} is damaged "
                     f"({detail}); run `dowse index --rebuild`"
                 ) from None
+
+    @staticmethod
+    def cut_short(index_dir: Path, manifest: Manifest) -> str | None:
+        """The first Lance file (data or index) of the snapshot's tables or the embedding
+        cache that does not end whole, or None. A Lance file ends with the magic bytes
+        `LANC`, so a file cut short shows by its last four bytes: a check cheap enough
+        for every writer's run, where `verify` reads the whole snapshot. A file no
+        version names (an interrupted write's) is a false alarm `verify` clears."""
+        for name in [*(manifest.tables.get(n, n) for n in SNAPSHOT_TABLES), CACHE_TABLE]:
+            table = index_dir / "db" / f"{name}.lance"
+            for path in sorted([*table.glob("data/*.lance"), *table.glob("_indices/*/*.lance")]):
+                try:
+                    with open(path, "rb") as fh:
+                        size = fh.seek(0, os.SEEK_END)
+                        fh.seek(max(size - len(_LANCE_MAGIC), 0))
+                        whole = fh.read() == _LANCE_MAGIC
+                except OSError:
+                    whole = False
+                if not whole:
+                    return str(path.relative_to(index_dir))
+        return None
 
     @staticmethod
     def _probe(table: Any, index: Any, data: pa.Table) -> None:

@@ -380,7 +380,7 @@ class Workspace:
         return searcher, Freshness(
             snapshot=searcher.store.manifest.updated,
             reindexed=changes,
-            note="; ".join(stats.notes),  # an index the run had to build anew
+            note="; ".join(stats.notes),  # a damaged index the run built anew, say
         )
 
     def _query(

@@ -1,7 +1,8 @@
 """An index found on disk is trusted only as far as dowse can vouch for it.
 
 A planted `.dowse/` (its manifest naming another root) redirects no command; a widening
-walk option (`include_secrets`) is reused only when this machine signed it.
+walk option (`include_secrets`) is reused only when this machine signed it; a damaged
+index is built anew by `dowse index` and the MCP refresh, never reported as indexed.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, make_tree
 
-from dowse.indexer.build import resolve_walk_config
+from dowse.indexer.build import IndexConfig, build_index, resolve_walk_config
 from dowse.indexer.locate import locate_index
+from dowse.indexer.status import index_status
 from dowse.indexer.store import Store
 from dowse.indexer.trust import key_path
+from dowse.server.app import ReindexRequest, SearchRequest, ServedRoot, Workspace
 
 TARBALL_CODE = 'def tarball_only():\n    """Shipped in the tarball."""\n    return 1\n'
 
@@ -231,3 +234,64 @@ def test_explore_takes_no_unsigned_include_secrets(secret_repo, run):
     result = run("explore", str(secret_repo), "--depth", "shallow", "--json")
     assert "remembers --include-secrets" in result.stderr
     assert "secrets.yaml" not in result.stdout
+
+
+# -- a damaged index ------------------------------------------------------------------------------
+
+
+def _cut_chunks(index_dir: Path) -> None:
+    table = Store.read_manifest(index_dir).tables.get("chunks", "chunks")  # after a rebuild too
+    for data in (index_dir / "db" / f"{table}.lance" / "data").glob("*.lance"):
+        with open(data, "r+b") as fh:
+            fh.truncate(data.stat().st_size // 2)
+
+
+def _build(root: Path, fake_embedder) -> None:
+    build_index(root, embedder=fake_embedder, config=IndexConfig(embed=False))
+
+
+def test_index_builds_a_damaged_index_anew(example_repo, fake_embedder, run):
+    _build(example_repo, fake_embedder)
+    index_dir = example_repo / ".dowse"
+    _cut_chunks(index_dir)
+    assert run("status", str(example_repo), code=1).output.startswith(
+        "Error: the index table 'chunks' at"
+    )
+    result = run("index", str(example_repo), "--no-embed", "--quiet")  # exit 0 with damage before
+    assert result.stderr == (
+        f"warning: the index table 'chunks' at {index_dir} is damaged (Generic LocalFileSystem "
+        "error: failed to fill whole buffer): building it anew\n"
+    )
+    Store.open(index_dir).verify()
+    assert index_status(index_dir).chunks > 0
+    assert run("index", str(example_repo), "--no-embed", "--quiet").stderr == ""
+
+
+def test_a_partial_file_no_version_names_is_not_damage(example_repo, fake_embedder, run):
+    _build(example_repo, fake_embedder)
+    index_dir = example_repo / ".dowse"
+    # What a writer killed mid-write leaves: a data file that no table version names.
+    (index_dir / "db" / "chunks.lance" / "data" / "interrupted.lance").write_bytes(b"\0" * 10)
+    before = (index_dir / "manifest.json").read_bytes()
+    assert Store.cut_short(index_dir, Store.read_manifest(index_dir)) is not None
+    result = run("index", str(example_repo), "--no-embed", "--quiet", "--json")
+    assert json.loads(result.stdout)["notes"] == [] and result.stderr == ""
+    assert (index_dir / "manifest.json").read_bytes() == before  # not rebuilt
+
+
+def test_the_mcp_refresh_and_reindex_build_a_damaged_index_anew(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder)
+    index_dir = example_repo / ".dowse"
+    workspace = Workspace([ServedRoot(example_repo)])
+    _cut_chunks(index_dir)
+    (example_repo / "shop" / "payments.py").write_text("def refund_later():\n    return None\n")
+    answer = workspace.search(SearchRequest(query="refund_later"))
+    assert answer.freshness.reindexed == 1
+    assert "'chunks'" in answer.freshness.note and "is damaged" in answer.freshness.note
+    assert answer.hits and answer.hits[0].path == "shop/payments.py"
+    Store.open(index_dir).verify()
+    _cut_chunks(index_dir)
+    done = workspace.reindex(ReindexRequest()).roots[0]
+    assert done.error is None and done.stats is not None
+    assert done.stats.notes and "building it anew" in done.stats.notes[0]
+    Store.open(index_dir).verify()
