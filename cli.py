@@ -27,6 +27,7 @@ from dowse.cli_common import (
     requested_scope,
     root_arg,
     seam,
+    warn,
 )
 from dowse.cli_eval import eval_group
 
@@ -115,17 +116,21 @@ def index(
     target = index_dir.resolve() if index_dir else default_index_dir(root)
     walk_config = resolve_walk_config(
         target,
+        root=root,
+        warn=warn,
         max_file_bytes=max_file_size,
         exclude=exclude or None,
         include_secrets=include_secrets,
     )
-    embed, embed_chunks = resolve_embed_scope(target, requested_scope(embed_scope, no_embed))
+    embed, embed_chunks = resolve_embed_scope(
+        target, requested_scope(embed_scope, no_embed), root=root
+    )
     config = IndexConfig(
         walk=walk_config,
         embed=embed,
         embed_chunks=embed_chunks,
         rebuild=rebuild,
-        history=resolve_history(target, history),
+        history=resolve_history(target, history, root=root),
     )
 
     def waiting(holder: str) -> None:
@@ -142,6 +147,8 @@ def index(
             progress=progress,
             on_wait=waiting,
         )
+    for note in stats.notes:
+        warn(note)
     if as_json:
         click.echo(stats.model_dump_json(indent=2))
         return
@@ -171,7 +178,7 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
     from dowse.indexer.status import index_status
 
     root = root_arg(path)
-    report = index_status(locate(root, index_dir), with_skipped=skipped)
+    report = index_status(locate(root, index_dir).index_dir, with_skipped=skipped)
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
@@ -261,7 +268,7 @@ def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bo
     from dowse.indexer.store import Store
     from dowse.retrieval.symbols import find_symbols
 
-    store = Store.open(locate(root_arg(path), index_dir))
+    store = Store.open(locate(root_arg(path), index_dir).index_dir)
     found = find_symbols(store, name, limit=limit)
     if as_json:
         echo_json([s.model_dump() for s in found])
@@ -376,8 +383,10 @@ def ask(
     if output_format == "agent":
         from dowse.server.workspace import ask_for_agent
 
+        served, index = locate(root_arg(path), index_dir).require()
         answer = ask_for_agent(
-            locate(root_arg(path), index_dir),
+            served,
+            index,
             question,
             max_tokens=budget,
             include=include,
@@ -465,6 +474,7 @@ def explore_cmd(
         depth=depth,  # type: ignore[arg-type]
         deepen=deepen,
         index_dir=index_dir,
+        warn=warn,
     )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 if TYPE_CHECKING:
+    from dowse.indexer.locate import IndexLocation
     from dowse.retrieval.hybrid import HybridSearcher
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -106,16 +107,17 @@ def refresh_option(fn: F) -> F:
     )(fn)
 
 
-def open_searcher(index_dir: Path, refresh: bool) -> HybridSearcher:
-    """The HybridSearcher on `index_dir`, refreshed first unless told not to; what the
-    refresh could not do is said on stderr."""
+def open_searcher(location: IndexLocation, refresh: bool) -> HybridSearcher:
+    """The HybridSearcher on the located index, refreshed first unless told not to; what
+    the refresh could not do is said on stderr."""
     from dowse.retrieval.hybrid import HybridSearcher
 
+    root, index_dir = location.require()
     if not refresh:
         return HybridSearcher.open(index_dir)
     from dowse.server.workspace import fresh_searcher
 
-    searcher, fresh = fresh_searcher(index_dir)
+    searcher, fresh = fresh_searcher(root, index_dir)
     if fresh.reindexed:
         click.echo(f"indexed {fresh.reindexed} changed file(s) first", err=True)
     if fresh.note:
@@ -136,15 +138,20 @@ def root_arg(path: str) -> Path:
     return root.resolve()
 
 
-def locate(path: Path, index_dir: Path | None) -> Path:
-    """The index for `path`: --index-dir, or the nearest `.dowse` at or above path."""
-    if index_dir is not None:
-        return index_dir.resolve()
-    start = path.resolve()
-    for d in (start, *start.parents):
-        if (d / ".dowse" / "manifest.json").is_file():
-            return d / ".dowse"
-    return start / ".dowse"
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def locate(path: Path, index_dir: Path | None) -> IndexLocation:
+    """The index that serves `path` (`indexer.locate`); an index passed over on the way
+    is a warning on stderr, and IndexNotFound says it when none serves."""
+    from dowse.indexer.locate import locate_index
+
+    location = locate_index(path, index_dir)
+    location.require()
+    for note in location.passed_over:
+        warn(note)
+    return location
 
 
 def echo_json(data: Any) -> None:

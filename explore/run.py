@@ -7,9 +7,10 @@
 | deep     | standard + imports + git + module specialists                 |
 
 Read-only: exploring never writes, not even an index. The root is the indexed root when an
-index covers PATH (then the focus track can use it), else the enclosing git work tree, else
-PATH itself. The files are walked once, with the index's walk options when there is one,
-and shared by every track. The git track waits for the focus track when both run, so that
+index serves PATH (`indexer.locate`: never a root that only a manifest names; then the
+focus track can use it), else the enclosing git work tree, else PATH itself. The files are
+walked once, with the index's walk options when there is one, and shared by every track.
+The git track waits for the focus track when both run, so that
 co-change coupling is computed for the files that answer the focus.
 """
 
@@ -42,23 +43,25 @@ DEEPEN_LEVELS = 2
 """How many times a too-large track may split into subtracks under `--deepen`."""
 
 
-def locate(path: Path, index_dir: Path | None = None) -> tuple[Path, str, Path | None]:
-    """(root, scope relative to root, index directory or None) for an explored path."""
+def locate(
+    path: Path, index_dir: Path | None = None, warn: Callable[[str], None] | None = None
+) -> tuple[Path, str, Path | None]:
+    """(root, scope relative to root, index directory or None) for an explored path.
+
+    The index is the one `indexer.locate` finds for the path; an index it passes over
+    (built for another root) is named through `warn` and is not used."""
     target = Path(os.path.abspath(path))
     if not target.exists():
         raise InvalidPath(f"cannot explore {path}: no such file or directory")
-    if index_dir is None:
-        for d in (target, *target.parents):
-            if (d / ".dowse" / "manifest.json").is_file():
-                index_dir = d / ".dowse"
-                break
-    root: Path | None = None
-    if index_dir is not None and (index_dir / "manifest.json").is_file():
-        from dowse.indexer.store import Store
+    from dowse.indexer.locate import locate_index
 
-        root = Path(Store.read_manifest(index_dir).root)
-    else:
-        index_dir = None
+    location = locate_index(target, index_dir)
+    if warn is not None:
+        for note in location.passed_over:
+            warn(note)
+    root = location.root
+    found = location.index_dir if root is not None else None
+    if root is None:
         for d in (target, *target.parents):
             if (d / ".git").exists():
                 root = d
@@ -67,17 +70,19 @@ def locate(path: Path, index_dir: Path | None = None) -> tuple[Path, str, Path |
         root = target if target.is_dir() else target.parent
     real_root, real_target = root.resolve(), target.resolve()
     if real_target != real_root and real_root not in real_target.parents:
-        raise InvalidPath(f"cannot explore {path}: it is outside the indexed root {root}")
+        raise InvalidPath(f"cannot explore {path}: it is outside the root {root}")
     scope = real_target.relative_to(real_root).as_posix()
-    return real_root, "" if scope == "." else scope, index_dir
+    return real_root, "" if scope == "." else scope, found
 
 
-def _walk_config(index_dir: Path | None) -> WalkConfig:
+def _walk_config(
+    root: Path, index_dir: Path | None, warn: Callable[[str], None] | None
+) -> WalkConfig:
     if index_dir is None:
         return WalkConfig()
     from dowse.indexer.build import resolve_walk_config
 
-    return resolve_walk_config(index_dir)
+    return resolve_walk_config(index_dir, root=root, warn=warn)
 
 
 def _summary(result: ExploreResult, ctx: Context) -> str:
@@ -129,21 +134,23 @@ def explore(
     deepen: bool = False,
     index_dir: Path | None = None,
     searcher: Any = None,
+    warn: Callable[[str], None] | None = None,
 ) -> ExploreResult:
     """Explore `path` (a directory or a file) with the tracks its depth calls for.
 
     `searcher` (a HybridSearcher on the same index) lets a long-lived caller, such as the
-    MCP server, reuse its warm index and query embedder.
+    MCP server, reuse its warm index and query embedder. `warn` hears of an index passed
+    over and of a remembered walk option left off (`indexer.locate`, `indexer.trust`).
     """
     if focus and focus.strip():  # a blank focus means none, as before
         check_query(focus, "focus")
-    root, scope, index_dir = locate(path, index_dir)
+    root, scope, index_dir = locate(path, index_dir, warn)
     ctx = Context(
         root=root,
         scope=scope,
         focus=focus,
         depth=depth,
-        walk_config=_walk_config(index_dir),
+        walk_config=_walk_config(root, index_dir, warn),
         index_dir=index_dir,
         deepen=DEEPEN_LEVELS if deepen else 0,
     )

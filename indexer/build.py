@@ -13,6 +13,9 @@ Invariants:
   the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
   run finishes the work, reusing every vector that reached the embedding cache.
 - One writer at a time (WriteLock); readers are never blocked.
+- An index that is damaged (a data file cut short, confirmed by reading the snapshot) or
+  was built for another root is built anew before the run, which says so
+  (`IndexStats.notes`): a run never reports success and leaves the damage.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.errors import DowseError, IndexWriteError, InvalidPath
+from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
 from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
@@ -39,11 +42,20 @@ from dowse.indexer.extract import (
     extract_files,
     in_worker_startup,
 )
+from dowse.indexer.locate import is_index_of, own_manifest
 from dowse.indexer.records import SkippedFile, content_hash
 from dowse.indexer.resolve import resolve_import, suffix_map
 from dowse.indexer.secrets import SCANNER
-from dowse.indexer.store import CACHE_TABLE, Store, WriteLock, quote_list, storage_error
+from dowse.indexer.store import (
+    CACHE_TABLE,
+    Manifest,
+    Store,
+    WriteLock,
+    quote_list,
+    storage_error,
+)
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
+from dowse.indexer.trust import trusted_walk
 from dowse.indexer.walk import WalkConfig, walk
 from dowse.languages import TEXT_LANGUAGES, is_documentation, is_test_path, language_for
 
@@ -60,6 +72,7 @@ __all__ = [
     "resolve_embed_scope",
     "resolve_walk_config",
     "walk_config_from",
+    "walk_config_of",
 ]
 
 EMBED_SCOPES = ("all", "files", "none")
@@ -100,21 +113,60 @@ def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:
     return WalkConfig(**{k: v for k, v in merged.items() if k in known})
 
 
+def walk_config_of(manifest: Manifest) -> WalkConfig:
+    """The walk options `manifest` remembers: those that widen the walk only when this
+    machine signed them (`indexer.trust`)."""
+    return walk_config_from(trusted_walk(manifest.root, manifest.walk, manifest.signature)[0])
+
+
 def _walk_record(config: WalkConfig) -> dict[str, Any]:
     """The walk options as the manifest stores them (JSON: lists, not tuples), so that
     options read back from disk compare equal to the same options in memory."""
     return {**dataclasses.asdict(config), "exclude": list(config.exclude)}
 
 
-def resolve_walk_config(index_dir: Path, **overrides: Any) -> WalkConfig:
+def resolve_walk_config(
+    index_dir: Path,
+    *,
+    root: Path,
+    warn: Callable[[str], None] | None = None,
+    **overrides: Any,
+) -> WalkConfig:
     """The walk options of the index's last run, with the given ones (not None) on top, so
-    `dowse index` after `dowse index --exclude X` keeps excluding X."""
-    stored: dict[str, Any] = {}
-    try:
-        stored = Store.read_manifest(index_dir).walk
-    except DowseError:
-        pass
+    `dowse index` after `dowse index --exclude X` keeps excluding X.
+
+    Only an index of `root` remembers anything (`indexer.locate.own_manifest`), and an
+    option that widens the walk only when this machine signed it (`indexer.trust`):
+    one left out is named through `warn`, unless given again."""
+    manifest = own_manifest(index_dir, root)
+    if manifest is None:
+        return walk_config_from({}, **overrides)
+    stored, dropped = trusted_walk(manifest.root, manifest.walk, manifest.signature)
+    flags = [
+        _FLAGS[name].format(value)
+        for name, value in dropped.items()
+        if overrides.get(name) is None and name in _FLAGS
+    ]
+    if flags and warn is not None:
+        warn(
+            f"the index at {index_dir} remembers {' '.join(flags)}, but this machine's "
+            "dowse did not sign it (an index from elsewhere, or from before dowse signed "
+            f"its options), so it is off: pass {' '.join(flags)} again to keep it"
+        )
     return walk_config_from(stored, **overrides)
+
+
+_FLAGS = {"include_secrets": "--include-secrets", "max_file_bytes": "--max-file-size {}"}
+"""How `dowse index` spells each widening walk option, for the message asking for it."""
+
+
+def _remembered(index_dir: Path, root: Path | None) -> Manifest | None:
+    if root is not None:
+        return own_manifest(index_dir, root)
+    try:
+        return Store.read_manifest(index_dir)
+    except DowseError:
+        return None
 
 
 def embed_flags(scope: str) -> tuple[bool, bool]:
@@ -124,27 +176,29 @@ def embed_flags(scope: str) -> tuple[bool, bool]:
     return scope != "none", scope == "all"
 
 
-def resolve_embed_scope(index_dir: Path, requested: str | None) -> tuple[bool, bool]:
+def resolve_embed_scope(
+    index_dir: Path, requested: str | None, *, root: Path | None = None
+) -> tuple[bool, bool]:
     """(embed, embed_chunks) for a run: the requested scope, else the one the index was
-    built with (a `--embed all` index stays one), else DEFAULT_EMBED_SCOPE."""
+    built with (a `--embed all` index stays one), else DEFAULT_EMBED_SCOPE. With `root`,
+    only an index of `root` counts."""
     scope = requested
     if scope is None:
-        try:
-            m = Store.read_manifest(index_dir)
-            scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
-        except DowseError:
+        m = _remembered(index_dir, root)
+        if m is None:
             scope = DEFAULT_EMBED_SCOPE
+        else:
+            scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
     return embed_flags(scope)
 
 
-def resolve_history(index_dir: Path, requested: bool | None) -> bool:
-    """Whether to keep the commits table: as asked, else as the index was built."""
+def resolve_history(index_dir: Path, requested: bool | None, *, root: Path | None = None) -> bool:
+    """Whether to keep the commits table: as asked, else as the index was built. With
+    `root`, only an index of `root` counts."""
     if requested is not None:
         return requested
-    try:
-        return not Store.read_manifest(index_dir).no_history
-    except DowseError:
-        return True
+    m = _remembered(index_dir, root)
+    return True if m is None else not m.no_history
 
 
 @dataclass(frozen=True)
@@ -183,6 +237,11 @@ class IndexStats(BaseModel):
     reused_vectors: int = Field(description="chunk vectors taken from the cache")
     vectors_pending: int = Field(description="chunks and file summaries still without a vector")
     seconds: dict[str, float]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what the run found and mended besides: a damaged index, or one built "
+        "for another root, that it built anew",
+    )
 
 
 class _Run:
@@ -638,6 +697,7 @@ class _Run:
             reused_vectors=reused,
             vectors_pending=max(pending, 0),
             seconds={k: round(v, 3) for k, v in self.seconds.items()},
+            notes=[],  # build_index adds them
             **stats,
         )
 
@@ -699,15 +759,21 @@ def build_index(
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
     try:  # a run that fails leaves a readable snapshot as it was, a rebuild too
-        Store.read_manifest(index_dir)
-        had_index = True
+        old: Manifest | None = Store.read_manifest(index_dir)
     except DowseError:
-        had_index = False
+        old = None
+    had_index = old is not None
     try:
+        notes = [] if config.rebuild or old is None else _mend(root, index_dir, old)
         store = Store.create(
-            index_dir, root=root, model=embedder.name, dim=embedder.dim, rebuild=config.rebuild
+            index_dir,
+            root=root,
+            model=embedder.name,
+            dim=embedder.dim,
+            rebuild=config.rebuild or bool(notes),
         )
-        return _Run(root, store, config, embedder, progress).run()
+        stats = _Run(root, store, config, embedder, progress).run()
+        return stats.model_copy(update={"notes": notes}) if notes else stats
     except DowseError:
         raise
     except Exception as exc:
@@ -723,6 +789,37 @@ def build_index(
         raise error from None
     finally:
         lock.release()
+
+
+def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
+    """Why the index at `index_dir` must be built anew before this run ([] when it need
+    not); the caller holds the WriteLock.
+
+    - Built for another root (shipped with the files, or the directory moved): its rows
+      are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`);
+      anywhere else it may be another tree's good index, so only `--rebuild` replaces it.
+    - Damaged: a data file cut short (`Store.cut_short`, a few bytes read per file, so
+      every run can afford it) that the whole snapshot, read, confirms (`Store.verify`):
+      an interrupted write can leave a partial file that no version names. A run that
+      reads only what changed would otherwise report success on it and leave it damaged.
+    """
+    if not is_index_of(manifest, root):
+        if index_dir != default_index_dir(root):
+            raise InvalidPath(
+                f"the index at {index_dir} was built for {manifest.root}, not {root}; "
+                f"pass --rebuild to replace it with an index of {root}"
+            )
+        return [
+            f"the index at {index_dir} was built for {manifest.root}, not {root} (it came "
+            f"with the files, or the directory moved): building it anew for {root}"
+        ]
+    if Store.cut_short(index_dir, manifest) is None:
+        return []
+    try:
+        Store.open(index_dir).verify()
+    except IndexCorrupt as exc:
+        return [f"{str(exc).removesuffix('; run `dowse index --rebuild`')}: building it anew"]
+    return []
 
 
 def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str, int]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.indexer.build import changed_since, walk_config_from
+from dowse.indexer.build import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
 
@@ -114,7 +114,7 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
     )
     skipped = [SkippedFile(**r) for r in store.rows("skipped", ["path", "reason"])]
     root = Path(store.manifest.root)
-    walk_config = walk_config_from(store.manifest.walk)
+    walk_config = walk_config_of(store.manifest)
     changed = changed_since(store, root, walk_config) if root.is_dir() else {"root missing": 1}
     m = store.manifest
     summaries = store.table("file_vectors").count_rows("id = path")

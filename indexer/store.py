@@ -71,6 +71,7 @@ from dowse.errors import (
     IndexWriteError,
 )
 from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
+from dowse.indexer.trust import sign
 
 __all__ = [
     "FORMAT_VERSION",
@@ -104,6 +105,8 @@ _GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
 GRACE = timedelta(seconds=60)
 """How long table versions and tables that a commit replaced stay on disk for the readers
 of the previous manifest (readers reopen the manifest for each request)."""
+_LANCE_MAGIC = b"LANC"
+"""The last four bytes of every Lance file (data files and index files alike)."""
 PRUNE_MARGIN = timedelta(seconds=1)
 """Versions this much older than the manifest's, or less, outlive a pruning."""
 
@@ -246,6 +249,11 @@ class Manifest(BaseModel):
         description="the secret rules the stored text was redacted with "
         "(`secrets.SCANNER`), 'included' for --include-secrets, '' unknown: "
         "under other rules every file is read again",
+    )
+    signature: str = Field(
+        default="",
+        description="this machine's HMAC over the root and the walk options that widen "
+        "what is read ('' when none does): without it they are not reused (indexer.trust)",
     )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -534,6 +542,27 @@ class Store:
                 ) from None
 
     @staticmethod
+    def cut_short(index_dir: Path, manifest: Manifest) -> str | None:
+        """The first Lance file (data or index) of the snapshot's tables or the embedding
+        cache that does not end whole, or None. A Lance file ends with the magic bytes
+        `LANC`, so a file cut short shows by its last four bytes: a check cheap enough
+        for every writer's run, where `verify` reads the whole snapshot. A file no
+        version names (an interrupted write's) is a false alarm `verify` clears."""
+        for name in [*(manifest.tables.get(n, n) for n in SNAPSHOT_TABLES), CACHE_TABLE]:
+            table = index_dir / "db" / f"{name}.lance"
+            for path in sorted([*table.glob("data/*.lance"), *table.glob("_indices/*/*.lance")]):
+                try:
+                    with open(path, "rb") as fh:
+                        size = fh.seek(0, os.SEEK_END)
+                        fh.seek(max(size - len(_LANCE_MAGIC), 0))
+                        whole = fh.read() == _LANCE_MAGIC
+                except OSError:
+                    whole = False
+                if not whole:
+                    return str(path.relative_to(index_dir))
+        return None
+
+    @staticmethod
     def _probe(table: Any, index: Any, data: pa.Table) -> None:
         """One query that has to read `index` (a value from the first row as the key)."""
         column = index.columns[0]
@@ -591,6 +620,10 @@ class Store:
                 kept.append((old, now))
             if kept:
                 superseded[name] = kept
+        if "walk" in changes:
+            # Only the walk options a run was given are signed: a commit that keeps the
+            # manifest's (an unsigned one among them) keeps its signature, valid or not.
+            changes["signature"] = sign(self.manifest.root, changes["walk"])
         self.manifest = self.manifest.model_copy(
             update={
                 "versions": versions,
@@ -601,8 +634,12 @@ class Store:
             }
         )
         # Left out while empty, so that a dowse from before rebuilds wrote beside the old
-        # snapshot still reads an index that was never rebuilt.
-        empty = {k for k in ("tables", "retired", "superseded") if not getattr(self.manifest, k)}
+        # snapshot (or signed walk options) still reads an index that has none.
+        empty = {
+            k
+            for k in ("tables", "retired", "superseded", "signature")
+            if not getattr(self.manifest, k)
+        }
         path = self.index_dir / MANIFEST
         tmp = path.with_suffix(f".tmp{os.getpid()}")
         try:

@@ -45,9 +45,10 @@ from dowse.indexer.build import (
     default_index_dir,
     resolve_history,
     resolve_walk_config,
-    walk_config_from,
+    walk_config_of,
 )
 from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.locate import is_index_of
 from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
@@ -302,7 +303,7 @@ class Workspace:
             ) from None
 
     def _check_root(self, root: ServedRoot, manifest: Manifest) -> None:
-        if Path(os.path.realpath(manifest.root)) != root.path:
+        if not is_index_of(manifest, root.path):
             raise InvalidPath(
                 f"the index at {root.index_dir} was built for {manifest.root}, "
                 f"not {root.path}: call reindex with rebuild=true"
@@ -343,6 +344,8 @@ class Workspace:
             if not rebuild:
                 raise  # a damaged index or another format: only a rebuild mends it
             manifest = None
+        if manifest is not None and not is_index_of(manifest, root.path):
+            manifest = None  # another root's: build_index replaces it, with these defaults
         embed = self.embed if manifest is None else not manifest.no_embed
         embed_chunks = self.embed_chunks if manifest is None else manifest.embed_chunks
         embedder: Embedder
@@ -360,12 +363,12 @@ class Workspace:
                 )
             embedder = found
         config = IndexConfig(
-            walk=resolve_walk_config(root.index_dir),
+            walk=resolve_walk_config(root.index_dir, root=root.path),
             embed=embed,
             embed_chunks=embed_chunks,
             rebuild=rebuild,
             lock_timeout_s=lock_wait_s,
-            history=resolve_history(root.index_dir, None),
+            history=resolve_history(root.index_dir, None, root=root.path),
         )
         return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
 
@@ -376,16 +379,14 @@ class Workspace:
         manifest = searcher.store.manifest
         if not self.refresh:
             return searcher, Freshness(snapshot=manifest.updated)
-        changes = sum(
-            changed_since(searcher.store, root.path, walk_config_from(manifest.walk)).values()
-        )
+        changes = sum(changed_since(searcher.store, root.path, walk_config_of(manifest)).values())
         if not changes:
             return searcher, Freshness(snapshot=manifest.updated)
         missing = (
             f"this answer comes from the last complete index, without {changes} changed file(s)"
         )
         try:
-            self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
+            stats = self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
         except IndexLocked:
             holder = WriteLock(root.index_dir).holder()
             return searcher, Freshness(
@@ -400,7 +401,11 @@ class Workspace:
                 note=f"the index cannot be updated ({exc}): {missing}",
             )
         searcher = self._searcher(root)
-        return searcher, Freshness(snapshot=searcher.store.manifest.updated, reindexed=changes)
+        return searcher, Freshness(
+            snapshot=searcher.store.manifest.updated,
+            reindexed=changes,
+            note="; ".join(stats.notes),  # a damaged index the run built anew, say
+        )
 
     def _query(
         self, root: ServedRoot, run: Callable[[HybridSearcher], T]
@@ -627,23 +632,25 @@ def _signatures(
 # -- one-shot callers ----------------------------------------------------------------------
 
 
-def _one_root(index_dir: Path, *, refresh: bool = True) -> Workspace:
-    """A workspace serving the tree the index at `index_dir` was built for."""
-    manifest = Store.read_manifest(index_dir)
-    return Workspace([ServedRoot(Path(manifest.root), index_dir)], refresh=refresh)
+def _one_root(root: Path, index_dir: Path, *, refresh: bool = True) -> Workspace:
+    """A workspace serving `root` from the index at `index_dir`. `root` is the root the
+    index was located for (`indexer.locate`), never read from the manifest: a manifest
+    shipped with the files must not choose what gets indexed."""
+    return Workspace([ServedRoot(root, index_dir)], refresh=refresh)
 
 
-def fresh_searcher(index_dir: Path) -> tuple[HybridSearcher, Freshness]:
-    """A searcher on the index at `index_dir` after indexing what changed in its tree,
-    as the MCP tools do before each query: a stat walk when nothing changed, an
+def fresh_searcher(root: Path, index_dir: Path) -> tuple[HybridSearcher, Freshness]:
+    """A searcher on the index of `root` at `index_dir` after indexing what changed in
+    the tree, as the MCP tools do before each query: a stat walk when nothing changed, an
     incremental run (under the write lock, waiting at most `FRESHNESS_LOCK_WAIT_S`)
     when something did, so no answer cites an edited file at its old line numbers.
     `Freshness` says what was indexed, or what the answer lacks when it could not be."""
-    workspace = _one_root(index_dir)
+    workspace = _one_root(root, index_dir)
     return workspace._fresh(workspace.roots[0])
 
 
 def ask_for_agent(
+    root: Path,
     index_dir: Path,
     question: str,
     *,
@@ -665,4 +672,4 @@ def ask_for_agent(
         request = AskRequest(**fields)
     except ValidationError as exc:
         raise DowseError(invalid_request(exc)) from None
-    return _one_root(index_dir, refresh=refresh).ask(request, evaluator=evaluator)
+    return _one_root(root, index_dir, refresh=refresh).ask(request, evaluator=evaluator)

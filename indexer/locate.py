@@ -1,0 +1,108 @@
+"""Which index answers for a path: the one locator of the CLI, explore and the MCP server.
+
+An index is looked for at `<D>/.dowse` for D the path's directory and each directory
+above it, unless an index directory is named (`--index-dir`, or a served root's own).
+
+Invariants:
+- An index serves a path only when its manifest's root, compared as a resolved real path,
+  is the directory it belongs to: `<D>/.dowse` found looking upward only when the root is
+  D, a named index directory only when its root is the path's directory or contains it.
+  The manifest is a file that travels with the tree (a tarball, a shared folder, a
+  repository under review can ship a `.dowse/`), so a root it names elsewhere is never
+  followed: such an index is passed over, with a line saying why, and the search goes on
+  upward. Ignoring it rather than failing is what the user asked for: the path they
+  named is what gets searched, and the real index above a planted one still serves. A
+  relative root never matches (it would mean whatever directory dowse runs in).
+- A manifest that cannot be read (damaged, another format) stops the search with its own
+  one-line error and fix: dowse does not quietly answer from some other index instead.
+- Only manifests are read; nothing is written.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dowse.errors import DowseError, IndexNotFound
+from dowse.indexer.store import MANIFEST, Manifest, Store
+
+__all__ = ["IndexLocation", "is_index_of", "locate_index", "own_manifest"]
+
+INDEX_DIR_NAME = ".dowse"
+
+
+class IndexLocation(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    index_dir: Path = Field(description="the index that serves, else where one would go")
+    root: Path | None = Field(description="its indexed root (a real path), None for no index")
+    passed_over: list[str] = Field(
+        default_factory=list, description="one line for each index found but not used, and why"
+    )
+
+    @property
+    def found(self) -> bool:
+        return self.root is not None
+
+    def require(self) -> tuple[Path, Path]:
+        """(root, index directory); IndexNotFound, saying what was passed over, when no
+        index serves."""
+        if self.root is None:
+            why = f" ({'; '.join(self.passed_over)})" if self.passed_over else ""
+            raise IndexNotFound(f"no index at {self.index_dir}; run `dowse index` first{why}")
+        return self.root, self.index_dir
+
+
+def _real(path: str | Path) -> Path:
+    return Path(os.path.realpath(path))
+
+
+def is_index_of(manifest: Manifest, directory: Path) -> bool:
+    """Whether `manifest` is the index of `directory` (its root, as real paths)."""
+    return os.path.isabs(manifest.root) and _real(manifest.root) == _real(directory)
+
+
+def own_manifest(index_dir: Path, root: Path) -> Manifest | None:
+    """The manifest at `index_dir` when it is `root`'s index; None when there is none,
+    it cannot be read, or it names another root: nothing it remembers is reused then."""
+    try:
+        manifest = Store.read_manifest(index_dir)
+    except DowseError:  # a damaged manifest remembers nothing a run could use
+        return None
+    return manifest if is_index_of(manifest, root) else None
+
+
+def _foreign(index_dir: Path, manifest: Manifest, expected: str) -> str:
+    return (
+        f"ignored the index at {index_dir}: it was built for {manifest.root}, not {expected} "
+        "(it came with the files, or the directory moved)"
+    )
+
+
+def locate_index(path: Path, index_dir: Path | None = None) -> IndexLocation:
+    """The index that serves `path` (a directory or a file), by the rules above."""
+    target = _real(path)
+    start = target if target.is_dir() else target.parent
+    if index_dir is not None:
+        named = Path(os.path.abspath(index_dir))
+        try:
+            manifest = Store.read_manifest(named)
+        except IndexNotFound:
+            return IndexLocation(index_dir=named, root=None)
+        root = _real(manifest.root)
+        if os.path.isabs(manifest.root) and start.is_relative_to(root):
+            return IndexLocation(index_dir=named, root=root)
+        note = _foreign(named, manifest, f"{start} or a directory above it")
+        return IndexLocation(index_dir=named, root=None, passed_over=[note])
+    notes: list[str] = []
+    for d in (start, *start.parents):
+        candidate = d / INDEX_DIR_NAME
+        if not (candidate / MANIFEST).is_file():
+            continue
+        manifest = Store.read_manifest(candidate)  # unreadable: its error is the answer
+        if is_index_of(manifest, d):
+            return IndexLocation(index_dir=candidate, root=d, passed_over=notes)
+        notes.append(_foreign(candidate, manifest, str(d)))
+    return IndexLocation(index_dir=start / INDEX_DIR_NAME, root=None, passed_over=notes)
