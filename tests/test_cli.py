@@ -337,5 +337,7 @@ def test_an_index_inside_the_tree_is_never_indexed(example_repo, fake_embedder, 
     assert indexed_files(str(example_repo / "shop" / "idx")) == plain
     assert indexed_files(str(example_repo / "my-index")) == plain
     assert indexed_files(str(example_repo / "shop" / "idx")) == plain
-    skipped = run("status", "--index-dir", str(example_repo / "my-index"), "--skipped").output
+    skipped = run(
+        "status", str(example_repo), "--index-dir", str(example_repo / "my-index"), "--skipped"
+    ).output
     assert "shop/idx/" in skipped and "another dowse index" in skipped
