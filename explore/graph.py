@@ -15,8 +15,9 @@ Invariants:
   still neither run nor load anything.
 - Every name is escaped where it is written (paths and packages are file names: untrusted):
   `html.escape` in HTML text and attributes; in Mermaid only generated ids are bare, and
-  labels are quoted with quotes, `#`, `&`, `<`, `>`, backticks and control characters as
-  entity codes. No name is written into the script or a Mermaid comment.
+  labels are quoted, with `&`, `<`, `>`, quotes, `#` and backticks as HTML entities (which
+  mermaid shows as text) and control characters replaced. No name is written into the
+  script or a Mermaid comment.
 - Deterministic: the same graph gives the same bytes (no randomness, no clock).
 - At most `max_nodes` modules are drawn, the most central (ties by path); Mermaid keeps at
   most MAX_MERMAID_EDGES edges (mermaid's own default limit), cycle edges first. What was
@@ -87,6 +88,8 @@ _R_MIN, _R_MAX = 4.5, 22.0
 _PAD, _HEADER, _COL_GAP, _ROW_GAP, _BOX_GAP = 14.0, 26.0, 18.0, 10.0, 30.0
 _ASPECT = 1.3
 """Width over height of the picture's part of a laptop window, the sidebar aside."""
+_FAINT_FROM = 400
+"""Above this many drawn edges, edges fade with the square root of their number."""
 _MIN_VIEW = (820.0, 580.0)
 """A small graph is drawn at this size or less, not blown up to fill the window."""
 
@@ -211,8 +214,12 @@ def _lay_box(box: _Box, radius: dict[str, float]) -> None:
     box.h = y - _ROW_GAP + _PAD
 
 
+def _package_title(package: str) -> str:
+    return "(top level)" if package == "." else package
+
+
 def _box_title(box: _Box) -> str:
-    return f"{box.package} · {len(box.nodes)}"
+    return f"{_package_title(box.package)} · {len(box.nodes)}"
 
 
 def _shelves(boxes: list[_Box], target: float) -> tuple[float, float]:
@@ -308,8 +315,8 @@ font-size:12px;pointer-events:none}
 #info:empty{display:none}
 .box rect{stroke-width:1.2}
 .box text{font-size:13px;font-weight:600}
-.e{fill:none;stroke-width:1.1;opacity:.42}
-.e.cy{stroke:#d62728;opacity:.32}
+.e{fill:none;stroke-width:1.1;opacity:calc(.42 * var(--k, 1))}
+.e.cy{stroke:#d62728;opacity:calc(.32 * var(--k, 1))}
 .e.sc{stroke-width:2.4;opacity:.95}
 .n circle{stroke:#fff;stroke-width:1.5}
 .n.cy circle{stroke:#d62728;stroke-width:3}
@@ -421,7 +428,9 @@ def _svg(graph: ImportGraph, drawn: _Drawn) -> str:
     view_w, view_h = max(width + 48, _MIN_VIEW[0]), max(height + 48, _MIN_VIEW[1])
     out = [
         f'<svg viewBox="{(width - view_w) / 2:.0f} {(height - view_h) / 2:.0f} '
-        f'{view_w:.0f} {view_h:.0f}" role="img" aria-label="import graph">',
+        f'{view_w:.0f} {view_h:.0f}" role="img" aria-label="import graph" '
+        # Many edges: each fainter, so that the picture stays a picture.
+        f'style="--k:{min(1.0, math.sqrt(_FAINT_FROM / max(len(drawn.edges), 1))):.2f}">',
         "<defs>",
         _arrow("a", _EDGE),
         _arrow("ac", _CYCLE),
@@ -531,7 +540,8 @@ def _sidebar(graph: ImportGraph, drawn: _Drawn) -> str:
     parts.append("<h2>Packages</h2><ul>")
     parts.extend(
         f'<li><span class="sw" style="background:{drawn.colour(p)}"></span>'
-        f'<span class="mono">{_e(p)}</span> <span class="muted">{sizes[p]}</span></li>'
+        f'<span class="mono">{_e(_package_title(p))}</span> '
+        f'<span class="muted">{sizes[p]}</span></li>'
         for p in drawn.packages
     )
     parts.append("</ul>")
@@ -579,14 +589,25 @@ def render_html(graph: ImportGraph, *, max_nodes: int = MAX_NODES) -> str:
 
 # -- Mermaid -------------------------------------------------------------------------------
 
-_MERMAID_SPECIAL = frozenset('"#&<>`\\')
+_MERMAID_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    '"': "&quot;",
+    # Mermaid reads `#name;` as its own entity codes, and a leading backtick as Markdown.
+    "#": "&num;",
+    "`": "&grave;",
+}
 
 
 def _mermaid_label(text: str) -> str:
-    """`text` as a quoted Mermaid label: special characters as `#<code>;` entities."""
+    """`text` as a quoted Mermaid label, its markup characters as HTML entities.
+
+    Mermaid's own `#60;` codes are not used: mermaid 11 shows them undecoded. Control
+    characters (a file name may hold a newline) become U+FFFD.
+    """
     escaped = "".join(
-        f"#{ord(ch)};" if ch in _MERMAID_SPECIAL or ord(ch) < 32 or ord(ch) == 127 else ch
-        for ch in text
+        _MERMAID_ENTITIES.get(ch, "\ufffd" if ord(ch) < 32 or ord(ch) == 127 else ch) for ch in text
     )
     return f'"{escaped}"'
 
@@ -633,7 +654,7 @@ def render_mermaid(graph: ImportGraph, *, max_nodes: int = MAX_NODES) -> str:
     for n in drawn.nodes:
         members[n.package].append(n)
     for g, package in enumerate(drawn.packages):
-        lines.append(f"  subgraph g{g} [{_mermaid_label(package)}]")
+        lines.append(f"  subgraph g{g} [{_mermaid_label(_package_title(package))}]")
         for n in members[package]:
             lines.append(f"    n{drawn.index[n.path]}[{_mermaid_label(_label(n.path, package))}]")
         lines.append("  end")

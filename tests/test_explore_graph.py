@@ -196,8 +196,8 @@ def test_mermaid_has_subgraphs_edges_and_cycle_styling(repo):
     nodes = [m.groups() for ln in lines if (m := re.match(r'\s+(n\d+)\["(.*)"\]$', ln))]
     assert len(nodes) == len(NODES)
     ids = {label: node for node, label in nodes}
-    assert ids["#60;img src=x onerror=alert(1)#62;.py"]  # escaped, never raw
-    assert ids["a#60;script#62;alert(1)#60;/script#62;.py"]
+    assert ids["&lt;img src=x onerror=alert(1)&gt;.py"]  # escaped, never raw
+    assert ids["a&lt;script&gt;alert(1)&lt;/script&gt;.py"]
     assert not any("<" in ln for ln in body)
     links = [ln.strip() for ln in lines if re.match(r"\s+n\d+ (-->|==>) n\d+$", ln)]
     assert len(links) == len(EDGES)
@@ -209,6 +209,13 @@ def test_mermaid_has_subgraphs_edges_and_cycle_styling(repo):
     assert f"  linkStyle {','.join(map(str, thick))} stroke:#d62728,stroke-width:3px" in lines
     assert f"  class {','.join(sorted([ids['models.py'], ids['views.py']]))} cycle" in lines
     assert f"  class {ids['util.py']} hub" in lines
+
+
+def test_mermaid_labels_escape_markup_entities_and_control_characters():
+    from dowse.explore.graph import _mermaid_label
+
+    # Mermaid reads "#35;" as its own entity code and a leading backtick as Markdown.
+    assert _mermaid_label('`a"b#35;<c>&\nd') == '"&grave;a&quot;b&num;35;&lt;c&gt;&amp;\ufffdd"'
 
 
 def test_only_the_most_central_modules_are_drawn(repo):
