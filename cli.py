@@ -494,6 +494,7 @@ def explore_cmd(
         warn=warn,
     )
     if graph_file is not None:
+        # No warn: explore() has already said what locating the index passed over.
         graph = import_graph(context(Path(path), index_dir=index_dir))
         write_graph(graph, graph_file)
         click.echo(
