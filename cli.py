@@ -440,6 +440,15 @@ def ask(
     metavar="TOKENS",
     help="Fit the report into TOKENS, dividing them across sections.",
 )
+@click.option(
+    "--graph",
+    "graph_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    metavar="FILE",
+    help="Also write PATH's import graph to FILE: a self-contained page (.html, .htm) "
+    "or Mermaid (.mmd, .mermaid), by its suffix.",
+)
 @index_dir_option
 @json_option
 @seam
@@ -449,25 +458,33 @@ def explore_cmd(
     depth: str,
     deepen: bool,
     budget: int | None,
+    graph_file: Path | None,
     index_dir: Path | None,
     as_json: bool,
 ) -> None:
     """Explore a directory or file: structure, dependencies, patterns, imports, history.
 
     Explorers run in parallel, each on its own gated track; every claim cites file:line
-    and is checked against the file. Read-only: nothing is written, not even an index.
+    and is checked against the file. Read-only: nothing is written, not even an index,
+    except the --graph file.
 
     \b
     Example:
         dowse explore .
         dowse explore src/auth --focus "how are tokens refreshed?" --depth deep
         dowse explore . --depth deep --budget 3000 --json
+        dowse explore . --graph imports.html
     """
+    from dowse.explore.graph import graph_format, write_graph
+    from dowse.explore.imports import import_graph
     from dowse.explore.render import fit_budget, render_markdown
-    from dowse.explore.run import explore
+    from dowse.explore.run import context, explore
+    from dowse.explore.tracks import plural
 
     if focus is not None and not focus.strip():
         raise fail("the focus is empty")
+    if graph_file is not None:
+        graph_format(graph_file)  # a bad suffix fails before the exploring
     result = explore(
         Path(path),
         focus=focus,
@@ -476,6 +493,16 @@ def explore_cmd(
         index_dir=index_dir,
         warn=warn,
     )
+    if graph_file is not None:
+        # No warn: explore() has already said what locating the index passed over.
+        graph = import_graph(context(Path(path), index_dir=index_dir))
+        write_graph(graph, graph_file)
+        click.echo(
+            f"wrote the import graph ({plural(len(graph.nodes), 'module')}, "
+            f"{plural(len(graph.edges), 'edge')}, {plural(len(graph.cycles), 'cycle')}) "
+            f"to {graph_file}",
+            err=True,
+        )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")
     if as_json:

@@ -21,6 +21,8 @@ Invariants:
 - Cycles are strongly connected components (Tarjan, iterative) shown as their shortest
   cycles, smallest first; centrality is PageRank by power iteration. Nothing recurses,
   so a deep graph cannot overflow the stack.
+- `import_graph` is the same graph the track summarizes (same nodes, edges, components,
+  ranks), whole and as a record, for pictures of it (explore/graph.py).
 """
 
 from __future__ import annotations
@@ -33,13 +35,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.errors import DowseError
-from dowse.explore.records import Citation, ImportReport, TrackSpec
+from dowse.explore.records import (
+    Citation,
+    GraphEdge,
+    GraphNode,
+    ImportGraph,
+    ImportReport,
+    TrackSpec,
+)
 from dowse.explore.tracks import STDLIB, Context, Track, TrackState, cite, find_line, plural
 from dowse.indexer.parse import parse_source
 from dowse.indexer.resolve import resolve_import, suffix_map
 from dowse.languages import TEXT_LANGUAGES, is_test_path, language_for
 
-__all__ = ["imports_track"]
+__all__ = ["import_graph", "imports_track"]
 
 GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
 """The languages whose imports indexer.resolve maps to files."""
@@ -52,6 +61,8 @@ CLAIMED_OUTSIDE = 3
 DAMPING = 0.85
 PAGERANK_TOL = 1e-9
 PAGERANK_MAX_ITER = 100
+MAX_PACKAGE_DEPTH = 4
+"""How many directory levels below the scope packages may be looked for."""
 
 _NODE_BUILTINS = frozenset(
     {
@@ -406,6 +417,14 @@ def _pagerank(nodes: Sequence[str], succ: dict[str, dict[str, int]]) -> dict[str
     return {p: rank[i] for i, p in enumerate(nodes)}
 
 
+def _structure(
+    nodes: Sequence[str], succ: dict[str, dict[str, int]]
+) -> tuple[list[list[str]], list[list[str]], dict[str, float]]:
+    """(components of more than one module, their shortest cycles, PageRank)."""
+    components = [c for c in _sccs(nodes, succ) if len(c) > 1]
+    return components, _cycles(components, succ), _pagerank(nodes, succ)
+
+
 # -- entry points --------------------------------------------------------------------------
 
 
@@ -538,9 +557,7 @@ def imports_track(ctx: Context) -> Track:
 
         pred = graph.pred()
         n_edges = sum(len(d) for d in graph.succ.values())
-        components = [c for c in _sccs(nodes, graph.succ) if len(c) > 1]
-        cycles = _cycles(components, graph.succ)
-        rank = _pagerank(nodes, graph.succ)
+        components, cycles, rank = _structure(nodes, graph.succ)
         central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
         central = central[:MAX_CENTRAL]
         entries = _entry_points(ctx, graph, pred)
@@ -681,3 +698,61 @@ def imports_track(ctx: Context) -> Track:
         )
 
     return Track(spec=spec, understand=understand, complete=complete, make=imports_track)
+
+
+# -- the whole graph, for pictures ---------------------------------------------------------
+
+
+def _packages(paths: Sequence[str], scope: str) -> dict[str, str]:
+    """Each path's group: its directory at the first depth below the scope that splits the
+    files into more than one directory (a `src/pkg/` layout is looked through)."""
+    base = scope.split("/") if scope else []
+    if scope in paths:  # the scope is one file: group it under its directory
+        base = base[:-1]
+    dirs = {p: p.split("/")[len(base) : -1] for p in paths}
+    depth = 1
+    while depth < MAX_PACKAGE_DEPTH and all(len(d) >= depth for d in dirs.values()):
+        if len({tuple(d[:depth]) for d in dirs.values()}) > 1:
+            break
+        depth += 1
+    return {p: "/".join(base + d[:depth]) or "." for p, d in dirs.items()}
+
+
+def import_graph(ctx: Context) -> ImportGraph:
+    """The whole import graph of `ctx`'s scope, the one `imports_track` summarizes: every
+    module with its package, PageRank and cycle component, and every edge."""
+    scope = ctx.scope or "."
+    nodes = [p for p in ctx.files() if language_for(p) in GRAPH_LANGUAGES]
+    if not nodes:
+        return ImportGraph(
+            root=str(ctx.root),
+            scope=scope,
+            gaps=[f"no Python, JavaScript or TypeScript files in {scope}"],
+        )
+    state = TrackState(ctx=ctx)
+    graph, _ = _gather(ctx, state, nodes)
+    components, cycles, rank = _structure(nodes, graph.succ)
+    components.sort(key=lambda c: (-len(c), c))
+    member = {p: i for i, c in enumerate(components) for p in c}
+    package = _packages(nodes, ctx.scope)
+    return ImportGraph(
+        root=str(ctx.root),
+        scope=scope,
+        nodes=[
+            GraphNode(path=p, package=package[p], rank=rank[p], component=member.get(p))
+            for p in sorted(nodes)
+        ],
+        edges=[
+            GraphEdge(
+                source=src,
+                target=dst,
+                line=line,
+                cycle=src in member and member[src] == member.get(dst),
+            )
+            for src in sorted(graph.succ)
+            for dst, line in sorted(graph.succ[src].items())
+        ],
+        components=components,
+        cycles=cycles,
+        gaps=state.gaps,
+    )

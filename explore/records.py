@@ -21,6 +21,9 @@ __all__ = [
     "Finding",
     "GateResult",
     "GitReport",
+    "GraphEdge",
+    "GraphNode",
+    "ImportGraph",
     "ImportReport",
     "KeyFile",
     "ManifestReport",
@@ -162,6 +165,50 @@ class ImportReport(BaseModel):
     external: list[tuple[str, int]] = Field(
         default_factory=list, description="(top-level package, importing files)"
     )
+
+
+class GraphNode(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    package: str = Field(
+        description="the directory the module is grouped under: the first level below the "
+        "scope that tells modules apart ('.' for files at the top of the tree)"
+    )
+    rank: float = Field(ge=0, description="PageRank, as ImportReport.central has it")
+    component: int | None = Field(
+        default=None, description="index into ImportGraph.components when on an import cycle"
+    )
+
+
+class GraphEdge(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: str = Field(description="the importing module")
+    target: str = Field(description="the imported module")
+    line: int = Field(ge=1, description="the first line of source importing target")
+    cycle: bool = Field(
+        default=False, description="both ends are in the same strongly connected component"
+    )
+
+
+class ImportGraph(BaseModel):
+    """The import graph the imports explorer summarizes, whole: for pictures of it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    root: str = Field(description="the explored root, absolute")
+    scope: str = Field(description="the explored path relative to the root ('.' for all)")
+    nodes: list[GraphNode] = Field(default_factory=list, description="sorted by path")
+    edges: list[GraphEdge] = Field(default_factory=list, description="sorted by (source, target)")
+    components: list[list[str]] = Field(
+        default_factory=list,
+        description="strongly connected components of more than one module, largest first",
+    )
+    cycles: list[list[str]] = Field(
+        default_factory=list, description="the shortest cycles, as ImportReport.cycles"
+    )
+    gaps: list[str] = Field(default_factory=list, description="what the graph cannot show")
 
 
 class GitReport(BaseModel):

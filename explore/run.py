@@ -37,7 +37,7 @@ from dowse.explore.tree import tree_track
 from dowse.indexer.walk import WalkConfig
 from dowse.retrieval.records import check_query
 
-__all__ = ["DEEPEN_LEVELS", "explore", "locate"]
+__all__ = ["DEEPEN_LEVELS", "context", "explore", "locate"]
 
 DEEPEN_LEVELS = 2
 """How many times a too-large track may split into subtracks under `--deepen`."""
@@ -83,6 +83,29 @@ def _walk_config(
     from dowse.indexer.build import resolve_walk_config
 
     return resolve_walk_config(index_dir, root=root, warn=warn)
+
+
+def context(
+    path: Path,
+    *,
+    focus: str | None = None,
+    depth: Depth = "standard",
+    deepen: bool = False,
+    index_dir: Path | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> Context:
+    """The context explorers read for `path`: its root, scope, walk options and index
+    (`warn` as for `explore`)."""
+    root, scope, index_dir = locate(path, index_dir, warn)
+    return Context(
+        root=root,
+        scope=scope,
+        focus=focus,
+        depth=depth,
+        walk_config=_walk_config(root, index_dir, warn),
+        index_dir=index_dir,
+        deepen=DEEPEN_LEVELS if deepen else 0,
+    )
 
 
 def _summary(result: ExploreResult, ctx: Context) -> str:
@@ -144,16 +167,8 @@ def explore(
     """
     if focus and focus.strip():  # a blank focus means none, as before
         check_query(focus, "focus")
-    root, scope, index_dir = locate(path, index_dir, warn)
-    ctx = Context(
-        root=root,
-        scope=scope,
-        focus=focus,
-        depth=depth,
-        walk_config=_walk_config(root, index_dir, warn),
-        index_dir=index_dir,
-        deepen=DEEPEN_LEVELS if deepen else 0,
-    )
+    ctx = context(path, focus=focus, depth=depth, deepen=deepen, index_dir=index_dir, warn=warn)
+    root, scope = ctx.root, ctx.scope
     if searcher is not None:
         ctx.use_searcher(searcher)
     t0 = time.perf_counter()
