@@ -344,7 +344,8 @@ def ask(
         dowse ask "how does authentication work?" --budget 4000
         dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
-    from dowse.explore.handoff import investigate, render_report
+    from dowse.explore.handoff import fit_report, investigate, render_report, report_json
+    from dowse.retrieval.ask import DEFAULT_BUDGET
     from dowse.retrieval.hybrid import HybridSearcher
     from dowse.retrieval.loop import LoopConfig
 
@@ -388,10 +389,11 @@ def ask(
         with_trace=trace or as_json,
         force=None if mode == "auto" else mode,
     )  # type: ignore[arg-type]
-    if as_json:
-        click.echo(report.model_dump_json(indent=2))
-        return
-    click.echo(render_report(report, trace=trace), nl=False)
+    # Everything printed, not only the source, is held to the budget.
+    report = fit_report(
+        report, budget or DEFAULT_BUDGET, "json" if as_json else "markdown", trace=trace
+    )
+    click.echo(report_json(report) if as_json else render_report(report, trace=trace), nl=False)
 
 
 @cli.command(name="explore")
@@ -445,7 +447,7 @@ def explore_cmd(
         dowse explore src/auth --focus "how are tokens refreshed?" --depth deep
         dowse explore . --depth deep --budget 3000 --json
     """
-    from dowse.explore.render import fit_budget, render_markdown
+    from dowse.explore.render import fit_budget, render_json, render_markdown
     from dowse.explore.run import explore
 
     if focus is not None and not focus.strip():
@@ -459,10 +461,7 @@ def explore_cmd(
     )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")
-    if as_json:
-        click.echo(result.model_dump_json(indent=2))
-        return
-    click.echo(render_markdown(result), nl=False)
+    click.echo(render_json(result) if as_json else render_markdown(result), nl=False)
 
 
 # -- dowse eval ------------------------------------------------------------------------

@@ -93,6 +93,11 @@ class TrackFindings(BaseModel):
     conclusions: list[str] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list, description="uncertainties, open questions")
     gates: list[GateResult] = Field(default_factory=list)
+    verdict: str = Field(
+        default="",
+        description="the gates and dropped claims in one line, when a budget put it "
+        "in place of their records",
+    )
     dropped: list[str] = Field(
         default_factory=list, description="claims dropped because a citation failed"
     )
