@@ -471,7 +471,13 @@ def fit_report(
                 }
             )
 
-    return fit_result(report, budget, render, more=[(notes, put_notes), (findings, put_findings)])
+    return fit_result(
+        report,
+        budget,
+        render,
+        more=[(notes, put_notes), (findings, put_findings)],
+        lines_first=fmt == "json",
+    )
 
 
 def render_report(report: AskReport, *, trace: bool = False) -> str:

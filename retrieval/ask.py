@@ -614,49 +614,76 @@ def slim_file(f: FileResult) -> FileResult:
 
 
 def signature_block(block: ContextBlock) -> ContextBlock | None:
-    """A whole block cut to its definition's line (None: it is one already)."""
+    """A whole block cut to its definition's line: the first that declares one, else the
+    first that can stand for it (`is_signature`). None: it is a line already."""
     if block.form == "signature":
         return None
-    line = next((ln.strip() for ln in block.text.split("\n") if is_signature(ln)), "")
-    at = block.start_line + next(
-        (n for n, ln in enumerate(block.text.split("\n")) if is_signature(ln)), 0
+    lines = [ln.strip() for ln in block.text.split("\n")]
+    n = next(
+        (n for n, ln in enumerate(lines) if is_signature(ln) and _DEFINITION_LINE.match(ln)),
+        next((n for n, ln in enumerate(lines) if is_signature(ln)), None),
     )
-    cut = block.model_copy(
-        update={"form": "signature", "text": line.removesuffix("{").rstrip()[:160]}
-    )
-    cut.start_line = cut.start_line if block.symbol else at
+    text = "" if n is None else lines[n].removesuffix("{").rstrip()[:160]
+    at = block.start_line + (n or 0)
+    cut = block.model_copy(update={"form": "signature", "text": text, "start_line": at})
+    cut.end_line = max(cut.end_line, at)
     cut.tokens = _cost(cut)
     return cut
 
 
 def block_plan(
-    blocks_group: int, blocks: Sequence[Entry], files_group: int, files: Sequence[Entry]
+    blocks_group: int,
+    blocks: Sequence[Entry],
+    files_group: int,
+    files: Sequence[Entry],
+    *,
+    lines_first: bool = False,
 ) -> list[Step]:
     """The steps that shrink the context, in order: the blocks of files no part of which
     scored relevant are left out, then whole blocks are cut to their signature, then
     the rest are left out; all from the lowest-ranked up, and a file's entry leaves
-    with its last block (a file listed without code costs what a line of code would)."""
+    with its last block (a file listed without code costs what a line of code would).
+
+    `lines_first` is for answers whose every record carries metadata (JSON): after the
+    unscored blocks, the signature lines go (the files list says where those files
+    are), then from the lowest-ranked up a file's later blocks go whole and its first
+    is cut to its line; the files' entries stay until last."""
     left = Counter(b.path for b, _ in blocks)
     index = {f.path: i for i, (f, _) in enumerate(files)}
 
-    def drops(picked: list[int]) -> list[Step]:
+    def drops(picked: list[int], *, with_files: bool = True) -> list[Step]:
         out: list[Step] = []
         for i in picked:
             path = blocks[i][0].path
             out.append((blocks_group, i, 2))
             left[path] -= 1
-            if not left[path] and path in index:
+            if with_files and not left[path] and path in index:
                 out.append((files_group, index[path], 2))
         return out
 
     last_first = list(reversed(range(len(blocks))))
     unscored = [i for i in last_first if blocks[i][0].relevance == 0.0]
-    first = drops(unscored)
-    return (
-        first
-        + steps(blocks_group, blocks, 1)
-        + drops([i for i in last_first if i not in set(unscored)])
-    )
+    if not lines_first:
+        return (
+            drops(unscored)
+            + steps(blocks_group, blocks, 1)
+            + drops([i for i in last_first if i not in set(unscored)])
+        )
+    lines = [i for i in last_first if i not in unscored and blocks[i][0].form == "signature"]
+    plan = drops(unscored) + drops(lines, with_files=False)
+    # A file's second and later blocks go whole; its first is cut to its line, so every
+    # file that had code still says where its definition is.
+    first_of: dict[str, int] = {}
+    for i, (b, _) in enumerate(blocks):
+        if b.form == "full":
+            first_of.setdefault(b.path, i)
+    whole = [i for i in last_first if blocks[i][0].form == "full"]
+    for i in whole:
+        if first_of[blocks[i][0].path] == i and blocks[i][1] is not None:
+            plan.append((blocks_group, i, 1))
+        else:
+            plan += drops([i], with_files=False)
+    return plan + drops([i for i in whole if first_of[blocks[i][0].path] == i])
 
 
 def fit_result(
@@ -666,13 +693,14 @@ def fit_result(
     *,
     more: Sequence[Group] = (),
     cut: Callable[[ContextBlock], ContextBlock | None] = signature_block,
+    lines_first: bool = False,
 ) -> R:
     """A copy of `result` whose rendering is at most `budget` tokens, and whose `tokens`
     is that rendering's count. What goes first: the trace (last cycle first), then each
     file's ranking evidence and reason (lowest-ranked first), the `more` groups' records,
     the files that have no block, the blocks of files no part of which scored relevant;
     only then are whole blocks cut to their signature line, lowest-ranked first, and
-    lines left out."""
+    lines left out (`lines_first`, for JSON: see `block_plan`)."""
     in_context = {b.path for b in result.context}
     trace: list[Entry] = [(c, None) for c in result.trace]
     files: list[Entry] = [(f, slim_file(f)) for f in result.files]
@@ -682,7 +710,7 @@ def fit_result(
     for g in range(len(more)):
         plan += steps(3 + g, groups[3 + g], 2)
     plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
-    plan += block_plan(2, context, 1, files) + steps(1, files, 2)
+    plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
 
     def build(levels: Levels, claimed: int) -> R:
         kept = forms(groups, levels)

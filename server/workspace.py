@@ -94,9 +94,6 @@ __all__ = ["ServedRoot", "Workspace"]
 FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
 REINDEX_LOCK_WAIT_S = 30.0
-ASK_CONTEXT_SHARE = 0.75
-"""The share of max_tokens the retrieval loop packs with source; the rest is the JSON
-around it (field names, escapes, the file list)."""
 MAX_ASK_FILES = 10
 
 T = TypeVar("T")
@@ -461,7 +458,9 @@ class Workspace:
     def ask(self, req: AskRequest, *, evaluator: Evaluator | None = None) -> AskAnswer:
         root = self._root(req.root)
         loop = LoopConfig(include=self._scope(root, req.path, req.include), exclude=req.exclude)
-        budget = max(50, int(req.max_tokens * ASK_CONTEXT_SHARE))
+        # Packed as for markdown into the whole budget; the JSON around it (field names,
+        # escapes, the files list) is then fitted exactly, lines and later blocks first.
+        budget = req.max_tokens
         with root.lock:
             result, searcher, fresh = self._query(
                 root,
@@ -477,12 +476,14 @@ class Workspace:
         blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), ""))) for b in context]
         ranked = [(f, slim_file(f)) for f in listed]
         # The answer is the code: the files' ranking evidence and reasons go first, then
-        # the files no block shows, then the blocks of files no part of which scored
-        # relevant; only then are whole blocks cut to their signature, lowest-ranked first.
+        # the files no block shows, then the records of files no part of which scored
+        # relevant, then the signature lines (a record around one line is mostly
+        # metadata, and the files list already says where the next files are); only then
+        # are whole blocks cut to their signature, lowest-ranked first.
         plan = (
             steps(1, ranked, 1)
             + steps(1, ranked, 2, only=lambda f: f.path not in shown)
-            + block_plan(0, blocks, 1, ranked)
+            + block_plan(0, blocks, 1, ranked, lines_first=True)
             + steps(1, ranked, 2)
         )
         return fit_answer(
