@@ -215,6 +215,11 @@ class ExploreResult(BaseModel):
     summary: str = ""
     synthesis: Synthesis = Field(default_factory=Synthesis)
     tracks: list[TrackFindings] = Field(default_factory=list)
+    track_lines: list[str] = Field(
+        default_factory=list,
+        description="the tracks a budget left without findings, one line each: name, gates, "
+        "claims verified",
+    )
     timings: dict[str, float] = Field(
         default_factory=dict, description="seconds per track, plus 'wall' and 'sum'"
     )

@@ -208,11 +208,20 @@ def _cost(section: str, item: Any, fmt: Format) -> int:
 
 
 def _verdict(t: TrackFindings) -> str:
-    gates = ", ".join(
-        f"{g.name} {'passed' if g.passed else ('failed' if g.ran else 'not run')}" for g in t.gates
-    )
-    dropped = f"; {len(t.dropped)} claim(s) dropped" if t.dropped else ""
-    return f"{gates or 'no gates'}; {t.claims} claim(s) verified{dropped}"
+    gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}" for g in t.gates)
+    dropped = f", {len(t.dropped)} dropped" if t.dropped else ""
+    return f"{gates or 'no gates'}; {t.claims} claims{dropped}"
+
+
+def _fold_tracks(r: ExploreResult) -> None:
+    """In JSON, a track the budget left with nothing to say becomes one line."""
+    kept = []
+    for t in r.tracks:
+        if t.findings or t.conclusions or t.subtracks or t.evidence:
+            kept.append(t)
+        else:
+            r.track_lines.append(f"{t.track.name}: {t.verdict or _verdict(t)}")
+    r.tracks = kept
 
 
 def compact_tracks(tracks: list[TrackFindings]) -> None:
@@ -248,6 +257,10 @@ def fit_budget(
         r.budget = budget
         if estimate_tokens(show(r)) <= budget:
             return r
+        if inner <= 1 and result.summary:
+            # Even the outline is too long: its summary, which the sections spell out, goes.
+            result, inner = result.model_copy(update={"summary": ""}), budget
+            continue
         if inner <= 1:
             raise BudgetTooSmall(
                 f"a budget of {budget} tokens cannot hold this report's outline; "
@@ -256,7 +269,7 @@ def fit_budget(
         # The estimates missed what printing adds (indentation, escapes): shrink the
         # sections' share by the overshoot and fit again.
         over = estimate_tokens(show(r)) - budget
-        inner = max(1, min(inner - over, int(inner * 0.95)))
+        inner = max(1, inner - over)
 
 
 def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
@@ -267,6 +280,8 @@ def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
     skeleton = r.model_copy(deep=True)
     for sec in _sections(skeleton):
         sec.keep(0)
+    if fmt == "json":
+        _fold_tracks(skeleton)
     skeleton.omitted = {sec.name: 1 for sec in _sections(r)}  # the notes cost room too
     fixed = estimate_tokens(
         skeleton.model_dump_json() if fmt == "json" else render_markdown(skeleton)
@@ -288,6 +303,8 @@ def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
             share[s.name] = need[s.name]
             remaining -= need[s.name]
             active.remove(s)
+    kept: dict[str, int] = {}
+    spare = max(budget - fixed, 0)
     for s in sections:
         room, k = share[s.name] - _OVERHEAD, 0
         for c in costs[s.name]:
@@ -295,16 +312,31 @@ def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
                 break
             room -= c
             k += 1
-        if k < len(s.items):
-            r.omitted[s.name] = len(s.items) - k
-            s.keep(k)
+        kept[s.name] = k
+        spare -= sum(costs[s.name][:k]) + (_OVERHEAD if k else 0)
+    # Whole items leave part of each share unused: the heaviest sections take their next
+    # items from what is left, so a section whose first item outweighs its share still
+    # shows it when the budget has the room.
+    for s in sorted(sections, key=lambda s: -s.weight):
+        while kept[s.name] < len(s.items):
+            c = costs[s.name][kept[s.name]] + (0 if kept[s.name] else _OVERHEAD)
+            if c > spare:
+                break
+            spare -= c
+            kept[s.name] += 1
+    for s in sections:
+        if kept[s.name] < len(s.items):
+            r.omitted[s.name] = len(s.items) - kept[s.name]
+            s.keep(kept[s.name])
+    if fmt == "json":
+        _fold_tracks(r)
     return r
 
 
 def render_markdown(r: ExploreResult) -> str:
     title = f"# Explore `{r.path}` ({r.depth}"
     title += f", focus: {r.focus!r})" if r.focus else ")"
-    lines = [one_line(title), "", one_line(r.summary), ""]
+    lines = [one_line(title), ""] + ([one_line(r.summary), ""] if r.summary else [])
     syn = r.synthesis
     timing = ""
     if "wall" in r.timings:
@@ -314,9 +346,13 @@ def render_markdown(r: ExploreResult) -> str:
         )
     lines += [f"_Confidence: {syn.confidence} — {one_line(syn.basis)}{timing}_", ""]
 
+    gone: list[str] = []  # sections the budget emptied: one line for all, at the end
+
     def section(title: str, name: str, items: list[Any]) -> None:
         omitted = r.omitted.get(name, 0)
-        if not items and not omitted:
+        if not items:
+            if omitted:
+                gone.append(f"{name.replace('_', ' ')} {omitted}")
             return
         lines.extend([f"## {title}", ""])
         lines.extend(_md_item(name, it) for it in items)
@@ -387,6 +423,8 @@ def render_markdown(r: ExploreResult) -> str:
             lines += [f"### {one_line(t.track.name)}", ""]
             lines += [finding_line(f) for f in t.findings]
             lines.append("")
+    if gone:
+        lines += [f"_Left out for the token budget: {', '.join(gone)}._", ""]
     if r.budget:
         lines.append(f"_Fitted to a budget of {r.budget} tokens._")
     return "\n".join(lines).rstrip() + "\n"
