@@ -360,7 +360,8 @@ def ask(
         dowse ask "how does authentication work?" --budget 4000
         dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
-    from dowse.explore.handoff import investigate, render_report
+    from dowse.explore.handoff import fit_report, investigate, render_report, report_json
+    from dowse.retrieval.ask import DEFAULT_BUDGET
     from dowse.retrieval.loop import LoopConfig
 
     if not question.strip():
@@ -406,10 +407,11 @@ def ask(
         with_trace=trace or as_json,
         force=None if mode == "auto" else mode,  # type: ignore[arg-type]
     )
-    if as_json:
-        click.echo(report.model_dump_json(indent=2))
-        return
-    click.echo(render_report(report, trace=trace), nl=False)
+    # Everything printed, not only the source, is held to the budget.
+    report = fit_report(
+        report, budget or DEFAULT_BUDGET, "json" if as_json else "markdown", trace=trace
+    )
+    click.echo(report_json(report) if as_json else render_report(report, trace=trace), nl=False)
 
 
 @cli.command(name="explore")
@@ -477,7 +479,7 @@ def explore_cmd(
     """
     from dowse.explore.graph import graph_format, write_graph
     from dowse.explore.imports import import_graph
-    from dowse.explore.render import fit_budget, render_markdown
+    from dowse.explore.render import fit_budget, render_json, render_markdown
     from dowse.explore.run import context, explore
     from dowse.explore.tracks import plural
 
@@ -505,10 +507,7 @@ def explore_cmd(
         )
     if budget is not None:
         result = fit_budget(result, budget, "json" if as_json else "markdown")
-    if as_json:
-        click.echo(result.model_dump_json(indent=2))
-        return
-    click.echo(render_markdown(result), nl=False)
+    click.echo(render_json(result) if as_json else render_markdown(result), nl=False)
 
 
 # -- dowse eval ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── InvalidPath            a path that does not exist or lies outside the root
     ├── UnsupportedLanguage    no grammar for the language asked for
     ├── InvalidQuery           an empty query, or a filter naming no kind of symbol
+    ├── BudgetTooSmall         a token budget that cannot hold even an empty answer
     ├── EmbedderError          the embedding model cannot be loaded
     ├── EvalError              a dataset, clone or commit an evaluation cannot use
     ├── GitError               git is missing, failed, took too long, or cannot be made safe
@@ -21,6 +22,7 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
 from __future__ import annotations
 
 __all__ = [
+    "BudgetTooSmall",
     "DowseError",
     "EmbedderError",
     "EvalError",
@@ -66,6 +68,10 @@ class InvalidPath(DowseError):
 
 
 class InvalidQuery(DowseError):
+    pass
+
+
+class BudgetTooSmall(DowseError):
     pass
 
 

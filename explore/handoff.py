@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,18 +31,29 @@ from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
 from dowse.explore.patterns import patterns_track
 from dowse.explore.records import ExploreResult, Synthesis, TrackFindings
-from dowse.explore.render import finding_line
+from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
-from dowse.retrieval.ask import AskResult, ask, estimate_tokens
+from dowse.retrieval.ask import DEFAULT_BUDGET, AskResult, ask, fit_result, render_json
 from dowse.retrieval.ask import render_markdown as render_ask
+from dowse.retrieval.budget import Entry, estimate_tokens
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import analyze
+from dowse.retrieval.render import one_line
 from dowse.tokens import tokenize
 
-__all__ = ["AskReport", "Plan", "TrackPlan", "investigate", "plan", "render_report"]
+__all__ = [
+    "AskReport",
+    "Plan",
+    "TrackPlan",
+    "fit_report",
+    "investigate",
+    "plan",
+    "render_report",
+    "report_json",
+]
 
 Kind = Literal["architecture", "multi", "bug", "cross-cutting"]
 
@@ -303,7 +314,7 @@ def investigate(
         )
     ctx = Context(root=Path(searcher.root))
     ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
-    limit = budget if budget is not None else 8000
+    limit = budget if budget is not None else DEFAULT_BUDGET
     context_budget = max(int(limit * CONTEXT_SHARE), 50)
 
     with ThreadPoolExecutor(max_workers=2 * len(p.tracks) + 1) as pool:
@@ -409,11 +420,71 @@ def _fit_tracks(report: AskReport, room: int) -> None:
             setattr(syn, name, out)
 
 
+def report_json(report: AskReport) -> str:
+    """The report as `ask --json` prints it."""
+    return render_json(report)
+
+
+def fit_report(
+    report: AskReport, budget: int, fmt: Literal["markdown", "json"], *, trace: bool = False
+) -> AskReport:
+    """A copy of `report` that prints (as `fmt`) in at most `budget` tokens: `fit_result`'s
+    order, the tracks' findings and the synthesis' nuances and open questions going
+    right after the files' evidence, the lowest-ranked first."""
+
+    def render(r: AskReport) -> str:
+        return report_json(r) if fmt == "json" else render_report(r, trace=trace)
+
+    if fmt == "json" and report.tracks:
+        report = report.model_copy(
+            update={"tracks": [t.model_copy(deep=True) for t in report.tracks]}
+        )
+        compact_tracks(report.tracks)
+
+    # Round-robin: every track's best finding is the last to go.
+    rounds = sorted(
+        ((k, i, f) for i, t in enumerate(report.tracks) for k, f in enumerate(t.findings)),
+        key=lambda x: (x[0], x[1]),
+    )
+    findings: list[Entry] = [((i, f), None) for _, i, f in rounds]
+
+    def put_findings(out: AskReport, kept: list[tuple[int, Any]]) -> None:
+        out.tracks = [
+            t.model_copy(update={"findings": [f for j, f in kept if j == i]})
+            for i, t in enumerate(report.tracks)
+        ]
+
+    syn = report.synthesis
+    notes: list[Entry] = (
+        []
+        if syn is None
+        else [(("nuances", x), None) for x in syn.nuances]
+        + [(("open_questions", x), None) for x in syn.open_questions]
+    )
+
+    def put_notes(out: AskReport, kept: list[tuple[str, str]]) -> None:
+        if out.synthesis is not None:
+            out.synthesis = out.synthesis.model_copy(
+                update={
+                    name: [x for n, x in kept if n == name]
+                    for name in ("nuances", "open_questions")
+                }
+            )
+
+    return fit_result(
+        report,
+        budget,
+        render,
+        more=[(notes, put_notes), (findings, put_findings)],
+        lines_first=fmt == "json",
+    )
+
+
 def render_report(report: AskReport, *, trace: bool = False) -> str:
     if report.mode == "retrieval":
         return render_ask(report, trace=trace)
     lines = [
-        f"# {report.question}",
+        f"# {one_line(report.question)}",
         "",
         f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
         f"{report.overlap:.2f}; ~{report.tokens} tokens"
@@ -429,17 +500,22 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     syn = report.synthesis
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
-        lines += [f"- {x}" for x in syn.unified]
-        lines += [f"- nuance: {x}" for x in syn.nuances]
-        lines += [f"- open: {x}" for x in syn.open_questions]
+        lines += [f"- {one_line(x)}" for x in syn.unified]
+        lines += [f"- nuance: {one_line(x)}" for x in syn.nuances]
+        lines += [f"- open: {one_line(x)}" for x in syn.open_questions]
         lines.append("")
     for t in report.tracks:
         gates = ", ".join(
             f"{g.name} {'passed' if g.passed else 'failed'}" for g in t.gates if g.ran
         )
-        lines += [f"## Track: {t.track.name}", "", f"_{t.track.focus} — {gates}_", ""]
+        lines += [
+            f"## Track: {one_line(t.track.name)}",
+            "",
+            f"_{one_line(t.track.focus)} — {gates}_",
+            "",
+        ]
         lines += [finding_line(f) for f in t.findings]
-        lines += [f"- {c}" for c in t.conclusions]
+        lines += [f"- {one_line(c)}" for c in t.conclusions]
         lines.append("")
     body = render_ask(report, trace=trace).split("\n", 1)[1]
     lines += ["## Curated context", body]

@@ -96,6 +96,11 @@ class TrackFindings(BaseModel):
     conclusions: list[str] = Field(default_factory=list)
     gaps: list[str] = Field(default_factory=list, description="uncertainties, open questions")
     gates: list[GateResult] = Field(default_factory=list)
+    verdict: str = Field(
+        default="",
+        description="the gates and dropped claims in one line, when a budget put it "
+        "in place of their records",
+    )
     dropped: list[str] = Field(
         default_factory=list, description="claims dropped because a citation failed"
     )
@@ -257,6 +262,11 @@ class ExploreResult(BaseModel):
     summary: str = ""
     synthesis: Synthesis = Field(default_factory=Synthesis)
     tracks: list[TrackFindings] = Field(default_factory=list)
+    track_lines: list[str] = Field(
+        default_factory=list,
+        description="the tracks a budget left without findings, one line each: name, gates, "
+        "claims verified",
+    )
     timings: dict[str, float] = Field(
         default_factory=dict, description="seconds per track, plus 'wall' and 'sum'"
     )

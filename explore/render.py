@@ -4,7 +4,11 @@ A budget is divided across sections by weight instead of cutting the end off: a 
 that needs less than its share gives the rest to the others (water-filling), and each
 section keeps its first (best) items whole. What was left out is counted per section in
 `omitted`. Costs are estimated for the output format that will be printed (markdown lines
-or JSON records), with the same conservative 3-characters-a-token estimate as `ask`.
+or JSON records) with the one counter (`retrieval.budget.estimate_tokens`), and the
+fitted report is then measured as printed: it never exceeds the budget. In JSON, each
+track's gate records give way to one `verdict` line, so the sections get the budget.
+Text from the repository (names, claims, script lines) is escaped onto one line, and
+the tree's fence is longer than any backtick run in it.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from dowse.errors import BudgetTooSmall
 from dowse.explore.records import ExploreResult, Finding, TrackFindings, TreeNode
-from dowse.retrieval.ask import estimate_tokens
+from dowse.retrieval.budget import estimate_tokens
+from dowse.retrieval.render import code_span, fence, one_line
 
-__all__ = ["finding_line", "fit_budget", "render_markdown"]
+__all__ = ["compact_tracks", "finding_line", "fit_budget", "render_json", "render_markdown"]
 
 Format = Literal["markdown", "json"]
 _OVERHEAD = 12  # tokens for a section's heading and spacing
@@ -26,7 +32,7 @@ _OVERHEAD = 12  # tokens for a section's heading and spacing
 
 def finding_line(f: Finding) -> str:
     """One cited claim as a markdown list item."""
-    return f"- {f.claim} — " + ", ".join(f"`{c.ref}`" for c in f.citations)
+    return f"- {one_line(f.claim)} — " + ", ".join(code_span(c.ref) for c in f.citations)
 
 
 def _md_item(section: str, item: Any) -> str:
@@ -35,23 +41,25 @@ def _md_item(section: str, item: Any) -> str:
         return finding_line(item)
     if section == "tree":
         node, level = item
-        label = node.path.rsplit("/", 1)[-1] + ("/" if node.kind == "dir" else "")
+        label = one_line(node.path.rsplit("/", 1)[-1]) + ("/" if node.kind == "dir" else "")
         return "  " * level + label + (f" ({node.files})" if node.kind == "dir" else "")
     if section == "key_files":
-        return f"- `{item.path}` — {item.role}"
+        return f"- {code_span(item.path)} — {one_line(item.role)}"
     if section == "dependencies":
         where = f"{item.manifest}:{item.line}" if item.line else item.manifest
-        return f"- {item.name} {item.spec} ({item.group}) — `{where}`".replace("  ", " ")
+        line = f"- {one_line(item.name)} {one_line(item.spec)} ({one_line(item.group)})"
+        return f"{line} — {code_span(where)}".replace("  ", " ")
     if section == "scripts":
         kind, name, value = item
-        return f"- {kind} `{name}`: `{value}`"
+        return f"- {kind} {code_span(name)}: {code_span(value)}"
     if section == "patterns":
-        refs = ", ".join(f"`{c.ref}`" for c in item.examples)
-        return f"- **{item.name}**: {item.description}" + (f" ({refs})" if refs else "")
+        refs = ", ".join(code_span(c.ref) for c in item.examples)
+        line = f"- **{one_line(item.name)}**: {one_line(item.description)}"
+        return line + (f" ({refs})" if refs else "")
     if section in ("imports", "git"):
         kind, value = item
-        return f"- {kind}: {value}"
-    return f"- {item}"
+        return f"- {kind}: {one_line(value)}"
+    return f"- {one_line(str(item))}"
 
 
 @dataclass
@@ -199,19 +207,81 @@ def _cost(section: str, item: Any, fmt: Format) -> int:
     return estimate_tokens(str(item)) + 4
 
 
-def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> ExploreResult:
-    """A copy of `result` whose sections share `budget` tokens; whole items only."""
+def _verdict(t: TrackFindings) -> str:
+    gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}" for g in t.gates)
+    dropped = f", {len(t.dropped)} dropped" if t.dropped else ""
+    return f"{gates or 'no gates'}; {t.claims} claims{dropped}"
+
+
+def _fold_tracks(r: ExploreResult) -> None:
+    """In JSON, a track the budget left with nothing to say becomes one line."""
+    kept = []
+    for t in r.tracks:
+        if t.findings or t.conclusions or t.subtracks or t.evidence:
+            kept.append(t)
+        else:
+            r.track_lines.append(f"{t.track.name}: {t.verdict or _verdict(t)}")
+    r.tracks = kept
+
+
+def compact_tracks(tracks: list[TrackFindings]) -> None:
+    """Each track's bookkeeping in one line (`verdict`), in place: the gates and the
+    spec's prose go, so a budget's tokens go to what the tracks found. The gaps go too:
+    the synthesis' open questions (a budgeted section) repeat them."""
+    for t in _all_tracks(tracks):
+        if t.gates or not t.verdict:
+            t.verdict = _verdict(t)
+        t.track = t.track.model_copy(update={"approach": "", "gates": [], "deliverable": ""})
+        t.gates, t.gaps, t.dropped = [], [], []
+
+
+def render_json(result: ExploreResult) -> str:
+    """The report as `explore --json` prints it: indented, with its final newline."""
+    return result.model_dump_json(indent=2) + "\n"
+
+
+def fit_budget(
+    result: ExploreResult,
+    budget: int,
+    fmt: Format = "markdown",
+    *,
+    printed: Callable[[ExploreResult], str] | None = None,
+) -> ExploreResult:
+    """A copy of `result` whose sections share `budget` tokens, whole items only, and
+    whose printed form (`printed`, by default what `explore` prints in `fmt`) is at most
+    `budget` tokens. BudgetTooSmall when not even its skeleton fits."""
+    show = printed or (render_json if fmt == "json" else render_markdown)
+    inner = budget
+    while True:
+        r = _fit(result, inner, fmt)
+        r.budget = budget
+        if estimate_tokens(show(r)) <= budget:
+            return r
+        if inner <= 1 and result.summary:
+            # Even the outline is too long: its summary, which the sections spell out, goes.
+            result, inner = result.model_copy(update={"summary": ""}), budget
+            continue
+        if inner <= 1:
+            raise BudgetTooSmall(
+                f"a budget of {budget} tokens cannot hold this report's outline; "
+                "ask for more or a narrower path"
+            )
+        # The estimates missed what printing adds (indentation, escapes): shrink the
+        # sections' share by the overshoot and fit again.
+        over = estimate_tokens(show(r)) - budget
+        inner = max(1, inner - over)
+
+
+def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
     r = result.model_copy(deep=True)
     r.budget = budget
-    if fmt == "json" and estimate_tokens(r.model_dump_json()) > budget:
-        # Tight: each track keeps its name, focus, gates and claims; its spec's prose goes,
-        # and its gaps, which the synthesis' open questions (a budgeted section) repeat.
-        for t in _all_tracks(r.tracks):
-            t.track = t.track.model_copy(update={"approach": "", "gates": [], "deliverable": ""})
-            t.gaps = []
+    if fmt == "json":
+        compact_tracks(r.tracks)
     skeleton = r.model_copy(deep=True)
     for sec in _sections(skeleton):
         sec.keep(0)
+    if fmt == "json":
+        _fold_tracks(skeleton)
     skeleton.omitted = {sec.name: 1 for sec in _sections(r)}  # the notes cost room too
     fixed = estimate_tokens(
         skeleton.model_dump_json() if fmt == "json" else render_markdown(skeleton)
@@ -233,6 +303,8 @@ def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> 
             share[s.name] = need[s.name]
             remaining -= need[s.name]
             active.remove(s)
+    kept: dict[str, int] = {}
+    spare = max(budget - fixed, 0)
     for s in sections:
         room, k = share[s.name] - _OVERHEAD, 0
         for c in costs[s.name]:
@@ -240,16 +312,31 @@ def fit_budget(result: ExploreResult, budget: int, fmt: Format = "markdown") -> 
                 break
             room -= c
             k += 1
-        if k < len(s.items):
-            r.omitted[s.name] = len(s.items) - k
-            s.keep(k)
+        kept[s.name] = k
+        spare -= sum(costs[s.name][:k]) + (_OVERHEAD if k else 0)
+    # Whole items leave part of each share unused: the heaviest sections take their next
+    # items from what is left, so a section whose first item outweighs its share still
+    # shows it when the budget has the room.
+    for s in sorted(sections, key=lambda s: -s.weight):
+        while kept[s.name] < len(s.items):
+            c = costs[s.name][kept[s.name]] + (0 if kept[s.name] else _OVERHEAD)
+            if c > spare:
+                break
+            spare -= c
+            kept[s.name] += 1
+    for s in sections:
+        if kept[s.name] < len(s.items):
+            r.omitted[s.name] = len(s.items) - kept[s.name]
+            s.keep(kept[s.name])
+    if fmt == "json":
+        _fold_tracks(r)
     return r
 
 
 def render_markdown(r: ExploreResult) -> str:
     title = f"# Explore `{r.path}` ({r.depth}"
     title += f", focus: {r.focus!r})" if r.focus else ")"
-    lines = [title, "", r.summary, ""]
+    lines = [one_line(title), ""] + ([one_line(r.summary), ""] if r.summary else [])
     syn = r.synthesis
     timing = ""
     if "wall" in r.timings:
@@ -257,11 +344,15 @@ def render_markdown(r: ExploreResult) -> str:
             f"; {len(r.tracks)} tracks in {r.timings['wall']:.2f} s wall "
             f"({r.timings.get('sum', 0):.2f} s summed)"
         )
-    lines += [f"_Confidence: {syn.confidence} — {syn.basis}{timing}_", ""]
+    lines += [f"_Confidence: {syn.confidence} — {one_line(syn.basis)}{timing}_", ""]
+
+    gone: list[str] = []  # sections the budget emptied: one line for all, at the end
 
     def section(title: str, name: str, items: list[Any]) -> None:
         omitted = r.omitted.get(name, 0)
-        if not items and not omitted:
+        if not items:
+            if omitted:
+                gone.append(f"{name.replace('_', ' ')} {omitted}")
             return
         lines.extend([f"## {title}", ""])
         lines.extend(_md_item(name, it) for it in items)
@@ -273,12 +364,12 @@ def render_markdown(r: ExploreResult) -> str:
     section("Nuances", "nuances", syn.nuances)
     section("Open questions", "open_questions", syn.open_questions)
     if r.focus:
-        section(f"Focus: {r.focus}", "focus", r.focus_findings)
+        section(f"Focus: {one_line(r.focus)}", "focus", r.focus_findings)
     section("Key files", "key_files", r.key_files)
     if r.tree is not None:
-        lines += ["## Tree", "", "```"]
-        lines += [_md_item("tree", n) for n in _depth_first(r.tree)]
-        lines += ["```", ""]
+        lines += ["## Tree", ""]
+        lines += fence("\n".join(_md_item("tree", n) for n in _depth_first(r.tree)))
+        lines.append("")
     deps = r.dependencies
     section("Dependencies", "dependencies", deps.dependencies)
     section(
@@ -292,7 +383,7 @@ def render_markdown(r: ExploreResult) -> str:
         imp = r.imports
         lines += [
             f"_Import graph: {imp.modules} modules, {imp.edges} edges; entry points: "
-            + (", ".join(f"`{e}`" for e in imp.entry_points[:6]) or "none")
+            + (", ".join(code_span(e) for e in imp.entry_points[:6]) or "none")
             + "_",
             "",
         ]
@@ -305,7 +396,7 @@ def render_markdown(r: ExploreResult) -> str:
         )
     if r.git is not None:
         g = r.git
-        lines += [f"_Git: branch {g.branch or '?'} at {(g.head or '?')[:12]}_", ""]
+        lines += [f"_Git: branch {one_line(g.branch or '?')} at {(g.head or '?')[:12]}_", ""]
         section(
             "Git",
             "git",
@@ -324,15 +415,16 @@ def render_markdown(r: ExploreResult) -> str:
         gates = " ".join(
             f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}" for g in t.gates
         )
-        lines.append(
-            f"| {t.track.name} | {gates} | {t.claims} | {len(t.dropped)} | {t.seconds:.2f} |"
-        )
+        name = one_line(t.track.name).replace("|", "\\|")
+        lines.append(f"| {name} | {gates} | {t.claims} | {len(t.dropped)} | {t.seconds:.2f} |")
     lines.append("")
     for t in r.tracks:
         if t.track.name.startswith("specialist") and t.findings:
-            lines += [f"### {t.track.name}", ""]
+            lines += [f"### {one_line(t.track.name)}", ""]
             lines += [finding_line(f) for f in t.findings]
             lines.append("")
+    if gone:
+        lines += [f"_Left out for the token budget: {', '.join(gone)}._", ""]
     if r.budget:
         lines.append(f"_Fitted to a budget of {r.budget} tokens._")
     return "\n".join(lines).rstrip() + "\n"

@@ -23,24 +23,49 @@ context never exceeds the budget.
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Sequence
+import re
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.store import quote_list
+from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 from dowse.retrieval.query import analyze
 from dowse.retrieval.records import check_query
+from dowse.retrieval.render import code_span, fence, one_line
 
-__all__ = ["AskResult", "ContextBlock", "FileResult", "ask", "estimate_tokens", "rank_score"]
+__all__ = [
+    "AskResult",
+    "ContextBlock",
+    "FileResult",
+    "ask",
+    "block_plan",
+    "estimate_tokens",
+    "fit_result",
+    "is_signature",
+    "rank_score",
+    "render_json",
+    "render_markdown",
+    "signature_block",
+    "slim_file",
+]
 
-CHARS_PER_TOKEN = 3.0
+DEFAULT_BUDGET = 8000
 MIN_RELEVANCE = 0.2
+LISTED_FILES = 15
+"""How many ranked files the markdown lists (JSON lists them all)."""
+HEAD_TOKENS = 40
+"""The title's and summary's share of the printed frame, beside the question itself."""
+FRAME_SHARE = 0.25
+"""At most this share of the budget is set aside for the frame when packing; when the
+frame is larger, printing trims the files' evidence first (`fit_result`)."""
 FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.15
 """The budget share kept for the signatures of what did not fit whole."""
@@ -61,10 +86,6 @@ HISTORY_WEIGHT = 0.5
 question (`files_by_history`), beside the other three (RESULTS-eval.md section 17). It
 only reorders files the other rankings found: what a commit message matches is a hint
 about a file, not evidence of what its code does."""
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 class ContextBlock(BaseModel):
@@ -246,30 +267,99 @@ def _evaluated_files(items: list[ContextItem]) -> list[FileResult]:
     return out
 
 
-def _widen(
-    searcher: HybridSearcher, items: list[ContextItem], max_lines: int
-) -> list[tuple[ContextItem, int, int, str | None, str | None, str]]:
-    """Each item's range, widened to its enclosing definition when that is small enough."""
-    paths = sorted({it.hit.path for it in items})
-    symbols: dict[tuple[str, str], dict] = {}
+def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list[dict]]:
+    """The definitions of `paths`, by path, in line order."""
+    out: dict[str, list[dict]] = {}
     if paths:
         for r in searcher.store.rows(
             "symbols",
             ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
-            where=f"path IN ({quote_list(paths)})",
+            where=f"path IN ({quote_list(sorted(paths))})",
         ):
-            symbols[(r["path"], r["qualified_name"])] = r
+            out.setdefault(r["path"], []).append(r)
+    for rows in out.values():
+        rows.sort(key=lambda r: (r["start_line"], -r["end_line"]))
+    return out
+
+
+def _widen(
+    items: list[ContextItem], symbols: dict[str, list[dict]], max_lines: int
+) -> list[tuple[ContextItem, int, int, str | None, str | None]]:
+    """Each item's range, widened to its enclosing definition when that is small enough."""
     out = []
     for it in items:
         h = it.hit
-        start, end, kind, signature = h.start_line, h.end_line, None, ""
-        sym = symbols.get((h.path, h.symbol or ""))
+        start, end, kind = h.start_line, h.end_line, None
+        sym = next(
+            (r for r in symbols.get(h.path, []) if r["qualified_name"] == (h.symbol or "")), None
+        )
         if sym is not None:
-            kind, signature = sym["kind"], sym["signature"]
+            kind = sym["kind"]
             if sym["end_line"] - sym["start_line"] < max_lines:
                 start, end = min(start, sym["start_line"]), max(end, sym["end_line"])
-        out.append((it, start, end, h.symbol, kind, signature))
+        out.append((it, start, end, h.symbol, kind))
     return out
+
+
+_NOT_A_SIGNATURE = re.compile(
+    r"""^(?:@|\#\[|from\s+\S+\s+import\b|import\b|\#include\b|use\s|using\s|package\s|
+    require\(|(?:const|let|var)\s+\w+\s*=\s*require\(|[rbuRBU]?["']{3}|
+    (?:\#|//|/\*|\*|--)|\}|\)|\]|\s*$)""",
+    re.X,
+)
+_DEFINITION_LINE = re.compile(
+    r"""^(?:export\s+)?(?:default\s+)?(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?
+    (?:(?:public|private|protected|internal|static|final|abstract|open|override|data|
+    sealed|unsafe|extern|const|inline|virtual)\s+)*
+    (?:def|class|fn|func|function|interface|struct|enum|trait|impl|type|module|object|
+    fun|record|namespace|macro_rules!)\b""",
+    re.X,
+)
+_VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
+"""Kinds whose declaration is a value, not a definition: a signature only when the range
+has no other."""
+
+
+def is_signature(line: str) -> bool:
+    """Whether `line` can stand for a definition: not blank, not an import, a decorator,
+    a comment, a lone docstring quote or a closing bracket."""
+    return bool(line.strip()) and not _NOT_A_SIGNATURE.match(line.strip())
+
+
+def _signature_line(
+    path: str,
+    start: int,
+    end: int,
+    symbol: str | None,
+    text: str,
+    text_at: int,
+    symbols: dict[str, list[dict]],
+) -> tuple[str, int, int, str | None, str | None] | None:
+    """The definition line that stands for a range: (line, start, end, symbol, kind) of
+    the range's own definition, else of the first definition inside it (a value only
+    when there is no other), else the first line of its text that declares one, else
+    the first line that is not an import, decorator, comment or docstring quote. None
+    when the range holds no such line."""
+    rows = symbols.get(path, [])
+    own = [r for r in rows if r["qualified_name"] == (symbol or "")]
+    inside = [r for r in rows if start <= r["start_line"] <= end]
+    defs = [r for r in inside if r["kind"] not in _VALUE_KINDS]
+    for r in [*own, *defs, *inside]:
+        if is_signature(r["signature"]):
+            return r["signature"], r["start_line"], r["end_line"], r["qualified_name"], r["kind"]
+    lines = text.split("\n")
+    for pattern in (_DEFINITION_LINE, None):
+        for n, line in enumerate(lines):
+            stripped = line.strip()
+            if is_signature(stripped) and (pattern is None or pattern.match(stripped)):
+                at = text_at + n
+                return stripped.removesuffix("{").rstrip()[:160], at, at, symbol, None
+    return None
+
+
+def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two line ranges overlap or touch (then one block shows both)."""
+    return a[0] <= b[1] + 1 and b[0] <= a[1] + 1
 
 
 def ask(
@@ -292,64 +382,89 @@ def ask(
         result = run_loop(searcher, question, config=loop, evaluator=evaluator)
         by_history = history.result()
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
-    limit = budget if budget is not None else 8000
-    widened = _widen(searcher, items, max_lines=120)
-    blocks: list[ContextBlock] = []
-    taken: dict[str, list[tuple[int, int]]] = {}
-    used = 0
-    rest = []
-    whole = limit - math.floor(limit * SIGNATURE_SHARE)
-    for it, start, end, symbol, kind, signature in widened:
-        spans = taken.setdefault(it.hit.path, [])
-        if any(s <= start and end <= e for s, e in spans):
-            continue  # already delivered inside a wider block
-        text = read_lines(searcher.root, it.hit.path, start, end) or it.hit.text or ""
-        cost = estimate_tokens(text) + estimate_tokens(f"{it.hit.path}:{start}-{end}") + 4
-        if used + cost <= whole:
-            spans.append((start, end))
-            used += cost
-            blocks.append(
-                ContextBlock(
-                    path=it.hit.path,
-                    start_line=start,
-                    end_line=end,
-                    symbol=symbol,
-                    kind=kind,
-                    relevance=it.relevance,
-                    reason=it.reason,
-                    form="full",
-                    text=text,
-                    stale=it.hit.stale,
-                    tokens=cost,
-                )
-            )
-        else:
-            rest.append((it, start, end, symbol, kind, signature))
+    limit = budget if budget is not None else DEFAULT_BUDGET
     by_words = searcher.files_by_words(result.analysis, keep=keep, languages=config.languages)
     by_closeness = searcher.files_by_closeness(
         result.analysis, keep=keep, languages=config.languages
     )
     files = _files(items, by_words, by_closeness, by_history)
     order = {f.path: i for i, f in enumerate(files)}
+    reasons = {f.path: f.reason for f in files[:LISTED_FILES]}
+    unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
+    for path in searcher.outside_paths(unevaluated):  # now a link out of the root
+        del unevaluated[path]
+    symbols = _symbols(searcher, {it.hit.path for it in items} | set(unevaluated))
+    # The lines around the context (title, summary, the files list) are printed too: the
+    # blocks get what they leave, and `fit_result` trims the rest exactly when printing.
+    frame = (
+        HEAD_TOKENS
+        + estimate_tokens(one_line(question))
+        + sum(estimate_tokens(_file_line(f)) + 1 for f in files[:LISTED_FILES])
+    )
+    room = limit - min(frame, math.floor(limit * FRAME_SHARE))
+    whole = room - math.floor(room * SIGNATURE_SHARE)
+    blocks: list[ContextBlock] = []
+    used = 0
+    rest = []
+    for it, start, end, symbol, kind in _widen(items, symbols, max_lines=120):
+        path = it.hit.path
+        mine = [i for i, b in enumerate(blocks) if b.path == path]
+        if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
+            continue  # already delivered inside a wider block
+        # An overlapping (or adjacent) block grows to hold both, so no line prints twice.
+        near = [
+            i for i in mine if _overlaps((start, end), (blocks[i].start_line, blocks[i].end_line))
+        ]
+        lo = min([start, *(blocks[i].start_line for i in near)])
+        hi = max([end, *(blocks[i].end_line for i in near)])
+        text = read_lines(searcher.root, path, lo, hi)
+        if text is None and not near:
+            text = it.hit.text or ""  # an unreadable file: the indexed text, marked stale
+        if text is None:
+            rest.append((it, start, end, symbol, kind))
+            continue
+        first = blocks[near[0]] if near else None
+        block = ContextBlock(
+            path=path,
+            start_line=lo,
+            end_line=hi,
+            symbol=first.symbol if first is not None else symbol,
+            kind=first.kind if first is not None else kind,
+            relevance=first.relevance if first is not None else it.relevance,
+            reason=first.reason if first is not None else it.reason,
+            form="full",
+            text=text,
+            stale=it.hit.stale,
+            tokens=0,
+        )
+        block.tokens = _cost(block, reasons.get(path, ""))
+        freed = sum(blocks[i].tokens for i in near)
+        if used - freed + block.tokens > whole:
+            rest.append((it, start, end, symbol, kind))
+            continue
+        used += block.tokens - freed
+        if near:
+            blocks[near[0]] = block
+            blocks = [b for i, b in enumerate(blocks) if i not in near[1:]]
+        else:
+            blocks.append(block)
     shown = {b.path for b in blocks}
-    # Signature lines: (path, start, end, symbol, kind, relevance, reason, line, stale).
+    # Signature lines: (path, start, end, symbol, relevance, reason, text, its first
+    # line's number, stale).
     lines = [
         (
             it.hit.path,
             start,
             end,
             symbol,
-            kind,
             it.relevance,
             it.reason,
-            signature or _first_line(it.hit.text),
+            it.hit.text or "",
+            it.hit.start_line,
             it.hit.stale,
         )
-        for it, start, end, symbol, kind, signature in rest
+        for it, start, end, symbol, _ in rest
     ]
-    unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
-    for path in searcher.outside_paths(unevaluated):
-        del unevaluated[path]
     stale = searcher.stale_paths(unevaluated)
     lines += [
         (
@@ -357,10 +472,10 @@ def ask(
             row["start_line"],
             row["end_line"],
             row["symbol"],
-            None,
             0.0,
             reason,
-            _first_line(row["text"]),
+            row["text"] or "",
+            row["start_line"],
             path in stale,
         )
         for path, (row, reason) in unevaluated.items()
@@ -373,26 +488,37 @@ def ask(
         else:
             firsts[entry[0]] = entry
     ordered = sorted(firsts.values(), key=lambda e: order.get(e[0], len(order))) + others
-    for path, start, end, symbol, kind, relevance, reason, line, is_stale in ordered:
-        cost = estimate_tokens(line) + estimate_tokens(f"{path}:{start}-{end}") + 4
-        if used + cost > limit:
+    printed = {(b.path, b.start_line) for b in blocks}
+    for path, start, end, symbol, relevance, reason, text, text_at, is_stale in ordered:
+        found = _signature_line(path, start, end, symbol, text, text_at, symbols)
+        if found is None:
             continue
-        used += cost
-        blocks.append(
-            ContextBlock(
-                path=path,
-                start_line=start,
-                end_line=end,
-                symbol=symbol,
-                kind=kind,
-                relevance=relevance,
-                reason=reason,
-                form="signature",
-                text=line,
-                stale=is_stale,
-                tokens=cost,
-            )
+        line, at, last, name, what = found
+        if (path, at) in printed or any(
+            b.path == path and b.start_line <= at <= b.end_line for b in blocks if b.form == "full"
+        ):
+            continue  # that definition is already shown, in a block or on a line of its own
+        block = ContextBlock(
+            path=path,
+            start_line=at,
+            end_line=last,
+            symbol=name,
+            kind=what,
+            relevance=relevance,
+            reason=reason,
+            form="signature",
+            text=line,
+            stale=is_stale,
+            tokens=0,
         )
+        block.tokens = _cost(block, reasons.get(path, ""))
+        if used + block.tokens > room:
+            continue
+        used += block.tokens
+        printed.add((path, at))
+        blocks.append(block)
+    # Rank order: the files' order, and in a file its whole blocks before its lines.
+    blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
     return AskResult(
         question=question,
         files=files,
@@ -405,43 +531,195 @@ def ask(
     )
 
 
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().split("\n")[0][:160]
+def _cost(block: ContextBlock, listed: str = "") -> int:
+    """What a block costs printed: its markdown section (the JSON record costs more;
+    `fit_result` measures that exactly)."""
+    return estimate_tokens("\n".join(_block_lines(block, listed))) + 1
+
+
+def _file_line(f: FileResult) -> str:
+    line = f"- {code_span(f.path)} (relevance {f.relevance:.2f}, rank score {f.score:.2f})"
+    if f.reason:
+        line += f": {one_line(f.reason)}"
+    if f.commits:
+        line += f"; changed by {one_line(f.commits[0])}"
+    return line
+
+
+def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
+    """A block's markdown section; its reason is left out when it is `listed`, the
+    reason its file already has in the files list."""
+    what = f" {b.kind} {code_span(b.symbol)}" if b.kind and b.symbol else ""
+    stale = " **(stale: file changed since indexing)**" if b.stale else ""
+    lines = [f"### {code_span(b.citation)}{what} ({b.relevance:.2f}){stale}"]
+    if b.reason and b.reason != listed:
+        lines.append(one_line(b.reason))
+    if b.form == "full":
+        return [*lines, "", *fence(b.text), ""]
+    return [*lines, "", f"    {one_line(b.text)}", ""]
+
+
+def _cycle_line(c: Cycle) -> str:
+    return one_line(
+        f"- cycle {c.n}: keywords {', '.join(c.keywords[:12])}; "
+        f"{len(c.candidates)} candidates, {c.high_hits} high; "
+        f"excluded {len(c.excluded)}; gaps {', '.join(c.gaps) or '-'}; "
+        f"critical {', '.join(c.critical_gaps) or '-'}"
+        + (f"; targeted {', '.join(c.targeted)}" if c.targeted else "")
+        + (f"; stop: {c.stop}" if c.stop else "")
+    )
 
 
 def render_markdown(result: AskResult, *, trace: bool = False) -> str:
-    lines = [f"# {result.question}", ""]
+    lines = [f"# {one_line(result.question)}", ""]
     lines.append(
         f"_{len(result.files)} files, {len(result.context)} blocks, "
         f"~{result.tokens} tokens"
         + (f" of {result.budget}" if result.budget else "")
-        + f"; {result.cycles} cycle(s): {result.stop_reason}_"
+        + f"; {result.cycles} cycle(s): {one_line(result.stop_reason)}_"
     )
     lines += ["", "## Files", ""]
-    for f in result.files[:15]:
-        lines.append(
-            f"- `{f.path}` (relevance {f.relevance:.2f}, rank score {f.score:.2f}): "
-            f"{f.reason}" + (f"; changed by {f.commits[0]}" if f.commits else "")
-        )
+    lines += [_file_line(f) for f in result.files[:LISTED_FILES]]
     lines += ["", "## Context", ""]
+    listed = {f.path: f.reason for f in result.files[:LISTED_FILES]}
     for b in result.context:
-        what = f" {b.kind} `{b.symbol}`" if b.kind and b.symbol else ""
-        stale = " **(stale: file changed since indexing)**" if b.stale else ""
-        lines.append(f"### `{b.citation}`{what} ({b.relevance:.2f}){stale}")
-        lines.append(f"{b.reason}")
-        if b.form == "full":
-            lines += ["", "```", b.text, "```", ""]
-        else:
-            lines += ["", f"    {b.text}", ""]
+        lines += _block_lines(b, listed.get(b.path, ""))
     if trace:
         lines += ["## Trace", ""]
-        for c in result.trace:
-            lines.append(
-                f"- cycle {c.n}: keywords {', '.join(c.keywords[:12])}; "
-                f"{len(c.candidates)} candidates, {c.high_hits} high; "
-                f"excluded {len(c.excluded)}; gaps {', '.join(c.gaps) or '-'}; "
-                f"critical {', '.join(c.critical_gaps) or '-'}"
-                + (f"; targeted {', '.join(c.targeted)}" if c.targeted else "")
-                + (f"; stop: {c.stop}" if c.stop else "")
-            )
+        lines += [_cycle_line(c) for c in result.trace]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def render_json(result: AskResult) -> str:
+    """The result as printed by `--json`: indented, with its final newline."""
+    return result.model_dump_json(indent=2) + "\n"
+
+
+R = TypeVar("R", bound=AskResult)
+Group = tuple[Sequence[Entry], Callable[[Any, list[Any]], None]]
+"""More records to fit beside a result's own: (entries, put the kept forms in a copy)."""
+
+
+def slim_file(f: FileResult) -> FileResult:
+    """A file's entry without its ranking evidence and reason: path, relevance, score."""
+    return f.model_copy(
+        update={
+            "reason": "",
+            "citations": [],
+            "words_rank": None,
+            "closeness_rank": None,
+            "history_rank": None,
+            "commits": [],
+        }
+    )
+
+
+def signature_block(block: ContextBlock) -> ContextBlock | None:
+    """A whole block cut to its definition's line: the first that declares one, else the
+    first that can stand for it (`is_signature`). None: it is a line already."""
+    if block.form == "signature":
+        return None
+    lines = [ln.strip() for ln in block.text.split("\n")]
+    n = next(
+        (n for n, ln in enumerate(lines) if is_signature(ln) and _DEFINITION_LINE.match(ln)),
+        next((n for n, ln in enumerate(lines) if is_signature(ln)), None),
+    )
+    text = "" if n is None else lines[n].removesuffix("{").rstrip()[:160]
+    at = block.start_line + (n or 0)
+    cut = block.model_copy(update={"form": "signature", "text": text, "start_line": at})
+    cut.end_line = max(cut.end_line, at)
+    cut.tokens = _cost(cut)
+    return cut
+
+
+def block_plan(
+    blocks_group: int,
+    blocks: Sequence[Entry],
+    files_group: int,
+    files: Sequence[Entry],
+    *,
+    lines_first: bool = False,
+) -> list[Step]:
+    """The steps that shrink the context, in order: the blocks of files no part of which
+    scored relevant are left out, then whole blocks are cut to their signature, then
+    the rest are left out; all from the lowest-ranked up, and a file's entry leaves
+    with its last block (a file listed without code costs what a line of code would).
+
+    `lines_first` is for answers whose every record carries metadata (JSON): after the
+    unscored blocks, the signature lines go (the files list says where those files
+    are), then from the lowest-ranked up a file's later blocks go whole and its first
+    is cut to its line; the files' entries stay until last."""
+    left = Counter(b.path for b, _ in blocks)
+    index = {f.path: i for i, (f, _) in enumerate(files)}
+
+    def drops(picked: list[int], *, with_files: bool = True) -> list[Step]:
+        out: list[Step] = []
+        for i in picked:
+            path = blocks[i][0].path
+            out.append((blocks_group, i, 2))
+            left[path] -= 1
+            if with_files and not left[path] and path in index:
+                out.append((files_group, index[path], 2))
+        return out
+
+    last_first = list(reversed(range(len(blocks))))
+    unscored = [i for i in last_first if blocks[i][0].relevance == 0.0]
+    if not lines_first:
+        return (
+            drops(unscored)
+            + steps(blocks_group, blocks, 1)
+            + drops([i for i in last_first if i not in set(unscored)])
+        )
+    lines = [i for i in last_first if i not in unscored and blocks[i][0].form == "signature"]
+    plan = drops(unscored) + drops(lines, with_files=False)
+    # A file's second and later blocks go whole; its first is cut to its line, so every
+    # file that had code still says where its definition is.
+    first_of: dict[str, int] = {}
+    for i, (b, _) in enumerate(blocks):
+        if b.form == "full":
+            first_of.setdefault(b.path, i)
+    whole = [i for i in last_first if blocks[i][0].form == "full"]
+    for i in whole:
+        if first_of[blocks[i][0].path] == i and blocks[i][1] is not None:
+            plan.append((blocks_group, i, 1))
+        else:
+            plan += drops([i], with_files=False)
+    return plan + drops([i for i in whole if first_of[blocks[i][0].path] == i])
+
+
+def fit_result(
+    result: R,
+    budget: int,
+    render: Callable[[R], str],
+    *,
+    more: Sequence[Group] = (),
+    cut: Callable[[ContextBlock], ContextBlock | None] = signature_block,
+    lines_first: bool = False,
+) -> R:
+    """A copy of `result` whose rendering is at most `budget` tokens, and whose `tokens`
+    is that rendering's count. What goes first: the trace (last cycle first), then each
+    file's ranking evidence and reason (lowest-ranked first), the `more` groups' records,
+    the files that have no block, the blocks of files no part of which scored relevant;
+    only then are whole blocks cut to their signature line, lowest-ranked first, and
+    lines left out (`lines_first`, for JSON: see `block_plan`)."""
+    in_context = {b.path for b in result.context}
+    trace: list[Entry] = [(c, None) for c in result.trace]
+    files: list[Entry] = [(f, slim_file(f)) for f in result.files]
+    context: list[Entry] = [(b, cut(b)) for b in result.context]
+    groups: list[Sequence[Entry]] = [trace, files, context, *(g for g, _ in more)]
+    plan = steps(0, trace, 2) + steps(1, files, 1)
+    for g in range(len(more)):
+        plan += steps(3 + g, groups[3 + g], 2)
+    plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
+    plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
+
+    def build(levels: Levels, claimed: int) -> R:
+        kept = forms(groups, levels)
+        out = result.model_copy(
+            update={"trace": kept[0], "files": kept[1], "context": kept[2], "tokens": claimed}
+        )
+        for (_, put), records in zip(more, kept[3:], strict=True):
+            put(out, records)
+        return out
+
+    return fit(build, groups, plan, lambda r: estimate_tokens(render(r)), budget)

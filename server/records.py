@@ -5,11 +5,12 @@ answer records (its output schema), and `fit_answer`, which every tool's answer 
 through. `server.py` re-exports the public ones.
 
 Invariants:
-- Budgeted: an answer's JSON never exceeds the call's `max_tokens`, counted with
-  `retrieval.ask.estimate_tokens` (3 characters a token, conservative). When the full
-  answer is larger, records are cut to signature and citation from the lowest-ranked
-  up, then the lowest-ranked are left out whole; no record is ever cut mid-way.
-  `budget` says how many were cut and left out.
+- Budgeted: an answer's JSON never exceeds the call's `max_tokens`, counted with the
+  one counter, `retrieval.budget.estimate_tokens` (3 characters a token, conservative).
+  When the full answer is larger, records are cut to signature and citation from the
+  lowest-ranked up, then the lowest-ranked are left out whole, in the order the tool
+  plans (`fit_answer`); no record is ever cut mid-way. `budget` says how many were cut
+  and left out.
 - A request record forbids unknown fields, `max_tokens` lies between MIN_TOKENS and
   MAX_TOKENS_LIMIT, and a query, question, name or focus holds at most
   `retrieval.records.MAX_QUERY_CHARS` characters.
@@ -17,16 +18,16 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dowse.errors import DowseError
 from dowse.explore.records import Depth, ExploreResult
 from dowse.indexer.build import IndexStats
 from dowse.indexer.status import StatusReport
-from dowse.retrieval.ask import ContextBlock, FileResult, estimate_tokens
+from dowse.retrieval.ask import ContextBlock, FileResult, signature_block
+from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.records import MAX_QUERY_CHARS, Grain, Hit
 from dowse.retrieval.symbols import SymbolMatch
 
@@ -312,10 +313,6 @@ class ReindexAnswer(BaseModel):
 
 # -- fitting an answer into its budget ---------------------------------------------------
 
-Entry = tuple[Any, Any]
-"""A record in its full form and its form cut to signature and citation (None: it cannot
-be cut further, only left out)."""
-
 
 def fit_answer(
     make: Callable[[list[list[Any]], Budget], A],
@@ -323,48 +320,28 @@ def fit_answer(
     max_tokens: int,
     *,
     omitted: int = 0,
+    plan: Iterable[Step] | None = None,
 ) -> A:
     """The answer `make` builds from the groups' records, at most `max_tokens` as JSON.
 
-    Steps, in order, until it fits: for each group, cut its records from the last (the
-    lowest-ranked) up, then leave them out from the last up. The fewest steps that fit
+    Steps, in `plan`'s order (by default: for each group, cut its records from the last
+    up, then leave them out from the last up), until it fits. The fewest steps that fit
     are found by bisection, each candidate serialised whole, so the count is exact.
     """
-    plan: list[tuple[int, int, int]] = []
-    for g, entries in enumerate(groups):
-        plan += [(g, i, 1) for i in reversed(range(len(entries))) if entries[i][1] is not None]
-        plan += [(g, i, 2) for i in reversed(range(len(entries)))]
-
-    def build(steps: int, tokens: int) -> tuple[A, int]:
-        level = [[0] * len(entries) for entries in groups]
-        for g, i, lv in plan[:steps]:
-            level[g][i] = lv
-        forms = [
-            [entries[i][min(level[g][i], 1)] for i in range(len(entries)) if level[g][i] < 2]
+    if plan is None:
+        plan = [
+            step
             for g, entries in enumerate(groups)
+            for step in steps(g, entries, 1) + steps(g, entries, 2)
         ]
-        cut = sum(row.count(1) for row in level)
-        left_out = sum(row.count(2) for row in level)
-        answer = make(
-            forms, Budget(max_tokens=max_tokens, tokens=tokens, cut=cut, omitted=omitted + left_out)
-        )
-        return answer, estimate_tokens(answer.model_dump_json())
 
-    lo, hi = 0, len(plan)
-    if build(hi, max_tokens)[1] > max_tokens:
-        raise DowseError(f"max_tokens={max_tokens} cannot hold even an empty answer here")
-    while lo < hi:
-        mid = (lo + hi) // 2
-        if build(mid, max_tokens)[1] <= max_tokens:
-            hi = mid
-        else:
-            lo = mid + 1
-    claimed = max_tokens
-    while True:  # the count is part of the answer: settle on the one that describes it
-        answer, tokens = build(lo, claimed)
-        if tokens == claimed:
-            return answer
-        claimed = tokens  # fewer digits never make the answer longer
+    def build(levels: Levels, claimed: int) -> A:
+        cut = sum(row.count(1) for row in levels)
+        left_out = sum(row.count(2) for row in levels)
+        budget = Budget(max_tokens=max_tokens, tokens=claimed, cut=cut, omitted=omitted + left_out)
+        return make(forms(groups, levels), budget)
+
+    return fit(build, groups, plan, lambda a: estimate_tokens(a.model_dump_json()), max_tokens)
 
 
 def _first_line(text: str | None) -> str:
@@ -380,16 +357,12 @@ def cut_hit(hit: Hit) -> Hit | None:
 
 
 def cut_block(block: ContextBlock, signature: str) -> ContextBlock | None:
-    if block.form == "signature":
-        return None
-    line = signature or _first_line(block.text)
-    return block.model_copy(
-        update={
-            "form": "signature",
-            "text": line,
-            "tokens": estimate_tokens(line) + estimate_tokens(block.citation) + 4,
-        }
-    )
+    """A whole block cut to its definition's signature (`signature`, from the index),
+    else to the first line of it that declares something."""
+    cut = signature_block(block)
+    if cut is None or not signature:
+        return cut
+    return cut.model_copy(update={"text": signature, "start_line": block.start_line})
 
 
 def invalid_request(exc: ValidationError) -> str:

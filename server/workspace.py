@@ -36,7 +36,15 @@ from typing import Any, Protocol, TypeVar
 import numpy as np
 from pydantic import ValidationError
 
-from dowse.errors import DowseError, EmbedderError, IndexLocked, IndexNotFound, InvalidPath
+from dowse.errors import (
+    BudgetTooSmall,
+    DowseError,
+    EmbedderError,
+    IndexLocked,
+    IndexNotFound,
+    InvalidPath,
+)
+from dowse.explore.records import ExploreResult
 from dowse.indexer.build import (
     IndexConfig,
     IndexStats,
@@ -52,8 +60,9 @@ from dowse.indexer.locate import is_index_of
 from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
-from dowse.retrieval.ask import ContextBlock, estimate_tokens
+from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
 from dowse.retrieval.ask import ask as run_ask
+from dowse.retrieval.budget import steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
@@ -61,7 +70,6 @@ from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.records import SearchOptions
 from dowse.retrieval.symbols import find_symbols
 from dowse.server.records import (
-    MIN_TOKENS,
     AskAnswer,
     AskRequest,
     Budget,
@@ -91,9 +99,6 @@ __all__ = ["ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"]
 FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
 REINDEX_LOCK_WAIT_S = 30.0
-ASK_CONTEXT_SHARE = 0.75
-"""The share of max_tokens the retrieval loop packs with source; the rest is the JSON
-around it (field names, escapes, the file list)."""
 MAX_ASK_FILES = 10
 
 T = TypeVar("T")
@@ -482,7 +487,9 @@ class Workspace:
     def ask(self, req: AskRequest, *, evaluator: Evaluator | None = None) -> AskAnswer:
         root = self._root(req.root)
         loop = LoopConfig(include=self._scope(root, req.path, req.include), exclude=req.exclude)
-        budget = max(50, int(req.max_tokens * ASK_CONTEXT_SHARE))
+        # Packed as for markdown into the whole budget; the JSON around it (field names,
+        # escapes, the files list) is then fitted exactly, lines and later blocks first.
+        budget = req.max_tokens
         with root.lock:
             result, searcher, fresh = self._query(
                 root,
@@ -493,7 +500,21 @@ class Workspace:
             signatures = _signatures(searcher, result.context)
         context = self._inside(root, result.context, fresh)
         files = self._inside(root, result.files, fresh)
+        listed = files[:MAX_ASK_FILES]
+        shown = {b.path for b in context}
         blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), ""))) for b in context]
+        ranked = [(f, slim_file(f)) for f in listed]
+        # The answer is the code: the files' ranking evidence and reasons go first, then
+        # the files no block shows, then the records of files no part of which scored
+        # relevant, then the signature lines (a record around one line is mostly
+        # metadata, and the files list already says where the next files are); only then
+        # are whole blocks cut to their signature, lowest-ranked first.
+        plan = (
+            steps(1, ranked, 1)
+            + steps(1, ranked, 2, only=lambda f: f.path not in shown)
+            + block_plan(0, blocks, 1, ranked, lines_first=True)
+            + steps(1, ranked, 2)
+        )
         return fit_answer(
             lambda forms, budget: AskAnswer(
                 root=str(root.path),
@@ -504,9 +525,10 @@ class Workspace:
                 freshness=fresh,
                 budget=budget,
             ),
-            [blocks, [(f, None) for f in files[:MAX_ASK_FILES]]],
+            [blocks, ranked],
             req.max_tokens,
             omitted=max(len(files) - MAX_ASK_FILES, 0),
+            plan=plan,
         )
 
     def explore(self, req: ExploreRequest) -> ExploreAnswer:
@@ -522,29 +544,28 @@ class Workspace:
                     target, focus=req.focus, depth=req.depth, index_dir=root.index_dir, searcher=s
                 ),
             )
-        # The report's sections share the budget (fit_budget); the envelope around it is
-        # measured, and the sections' share shrinks until the whole answer fits.
-        inner = req.max_tokens
-        while True:
-            fitted = fit_budget(result, inner, "json")
-            probe = ExploreAnswer(
-                root=str(root.path),
-                result=fitted,
-                freshness=fresh,
-                budget=Budget(max_tokens=req.max_tokens, tokens=req.max_tokens),
+
+        def answer(fitted: ExploreResult, budget: Budget) -> ExploreAnswer:
+            return ExploreAnswer(root=str(root.path), result=fitted, freshness=fresh, budget=budget)
+
+        # The report's sections share the budget (fit_budget), measured inside the whole
+        # answer, envelope included.
+        try:
+            fitted = fit_budget(
+                result,
+                req.max_tokens,
+                "json",
+                printed=lambda r: answer(
+                    r, Budget(max_tokens=req.max_tokens, tokens=req.max_tokens)
+                ).model_dump_json(),
             )
-            if estimate_tokens(probe.model_dump_json()) <= req.max_tokens:
-                break
-            if inner <= MIN_TOKENS:
-                raise DowseError(
-                    f"max_tokens={req.max_tokens} cannot hold an explore report "
-                    "here; ask for more or a narrower path"
-                )
-            inner = max(MIN_TOKENS, int(inner * 0.8))
+        except BudgetTooSmall:
+            raise BudgetTooSmall(
+                f"max_tokens={req.max_tokens} cannot hold an explore report "
+                "here; ask for more or a narrower path"
+            ) from None
         return fit_answer(
-            lambda forms, budget: ExploreAnswer(
-                root=str(root.path), result=fitted, freshness=fresh, budget=budget
-            ),
+            lambda forms, budget: answer(fitted, budget),
             [],
             req.max_tokens,
             omitted=sum(fitted.omitted.values()),

@@ -9,6 +9,7 @@ from click.testing import CliRunner
 
 from dowse.cli import cli
 from dowse.retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
+from dowse.retrieval.budget import estimate_tokens
 
 
 @pytest.fixture
@@ -128,16 +129,19 @@ def test_ask_markdown_and_json(indexed, run):
     text = run("ask", "where are expired session tokens rejected?", "--path", str(indexed)).output
     assert text.startswith("# where are expired session tokens rejected?")
     assert "`shop/auth/tokens.py:" in text
-    out = json.loads(
-        run(
-            "ask", "validate_token expiry", "--path", str(indexed), "--json", "--budget", "600"
-        ).output
-    )
+    printed = run(
+        "ask", "validate_token expiry", "--path", str(indexed), "--json", "--budget", "600"
+    ).output
+    out = json.loads(printed)
     # The fake embedder finds the tiny package __init__ (it re-exports validate_token) as
     # close as the module itself; the real model ranks the module first (test_end_to_end).
     assert "shop/auth/tokens.py" in [f["path"] for f in out["files"][:2]]
-    assert out["tokens"] <= 600 and out["budget"] == 600
-    assert 1 <= out["cycles"] <= 3 and out["trace"]
+    # The whole printed JSON is within the budget, and says what it counts.
+    assert out["tokens"] == estimate_tokens(printed) <= 600 and out["budget"] == 600
+    assert 1 <= out["cycles"] <= 3 and out["context"]
+    # The trace is the first to give way to the budget; with room, it is there.
+    roomy = json.loads(run("ask", "validate_token expiry", "--path", str(indexed), "--json").output)
+    assert roomy["trace"] and len(roomy["trace"]) == roomy["cycles"]
     # Scored blocks are relevant; the rest are signature lines of files only the word or
     # the closeness ranking found, each saying so.
     assert all(

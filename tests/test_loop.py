@@ -566,7 +566,7 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     assert listed[path].reason == ask_module.UNEVALUATED_CLOSE_REASON
     fused = ask(searcher, question)
     [line] = [b for b in fused.context if b.path == path]
-    assert (line.form, line.text) == ("signature", "export function formatTotal(cents) {")
+    assert (line.form, line.text) == ("signature", "export function formatTotal(cents)")
     # Its weight lifts it above evaluated files; at 0 it comes after all of them.
     assert [f.path for f in fused.files].index(path) < len(fused.files) - 1
     monkeypatch.setattr(ask_module, "CLOSENESS_WEIGHT", 0.0)

@@ -176,7 +176,10 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert result["focus_findings"][0]["citations"][0]["path"] == "shop/auth/tokens.py"
         small = await call(s, "explore", depth="deep", max_tokens=2000)
         assert small["budget"]["tokens"] <= 2000 and small["budget"]["omitted"] > 0
-        assert small["result"]["omitted"] and small["result"]["tracks"]
+        # Tracks the budget left without findings are one line each.
+        tracks = small["result"]["tracks"] + small["result"]["track_lines"]
+        assert small["result"]["omitted"] and len(tracks) == 5
+        assert all(not t["gates"] and t["verdict"] for t in small["result"]["tracks"])
         assert "cannot hold an explore report" in await refused(
             s, "explore", depth="deep", max_tokens=400
         )
