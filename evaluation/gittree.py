@@ -18,7 +18,7 @@ from pathlib import Path
 
 from dowse.errors import EvalError
 
-__all__ = ["clone_for", "commit_order", "git", "git_dir_of", "sync_tree"]
+__all__ = ["clone_for", "commit_order", "git", "git_dir_of", "missing_commits", "sync_tree"]
 
 
 def git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -59,19 +59,23 @@ def clone_for(repos: Path, repo: str) -> Path:
     return git_dir_of(path)
 
 
-def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
-    """commit -> committer timestamp; every commit must be in the clone."""
-    unique = list(dict.fromkeys(commits))
-    missing = [
+def missing_commits(git_dir: Path, commits: Sequence[str]) -> list[str]:
+    """The commits of `commits` the clone lacks (each once, in order)."""
+    return [
         c
-        for c in unique
+        for c in dict.fromkeys(commits)
         if subprocess.run(
             ["git", "--git-dir", str(git_dir), "cat-file", "-e", f"{c}^{{commit}}"],
             capture_output=True,
             check=False,
         ).returncode
     ]
-    if missing:
+
+
+def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
+    """commit -> committer timestamp; every commit must be in the clone."""
+    unique = list(dict.fromkeys(commits))
+    if missing := missing_commits(git_dir, unique):
         raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
     out = git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()
     stamps = {}
