@@ -54,20 +54,26 @@ def _fmt(value: float | None, spec: str) -> str:
 
 
 def _render_scores(report: Any) -> str:
-    """One row per method and subset: Acc@k, MRR, in-context share, medians."""
+    """One row per method and subset: Acc@k, MRR, in-context share, function and line
+    level (blank where the predictions lack them), medians."""
     head = (
-        f"{'method':<8} {'subset':<14} {'n':>4} {'Acc@1':>6} {'Acc@3':>6} {'Acc@5':>6} "
-        f"{'Acc@10':>6} {'MRR':>6} {'in-ctx':>6} {'tokens':>7} {'sec':>7} {'index s':>7}"
+        f"{'method':<8} {'subset':<16} {'n':>4} {'Acc@1':>6} {'Acc@3':>6} {'Acc@5':>6} "
+        f"{'Acc@10':>6} {'MRR':>6} {'in-ctx':>6} {'F@5':>6} {'F@10':>6} {'L-rec':>6} "
+        f"{'hunks':>6} {'lines':>6} {'tokens':>7} {'sec':>7} {'index s':>7}"
     )
     lines = [head, "-" * len(head)]
     for method, subsets in report.scores.items():
         for subset, s in subsets.items():
             if not s.n:
                 continue  # an empty subset (kept in the JSON)
+            func = s.func_acc or {}
             lines.append(
-                f"{method:<8} {subset:<14} {s.n:>4} {s.acc[1]:>6.1f} {s.acc[3]:>6.1f} "
+                f"{method:<8} {subset:<16} {s.n:>4} {s.acc[1]:>6.1f} {s.acc[3]:>6.1f} "
                 f"{s.acc[5]:>6.1f} {s.acc[10]:>6.1f} {s.mrr:>6.3f} "
-                f"{_fmt(s.in_context, '>6.1f')} {_fmt(s.tokens_median, '>7.0f')} "
+                f"{_fmt(s.in_context, '>6.1f')} {_fmt(func.get(5), '>6.1f')} "
+                f"{_fmt(func.get(10), '>6.1f')} {_fmt(s.line_recall, '>6.1f')} "
+                f"{_fmt(s.hunks_in_context, '>6.1f')} {_fmt(s.context_lines_median, '>6.0f')} "
+                f"{_fmt(s.tokens_median, '>7.0f')} "
                 f"{_fmt(s.seconds_median, '>7.3f')} {_fmt(s.index_seconds_median, '>7.2f')}"
             )
     missing = max(
@@ -75,6 +81,11 @@ def _render_scores(report: Any) -> str:
     )
     if missing:
         lines.append(f"({missing} instance(s) without a prediction score 0)")
+    if report.skipped:
+        lines.append(
+            f"({len(report.skipped)} instance(s) skipped, their base commit missing from the "
+            f"clone: {', '.join(report.skipped)})"
+        )
     return "\n".join(lines)
 
 
@@ -157,11 +168,15 @@ def eval_swebench(
     """File localization on a SWE-bench-style dataset.
 
     Each instance's repository is synced to its base commit and indexed incrementally;
-    every method ranks files for the issue text. Prints Acc@1/3/5/10 (all gold files in
-    the top k), MRR, the share of instances whose gold file is in the delivered context,
-    and median context tokens, query seconds and index seconds, per method, overall and
-    on the locagent274 and not_mentioned subsets. The table is also written as JSON next
-    to --out (PRED.scores.json).
+    every method ranks files and definitions for the issue text. Prints Acc@1/3/5/10
+    (all gold files in the top k), MRR, the share of instances whose gold file is in the
+    delivered context, FuncAcc@5/10 (every gold function in the top k definitions), the
+    share of the fix's changed lines the context shows (L-rec), the share of instances
+    where it shows all of them (hunks), median lines shown, and median context tokens,
+    query seconds and index seconds, per method, overall, on the locagent274 and
+    not_mentioned subsets and per language (lang:NAME) when the dataset has one. An
+    instance whose base commit its clone lacks is skipped and counted. The table is also
+    written as JSON next to --out (PRED.scores.json).
 
     \b
     Example:

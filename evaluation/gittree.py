@@ -18,7 +18,7 @@ from pathlib import Path
 from dowse import git as run_git
 from dowse.errors import EvalError, GitError
 
-__all__ = ["clone_for", "commit_order", "git", "git_dir_of", "sync_tree"]
+__all__ = ["clone_for", "commit_order", "git", "git_dir_of", "missing_commits", "sync_tree"]
 
 
 def git(git_dir: Path, *args: str, input: bytes | None = None) -> bytes:
@@ -52,15 +52,20 @@ def clone_for(repos: Path, repo: str) -> Path:
     return git_dir_of(path)
 
 
-def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
-    """commit -> committer timestamp; every commit must be in the clone."""
+def missing_commits(git_dir: Path, commits: Sequence[str]) -> list[str]:
+    """The commits of `commits` the clone lacks (each once, in order)."""
     unique = list(dict.fromkeys(commits))
     # One process for all of them: each line answers "commit", or "<name> missing".
     asked = "".join(f"{c}^{{commit}}\n" for c in unique).encode()
     found = git(git_dir, "cat-file", "--batch-check=%(objecttype)", input=asked).decode()
     missing = [c for c, kind in zip(unique, found.splitlines(), strict=False) if kind != "commit"]
-    missing += unique[len(found.splitlines()) :]
-    if missing:
+    return missing + unique[len(found.splitlines()) :]
+
+
+def commit_order(git_dir: Path, commits: Sequence[str]) -> dict[str, int]:
+    """commit -> committer timestamp; every commit must be in the clone."""
+    unique = list(dict.fromkeys(commits))
+    if missing := missing_commits(git_dir, unique):
         raise EvalError(f"{git_dir} lacks commit(s) {', '.join(c[:12] for c in missing)}")
     out = git(git_dir, "log", "--no-walk=unsorted", "--format=%H %ct", *unique).decode()
     stamps = {}

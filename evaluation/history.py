@@ -136,7 +136,6 @@ def run_history(
         found_limit=config.found_limit,
         workers=config.index_workers,
         progress=progress,
-        bm25_suffixes=None,
     )
     results: list[HistoryResult] = []
     progress("commits", 0, len(commits))
@@ -144,7 +143,7 @@ def run_history(
         files = sync_tree(git_dir, parent, config.work / "tree")
         run.prepare(files, methods, HistorySource(git_dir, parent))
         for method in methods:
-            found, _, _, seconds = run.query(method, message)
+            answer = run.query(method, message)
             results.append(
                 HistoryResult(
                     commit=commit,
@@ -152,8 +151,8 @@ def run_history(
                     subject=message.splitlines()[0][:200],
                     changed_files=changed,
                     method=method,
-                    found_files=found,
-                    seconds=round(seconds, 4),
+                    found_files=answer.found,
+                    seconds=round(answer.seconds, 4),
                 )
             )
         progress("commits", n, len(commits))

@@ -11,11 +11,21 @@ step and runs the methods). `score` turns predictions into the numbers of the be
   the first gold file. An instance without a prediction scores 0.
 - in_context: share of instances whose gold files all lie in `context_files`; medians
   of `tokens` and `seconds` (query time only; indexing is timed separately).
+- FuncAcc@k (instances with `gold_spans` and a `found_functions`): 1 when every gold
+  function is within the top k definitions, a definition matching by its qualified name
+  or by its last part (`Class.method` matches `method`; a dotted gold name must be a
+  suffix of it).
+- line_recall, hunks_in_context, context_lines_median (instances with `gold_lines` and
+  `context_spans`): mean share of the changed base lines the context shows in full, the
+  share of instances where it shows all of them, and the median number of distinct
+  source lines shown.
+- Subsets: all, locagent274, not_mentioned, and `lang:NAME` for each `language` of the
+  dataset (Multi-SWE-bench).
 
 Methods:
 - `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `indexer.tokens.tokenize` tokens
-  (identifiers and their snake/camel sub-words) of every `.py` file (every code file in
-  history mode); no dowse index involved.
+  (identifiers and their snake/camel sub-words) of every file of an indexed code
+  language; no dowse index involved.
 - `lexical`: hybrid search at file grain without an embedder (full-text, symbol, path).
 - `dense`: vector similarity only (needs embeddings): with chunk vectors, files ranked by
   their best chunk; with file vectors only (the default `--embed files`), by the
@@ -27,6 +37,10 @@ Methods:
 of its packed context; for `lexical`, `dense` and `hybrid` the files of the ranked chunks
 that fit, in rank order (a chunk that does not fit is skipped), costed as `ask` costs a
 block; for `bm25` the ranked whole files that fit (a whole-file retriever has no chunks).
+`context_spans` are the line ranges of those same blocks (for `ask` a signature-only block
+shows one line); `found_functions` are the enclosing definitions (`path::Qualified.name`)
+of the ranked units: `ask`'s context blocks by relevance, the search methods' ranked
+chunks, and for `bm25` the definitions of its ranked files in file and line order.
 
 Invariants:
 - The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
@@ -35,7 +49,8 @@ Invariants:
   outside the tree) redoes only what changed between base commits. Instances of a repo
   run in commit-date order to keep those steps small.
 - The clones are only read (`git ls-tree`, `git cat-file`); blobs missing from a clone
-  (large files left out of a snapshot) are skipped.
+  (large files left out of a snapshot) are skipped, and so is an instance whose base
+  commit the clone lacks (named in `EvalReport.skipped`, scored as unpredicted).
 - Predictions are appended to the output JSONL as they are made, one line per
   (instance, method); a rerun skips the pairs already there, so a run can be resumed.
 """
@@ -53,14 +68,15 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dowse.errors import EvalError
-from dowse.evaluation.gittree import clone_for, commit_order, sync_tree
+from dowse.evaluation.gittree import clone_for, commit_order, missing_commits, sync_tree
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import Embedder
-from dowse.indexer.store import Store
+from dowse.indexer.parse import parse_source
+from dowse.indexer.store import Store, quote_list
 from dowse.languages import CODE_LANGUAGES, language_for
-from dowse.retrieval.ask import ask, estimate_tokens
-from dowse.retrieval.grains import to_hits
+from dowse.retrieval.ask import AskResult, ContextBlock, ask, estimate_tokens
+from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
 from dowse.retrieval.records import SearchOptions
@@ -77,6 +93,7 @@ __all__ = [
     "Method",
     "Prediction",
     "Score",
+    "Span",
     "by_repository",
     "indexed_instances",
     "load_dataset",
@@ -95,6 +112,8 @@ KS = (1, 3, 5, 10)
 SUBSETS = ("all", "locagent274", "not_mentioned")
 BM25_K1 = 1.2
 BM25_B = 0.75
+FUNCTION_LIMIT = 50
+"""Definitions recorded per prediction: FuncAcc reads the top 10, the rest is for study."""
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): 'instances' or 'commits', then build_index's stages."""
@@ -141,6 +160,13 @@ class Instance(BaseModel):
     gold_files: list[str]
     in_locagent274: bool = True
     agentless: dict[str, Any] | None = None
+    gold_spans: dict[str, list[str]] = Field(
+        default_factory=dict, description="file -> the definitions the fix touched"
+    )
+    gold_lines: dict[str, list[tuple[int, int]]] = Field(
+        default_factory=dict, description="file -> base-file line ranges the fix changes"
+    )
+    language: str | None = Field(default=None, description="Multi-SWE-bench's language")
 
     @property
     def names_file(self) -> bool:
@@ -158,7 +184,19 @@ class Instance(BaseModel):
             return not self.names_file
         if subset == "mentioned":
             return self.names_file
+        if subset.startswith("lang:"):
+            return self.language == subset[5:]
         raise ValueError(f"unknown subset {subset!r}")
+
+
+class Span(BaseModel):
+    """Source lines the delivered context shows in full (1-based, inclusive)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    start: int = Field(ge=1)
+    end: int = Field(ge=1)
 
 
 class Prediction(BaseModel):
@@ -170,6 +208,14 @@ class Prediction(BaseModel):
     method: Method
     found_files: list[str] = Field(description="ranked repo-relative paths")
     context_files: list[str] = Field(description="files inside the delivered context")
+    # None only on lines written before these were recorded: score.py, like `score`,
+    # leaves such lines out of the function- and line-level numbers.
+    found_functions: list[str] | None = Field(
+        default=None, description="ranked definitions, best first, as path::Qualified.name"
+    )
+    context_spans: list[Span] | None = Field(
+        default=None, description="every line range the delivered context shows in full"
+    )
     tokens: int = Field(ge=0, description="estimated tokens of the delivered context")
     seconds: float = Field(ge=0, description="query time only")
     index_seconds: float = Field(
@@ -186,6 +232,20 @@ class Score(BaseModel):
     recall: dict[int, float] = Field(description="k -> Recall@k, percent")
     mrr: float
     in_context: float | None = Field(default=None, description="percent")
+    func_acc: dict[int, float] | None = Field(
+        default=None, description="k -> FuncAcc@k, percent of func_n"
+    )
+    func_n: int = Field(default=0, description="predictions scored at function level")
+    line_recall: float | None = Field(
+        default=None, description="mean share of gold lines shown, percent of line_n"
+    )
+    hunks_in_context: float | None = Field(
+        default=None, description="share whose every gold line is shown, percent of line_n"
+    )
+    context_lines_median: float | None = Field(
+        default=None, description="median number of distinct source lines shown"
+    )
+    line_n: int = Field(default=0, description="predictions scored at line level")
     tokens_median: float | None = None
     seconds_median: float | None = None
     index_seconds_median: float | None = None
@@ -199,6 +259,10 @@ class EvalReport(BaseModel):
     methods: list[Method]
     scores: dict[str, dict[str, Score]] = Field(description="method -> subset -> score")
     new_predictions: int = Field(description="predictions made by this run (not resumed)")
+    skipped: list[str] = Field(
+        default_factory=list,
+        description="instances whose base commit the clone lacks (scored as unpredicted)",
+    )
 
 
 # -- loading ---------------------------------------------------------------------------
@@ -277,24 +341,19 @@ def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Met
 
 
 class _BM25Corpus:
-    """Whole-file BM25 over a synced tree; token lists are cached by blob sha, so the
-    next commit of the same repository only tokenizes the files that changed."""
+    """Whole-file BM25 over the files of every indexed code language in a synced tree;
+    token lists are cached by blob sha, so the next commit of the same repository only
+    tokenizes the files that changed."""
 
-    def __init__(self, suffixes: tuple[str, ...] | None) -> None:
-        self.suffixes = suffixes
+    def __init__(self) -> None:
         self.tokens: dict[str, list[str]] = {}
         self.paths: list[str] = []
         self.model: Any = None
 
-    def _wanted(self, path: str) -> bool:
-        if self.suffixes is not None:
-            return path.endswith(self.suffixes)
-        return language_for(path) in CODE_LANGUAGES
-
     def build(self, tree: Path, files: Mapping[str, str]) -> None:
         from rank_bm25 import BM25Okapi
 
-        paths = sorted(p for p in files if self._wanted(p))
+        paths = sorted(p for p in files if language_for(p) in CODE_LANGUAGES)
         docs = []
         for path in paths:
             sha = files[path]
@@ -322,33 +381,50 @@ class _BM25Corpus:
         return [self.paths[i] for i in order[:limit]]
 
 
+@dataclasses.dataclass
+class Answer:
+    """What one method delivered for one query (a Prediction without its bookkeeping)."""
+
+    found: list[str]
+    context: list[str]
+    tokens: int
+    seconds: float
+    functions: list[str]
+    spans: list[Span]
+
+
 def _block_cost(path: str, start: int, end: int, text: str) -> int:
     """What `ask` charges for a block of source."""
     return estimate_tokens(text) + estimate_tokens(f"{path}:{start}-{end}") + 4
 
 
-def _pack(blocks: Iterable[tuple[str, int, int, str]], budget: int) -> tuple[list[str], int]:
-    """Files of the blocks that fit the budget, taken in rank order; a block that does not
-    fit is skipped (a smaller one after it may still fit)."""
-    files: list[str] = []
+def _pack(blocks: Iterable[tuple[str, int, int, str]], budget: int) -> tuple[list[Span], int]:
+    """The blocks that fit the budget, taken in rank order; a block that does not fit is
+    skipped (a smaller one after it may still fit)."""
+    taken: list[Span] = []
     used = 0
     for path, start, end, text in blocks:
         cost = _block_cost(path, start, end, text)
         if used + cost <= budget:
             used += cost
-            if path not in files:
-                files.append(path)
-    return files, used
+            taken.append(Span(path=path, start=start, end=end))
+    return taken, used
 
 
-def _pack_files(tree: Path, ranked: Sequence[str], budget: int) -> tuple[list[str], int]:
+def _files_of(spans: Iterable[Span]) -> list[str]:
+    return list(dict.fromkeys(s.path for s in spans))
+
+
+def _pack_files(tree: Path, ranked: Sequence[str], budget: int) -> tuple[list[Span], int]:
     def blocks() -> Iterator[tuple[str, int, int, str]]:
         for path in ranked:
             try:
                 text = (tree / path).read_text(encoding="utf-8", errors="replace")
             except OSError:
                 continue
-            yield path, 1, max(text.count("\n"), 1), text
+            # A last line without its newline is a line too.
+            lines = text.count("\n") + (0 if text.endswith("\n") else 1)
+            yield path, 1, max(lines, 1), text
 
     return _pack(blocks(), budget)
 
@@ -360,6 +436,95 @@ def _chunk_blocks(rows: Iterable[dict[str, Any]]) -> Iterator[tuple[str, int, in
 
 def _by_file(paths: Iterable[str], limit: int) -> list[str]:
     return list(dict.fromkeys(paths))[:limit]
+
+
+Unit = tuple[str, int, int, str | None]
+"""A ranked piece of source: (path, start line, end line, its enclosing definition)."""
+
+
+def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
+    """The definitions ranked units show, best unit first, each name once: a unit's
+    innermost enclosing definition, or, for a unit no definition encloses (a small
+    file's one chunk, a run of short functions), the definitions inside it in line
+    order; module-level code between definitions names none."""
+    paths = sorted({u[0] for u in units})
+    inside: dict[str, list[tuple[int, int, str]]] = {}
+    if paths:
+        for r in store.rows(
+            "symbols",
+            ["path", "qualified_name", "start_line", "end_line"],
+            where=f"path IN ({quote_list(paths)})",
+        ):
+            inside.setdefault(r["path"], []).append(
+                (r["start_line"], -r["end_line"], r["qualified_name"])
+            )
+    out: list[str] = []
+    for path, start, end, symbol in units:
+        if symbol:
+            out.append(f"{path}::{symbol}")
+            continue
+        out += [
+            f"{path}::{name}"
+            for first, last, name in sorted(inside.get(path, []))
+            if start <= first and -last <= end
+        ]
+    return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
+
+
+def _chunk_units(rows: Iterable[dict[str, Any]]) -> list[Unit]:
+    return [(r["path"], r["start_line"], r["end_line"], r.get("symbol")) for r in rows]
+
+
+def _file_functions(tree: Path, ranked: Sequence[str]) -> list[str]:
+    """The definitions of ranked files, file by file and in line order within a file: a
+    whole-file ranking knows nothing finer."""
+    out: list[str] = []
+    for path in ranked:
+        try:
+            source = (tree / path).read_bytes()
+        except OSError:
+            continue
+        parsed = parse_source(path, source, language_for(path) or "")
+        symbols = sorted(parsed.symbols, key=_line_key)
+        out += [f"{path}::{s.qualified_name}" for s in symbols]
+        if len(out) >= FUNCTION_LIMIT:
+            break
+    return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
+
+
+def _line_key(symbol: Any) -> tuple[int, int]:
+    return symbol.start_line, -symbol.end_line
+
+
+def _ask_units(result: AskResult) -> list[Unit]:
+    """`ask`'s context blocks by relevance (the full blocks come in the loop's order, so
+    a stable sort keeps it among equals)."""
+    blocks = sorted(result.context, key=lambda b: -b.relevance)
+    return [(b.path, b.start_line, b.end_line, b.symbol) for b in blocks]
+
+
+def _ask_spans(tree: Path, result: AskResult) -> list[Span]:
+    """The lines `ask`'s context shows: a full block its range, a signature block the one
+    line it prints."""
+    return [
+        Span(path=b.path, start=b.start_line, end=b.end_line)
+        if b.form == "full"
+        else Span(path=b.path, start=(line := _signature_line(tree, b)), end=line)
+        for b in result.context
+    ]
+
+
+def _signature_line(tree: Path, block: ContextBlock) -> int:
+    """The line of the block's range that its printed signature starts with (the
+    signature of a decorated definition is not its first line); the first line when
+    none matches, as when the file changed since it was indexed."""
+    first = block.text.strip().split("\n")[0].strip()[:40]
+    text = read_lines(tree, block.path, block.start_line, block.end_line)
+    if first and text:
+        for offset, line in enumerate(text.split("\n")):
+            if line.strip().startswith(first):
+                return block.start_line + offset
+    return block.start_line
 
 
 class MethodRunner:
@@ -378,13 +543,12 @@ class MethodRunner:
         found_limit: int,
         workers: int | None,
         progress: Progress,
-        bm25_suffixes: tuple[str, ...] | None,
     ) -> None:
         self.tree, self.index_dir, self.methods = tree, index_dir, list(methods)
         self.embedder, self.embed, self.budget = embedder, embed, budget
         self.embed_chunks = embed_chunks
         self.found_limit, self.workers, self.progress = found_limit, workers, progress
-        self.bm25 = _BM25Corpus(bm25_suffixes)
+        self.bm25 = _BM25Corpus()
         self._warm = False
 
     def prepare(
@@ -430,43 +594,57 @@ class MethodRunner:
                 self.searcher.warm()
         return seconds
 
-    def query(self, method: Method, text: str) -> tuple[list[str], list[str], int, float]:
-        """(found_files, context_files, tokens, seconds) for one query."""
+    def query(self, method: Method, text: str) -> Answer:
+        """What `method` delivers for one query; `seconds` is the query's time, not the
+        bookkeeping that names the definitions and lines it delivered."""
         t = time.perf_counter()
         if method == "bm25":
             found = self.bm25.rank(text, self.found_limit)
-            context, tokens = _pack_files(self.tree, self.bm25.rank(text, 50), self.budget)
+            spans, tokens = _pack_files(self.tree, self.bm25.rank(text, 50), self.budget)
+            seconds = time.perf_counter() - t
+            functions = _file_functions(self.tree, found)
         elif method == "ask":
             result = ask(self.searcher, text, budget=self.budget, with_trace=False)
+            seconds = time.perf_counter() - t
             found = [f.path for f in result.files][: self.found_limit]
-            context = list(dict.fromkeys(b.path for b in result.context))
-            tokens = result.tokens
-        elif method == "dense":
-            found, context, tokens = self._dense(text)
+            spans, tokens = _ask_spans(self.tree, result), result.tokens
+            functions = _definitions(self.store, _ask_units(result))
         else:
-            searcher = self.lexical_searcher if method == "lexical" else self.searcher
-            k = max(60, self.found_limit * 4)  # as `dowse search` asks for
-            cands = searcher.candidates(analyze(text), k=k)
-            ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
-            hits = to_hits(searcher, ranked, SearchOptions(grain="file", limit=self.found_limit))
-            found = [h.path for h in hits]
-            context, tokens = _pack(_chunk_blocks(c.row for c in ranked), self.budget)
-        return found, context, tokens, time.perf_counter() - t
+            if method == "dense":
+                found, rows = self._dense(text)
+            else:
+                searcher = self.lexical_searcher if method == "lexical" else self.searcher
+                k = max(60, self.found_limit * 4)  # as `dowse search` asks for
+                cands = searcher.candidates(analyze(text), k=k)
+                ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+                hits = to_hits(
+                    searcher, ranked, SearchOptions(grain="file", limit=self.found_limit)
+                )
+                found, rows = [h.path for h in hits], [c.row for c in ranked]
+            spans, tokens = _pack(_chunk_blocks(rows), self.budget)
+            seconds = time.perf_counter() - t
+            functions = _definitions(self.store, _chunk_units(rows))
+        return Answer(
+            found=found,
+            context=_files_of(spans),
+            tokens=tokens,
+            seconds=seconds,
+            functions=functions,
+            spans=spans,
+        )
 
-    def _dense(self, text: str) -> tuple[list[str], list[str], int]:
+    def _dense(self, text: str) -> tuple[list[str], list[dict[str, Any]]]:
+        """Ranked files and the ranked chunks their context is packed from."""
         vector = self.searcher.embed_query(text)
         if vector is None:
             raise EvalError(f"the index at {self.index_dir} has no vectors for dense search")
         if not self.searcher.has_vectors:  # file vectors only
             close = self.searcher.files_by_closeness(analyze(text), limit=self.found_limit)
-            context, tokens = _pack(_chunk_blocks(row for _, row in close), self.budget)
-            return [p for p, _ in close], context, tokens
+            return [p for p, _ in close], [row for _, row in close]
         sims = self.searcher.dense(vector, max(60, self.found_limit * 4))
         rows = self.searcher.chunks_by_id(i for i, _ in sims)
         ranked = [rows[i] for i, _ in sims if i in rows]
-        found = _by_file((r["path"] for r in ranked), self.found_limit)
-        context, tokens = _pack(_chunk_blocks(ranked), self.budget)
-        return found, context, tokens
+        return _by_file((r["path"] for r in ranked), self.found_limit), ranked
 
 
 def no_progress(stage: str, done: int, total: int) -> None:
@@ -477,28 +655,39 @@ def no_progress(stage: str, done: int, total: int) -> None:
 
 
 def by_repository(
-    instances: Iterable[Instance], repos: Path
+    instances: Iterable[Instance], repos: Path, *, skipped: list[Instance] | None = None
 ) -> Iterator[tuple[str, Path, list[Instance]]]:
     """Each repository of `instances` (by name) with its clone under `repos` and its
     instances, oldest base commit first, so that syncing the tree and indexing it move
     forward through history. Every clone is found before the first is yielded: a missing
-    one fails at once, not after hours of the others."""
+    one fails at once, not after hours of the others. An instance whose base commit its
+    clone lacks fails the run too, unless `skipped` is given: then it is left out and
+    appended there (as each repository's turn comes)."""
     grouped: dict[str, list[Instance]] = {}
     for inst in instances:
         grouped.setdefault(inst.repo, []).append(inst)
     clones = {repo: clone_for(repos, repo) for repo in grouped}
-    return _ordered(grouped, clones)
+    return _ordered(grouped, clones, skipped)
 
 
 def _ordered(
-    grouped: Mapping[str, list[Instance]], clones: Mapping[str, Path]
+    grouped: Mapping[str, list[Instance]],
+    clones: Mapping[str, Path],
+    skipped: list[Instance] | None,
 ) -> Iterator[tuple[str, Path, list[Instance]]]:
     for repo in sorted(grouped):
-        order = commit_order(clones[repo], [i.base_commit for i in grouped[repo]])
+        todo = grouped[repo]
+        if skipped is not None:
+            lacking = set(missing_commits(clones[repo], [i.base_commit for i in todo]))
+            skipped += [i for i in todo if i.base_commit in lacking]
+            todo = [i for i in todo if i.base_commit not in lacking]
+            if not todo:
+                continue
+        order = commit_order(clones[repo], [i.base_commit for i in todo])
         yield (
             repo,
             clones[repo],
-            sorted(grouped[repo], key=lambda i: (order[i.base_commit], i.instance_id)),
+            sorted(todo, key=lambda i: (order[i.base_commit], i.instance_id)),
         )
 
 
@@ -552,7 +741,10 @@ def run_swebench(
     methods = resolve_methods(config.methods, config.embed)
     done = {(p.instance_id, p.method) for p in load_predictions(config.out)}
     todo_all = [i for i in chosen if any((i.instance_id, m) not in done for m in methods)]
-    repos = by_repository(todo_all, config.repos)  # every clone found first: fail early
+    skipped: list[Instance] = []
+    # Every clone is found first (fail early); an instance whose base commit its clone
+    # lacks is one instance lost, not the run.
+    repos = by_repository(todo_all, config.repos, skipped=skipped)
     config.out.parent.mkdir(parents=True, exist_ok=True)
     made = 0
     finished = len(chosen) - len(todo_all)
@@ -571,22 +763,23 @@ def run_swebench(
                 found_limit=config.found_limit,
                 workers=config.index_workers,
                 progress=progress,
-                bm25_suffixes=(".py",),
             )
             for inst in todo:
                 wanted = [m for m in methods if (inst.instance_id, m) not in done]
                 files = sync_tree(git_dir, inst.base_commit, home / "tree")
                 index_seconds = run.prepare(files, wanted, HistorySource(git_dir, inst.base_commit))
                 for method in wanted:
-                    found, context, tokens, seconds = run.query(method, inst.problem_statement)
+                    answer = run.query(method, inst.problem_statement)
                     kind = "bm25" if method == "bm25" else "dowse"
                     pred = Prediction(
                         instance_id=inst.instance_id,
                         method=method,
-                        found_files=found,
-                        context_files=context,
-                        tokens=tokens,
-                        seconds=round(seconds, 4),
+                        found_files=answer.found,
+                        context_files=answer.context,
+                        found_functions=answer.functions,
+                        context_spans=answer.spans,
+                        tokens=answer.tokens,
+                        seconds=round(answer.seconds, 4),
                         index_seconds=round(index_seconds[kind], 3),
                     )
                     out.write(pred.model_dump_json() + "\n")
@@ -595,11 +788,65 @@ def run_swebench(
                     made += 1
                 finished += 1
                 progress("instances", finished, len(chosen))
-    return score_report(config, chosen, load_predictions(config.out), methods, made)
+    if skipped:
+        progress("instances", finished + len(skipped), len(chosen))
+    return score_report(
+        config,
+        chosen,
+        load_predictions(config.out),
+        methods,
+        made,
+        skipped=[i.instance_id for i in skipped],
+    )
+
+
+def _function_matches(gold: str, found: str) -> bool:
+    """Whether a found `path::name` is the gold definition `gold` (the path is compared
+    by the caller): by qualified name, or by last part, a dotted gold name being a suffix
+    of the found one (score.py's rule)."""
+    name = found.partition("::")[2]
+    if name == gold:
+        return True
+    return name.split(".")[-1] == gold.split(".")[-1] and ("." not in gold or name.endswith(gold))
+
+
+def _function_rank(gold_spans: Mapping[str, Sequence[str]], found: Sequence[str]) -> int:
+    """The rank (from 1) at which the last gold definition is found; `_NEVER` when one
+    is not, or when `gold_spans` names no definition at all."""
+    worst = 0
+    for path, names in gold_spans.items():
+        for gold in names:
+            rank = next(
+                (
+                    i + 1
+                    for i, f in enumerate(found)
+                    if f.partition("::")[0] == path and _function_matches(gold, f)
+                ),
+                _NEVER,
+            )
+            worst = max(worst, rank)
+    return worst or _NEVER
+
+
+_NEVER = 10**9
+
+
+def _line_cover(
+    gold_lines: Mapping[str, Sequence[tuple[int, int]]], spans: Iterable[Span]
+) -> tuple[float, int]:
+    """(share of the gold lines the spans show, distinct lines shown) for one instance."""
+    shown: dict[str, set[int]] = {}
+    for s in spans:
+        shown.setdefault(s.path, set()).update(range(s.start, s.end + 1))
+    gold = [(p, n) for p, ranges in gold_lines.items() for a, b in ranges for n in range(a, b + 1)]
+    hit = sum(n in shown.get(p, ()) for p, n in gold)
+    return (hit / len(gold) if gold else 0.0), sum(len(v) for v in shown.values())
 
 
 def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) -> Score:
-    """score.py's numbers for one method: instances without a prediction score 0."""
+    """score.py's numbers for one method: instances without a prediction score 0 at file
+    level and are left out of the function- and line-level shares, as are predictions
+    without `found_functions` / `context_spans` and instances without gold for them."""
     acc = dict.fromkeys(KS, 0.0)
     recall = dict.fromkeys(KS, 0.0)
     mrr = 0.0
@@ -607,6 +854,8 @@ def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) 
     tokens: list[float] = []
     seconds: list[float] = []
     index_seconds: list[float] = []
+    function_ranks: list[int] = []
+    covers: list[tuple[float, int]] = []
     missing = 0
     for inst in instances:
         gold = set(inst.gold_files)
@@ -621,6 +870,10 @@ def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) 
             recall[k] += len(gold & top) / len(gold) if gold else 0.0
         mrr += next((1.0 / (i + 1) for i, f in enumerate(ranked) if f in gold), 0.0)
         in_ctx.append(float(gold <= set(pred.context_files)))
+        if pred.found_functions is not None and inst.gold_spans:
+            function_ranks.append(_function_rank(inst.gold_spans, pred.found_functions))
+        if pred.context_spans is not None and inst.gold_lines:
+            covers.append(_line_cover(inst.gold_lines, pred.context_spans))
         tokens.append(pred.tokens)
         seconds.append(pred.seconds)
         index_seconds.append(pred.index_seconds)
@@ -632,6 +885,21 @@ def score(instances: Sequence[Instance], predictions: Mapping[str, Prediction]) 
         recall={k: round(100 * v / n, 2) for k, v in recall.items()},
         mrr=round(mrr / n, 4),
         in_context=round(100 * sum(in_ctx) / len(in_ctx), 2) if in_ctx else None,
+        func_acc=(
+            {
+                k: round(100 * sum(r <= k for r in function_ranks) / len(function_ranks), 2)
+                for k in KS
+            }
+            if function_ranks
+            else None
+        ),
+        func_n=len(function_ranks),
+        line_recall=round(100 * sum(c for c, _ in covers) / len(covers), 2) if covers else None,
+        hunks_in_context=(
+            round(100 * sum(c == 1.0 for c, _ in covers) / len(covers), 2) if covers else None
+        ),
+        context_lines_median=statistics.median(n for _, n in covers) if covers else None,
+        line_n=len(covers),
         tokens_median=statistics.median(tokens) if tokens else None,
         seconds_median=round(statistics.median(seconds), 3) if seconds else None,
         index_seconds_median=round(statistics.median(index_seconds), 3) if index_seconds else None,
@@ -644,16 +912,21 @@ def score_report(
     predictions: Iterable[Prediction],
     methods: Sequence[Method],
     new_predictions: int = 0,
+    *,
+    skipped: Sequence[str] = (),
 ) -> EvalReport:
-    """Score `methods` on `instances` (overall and per subset) from a prediction list;
-    a later prediction of the same (instance, method) wins."""
+    """Score `methods` on `instances` (overall, per subset and per language when the
+    dataset has languages) from a prediction list; a later prediction of the same
+    (instance, method) wins."""
     by_method: dict[str, dict[str, Prediction]] = {}
     for p in predictions:
         by_method.setdefault(p.method, {})[p.instance_id] = p
+    languages = sorted({i.language for i in instances if i.language})
+    subsets = [*SUBSETS, *(f"lang:{name}" for name in languages)]
     scores: dict[str, dict[str, Score]] = {
         method: {
             subset: score([i for i in instances if i.in_subset(subset)], by_method.get(method, {}))
-            for subset in SUBSETS
+            for subset in subsets
         }
         for method in methods
     }
@@ -663,4 +936,5 @@ def score_report(
         methods=list(methods),
         scores=scores,
         new_predictions=new_predictions,
+        skipped=list(skipped),
     )

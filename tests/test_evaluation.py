@@ -131,7 +131,9 @@ def shop(tmp_path: Path) -> tuple[Path, list[str]]:
     return repo, commits
 
 
-def _instance(iid: str, commit: str, text: str, gold: str, **extra: object) -> dict:
+def _instance(
+    iid: str, commit: str, text: str, gold: str, function: str, lines: list, **extra: object
+) -> dict:
     return {
         "instance_id": iid,
         "repo": "acme/shop",
@@ -139,7 +141,8 @@ def _instance(iid: str, commit: str, text: str, gold: str, **extra: object) -> d
         "problem_statement": text,
         "gold_files": [gold],
         "version": "1.0",
-        "gold_spans": {gold: []},
+        "gold_spans": {gold: [function]},
+        "gold_lines": {gold: lines},
         "in_locagent274": True,
         "agentless": {"issue_file_location": "None"},
         **extra,
@@ -156,12 +159,16 @@ def dataset(tmp_path: Path, shop: tuple[Path, list[str]]) -> Path:
             commits[2],
             "charge_card should retry when the gateway raises GatewayUnavailable",
             "shop/payments.py",
+            "charge_card",
+            [[8, 9]],
         ),
         _instance(
             "acme__shop-1",
             commits[0],
             "validate_token accepts a session token at exactly its ttl; TokenError expected",
             "shop/auth.py",
+            "validate_token",
+            [[13, 13]],
             agentless={"issue_file_location": "Keywords"},
         ),
         _instance(
@@ -169,6 +176,8 @@ def dataset(tmp_path: Path, shop: tuple[Path, list[str]]) -> Path:
             commits[1],
             "apply_coupon_discount lets the cart total go negative",
             "shop/pricing.py",
+            "apply_coupon_discount",
+            [[8, 9]],
             in_locagent274=False,
         ),
     ]
@@ -208,6 +217,8 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, shop, dataset, fak
         "method",
         "found_files",
         "context_files",
+        "found_functions",
+        "context_spans",
         "tokens",
         "seconds",
         "index_seconds",
@@ -225,8 +236,21 @@ def test_swebench_predicts_every_method_and_resumes(tmp_path, shop, dataset, fak
             "README.md",
         }
     bm25 = [x for x in lines if x["method"] == "bm25"]
-    # bm25 ranks the .py files only; dowse's index also holds README.md at the first commit.
+    # bm25 ranks code files only; dowse's index also holds README.md at the first commit.
     assert all(p.endswith(".py") for x in bm25 for p in x["found_files"])
+    # Every method names the definitions it ranks, and the lines its context shows lie
+    # inside the files of that context.
+    functions = {"acme__shop-1": "validate_token", "acme__shop-2": "apply_coupon_discount"}
+    for x in lines:
+        for span in x["context_spans"]:
+            assert span["path"] in x["context_files"] and 1 <= span["start"] <= span["end"]
+        assert {s["path"] for s in x["context_spans"]} == set(x["context_files"]), x
+        if x["instance_id"] in functions:
+            wanted = f"{gold[x['instance_id']]}::{functions[x['instance_id']]}"
+            assert wanted in x["found_functions"][:5], x
+    # bm25's context is whole files: its span of auth.py is every line of the file.
+    auth = next(x for x in bm25 if x["instance_id"] == "acme__shop-1")
+    assert {"path": "shop/auth.py", "start": 1, "end": AUTH_V1.count("\n")} in auth["context_spans"]
     assert report.new_predictions == 9 and report.instances == [
         "acme__shop-3",
         "acme__shop-1",
@@ -450,11 +474,18 @@ def test_cli_swebench_table_and_json(tmp_path, dataset, fake_embedder, run):
         "Acc@10",
         "MRR",
         "in-ctx",
+        "F@5",
+        "F@10",
+        "L-rec",
+        "hunks",
+        "lines",
         "tokens",
         "sec",
         "index",
         "s",
     ]
+    # Every definition the fixes touch is among the top 5, and every changed line shown.
+    assert all(ln.split()[9:13] == ["100.0"] * 4 for ln in lines[2:])
     assert [ln.split()[:4] for ln in lines[2:]] == [
         ["bm25", "all", "3", "100.0"],
         ["bm25", "locagent274", "2", "100.0"],
@@ -465,6 +496,8 @@ def test_cli_swebench_table_and_json(tmp_path, dataset, fake_embedder, run):
     ]
     saved = json.loads(out.with_suffix(".scores.json").read_text())
     assert saved["scores"]["bm25"]["all"]["acc"]["1"] == 100.0
+    assert saved["scores"]["lexical"]["all"]["func_acc"]["10"] == 100.0
+    assert saved["scores"]["lexical"]["all"]["hunks_in_context"] == 100.0
     assert len(out.read_text().splitlines()) == 6
     as_json = json.loads(run(*args, "--json", "--instances", "acme__shop-1").stdout)
     assert as_json["instances"] == ["acme__shop-1"] and as_json["new_predictions"] == 0
@@ -543,3 +576,256 @@ def test_a_resumed_recording_skips_the_instances_its_file_has(tmp_path):
     assert unrecorded(tasks, out) == tasks  # no file yet
     out.write_text('{"instance_id": "x-2", "final": []}\n\n{"instance_id": "x-9"}\n')
     assert [t.instance_id for t in unrecorded(tasks, out)] == ["x-1", "x-3"]
+
+
+# -- score.py's definitions, copied (the bench is not a dependency of the tests) -------
+
+
+def _bench_func_matches(gold_name, found):
+    path, _, name = found.partition("::")
+    return (
+        name == gold_name
+        or name.split(".")[-1] == gold_name.split(".")[-1]
+        and ("." not in gold_name or name.endswith(gold_name))
+    )
+
+
+def _bench_func_hits(gold_spans, found_functions):
+    worst = 0
+    for path, names in gold_spans.items():
+        for g in names:
+            rank = next(
+                (
+                    i + 1
+                    for i, f in enumerate(found_functions)
+                    if f.partition("::")[0] == path and _bench_func_matches(g, f)
+                ),
+                10**9,
+            )
+            worst = max(worst, rank)
+    return worst if worst else 10**9
+
+
+def _bench_line_cover(gold_lines, spans):
+    shown = {}
+    for s in spans:
+        shown.setdefault(s["path"], set()).update(range(int(s["start"]), int(s["end"]) + 1))
+    gold = [(p, n) for p, rs in gold_lines.items() for a, b in rs for n in range(a, b + 1)]
+    hit = sum(n in shown.get(p, ()) for p, n in gold)
+    return (hit / len(gold) if gold else 0.0), sum(len(v) for v in shown.values()), len(gold)
+
+
+def _bench_score(dataset, preds):
+    """The function- and line-level part of score.py's `score`."""
+    import statistics
+
+    funcs, lines = [], []
+    for r in dataset:
+        p = preds.get(r["instance_id"]) or {}
+        if "found_functions" in p and r.get("gold_spans"):
+            funcs.append(_bench_func_hits(r["gold_spans"], p["found_functions"]))
+        if "context_spans" in p and r.get("gold_lines"):
+            lines.append(_bench_line_cover(r["gold_lines"], p["context_spans"]))
+    res = {}
+    if funcs:
+        for k in (1, 3, 5, 10):
+            res[f"FuncAcc@{k}"] = round(100 * sum(f <= k for f in funcs) / len(funcs), 2)
+        res["func_n"] = len(funcs)
+    if lines:
+        res["line_recall"] = round(100 * sum(c for c, _, _ in lines) / len(lines), 2)
+        res["hunks_in_context"] = round(100 * sum(c == 1.0 for c, _, _ in lines) / len(lines), 2)
+        res["context_lines_median"] = statistics.median(n for _, n, _ in lines)
+        res["line_n"] = len(lines)
+    return res
+
+
+def _span(path: str, start: int, end: int) -> dict:
+    return {"path": path, "start": start, "end": end}
+
+
+def test_function_and_line_scores_agree_with_the_bench_scorer():
+    rows = [
+        # A method matches by its last part; a dotted gold name must be a suffix.
+        {"id": "a", "spans": {"m.py": ["Parser.parse"]}, "lines": {"m.py": [[3, 4]]}},
+        {"id": "b", "spans": {"m.py": ["parse", "Writer.write"]}, "lines": {"m.py": [[10, 12]]}},
+        # Two files, a gold line range only half shown, one line of another file.
+        {
+            "id": "c",
+            "spans": {"m.py": ["helper"], "n.py": ["Other.run"]},
+            "lines": {"m.py": [[1, 2]], "n.py": [[5, 8]]},
+        },
+        {"id": "d", "spans": {"m.py": []}, "lines": {}},  # gold names no function: a miss
+        {"id": "e", "spans": {}, "lines": {"m.py": [[7, 7]]}},  # no function gold: left out
+        {"id": "f", "spans": {"m.py": ["f"]}, "lines": {"m.py": [[1, 1]]}},  # no prediction
+        {"id": "g", "spans": {"m.py": ["g"]}, "lines": {"m.py": [[2, 2]]}},  # an old line
+    ]
+    found = {
+        "a": ["n.py::parse", "m.py::Other.parse", "m.py::Parser.parse"],  # rank 3
+        "b": ["m.py::parse"] + [f"m.py::x{i}" for i in range(7)] + ["m.py::Writer.write"],  # 9
+        "c": ["m.py::Outer.helper", "n.py::Other.run"],  # last part: rank 2
+        "d": ["m.py::anything"],
+        "e": ["m.py::e"],
+    }
+    spans = {
+        "a": [_span("m.py", 1, 10)],
+        "b": [_span("m.py", 11, 11), _span("m.py", 11, 20), _span("n.py", 1, 1)],
+        "c": [_span("m.py", 1, 2), _span("n.py", 7, 30)],
+        "d": [],
+        "e": [_span("other.py", 7, 7)],
+    }
+    dataset = [
+        {"instance_id": r["id"], "gold_spans": r["spans"], "gold_lines": r["lines"]} for r in rows
+    ]
+    bench_preds = {i: {"found_functions": found[i], "context_spans": spans[i]} for i in found}
+    bench_preds["g"] = {"found_files": ["m.py"]}
+    expected = _bench_score(dataset, bench_preds)
+    assert expected["FuncAcc@3"] == 50.0 and expected["line_n"] == 4  # not a vacuous check
+
+    instances = [
+        Instance(
+            instance_id=r["id"],
+            repo="o/n",
+            base_commit="0" * 40,
+            problem_statement="q",
+            gold_files=["m.py"],
+            gold_spans=r["spans"],
+            gold_lines=r["lines"],
+        )
+        for r in rows
+    ]
+    preds = {
+        i: Prediction.model_validate(
+            {
+                "instance_id": i,
+                "method": "ask",
+                "found_files": ["m.py"],
+                "context_files": ["m.py"],
+                "tokens": 1,
+                "seconds": 0.0,
+                "index_seconds": 0.0,
+                **p,
+            }
+        )
+        for i, p in bench_preds.items()
+    }
+    s = score(instances, preds)
+    assert s.func_acc is not None
+    got = {f"FuncAcc@{k}": v for k, v in s.func_acc.items()}
+    got.update(
+        func_n=s.func_n,
+        line_recall=s.line_recall,
+        hunks_in_context=s.hunks_in_context,
+        context_lines_median=s.context_lines_median,
+        line_n=s.line_n,
+    )
+    assert got == expected
+    # And by hand, for the reader: ranks 3, 9, 2, never (d) of four instances.
+    assert s.func_acc == {1: 0.0, 3: 50.0, 5: 50.0, 10: 75.0}
+    # Lines: a all, b 2 of 3, c 4 of 6, e none (d has no gold lines); shown 10, 11, 26, 1.
+    assert s.line_recall == round(100 * (1 + 2 / 3 + 2 / 3 + 0) / 4, 2)
+    assert s.hunks_in_context == 25.0 and s.context_lines_median == 10.5
+
+
+FORMAT_JS = """// Formatting dates for display.
+export function formatDate(date, pattern) {
+  return pattern.replace("YYYY", String(date.getFullYear()));
+}
+"""
+
+PARSE_GO = """package parse
+
+// ParseDuration reads a duration such as 3h.
+func ParseDuration(text string) (int, error) {
+\treturn len(text), nil
+}
+"""
+
+
+def test_every_code_language_a_row_per_language_and_missing_commits_skipped(
+    tmp_path, fake_embedder, run
+):
+    repo = tmp_path / "repos" / "acme__polyglot"
+    repo.mkdir(parents=True)
+    git(repo, "init", "-q", "-b", "main")
+    base = commit_files(
+        repo,
+        {
+            "web/format.js": FORMAT_JS,
+            "parse/duration.go": PARSE_GO,
+            # BM25 needs a few documents: a term in one of two has no weight.
+            "tools/release.py": "def bump_version(number):\n    return number + 1\n",
+            "src/lib.rs": "pub fn checksum(bytes: &[u8]) -> u32 {\n    bytes.len() as u32\n}\n",
+        },
+        "Start",
+        day=1,
+    )
+    rows = [
+        {
+            "instance_id": "acme__polyglot-1",
+            "repo": "acme/polyglot",
+            "base_commit": base,
+            "problem_statement": "formatDate ignores the pattern YYYY for the year",
+            "gold_files": ["web/format.js"],
+            "gold_lines": {"web/format.js": [[3, 3]]},
+            "language": "javascript",
+        },
+        {
+            "instance_id": "acme__polyglot-2",
+            "repo": "acme/polyglot",
+            "base_commit": base,
+            "problem_statement": "ParseDuration returns the length of the text, not a duration",
+            "gold_files": ["parse/duration.go"],
+            "gold_lines": {"parse/duration.go": [[5, 5]]},
+            "language": "go",
+        },
+        {
+            "instance_id": "acme__polyglot-3",
+            "repo": "acme/polyglot",
+            "base_commit": "f" * 40,  # not in the clone
+            "problem_statement": "formatDate again",
+            "gold_files": ["web/format.js"],
+            "language": "javascript",
+        },
+    ]
+    dataset = tmp_path / "multi.jsonl"
+    dataset.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = _config(tmp_path, dataset, methods=["bm25"])
+    report = run_swebench(config, embedder=fake_embedder)
+    preds = {p.instance_id: p for p in load_predictions(config.out)}
+    # bm25 ranks JavaScript and Go, not only Python, with their definitions.
+    assert preds["acme__polyglot-1"].found_files[0] == "web/format.js"
+    assert preds["acme__polyglot-2"].found_files[0] == "parse/duration.go"
+    assert "parse/duration.go::ParseDuration" in (preds["acme__polyglot-2"].found_functions or [])
+    assert report.skipped == ["acme__polyglot-3"] and "acme__polyglot-3" not in preds
+    by_subset = report.scores["bm25"]
+    assert (by_subset["lang:javascript"].n, by_subset["lang:go"].n) == (2, 1)
+    assert by_subset["lang:go"].acc[1] == 100.0 and by_subset["lang:javascript"].acc[1] == 50.0
+    assert by_subset["lang:go"].hunks_in_context == 100.0
+
+    table = run(
+        "eval",
+        "swebench",
+        "--dataset",
+        str(dataset),
+        "--repos",
+        str(tmp_path / "repos"),
+        "--methods",
+        "bm25",
+        "--no-embed",
+        "--out",
+        str(config.out),
+        "--work",
+        str(tmp_path / "work"),
+        "-q",
+    ).stdout.splitlines()
+    assert [ln.split()[:3] for ln in table[2:-2]] == [
+        ["bm25", "all", "3"],
+        ["bm25", "locagent274", "3"],
+        ["bm25", "not_mentioned", "3"],
+        ["bm25", "lang:go", "1"],
+        ["bm25", "lang:javascript", "2"],
+    ]
+    assert table[-2:] == [
+        "(1 instance(s) without a prediction score 0)",
+        "(1 instance(s) skipped, their base commit missing from the clone: acme__polyglot-3)",
+    ]
