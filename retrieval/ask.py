@@ -703,6 +703,11 @@ def fit_result(
     only then are whole blocks cut to their signature line, lowest-ranked first, and
     lines left out (`lines_first`, for JSON: see `block_plan`)."""
     in_context = {b.path for b in result.context}
+    # Before any whole block is cut, the signature lines go and then their files (the
+    # lowest-ranked first): at a tight budget the best files' code beats a long list of
+    # one-line pointers.
+    whole = {b.path for b in result.context if b.form == "full"}
+
     trace: list[Entry] = [(c, None) for c in result.trace]
     files: list[Entry] = [(f, slim_file(f)) for f in result.files]
     context: list[Entry] = [(b, cut(b)) for b in result.context]
@@ -711,6 +716,8 @@ def fit_result(
     for g in range(len(more)):
         plan += steps(3 + g, groups[3 + g], 2)
     plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
+    plan += steps(2, context, 2, only=lambda b: b.form != "full")
+    plan += steps(1, files, 2, only=lambda f: f.path not in whole)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
 
     def build(levels: Levels, claimed: int) -> R:
