@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
@@ -375,7 +375,7 @@ def _basic_auth_type() -> type:
 
 
 @cache
-def _jwt_type() -> type:
+def _jwt_type() -> type[Any]:
     from detect_secrets.plugins.jwt import JwtTokenDetector
 
     return JwtTokenDetector
