@@ -5,6 +5,8 @@ Layout of an index directory (default `<root>/.dowse/`):
     manifest.json   format version, model, dimension, root, and the tables and table
                     versions that together form the last committed snapshot
     write.lock      held (flock) by the one process that writes
+    settled.json    what the last run that found nothing to do saw (`indexer.settled`):
+                    the next such run answers from it without opening a table
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),
