@@ -360,10 +360,6 @@ def ask(
         dowse ask "how does authentication work?" --budget 4000
         dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
     """
-    from dowse.explore.handoff import fit_report, investigate, render_report, report_json
-    from dowse.retrieval.ask import DEFAULT_BUDGET
-    from dowse.retrieval.loop import LoopConfig
-
     if not question.strip():
         raise fail("the question is empty")
     if as_json and output_format not in (None, "json"):
@@ -397,6 +393,11 @@ def ask(
         )
         click.echo(answer.model_dump_json())
         return
+    # Below the agent's answer: it needs neither the explorers nor the hand-off to them.
+    from dowse.explore.handoff import fit_report, investigate, render_report, report_json
+    from dowse.retrieval.ask import DEFAULT_BUDGET
+    from dowse.retrieval.loop import LoopConfig
+
     searcher = open_searcher(locate(root_arg(path), index_dir), refresh)
     report = investigate(
         searcher,

@@ -31,6 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
+from dowse.indexer import settled
 from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
@@ -370,7 +371,21 @@ class _Run:
             or history
             or history_flag
         ):
-            return self._stats(len(old), stats, embedded=0, reused=0)
+            done = self._stats(len(old), stats, embedded=0, reused=0)
+            settled.record(
+                self.store.index_dir,
+                self.store.manifest,
+                options=_options(self.cfg, self.embedder),
+                files={p: (r["size"], r["mtime_ns"]) for p, r in old.items()},
+                skipped=[(s.path, s.reason) for s in skipped],
+                vectors=self.store.count("vectors"),
+                counts={
+                    "symbols": done.symbols,
+                    "chunks": done.chunks,
+                    "vectors_pending": done.vectors_pending,
+                },
+            )
+            return done
 
         t = time.perf_counter()
         # An earlier run stopped before its vectors, or asked for fewer of them.
@@ -765,6 +780,10 @@ def build_index(
     had_index = old is not None
     try:
         notes = [] if config.rebuild or old is None else _mend(root, index_dir, old)
+        if old is not None and not config.rebuild and not notes:
+            quiet = _unchanged(root, index_dir, old, config, embedder, progress)
+            if quiet is not None:
+                return quiet
         store = Store.create(
             index_dir,
             root=root,
@@ -789,6 +808,78 @@ def build_index(
         raise error from None
     finally:
         lock.release()
+
+
+def _options(config: IndexConfig, embedder: Embedder) -> dict[str, Any]:
+    """What a run is asked to index, as far as a run that found nothing to do depends
+    on it (`settled`): the same files under other options may need work."""
+    return {
+        "model": embedder.name,
+        "dim": embedder.dim,
+        "walk": _walk_record(config.walk),
+        "scan": "included" if config.walk.include_secrets else SCANNER,
+        "embed": config.embed,
+        "embed_chunks": config.embed_chunks,
+        "history": config.history,
+    }
+
+
+def _unchanged(
+    root: Path,
+    index_dir: Path,
+    manifest: Manifest,
+    config: IndexConfig,
+    embedder: Embedder,
+    progress: Progress,
+) -> IndexStats | None:
+    """The report of a run with nothing to do, from the `settled` record of the last such
+    run and a walk, without opening a table; None when the run must open the index (no
+    usable record, or anything differs: a file's stat, the skipped files, the history).
+    The checks are `_Run.run`'s for a run that writes nothing, on the recorded rows."""
+    record = settled.load(index_dir, manifest, _options(config, embedder))
+    if record is None:
+        return None
+    t = time.perf_counter()
+    result = walk(root, config.walk, index_dir=index_dir)
+    skipped = [(s.path, s.reason) for s in result.skipped]
+    unchanged = 0
+    for e in result.files:
+        if record.files.get(e.path) == (e.size, e.mtime_ns):
+            unchanged += 1
+        elif language_for(e.path) is None:
+            skipped.append((e.path, "not a known text file type"))
+        else:
+            return None  # to be read
+    if unchanged != len(record.files) or sorted(skipped) != record.skipped:
+        return None  # deleted files, or other files skipped
+    walked = time.perf_counter() - t
+    progress("walk", len(result.files), len(result.files))
+    t = time.perf_counter()
+    source = (config.history_source or source_of(root)) if config.history else None
+    if update_history(manifest.history, source) is not None:
+        return None
+    return IndexStats(
+        root=str(root),
+        index_dir=str(index_dir),
+        files=unchanged,
+        parsed=0,
+        unchanged=unchanged,
+        deleted=0,
+        renamed=0,
+        skipped=len(skipped),
+        symbols=record.counts["symbols"],
+        chunks=record.counts["chunks"],
+        embedded=0,
+        reused_vectors=0,
+        vectors_pending=record.counts["vectors_pending"],
+        seconds={
+            "walk": round(walked, 3),
+            "parse": 0.0,
+            "write": 0.0,
+            "embed": 0.0,
+            "history": round(time.perf_counter() - t, 3),
+        },
+    )
 
 
 def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:

@@ -16,11 +16,12 @@ import importlib
 import os
 import threading
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Protocol
 
 from dowse.errors import EmbedderError
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = [
     "DEFAULT_EMBEDDER",
@@ -90,6 +91,8 @@ class SentenceTransformerEmbedder:
         return self._model
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import numpy as np  # here: choosing the embedder embeds nothing
+
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()

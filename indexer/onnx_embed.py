@@ -50,12 +50,13 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from dowse.errors import EmbedderError
 from dowse.indexer.embed import MODEL_NAME, model_path
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SHORT_TOKENS", "OnnxEmbedder", "OnnxModels", "default_cache_dir", "export_models"]
 
@@ -363,6 +364,9 @@ class OnnxEmbedder:
         return self._embed(texts, "query" if self.models.query is not None else "int8")
 
     def _embed(self, texts: Sequence[str], long_kind: str) -> np.ndarray:
+        # Imported here: choosing the embedder (a no-op `dowse index`) embeds nothing.
+        import numpy as np
+
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         if not texts:
             return out
@@ -381,6 +385,8 @@ class OnnxEmbedder:
         return out
 
     def _run(self, session: tuple[Any, set[str]], encodings: list[Any]) -> np.ndarray:
+        import numpy as np
+
         graph, names = session
         width = max(len(e.ids) for e in encodings)
         ids = np.zeros((len(encodings), width), dtype=np.int64)

@@ -35,21 +35,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
-from detect_secrets.filters import heuristic
-from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
-from detect_secrets.plugins.high_entropy_strings import (
-    Base64HighEntropyString,
-    HexHighEntropyString,
-    HighEntropyStringsPlugin,
-)
-from detect_secrets.plugins.keyword import (
-    QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
-    REGEX_BY_FILETYPE,
-    KeywordDetector,
-)
-from detect_secrets.plugins.private_key import PrivateKeyDetector
-from detect_secrets.util.filetype import determine_file_type
+if TYPE_CHECKING:
+    from detect_secrets.plugins.base import BasePlugin, RegexBasedDetector
+    from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
+    from detect_secrets.plugins.keyword import KeywordDetector
 
 from dowse.languages import CODE_LANGUAGES, language_for
 
@@ -63,46 +54,48 @@ with secrets included) is read again whole."""
 # --- formats detect-secrets lacks, as its own kind of plugin ---------------------------------
 
 
-class _AnthropicDetector(RegexBasedDetector):
-    secret_type = "Anthropic API Key"
-    denylist = (re.compile(r"\bsk-ant-[a-z]+\d{2}-[A-Za-z0-9_-]{80,}"),)
+@cache
+def _extra_types() -> tuple[type[RegexBasedDetector], ...]:
+    """The detectors below, defined on first use: detect-secrets (with `requests`) is
+    imported only when text is scanned, not by every module that may scan some."""
+    from detect_secrets.plugins.base import RegexBasedDetector
 
+    class _AnthropicDetector(RegexBasedDetector):
+        secret_type = "Anthropic API Key"
+        denylist = (re.compile(r"\bsk-ant-[a-z]+\d{2}-[A-Za-z0-9_-]{80,}"),)
 
-class _GoogleApiKeyDetector(RegexBasedDetector):
-    secret_type = "Google API Key"
-    denylist = (re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),)
+    class _GoogleApiKeyDetector(RegexBasedDetector):
+        secret_type = "Google API Key"
+        denylist = (re.compile(r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),)
 
+    class _HuggingFaceDetector(RegexBasedDetector):
+        secret_type = "Hugging Face Token"
+        denylist = (re.compile(r"\bhf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9])"),)
 
-class _HuggingFaceDetector(RegexBasedDetector):
-    secret_type = "Hugging Face Token"
-    denylist = (re.compile(r"\bhf_[A-Za-z0-9]{34,40}(?![A-Za-z0-9])"),)
+    class _GitHubFineGrainedDetector(RegexBasedDetector):
+        secret_type = "GitHub fine-grained token"
+        denylist = (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{60,}"),)
 
+    class _AwsSecretKeyDetector(RegexBasedDetector):
+        """An AWS secret access key named as one, quoted or not (credentials files, shell
+        exports): detect-secrets' AWS plugin wants quotes."""
 
-class _GitHubFineGrainedDetector(RegexBasedDetector):
-    secret_type = "GitHub fine-grained token"
-    denylist = (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{60,}"),)
+        secret_type = "AWS Secret Access Key"
+        denylist = (
+            re.compile(
+                r"aws_?secret_?(?:access_?)?key\w*['\"]?\s*[=:]\s*['\"]?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
+                re.IGNORECASE,
+            ),
+        )
 
-
-class _AwsSecretKeyDetector(RegexBasedDetector):
-    """An AWS secret access key named as one, quoted or not (credentials files, shell
-    exports): detect-secrets' AWS plugin wants quotes."""
-
-    secret_type = "AWS Secret Access Key"
-    denylist = (
-        re.compile(
-            r"aws_?secret_?(?:access_?)?key\w*['\"]?\s*[=:]\s*['\"]?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
-            re.IGNORECASE,
-        ),
+    return (
+        _AnthropicDetector,
+        _GoogleApiKeyDetector,
+        _HuggingFaceDetector,
+        _GitHubFineGrainedDetector,
+        _AwsSecretKeyDetector,
     )
 
-
-_EXTRA: tuple[type[RegexBasedDetector], ...] = (
-    _AnthropicDetector,
-    _GoogleApiKeyDetector,
-    _HuggingFaceDetector,
-    _GitHubFineGrainedDetector,
-    _AwsSecretKeyDetector,
-)
 
 # The format plugins of detect-secrets used: all but PrivateKeyDetector (its markers alone
 # are `file_secret`'s first test, key material must follow), IPPublicDetector (an address
@@ -151,17 +144,24 @@ def _format_plugins() -> tuple[RegexBasedDetector, ...]:
     for spec in _FORMAT_PLUGINS:
         module, name = spec.rsplit(".", 1)
         found.append(getattr(import_module(f"detect_secrets.plugins.{module}"), name)())
-    found.extend(cls() for cls in _EXTRA)
+    found.extend(cls() for cls in _extra_types())
     return tuple(found)
 
 
 @cache
 def _keyword() -> KeywordDetector:
+    from detect_secrets.plugins.keyword import KeywordDetector
+
     return KeywordDetector()
 
 
 @cache
 def _entropy() -> tuple[HighEntropyStringsPlugin, ...]:
+    from detect_secrets.plugins.high_entropy_strings import (
+        Base64HighEntropyString,
+        HexHighEntropyString,
+    )
+
     return (Base64HighEntropyString(limit=4.5), HexHighEntropyString(limit=3.0))
 
 
@@ -209,6 +209,9 @@ def _heuristic_ok(value: str, line: str, plugin: BasePlugin) -> bool:
     """detect-secrets' heuristic filters, and dowse's for what they let through in
     ordinary code, for the plugins that guess (keyword, entropy): True when `value` is
     still a secret after them."""
+    from detect_secrets.filters import heuristic
+    from detect_secrets.plugins.keyword import KeywordDetector
+
     if len(value) < 4 or _PLACEHOLDER.search(value) or _CONSTANT_NAME.fullmatch(value):
         return False
     if isinstance(plugin, KeywordDetector) and (
@@ -230,12 +233,16 @@ def _heuristic_ok(value: str, line: str, plugin: BasePlugin) -> bool:
 
 
 def _entropy_of(plugin: HighEntropyStringsPlugin, value: str) -> float:
+    from detect_secrets.plugins.high_entropy_strings import HexHighEntropyString
+
     if isinstance(plugin, HexHighEntropyString) and value.isdigit():
         return 0.0  # numbers (timestamps, ports, ids) are not keys
     return float(plugin.calculate_shannon_entropy(value))
 
 
 def _keyword_values(line: str, groups: dict[re.Pattern[str], int]) -> Iterator[str]:
+    from detect_secrets.filters import heuristic
+
     keyword = _keyword()
     values = [
         value
@@ -256,6 +263,8 @@ def _in_expression(line: str, value: str) -> bool:
 
 
 def _entropy_values(line: str) -> Iterator[str]:
+    from detect_secrets.plugins.high_entropy_strings import HexHighEntropyString
+
     for plugin in _entropy():
         hex_digits = isinstance(plugin, HexHighEntropyString)
         if hex_digits and not _HEX_CONTEXT.search(line):
@@ -325,6 +334,8 @@ _JWT_TAIL = re.compile(r"[A-Za-z0-9_.+/=-]*")
 def _format_spans(text: str) -> list[tuple[int, int]]:
     """Spans of the values the format plugins find in `text` (their patterns never cross
     a line break)."""
+    from detect_secrets.filters import heuristic
+
     spans: list[tuple[int, int]] = []
     for plugin in _format_plugins():
         literals = _FORMAT_LITERALS.get(type(plugin).__name__, ())
@@ -365,7 +376,7 @@ def _basic_auth_type() -> type:
 
 
 @cache
-def _jwt_type() -> type:
+def _jwt_type() -> type[Any]:
     from detect_secrets.plugins.jwt import JwtTokenDetector
 
     return JwtTokenDetector
@@ -378,6 +389,12 @@ def redact(text: str, path: str = "") -> str:
     configuration files (.yaml .toml .ini .cfg) take unquoted values, code and other
     text only quoted ones, as in detect-secrets.
     """
+    from detect_secrets.plugins.keyword import (
+        QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
+        REGEX_BY_FILETYPE,
+    )
+    from detect_secrets.util.filetype import determine_file_type
+
     if not text:
         return text
     spans = _format_spans(text)
@@ -444,6 +461,8 @@ _SECRET_DATA = re.compile(rb"""^[ \t]*["']?(?:data|stringData)["']?[ \t]*:""", r
 
 @cache
 def _key_markers() -> tuple[bytes, ...]:
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+
     markers = [p.pattern.encode() for p in PrivateKeyDetector.denylist]
     return (*markers, b"PRIVATE KEY", b"PuTTY-User-Key-File-")
 

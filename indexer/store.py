@@ -5,6 +5,8 @@ Layout of an index directory (default `<root>/.dowse/`):
     manifest.json   format version, model, dimension, root, and the tables and table
                     versions that together form the last committed snapshot
     write.lock      held (flock) by the one process that writes
+    settled.json    what the last run that found nothing to do saw (`indexer.settled`):
+                    the next such run answers from it without opening a table
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),
@@ -57,10 +59,8 @@ import warnings
 from collections.abc import Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import (
@@ -72,6 +72,9 @@ from dowse.errors import (
 )
 from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
 from dowse.indexer.trust import sign
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 __all__ = [
     "FORMAT_VERSION",
@@ -112,6 +115,8 @@ PRUNE_MARGIN = timedelta(seconds=1)
 
 
 def _schemas(dim: int) -> dict[str, pa.Schema]:
+    import pyarrow as pa  # here: reading the manifest alone (a no-op run) needs no Arrow
+
     s, i32, i64 = pa.string(), pa.int32(), pa.int64()
     # float16 halves the largest part of the index; cosine error stays below 1e-3.
     vector = pa.list_(pa.float16(), dim)
@@ -580,6 +585,9 @@ class Store:
     def add(self, name: str, rows: list[dict[str, Any]]) -> None:
         if not rows:
             return
+        import numpy as np
+        import pyarrow as pa
+
         schema = self.schemas[name]
         if "vector" not in schema.names:
             self.table(name).add(pa.Table.from_pylist(rows, schema=schema))

@@ -35,7 +35,6 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dowse.indexer.onnx_embed import default_cache_dir
 from dowse.indexer.walk import WalkConfig
 
 __all__ = ["key_path", "sign", "trusted_walk", "widening"]
@@ -47,6 +46,10 @@ _DEFAULT_MAX_FILE_BYTES = WalkConfig().max_file_bytes
 
 def key_path() -> Path:
     """This user's signing key: beside the model cache (`DOWSE_CACHE_DIR` moves both)."""
+    # Imported here: the embedder's module brings numpy, which checking a signature does
+    # not need.
+    from dowse.indexer.onnx_embed import default_cache_dir
+
     return default_cache_dir() / "manifest.key"
 
 

@@ -1,0 +1,61 @@
+"""Lazy re-exports for the packages' `__init__` files.
+
+A package's public names live in its modules; importing the package must not import
+them all, or any `from dowse.indexer.walk import ...` would pay for LanceDB, numpy and
+detect-secrets (the `__init__` runs first). `exports` makes a package import a name's
+module on first access (PEP 562) and keep the value, so `from dowse.indexer import
+Store` and `dowse.indexer.Store` work as they did when the package imported it eagerly.
+
+Invariants:
+- Every name in a package's `__all__` is in its table, so `getattr(package, name)` and
+  `from package import *` always resolve (tests/test_exported_members.py).
+- A name outside the table raises AttributeError, which `from package import submodule`
+  relies on to fall back to importing the submodule.
+- A public name spelled like a submodule (`dowse.retrieval.ask`, the function, from the
+  module `ask`) stays the public name once that submodule is imported, as it did before.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Mapping
+from types import ModuleType
+from typing import Any
+
+__all__ = ["exports"]
+
+
+class _Package(ModuleType):
+    """A package whose public names (`_exports`: name -> module) are imported on use."""
+
+    _exports: Mapping[str, str]
+
+    def __getattr__(self, name: str) -> Any:
+        module = self.__dict__["_exports"].get(name)
+        if module is None:
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(module), name)
+        ModuleType.__setattr__(self, name, value)  # the next access skips this hook
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        # The import system binds a submodule to its package's attribute once it has
+        # loaded; a public name of the same spelling must win over it.
+        if (
+            isinstance(value, ModuleType)
+            and value.__name__ == f"{self.__name__}.{name}"
+            and name in self.__dict__["_exports"]
+        ):
+            return
+        ModuleType.__setattr__(self, name, value)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*self.__dict__, *self.__dict__["_exports"]})
+
+
+def exports(package: str, names: Mapping[str, str]) -> None:
+    """Make the public `names` of `package` (name -> the module defining it) lazy."""
+    module = sys.modules[package]
+    module.__dict__["_exports"] = dict(names)
+    module.__class__ = _Package

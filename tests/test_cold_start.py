@@ -1,0 +1,177 @@
+"""Cold start: what a command imports, and the no-op `dowse index` that opens no table."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from dowse.indexer import settled
+from dowse.indexer import store as store_module
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.walk import WalkConfig
+
+HEAVY = ("lancedb", "torch", "sentence_transformers", "onnxruntime", "mcp", "detect_secrets")
+
+
+def _imported(code: str, cwd: Path) -> set[str]:
+    """The HEAVY top-level packages in `sys.modules` after `code` ran in a fresh Python."""
+    probe = (
+        f"{code}\n"
+        "import json, sys\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    # The same `dowse` as this test imported (a checkout may be on the path first).
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return set(json.loads(out.stdout.splitlines()[-1])) & set(HEAVY)
+
+
+def _cli(*args: str) -> str:
+    """Run the CLI in-process in the probe (SystemExit is its normal end)."""
+    return (
+        "import contextlib, io, sys\n"
+        "from dowse.cli import cli\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        f"    cli.main({list(args)!r})\n"
+    )
+
+
+def test_importing_the_cli_imports_no_heavy_package(tmp_path):
+    assert _imported("import dowse.cli", tmp_path) == set()
+
+
+def test_help_imports_no_heavy_package(tmp_path):
+    assert _imported(_cli("--help"), tmp_path) == set()
+    assert _imported(_cli("index", "--help"), tmp_path) == set()
+
+
+def test_status_imports_only_the_index_reader(example_repo, fake_embedder):
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    # LanceDB reads the tables status reports on; nothing else heavy is needed.
+    assert _imported(_cli("status", str(example_repo)), example_repo) <= {"lancedb"}
+
+
+def test_the_package_roots_import_no_stage(tmp_path):
+    code = "import dowse.indexer, dowse.retrieval, dowse.explore, dowse.indexer.walk"
+    assert _imported(code, tmp_path) == set()
+
+
+# -- the no-op run -----------------------------------------------------------------------
+
+
+@pytest.fixture
+def opens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the runs that import LanceDB to open the index; the `settled` record is
+    usable at once (no `GRACE` to wait for after the last commit)."""
+    monkeypatch.setattr(settled, "GRACE", timedelta(0))
+    calls: list[int] = []
+    real = store_module.import_lancedb
+
+    def counting():
+        calls.append(1)
+        return real()
+
+    monkeypatch.setattr(store_module, "import_lancedb", counting)
+    return calls
+
+
+def _index(repo: Path, embedder, **kw):
+    return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
+
+
+def _report(stats) -> dict:
+    return stats.model_dump(exclude={"seconds"})
+
+
+def test_a_no_op_run_after_a_no_op_run_opens_no_table(example_repo, fake_embedder, opens):
+    _index(example_repo, fake_embedder)
+    slow = _index(example_repo, fake_embedder)  # finds nothing to do: records it
+    assert (example_repo / ".dowse" / settled.SETTLED).is_file()
+    opened = len(opens)
+    fast = _index(example_repo, fake_embedder)
+    assert len(opens) == opened
+    assert _report(fast) == _report(slow)
+    assert fast.parsed == 0 and fast.unchanged == fast.files > 0
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["modify", "touch", "delete", "add", "add-unknown", "options", "versions", "embed"],
+)
+def test_anything_changed_opens_the_index(example_repo, fake_embedder, opens, change):
+    _index(example_repo, fake_embedder)
+    _index(example_repo, fake_embedder)
+    source = next(p for p in sorted(example_repo.rglob("*.py")) if ".dowse" not in p.parts)
+    kw: dict = {}
+    if change == "modify":
+        source.write_text(source.read_text() + "\n\ndef added_later():\n    return 1\n")
+    elif change == "touch":
+        os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    elif change == "delete":
+        source.unlink()
+    elif change == "add":
+        (example_repo / "later.py").write_text("def later():\n    return 2\n")
+    elif change == "add-unknown":
+        (example_repo / "notes.unknownext").write_text("not a known type\n")
+    elif change == "options":
+        kw["walk"] = WalkConfig(exclude=("docs/",))
+    elif change == "versions":
+        # A table written past the manifest (an interrupted run): the writer's start must
+        # restore it, so the run opens the index.
+        versions = next((example_repo / ".dowse" / "db").glob("files*.lance")) / "_versions"
+        (versions / "stray").write_text("")
+    elif change == "embed":
+        kw["embed"] = False
+    opened = len(opens)
+    stats = _index(example_repo, fake_embedder, **kw)
+    assert len(opens) == opened + 1
+    if change == "modify":
+        assert stats.parsed == 1
+    if change == "delete":
+        assert stats.deleted == 1
+
+
+def test_a_commit_makes_the_record_stale(example_repo, fake_embedder, opens):
+    _index(example_repo, fake_embedder)
+    _index(example_repo, fake_embedder)
+    (example_repo / "later.py").write_text("def later():\n    return 2\n")
+    changed = _index(example_repo, fake_embedder)
+    assert changed.parsed == 1
+    (example_repo / "later.py").unlink()
+    opened = len(opens)
+    again = _index(example_repo, fake_embedder)  # the record predates two commits
+    assert len(opens) == opened + 1
+    assert again.deleted == 1
+
+
+def test_a_record_is_only_used_grace_after_the_last_commit(
+    example_repo, fake_embedder, monkeypatch
+):
+    _index(example_repo, fake_embedder)
+    _index(example_repo, fake_embedder)
+    manifest = store_module.Store.read_manifest(example_repo / ".dowse")
+    options = json.loads((example_repo / ".dowse" / settled.SETTLED).read_text())["options"]
+    # Written moments after the commit: the writer's start may still have versions to
+    # drop once GRACE has passed, so the record waits for that.
+    assert settled.load(example_repo / ".dowse", manifest, options) is None
+    monkeypatch.setattr(settled, "GRACE", timedelta(0))
+    assert settled.load(example_repo / ".dowse", manifest, options) is not None
+
+
+def test_a_damaged_record_is_ignored(example_repo, fake_embedder, opens):
+    _index(example_repo, fake_embedder)
+    slow = _index(example_repo, fake_embedder)
+    (example_repo / ".dowse" / settled.SETTLED).write_text("{not json")
+    opened = len(opens)
+    again = _index(example_repo, fake_embedder)
+    assert len(opens) == opened + 1
+    assert _report(again) == _report(slow)
