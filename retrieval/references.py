@@ -35,16 +35,18 @@ from dowse.indexer.records import ReferenceKind
 from dowse.indexer.store import Store, quote_list
 from dowse.retrieval.builtin_names import builtin_methods
 from dowse.retrieval.records import check_query
+from dowse.retrieval.render import one_line
 from dowse.retrieval.symbols import qualifies
 
 __all__ = [
     "Callee",
     "Caller",
-    "Definition",
+    "DefinitionRef",
     "References",
     "Via",
     "find_references",
     "references_of",
+    "render_references",
 ]
 
 Via = Literal["same-file", "import", "package", "name"]
@@ -77,7 +79,7 @@ class _Record(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class Definition(_Record):
+class DefinitionRef(_Record):
     id: str
     path: str
     qualified_name: str
@@ -91,7 +93,7 @@ class Caller(_Record):
     """One definition (or a file's top level) that references the target."""
 
     path: str
-    definition: Definition | None = Field(
+    definition: DefinitionRef | None = Field(
         description="the definition the references are in; None at the file's top level"
     )
     lines: list[int] = Field(description="where it references the target, ascending")
@@ -103,7 +105,7 @@ class Caller(_Record):
 class Callee(_Record):
     """One definition the source references."""
 
-    definition: Definition
+    definition: DefinitionRef
     lines: list[int] = Field(description="where the source references it, ascending")
     kinds: list[ReferenceKind]
     via: Via
@@ -111,7 +113,7 @@ class Callee(_Record):
 
 class References(_Record):
     name: str = Field(description="the name asked for")
-    definitions: list[Definition] = Field(description="the definitions the name means")
+    definitions: list[DefinitionRef] = Field(description="the definitions the name means")
     callers: list[Caller] = Field(default_factory=list)
     callees: list[Callee] = Field(default_factory=list)
     truncated: bool = Field(default=False, description="more callers or callees than the limit")
@@ -173,6 +175,38 @@ def references_of(
             _callees(store, [row], DEFAULT_KINDS)[:limit],
         )
     return out
+
+
+def render_references(refs: References, *, callers: bool = True, callees: bool = True) -> str:
+    """Plain text, one reference site per line: `path:line  in <definition>  (kind, via)`
+    for callers, `path:start-end  <kind> <name>  (line ...; via)` for callees."""
+    lines: list[str] = []
+    for d in refs.definitions:
+        where = f"{one_line(d.path)}:{d.start_line}-{d.end_line}"
+        if callers:
+            mine = [c for c in refs.callers if c.target == d.id]
+            lines.append(f"callers of {one_line(d.qualified_name)} ({where}): {len(mine)}")
+            for c in mine:
+                owner = one_line(c.definition.qualified_name) if c.definition else "(top level)"
+                for line, kind in zip(c.lines, c.kinds, strict=True):
+                    lines.append(f"  {one_line(c.path)}:{line}  in {owner}  ({kind}, {c.via})")
+        if callees and not callers:
+            lines.append(f"{one_line(d.qualified_name)} ({where}) references:")
+    if callees:
+        if callers:
+            lines.append("callees:")
+        for e in refs.callees:
+            t = e.definition
+            at = ", ".join(map(str, e.lines))
+            lines.append(
+                f"  {one_line(t.path)}:{t.start_line}-{t.end_line}  {t.kind} "
+                f"{one_line(t.qualified_name)}  (line {at}; {e.via})"
+            )
+        if not refs.callees:
+            lines.append("  (none the index defines)")
+    if refs.truncated:
+        lines.append("… more; raise --limit")
+    return "\n".join(lines)
 
 
 # -- callers -----------------------------------------------------------------------------
@@ -392,8 +426,8 @@ def _rows_by_id(store: Store, ids: set[str]) -> list[dict[str, Any]]:
     return store.rows("symbols", _DEFINITION_COLUMNS, where=f"id IN ({quote_list(sorted(ids))})")
 
 
-def _definition(row: dict[str, Any]) -> Definition:
-    return Definition(
+def _definition(row: dict[str, Any]) -> DefinitionRef:
+    return DefinitionRef(
         id=row["id"],
         path=row["path"],
         qualified_name=row["qualified_name"],
