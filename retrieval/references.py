@@ -26,7 +26,7 @@ from __future__ import annotations
 import builtins
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -44,8 +44,9 @@ __all__ = [
     "DefinitionRef",
     "References",
     "Via",
+    "Link",
     "find_references",
-    "references_of",
+    "links_of",
     "render_references",
 ]
 
@@ -159,22 +160,84 @@ def find_references(
     )
 
 
-def references_of(
-    store: Store, definition_ids: Iterable[str], *, limit: int = 3
-) -> dict[str, tuple[list[Caller], list[Callee]]]:
-    """Callers and callees of definitions given by id (the retrieval loop's look-up):
-    at most `limit` of each, strongest evidence first. Ids the index lacks are left out."""
-    ids = list(dict.fromkeys(definition_ids))
-    if not ids or not store.has_table("refs"):
-        return {}
-    rows = store.rows("symbols", _DEFINITION_COLUMNS, where=f"id IN ({quote_list(ids)})")
-    out: dict[str, tuple[list[Caller], list[Callee]]] = {}
+class Link(_Record):
+    """A definition one reference away from another: what the retrieval loop follows."""
+
+    relation: Literal["caller", "callee"]
+    of: str = Field(description="qualified name of the definition followed from")
+    path: str
+    line: int = Field(description="the referencing line (caller), the first line (callee)")
+    qualified_name: str = Field(description="the caller's or callee's; '' at top level")
+
+
+def links_of(
+    store: Store,
+    spans: Sequence[tuple[str, int, int, str | None]],
+    *,
+    limit: int = 1,
+    skip: Callable[[str, int], bool] = lambda path, line: False,
+) -> list[Link]:
+    """Callers and callees of the definitions in `spans` ((path, start, end, qualified
+    name or None)): the named definition, or for a span that names none (small
+    definitions merged into one chunk) the first `_PER_SPAN` functions, methods or
+    classes that start in it. At most `limit` of each per definition, strongest evidence
+    first, callers first, none at a (path, line) `skip` refuses."""
+    if not spans or not store.has_table("refs"):
+        return []
+    paths = sorted({path for path, _, _, _ in spans})
+    where = f"path IN ({quote_list(paths)})"
+    by_path: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(
+        store.rows("symbols", _DEFINITION_COLUMNS, where=where), key=lambda r: r["start_line"]
+    ):
+        by_path[r["path"]].append(r)
+    rows: list[dict[str, Any]] = []
+    for path, start, end, name in spans:
+        if name:
+            rows += [r for r in by_path[path] if r["qualified_name"] == name][:1]
+        else:
+            inside = [
+                r
+                for r in by_path[path]
+                if start <= r["start_line"] <= end and r["kind"] in _FOLLOWED_KINDS
+            ]
+            rows += inside[:_PER_SPAN]
+    out: list[Link] = []
     for row in rows:
-        out[row["id"]] = (
-            _callers(store, [row], DEFAULT_KINDS)[:limit],
-            _callees(store, [row], DEFAULT_KINDS)[:limit],
-        )
+        of = row["qualified_name"]
+        callers = [c for c in _callers(store, [row], DEFAULT_KINDS) if not skip(c.path, c.lines[0])]
+        callees = [
+            c
+            for c in _callees(store, [row], DEFAULT_KINDS)
+            if not skip(c.definition.path, c.definition.start_line)
+        ]
+        for caller in callers[:limit]:
+            name = caller.definition.qualified_name if caller.definition else ""
+            out.append(
+                Link(
+                    relation="caller",
+                    of=of,
+                    path=caller.path,
+                    line=caller.lines[0],
+                    qualified_name=name,
+                )
+            )
+        for callee in callees[:limit]:
+            d = callee.definition
+            out.append(
+                Link(
+                    relation="callee",
+                    of=of,
+                    path=d.path,
+                    line=d.start_line,
+                    qualified_name=d.qualified_name,
+                )
+            )
     return out
+
+
+_PER_SPAN = 2
+_FOLLOWED_KINDS = frozenset({"function", "method", "class", "struct", "constructor"})
 
 
 def render_references(refs: References, *, callers: bool = True, callees: bool = True) -> str:
