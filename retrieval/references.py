@@ -51,6 +51,8 @@ __all__ = [
 ]
 
 Via = Literal["same-file", "import", "package", "name"]
+_Site = tuple[int, ReferenceKind, Via]
+"""Where a reference is: its line, its kind, the evidence it resolved on."""
 _STRENGTH: dict[str, int] = {"same-file": 0, "import": 1, "package": 2, "name": 3}
 _SELF = frozenset({"self", "this", "cls", "Self", "$this", "static", "super"})
 _NOT_DEFINITIONS = ("heading",)
@@ -287,12 +289,12 @@ def _callers(
         if r["kind"] in kinds
     ]
     resolver = _Resolver(store, {r["path"] for r in refs}, candidates)
-    groups: dict[tuple[str, str | None, str], list[tuple[int, str, str]]] = defaultdict(list)
+    groups: dict[tuple[str, str | None, str], list[_Site]] = defaultdict(list)
     for ref in refs:
-        for target, via in resolver.resolve(ref):
-            if target["id"] not in wanted or _inside(ref, target):
+        for match, via in resolver.resolve(ref):
+            if match["id"] not in wanted or _inside(ref, match):
                 continue
-            groups[(ref["path"], ref["from_id"], target["id"])].append(
+            groups[(ref["path"], ref["from_id"], match["id"])].append(
                 (ref["line"], ref["kind"], via)
             )
     owners = {
@@ -308,13 +310,17 @@ def _callers(
                 path=path,
                 definition=_definition(owner) if owner is not None else None,
                 lines=[line for line, _, _ in sites],
-                kinds=[kind for _, kind, _ in sites],  # type: ignore[misc]
+                kinds=[kind for _, kind, _ in sites],
                 target=target,
-                via=min((via for _, _, via in sites), key=_STRENGTH.__getitem__),  # type: ignore[arg-type]
+                via=_strongest(sites),
             )
         )
     out.sort(key=lambda c: (_STRENGTH[c.via], c.path, c.lines[0]))
     return out
+
+
+def _strongest(sites: Sequence[_Site]) -> Via:
+    return min((via for _, _, via in sites), key=_STRENGTH.__getitem__)
 
 
 def _inside(ref: dict[str, Any], definition: dict[str, Any]) -> bool:
@@ -344,7 +350,7 @@ def _callees(
     candidates = _definitions(store, sorted({r["name"] for r in refs}))
     resolver = _Resolver(store, {r["path"] for r in refs}, candidates)
     source_ids = {s["id"] for s in sources}
-    groups: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+    groups: dict[str, list[_Site]] = defaultdict(list)
     by_id: dict[str, dict[str, Any]] = {}
     for ref in refs:
         for target, via in resolver.resolve(ref):
@@ -356,8 +362,8 @@ def _callees(
         Callee(
             definition=_definition(by_id[target]),
             lines=sorted({line for line, _, _ in sites}),
-            kinds=[kind for _, kind, _ in sorted(sites)],  # type: ignore[misc]
-            via=min((via for _, _, via in sites), key=_STRENGTH.__getitem__),  # type: ignore[arg-type]
+            kinds=[kind for _, kind, _ in sorted(sites)],
+            via=_strongest(sites),
         )
         for target, sites in groups.items()
     ]
