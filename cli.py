@@ -255,20 +255,49 @@ def search(
 @click.option("--path", "path", default=".", type=click.Path(file_okay=False))
 @index_dir_option
 @click.option("-n", "--limit", type=click.IntRange(1, 1000), default=10, show_default=True)
+@click.option(
+    "--callers", is_flag=True, help="The definitions that call or reference NAME, with lines."
+)
+@click.option("--callees", is_flag=True, help="The definitions of the index NAME references.")
 @json_option
 @seam
-def symbol(name: str, path: str, index_dir: Path | None, limit: int, as_json: bool) -> None:
+def symbol(
+    name: str,
+    path: str,
+    index_dir: Path | None,
+    limit: int,
+    callers: bool,
+    callees: bool,
+    as_json: bool,
+) -> None:
     """Find definitions by name: exact, then prefix, then fuzzy.
+
+    With --callers or --callees, the definitions named exactly NAME and who references
+    them, or what they reference, from the index's references.
 
     \b
     Example:
         dowse symbol build_index
         dowse symbol Store.open
+        dowse symbol Store.open --callers
     """
     from dowse.indexer.store import Store
     from dowse.retrieval.symbols import find_symbols
 
     store = Store.open(locate(root_arg(path), index_dir).index_dir)
+    if callers or callees:
+        from dowse.retrieval.references import find_references, render_references
+
+        refs = find_references(store, name, callers=callers, callees=callees, limit=limit)
+        if as_json:
+            click.echo(refs.model_dump_json(indent=2))
+            return
+        if not refs.definitions:
+            raise fail(f"no symbol named exactly {name!r}")
+        if not refs.indexed:
+            warn("this index has no references yet; run `dowse index` to add them")
+        click.echo(render_references(refs, callers=callers, callees=callees))
+        return
     found = find_symbols(store, name, limit=limit)
     if as_json:
         echo_json([s.model_dump() for s in found])
@@ -526,9 +555,9 @@ def serve(
 ) -> None:
     """Run an MCP server on stdio for coding agents, over one or more indexed roots.
 
-    Tools: search, ask, explore, symbol, status, reindex. Each root's index is <root>/.dowse; a
-    root without one is served too, and the reindex tool builds it (--embed and
-    --embedder apply to such new indexes). Stdout carries the protocol only.
+    Tools: search, ask, explore, symbol, references, status, reindex. Each root's index
+    is <root>/.dowse; a root without one is served too, and the reindex tool builds it
+    (--embed and --embedder apply to such new indexes). Stdout carries the protocol only.
 
     \b
     Example:

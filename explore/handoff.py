@@ -26,6 +26,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.explore.callers import callers_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
@@ -114,7 +115,7 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns"] | None = None
+    explorer: Literal["imports", "git", "patterns", "callers"] | None = None
 
 
 class Plan(BaseModel):
@@ -182,11 +183,13 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     if kind == "architecture":
         return [
             TrackPlan(
-                name="definitions", question=f"{subject} classes and functions", exclude=TEST_GLOBS
+                name="definitions",
+                question=f"{subject} classes and functions",
+                exclude=TEST_GLOBS,
+                explorer="imports",
             ),
-            TrackPlan(
-                name="usage", question=f"{subject} callers", exclude=TEST_GLOBS, explorer="imports"
-            ),
+            # Callers from the index's references, not a search for the word "callers".
+            TrackPlan(name="callers", explorer="callers", exclude=TEST_GLOBS),
             TrackPlan(
                 name="configuration", question=f"{subject} settings config", exclude=TEST_GLOBS
             ),
@@ -208,13 +211,8 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
             history,
         ]
     return [
-        TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS),
-        TrackPlan(
-            name="call sites",
-            question=f"{subject} callers usage",
-            exclude=TEST_GLOBS,
-            explorer="patterns",
-        ),
+        TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS, explorer="patterns"),
+        TrackPlan(name="call sites", explorer="callers", exclude=TEST_GLOBS),
         tests,
     ]
 
@@ -332,6 +330,13 @@ def investigate(
             # Co-change coupling is asked for the files that answer the question.
             return git_track(ctx, focus_files=[f.path for f in main.result().files[:5]])
 
+        def callers_after_main(name: str) -> Track:
+            # Without a definition the question names, the callers of what answers it.
+            def seeds() -> list[str]:
+                return [b.symbol for b in main.result().context if b.symbol]
+
+            return callers_track(ctx, question, name=name, seeds=seeds)
+
         makers: list[Callable[[], Track]] = []
         for tp in p.tracks:
             if tp.question is not None:
@@ -351,6 +356,8 @@ def investigate(
                 makers.append(git_after_main)
             elif tp.explorer == "patterns":
                 makers.append(functools.partial(patterns_track, ctx))
+            elif tp.explorer == "callers":
+                makers.append(functools.partial(callers_after_main, tp.name))
         runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
     tracks = [t for t, _ in runs]

@@ -278,6 +278,10 @@ class _Run:
         # again whole, and the history with it, so that none of it outlives this run.
         scan = "included" if self.cfg.walk.include_secrets else SCANNER
         rescan = self.store.manifest.secret_scan != scan
+        # An index from before the refs table has none for its unchanged files: each file
+        # is parsed again once (its vectors come from the cache).
+        versions = self.store.manifest.versions
+        no_refs = bool(versions) and "refs" not in versions
         t = time.perf_counter()
         skipped = list(result.skipped)
         unchanged: list[str] = []
@@ -287,7 +291,7 @@ class _Run:
         todo: list[FileJob] = []
         for e in result.files:
             o = old.get(e.path)
-            if rescan:
+            if rescan or no_refs:
                 o = None
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
                 unchanged.append(e.path)
@@ -394,13 +398,14 @@ class _Run:
         changed = [p.path for p in parsed]
         gone = changed + deleted
         renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
-        for name in ("symbols", "chunks", "imports", "vectors", "file_vectors"):
+        for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors"):
             self.store.delete_paths(name, gone)
         if drop_chunk_vectors:
             self.store.overwrite("vectors", [])
         self.store.delete_paths("files", gone + [r["path"] for r in touched])
         self.store.add("files", touched + [p.file for p in parsed])
         self.store.add("symbols", [s for p in parsed for s in p.symbols])
+        self.store.add("refs", [r for p in parsed for r in p.references])
         chunk_rows = [c for p in parsed for c in p.chunks]
         self.store.add("chunks", chunk_rows)
         if skipped_changed:
@@ -492,16 +497,17 @@ class _Run:
             ("symbols", ("tokens", "path", "name_lower")),
             ("files", ("path",)),
             ("commits", ("tokens",)),
+            ("refs", ("name", "path")),
         ):
             table = self.store.table(name)
-            if name == "commits" and not table.count_rows():
+            if name in ("commits", "refs") and not table.count_rows():
                 continue  # an FTS index wants rows; no history needs none
             have = {tuple(ix.columns) for ix in table.list_indices()}
             for col in columns:
                 if (col,) in have:
                     continue
                 table.create_index(col, config=fts if col == "tokens" else BTree())
-        for name in ("chunks", "symbols", "files", "commits"):
+        for name in ("chunks", "symbols", "files", "commits", "refs"):
             self.store.table(name).optimize()
 
     def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:

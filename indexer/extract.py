@@ -94,6 +94,7 @@ class FileOutcome:
     symbols: list[dict[str, Any]] = field(default_factory=list)
     chunks: list[dict[str, Any]] = field(default_factory=list)
     imports: list[dict[str, Any]] = field(default_factory=list)
+    references: list[dict[str, Any]] = field(default_factory=list)
     redacted: bool = False
     """Secrets in the file were replaced by ``[REDACTED]`` in every row."""
 
@@ -108,10 +109,11 @@ def _rows(
     parse: bool = True,
     note: str = "",
 ) -> FileOutcome:
-    tree, symbols, imports = None, [], []
+    tree, symbols, imports, references = None, [], [], []
     if parse and language in CODE_LANGUAGES:
         parsed = parse_source(job.path, data, language, timeout_s=cfg.parse_timeout_s)
         tree, symbols, imports, note = parsed.tree, parsed.symbols, parsed.imports, parsed.note
+        references = parsed.references
     chunks = chunk_file(job.path, data, language, tree=tree, symbols=symbols, config=cfg.chunk)
     out = FileOutcome(path=job.path, hash=digest, size=job.size, mtime_ns=job.mtime_ns)
     summary = file_summary(job.path, data.decode("utf-8", "replace"), language, symbols)
@@ -152,6 +154,7 @@ def _rows(
         for c in chunks
     ]
     out.imports = [i.model_dump(exclude={"resolved"}) for i in imports]
+    out.references = [r.model_dump() for r in references]
     return out
 
 

@@ -27,6 +27,8 @@ Invariants:
       @import.path                                  one segment of a module path split
                                                     into several nodes (Scala); the
                                                     module spans them all
+      @name.reference.<kind>, @reference.qualifier  a reference and what it is reached
+                                                    through (`indexer.references`)
       @_anything                                    predicate helpers, ignored
 
   A query file may begin with ``; inherits: <language>[, <language>]`` to include other
@@ -55,7 +57,8 @@ from tree_sitter_language_pack import SupportedLanguage, get_language
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
 from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top
-from .records import Import, Symbol, SymbolKind
+from .records import Import, Reference, Symbol, SymbolKind
+from .references import extract_references, is_reference_capture
 
 __all__ = ["Parsed", "parse_source"]
 
@@ -89,6 +92,7 @@ class Parsed:
     tree: Tree | None  # None when the file fell back to text
     symbols: list[Symbol] = field(default_factory=list)
     imports: list[Import] = field(default_factory=list)  # resolved=None: resolution is later
+    references: list[Reference] = field(default_factory=list)
     note: str = ""  # why the file fell back to text, e.g. "parse timed out after 2.0s"
 
 
@@ -119,9 +123,10 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
         matches = QueryCursor(grammar.query).matches(tree.root_node)
         symbols = _symbols(path, source, language, matches)
         imports = _imports(path, source, matches)
+        references = extract_references(path, source, matches, symbols, imports)
     except Exception as exc:
         return Parsed(tree=None, note=f"symbol extraction error: {_describe(exc)}")
-    return Parsed(tree=tree, symbols=symbols, imports=imports)
+    return Parsed(tree=tree, symbols=symbols, imports=imports, references=references)
 
 
 # -- grammars, queries and parsers -------------------------------------------------------
@@ -160,7 +165,7 @@ def _query_source(language: str, _seen: tuple[str, ...] = ()) -> str:
 
 
 def _known_capture(name: str) -> bool:
-    if name in _FIXED_CAPTURES or name.startswith("_"):
+    if name in _FIXED_CAPTURES or name.startswith("_") or is_reference_capture(name):
         return True
     for prefix in ("definition.", "name.definition."):
         if name.startswith(prefix):

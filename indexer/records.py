@@ -15,6 +15,8 @@ __all__ = [
     "Chunk",
     "File",
     "Import",
+    "Reference",
+    "ReferenceKind",
     "SkippedFile",
     "Symbol",
     "SymbolKind",
@@ -38,6 +40,10 @@ SymbolKind = Literal[
     "constructor",
     "heading",
 ]
+
+ReferenceKind = Literal["call", "type", "import", "other"]
+"""What a reference does with the name: calls it (or constructs it), names it as a type
+(annotation, base class), imports it, or passes it as a value."""
 
 
 def content_hash(data: bytes) -> str:
@@ -117,3 +123,18 @@ class Import(_Record):
     resolved: str | None = Field(
         default=None, description="the indexed file the import resolves to, when it does"
     )
+
+
+class Reference(_Record):
+    path: str = Field(description="the file the reference is in")
+    line: int = Field(ge=1)
+    name: str = Field(description="the name referenced, as written (its last part)")
+    kind: ReferenceKind
+    qualifier: str = Field(
+        default="", description="what the name is reached through: `store` in `store.save()`"
+    )
+    from_id: str | None = Field(
+        default=None,
+        description="id of the innermost definition the reference is in, None at file level",
+    )
+    from_name: str = Field(default="", description="qualified name of that definition")

@@ -10,6 +10,7 @@ Layout of an index directory (default `<root>/.dowse/`):
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),
+                    refs (each file's references, `indexer.references`),
                     and embed_cache (text hash -> vector, shared by every snapshot).
                     A snapshot table is stored under its own name, or `<name>-<hex>` for
                     the generation a rebuild wrote (the manifest maps one to the other).
@@ -98,8 +99,9 @@ SNAPSHOT_TABLES = (
     "file_vectors",
     "skipped",
     "commits",
+    "refs",
 )
-OPTIONAL_TABLES = ("commits",)
+OPTIONAL_TABLES = ("commits", "refs")
 """Snapshot tables an index written before they existed lacks: a reader takes them as
 empty, the next writer creates them."""
 CACHE_TABLE = "embed_cache"
@@ -188,6 +190,17 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
                 ("subject", s),
                 ("files", pa.list_(s)),
                 ("tokens", s),
+            ]
+        ),
+        "refs": pa.schema(
+            [
+                ("path", s),
+                ("line", i32),
+                ("name", s),
+                ("kind", s),
+                ("qualifier", s),
+                ("from_id", s),
+                ("from_name", s),
             ]
         ),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),

@@ -104,6 +104,7 @@ class Features:
     score: float = 0.0  # the fused retrieval score
     text: bool = False  # documentation (text, example scripts); the task is not about docs
     refined: bool = False  # found by a refined query (a cycle after the first)
+    linked: bool = False  # a caller or callee of a high-relevance hit (`loop` REFINE)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
     id_hit: list[str] = field(default_factory=list)
@@ -146,6 +147,8 @@ WEIGHTS = {
     "test": -4.0,
     "text": -4.0,
     "refined": -1.0,
+    # Not fitted (no calibration run had references): a prior, the size of gap's.
+    "linked": 0.2,
     "summary": 0.0,
     "raised": RAISED,
 }
@@ -169,6 +172,7 @@ SEMANTIC_WEIGHTS = {
     "test": -4.0,
     "text": -4.0,
     "refined": -0.8,
+    "linked": 1.2,  # a prior, as above
     "summary": 2.15,
     "raised": RAISED,
 }
@@ -191,6 +195,7 @@ def probability(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
         + w["test"] * f.test
         + w["text"] * f.text
         + w["refined"] * f.refined
+        + w.get("linked", 0.0) * f.linked
         + w["summary"] * f.summary
         + w["raised"] * f.raised
     )
@@ -255,6 +260,7 @@ class OfflineEvaluator:
                     score=cand.score,
                     text=is_documentation(path, cand.row["language"]) and not wants_docs,
                     refined="refined" in s,
+                    linked="caller" in s or "callee" in s,
                     summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6),
                     raised="raised" in s,
                     id_hit=id_hit,
@@ -279,6 +285,8 @@ class OfflineEvaluator:
             reasons.append("defines a name the task mentions")
         if f.gap:
             reasons.append("defines a name relevant code uses")
+        if f.linked:
+            reasons.append("calls or is called by relevant code")
         if f.raised:
             reasons.append("where the task's stack trace ends")
         elif f.path:

@@ -5,7 +5,10 @@
 - EVALUATE scores every candidate with the evaluator (relevance, reason, missing context).
 - REFINE adds distinctive identifiers of the high-relevance hits as keywords, excludes
   files whose every candidate scored < 0.2, and targets the gaps: definitions of
-  `missing_context` names are looked up directly in the symbol table.
+  `missing_context` names are looked up directly in the symbol table. It also follows
+  the structure: the best caller and callee (`retrieval.references`) of the definitions
+  of at most `MAX_FOLLOWED` new high-relevance hits a cycle join the next cycle's pool,
+  flagged with a "caller" or "callee" signal for the evaluator to weigh.
 - LOOP stops early when at least `stop_hits` results score ≥ `high` and no critical gap
   remains (a name the task itself mentions that no context item defines or uses);
   otherwise it refines and repeats. The best evaluation of every chunk across cycles is
@@ -39,6 +42,7 @@ from dowse.retrieval.evaluate import (
 from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import Hit
+from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
 
 __all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "run_loop"]
@@ -92,6 +96,10 @@ class Cycle(BaseModel):
     keywords: list[str] = Field(description="the query's keywords this cycle")
     excluded: list[str] = Field(default_factory=list, description="paths excluded so far")
     targeted: list[str] = Field(default_factory=list, description="gap names looked up")
+    followed: list[str] = Field(
+        default_factory=list,
+        description="callers and callees of high hits added: 'caller of X: path:line'",
+    )
     candidates: list[tuple[str, float]] = Field(
         default_factory=list, description="(citation, relevance) evaluated this cycle"
     )
@@ -160,6 +168,8 @@ def run_loop(
     resolved: set[str] = set()  # gap names whose definitions were looked up
     memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
     definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
+    links: list[Link] = []  # callers and callees of high hits, for the next cycle
+    followed: set[tuple[str, int]] = set()  # (path, first line) of the hits followed
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(
@@ -179,13 +189,18 @@ def run_loop(
                 cands[row["id"]].signals["gap"] = 1.0
             else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
+        linked = _add_links(searcher, links, keep, cands)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle, config.per_file)
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
                 c.signals.setdefault("refined", 1.0)
         gap_cands = [
-            c for c in ranked if "gap" in c.signals and c.id not in items and c not in fresh
+            c
+            for c in ranked
+            if ("gap" in c.signals or _LINKS & c.signals.keys())
+            and c.id not in items
+            and c not in fresh
         ]
         batch = fresh + gap_cands
         batch += _named(ranked, items, batch)
@@ -199,6 +214,7 @@ def run_loop(
             keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
             excluded=list(excluded),
             targeted=looked_up,
+            followed=linked,
         )
         for cand, ev in zip(batch, evals, strict=True):
             cycle.candidates.append(
@@ -246,6 +262,19 @@ def run_loop(
         new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
+        spans = [
+            (it.hit.path, it.hit.start_line, it.hit.end_line, it.hit.symbol)
+            for it in high
+            if (it.hit.path, it.hit.start_line) not in followed
+        ][:MAX_FOLLOWED]
+        followed.update((path, start) for path, start, _, _ in spans)
+        links = links_of(
+            searcher.store,
+            spans,
+            limit=1,
+            # Not what the context already shows, nor tests the task is not about.
+            skip=lambda path, line: analysis.unasked_test(path) or _shown(items, path, line),
+        )
     # Within what is relevant, the code that holds the behaviour comes before a
     # docstring, a class header or an import block that only names it (behaviour.py).
     for it in items.values():
@@ -305,6 +334,44 @@ def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Cand
 
 
 MAX_NAMED = 8
+MAX_FOLLOWED = 2
+"""High-relevance hits whose definitions' best caller and callee a cycle follows."""
+_LINKS = frozenset({"caller", "callee"})
+
+
+def _shown(items: dict[str, ContextItem], path: str, line: int) -> bool:
+    return any(
+        it.hit.path == path and it.hit.start_line <= line <= it.hit.end_line
+        for it in items.values()
+    )
+
+
+def _add_links(
+    searcher: HybridSearcher,
+    links: Sequence[Link],
+    keep: PathFilter,
+    cands: dict[str, Candidate],
+) -> list[str]:
+    """Put the chunks of `links` into the pool, flagged with their relation; what was
+    added, as 'caller of X: path:line'. A caller's chunk is the one holding the
+    referencing line, a callee's the one showing its definition."""
+    wanted = [
+        {"path": link.path, "start_line": link.line, "qualified_name": link.qualified_name}
+        for link in links
+        if keep(link.path)
+    ]
+    rows = searcher.definition_chunks(wanted) if wanted else {}
+    added: list[str] = []
+    for link in links:
+        row = rows.get((link.path, link.line))
+        if row is None:
+            continue
+        if row["id"] in cands:
+            cands[row["id"]].signals[link.relation] = 1.0
+        else:
+            cands[row["id"]] = Candidate(row, {link.relation: 1.0}, score=0.0)
+        added.append(f"{link.relation} of {link.of}: {link.path}:{link.line}")
+    return added
 
 
 def _named(

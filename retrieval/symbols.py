@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from dowse.indexer.store import Store, quote_list
 from dowse.retrieval.records import check_query
 
-__all__ = ["SymbolMatch", "find_symbols"]
+__all__ = ["SymbolMatch", "find_symbols", "qualifies"]
 
 
 class SymbolMatch(BaseModel):
@@ -35,7 +35,8 @@ class SymbolMatch(BaseModel):
     match: Literal["exact", "prefix", "fuzzy"]
 
 
-def _qualifies(row: dict[str, Any], qualifier: str) -> bool:
+def qualifies(row: dict[str, Any], qualifier: str) -> bool:
+    """Whether `qualifier` (`Store`, `indexer.store`) ends the row's parent or module."""
     if not qualifier:
         return True
     q = qualifier.lower()
@@ -65,7 +66,7 @@ def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatc
         rows = sorted(rows, key=lambda r: (len(r["name"]), r["path"], r["start_line"]))
         for r in rows:
             key = (r["path"], r["start_line"])
-            if key not in seen and _qualifies(r, qualifier) and len(out) < limit:
+            if key not in seen and qualifies(r, qualifier) and len(out) < limit:
                 seen.add(key)
                 out.append(_match(r, how))
 

@@ -47,6 +47,8 @@ from dowse.server.records import (
     ExploreAnswer,
     ExploreRequest,
     Freshness,
+    ReferencesAnswer,
+    ReferencesRequest,
     ReindexAnswer,
     ReindexRequest,
     SearchAnswer,
@@ -154,6 +156,16 @@ TOOLS: list[ToolSpec] = [
         + _BUDGETED
         + _CITED
         + _FRESH,
+    ),
+    ToolSpec(
+        "references",
+        ReferencesRequest,
+        ReferencesAnswer,
+        Workspace.references,
+        "Who calls or references a definition (each caller's definition and the lines, "
+        "`path:line`) and which definitions of the index it references, from the index's "
+        "references resolved through imports; `via` says on what evidence (same-file, "
+        "import, package, name)." + _BUDGETED + _FRESH,
     ),
     ToolSpec(
         "status",
@@ -284,7 +296,8 @@ def build_server(workspace: Workspace) -> Any:
         instructions=(
             f"dowse: offline code retrieval over the indexed repositories {roots}. Use ask "
             "for 'where/how is X done?' questions, search for identifiers, strings and "
-            "paths, symbol for a definition's exact lines. Every answer fits its max_tokens "
+            "paths, symbol for a definition's exact lines, references for its callers and "
+            "callees. Every answer fits its max_tokens "
             "and cites path:start-end; paths are relative to the root."
         ),
         tools=tools,

@@ -19,7 +19,7 @@ Invariants:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -29,6 +29,7 @@ from dowse.indexer.status import StatusReport
 from dowse.retrieval.ask import ContextBlock, FileResult, signature_block
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.records import MAX_QUERY_CHARS, Grain, Hit
+from dowse.retrieval.references import Callee, Caller, DefinitionRef
 from dowse.retrieval.symbols import SymbolMatch
 
 __all__ = [
@@ -42,6 +43,8 @@ __all__ = [
     "ExploreAnswer",
     "ExploreRequest",
     "Freshness",
+    "ReferencesAnswer",
+    "ReferencesRequest",
     "ReindexAnswer",
     "ReindexRequest",
     "RootReindex",
@@ -171,6 +174,25 @@ class SymbolRequest(_Request):
     max_tokens: int = _max_tokens(4000)
 
 
+class ReferencesRequest(_Request):
+    name: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        description=(
+            "A definition's exact name; a qualified name (`Store.open`, `store.Store`) "
+            "narrows it to the definitions it ends."
+        ),
+    )
+    direction: Literal["callers", "callees", "both"] = Field(
+        default="both",
+        description="callers: who calls or references it (with each line); callees: "
+        "the definitions of the index it references.",
+    )
+    root: str | None = _root_field()
+    limit: int = Field(default=30, ge=1, le=200, description="Callers and callees, each.")
+    max_tokens: int = _max_tokens(3000)
+
+
 class StatusRequest(_Request):
     root: str | None = Field(default=None, description="One served root (default: all).")
     max_tokens: int = _max_tokens(2000)
@@ -277,6 +299,20 @@ class SymbolAnswer(BaseModel):
 
     root: str
     definitions: list[Definition]
+    freshness: Freshness
+    budget: Budget
+
+
+class ReferencesAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    name: str
+    definitions: list[DefinitionRef] = Field(description="the definitions the name means")
+    callers: list[Caller] = Field(description="strongest evidence first (`via`)")
+    callees: list[Callee] = Field(description="strongest evidence first (`via`)")
+    indexed: bool = Field(description="false: the index predates references; reindex it")
+    truncated: bool = Field(description="more than `limit` callers or callees")
     freshness: Freshness
     budget: Budget
 

@@ -68,6 +68,7 @@ from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.records import SearchOptions
+from dowse.retrieval.references import Callee, Caller, find_references
 from dowse.retrieval.symbols import find_symbols
 from dowse.server.records import (
     AskAnswer,
@@ -78,6 +79,8 @@ from dowse.server.records import (
     ExploreAnswer,
     ExploreRequest,
     Freshness,
+    ReferencesAnswer,
+    ReferencesRequest,
     ReindexAnswer,
     ReindexRequest,
     RootReindex,
@@ -600,6 +603,41 @@ class Workspace:
             req.max_tokens,
         )
 
+    def references(self, req: ReferencesRequest) -> ReferencesAnswer:
+        root = self._root(req.root)
+        with root.lock:
+            found, _, fresh = self._query(
+                root,
+                lambda s: find_references(
+                    s.store,
+                    req.name,
+                    callers=req.direction != "callees",
+                    callees=req.direction != "callers",
+                    limit=req.limit,
+                ),
+            )
+            callers = self._inside(root, found.callers, fresh)
+            callees = [c for c in found.callees if root.contains(c.definition.path)]
+        # Cut: a record without its definition's signature; then left out, the last first.
+        return fit_answer(
+            lambda forms, budget: ReferencesAnswer(
+                root=str(root.path),
+                name=found.name,
+                definitions=found.definitions,
+                callers=forms[0],
+                callees=forms[1],
+                indexed=found.indexed,
+                truncated=found.truncated,
+                freshness=fresh,
+                budget=budget,
+            ),
+            [
+                [(c, _unsigned(c)) for c in callers],
+                [(c, _unsigned(c)) for c in callees],
+            ],
+            req.max_tokens,
+        )
+
     def status(self, req: StatusRequest) -> StatusAnswer:
         entries: list[Entry] = []
         for root in self._roots(req.root):
@@ -668,6 +706,14 @@ def fresh_searcher(root: Path, index_dir: Path) -> tuple[HybridSearcher, Freshne
     `Freshness` says what was indexed, or what the answer lacks when it could not be."""
     workspace = _one_root(root, index_dir)
     return workspace._fresh(workspace.roots[0])
+
+
+def _unsigned(record: Caller | Callee) -> Caller | Callee | None:
+    """`record` without its definition's signature, or None when it has none to cut."""
+    definition = record.definition
+    if definition is None or not definition.signature:
+        return None
+    return record.model_copy(update={"definition": definition.model_copy(update={"signature": ""})})
 
 
 def ask_for_agent(

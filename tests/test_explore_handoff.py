@@ -31,7 +31,7 @@ def test_a_focused_question_stays_one_loop(question):
         (
             "how does authentication work?",
             "architecture",
-            ["definitions", "usage", "configuration", "tests", "history"],
+            ["definitions", "callers", "configuration", "tests", "history"],
         ),
         (
             "why does checkout sometimes fail with a timeout?",
@@ -65,7 +65,9 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
         "tests for tokens issued validated",
     ]
     arch = plan("give me an overview of the payment flow")
-    assert {t.name: t.explorer for t in arch.tracks}["usage"] == "imports"
+    explorers = {t.name: t.explorer for t in arch.tracks}
+    assert (explorers["definitions"], explorers["callers"]) == ("imports", "callers")
+    assert arch.tracks[1].question is None  # callers come from the references, not a search
     assert arch.tracks[0].question.startswith("payment ")
     assert "tests/" in arch.tracks[3].include and "tests/" in arch.tracks[0].exclude
     assert (arch.tracks[4].question, arch.tracks[4].explorer) == (None, "git")
@@ -90,10 +92,15 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     report = investigate(searcher, "how does token authentication work?", budget=3000)
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
-    # four retrieval tracks, the imports explorer with usage, git for the history
-    assert sorted(names) == ["configuration", "definitions", "git", "imports", "tests", "usage"]
+    # three retrieval tracks, the imports explorer with definitions, the callers from the
+    # index's references, git for the history
+    assert sorted(names) == ["callers", "configuration", "definitions", "git", "imports", "tests"]
     tests = next(t for t in report.tracks if t.track.name == "tests")
     assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
+    # Real callers, cited at the calling line: routes.py's authenticate calls validate_token.
+    callers = next(t for t in report.tracks if t.track.name == "callers")
+    assert [c.ref for f in callers.findings for c in f.citations] == ["shop/api/routes.py:22"]
+    assert callers.findings[0].claim.startswith("`authenticate` in shop/api/routes.py calls")
     assert report.synthesis is not None and report.synthesis.basis
     assert 0.0 <= report.overlap <= 1.0
     assert report.tokens <= 3000

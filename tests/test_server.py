@@ -117,7 +117,7 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert (
             set(listed)
             == {spec.name for spec in TOOLS}
-            == {"search", "ask", "explore", "symbol", "status", "reindex"}
+            == {"search", "ask", "explore", "symbol", "references", "status", "reindex"}
         )
         for spec in TOOLS:
             tool = listed[spec.name]
@@ -189,6 +189,15 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert (top["path"], top["start_line"], top["end_line"]) == ("shop/auth/tokens.py", 30, 42)
         assert top["text"] == lines(repo / "shop/auth/tokens.py", 30, 42)
         assert top["match"] == "exact" and not top["stale"]
+
+        refs = await call(s, "references", name="validate_token", direction="callers")
+        caller = refs["callers"][0]
+        assert (caller["path"], caller["lines"], caller["via"]) == (
+            "shop/api/routes.py",
+            [22],
+            "import",
+        )
+        assert refs["callees"] == [] and refs["budget"]["tokens"] <= 3000
 
         status = await call(s, "status")
         assert status["roots"][0]["report"]["files"] == 15

@@ -14,3 +14,6 @@
   .
   argument: [(word) (string) (raw_string)] @import.module
   (#any-of? @_source "source" ".")) @import
+
+; References: a command may be a function defined here.
+(command name: (command_name (word) @name.reference.call))

@@ -56,3 +56,12 @@
 ; #include <stdio.h>   /   #include "local.h"
 (preproc_include
   path: (_) @import.module) @import
+
+; References (shared with C++).
+(call_expression function: (identifier) @name.reference.call)
+(call_expression
+  function: (field_expression
+    argument: (_) @reference.qualifier
+    field: (field_identifier) @name.reference.call))
+(parameter_declaration type: (type_identifier) @name.reference.type)
+(declaration type: (type_identifier) @name.reference.type)

@@ -51,3 +51,12 @@
           scope: (_) @receiver
           name: (identifier) @name.definition.function)))
   ]) @definition.function
+
+; References.
+(call_expression
+  function: (qualified_identifier
+    scope: (_) @reference.qualifier
+    name: (identifier) @name.reference.call))
+(call_expression function: (template_function name: (identifier) @name.reference.call))
+(new_expression type: (type_identifier) @name.reference.call)
+(base_class_clause (type_identifier) @name.reference.type)

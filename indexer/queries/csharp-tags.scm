@@ -49,3 +49,14 @@
   name: (_)
   .
   [(identifier) (qualified_name)] @import.module) @import
+
+; References.
+(invocation_expression function: (identifier) @name.reference.call)
+(invocation_expression
+  function: (member_access_expression
+    expression: (_) @reference.qualifier
+    name: (identifier) @name.reference.call))
+(object_creation_expression type: (identifier) @name.reference.call)
+(base_list (identifier) @name.reference.type)
+(parameter type: (identifier) @name.reference.type)
+(variable_declaration type: (identifier) @name.reference.type)

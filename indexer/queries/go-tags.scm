@@ -39,3 +39,17 @@
 ; import "fmt"   /   import ( alias "net/http" ... ): one record per spec.
 (import_spec
   path: (_) @import.module) @import
+
+; References.
+(call_expression function: (identifier) @name.reference.call)
+(call_expression
+  function: (selector_expression
+    operand: (_) @reference.qualifier
+    field: (field_identifier) @name.reference.call))
+(parameter_declaration type: (type_identifier) @name.reference.type)
+(pointer_type (type_identifier) @name.reference.type)
+(composite_literal type: (type_identifier) @name.reference.type)
+(field_declaration type: (type_identifier) @name.reference.type)
+(qualified_type
+  package: (package_identifier) @reference.qualifier
+  name: (type_identifier) @name.reference.type)

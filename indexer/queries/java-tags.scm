@@ -34,3 +34,16 @@
 ; import a.b.C;   import static a.b.C.m;   import a.b.*;   (the module is the whole path)
 (import_declaration
   [(identifier) (scoped_identifier)] @import.module) @import
+
+; References.
+(method_invocation !object name: (identifier) @name.reference.call)
+(method_invocation
+  object: (_) @reference.qualifier
+  name: (identifier) @name.reference.call)
+(object_creation_expression type: (type_identifier) @name.reference.call)
+(object_creation_expression type: (generic_type (type_identifier) @name.reference.call))
+(superclass (type_identifier) @name.reference.type)
+(super_interfaces (type_list (type_identifier) @name.reference.type))
+(formal_parameter type: (type_identifier) @name.reference.type)
+(local_variable_declaration type: (type_identifier) @name.reference.type)
+(field_declaration type: (type_identifier) @name.reference.type)

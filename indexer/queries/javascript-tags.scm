@@ -67,3 +67,16 @@
 (call_expression
   function: (import)
   arguments: (arguments . (string (string_fragment) @import.module))) @import
+
+; References (shared with TypeScript: only nodes both grammars have).
+(call_expression function: (identifier) @name.reference.call)
+(call_expression
+  function: (member_expression
+    object: (_) @reference.qualifier
+    property: (property_identifier) @name.reference.call))
+(new_expression constructor: (identifier) @name.reference.call)
+(new_expression
+  constructor: (member_expression
+    object: (_) @reference.qualifier
+    property: (property_identifier) @name.reference.call))
+(arguments (identifier) @name.reference.other)

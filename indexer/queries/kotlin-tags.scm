@@ -31,3 +31,11 @@
 ; import a.b.C   /   import a.b.*   (the module is the whole path)
 (import_header
   (identifier) @import.module) @import
+
+; References.
+(call_expression (simple_identifier) @name.reference.call)
+(call_expression
+  (navigation_expression
+    (_) @reference.qualifier
+    (navigation_suffix (simple_identifier) @name.reference.call)))
+(user_type (type_identifier) @name.reference.type)

@@ -43,3 +43,13 @@
   (include_expression [(string) (encapsed_string)] @import.module)
   (include_once_expression [(string) (encapsed_string)] @import.module)
 ] @import
+
+; References.
+(function_call_expression function: (name) @name.reference.call)
+(function_call_expression function: (qualified_name (name) @name.reference.call))
+(member_call_expression object: (_) @reference.qualifier name: (name) @name.reference.call)
+(scoped_call_expression scope: (_) @reference.qualifier name: (name) @name.reference.call)
+(object_creation_expression (name) @name.reference.call)
+(base_clause (name) @name.reference.type)
+(class_interface_clause (name) @name.reference.type)
+(simple_parameter type: (named_type (name) @name.reference.type))

@@ -34,3 +34,22 @@
 (import_from_statement
   module_name: (_) @import.module
   (wildcard_import) @import.name) @import
+
+; References: calls, decorators, annotations and base classes. @reference.qualifier is
+; what a name is reached through (`store` in `store.save()`).
+(call function: (identifier) @name.reference.call)
+(call
+  function: (attribute
+    object: (_) @reference.qualifier
+    attribute: (identifier) @name.reference.call))
+(decorator (identifier) @name.reference.call)
+(decorator (attribute object: (_) @reference.qualifier attribute: (identifier) @name.reference.call))
+(type (identifier) @name.reference.type)
+(type (attribute object: (_) @reference.qualifier attribute: (identifier) @name.reference.type))
+(class_definition superclasses: (argument_list (identifier) @name.reference.type))
+(class_definition
+  superclasses: (argument_list
+    (attribute object: (_) @reference.qualifier attribute: (identifier) @name.reference.type)))
+; A function passed as a value: `key=helper`, `map(helper, xs)`.
+(argument_list (identifier) @name.reference.other)
+(keyword_argument value: (identifier) @name.reference.other)

@@ -21,3 +21,10 @@
   method: (identifier) @_require
   arguments: (argument_list . (string (string_content) @import.module))
   (#any-of? @_require "require" "require_relative")) @import
+
+; References.
+(call !receiver method: (identifier) @name.reference.call)
+(call receiver: (_) @reference.qualifier method: (identifier) @name.reference.call)
+(call receiver: (constant) @name.reference.type)
+(superclass (constant) @name.reference.type)
+(scope_resolution name: (constant) @name.reference.type)

@@ -71,3 +71,20 @@
 
 (extern_crate_declaration
   name: (identifier) @import.module) @import
+
+; References.
+(call_expression function: (identifier) @name.reference.call)
+(call_expression
+  function: (scoped_identifier
+    path: (_) @reference.qualifier
+    name: (identifier) @name.reference.call))
+(call_expression
+  function: (field_expression
+    value: (_) @reference.qualifier
+    field: (field_identifier) @name.reference.call))
+(macro_invocation macro: (identifier) @name.reference.call)
+(struct_expression name: (type_identifier) @name.reference.type)
+(parameter type: (type_identifier) @name.reference.type)
+(reference_type type: (type_identifier) @name.reference.type)
+(generic_type type: (type_identifier) @name.reference.type)
+(impl_item trait: (type_identifier) @name.reference.type)

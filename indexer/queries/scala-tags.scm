@@ -33,3 +33,13 @@
 
 (import_declaration
   (namespace_selectors (arrow_renamed_identifier name: (_) @import.name))) @import
+
+; References.
+(call_expression function: (identifier) @name.reference.call)
+(call_expression
+  function: (field_expression
+    value: (_) @reference.qualifier
+    field: (identifier) @name.reference.call))
+(instance_expression (type_identifier) @name.reference.call)
+(extends_clause type: (type_identifier) @name.reference.type)
+(parameter type: (type_identifier) @name.reference.type)

@@ -36,3 +36,11 @@
 ; import Foundation   /   import os.log
 (import_declaration
   (identifier) @import.module) @import
+
+; References.
+(call_expression (simple_identifier) @name.reference.call)
+(call_expression
+  (navigation_expression
+    target: (_) @reference.qualifier
+    suffix: (navigation_suffix suffix: (simple_identifier) @name.reference.call)))
+(user_type (type_identifier) @name.reference.type)

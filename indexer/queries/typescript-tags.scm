@@ -30,3 +30,10 @@
 
 (function_signature
   name: (_) @name.definition.function) @definition.function
+
+; References to types.
+(type_annotation (type_identifier) @name.reference.type)
+(generic_type name: (type_identifier) @name.reference.type)
+(type_arguments (type_identifier) @name.reference.type)
+(extends_clause value: (identifier) @name.reference.type)
+(implements_clause (type_identifier) @name.reference.type)

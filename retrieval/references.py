@@ -1,0 +1,507 @@
+"""Who calls a definition, and what it calls: the refs table resolved at query time.
+
+The index stores each reference as a name as written (`indexer.references`); which
+definition it means is decided here, against the definitions and imports of the whole
+index, in this order of evidence (`Via`):
+
+    same-file   the referencing file defines the name itself
+    import      the file imports a file that defines it, or imports the name from a
+                package whose directory holds the definition
+    package     a file in the same directory defines it (Go, Java, C# need no import)
+    name        the index defines the name exactly once, and nothing above applies
+
+Invariants:
+- A name the file imports from outside the index (`from pathlib import Path`, an npm
+  package) means that outside thing: it resolves to nothing, even when the index
+  defines the same name elsewhere.
+- A method call through a receiver (`x.get()`) on a name the language's runtime
+  provides (`builtin_names`) resolves only by evidence above `name`.
+- A reference inside a definition's own lines does not make it its own caller.
+- An index without the refs table (written before it existed) answers with no
+  references and `indexed=False`, until its next run fills the table.
+"""
+
+from __future__ import annotations
+
+import builtins
+import posixpath
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dowse.indexer.records import ReferenceKind
+from dowse.indexer.store import Store, quote_list
+from dowse.retrieval.builtin_names import builtin_methods
+from dowse.retrieval.records import check_query
+from dowse.retrieval.render import one_line
+from dowse.retrieval.symbols import qualifies
+
+__all__ = [
+    "Callee",
+    "Caller",
+    "DefinitionRef",
+    "References",
+    "Via",
+    "Link",
+    "find_references",
+    "links_of",
+    "render_references",
+]
+
+Via = Literal["same-file", "import", "package", "name"]
+_Site = tuple[int, ReferenceKind, Via]
+"""Where a reference is: its line, its kind, the evidence it resolved on."""
+_STRENGTH: dict[str, int] = {"same-file": 0, "import": 1, "package": 2, "name": 3}
+_SELF = frozenset({"self", "this", "cls", "Self", "$this", "static", "super"})
+_NOT_DEFINITIONS = ("heading",)
+_FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
+"""Languages whose files call each other's definitions."""
+_PYTHON_BUILTINS = frozenset(dir(builtins))
+_IMPORTS_NEEDED = frozenset({"python", "javascript", "rust"})
+_MEMBERS = frozenset({"method", "constructor", "field"})
+_DEFINITION_COLUMNS = [
+    "id",
+    "path",
+    "name",
+    "qualified_name",
+    "kind",
+    "signature",
+    "start_line",
+    "end_line",
+    "parent",
+    "language",
+]
+_REFERENCE_COLUMNS = ["path", "line", "name", "kind", "qualifier", "from_id", "from_name"]
+DEFAULT_KINDS: tuple[ReferenceKind, ...] = ("call", "type", "other")
+"""The reference kinds that make a caller; imports are where a name comes from."""
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DefinitionRef(_Record):
+    id: str
+    path: str
+    qualified_name: str
+    kind: str
+    signature: str = ""
+    start_line: int
+    end_line: int
+
+
+class Caller(_Record):
+    """One definition (or a file's top level) that references the target."""
+
+    path: str
+    definition: DefinitionRef | None = Field(
+        description="the definition the references are in; None at the file's top level"
+    )
+    lines: list[int] = Field(description="where it references the target, ascending")
+    kinds: list[ReferenceKind] = Field(description="how it references it, one per line")
+    target: str = Field(description="id of the definition it references")
+    via: Via = Field(description="the evidence that the name means the target")
+
+
+class Callee(_Record):
+    """One definition the source references."""
+
+    definition: DefinitionRef
+    lines: list[int] = Field(description="where the source references it, ascending")
+    kinds: list[ReferenceKind]
+    via: Via
+
+
+class References(_Record):
+    name: str = Field(description="the name asked for")
+    definitions: list[DefinitionRef] = Field(description="the definitions the name means")
+    callers: list[Caller] = Field(default_factory=list)
+    callees: list[Callee] = Field(default_factory=list)
+    truncated: bool = Field(default=False, description="more callers or callees than the limit")
+    indexed: bool = Field(
+        default=True, description="false for an index built before references were kept"
+    )
+
+
+def find_references(
+    store: Store,
+    name: str,
+    *,
+    callers: bool = True,
+    callees: bool = True,
+    kinds: Sequence[ReferenceKind] = DEFAULT_KINDS,
+    limit: int = 50,
+) -> References:
+    """The definitions `name` means, with their callers and/or callees.
+
+    `name` is a definition's name, optionally qualified (`Store.open`, `store.Store`),
+    as `dowse symbol` takes it. Callers reference one of those definitions with a
+    reference of one of `kinds`; callees are the definitions of the index their bodies
+    reference. At most `limit` of each, strongest evidence first.
+    """
+    check_query(name, "name")
+    qualifier, _, last = name.strip().rpartition(".")
+    definitions = [d for d in _definitions(store, [last]) if qualifies(d, qualifier)]
+    answer = References(name=name, definitions=[_definition(d) for d in definitions])
+    if not store.has_table("refs"):
+        return answer.model_copy(update={"indexed": False})
+    found_callers: list[Caller] = []
+    found_callees: list[Callee] = []
+    if callers and definitions:
+        found_callers = _callers(store, definitions, kinds)
+    if callees and definitions:
+        found_callees = _callees(store, definitions, kinds)
+    return answer.model_copy(
+        update={
+            "callers": found_callers[:limit],
+            "callees": found_callees[:limit],
+            "truncated": len(found_callers) > limit or len(found_callees) > limit,
+        }
+    )
+
+
+class Link(_Record):
+    """A definition one reference away from another: what the retrieval loop follows."""
+
+    relation: Literal["caller", "callee"]
+    of: str = Field(description="qualified name of the definition followed from")
+    path: str
+    line: int = Field(description="the referencing line (caller), the first line (callee)")
+    qualified_name: str = Field(description="the caller's or callee's; '' at top level")
+
+
+def links_of(
+    store: Store,
+    spans: Sequence[tuple[str, int, int, str | None]],
+    *,
+    limit: int = 1,
+    skip: Callable[[str, int], bool] = lambda path, line: False,
+) -> list[Link]:
+    """Callers and callees of the definitions in `spans` ((path, start, end, qualified
+    name or None)): the named definition, or for a span that names none (small
+    definitions merged into one chunk) the first `_PER_SPAN` functions, methods or
+    classes that start in it. At most `limit` of each per definition, strongest evidence
+    first, callers first, none at a (path, line) `skip` refuses."""
+    if not spans or not store.has_table("refs"):
+        return []
+    paths = sorted({path for path, _, _, _ in spans})
+    where = f"path IN ({quote_list(paths)})"
+    by_path: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in sorted(
+        store.rows("symbols", _DEFINITION_COLUMNS, where=where), key=lambda r: r["start_line"]
+    ):
+        by_path[r["path"]].append(r)
+    rows: list[dict[str, Any]] = []
+    for path, start, end, name in spans:
+        if name:
+            rows += [r for r in by_path[path] if r["qualified_name"] == name][:1]
+        else:
+            inside = [
+                r
+                for r in by_path[path]
+                if start <= r["start_line"] <= end and r["kind"] in _FOLLOWED_KINDS
+            ]
+            rows += inside[:_PER_SPAN]
+    out: list[Link] = []
+    for row in rows:
+        of = row["qualified_name"]
+        callers = [c for c in _callers(store, [row], DEFAULT_KINDS) if not skip(c.path, c.lines[0])]
+        callees = [
+            c
+            for c in _callees(store, [row], DEFAULT_KINDS)
+            if not skip(c.definition.path, c.definition.start_line)
+        ]
+        for caller in callers[:limit]:
+            name = caller.definition.qualified_name if caller.definition else ""
+            out.append(
+                Link(
+                    relation="caller",
+                    of=of,
+                    path=caller.path,
+                    line=caller.lines[0],
+                    qualified_name=name,
+                )
+            )
+        for callee in callees[:limit]:
+            d = callee.definition
+            out.append(
+                Link(
+                    relation="callee",
+                    of=of,
+                    path=d.path,
+                    line=d.start_line,
+                    qualified_name=d.qualified_name,
+                )
+            )
+    return out
+
+
+_PER_SPAN = 2
+_FOLLOWED_KINDS = frozenset({"function", "method", "class", "struct", "constructor"})
+
+
+def render_references(refs: References, *, callers: bool = True, callees: bool = True) -> str:
+    """Plain text, one reference site per line: `path:line  in <definition>  (kind, via)`
+    for callers, `path:start-end  <kind> <name>  (line ...; via)` for callees."""
+    lines: list[str] = []
+    for d in refs.definitions:
+        where = f"{one_line(d.path)}:{d.start_line}-{d.end_line}"
+        if callers:
+            mine = [c for c in refs.callers if c.target == d.id]
+            lines.append(f"callers of {one_line(d.qualified_name)} ({where}): {len(mine)}")
+            for c in mine:
+                owner = one_line(c.definition.qualified_name) if c.definition else "(top level)"
+                for line, kind in zip(c.lines, c.kinds, strict=True):
+                    lines.append(f"  {one_line(c.path)}:{line}  in {owner}  ({kind}, {c.via})")
+        if callees and not callers:
+            lines.append(f"{one_line(d.qualified_name)} ({where}) references:")
+    if callees:
+        if callers:
+            lines.append("callees:")
+        for e in refs.callees:
+            t = e.definition
+            at = ", ".join(map(str, e.lines))
+            lines.append(
+                f"  {one_line(t.path)}:{t.start_line}-{t.end_line}  {t.kind} "
+                f"{one_line(t.qualified_name)}  (line {at}; {e.via})"
+            )
+        if not refs.callees:
+            lines.append("  (none the index defines)")
+    if refs.truncated:
+        lines.append("… more; raise --limit")
+    return "\n".join(lines)
+
+
+# -- callers -----------------------------------------------------------------------------
+
+
+def _callers(
+    store: Store, targets: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
+) -> list[Caller]:
+    names = sorted({t["name"] for t in targets})
+    wanted = {t["id"] for t in targets}
+    candidates = _definitions(store, names)
+    refs = [
+        r
+        for r in store.rows("refs", _REFERENCE_COLUMNS, where=f"name IN ({quote_list(names)})")
+        if r["kind"] in kinds
+    ]
+    resolver = _Resolver(store, {r["path"] for r in refs}, candidates)
+    groups: dict[tuple[str, str | None, str], list[_Site]] = defaultdict(list)
+    for ref in refs:
+        for match, via in resolver.resolve(ref):
+            if match["id"] not in wanted or _inside(ref, match):
+                continue
+            groups[(ref["path"], ref["from_id"], match["id"])].append(
+                (ref["line"], ref["kind"], via)
+            )
+    owners = {
+        r["id"]: r
+        for r in _rows_by_id(store, {from_id for _, from_id, _ in groups if from_id is not None})
+    }
+    out: list[Caller] = []
+    for (path, from_id, target), sites in groups.items():
+        sites.sort()
+        owner = owners.get(from_id) if from_id is not None else None
+        out.append(
+            Caller(
+                path=path,
+                definition=_definition(owner) if owner is not None else None,
+                lines=[line for line, _, _ in sites],
+                kinds=[kind for _, kind, _ in sites],
+                target=target,
+                via=_strongest(sites),
+            )
+        )
+    out.sort(key=lambda c: (_STRENGTH[c.via], c.path, c.lines[0]))
+    return out
+
+
+def _strongest(sites: Sequence[_Site]) -> Via:
+    return min((via for _, _, via in sites), key=_STRENGTH.__getitem__)
+
+
+def _inside(ref: dict[str, Any], definition: dict[str, Any]) -> bool:
+    return (
+        ref["path"] == definition["path"]
+        and definition["start_line"] <= ref["line"] <= definition["end_line"]
+    )
+
+
+# -- callees -----------------------------------------------------------------------------
+
+
+def _callees(
+    store: Store, sources: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
+) -> list[Callee]:
+    refs: list[dict[str, Any]] = []
+    for source in sources:
+        where = (
+            f"path = {quote_list([source['path']])} AND line >= {int(source['start_line'])} "
+            f"AND line <= {int(source['end_line'])}"
+        )
+        refs += [
+            r for r in store.rows("refs", _REFERENCE_COLUMNS, where=where) if r["kind"] in kinds
+        ]
+    if not refs:
+        return []
+    candidates = _definitions(store, sorted({r["name"] for r in refs}))
+    resolver = _Resolver(store, {r["path"] for r in refs}, candidates)
+    source_ids = {s["id"] for s in sources}
+    groups: dict[str, list[_Site]] = defaultdict(list)
+    by_id: dict[str, dict[str, Any]] = {}
+    for ref in refs:
+        for target, via in resolver.resolve(ref):
+            if target["id"] in source_ids:
+                continue  # a recursive call is no callee
+            by_id[target["id"]] = target
+            groups[target["id"]].append((ref["line"], ref["kind"], via))
+    out = [
+        Callee(
+            definition=_definition(by_id[target]),
+            lines=sorted({line for line, _, _ in sites}),
+            kinds=[kind for _, kind, _ in sorted(sites)],
+            via=_strongest(sites),
+        )
+        for target, sites in groups.items()
+    ]
+    out.sort(key=lambda c: (_STRENGTH[c.via], c.lines[0], c.definition.path))
+    return out
+
+
+# -- resolution --------------------------------------------------------------------------
+
+
+class _Resolver:
+    """Resolves references in a few files against the definitions of a few names."""
+
+    def __init__(self, store: Store, paths: set[str], candidates: list[dict[str, Any]]) -> None:
+        self.by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for c in candidates:
+            self.by_name[c["name"]].append(c)
+        # path -> the indexed files it imports; path -> name -> where the name comes from:
+        # an indexed file or package directory ("pkg/"), else the module as written.
+        self.imported: dict[str, set[str]] = defaultdict(set)
+        self.named: dict[str, dict[str, tuple[str | None, str]]] = defaultdict(dict)
+        self.modules: dict[str, set[str]] = defaultdict(set)  # bare imports' first parts
+        self.languages: dict[str, str] = {}
+        if not paths:
+            return
+        where = f"path IN ({quote_list(sorted(paths))})"
+        for row in store.rows("imports", ["path", "module", "names", "resolved"], where=where):
+            resolved = row["resolved"]
+            origin = resolved
+            if resolved is not None:
+                self.imported[row["path"]].add(resolved)
+                if posixpath.basename(resolved).startswith("__init__."):
+                    # `from pkg import mod`, `from pkg import Name` (re-exported): the
+                    # package directory stands for its files.
+                    origin = posixpath.dirname(resolved) + "/"
+            if not row["names"]:
+                self.modules[row["path"]].add(row["module"].lstrip(".").split(".", 1)[0])
+            for imported in row["names"] or []:
+                self.named[row["path"]][imported.rsplit(".", 1)[-1]] = (origin, row["module"])
+        for row in store.rows("files", ["path", "language"], where=where):
+            self.languages[row["path"]] = row["language"]
+        for c in candidates:
+            self.languages.setdefault(c["path"], c["language"])
+
+    def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
+        name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
+        language = _FAMILY.get(self.languages.get(path, ""), self.languages.get(path, ""))
+        candidates = [
+            c
+            for c in self.by_name.get(name, [])
+            if _FAMILY.get(c["language"], c["language"]) == language
+        ]
+        if not qualifier and language in _IMPORTS_NEEDED:
+            # A bare name there never means a method: `open()` in a class with `open`.
+            candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
+        if not candidates:
+            return []
+        same = [c for c in candidates if c["path"] == path]
+        if same and (not qualifier or qualifier in _SELF or ref["kind"] == "import"):
+            return [(c, "same-file") for c in same]
+        head = qualifier.split(".", 1)[0].split("::", 1)[0]
+        origins = self.named.get(path, {})
+        for key in (name, head) if head else (name,):
+            if key in origins:
+                origin, module = origins[key]
+                if origin is not None:
+                    hit = [c for c in candidates if _from(c["path"], origin)]
+                else:
+                    # Unresolved: the module as written may still name an indexed file
+                    # (a package whose root is the indexed directory); if none, the name
+                    # comes from outside the index.
+                    hit = [c for c in candidates if _names_file(module, key, c["path"])]
+                    if not hit:
+                        return []
+                if hit:
+                    return [(c, "import") for c in hit]
+        imported = self.imported.get(path, set())
+        hit = [c for c in candidates if c["path"] in imported]
+        if hit:
+            return [(c, "import") for c in hit]
+        if same and head not in self.modules.get(path, set()):
+            return [(c, "same-file") for c in same]  # `obj.save()` where obj is local
+        directory = posixpath.dirname(path)
+        hit = [c for c in candidates if posixpath.dirname(c["path"]) == directory]
+        if hit and (not qualifier or qualifier in _SELF):
+            return [(c, "package") for c in hit]
+        if (
+            len(candidates) == 1
+            and ref["kind"] != "other"
+            # Python and JavaScript reach another file's function only through an import
+            # (handled above); a method, through any object.
+            and (
+                language not in _IMPORTS_NEEDED or (qualifier and candidates[0]["parent"])
+            )  # a value passed along is mostly a local variable
+            and not (qualifier and name in builtin_methods(language))
+            and not (language == "python" and name in _PYTHON_BUILTINS)
+        ):
+            return [(candidates[0], "name")]
+        return []
+
+
+def _names_file(module: str, name: str, path: str) -> bool:
+    """Whether `module` as written (`dowse.indexer.store`), or `module.name`, ends with
+    the dotted form of `path` (`indexer/store.py`)."""
+    stem = path.rsplit(".", 1)[0].removesuffix("/__init__").replace("/", ".")
+    for dotted in (module.lstrip("."), f"{module.lstrip('.')}.{name}"):
+        if dotted == stem or dotted.endswith("." + stem):
+            return True
+    return False
+
+
+def _from(path: str, origin: str) -> bool:
+    return path.startswith(origin) if origin.endswith("/") else path == origin
+
+
+# -- reading -----------------------------------------------------------------------------
+
+
+def _definitions(store: Store, names: Sequence[str]) -> list[dict[str, Any]]:
+    if not names:
+        return []
+    where = f"name IN ({quote_list(list(names))}) AND kind NOT IN ({quote_list(_NOT_DEFINITIONS)})"
+    return store.rows("symbols", _DEFINITION_COLUMNS, where=where)
+
+
+def _rows_by_id(store: Store, ids: set[str]) -> list[dict[str, Any]]:
+    if not ids:
+        return []
+    return store.rows("symbols", _DEFINITION_COLUMNS, where=f"id IN ({quote_list(sorted(ids))})")
+
+
+def _definition(row: dict[str, Any]) -> DefinitionRef:
+    return DefinitionRef(
+        id=row["id"],
+        path=row["path"],
+        qualified_name=row["qualified_name"],
+        kind=row["kind"],
+        signature=row["signature"] or "",
+        start_line=row["start_line"],
+        end_line=row["end_line"],
+    )

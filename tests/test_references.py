@@ -1,0 +1,306 @@
+"""References: extracted per language, kept per file, resolved at query time, and read by
+`dowse symbol --callers/--callees`, the MCP `references` tool and the loop's REFINE.
+
+The expected references were written by hand from ``fixtures/references/`` (one small
+file per language: `caller` calls `helper` twice and `store.save` once), not copied
+from the extractor's output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import make_tree
+
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.parse import parse_source
+from dowse.indexer.store import MANIFEST, Store
+from dowse.languages import CODE_LANGUAGES, language_for
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig, run_loop
+from dowse.retrieval.references import find_references
+
+REFERENCES = Path(__file__).resolve().parent.parent / "fixtures" / "references"
+
+# file -> (the calling definition, [(name, line, qualifier)] of its calls)
+CALLS: dict[str, tuple[str, list[tuple[str, int, str]]]] = {
+    "refs.py": ("caller", [("helper", 9, ""), ("save", 9, "store"), ("helper", 10, "")]),
+    "refs.js": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("Store", 9, "")]),
+    "refs.ts": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "")]),
+    "refs.tsx": ("Caller", [("Badge", 8, ""), ("helper", 8, "")]),
+    "refs.go": ("caller", [("Save", 8, "store"), ("helper", 8, ""), ("helper", 9, "")]),
+    "refs.rs": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "")]),
+    "refs.c": ("caller", [("helper", 8, ""), ("store_save", 8, ""), ("helper", 9, "")]),
+    "refs.cpp": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "util")]),
+    "Refs.java": ("Refs.caller", [("helper", 9, ""), ("save", 9, "store"), ("helper", 10, "")]),
+    "Refs.cs": ("Refs.Caller", [("Helper", 9, ""), ("Save", 9, "store"), ("Helper", 10, "")]),
+    "refs.kt": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "")]),
+    "refs.swift": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "")]),
+    "refs.scala": (
+        "Refs.caller",
+        [("helper", 9, ""), ("save", 9, "store"), ("helper", 10, "")],
+    ),
+    "refs.rb": ("caller", [("helper", 8, ""), ("save", 8, "store"), ("helper", 9, "")]),
+    "refs.php": ("caller", [("helper", 9, ""), ("save", 9, "$store"), ("helper", 10, "")]),
+    "refs.sh": ("caller", [("helper", 9, ""), ("store_save", 9, ""), ("helper", 10, "")]),
+}
+# file -> the type the caller's parameter names, and its line (languages with types)
+TYPES = {
+    "refs.py": ("Store", 8),
+    "refs.ts": ("Store", 7),
+    "refs.tsx": ("Props", 7),
+    "refs.go": ("Store", 7),
+    "refs.rs": ("Store", 7),
+    "refs.c": ("Store", 7),
+    "refs.cpp": ("Store", 7),
+    "Refs.java": ("Store", 8),
+    "Refs.cs": ("Store", 8),
+    "refs.kt": ("Store", 7),
+    "refs.swift": ("Store", 7),
+    "refs.scala": ("Store", 8),
+    "refs.php": ("Store", 8),
+}
+
+
+def test_every_language_has_a_fixture():
+    assert {language_for(name) for name in CALLS} == set(CODE_LANGUAGES)
+
+
+@pytest.mark.parametrize("name", sorted(CALLS))
+def test_calls_and_types_are_extracted_in_every_language(name):
+    path = REFERENCES / name
+    parsed = parse_source(name, path.read_bytes(), language_for(name) or "")
+    assert parsed.tree is not None, parsed.note
+    caller, calls = CALLS[name]
+    (owner,) = [s for s in parsed.symbols if s.qualified_name == caller]
+    found = {
+        (r.name, r.line, r.qualifier)
+        for r in parsed.references
+        if r.kind == "call" and r.from_id == owner.id
+    }
+    assert set(calls) <= found
+    assert all(r.from_name == caller for r in parsed.references if r.from_id == owner.id)
+    if name in TYPES:
+        type_name, line = TYPES[name]
+        assert (type_name, line, owner.id) in {
+            (r.name, r.line, r.from_id) for r in parsed.references if r.kind == "type"
+        }
+    # `helper`'s own name is a definition, never a reference to itself.
+    (helper,) = [s for s in parsed.symbols if s.name.lower() == "helper"]
+    assert not [r for r in parsed.references if r.line == helper.name_line and r.name == "helper"]
+
+
+def test_imports_are_references_at_file_level():
+    parsed = parse_source("refs.py", (REFERENCES / "refs.py").read_bytes(), "python")
+    (imported,) = [r for r in parsed.references if r.kind == "import"]
+    assert (imported.name, imported.qualifier, imported.line) == ("Store", "shop.store", 1)
+    assert imported.from_id is None and imported.from_name == ""
+
+
+# -- the index ----------------------------------------------------------------------------
+
+REPO = {
+    "pkg/__init__.py": "",
+    # Two calls on one line are one reference (line 10).
+    "pkg/core.py": (
+        "class Path:\n"  # 1
+        "    pass\n"
+        "\n"
+        "\n"
+        "def normalise(text):\n"  # 5
+        "    return text.strip()\n"
+        "\n"
+        "\n"
+        "def render(text):\n"  # 9
+        "    return normalise(text) + normalise(text)\n"
+    ),
+    "pkg/app.py": (
+        "from pathlib import Path\n"  # 1
+        "\n"
+        "from pkg.core import normalise\n"
+        "\n"
+        "\n"
+        "def main(arg):\n"  # 6
+        "    where = Path(arg)\n"
+        "    return normalise(str(where))\n"
+    ),
+    "pkg/cli.py": (
+        "from pkg import core\n"  # 1
+        "\n"
+        "\n"
+        "def run(arg):\n"  # 4
+        "    return core.render(arg)\n"
+    ),
+}
+
+
+@pytest.fixture
+def repo(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", REPO)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    return root
+
+
+def _callers(root: Path, name: str) -> list[tuple[str, str, list[int], str]]:
+    refs = find_references(Store.open(root / ".dowse"), name, callees=False)
+    return [
+        (c.path, c.definition.qualified_name if c.definition else "", c.lines, c.via)
+        for c in refs.callers
+    ]
+
+
+def test_callers_resolve_through_imports_and_the_same_file(repo):
+    assert _callers(repo, "normalise") == [
+        ("pkg/core.py", "render", [10], "same-file"),
+        ("pkg/app.py", "main", [8], "import"),
+    ]
+    # `from pkg import core` then `core.render(...)`: the module's file, by import.
+    assert _callers(repo, "render") == [("pkg/cli.py", "run", [5], "import")]
+    # `Path` in app.py is pathlib's: not a caller of pkg/core.py's class.
+    assert _callers(repo, "Path") == []
+
+
+def test_callees_are_the_definitions_of_the_index(repo):
+    refs = find_references(Store.open(repo / ".dowse"), "main", callers=False)
+    # Path is pathlib's, str a builtin: only normalise is defined here.
+    assert [(c.definition.qualified_name, c.lines, c.via) for c in refs.callees] == [
+        ("normalise", [8], "import")
+    ]
+
+
+def test_refs_of_an_edited_file_are_replaced_and_of_a_deleted_one_dropped(repo, fake_embedder):
+    config = IndexConfig(embed=False)
+    (repo / "pkg/app.py").write_text(
+        "from pkg.core import normalise, render\n\n\ndef main(arg):\n    return render(arg)\n"
+    )
+    stats = build_index(repo, config=config, embedder=fake_embedder)
+    assert stats.parsed == 1
+    assert _callers(repo, "normalise") == [("pkg/core.py", "render", [10], "same-file")]
+    assert ("pkg/app.py", "main", [5], "import") in _callers(repo, "render")
+    (repo / "pkg/cli.py").unlink()
+    build_index(repo, config=config, embedder=fake_embedder)
+    assert _callers(repo, "render") == [("pkg/app.py", "main", [5], "import")]
+    rows = Store.open(repo / ".dowse").rows("refs", ["path"])
+    assert {r["path"] for r in rows} == {"pkg/core.py", "pkg/app.py"}
+
+
+def test_an_index_from_before_the_refs_table_reads_and_fills_it(repo, fake_embedder):
+    index_dir = repo / ".dowse"
+    manifest = json.loads((index_dir / MANIFEST).read_text())
+    del manifest["versions"]["refs"]
+    (index_dir / MANIFEST).write_text(json.dumps(manifest))
+    store = Store.open(index_dir)
+    store.verify()
+    refs = find_references(store, "normalise")
+    assert not refs.indexed and refs.definitions and refs.callers == []
+
+    stats = build_index(repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert stats.parsed == len(REPO)  # each file once, for its references
+    assert len(_callers(repo, "normalise")) == 2
+
+
+# -- the command line and the MCP tool ----------------------------------------------------
+
+
+@pytest.fixture
+def indexed(example_repo, fake_embedder):
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    return example_repo
+
+
+def test_symbol_callers_and_callees_print_path_line(indexed, run):
+    out = run("symbol", "validate_token", "--path", str(indexed), "--callers").output
+    assert out == (
+        "callers of validate_token (shop/auth/tokens.py:30-42): 3\n"
+        "  shop/api/routes.py:22  in authenticate  (call, import)\n"
+        "  tests/test_tokens.py:8  in test_round_trip  (call, import)\n"
+        "  tests/test_tokens.py:14  in test_expired_token_is_rejected  (call, import)\n"
+    )
+    out = run("symbol", "validate_token", "--path", str(indexed), "--callees").output
+    assert out == (
+        "validate_token (shop/auth/tokens.py:30-42) references:\n"
+        "  shop/auth/tokens.py:14-15  class TokenError  (line 35, 37, 41; same-file)\n"
+        "  shop/auth/tokens.py:18-20  function _sign  (line 36; same-file)\n"
+    )
+    data = json.loads(
+        run("symbol", "validate_token", "--path", str(indexed), "--callers", "--json").output
+    )
+    assert [(c["path"], c["lines"], c["via"]) for c in data["callers"]][0] == (
+        "shop/api/routes.py",
+        [22],
+        "import",
+    )
+    assert data["callers"][0]["definition"]["qualified_name"] == "authenticate"
+    assert data["indexed"] and data["callees"] == []
+
+
+def test_symbol_callers_of_an_unknown_name_is_an_error(indexed, run):
+    result = run("symbol", "no_such_thing", "--path", str(indexed), "--callers", code=1)
+    assert result.output == "Error: no symbol named exactly 'no_such_thing'\n"
+
+
+def test_mcp_references_fit_their_budget(indexed):
+    from dowse.server.records import ReferencesRequest
+    from dowse.server.workspace import ServedRoot, Workspace
+
+    workspace = Workspace([ServedRoot(indexed)], embed=False)
+    answer = workspace.references(ReferencesRequest(name="validate_token"))
+    assert [(c.path, c.lines) for c in answer.callers][0] == ("shop/api/routes.py", [22])
+    assert [c.definition.qualified_name for c in answer.callees] == ["TokenError", "_sign"]
+    assert answer.indexed and answer.budget.cut == answer.budget.omitted == 0
+    small = workspace.references(
+        ReferencesRequest(name="validate_token", direction="callers", max_tokens=256)
+    )
+    assert small.budget.tokens <= 256 and small.callees == []
+    assert small.budget.cut + small.budget.omitted > 0
+
+
+# -- the retrieval loop --------------------------------------------------------------------
+
+LOOP_REPO = {
+    "core/quota.py": (
+        '"""Upload rate limits."""\n\n\n'
+        "def throttle_window(user: str) -> int:\n"
+        '    """How many uploads a user may make per minute: the upload rate limit."""\n'
+        '    if user.startswith("admin"):\n'
+        "        return 600\n"
+        "    return 60\n"
+    ),
+    # No word of the question: only the reference leads here.
+    "app/handlers.py": (
+        "from core.quota import throttle_window\n\n\n"
+        "def handle_post(request: dict) -> int:\n"
+        '    return throttle_window(request["who"])\n'
+    ),
+    "app/other.py": "def unrelated() -> int:\n    return 1\n",
+}
+
+
+def test_refine_follows_the_caller_of_a_high_relevance_hit(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "loop", LOOP_REPO)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+    question = "how many uploads may a user make per minute: the upload rate limit"
+    result = run_loop(searcher, question, config=LoopConfig(stop_hits=10))
+    assert result.trace[0].candidates[0][0] == "core/quota.py:1-8"
+    assert result.trace[0].candidates[0][1] >= 0.7
+    assert result.trace[1].followed == ["caller of throttle_window: app/handlers.py:5"]
+    (caller,) = [it for it in result.items if it.hit.path == "app/handlers.py"]
+    assert caller.hit.signals["caller"] == 1.0
+    assert "calls or is called by relevant code" in caller.reason
+    # Followed once: a later cycle does not add it again.
+    assert all(not c.followed for c in result.trace[2:])
+
+
+def test_refine_follows_nothing_in_an_index_without_references(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "loop", LOOP_REPO)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    manifest = json.loads((root / ".dowse" / MANIFEST).read_text())
+    del manifest["versions"]["refs"]
+    (root / ".dowse" / MANIFEST).write_text(json.dumps(manifest))
+    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+    question = "how many uploads may a user make per minute: the upload rate limit"
+    result = run_loop(searcher, question, config=LoopConfig(stop_hits=10))
+    assert all(not c.followed for c in result.trace)
