@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Citation",
+    "Command",
+    "CommandKind",
     "Dependency",
     "Depth",
     "Evidence",
@@ -35,6 +37,7 @@ __all__ = [
 ]
 
 Depth = Literal["shallow", "standard", "deep"]
+CommandKind = Literal["install", "build", "test", "lint", "run"]
 
 
 class Citation(BaseModel):
@@ -111,6 +114,23 @@ class TrackFindings(BaseModel):
     @property
     def passed(self) -> bool:
         return bool(self.gates) and all(g.passed for g in self.gates)
+
+
+class Command(BaseModel):
+    """A command to work in the repository with, at the line that states it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: CommandKind
+    command: str = Field(description="the command line to type, as its source states it")
+    runs: str = Field(
+        default="", description="what a wrapper runs (a tox env's or make target's commands)"
+    )
+    source: str = Field(
+        description="what states it: CI, tox, nox, make, npm, hatch, pyproject, Cargo, go.mod, "
+        "CMake, or the instructions file (AGENTS.md, CLAUDE.md, CONTRIBUTING)"
+    )
+    citation: Citation
 
 
 class TreeNode(BaseModel):
@@ -252,6 +272,15 @@ class ExploreResult(BaseModel):
     root: str
     depth: Depth
     focus: str | None = None
+    commands: list[Command] = Field(
+        default_factory=list,
+        description="how to install, build, test, lint and run it: by kind in that order, "
+        "the best first (for test, what CI runs)",
+    )
+    instructions: list[Finding] = Field(
+        default_factory=list,
+        description="the rules AGENTS.md, CLAUDE.md and CONTRIBUTING state, each at its line",
+    )
     tree: TreeNode | None = None
     key_files: list[KeyFile] = Field(default_factory=list)
     patterns: list[Pattern] = Field(default_factory=list)
