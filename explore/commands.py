@@ -9,7 +9,8 @@ that state a rule), the task runners (tox envs in ``tox.ini``, ``tox.toml`` or
 pyproject's ``[tool.tox]``, nox sessions, Makefile targets, package.json scripts, hatch
 scripts) and what the manifests imply (``pytest`` for a configured pytest, ``cargo test``
 for a Cargo.toml, ``go test ./...`` for a go.mod, ``ctest`` for a CMake build with tests,
-``[project.scripts]`` to run, the installer a lock file calls for).
+``pytest`` for Python test files no runner is configured for, ``[project.scripts]`` to
+run, the installer a lock file calls for).
 
 Invariants:
 
@@ -37,7 +38,8 @@ from typing import Any
 
 from dowse.explore.manifest_parsing import Src, as_dict, as_strs, toml_key, toml_table
 from dowse.explore.records import Command, CommandKind, Finding, TrackSpec
-from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
+from dowse.languages import is_test_path
 
 __all__ = ["MAX_PER_KIND", "MAX_RULES", "classify", "commands_track"]
 
@@ -81,7 +83,8 @@ _LINT_NAME = re.compile(
     r"black|isort|clippy|pre-?commit|codespell|static|tidy"
 )
 _TEST_NAME = re.compile(
-    r"test|spec\b|^check$|^checks$|coverage|^cov$|^unit|integration|e2e|race|^py\d*|^pypy"
+    r"test|spec\b|^check$|^checks$|coverage|^cov$|^unit|integration|e2e|race|"
+    r"^py$|^py\d|^pypy"
 )
 _BUILD_NAME = re.compile(r"^(build|all|compile|dist|package|wheel|sdist|docs?|html|bundle)\b")
 _INSTALL_NAME = re.compile(r"^(install|deps|dependencies|setup|bootstrap|develop|requirements)\b")
@@ -831,11 +834,12 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
             continue
         if _BULLET.match(raw):
             end_paragraph()
-        if _LITERAL.search(raw):
-            literal_col = indent
         for m in _SPAN.finditer(raw):
             command(number, m.group(1) or m.group(2))
         para.append((number, _BULLET.sub("", text)))
+        if _LITERAL.search(raw):  # `then::` ends its paragraph; the literal block follows
+            literal_col = indent
+            end_paragraph()
     end_paragraph()
 
 
@@ -887,7 +891,28 @@ def _gather(ctx: Context) -> _Sink:
             continue
         sink.read.append(path)
         _BUILD_FILES[basename(path).lower()](sink, Src(path, lines), dirname(path))
+    if not any(c.kind == "test" for c in sink.commands):
+        _implied_tests(sink)
     return sink
+
+
+_TEST_DEF = re.compile(r"^\s*(async\s+)?def\s+test\w*\s*\(")
+
+
+def _implied_tests(sink: _Sink) -> None:
+    """Python tests without a configured runner: pytest collects `test_*` functions (and
+    unittest classes), so `pytest`, cited at the first test function of the shallowest
+    test file in scope."""
+    ctx = sink.ctx
+    tests = sorted(
+        (p for p in ctx.files() if p.endswith(".py") and is_test_path(p)),
+        key=lambda p: (p.count("/"), p),
+    )
+    for path in tests[:50]:
+        if (line := find_line(ctx, path, _TEST_DEF)) is not None:
+            sink.read.append(path)
+            sink.add("test", "pytest", "test files", path, line, _IMPLIED)
+            return
 
 
 def _ordered(found: list[_Cmd]) -> tuple[list[_Cmd], dict[str, int]]:
@@ -898,11 +923,16 @@ def _ordered(found: list[_Cmd]) -> tuple[list[_Cmd], dict[str, int]]:
     per_file: dict[tuple[str, str], int] = {}
     left: dict[str, int] = {}
     out: list[_Cmd] = []
+    first: dict[tuple[str, str], _Cmd] = {}
     for _, c in ranked:
         key = (c.kind, c.command.lower())
         if key in seen:
+            # CI's `nox -s tests` says nothing of what it runs; the noxfile does
+            if not first[key].runs and c.runs:
+                first[key].runs = c.runs
             continue
         seen.add(key)
+        first[key] = c
         n_file = per_file[c.kind, c.path] = per_file.get((c.kind, c.path), 0) + 1
         if per_kind.get(c.kind, 0) < MAX_PER_KIND and n_file <= _PER_FILE:
             per_kind[c.kind] = per_kind.get(c.kind, 0) + 1
