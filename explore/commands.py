@@ -20,8 +20,10 @@ Invariants:
 - `ExploreResult.commands` is ordered by kind (install, build, test, lint, run), each kind
   best first: for test, what CI runs comes first (it is what the maintainers check), then
   the instructions files, the task runners and what the manifests imply; for the other
-  kinds the instructions files come before CI. A command stated twice keeps its best
-  source; at most `MAX_PER_KIND` per kind.
+  kinds the instructions files come before CI. Among CI workflows, those that test come
+  before coverage, release and other chores, a tool before a repository script, and the
+  shortest variant of a command first.
+  A command stated twice keeps its best source; at most `MAX_PER_KIND` per kind.
 - Build files are read in the scope's directory, else in the nearest directory above it
   that has any; CI and the instructions files at the root count for every scope.
 """
@@ -915,9 +917,26 @@ def _implied_tests(sink: _Sink) -> None:
             return
 
 
+_CI_AUX = re.compile(r"coverage|release|publish|deploy|nightly|bench|docs|lock|stale|label")
+
+
+def _sort_key(c: _Cmd) -> tuple[int, int, int, int, int]:
+    """Kind, source rank; for CI, the workflow that tests before coverage, release and
+    other chores, a tool's command before a repository script's, and the plainest
+    (shortest) variant first: a matrix's extra features and flags make a command longer,
+    not more typical."""
+    if c.origin != _CI:
+        return KINDS.index(c.kind), c.rank, 0, 0, 0
+    name = basename(c.path).lower()
+    chore = 2 if _CI_AUX.search(name) else 0 if re.search(r"test|^ci\.", name) else 1
+    words = _words(c.command)
+    script = int(bool(words) and "/" in words[0])
+    return KINDS.index(c.kind), c.rank, chore, script, len(c.command)
+
+
 def _ordered(found: list[_Cmd]) -> tuple[list[_Cmd], dict[str, int]]:
     """By kind, best source first, each command once; at most MAX_PER_KIND per kind."""
-    ranked = sorted(enumerate(found), key=lambda ic: (KINDS.index(ic[1].kind), ic[1].rank, ic[0]))
+    ranked = sorted(enumerate(found), key=lambda ic: (*_sort_key(ic[1]), ic[0]))
     seen: set[tuple[str, str]] = set()
     per_kind: dict[str, int] = {}
     per_file: dict[tuple[str, str], int] = {}

@@ -164,6 +164,11 @@ class ManifestReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     manifests: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(
+        default_factory=list,
+        description="the manifests of examples and docs: their dependencies are listed "
+        "after the project's and are not the project's",
+    )
     dependencies: list[Dependency] = Field(default_factory=list)
     scripts: dict[str, str] = Field(default_factory=dict, description="name → command")
     entry_points: dict[str, str] = Field(default_factory=dict, description="name → target")
@@ -189,6 +194,11 @@ class ImportReport(BaseModel):
     )
     external: list[tuple[str, int]] = Field(
         default_factory=list, description="(top-level package, importing files)"
+    )
+    conditional: dict[str, str] = Field(
+        default_factory=dict,
+        description="third-party packages no module needs to run → why: only under "
+        "TYPE_CHECKING, only in try/except ImportError, only in tests, only in examples or docs",
     )
 
 

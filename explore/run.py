@@ -119,9 +119,8 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
         parts.append("key files " + ", ".join(f"{k.path} ({k.role})" for k in result.key_files[:4]))
     deps = result.dependencies
     if deps.manifests:
-        parts.append(
-            f"{len(deps.dependencies)} dependencies declared in " + ", ".join(deps.manifests[:3])
-        )
+        own = [d for d in deps.dependencies if d.manifest not in deps.examples]
+        parts.append(f"{len(own)} dependencies declared in " + ", ".join(deps.manifests[:3]))
     if result.patterns:
         parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))
     if result.imports is not None and result.imports.central:
