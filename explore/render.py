@@ -21,6 +21,7 @@ from pydantic import BaseModel
 
 from dowse.errors import BudgetTooSmall
 from dowse.explore.records import Command, ExploreResult, Finding, TrackFindings, TreeNode
+from dowse.explore.tree import tree_rank
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.render import code_span, fence, one_line
 
@@ -90,14 +91,15 @@ class _Section:
 
 
 def _tree_nodes(root: TreeNode) -> list[tuple[TreeNode, int]]:
-    """Breadth first, so a budget keeps the upper levels."""
+    """Breadth first within each `tree_rank`, source before tests before docs and
+    examples, so a budget keeps the upper levels of the source first."""
     out: list[tuple[TreeNode, int]] = []
     frontier, level = [root], 0
     while frontier:
         out.extend((n, level) for n in frontier)
         frontier = [c for n in frontier for c in n.children]
         level += 1
-    return out
+    return sorted(out, key=lambda nl: tree_rank(nl[0].path, nl[0].kind))  # stable
 
 
 def _prune(node: TreeNode, kept: set[int]) -> TreeNode:
