@@ -320,15 +320,18 @@ def _classify_one(command: str) -> CommandKind | None:
 
 
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;)\s*")
-_KIND_WEIGHT = {"test": 0, "lint": 1, "build": 2, "run": 3, "install": 4}
+_KIND_WEIGHT: dict[str, int] = {"test": 0, "lint": 1, "build": 2, "run": 3, "install": 4}
 
 
 def classify(command: str) -> CommandKind | None:
     """The kind of a shell command line, or None for one that installs, builds, tests,
     lints and runs nothing (`echo`, `cd`, `git ...`). A chain takes its weightiest part:
     `pip install -e . && pytest` tests."""
-    kinds = [k for seg in _SEGMENTS.split(command) if (k := _classify_one(seg))]
-    return min(kinds, key=_KIND_WEIGHT.__getitem__) if kinds else None
+    kinds: list[CommandKind] = []
+    for segment in _SEGMENTS.split(command):
+        if (kind := _classify_one(segment)) is not None:
+            kinds.append(kind)
+    return sorted(kinds, key=_KIND_WEIGHT.__getitem__)[0] if kinds else None
 
 
 # -- reading the sources ------------------------------------------------------------------
