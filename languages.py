@@ -26,6 +26,7 @@ __all__ = [
     "language_for",
     "is_benchmark_path",
     "is_documentation",
+    "is_example_path",
     "is_test_path",
     "language_from_shebang",
 ]
@@ -229,6 +230,16 @@ def is_benchmark_path(path: str) -> bool:
 
 
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|galler(y|ies)|demos?|tutorials?|samples?)/")
+
+
+_DOCS_DIR = re.compile(r"(^|/)(docs?|documentation)/", re.IGNORECASE)
+
+
+def is_example_path(path: str) -> bool:
+    """Under an examples, demos, tutorials, samples or gallery directory, or the docs tree:
+    files that show the project rather than make it up (an example's manifest declares the
+    example's needs, not the project's)."""
+    return bool(_EXAMPLE_PATH.search(path) or _DOCS_DIR.search(path))
 
 
 def is_documentation(path: str, language: str | None) -> bool:

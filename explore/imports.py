@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.errors import DowseError
+from dowse.explore.import_guards import conditional
 from dowse.explore.records import (
     Citation,
     GraphEdge,
@@ -571,6 +572,7 @@ def imports_track(ctx: Context) -> Track:
             cycles=cycles,
             central=[(p, round(rank[p], 4)) for p in central],
             external=external[:MAX_EXTERNAL],
+            conditional=conditional(ctx, {p: graph.external[p] for p, _ in external}),
         )
 
         state.conclusions.append(

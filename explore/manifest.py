@@ -17,6 +17,9 @@ Invariants:
 - Parsing is structured where the format allows (tomllib, json, configparser,
   xml.etree); line numbers always come from the text: each declaration is looked up after
   the line of its table or key, so a name declared twice gets the line in the right section.
+- The project's manifests come first, shallowest first; those of examples and docs
+  (``ManifestReport.examples``) after them, so a budget or the manifest cap drops theirs
+  first.
 - A dependency's ``line`` is None only when the text did not show where it is declared.
 - A manifest that does not parse is a gap (``"<path>: could not parse: ..."``), never an
   exception; the other manifests are still reported.
@@ -43,7 +46,8 @@ from dowse.explore.manifest_others import (
 from dowse.explore.manifest_parsing import Parsed, Src
 from dowse.explore.manifest_python import pyproject, requirements, setup_cfg, setup_py
 from dowse.explore.records import Dependency, ManifestReport, TrackSpec
-from dowse.explore.tracks import Context, Track, TrackState, cite
+from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.languages import is_example_path
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 
@@ -189,7 +193,8 @@ def manifest_track(ctx: Context) -> Track:
         if not paths:
             state.gaps.append(f"no dependency manifest in {ctx.scope or '.'} or above it")
             return False, "no manifests found"
-        paths.sort(key=lambda p: (p.count("/"), p))
+        # The project's own first: an example's manifest declares the example's needs.
+        paths.sort(key=lambda p: (is_example_path(p), p.count("/"), p))
         if len(paths) > MAX_MANIFESTS:
             state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
             paths = paths[:MAX_MANIFESTS]
@@ -197,7 +202,12 @@ def manifest_track(ctx: Context) -> Track:
             state.conclusions.append(
                 f"no manifest in {ctx.scope}; using the nearest above: " + ", ".join(paths)
             )
-        report = ManifestReport(manifests=paths)
+        report = ManifestReport(manifests=paths, examples=[p for p in paths if is_example_path(p)])
+        if report.examples and len(report.examples) < len(paths):
+            state.conclusions.append(
+                f"{plural(len(report.examples), 'manifest')} of examples and docs, listed "
+                "after the project's: " + ", ".join(report.examples[:5])
+            )
         parsed: list[Parsed] = []
         failed = 0
         for path in paths:

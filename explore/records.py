@@ -14,6 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "Citation",
+    "Command",
+    "CommandKind",
     "Dependency",
     "Depth",
     "Evidence",
@@ -35,6 +37,7 @@ __all__ = [
 ]
 
 Depth = Literal["shallow", "standard", "deep"]
+CommandKind = Literal["install", "build", "test", "lint", "run"]
 
 
 class Citation(BaseModel):
@@ -113,6 +116,23 @@ class TrackFindings(BaseModel):
         return bool(self.gates) and all(g.passed for g in self.gates)
 
 
+class Command(BaseModel):
+    """A command to work in the repository with, at the line that states it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: CommandKind
+    command: str = Field(description="the command line to type, as its source states it")
+    runs: str = Field(
+        default="", description="what a wrapper runs (a tox env's or make target's commands)"
+    )
+    source: str = Field(
+        description="what states it: CI, tox, nox, make, npm, hatch, pyproject, Cargo, go.mod, "
+        "CMake, or the instructions file (AGENTS.md, CLAUDE.md, CONTRIBUTING)"
+    )
+    citation: Citation
+
+
 class TreeNode(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -144,6 +164,11 @@ class ManifestReport(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     manifests: list[str] = Field(default_factory=list)
+    examples: list[str] = Field(
+        default_factory=list,
+        description="the manifests of examples and docs: their dependencies are listed "
+        "after the project's and are not the project's",
+    )
     dependencies: list[Dependency] = Field(default_factory=list)
     scripts: dict[str, str] = Field(default_factory=dict, description="name → command")
     entry_points: dict[str, str] = Field(default_factory=dict, description="name → target")
@@ -169,6 +194,11 @@ class ImportReport(BaseModel):
     )
     external: list[tuple[str, int]] = Field(
         default_factory=list, description="(top-level package, importing files)"
+    )
+    conditional: dict[str, str] = Field(
+        default_factory=dict,
+        description="third-party packages no module needs to run → why: only under "
+        "TYPE_CHECKING, only in try/except ImportError, only in tests, only in examples or docs",
     )
 
 
@@ -252,6 +282,15 @@ class ExploreResult(BaseModel):
     root: str
     depth: Depth
     focus: str | None = None
+    commands: list[Command] = Field(
+        default_factory=list,
+        description="how to install, build, test, lint and run it: by kind in that order, "
+        "the best first (for test, what CI runs)",
+    )
+    instructions: list[Finding] = Field(
+        default_factory=list,
+        description="the rules AGENTS.md, CLAUDE.md and CONTRIBUTING state, each at its line",
+    )
     tree: TreeNode | None = None
     key_files: list[KeyFile] = Field(default_factory=list)
     patterns: list[Pattern] = Field(default_factory=list)

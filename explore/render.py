@@ -20,11 +20,19 @@ from typing import Any, Literal
 from pydantic import BaseModel
 
 from dowse.errors import BudgetTooSmall
-from dowse.explore.records import ExploreResult, Finding, TrackFindings, TreeNode
+from dowse.explore.records import Command, ExploreResult, Finding, TrackFindings, TreeNode
+from dowse.explore.tree import tree_rank
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.render import code_span, fence, one_line
 
-__all__ = ["compact_tracks", "finding_line", "fit_budget", "render_json", "render_markdown"]
+__all__ = [
+    "command_line",
+    "compact_tracks",
+    "finding_line",
+    "fit_budget",
+    "render_json",
+    "render_markdown",
+]
 
 Format = Literal["markdown", "json"]
 _OVERHEAD = 12  # tokens for a section's heading and spacing
@@ -35,10 +43,22 @@ def finding_line(f: Finding) -> str:
     return f"- {one_line(f.claim)} — " + ", ".join(code_span(c.ref) for c in f.citations)
 
 
+def command_line(c: Command) -> str:
+    """One command as a markdown list item: its kind, the command, what a wrapper runs, and
+    where it is stated."""
+    runs = f" → {code_span(c.runs)}" if c.runs and c.runs != c.command else ""
+    return (
+        f"- {c.kind}: {code_span(c.command)}{runs} — {code_span(c.citation.ref)} "
+        f"({one_line(c.source)})"
+    )
+
+
 def _md_item(section: str, item: Any) -> str:
     """One rendered markdown line for an item of `section` (also its budget cost)."""
     if isinstance(item, Finding):
         return finding_line(item)
+    if isinstance(item, Command):
+        return command_line(item)
     if section == "tree":
         node, level = item
         label = one_line(node.path.rsplit("/", 1)[-1]) + ("/" if node.kind == "dir" else "")
@@ -71,14 +91,15 @@ class _Section:
 
 
 def _tree_nodes(root: TreeNode) -> list[tuple[TreeNode, int]]:
-    """Breadth first, so a budget keeps the upper levels."""
+    """Breadth first within each `tree_rank`, source before tests before docs and
+    examples, so a budget keeps the upper levels of the source first."""
     out: list[tuple[TreeNode, int]] = []
     frontier, level = [root], 0
     while frontier:
         out.extend((n, level) for n in frontier)
         frontier = [c for n in frontier for c in n.children]
         level += 1
-    return out
+    return sorted(out, key=lambda nl: tree_rank(nl[0].path, nl[0].kind))  # stable
 
 
 def _prune(node: TreeNode, kept: set[int]) -> TreeNode:
@@ -98,6 +119,13 @@ def _sections(r: ExploreResult) -> list[_Section]:
         if items:
             s.append(_Section(name, weight, items, keep))
 
+    add("commands", 0.10, r.commands, lambda k: setattr(r, "commands", r.commands[:k]))
+    add(
+        "instructions",
+        0.04,
+        r.instructions,
+        lambda k: setattr(r, "instructions", r.instructions[:k]),
+    )
     syn = r.synthesis
     add("unified", 0.08, syn.unified, lambda k: setattr(syn, "unified", syn.unified[:k]))
     add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
@@ -360,6 +388,8 @@ def render_markdown(r: ExploreResult) -> str:
             lines.append(f"- _{omitted} more left out for the token budget_")
         lines.append("")
 
+    section("How to work in this repository", "commands", r.commands)
+    section("Rules its instructions state", "instructions", r.instructions)
     section("Agreed across tracks", "unified", syn.unified)
     section("Nuances", "nuances", syn.nuances)
     section("Open questions", "open_questions", syn.open_questions)

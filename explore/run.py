@@ -2,8 +2,8 @@
 
 | depth    | tracks                                                        |
 |----------|---------------------------------------------------------------|
-| shallow  | tree, manifest                                                |
-| standard | tree, manifest, patterns, + focus when a focus is given       |
+| shallow  | commands, tree, manifest                                      |
+| standard | shallow + patterns, + focus when a focus is given             |
 | deep     | standard + imports + git + module specialists                 |
 
 Read-only: exploring never writes, not even an index. The root is the indexed root when an
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dowse.errors import InvalidPath
+from dowse.explore.commands import commands_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
@@ -111,13 +112,15 @@ def context(
 def _summary(result: ExploreResult, ctx: Context) -> str:
     files = ctx.files()
     parts = [f"{result.path}: {len(files)} indexable files"]
+    test = next((c for c in result.commands if c.kind == "test"), None)
+    if test is not None:
+        parts.append(f"test with `{test.command}` ({test.citation.ref})")
     if result.key_files:
         parts.append("key files " + ", ".join(f"{k.path} ({k.role})" for k in result.key_files[:4]))
     deps = result.dependencies
     if deps.manifests:
-        parts.append(
-            f"{len(deps.dependencies)} dependencies declared in " + ", ".join(deps.manifests[:3])
-        )
+        own = [d for d in deps.dependencies if d.manifest not in deps.examples]
+        parts.append(f"{len(own)} dependencies declared in " + ", ".join(deps.manifests[:3]))
     if result.patterns:
         parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))
     if result.imports is not None and result.imports.central:
@@ -175,7 +178,11 @@ def explore(
     ctx.all_files()  # walk once, before the tracks share it
     walked = time.perf_counter() - t0
 
-    makers: list[Callable[[], Track]] = [lambda: tree_track(ctx), lambda: manifest_track(ctx)]
+    makers: list[Callable[[], Track]] = [
+        lambda: commands_track(ctx),
+        lambda: tree_track(ctx),
+        lambda: manifest_track(ctx),
+    ]
     if depth in ("standard", "deep"):
         makers.append(lambda: patterns_track(ctx))
     with ThreadPoolExecutor(max_workers=8) as pool:
@@ -207,7 +214,16 @@ def explore(
         path=scope or ".", root=str(root), depth=depth, focus=focus, tracks=tracks
     )
     for _, out in done:
-        for name in ("tree", "key_files", "patterns", "dependencies", "imports", "git"):
+        for name in (
+            "commands",
+            "instructions",
+            "tree",
+            "key_files",
+            "patterns",
+            "dependencies",
+            "imports",
+            "git",
+        ):
             if name in out:
                 setattr(result, name, out[name])
     # The focus findings are the claims that passed the evidence gate, not all it made.
@@ -221,4 +237,12 @@ def explore(
     return result
 
 
-_ORDER = {"tree": 0, "manifest": 1, "patterns": 2, "focus": 3, "imports": 4, "git": 5}
+_ORDER = {
+    "commands": -1,
+    "tree": 0,
+    "manifest": 1,
+    "patterns": 2,
+    "focus": 3,
+    "imports": 4,
+    "git": 5,
+}

@@ -6,23 +6,33 @@ how much to trust the whole.
   citation.
 - nuances: cross-checks between tracks that disagree or qualify each other: a conventional
   entry point that other modules import, a package imported in code but declared in no
-  manifest, focus results in files with uncommitted changes, failed gates, dropped claims.
-- open questions: the union of every track's gaps.
+  manifest of the project, focus results in files with uncommitted changes, failed gates,
+  dropped claims. A package counts as declared when a distribution that provides its
+  import name is (explore.distributions: `dotenv` is `python-dotenv`); manifests of
+  examples and docs declare nothing for the project; a package no module needs to run
+  (imported only under TYPE_CHECKING, in try/except ImportError, in tests or in examples:
+  `ImportReport.conditional`) is never undeclared.
+- open questions: the union of every track's gaps about the repository; gaps that state
+  an explorer's own limits (sampling, caps, languages it has no rules for, what static
+  import parsing cannot see: `_OWN_LIMITS`) stay in their tracks.
 - confidence: High when every track passed every gate, nothing was dropped and at least two
   tracks corroborate each other; Low when most tracks failed; Moderate otherwise.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Literal
 
+from dowse.explore.distributions import distributions, normalize
 from dowse.explore.records import (
     ExploreResult,
     Synthesis,
     TrackFindings,
 )
 from dowse.explore.tracks import STDLIB
+from dowse.languages import is_example_path
 
 __all__ = ["synthesize"]
 
@@ -41,8 +51,32 @@ def _track_group(name: str) -> str:
     return name.split("/", 1)[0]
 
 
-def _normalize(package: str) -> str:
-    return package.lower().replace("_", "-").replace(".", "-")
+_OWN_LIMITS = re.compile(
+    "|".join(
+        (
+            r"^measured on a sample of",
+            r"^no pattern rules for ",
+            r"^typing: the sampled languages",
+            r"^without an index, ",
+            r"^imports are not resolved to files for ",
+            r"^edges follow import statements only",
+            r"no specialist$",
+            r"more complex modules than specialists",
+            r"read \d+ of its source files",
+            r"^missed conveniences are found",
+            r"^listed \d+ of \d+ key files",
+            r"list only their first \d+ children$",
+            r"^read \d+ of \d+ .*files",
+            r"^parsed \d+ of \d+ manifests",
+            r"more \w+ commands? not listed$",
+        )
+    )
+)
+"""Gaps that describe how an explorer works, not the repository: not open questions."""
+
+
+def _about_the_repository(gap: str) -> bool:
+    return not _OWN_LIMITS.search(gap)
 
 
 def synthesize(result: ExploreResult) -> Synthesis:
@@ -76,10 +110,19 @@ def synthesize(result: ExploreResult) -> Synthesis:
                 nuances.append(
                     f"`{path}` is an entry point by convention ({role}) but other modules import it"
                 )
-        declared = {_normalize(d.name) for d in result.dependencies.dependencies}
+        declared = {
+            normalize(d.name)
+            for d in result.dependencies.dependencies
+            if not is_example_path(d.manifest)
+        }
+        needed = [
+            (package, users)
+            for package, users in result.imports.external
+            if package not in STDLIB and package not in result.imports.conditional
+        ]
         if declared:
-            for package, users in result.imports.external:
-                if users >= 2 and package not in STDLIB and _normalize(package) not in declared:
+            for package, users in needed:
+                if users >= 2 and not distributions(package) & declared:
                     nuances.append(
                         f"`{package}` is imported by {users} files but no manifest "
                         "declares it under that name"
@@ -105,7 +148,7 @@ def synthesize(result: ExploreResult) -> Synthesis:
     open_questions = []
     for t in tracks:
         for gap in t.gaps:
-            if gap not in open_questions:
+            if gap not in open_questions and _about_the_repository(gap):
                 open_questions.append(gap)
 
     passed = sum(t.passed for t in tracks)

@@ -4,9 +4,13 @@ Outputs, by `ExploreResult` field:
 
 - ``tree``: a `TreeNode` rooted at the scope, three levels deep, built from the walked files
   (so ignores, secrets and size limits already apply). A directory's ``files`` counts every
-  file below it; children are directories first (most files first, then by name), then files
-  by name; at most `MAX_CHILDREN` are listed and ``truncated`` counts the rest. A directory
-  at the depth limit lists no children: its ``truncated`` is the number it has.
+  file below it; children are directories first, then files by name; at most
+  `MAX_CHILDREN` are listed and ``truncated`` counts the rest. A directory at the depth
+  limit lists no children: its ``truncated`` is the number it has. Directories come by
+  `tree_rank` (source, then tests and hidden configuration directories, then docs,
+  examples and benchmarks), then most files first, then by name; a budget keeps the
+  tree's nodes in the same rank order (explore.render), so a tight one shows the source
+  package before the docs pages.
 - ``key_files``: up to `MAX_KEY_FILES` `KeyFile` records (entry points, package roots,
   readmes, configs, CI), most important first: shallower before deeper, then by kind, then
   by path. Each one comes with a claim citing the line that justifies its role; a file with
@@ -25,8 +29,9 @@ from posixpath import basename, dirname
 
 from dowse.explore.records import KeyFile, TrackSpec, TreeNode
 from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from dowse.languages import is_benchmark_path, is_example_path, is_test_path
 
-__all__ = ["MAX_CHILDREN", "MAX_KEY_FILES", "MAX_LEVELS", "MAX_SCANNED", "tree_track"]
+__all__ = ["MAX_CHILDREN", "MAX_KEY_FILES", "MAX_LEVELS", "MAX_SCANNED", "tree_rank", "tree_track"]
 
 MAX_LEVELS = 3
 MAX_CHILDREN = 25
@@ -199,13 +204,28 @@ def _build(files: list[str], base: str) -> _Dir:
     return top
 
 
+def tree_rank(path: str, kind: str = "file") -> int:
+    """How far a tree node is from the source: 0 for source packages and top-level files,
+    1 for tests and hidden (configuration) directories, 2 for docs, examples and
+    benchmarks."""
+    p = path + "/" if kind == "dir" else path
+    if is_example_path(p) or is_benchmark_path(p):
+        return 2
+    if is_test_path(p) or any(part.startswith(".") for part in p.split("/")[:-1]):
+        return 1
+    return 0
+
+
 def _node(d: _Dir, path: str, level: int) -> TreeNode:
     """`d` as a TreeNode at `path`, `level` levels below the scope."""
     count = len(d.dirs) + len(d.leaves)
     if level >= MAX_LEVELS:
         return TreeNode(path=path, kind="dir", files=d.files, truncated=count)
     prefix = "" if path == "." else path + "/"
-    subdirs = sorted(d.dirs.items(), key=lambda kv: (-kv[1].files, kv[0]))
+    subdirs = sorted(
+        d.dirs.items(),
+        key=lambda kv: (tree_rank(prefix + kv[0], "dir"), -kv[1].files, kv[0]),
+    )
     children = [_node(sub, prefix + name, level + 1) for name, sub in subdirs[:MAX_CHILDREN]]
     room = MAX_CHILDREN - len(children)
     children += [TreeNode(path=prefix + name, kind="file") for name in sorted(d.leaves)[:room]]

@@ -284,3 +284,36 @@ def test_single_file_without_a_role(tmp_path: Path) -> None:
     assert [(f.claim, f.citations[0].ref) for f in result.findings] == [
         ("the scope is the single file src/util.py", "src/util.py:2")
     ]
+
+
+def test_source_packages_come_before_tests_docs_and_examples(tmp_path: Path) -> None:
+    from dowse.explore.records import ExploreResult
+    from dowse.explore.render import fit_budget, render_markdown
+
+    files = {f"docs/page{i:02}.rst": "Page\n====\n" for i in range(30)}
+    files |= {f"examples/demo{i}/app.py": "x = 1\n" for i in range(3)}
+    files |= {f"tests/test_{i}.py": "def test():\n    pass\n" for i in range(12)}
+    files |= {f"src/pkg/mod{i}.py": "x = 1\n" for i in range(8)}
+    files |= {".github/workflows/ci.yml": "jobs:\n", "README.md": "# pkg\n"}
+    make_tree(tmp_path, files)
+    _, output = explore(tmp_path)
+    tree = output["tree"]
+    # by rank first (source, then tests and hidden directories, then docs and examples),
+    # then by size
+    assert [c.path for c in tree.children] == [
+        "src",
+        "tests",
+        ".github",
+        "docs",
+        "examples",
+        "README.md",
+    ]
+    result = ExploreResult(path=".", root=str(tmp_path), depth="shallow", tree=tree)
+    # whatever the budget, a docs page is shown only after the whole source package
+    shown = []
+    for budget in range(100, 400, 5):
+        text = render_markdown(fit_budget(result, budget))
+        modules = sum(f"mod{i}.py" in text for i in range(8))
+        assert "page00.rst" not in text or modules == 8, budget
+        shown.append((modules, "page00.rst" in text))
+    assert (8, False) in shown and (8, True) in shown and shown[0][0] < 8

@@ -1,0 +1,179 @@
+"""The "imported but declared in no manifest" nuance is true: import names map to their
+distributions; TYPE_CHECKING-only, optional, test and example imports are not needed;
+examples' manifests are not the project's; open questions are about the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import make_tree
+
+from dowse.explore import explore
+from dowse.explore.distributions import distributions
+from dowse.explore.import_guards import guard
+from dowse.explore.records import (
+    Dependency,
+    ExploreResult,
+    GateResult,
+    ImportReport,
+    ManifestReport,
+    TrackFindings,
+    TrackSpec,
+)
+from dowse.explore.synthesis import synthesize
+
+GUARDED = """\
+from __future__ import annotations
+
+import typing as t
+
+import requests
+
+if t.TYPE_CHECKING:
+    from typing_extensions import Self
+    import yaml
+else:
+    import json
+
+try:
+    import ujson
+except ImportError:
+    import simplejson as ujson
+
+
+def f():
+    try:
+        import orjson
+    except (ModuleNotFoundError, ValueError):
+        orjson = None
+    import toml
+    return toml
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (5, None),  # requests
+        (8, "TYPE_CHECKING"),
+        (9, "TYPE_CHECKING"),
+        (11, None),  # the else branch runs
+        (14, "optional"),
+        (16, "optional"),  # the fallback
+        (21, "optional"),  # in a function, still optional
+        (24, None),  # a lazy import, but unconditional
+    ],
+)
+def test_guard_reads_the_enclosing_blocks(line, why):
+    assert guard(GUARDED.splitlines(), line) == why
+
+
+def test_import_names_map_to_distributions():
+    assert "python-dotenv" in distributions("dotenv")
+    assert "pyyaml" in distributions("yaml")
+    assert "pillow" in distributions("PIL")
+    assert "scikit-learn" in distributions("sklearn")
+    assert "opencv-python" in distributions("cv2")
+    assert "beautifulsoup4" in distributions("bs4")
+    assert "requests" in distributions("requests")
+    # installed metadata: pydantic_core is installed with dowse, as pydantic-core
+    assert "pydantic-core" in distributions("pydantic_core")
+
+
+PROJECT = {
+    "pyproject.toml": (
+        '[project]\nname = "app"\ndependencies = ["python-dotenv", "PyYAML"]\n\n'
+        '[project.optional-dependencies]\nfast = ["ujson"]\n'
+    ),
+    "app/__init__.py": "",
+    # dotenv and yaml are declared under their distributions' names
+    "app/config.py": "import dotenv\nimport yaml\n",
+    "app/load.py": "import dotenv\nimport yaml\nimport missingpkg\n",
+    "app/more.py": "import missingpkg\n",
+    # typing_extensions only for the type checker, ujson optional, pytest in tests only
+    "app/types.py": "import typing\n\nif typing.TYPE_CHECKING:\n    import typing_extensions\n",
+    "app/types2.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+    "    from typing_extensions import Self\n",
+    "app/fast.py": "try:\n    import ujson as json\nexcept ImportError:\n    import json\n",
+    "app/fast2.py": "try:\n    import ujson\nexcept ImportError:\n    ujson = None\n",
+    "tests/test_a.py": "import pytest\nimport _pytest\n",
+    "tests/test_b.py": "import pytest\nimport _pytest\n",
+    # an example's own dependency, declared by the example's manifest only
+    "examples/demo/requirements.txt": "celery\nrequests\n",
+    "examples/demo/a.py": "import celery\nimport requests\n",
+    "examples/demo/b.py": "import celery\nimport requests\n",
+}
+
+
+def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path):
+    make_tree(tmp_path, PROJECT)
+    result = explore(tmp_path, depth="deep")
+    assert result.imports is not None
+    assert result.imports.conditional == {
+        "pytest": "only in tests",
+        "_pytest": "only in tests",
+        "typing_extensions": "only under TYPE_CHECKING",
+        "ujson": "only in try/except ImportError",
+        "celery": "only in examples or docs",
+        "requests": "only in examples or docs",
+    }
+    undeclared = [n for n in result.synthesis.nuances if "no manifest declares" in n]
+    assert undeclared == [
+        "`missingpkg` is imported by 2 files but no manifest declares it under that name"
+    ]
+    # the project's manifest first, the example's after it and named as such
+    assert result.dependencies.manifests == [
+        "pyproject.toml",
+        "examples/demo/requirements.txt",
+    ]
+    assert result.dependencies.examples == ["examples/demo/requirements.txt"]
+    assert "3 dependencies declared in" in result.summary
+
+
+def test_an_examples_manifest_declares_nothing_for_the_project():
+    spec = TrackSpec(name="imports", focus=".", approach="", gates=[], deliverable="")
+    result = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        dependencies=ManifestReport(
+            manifests=["pyproject.toml", "examples/x/pyproject.toml"],
+            examples=["examples/x/pyproject.toml"],
+            dependencies=[
+                Dependency(name="click", manifest="pyproject.toml"),
+                Dependency(name="celery", manifest="examples/x/pyproject.toml"),
+            ],
+        ),
+        imports=ImportReport(external=[("celery", 3), ("click", 4)]),
+        tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
+    )
+    assert synthesize(result).nuances == [
+        "`celery` is imported by 3 files but no manifest declares it under that name"
+    ]
+
+
+def test_open_questions_are_about_the_repository(tmp_path: Path):
+    spec = TrackSpec(name="t", focus=".", approach="", gates=[], deliverable="")
+    gaps = [
+        "no README in scope",
+        "measured on a sample of 40 of 83 files in 21 directories: counts are estimates",
+        "no pattern rules for bash (1 file): structure only",
+        "without an index, imports of the scope from outside it are not known",
+        "edges follow import statements only: dynamic imports are not seen",
+        "docs/README.md names none of docs's functions and no usage rule: no specialist",
+        "listed 30 of 52 key files by convention",
+        "2 directories list only their first 25 children",
+        "3 relative imports name no file here (generated or missing modules)",
+        "2 more test commands not listed",
+    ]
+    result = ExploreResult(
+        path=".",
+        root=str(tmp_path),
+        depth="deep",
+        tracks=[TrackFindings(track=spec, gaps=gaps)],
+    )
+    assert synthesize(result).open_questions == [
+        "no README in scope",
+        "3 relative imports name no file here (generated or missing modules)",
+    ]
