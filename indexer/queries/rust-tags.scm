@@ -71,3 +71,10 @@
 
 (extern_crate_declaration
   name: (identifier) @import.module) @import
+
+; mod foo;   declares a module defined in foo.rs or foo/mod.rs: the module is "mod foo"
+; (so that the resolver tells it from `use foo`). A `mod foo { ... }` is no import.
+(mod_item
+  "mod" @import.path
+  name: (identifier) @import.path
+  !body) @import
