@@ -19,7 +19,8 @@ build system, no network):
   package (`com.x.*`) to the package directory's files.
 - C/C++: `#include` relative to the including file, then in each enclosing directory and
   its `include/`, `inc/`, `src/` or `lib/`, then the one file whose path ends with it
-  (nearest the includer when several do). A header is followed by its implementation
+  (nearest the includer when several do; never for a C or POSIX header such as
+  `stddef.h`). A header is followed by its implementation
   (`foo.h` -> `foo.c`/`foo.cc`/`foo.cpp` beside it, or in the `src/` matching its
   `include/`, or the only one of that name).
 
@@ -54,6 +55,17 @@ _INCLUDE_DIRS = ("", "include", "inc", "src", "lib")
 _TS_CONFIGS = ("tsconfig.json", "jsconfig.json")
 _GO_MODULE = re.compile(r"^\s*module\s+\"?([^\s\"]+)\"?", re.MULTILINE)
 _RUST_ROOTS = ("lib.rs", "main.rs", "mod.rs")
+SYSTEM_HEADERS = frozenset(
+    (
+        "assert.h complex.h ctype.h errno.h fenv.h float.h inttypes.h iso646.h limits.h "
+        "locale.h math.h setjmp.h signal.h stdalign.h stdarg.h stdatomic.h stdbool.h "
+        "stddef.h stdint.h stdio.h stdlib.h stdnoreturn.h string.h tgmath.h threads.h "
+        "time.h uchar.h wchar.h wctype.h unistd.h fcntl.h pthread.h dirent.h dlfcn.h "
+        "poll.h sched.h semaphore.h strings.h syslog.h termios.h utime.h windows.h "
+        "intrin.h immintrin.h emmintrin.h malloc.h io.h direct.h process.h"
+    ).split()
+)
+"""C and POSIX headers an include means even where the tree has a file of that name."""
 MAX_EXTENDS = 4
 """How many tsconfig `extends` hops are followed."""
 
@@ -533,13 +545,15 @@ class ImportResolver:
                 break
             d = posixpath.dirname(d)
         ending = self.tails.get(posixpath.normpath(module), [])
-        if not ending:
-            return None
         scored = sorted(ending, key=lambda p: -_common_prefix(p, importer))
-        if len(scored) > 1 and _common_prefix(scored[0], importer) == _common_prefix(
-            scored[1], importer
-        ):
+        if not scored:
+            return None
+        near = _common_prefix(scored[0], importer)
+        if len(scored) > 1 and near == _common_prefix(scored[1], importer):
             return None  # two equally near files: no guess
+        if module in SYSTEM_HEADERS or module.startswith(("sys/", "linux/")):
+            # `<stddef.h>` is the system's, not a same-named shim in another corner.
+            return None
         return scored[0]
 
     def implementations(self, header: str) -> list[str]:

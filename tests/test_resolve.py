@@ -126,6 +126,7 @@ EXPECTED: dict[str, dict[str, list[list[str]]]] = {
         # the header and its implementation (same stem under the src/ beside include/)
         "src/cart.c": [[], ["include/shop/cart.h"], ["src/ring.h", "src/ring.cpp"]],
         "src/ring.cpp": [["src/ring.h"]],  # its own header; never itself
+        "src/money.c": [["include/shop/money.h"]],
         "tests/test_cart.c": [
             ["src/ring.h", "src/ring.cpp"],
             ["include/shop/cart.h", "src/cart.c"],
@@ -169,12 +170,20 @@ def test_without_manifests_nothing_is_guessed(tmp_path: Path) -> None:
     assert resolved["src/main.ts"] == [[], [], ["src/ui/index.tsx"], ["src/fmt.ts"], [], []]
 
 
-def test_an_ambiguous_include_stays_unresolved(tmp_path: Path) -> None:
+def test_an_include_found_elsewhere_is_taken_unless_ambiguous_or_the_systems(
+    tmp_path: Path,
+) -> None:
     root = make_tree(
         tmp_path / "amb",
-        {"a/util.h": "", "b/util.h": "", "c/main.c": '#include "util.h"\n', "a/x.c": ""},
+        {
+            "a/util.h": "",
+            "b/util.h": "",
+            "programs/timefn.h": "",
+            "compat/stddef.h": "",
+            "c/main.c": '#include "util.h"\n#include "timefn.h"\n#include <stddef.h>\n',
+        },
     )
-    assert _resolved(root)["c/main.c"] == [[]]
+    assert _resolved(root)["c/main.c"] == [[], ["programs/timefn.h"], []]
 
 
 def test_the_index_stores_one_row_per_resolved_file(tmp_path: Path, fake_embedder) -> None:
@@ -194,3 +203,49 @@ def test_the_index_stores_one_row_per_resolved_file(tmp_path: Path, fake_embedde
     cart = sorted(r["resolved"] for r in rows if r["module"] == "github.com/acme/shop/cart")
     assert cart == ["cart/cart.go", "cart/more.go", "cart/total.go"]
     assert len([r for r in rows if r["module"] == "fmt"]) == 1
+
+
+def _imports_report(ctx):
+    from dowse.explore.imports import imports_track
+    from dowse.explore.tracks import run_track
+
+    result, output = run_track(ctx, imports_track(ctx))
+    return result, output.get("imports")
+
+
+@pytest.mark.parametrize("repo", ["go", "rust", "java", "c"])
+def test_the_imports_explorer_graphs_compiled_languages(tmp_path, fake_embedder, repo):
+    from dowse.explore.tracks import Context
+    from dowse.indexer.build import IndexConfig, build_index
+
+    parsed_result, parsed = _imports_report(
+        Context(root=make_tree(tmp_path / "parsed", REPOS[repo]))
+    )
+    root = make_tree(tmp_path / "indexed", REPOS[repo])
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    result, report = _imports_report(Context(root=root, index_dir=root / ".dowse"))
+    assert report is not None and report == parsed
+    edges = {
+        (importer, target)
+        for importer, lists in EXPECTED[repo].items()
+        for targets in lists
+        for target in targets
+        # The walk leaves vendored code out: to the graph it is a third-party package.
+        if not target.startswith("vendor/")
+    }
+    assert report.edges == len(edges)
+    assert [g.passed for g in result.gates] == [True, True, True], result.gates
+    # Every central module's claim cites the import line that shows it.
+    central = [f for f in result.findings if f.topic == "central"]
+    assert central and all(f.citations for f in central)
+    assert not any("not resolved to files for" in g for g in result.gaps)
+
+
+def test_compiled_imports_outside_the_project_are_named(tmp_path):
+    from dowse.explore.tracks import Context
+
+    result, report = _imports_report(Context(root=make_tree(tmp_path / "go", REPOS["go"])))
+    assert report is not None
+    assert any("standard library modules used: fmt" in c for c in result.conclusions)
+    _, c_report = _imports_report(Context(root=make_tree(tmp_path / "c", REPOS["c"])))
+    assert c_report is not None and c_report.external == []
