@@ -1,12 +1,14 @@
 """The imports explorer: the scope's import graph, its entry points, cycles and hubs.
 
-Nodes are the Python and JavaScript/TypeScript files in scope (the languages whose imports
-`indexer.resolve` maps to files); an edge is "file imports internal file", one per pair,
-labelled with the first import line that makes it. The imports come from the index's
-`imports` table when there is an index (files the index does not have yet are parsed), or
-from parsing the scope with `indexer.parse` and resolving with `indexer.resolve`: both
-ways give the same graph for the same files. An import the index left unresolved is
-resolved again against today's files (its module may have been added since).
+Nodes are the files in scope of the languages whose imports `indexer.resolve` maps to
+files (`GRAPH_LANGUAGES`); an edge is "file imports internal file", one per pair, labelled
+with the first import line that makes it. An import can make several edges: a Go package
+is its directory's files, a C/C++ header brings its implementation file. The imports come
+from the index's `imports` table when there is an index (files the index does not have
+yet are parsed), or from parsing the scope with `indexer.parse` and resolving with
+`indexer.resolve`: both ways give the same graph for the same files. An import the index
+left unresolved is resolved again against today's files (its module may have been added
+since).
 
 Invariants:
 - `from pkg import name` points at `pkg/name.py` when `name` is a submodule, and at the
@@ -30,7 +32,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import Counter, deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,13 +48,33 @@ from dowse.explore.records import (
 )
 from dowse.explore.tracks import STDLIB, Context, Track, TrackState, cite, find_line, plural
 from dowse.indexer.parse import parse_source
-from dowse.indexer.resolve import resolve_import, suffix_map
+from dowse.indexer.reading import read_inside
+from dowse.indexer.resolve import ImportResolver, read_layout
 from dowse.languages import TEXT_LANGUAGES, is_test_path, language_for
 
 __all__ = ["import_graph", "imports_track"]
 
-GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx"})
+GRAPH_LANGUAGES = frozenset(
+    {
+        "python",
+        "javascript",
+        "typescript",
+        "tsx",
+        "go",
+        "rust",
+        "java",
+        "kotlin",
+        "scala",
+        "c",
+        "cpp",
+    }
+)
 """The languages whose imports indexer.resolve maps to files."""
+_GRAPHED = "Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Scala or C/C++"
+_IMPORT_WORDS = ("import", "require", "#include", "use ", "mod ")
+"""Words that show an import statement on a line (JS `require`, C `#include`, Rust)."""
+_GO_IMPORT_SPEC = re.compile(r'^\s*(?:[\w.]+\s+)?"[^"]+"\s*$')
+"""One line of a Go `import ( ... )` block: a quoted path, perhaps after its name."""
 MAX_CYCLES = 10
 MAX_CENTRAL = 10
 MAX_ENTRY_POINTS = 12
@@ -111,6 +133,11 @@ _RUN_NAMES = frozenset(
         "app.js",
         "cli.js",
         "index.ts",
+        "main.go",
+        "main.rs",
+        "main.c",
+        "main.cc",
+        "main.cpp",
         "main.ts",
         "server.ts",
         "app.ts",
@@ -156,24 +183,36 @@ class _Graph:
 
 
 class _Resolver:
-    """indexer.resolve over the root's files, with the stdlib guard and a cache."""
+    """indexer.resolve over the root's files and manifests, with the stdlib guard and a
+    cache."""
 
-    def __init__(self, paths: Sequence[str]) -> None:
+    def __init__(
+        self, paths: Sequence[str], read: Callable[[str], bytes | None] | None = None
+    ) -> None:
         self.paths = set(paths)
-        self._suffixes: dict[str, str] | None = None
-        self._cache: dict[tuple[str, str], str | None] = {}
+        self._read = read
+        self._resolver: ImportResolver | None = None
+        self._cache: dict[tuple[str, str, tuple[str, ...]], list[str]] = {}
 
     @property
-    def suffixes(self) -> dict[str, str]:
-        if self._suffixes is None:
-            self._suffixes = suffix_map(self.paths)
-        return self._suffixes
+    def resolver(self) -> ImportResolver:
+        if self._resolver is None:
+            # Without a reader no manifest is known: Go, tsconfig aliases and crate names
+            # stay unresolved.
+            layout = read_layout(self.paths, self._read) if self._read else None
+            self._resolver = ImportResolver(self.paths, layout)
+        return self._resolver
 
-    def resolve(self, module: str, importer: str, language: str) -> str | None:
-        key = (module, importer if module.startswith(".") else language)
+    def resolve(
+        self, module: str, importer: str, language: str, names: Sequence[str] = ()
+    ) -> list[str]:
+        # An absolute Python module means one file wherever it is imported; elsewhere the
+        # importer matters (its directory, its crate, its tsconfig).
+        shared = language == "python" and not module.startswith(".")
+        key = (module, language if shared else importer, tuple(names))
         if key not in self._cache:
-            found = resolve_import(module, importer, language, self.paths, self.suffixes)
-            self._cache[key] = self.check(module, language, found)
+            found = self.resolver.resolve(module, importer, language, names)
+            self._cache[key] = [p for p in found if self.check(module, language, p)]
         return self._cache[key]
 
     def check(self, module: str, language: str, resolved: str | None) -> str | None:
@@ -197,22 +236,52 @@ def _submodule(module: str, name: str) -> str:
 def _targets(row: _Row, language: str, resolver: _Resolver) -> list[str]:
     """The internal files an import statement makes its file depend on."""
     resolved = resolver.check(row.module, language, row.resolved)
-    if resolved is None and language in GRAPH_LANGUAGES:
+    if resolved is not None:
+        found = [resolved]
+    elif language in GRAPH_LANGUAGES:
         # The index resolved against the files it had: a module added since may match now.
-        resolved = resolver.resolve(row.module, row.path, language)
-    if resolved is None or language != "python":
-        return [resolved] if resolved else []
+        found = resolver.resolve(row.module, row.path, language, row.names)
+    else:
+        found = []
+    if not found or language != "python":
+        return found
+    resolved = found[0]
     subs: list[str] = []
     for name in row.names:
         if (
             name != "*"
             and (sub := resolver.resolve(_submodule(row.module, name), row.path, language))
-            and sub != resolved
+            and sub[0] != resolved
         ):
-            subs.append(sub)
+            subs.append(sub[0])
     if row.names and len(subs) == len(row.names):
         return subs
     return [resolved, *subs]
+
+
+_JVM_STDLIB = ("java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "android")
+_RUST_STDLIB = frozenset({"std", "core", "alloc", "proc_macro", "test"})
+
+
+def _compiled_package(module: str, language: str) -> tuple[bool, str] | None:
+    """(standard library?, package) of an unresolved Go, Rust, JVM or C/C++ import, or
+    None when it names a file of the project that is not there."""
+    if language == "go":
+        parts = module.split("/")
+        return ("." not in parts[0], "/".join(parts[:3]) if "." in parts[0] else module)
+    if language == "rust":
+        top = module.split("::", 1)[0]
+        if module.startswith("mod ") or top in ("crate", "self", "super"):
+            return None
+        return (top in _RUST_STDLIB, top)
+    if language in ("java", "kotlin", "scala"):
+        parts = module.split(".")
+        return (parts[0] in _JVM_STDLIB, ".".join(parts[:3]))
+    # C/C++: `<vector>` and `<stdio.h>` are the system's, `<gtest/gtest.h>` a library's.
+    if module.startswith("."):
+        return None
+    top, slash, _ = module.partition("/")
+    return (not slash, top if slash else module)
 
 
 def _package(module: str, language: str) -> str | None:
@@ -254,18 +323,19 @@ def _parse_rows(
         parsed = parse_source(path, "\n".join(lines).encode(), language)
         if parsed.tree is None:
             failed.append(path)
-        rows.extend(
-            _Row(
-                i.path, i.module, tuple(i.names), i.line, resolver.resolve(i.module, path, language)
+        for i in parsed.imports:
+            targets: list[str | None] = [*resolver.resolve(i.module, path, language, i.names)]
+            rows.extend(
+                _Row(i.path, i.module, tuple(i.names), i.line, target)
+                for target in targets or [None]
             )
-            for i in parsed.imports
-        )
     return rows, failed
 
 
 def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Resolver) -> _Graph:
     graph = _Graph(nodes=nodes, succ={n: {} for n in nodes})
     in_graph = set(nodes)
+    statements: set[tuple[str, int, str]] = set()  # an import has a row per file it names
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
         language = language_for(row.path) or ""
         if row.path not in in_graph:
@@ -274,7 +344,9 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
                     if target in in_graph:
                         graph.importers_outside.setdefault(target, set()).add(row.path)
             continue
-        graph.imports += 1
+        statement = (row.path, row.line, row.module)
+        graph.imports += statement not in statements
+        statements.add(statement)
         targets = _targets(row, language, resolver)
         for target in targets:
             if target == row.path:
@@ -285,13 +357,22 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
                 graph.outside.setdefault(target, {}).setdefault(row.path, row.line)
         if targets:
             continue
+        if language not in ("python", "javascript", "typescript", "tsx"):
+            compiled = _compiled_package(row.module, language)
+            if compiled is None:
+                graph.unresolved_relative += 1
+            elif compiled[0]:
+                graph.stdlib.add(compiled[1])
+            else:
+                graph.external.setdefault(compiled[1], {}).setdefault(row.path, row.line)
+            continue
         package = _package(row.module, language)
         if package is None:
             graph.unresolved_relative += 1
         elif language == "python":
             if package in STDLIB:
                 graph.stdlib.add(package)
-            elif resolver.resolve(package, row.path, language) is None:
+            elif not resolver.resolve(package, row.path, language):
                 graph.external.setdefault(package, {}).setdefault(row.path, row.line)
             # else: an internal package whose submodule is not a file (an attribute import)
         elif package.startswith("node:") or package in _NODE_BUILTINS:
@@ -483,7 +564,8 @@ def _entry_points(
 def _import_cite(ctx: Context, path: str, line: int) -> Citation | None:
     """The import statement at `line` (the index may be a little older than the file)."""
     lines = ctx.lines(path) or []
-    if 1 <= line <= len(lines) and ("import" in lines[line - 1] or "require" in lines[line - 1]):
+    text = lines[line - 1] if 1 <= line <= len(lines) else ""
+    if any(w in text for w in _IMPORT_WORDS) or _GO_IMPORT_SPEC.match(text):
         return cite(ctx, path, line)
     return None
 
@@ -496,7 +578,7 @@ def _nested(ctx: Context, path: str, line: int) -> bool:
 
 def _gather(ctx: Context, state: TrackState, nodes: list[str]) -> tuple[_Graph, str]:
     """The graph of `nodes`, from the index when there is one; and where it came from."""
-    resolver = _Resolver(ctx.all_files())
+    resolver = _Resolver(ctx.all_files(), lambda p: read_inside(ctx.root, p))
     searcher = None
     try:
         searcher = ctx.searcher()
@@ -537,7 +619,7 @@ def imports_track(ctx: Context) -> Track:
         "parsing and path-convention resolution), then Tarjan SCCs for cycles, "
         "PageRank for central modules, roots and main guards for entry points",
         gates=[
-            "understood: the scope has Python/JS/TS files with imports to build a graph from",
+            f"understood: the scope has {_GRAPHED} files with imports to build a graph from",
             "evidence: every cycle, central module, entry point and package cites the "
             "import line or main guard that shows it",
             "complete: the graph has edges (or imports leaving the scope) and every reported "
@@ -551,10 +633,10 @@ def imports_track(ctx: Context) -> Track:
         files = ctx.files()
         nodes = [p for p in files if language_for(p) in GRAPH_LANGUAGES]
         if not nodes:
-            return False, f"no Python, JavaScript or TypeScript files in {focus}"
+            return False, f"no {_GRAPHED} files in {focus}"
         graph, source = _gather(ctx, state, nodes)
         if not graph.imports:
-            return False, f"no imports in the {len(nodes)} Python/JS/TS files of {focus}"
+            return False, f"no imports in the {len(nodes)} {_GRAPHED} files of {focus}"
 
         pred = graph.pred()
         n_edges = sum(len(d) for d in graph.succ.values())
@@ -729,7 +811,7 @@ def import_graph(ctx: Context) -> ImportGraph:
         return ImportGraph(
             root=str(ctx.root),
             scope=scope,
-            gaps=[f"no Python, JavaScript or TypeScript files in {scope}"],
+            gaps=[f"no {_GRAPHED} files in {scope}"],
         )
     state = TrackState(ctx=ctx)
     graph, _ = _gather(ctx, state, nodes)

@@ -44,8 +44,9 @@ from dowse.indexer.extract import (
     in_worker_startup,
 )
 from dowse.indexer.locate import is_index_of, own_manifest
+from dowse.indexer.reading import read_inside
 from dowse.indexer.records import SkippedFile, content_hash
-from dowse.indexer.resolve import resolve_import, suffix_map
+from dowse.indexer.resolve import ImportResolver, read_layout
 from dowse.indexer.secrets import SCANNER
 from dowse.indexer.store import (
     CACHE_TABLE,
@@ -467,17 +468,24 @@ class _Run:
     # -- writing -----------------------------------------------------------------------
 
     def _write_imports(self, parsed: list[FileOutcome], live: set[str]) -> None:
-        """Resolve every import against the current file set (it may have grown)."""
-        rows = self.store.rows("imports", ["path", "module", "names", "line"])
+        """Resolve every import against the current file set (it may have grown): one row
+        per file an import resolves to (a Go package is several files, a header brings its
+        implementation), one row with no `resolved` for an import that resolves to none."""
+        kept = self.store.rows("imports", ["path", "module", "names", "line"])
         languages = {
             r["path"]: r["language"] for r in self.store.rows("files", ["path", "language"])
         }
-        rows += [i for p in parsed for i in p.imports]
-        suffixes = suffix_map(live)
-        for row in rows:
-            row["resolved"] = resolve_import(
-                row["module"], row["path"], languages.get(row["path"], ""), live, suffixes
+        statements: dict[tuple[str, str, int, tuple[str, ...]], dict[str, Any]] = {}
+        for row in [*kept, *(i for p in parsed for i in p.imports)]:
+            names = tuple(row["names"] or ())
+            statements.setdefault((row["path"], row["module"], int(row["line"]), names), row)
+        resolver = ImportResolver(live, read_layout(live, lambda p: read_inside(self.root, p)))
+        rows: list[dict[str, Any]] = []
+        for row in statements.values():
+            targets = resolver.resolve(
+                row["module"], row["path"], languages.get(row["path"], ""), row["names"] or ()
             )
+            rows += [{**row, "resolved": t} for t in targets] or [{**row, "resolved": None}]
         self.store.overwrite("imports", rows)
 
     def _ensure_indexes(self) -> None:

@@ -23,6 +23,9 @@ Invariants:
                                                     outside that type's body (Go, C++)
       @scope, @name.scope                           encloses symbols and prefixes their
                                                     names, but is no symbol (Rust impl)
+      @scope.trait                                  the trait a scope implements: its
+                                                    symbols note `impl <trait> for <name>`
+                                                    first in their decorators
       @import, @import.module, @import.name         an import, its module(s), its names
       @import.path                                  one segment of a module path split
                                                     into several nodes (Scala); the
@@ -73,6 +76,7 @@ _FIXED_CAPTURES = frozenset(
         "receiver",
         "scope",
         "name.scope",
+        "scope.trait",
         "import",
         "import.module",
         "import.path",
@@ -257,6 +261,7 @@ class _Definition:
     doc: Node | None = None
     receiver: str = ""
     qualified_name: str = ""
+    trait: str = ""  # for a scope: the trait it implements
 
 
 def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list[Symbol]:
@@ -300,6 +305,12 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
         start_line, end_line = first.start_point.row + 1, _lines(node)[1]
         head, name_row = _signature_start(source, node, inner)
         qualified_name = definition.qualified_name
+        # A trait impl's method is the trait's behaviour for the type: say which trait.
+        implements = (
+            [f"impl {enclosing.trait} for {enclosing.name}"]
+            if enclosing is not None and enclosing.trait
+            else []
+        )
         symbols.append(
             Symbol(
                 id=f"{path}#{qualified_name}@{start_line}",
@@ -309,7 +320,8 @@ def _symbols(path: str, source: bytes, language: str, matches: _Matches) -> list
                 kind=cast(SymbolKind, definition.kind),
                 signature=_signature(source, node, head),
                 docstring=_docstring(source, definition.doc, leads),
-                decorators=[
+                decorators=implements
+                + [
                     _truncate(_one_line(_text(source, n)), SIGNATURE_MAX_CHARS)
                     for n in [*leads, *inner]
                     if n.type in ATTRIBUTES
@@ -341,6 +353,7 @@ def _definition(source: bytes, pattern: int, captures: dict[str, list[Node]]) ->
         return None
     receiver = captures.get("receiver")
     doc = captures.get("doc")
+    trait = captures.get("scope.trait")
     return _Definition(
         node=node,
         start=node.start_byte,
@@ -351,6 +364,7 @@ def _definition(source: bytes, pattern: int, captures: dict[str, list[Node]]) ->
         name_start=name.start_byte,
         doc=doc[0] if doc else None,
         receiver=_one_line(_text(source, receiver[0])) if receiver else "",
+        trait=_one_line(_text(source, trait[0])) if trait and kind is None else "",
     )
 
 

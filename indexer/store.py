@@ -88,7 +88,9 @@ __all__ = [
     "storage_error",
 ]
 
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
+"""5: an import has one `imports` row per file it resolves to (Go packages, C headers with
+their implementation); Rust `mod foo;` declarations are imports."""
 MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = (
     "files",

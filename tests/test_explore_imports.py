@@ -185,8 +185,15 @@ def test_make_rebuilds_for_a_narrower_scope(tmp_path):
 @pytest.mark.parametrize(
     "files, detail",
     [
-        ({"README.md": "# hi\n"}, "no Python, JavaScript or TypeScript files in ."),
-        ({"a.py": "x = 1\n", "b.py": "y = 2\n"}, "no imports in the 2 Python/JS/TS files of ."),
+        (
+            {"README.md": "# hi\n"},
+            "no Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Scala or C/C++ files in .",
+        ),
+        (
+            {"a.py": "x = 1\n", "b.py": "y = 2\n"},
+            "no imports in the 2 Python, JavaScript/TypeScript, Go, Rust, Java/Kotlin/Scala "
+            "or C/C++ files of .",
+        ),
     ],
 )
 def test_nothing_to_graph_fails_understood(tmp_path, files, detail):

@@ -48,8 +48,13 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("function", "subscribe.wrapped", 29, 31),
         ("function", "channel", 36, 36),
         ("function", "close", 38, 43),
-        ("class", "Store", 45, 51),
-        ("method", "Store.items", 46, 50),  # the comment above @observable
+        ("method", "api.get", 46, 48),  # an object literal names its methods
+        ("method", "api.put", 49, 51),
+        ("function", "drop", 54, 54),  # module.exports = {...}
+        ("function", "run", 55, 55),  # exports.run = function
+        ("method", "Bus.reset", 56, 56),  # Bus.prototype.reset = function
+        ("class", "Store", 58, 64),
+        ("method", "Store.items", 59, 63),  # the comment above @observable
     ],
     "sample.ts": [
         ("interface", "Entity", 5, 8),
@@ -95,11 +100,12 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("method", "Stack.new", 24, 27),
         ("method", "Stack.push", 29, 35),
         ("method", "PushError.fmt", 39, 41),
-        ("module", "util", 44, 52),
-        ("function", "util.count", 45, 51),
-        ("macro", "stack", 54, 56),
-        ("module", "tests", 58, 65),
-        ("function", "tests.push_fails_when_full", 60, 64),
+        ("method", "Stack.len", 45, 47),  # impl Sized2 for &Stack<u8>
+        ("module", "util", 50, 58),
+        ("function", "util.count", 51, 57),
+        ("macro", "stack", 60, 62),
+        ("module", "tests", 64, 71),
+        ("function", "tests.push_fails_when_full", 66, 70),
     ],
     "Sample.java": [
         ("class", "Inventory", 7, 34),
@@ -124,15 +130,17 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("function", "ring_free", 36, 40),
     ],
     "sample.cpp": [
-        ("module", "geo", 6, 34),
+        ("module", "geo", 6, 43),
         ("class", "geo.Matrix", 8, 23),
         ("method", "geo.Matrix.Matrix", 11, 11),
         ("method", "geo.Matrix.at", 13, 15),
         ("method", "geo.Matrix.transpose", 17, 17),  # the declaration in the class
         ("struct", "geo.Point", 25, 27),
         ("method", "geo.Matrix.transpose", 29, 32),  # the out-of-line definition
-        ("function", "clamp", 36, 39),
-        ("function", "area", 41, 44),
+        ("method", "geo.Grid.cell", 34, 37),  # Grid<T>::cell: the template's name
+        ("method", "geo.Circle.area", 39, 41),  # shapes::Circle::area: the innermost scope
+        ("function", "clamp", 45, 48),
+        ("function", "area", 50, 53),
     ],
     "Sample.cs": [
         ("module", "Shop.Billing", 4, 41),
@@ -656,3 +664,14 @@ def test_language_tables_agree():
 )
 def test_language_from_shebang(head: bytes, language: str | None):
     assert language_from_shebang(head) == language
+
+
+def test_a_trait_impls_methods_note_the_trait():
+    source = (LANGUAGES / "sample.rs").read_bytes()
+    decorators = {
+        s.qualified_name: s.decorators for s in parse_source("s.rs", source, "rust").symbols
+    }
+    assert decorators["PushError.fmt"] == ["impl Display for PushError"]
+    assert decorators["Stack.len"] == ["impl Sized2 for Stack"]
+    assert decorators["Stack.new"] == []  # an inherent impl notes nothing
+    assert decorators["tests.push_fails_when_full"] == ["#[test]"]

@@ -33,24 +33,33 @@
       (function_declarator declarator: (field_identifier) @name.definition.function))
   ]) @definition.function
 
-; Out-of-line definitions: Type::name(...) { ... }
+; Out-of-line definitions: Type::name(...) { ... }; a template's receiver is its name
+; (`Foo<T>::bar` is Foo.bar).
 (function_definition
   declarator: [
     (function_declarator
       declarator: (qualified_identifier
-        scope: (_) @receiver
+        scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
         name: [(identifier) (destructor_name) (operator_name)] @name.definition.function))
     (pointer_declarator
       declarator: (function_declarator
         declarator: (qualified_identifier
-          scope: (_) @receiver
+          scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
           name: (identifier) @name.definition.function)))
     (reference_declarator
       (function_declarator
         declarator: (qualified_identifier
-          scope: (_) @receiver
+          scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
           name: (identifier) @name.definition.function)))
   ]) @definition.function
+
+; ns::Type::name(...) { ... }: the receiver is the innermost scope (Type.name).
+(function_definition
+  declarator: (function_declarator
+    declarator: (qualified_identifier
+      name: (qualified_identifier
+        scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
+        name: [(identifier) (destructor_name) (operator_name)] @name.definition.function)))) @definition.function
 
 ; References.
 (call_expression

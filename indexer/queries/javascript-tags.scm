@@ -25,6 +25,47 @@
   name: (identifier) @name.definition.function
   value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
 
+; const api = { get() {...} }: the object names the functions in it (api.get), as a
+; class does, without being a symbol itself.
+(variable_declarator
+  name: (identifier) @name.scope
+  value: (object)) @scope
+
+; { put: function () {...}, del: (key) => key } in any object literal, module.exports
+; = {...} included.
+(pair
+  key: (property_identifier) @name.definition.function
+  value: [(arrow_function) (function_expression) (generator_function)]) @definition.function
+
+; Foo.prototype.bar = function () {...}: a method of Foo.
+(assignment_expression
+  left: (member_expression
+    object: (member_expression
+      object: (identifier) @receiver
+      property: (property_identifier) @_prototype)
+    property: (property_identifier) @name.definition.function)
+  right: [(arrow_function) (function_expression) (generator_function)]
+  (#eq? @_prototype "prototype")) @definition.function
+
+; exports.foo = function () {...}   /   module.exports.foo = ...: a function of the module.
+(assignment_expression
+  left: (member_expression
+    object: [
+      (identifier) @_exports
+      (member_expression property: (property_identifier) @_exports)
+    ]
+    property: (property_identifier) @name.definition.function)
+  right: [(arrow_function) (function_expression) (generator_function)]
+  (#eq? @_exports "exports")) @definition.function
+
+; proto.format = function () {...}: a method of the object it is assigned to.
+(assignment_expression
+  left: (member_expression
+    object: (identifier) @receiver
+    property: (property_identifier) @name.definition.function)
+  right: [(arrow_function) (function_expression) (generator_function)]
+  (#not-eq? @receiver "exports")) @definition.function
+
 ; Top-level UPPER_CASE constants, exported or not.
 (program
   (lexical_declaration

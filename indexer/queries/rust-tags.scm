@@ -34,12 +34,17 @@
 (static_item
   name: (identifier) @name.definition.constant) @definition.constant
 
+; `impl Display for Stack<T>` is a trait impl: @scope.trait names the trait, which
+; its methods note in their decorators.
 (impl_item
+  trait: (_)? @scope.trait
   type: [
     (type_identifier) @name.scope
     (generic_type type: (type_identifier) @name.scope)
     (scoped_type_identifier name: (type_identifier) @name.scope)
     (generic_type type: (scoped_type_identifier name: (type_identifier) @name.scope))
+    (reference_type type: (type_identifier) @name.scope)
+    (reference_type type: (generic_type type: (type_identifier) @name.scope))
   ]) @scope
 
 ; use a::b::C;   use a::b as c;   use a::b::*;   (the module is the whole path)
@@ -71,6 +76,13 @@
 
 (extern_crate_declaration
   name: (identifier) @import.module) @import
+
+; mod foo;   declares a module defined in foo.rs or foo/mod.rs: the module is "mod foo"
+; (so that the resolver tells it from `use foo`). A `mod foo { ... }` is no import.
+(mod_item
+  "mod" @import.path
+  name: (identifier) @import.path
+  !body) @import
 
 ; References.
 (call_expression function: (identifier) @name.reference.call)
