@@ -64,7 +64,10 @@ Ignore rules, in the order they are applied:
    ``*.pem`` errs on the safe side: certificate bundles are skipped with the keys.
    `check_content` also finds private keys, kubeconfigs and Kubernetes Secret manifests
    by their content, wherever they are (`indexer.secrets`); a token or password inside
-   an ordinary file does not skip it, the indexer redacts it.
+   an ordinary file does not skip it, the indexer redacts it. `check_content` also skips
+   a tree-sitter grammar's generated ``parser.c`` (known by its first lines): it repeats
+   the grammar.js beside it. Other generated and amalgamated code is indexed and ranks
+   lower by its path (`languages.is_generated_path`).
 6. Binary files by extension (images, archives, fonts, compiled objects, documents,
    media, model weights, databases): reason ``"binary (extension)"``. Files with an
    unknown extension are kept; the indexer decides by extension what to do with them.
@@ -320,12 +323,24 @@ def _looks_binary(data: bytes) -> bool:
     return odd > len(sample) * 0.3
 
 
+# A tree-sitter grammar's generated parser: tables of numbers (often megabytes) that
+# repeat its grammar.js, which is indexed. Known by its first lines, not by its name:
+# many C projects write their own src/parser.c.
+_TREE_SITTER_PARSER = (b'#include "tree_sitter/parser.h"', b"#define LANGUAGE_VERSION")
+
+
+def _is_generated_parser(path: str, data: bytes) -> bool:
+    head = data[:2048]
+    return path.endswith(".c") and all(mark in head for mark in _TREE_SITTER_PARSER)
+
+
 def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> str | None:
     """Why a file should not be indexed, judged from its bytes; None when it is fine.
 
     Reasons: ``"binary"`` (a NUL byte in the first 8 KiB, or mostly control bytes),
     ``"secret: …"`` (a private key, a kubeconfig, a Kubernetes Secret: `secrets.file_secret`;
-    not when ``config.include_secrets``), ``"minified"`` (a web asset of 4 KiB or more whose
+    not when ``config.include_secrets``), ``"generated parser"`` (a tree-sitter grammar's
+    parser.c, by its first lines), ``"minified"`` (a web asset of 4 KiB or more whose
     lines average over 200 bytes). Secrets inside an otherwise ordinary file do not skip it:
     the indexer redacts them (`secrets.redact`).
     """
@@ -335,6 +350,8 @@ def check_content(path: str, data: bytes, config: WalkConfig = WalkConfig()) -> 
         secret = file_secret(data, path)
         if secret is not None:
             return secret
+    if _is_generated_parser(path, data):
+        return "generated parser"
     if _extension(path.rpartition("/")[2]) in _MINIFIABLE and len(data) >= _MINIFIED_MIN_BYTES:
         lines = data.count(b"\n") + 1
         if len(data) / lines > _MINIFIED_AVG_LINE:

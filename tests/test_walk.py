@@ -207,6 +207,19 @@ def test_check_content_minified() -> None:
     assert check_content("tiny.js", b"export default 1;") is None
 
 
+def test_check_content_skips_a_tree_sitter_generated_parser() -> None:
+    generated = (
+        b'#include "tree_sitter/parser.h"\n\n#if defined(__GNUC__)\n#pragma GCC diagnostic'
+        b" push\n#endif\n\n#define LANGUAGE_VERSION 14\n#define STATE_COUNT 2048\n"
+    ) + b"  [1] = {.entry = {.count = 1}}, SHIFT(2),\n" * 100
+    assert check_content("src/parser.c", generated) == "generated parser"
+    # A parser written by hand, even one using tree-sitter's API, is indexed.
+    written = b'#include "tree_sitter/parser.h"\n\nstatic int scan(void) { return 0; }\n'
+    assert check_content("src/parser.c", written) is None
+    assert check_content("src/scanner.c", written) is None
+    assert check_content("src/parser.h", generated) is None  # only the .c is generated
+
+
 # --- symlinks ---------------------------------------------------------------------------
 
 
