@@ -10,13 +10,16 @@ closeness in meaning joins the fusion the same way (`CLOSENESS_WEIGHT`), and the
 ranking by the past commits whose messages match the question (`HISTORY_WEIGHT`)
 reorders the files listed, never adding one.
 
-Packing: context items (relevance >= 0.2, best first) are widened to their whole
-enclosing definition when it is small enough, overlapping ranges are merged, and whole
-blocks are added while they fit the budget less a reserve (`SIGNATURE_SHARE`); the rest
-are listed as signatures with their citations: first one for each ranked file that has
-no block yet, in file order, then the others, while the whole budget allows. So a
-reader always learns where the next-best files are, not only the code of the first few.
-The token count uses a conservative estimate (3 characters a token), so the delivered
+Packing: context items (relevance >= 0.2, best first) are added as whole blocks of
+their own lines while they fit the budget less a reserve (`SIGNATURE_SHARE`), overlapping
+ranges merged; then each delivered item grows to its whole enclosing definition, when
+that is small enough, while it still fits. The title is the question cut short
+(`TITLE_CHARS`), and what is set aside for the frame (title, summary, files list) is
+capped (`FRAME_SHARE`); blocks are costed with their reasons. The rest are listed as
+signatures with their citations: first one for each ranked file that has no block yet,
+in file order, then the others, while the whole budget allows. So a reader always
+learns where the next-best files are, not only the code of the first few. The token
+count uses a conservative estimate (3 characters a token), so the delivered
 context never exceeds the budget.
 """
 
@@ -291,7 +294,7 @@ def _widen(
     items: list[ContextItem], symbols: dict[str, list[dict]], max_lines: int
 ) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
     """Each item with the ranges that would show it, widest first: its enclosing
-    definition when that is small enough, then its own lines."""
+    definition when that is small enough, then (last) its own lines."""
     out = []
     for it in items:
         h = it.hit
@@ -468,18 +471,24 @@ def ask(
     blocks: list[ContextBlock] = []
     used = 0
     rest = []
+    # Two passes: first every item's own lines, in the loop's order, while they fit;
+    # then each delivered item grows to its whole definition while that fits. The lines
+    # that scored relevant come before completing any one definition: widening the first
+    # item to a 120-line function must not push the next items' lines out.
+    delivered = []
     for it, ranges, symbol, kind in _widen(items, symbols, max_lines=120):
-        path = it.hit.path
-        # The whole definition when it fits, else the item's own lines: the lines that
-        # scored relevant beat a signature line, and the whole definition beats both.
-        for start, end in ranges:
-            placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
-            if placed is not None:
-                blocks, used = placed
-                break
-        else:
-            start, end = ranges[0]
-            rest.append((it, start, end, symbol, kind))
+        start, end = ranges[-1]
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
+        if placed is None:
+            rest.append((it, *ranges[0], symbol, kind))
+            continue
+        blocks, used = placed
+        if len(ranges) > 1:
+            delivered.append((it, ranges[0], symbol, kind))
+    for it, (start, end), symbol, kind in delivered:
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
+        if placed is not None:
+            blocks, used = placed
     shown = {b.path for b in blocks}
     # Signature lines: (path, start, end, symbol, relevance, reason, text, its first
     # line's number, stale).

@@ -391,14 +391,18 @@ def _big_function_repo(root: Path) -> Path:
         "        raise ValueError('expired session token rejected')",
         "    return step_0",
     ]
-    return make_tree(root, {"shop/checks.py": "\n".join(body) + "\n"})
+    tokens = "def is_expired(token):\n" + "".join(
+        f"    age_{n} = token.age + {n}  # the age the session token had at step {n}\n"
+        for n in range(30)
+    )
+    return make_tree(root, {"shop/checks.py": "\n".join(body) + "\n", "shop/tokens.py": tokens})
 
 
-def test_a_definition_too_large_for_the_budget_shows_the_lines_that_scored(
+def test_the_lines_that_scored_come_first_then_whole_definitions(
     tmp_path, fake_embedder, monkeypatch
 ):
-    """Whole definitions when they fit; when one does not, the item's own lines, not
-    a signature line that hides them."""
+    """Every item's own lines first, then whole definitions where they still fit; a
+    definition that does not fit leaves its item's lines, not a signature line."""
     root = _big_function_repo(tmp_path / "repo")
     build_index(root, embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
@@ -418,14 +422,42 @@ def test_a_definition_too_large_for_the_budget_shows_the_lines_that_scored(
             "relevance": 0.9,
         }
     )
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [item]})
+    second = item.model_copy(
+        update={
+            "hit": Hit(
+                grain="chunk",
+                path="shop/tokens.py",
+                start_line=1,
+                end_line=31,
+                score=0.8,
+                symbol="is_expired",
+                text=_lines(root / "shop/tokens.py", 1, 31),
+            ),
+            "relevance": 0.8,
+        }
     )
-    roomy = ask(searcher, question, budget=8000)
-    assert [(b.start_line, b.end_line, b.form) for b in roomy.context] == [(1, 95, "full")]
-    tight = ask(searcher, question, budget=900)
-    assert [(b.start_line, b.end_line, b.form) for b in tight.context] == [(88, 95, "full")]
-    _check_context(tight, root)
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [item, second]})
+    )
+
+    def shown(budget: int) -> list[tuple[str, int, int, str]]:
+        result = ask(searcher, question, budget=budget)
+        _check_context(result, root)
+        return [(b.path, b.start_line, b.end_line, b.form) for b in result.context]
+
+    assert shown(8000) == [
+        ("shop/checks.py", 1, 95, "full"),
+        ("shop/tokens.py", 1, 31, "full"),
+    ]
+    # Where the whole function would fit alone but not beside the next item's lines,
+    # the lines that scored come first, both of them.
+    for budget in range(1000, 8000, 250):
+        blocks = shown(budget)
+        if ("shop/checks.py", 1, 95, "full") in blocks:
+            assert ("shop/tokens.py", 1, 31, "full") in blocks, budget
+        assert blocks[0][:3] in {("shop/checks.py", 88, 95), ("shop/checks.py", 1, 95)}
+    # Too tight for the function at all: its own lines, not a signature line.
+    assert shown(600)[0] == ("shop/checks.py", 88, 95, "full")
 
 
 def test_a_pasted_issue_leaves_the_budget_to_code(searchers, memo_loop):
