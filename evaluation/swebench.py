@@ -38,9 +38,12 @@ of its packed context; for `lexical`, `dense` and `hybrid` the files of the rank
 that fit, in rank order (a chunk that does not fit is skipped), costed as `ask` costs a
 block; for `bm25` the ranked whole files that fit (a whole-file retriever has no chunks).
 `context_spans` are the line ranges of those same blocks (for `ask` a signature-only block
-shows one line); `found_functions` are the enclosing definitions (`path::Qualified.name`)
-of the ranked units: `ask`'s context blocks by relevance, the search methods' ranked
-chunks, and for `bm25` the definitions of its ranked files in file and line order.
+shows one line); `found_functions` are the definitions (`path::Qualified.name`) the
+ranked units show: `ask`'s context blocks by relevance, the search methods' ranked
+chunks, and for `bm25` the definitions of its ranked files in file and line order. A unit
+shows the definitions whose name line it shows (a chunk of three short methods shows the
+three methods, not only the class it is filed under) and then those it lies inside,
+innermost first; a signature line shows its own definition only.
 
 Invariants:
 - The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
@@ -438,41 +441,57 @@ def _by_file(paths: Iterable[str], limit: int) -> list[str]:
     return list(dict.fromkeys(paths))[:limit]
 
 
-Unit = tuple[str, int, int, str | None]
-"""A ranked piece of source: (path, start line, end line, its enclosing definition)."""
+Unit = tuple[str, int, int, str | None, bool]
+"""A ranked piece of source: (path, start line, end line, its enclosing definition,
+whether it shows its lines; a signature line shows only its definition's name)."""
 
 
 def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
-    """The definitions ranked units show, best unit first, each name once: a unit's
-    innermost enclosing definition, or, for a unit no definition encloses (a small
-    file's one chunk, a run of short functions), the definitions inside it in line
-    order; module-level code between definitions names none."""
+    """The definitions ranked units show, best unit first, each name once (`_shown`).
+    A unit's symbol is only where its chunk sits: a chunk that holds three short methods
+    of a class is named after the class, yet what a reader sees are the methods."""
     paths = sorted({u[0] for u in units})
-    inside: dict[str, list[tuple[int, int, str]]] = {}
+    inside: dict[str, list[tuple[int, int, int, str]]] = {}
     if paths:
         for r in store.rows(
             "symbols",
-            ["path", "qualified_name", "start_line", "end_line"],
+            ["path", "qualified_name", "start_line", "end_line", "name_line"],
             where=f"path IN ({quote_list(paths)})",
         ):
+            name_line = r.get("name_line") or r["start_line"]
             inside.setdefault(r["path"], []).append(
-                (r["start_line"], -r["end_line"], r["qualified_name"])
+                (r["start_line"], r["end_line"], name_line, r["qualified_name"])
             )
     out: list[str] = []
-    for path, start, end, symbol in units:
-        if symbol:
-            out.append(f"{path}::{symbol}")
-            continue
-        out += [
-            f"{path}::{name}"
-            for first, last, name in sorted(inside.get(path, []))
-            if start <= first and -last <= end
-        ]
+    for path, start, end, symbol, lines in units:
+        names = _shown(inside.get(path, []), start, end) if lines else []
+        if symbol and symbol not in names:
+            names.append(symbol)  # the index's own name for it, when the rows lack it
+        out += [f"{path}::{name}" for name in names]
     return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
 
 
+def _shown(definitions: Sequence[tuple[int, int, int, str]], start: int, end: int) -> list[str]:
+    """The definitions lines `start`..`end` show, as qualified names: first those whose
+    name line they show, outermost first and in line order (a method before the helper
+    nested in it), then those they lie inside, innermost first. Module-level code
+    between definitions names none."""
+    depth = {
+        d: sum(o is not d and o[0] <= d[0] and d[1] <= o[1] for o in definitions)
+        for d in definitions
+    }
+    headed = sorted(
+        (d for d in definitions if start <= d[2] <= end), key=lambda d: (depth[d], d[0])
+    )
+    around = sorted(
+        (d for d in definitions if d[0] <= start and end <= d[1] and not start <= d[2] <= end),
+        key=lambda d: -depth[d],
+    )
+    return [d[3] for d in [*headed, *around]]
+
+
 def _chunk_units(rows: Iterable[dict[str, Any]]) -> list[Unit]:
-    return [(r["path"], r["start_line"], r["end_line"], r.get("symbol")) for r in rows]
+    return [(r["path"], r["start_line"], r["end_line"], r.get("symbol"), True) for r in rows]
 
 
 def _file_functions(tree: Path, ranked: Sequence[str]) -> list[str]:
@@ -500,7 +519,7 @@ def _ask_units(result: AskResult) -> list[Unit]:
     """`ask`'s context blocks by relevance (the full blocks come in the loop's order, so
     a stable sort keeps it among equals)."""
     blocks = sorted(result.context, key=lambda b: -b.relevance)
-    return [(b.path, b.start_line, b.end_line, b.symbol) for b in blocks]
+    return [(b.path, b.start_line, b.end_line, b.symbol, b.form == "full") for b in blocks]
 
 
 def _ask_spans(tree: Path, result: AskResult) -> list[Span]:

@@ -10,13 +10,16 @@ closeness in meaning joins the fusion the same way (`CLOSENESS_WEIGHT`), and the
 ranking by the past commits whose messages match the question (`HISTORY_WEIGHT`)
 reorders the files listed, never adding one.
 
-Packing: context items (relevance >= 0.2, best first) are widened to their whole
-enclosing definition when it is small enough, overlapping ranges are merged, and whole
-blocks are added while they fit the budget less a reserve (`SIGNATURE_SHARE`); the rest
-are listed as signatures with their citations: first one for each ranked file that has
-no block yet, in file order, then the others, while the whole budget allows. So a
-reader always learns where the next-best files are, not only the code of the first few.
-The token count uses a conservative estimate (3 characters a token), so the delivered
+Packing: context items (relevance >= 0.2, best first) are added as whole blocks of
+their own lines while they fit the budget less a reserve (`SIGNATURE_SHARE`), overlapping
+ranges merged; then each delivered item grows to its whole enclosing definition, when
+that is small enough, while it still fits. The title is the question cut short
+(`TITLE_CHARS`), and what is set aside for the frame (title, summary, files list) is
+capped (`FRAME_SHARE`); blocks are costed with their reasons. The rest are listed as
+signatures with their citations: first one for each ranked file that has no block yet,
+in file order, then the others, while the whole budget allows. So a reader always
+learns where the next-best files are, not only the code of the first few. The token
+count uses a conservative estimate (3 characters a token), so the delivered
 context never exceeds the budget.
 """
 
@@ -55,6 +58,7 @@ __all__ = [
     "render_markdown",
     "signature_block",
     "slim_file",
+    "title",
 ]
 
 DEFAULT_BUDGET = 8000
@@ -62,7 +66,11 @@ MIN_RELEVANCE = 0.2
 LISTED_FILES = 15
 """How many ranked files the markdown lists (JSON lists them all)."""
 HEAD_TOKENS = 40
-"""The title's and summary's share of the printed frame, beside the question itself."""
+"""The summary's share of the printed frame, beside the title."""
+TITLE_CHARS = 200
+"""The longest title: the question's first characters. The asker has the question; a
+pasted issue echoed whole (often 1,000 tokens and more) would take the budget its
+answer needs, and at 2,000 tokens leave no room for a single block."""
 FRAME_SHARE = 0.25
 """At most this share of the budget is set aside for the frame when packing; when the
 frame is larger, printing trims the files' evidence first (`fit_result`)."""
@@ -284,20 +292,24 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
 
 def _widen(
     items: list[ContextItem], symbols: dict[str, list[dict]], max_lines: int
-) -> list[tuple[ContextItem, int, int, str | None, str | None]]:
-    """Each item's range, widened to its enclosing definition when that is small enough."""
+) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
+    """Each item with the ranges that would show it, widest first: its enclosing
+    definition when that is small enough, then (last) its own lines."""
     out = []
     for it in items:
         h = it.hit
-        start, end, kind = h.start_line, h.end_line, None
+        ranges = [(h.start_line, h.end_line)]
+        kind = None
         sym = next(
             (r for r in symbols.get(h.path, []) if r["qualified_name"] == (h.symbol or "")), None
         )
         if sym is not None:
             kind = sym["kind"]
             if sym["end_line"] - sym["start_line"] < max_lines:
-                start, end = min(start, sym["start_line"]), max(end, sym["end_line"])
-        out.append((it, start, end, h.symbol, kind))
+                wide = (min(h.start_line, sym["start_line"]), max(h.end_line, sym["end_line"]))
+                if wide != ranges[0]:
+                    ranges.insert(0, wide)
+        out.append((it, ranges, h.symbol, kind))
     return out
 
 
@@ -362,6 +374,57 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] <= b[1] + 1 and b[0] <= a[1] + 1
 
 
+def _place(
+    blocks: list[ContextBlock],
+    searcher: HybridSearcher,
+    it: ContextItem,
+    start: int,
+    end: int,
+    symbol: str | None,
+    kind: str | None,
+    used: int,
+    whole: int,
+) -> tuple[list[ContextBlock], int] | None:
+    """`blocks` with lines `start`..`end` of the item's file added whole, and the tokens
+    they use; None when they do not fit `whole` or cannot be read. Lines another block
+    holds are not added again; an overlapping (or adjacent) block grows to hold both, so
+    no line prints twice."""
+    path = it.hit.path
+    mine = [i for i, b in enumerate(blocks) if b.path == path]
+    if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
+        return blocks, used  # already delivered inside a wider block
+    near = [i for i in mine if _overlaps((start, end), (blocks[i].start_line, blocks[i].end_line))]
+    lo = min([start, *(blocks[i].start_line for i in near)])
+    hi = max([end, *(blocks[i].end_line for i in near)])
+    text = read_lines(searcher.root, path, lo, hi)
+    if text is None and not near and (start, end) == (it.hit.start_line, it.hit.end_line):
+        text = it.hit.text or ""  # an unreadable file: the indexed text, marked stale
+    if text is None:
+        return None
+    first = blocks[near[0]] if near else None
+    block = ContextBlock(
+        path=path,
+        start_line=lo,
+        end_line=hi,
+        symbol=first.symbol if first is not None else symbol,
+        kind=first.kind if first is not None else kind,
+        relevance=first.relevance if first is not None else it.relevance,
+        reason=first.reason if first is not None else it.reason,
+        form="full",
+        text=text,
+        stale=it.hit.stale,
+        tokens=0,
+    )
+    block.tokens = _cost(block)
+    freed = sum(blocks[i].tokens for i in near)
+    if used - freed + block.tokens > whole:
+        return None
+    if not near:
+        return [*blocks, block], used + block.tokens
+    out = [block if i == near[0] else b for i, b in enumerate(blocks) if i not in near[1:]]
+    return out, used + block.tokens - freed
+
+
 def ask(
     searcher: HybridSearcher,
     question: str,
@@ -389,16 +452,18 @@ def ask(
     )
     files = _files(items, by_words, by_closeness, by_history)
     order = {f.path: i for i, f in enumerate(files)}
-    reasons = {f.path: f.reason for f in files[:LISTED_FILES]}
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
     symbols = _symbols(searcher, {it.hit.path for it in items} | set(unevaluated))
     # The lines around the context (title, summary, the files list) are printed too: the
     # blocks get what they leave, and `fit_result` trims the rest exactly when printing.
+    # A block is costed with its reason even where its file's entry gives the same one:
+    # when printing trims the files' evidence (`fit_result`), the reason moves to the
+    # block, and a block costed without it would be cut.
     frame = (
         HEAD_TOKENS
-        + estimate_tokens(one_line(question))
+        + estimate_tokens(title(question))
         + sum(estimate_tokens(_file_line(f)) + 1 for f in files[:LISTED_FILES])
     )
     room = limit - min(frame, math.floor(limit * FRAME_SHARE))
@@ -406,48 +471,24 @@ def ask(
     blocks: list[ContextBlock] = []
     used = 0
     rest = []
-    for it, start, end, symbol, kind in _widen(items, symbols, max_lines=120):
-        path = it.hit.path
-        mine = [i for i, b in enumerate(blocks) if b.path == path]
-        if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
-            continue  # already delivered inside a wider block
-        # An overlapping (or adjacent) block grows to hold both, so no line prints twice.
-        near = [
-            i for i in mine if _overlaps((start, end), (blocks[i].start_line, blocks[i].end_line))
-        ]
-        lo = min([start, *(blocks[i].start_line for i in near)])
-        hi = max([end, *(blocks[i].end_line for i in near)])
-        text = read_lines(searcher.root, path, lo, hi)
-        if text is None and not near:
-            text = it.hit.text or ""  # an unreadable file: the indexed text, marked stale
-        if text is None:
-            rest.append((it, start, end, symbol, kind))
+    # Two passes: first every item's own lines, in the loop's order, while they fit;
+    # then each delivered item grows to its whole definition while that fits. The lines
+    # that scored relevant come before completing any one definition: widening the first
+    # item to a 120-line function must not push the next items' lines out.
+    delivered = []
+    for it, ranges, symbol, kind in _widen(items, symbols, max_lines=120):
+        start, end = ranges[-1]
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
+        if placed is None:
+            rest.append((it, *ranges[0], symbol, kind))
             continue
-        first = blocks[near[0]] if near else None
-        block = ContextBlock(
-            path=path,
-            start_line=lo,
-            end_line=hi,
-            symbol=first.symbol if first is not None else symbol,
-            kind=first.kind if first is not None else kind,
-            relevance=first.relevance if first is not None else it.relevance,
-            reason=first.reason if first is not None else it.reason,
-            form="full",
-            text=text,
-            stale=it.hit.stale,
-            tokens=0,
-        )
-        block.tokens = _cost(block, reasons.get(path, ""))
-        freed = sum(blocks[i].tokens for i in near)
-        if used - freed + block.tokens > whole:
-            rest.append((it, start, end, symbol, kind))
-            continue
-        used += block.tokens - freed
-        if near:
-            blocks[near[0]] = block
-            blocks = [b for i, b in enumerate(blocks) if i not in near[1:]]
-        else:
-            blocks.append(block)
+        blocks, used = placed
+        if len(ranges) > 1:
+            delivered.append((it, ranges[0], symbol, kind))
+    for it, (start, end), symbol, kind in delivered:
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
+        if placed is not None:
+            blocks, used = placed
     shown = {b.path for b in blocks}
     # Signature lines: (path, start, end, symbol, relevance, reason, text, its first
     # line's number, stale).
@@ -511,7 +552,7 @@ def ask(
             stale=is_stale,
             tokens=0,
         )
-        block.tokens = _cost(block, reasons.get(path, ""))
+        block.tokens = _cost(block)
         if used + block.tokens > room:
             continue
         used += block.tokens
@@ -570,8 +611,14 @@ def _cycle_line(c: Cycle) -> str:
     )
 
 
+def title(question: str) -> str:
+    """The question as a one-line title of at most TITLE_CHARS characters."""
+    line = one_line(question)
+    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+
+
 def render_markdown(result: AskResult, *, trace: bool = False) -> str:
-    lines = [f"# {one_line(result.question)}", ""]
+    lines = [f"# {title(result.question)}", ""]
     lines.append(
         f"_{len(result.files)} files, {len(result.context)} blocks, "
         f"~{result.tokens} tokens"

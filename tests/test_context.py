@@ -379,3 +379,109 @@ def test_ask_cli_fences_a_docstring_that_holds_a_fence(tmp_path, fake_embedder, 
         run("ask", "helper function", "--path", str(root), "--format", "agent").output
     )
     assert any("```" in b["text"] for b in agent["context"] if b["form"] == "full")
+
+
+def _big_function_repo(root: Path) -> Path:
+    """A module whose one long function rejects expired tokens deep inside its body."""
+    body = ["def check_everything(token, cart):", '    """Checks a token and a cart."""']
+    for n in range(90):
+        body.append(f"    step_{n} = cart.total * {n} + len(token.name)  # bookkeeping {n}")
+    body += [
+        "    if token.expired:",
+        "        raise ValueError('expired session token rejected')",
+        "    return step_0",
+    ]
+    tokens = "def is_expired(token):\n" + "".join(
+        f"    age_{n} = token.age + {n}  # the age the session token had at step {n}\n"
+        for n in range(30)
+    )
+    return make_tree(root, {"shop/checks.py": "\n".join(body) + "\n", "shop/tokens.py": tokens})
+
+
+def test_the_lines_that_scored_come_first_then_whole_definitions(
+    tmp_path, fake_embedder, monkeypatch
+):
+    """Every item's own lines first, then whole definitions where they still fit; a
+    definition that does not fit leaves its item's lines, not a signature line."""
+    root = _big_function_repo(tmp_path / "repo")
+    build_index(root, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+    question = "where are expired session tokens rejected?"
+    loop = ask_module.run_loop(searcher, question)
+    item = loop.items[0].model_copy(
+        update={
+            "hit": Hit(
+                grain="chunk",
+                path="shop/checks.py",
+                start_line=88,
+                end_line=95,
+                score=0.9,
+                symbol="check_everything",
+                text=_lines(root / "shop/checks.py", 88, 95),
+            ),
+            "relevance": 0.9,
+        }
+    )
+    second = item.model_copy(
+        update={
+            "hit": Hit(
+                grain="chunk",
+                path="shop/tokens.py",
+                start_line=1,
+                end_line=31,
+                score=0.8,
+                symbol="is_expired",
+                text=_lines(root / "shop/tokens.py", 1, 31),
+            ),
+            "relevance": 0.8,
+        }
+    )
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [item, second]})
+    )
+
+    def shown(budget: int) -> list[tuple[str, int, int, str]]:
+        result = ask(searcher, question, budget=budget)
+        _check_context(result, root)
+        return [(b.path, b.start_line, b.end_line, b.form) for b in result.context]
+
+    assert shown(8000) == [
+        ("shop/checks.py", 1, 95, "full"),
+        ("shop/tokens.py", 1, 31, "full"),
+    ]
+    # Where the whole function would fit alone but not beside the next item's lines,
+    # the lines that scored come first, both of them.
+    for budget in range(1000, 8000, 250):
+        blocks = shown(budget)
+        if ("shop/checks.py", 1, 95, "full") in blocks:
+            assert ("shop/tokens.py", 1, 31, "full") in blocks, budget
+        assert blocks[0][:3] in {("shop/checks.py", 88, 95), ("shop/checks.py", 1, 95)}
+    # Too tight for the function at all: its own lines, not a signature line.
+    assert shown(600)[0] == ("shop/checks.py", 88, 95, "full")
+
+
+def test_a_pasted_issue_leaves_the_budget_to_code(searchers, memo_loop):
+    """The title is the question's first line, cut short: a long issue echoed whole
+    would leave a 2,000-token answer no room for code."""
+    searcher = searchers["synthetic"]
+    question = QUESTIONS[0] + " " + "The traceback and my notes follow. " * 150
+    result = ask(searcher, question, budget=2000)
+    printed = ask_module.fit_result(result, 2000, render_ask)
+    text = render_ask(printed)
+    title = text.split("\n", 1)[0]
+    assert title.startswith("# " + QUESTIONS[0]) and len(title) <= ask_module.TITLE_CHARS + 2
+    assert title.endswith("…")
+    assert any(b.form == "full" for b in printed.context)
+
+
+@pytest.mark.parametrize("budget", [2000, 4000, 8000])
+@pytest.mark.parametrize("repo", ["example", "synthetic"])
+def test_what_ask_packs_is_what_prints(searchers, memo_loop, budget, repo):
+    """The packing sets aside what printing keeps around the blocks (the files list
+    without its evidence, which printing trims first), so printing cuts no block."""
+    searcher = searchers[repo]
+    for question in QUESTIONS:
+        result = ask(searcher, question, budget=budget)
+        printed = ask_module.fit_result(result, budget, render_ask)
+        assert printed.context == result.context
+        assert estimate_tokens(render_ask(printed)) <= budget

@@ -829,3 +829,51 @@ def test_every_code_language_a_row_per_language_and_missing_commits_skipped(
         "(1 instance(s) without a prediction score 0)",
         "(1 instance(s) skipped, their base commit missing from the clone: acme__polyglot-3)",
     ]
+
+
+def test_a_unit_names_the_definitions_it_shows_innermost_first():
+    from dowse.evaluation.swebench import _definitions
+
+    # (start, end, name line, name) of one file: a class with two short methods, a
+    # helper nested in the second, and a decorated function after it.
+    rows = [
+        ("Pool", 1, 30),
+        ("Pool.open", 5, 9),
+        ("Pool.close", 11, 20),
+        ("Pool.close.later", 14, 16),
+        ("retry", 32, 40),
+    ]
+
+    class Rows:
+        def rows(self, name: str, columns: object = None, where: object = None) -> list[dict]:
+            assert name == "symbols"
+            return [
+                {
+                    "path": "p.py",
+                    "qualified_name": q,
+                    "start_line": a,
+                    "end_line": b,
+                    "name_line": a + 1 if q == "retry" else a,
+                }
+                for q, a, b in rows
+            ]
+
+    units = [
+        # A chunk filed under the class that shows both methods: the methods, the helper
+        # inside the second, then the class.
+        ("p.py", 5, 20, "Pool", True),
+        # Lines inside one method: that method, then the class around it.
+        ("p.py", 12, 13, "Pool.close", True),
+        # A signature line names its definition only, not what its range holds.
+        ("p.py", 32, 40, "retry", False),
+    ]
+    assert _definitions(Rows(), units[:1]) == [  # type: ignore[arg-type]
+        "p.py::Pool.open",
+        "p.py::Pool.close",
+        "p.py::Pool.close.later",
+        "p.py::Pool",
+    ]
+    assert _definitions(Rows(), units[1:2]) == ["p.py::Pool.close", "p.py::Pool"]  # type: ignore[arg-type]
+    assert _definitions(Rows(), units[2:]) == ["p.py::retry"]  # type: ignore[arg-type]
+    # Module-level lines between definitions name none.
+    assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
