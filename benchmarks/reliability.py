@@ -5,9 +5,10 @@ damaged index, each with figures. Every case drives the real `dowse` CLI as subp
 
 Usage:
     python benchmarks/reliability.py --repo PATH [--embed-repo PATH] [--work DIR]
-        [--cases crash,concurrency,hostile,fuzz,secrets,diskfull,corrupt]
+        [--cases crash,concurrency,hostile,fuzz,secrets,diskfull,corrupt,untrusted,gitexec,swap]
         [--cold-kills 4] [--kills 34] [--embed-cold-kills 2] [--embed-kills 10]
-        [--seconds 90] [--fuzz-examples 300] [--tmpfs] [--seed 1]
+        [--seconds 90] [--fuzz-examples 300] [--swap-runs 10] [--swap-files 200]
+        [--tmpfs] [--seed 1]
         [--json] [--write-results benchmarks/RESULTS.md]
 
 `--repo` and `--embed-repo` take a git work tree, a bare clone (its HEAD is written out
@@ -48,7 +49,22 @@ Cases and what each figure means:
   a read-only index directory (the whole of it, its db/, one table), and with `--tmpfs`
   (root only) an index on a small tmpfs that fills up (ENOSPC).
 - corrupt: table files truncated, zeroed or deleted in an index with vectors; `status`
-  must report it, no command may print a traceback, `index --rebuild` must repair it.
+  must report it, no command may print a traceback, a plain `dowse index` must repair it
+  or fail in one line (status clean after it, or still reporting the damage), and
+  `index --rebuild` must repair it.
+- untrusted: a tree shipped with a `.dowse` whose manifest names another directory (and
+  switches include_secrets on), for each CLI command pointed at it or run below it and
+  for a `dowse serve` session: commands that read or wrote the other directory; and an
+  index built with --include-secrets on another machine (another signing key): secrets
+  that reach the index or the output after `dowse index`, `explore` and an MCP reindex.
+- gitexec: a repository whose .git/config sets each execution vector (core.fsmonitor,
+  log.showSignature with gpg.program, filter and diff drivers, hooks, pagers,
+  core.sshCommand), then each `GIT_*` environment vector on its own, to a command that
+  creates a marker; `dowse index`, `explore --depth deep` and `ask` under each: markers
+  created (plain git on the same repository shows which vectors are live).
+- swap: `--swap-runs` runs of `dowse index` on `--swap-files` files while a thread swaps
+  them for symlinks to a file outside the root and back; index rows holding the outside
+  file's text, then answers served after every file became such a link.
 """
 
 from __future__ import annotations
@@ -80,6 +96,7 @@ from reliability_secrets import (  # noqa: E402
     secrets_case,
     secrets_repo,
 )
+from reliability_untrusted import gitexec_case, swap_case, untrusted_case  # noqa: E402
 
 # tests/test_reliability.py and tests/test_rebuild.py load this file as `rel` and use
 # these helpers as `rel.<name>`.
@@ -103,13 +120,24 @@ __all__ = [
     "without_dac",
 ]
 
-CASES = ("crash", "concurrency", "hostile", "fuzz", "secrets", "diskfull", "corrupt")
+CASES = (
+    "crash",
+    "concurrency",
+    "hostile",
+    "fuzz",
+    "secrets",
+    "diskfull",
+    "corrupt",
+    "untrusted",
+    "gitexec",
+    "swap",
+)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
-        description="Crash, concurrency, bad-input, fuzz, secrets, disk-full and corruption "
-        "figures for dowse."
+        description="Crash, concurrency, bad-input, fuzz, secrets, disk-full, corruption and "
+        "untrusted-repository figures for dowse."
     )
     parser.add_argument(
         "--repo",
@@ -139,6 +167,8 @@ def main() -> None:
     parser.add_argument("--cli-clients", type=int, default=4)
     parser.add_argument("--mcp-clients", type=int, default=4)
     parser.add_argument("--fuzz-examples", type=int, default=300, help="per language")
+    parser.add_argument("--swap-runs", type=int, default=10, help="index runs while swapping")
+    parser.add_argument("--swap-files", type=int, default=200, help="files the swapper swaps")
     parser.add_argument(
         "--fsize-limits",
         type=lambda v: [int(x) for x in v.split(",")],
@@ -176,6 +206,9 @@ def main() -> None:
         "secrets": secrets_case,
         "diskfull": diskfull_case,
         "corrupt": corrupt_case,
+        "untrusted": untrusted_case,
+        "gitexec": gitexec_case,
+        "swap": swap_case,
     }
     results: dict[str, Any] = {}
     started = time.monotonic()

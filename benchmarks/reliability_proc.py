@@ -18,6 +18,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -70,7 +71,10 @@ def dowse(
     timeout: float = 900,
     prefix: list[str] | None = None,
     preexec: Callable[[], None] | None = None,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Ran:
+    """`dowse ARGS` to its end; `env` adds to (or, with "", drops from) the environment."""
     cmd = [*(prefix or []), *DOWSE, *args]
     t = time.perf_counter()
     try:
@@ -78,8 +82,8 @@ def dowse(
             cmd,
             capture_output=True,
             text=True,
-            env=ENV,
-            cwd=REPO,
+            env=_env(env),
+            cwd=cwd or REPO,
             timeout=timeout,
             preexec_fn=preexec,
             errors="replace",
@@ -88,6 +92,50 @@ def dowse(
     except subprocess.TimeoutExpired as exc:
         code, out, err = -999, str(exc.stdout or ""), f"timed out after {timeout}s"
     return Ran(list(args), code, out, err, time.perf_counter() - t)
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    merged = {**ENV, **(extra or {})}
+    return {k: v for k, v in merged.items() if v != ""}
+
+
+def mcp_calls(
+    root: Path,
+    calls: list[tuple[str, dict[str, Any]]],
+    *,
+    env: dict[str, str] | None = None,
+    timeout: float = 300,
+) -> list[tuple[bool, str]]:
+    """One `dowse serve ROOT` session answering `calls` (tool, arguments) in order:
+    (is_error, the answer's text) each; a session that dies answers the rest with its
+    exception, as errors."""
+    import asyncio
+
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    params = StdioServerParameters(
+        command=DOWSE[0], args=[*DOWSE[1:], "serve", str(root)], cwd=str(REPO), env=_env(env)
+    )
+    answers: list[tuple[bool, str]] = []
+
+    async def session() -> None:
+        with open(os.devnull, "w") as errlog:
+            async with (
+                stdio_client(params, errlog=errlog) as (read, write),
+                ClientSession(read, write) as s,
+            ):
+                await s.initialize()
+                for tool, arguments in calls:
+                    result = await asyncio.wait_for(s.call_tool(tool, arguments), timeout)
+                    text = result.content[0].text if result.content else ""  # type: ignore[union-attr]
+                    answers.append((bool(result.is_error), text))
+
+    try:
+        asyncio.run(session())
+    except Exception as exc:  # noqa: BLE001 - a dead server is an answer to count
+        answers += [(True, f"{type(exc).__name__}: {exc}")] * (len(calls) - len(answers))
+    return answers
 
 
 def launch(*args: str) -> subprocess.Popen[bytes]:
