@@ -166,7 +166,8 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         )
         result = report["result"]
         assert result["path"] == "shop" and report["budget"]["tokens"] <= 6000
-        assert [t["track"]["name"] for t in result["tracks"]][:5] == [
+        assert [t["track"]["name"] for t in result["tracks"]][:6] == [
+            "commands",  # how to work in the repository comes first
             "tree",
             "manifest",
             "patterns",
