@@ -179,9 +179,7 @@ def test_tools_budgets_and_confinement(repo, tmp_path):
         assert small["budget"]["tokens"] <= 2000 and small["budget"]["omitted"] > 0
         # Tracks the budget left without findings are one line each.
         tracks = small["result"]["tracks"] + small["result"]["track_lines"]
-        assert (
-            small["result"]["omitted"] and len(tracks) == 6
-        )  # commands, tree, manifest, patterns, imports, git
+        assert small["result"]["omitted"] and len(tracks) == 6  # commands is one
         assert all(not t["gates"] and t["verdict"] for t in small["result"]["tracks"])
         assert "cannot hold an explore report" in await refused(
             s, "explore", depth="deep", max_tokens=400
