@@ -387,10 +387,24 @@ class _Resolver:
         self.named: dict[str, dict[str, tuple[str | None, str]]] = defaultdict(dict)
         self.modules: dict[str, set[str]] = defaultdict(set)  # bare imports' first parts
         self.languages: dict[str, str] = {}
+        self.store = store
+        self._all_paths: list[str] | None = None
+        self._read: set[str] = set()  # files whose imports are loaded
+        if paths:
+            self._load_imports(paths)
+            where = f"path IN ({quote_list(sorted(paths))})"
+            for row in store.rows("files", ["path", "language"], where=where):
+                self.languages[row["path"]] = row["language"]
+        for c in candidates:
+            self.languages.setdefault(c["path"], c["language"])
+
+    def _load_imports(self, paths: set[str]) -> None:
+        paths = paths - self._read
         if not paths:
             return
+        self._read |= paths
         where = f"path IN ({quote_list(sorted(paths))})"
-        for row in store.rows("imports", ["path", "module", "names", "resolved"], where=where):
+        for row in self.store.rows("imports", ["path", "module", "names", "resolved"], where=where):
             resolved = row["resolved"]
             origin = resolved
             if resolved is not None:
@@ -403,10 +417,39 @@ class _Resolver:
                 self.modules[row["path"]].add(row["module"].lstrip(".").split(".", 1)[0])
             for imported in row["names"] or []:
                 self.named[row["path"]][imported.rsplit(".", 1)[-1]] = (origin, row["module"])
-        for row in store.rows("files", ["path", "language"], where=where):
-            self.languages[row["path"]] = row["language"]
-        for c in candidates:
-            self.languages.setdefault(c["path"], c["language"])
+
+    def _from_import(
+        self, path: str, key: str, candidates: list[dict[str, Any]], *, hops: int = 1
+    ) -> list[dict[str, Any]] | None:
+        """The candidates `path`'s import of `key` means; None when it imports no `key`,
+        [] when it imports it from outside the index. A file of the index that imports
+        the name itself (a re-export: `from .budget import estimate_tokens`) is followed
+        `hops` more times."""
+        entry = self.named.get(path, {}).get(key)
+        if entry is None:
+            return None
+        origin, module = entry
+        if origin is not None:
+            hit = [c for c in candidates if _from(c["path"], origin)]
+            files = [] if origin.endswith("/") else [origin]
+        else:
+            # Unresolved: the module as written may still name an indexed file (a package
+            # whose root is the indexed directory); if none, it is from outside the index.
+            hit = [c for c in candidates if _names_file(module, key, c["path"])]
+            files = [p for p in self._paths() if _names_file(module, "", p)]
+        if hit or not hops:
+            return hit
+        for file in files:
+            self._load_imports({file})
+            again = self._from_import(file, key, candidates, hops=hops - 1)
+            if again:
+                return again
+        return []
+
+    def _paths(self) -> list[str]:
+        if self._all_paths is None:
+            self._all_paths = [r["path"] for r in self.store.rows("files", ["path"])]
+        return self._all_paths
 
     def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
         name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
@@ -425,21 +468,12 @@ class _Resolver:
         if same and (not qualifier or qualifier in _SELF or ref["kind"] == "import"):
             return [(c, "same-file") for c in same]
         head = qualifier.split(".", 1)[0].split("::", 1)[0]
-        origins = self.named.get(path, {})
         for key in (name, head) if head else (name,):
-            if key in origins:
-                origin, module = origins[key]
-                if origin is not None:
-                    hit = [c for c in candidates if _from(c["path"], origin)]
-                else:
-                    # Unresolved: the module as written may still name an indexed file
-                    # (a package whose root is the indexed directory); if none, the name
-                    # comes from outside the index.
-                    hit = [c for c in candidates if _names_file(module, key, c["path"])]
-                    if not hit:
-                        return []
-                if hit:
-                    return [(c, "import") for c in hit]
+            found = self._from_import(path, key, candidates, hops=1 if key == name else 0)
+            if found == [] and key == name:
+                return []  # the file imports the name from elsewhere
+            if found:
+                return [(c, "import") for c in found]
         imported = self.imported.get(path, set())
         hit = [c for c in candidates if c["path"] in imported]
         if hit:
@@ -452,12 +486,10 @@ class _Resolver:
             return [(c, "package") for c in hit]
         if (
             len(candidates) == 1
-            and ref["kind"] != "other"
+            and ref["kind"] != "other"  # a value passed along is mostly a local variable
             # Python and JavaScript reach another file's function only through an import
             # (handled above); a method, through any object.
-            and (
-                language not in _IMPORTS_NEEDED or (qualifier and candidates[0]["parent"])
-            )  # a value passed along is mostly a local variable
+            and (language not in _IMPORTS_NEEDED or (qualifier and candidates[0]["parent"]))
             and not (qualifier and name in builtin_methods(language))
             and not (language == "python" and name in _PYTHON_BUILTINS)
         ):

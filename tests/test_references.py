@@ -304,3 +304,9 @@ def test_refine_follows_nothing_in_an_index_without_references(tmp_path, fake_em
     question = "how many uploads may a user make per minute: the upload rate limit"
     result = run_loop(searcher, question, config=LoopConfig(stop_hits=10))
     assert all(not c.followed for c in result.trace)
+
+
+def test_a_call_under_a_splat_is_a_call():
+    source = b"def f(text):\n    return [*analyze(text).identifiers]\n"
+    parsed = parse_source("x.py", source, "python")
+    assert ("analyze", "call", 2) in {(r.name, r.kind, r.line) for r in parsed.references}

@@ -38,6 +38,8 @@
 ; References: calls, decorators, annotations and base classes. @reference.qualifier is
 ; what a name is reached through (`store` in `store.save()`).
 (call function: (identifier) @name.reference.call)
+; `[*f(x).y]` parses with the splat inside the call's function.
+(call function: (list_splat (identifier) @name.reference.call))
 (call
   function: (attribute
     object: (_) @reference.qualifier
