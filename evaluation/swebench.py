@@ -397,7 +397,8 @@ class Answer:
 
 
 def _block_cost(path: str, start: int, end: int, text: str) -> int:
-    """What `ask` charges for a block of source."""
+    """What a search method's ranked chunk costs in the context: its text and citation.
+    (`ask` costs its blocks as printed, header and reason included, in `retrieval.ask`.)"""
     return estimate_tokens(text) + estimate_tokens(f"{path}:{start}-{end}") + 4
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from dowse.retrieval.hybrid import Candidate
     from dowse.retrieval.lookups import IndexLookups
 
-__all__ = ["read_lines", "to_hits"]
+__all__ = ["chunk_hit", "read_lines", "to_hits"]
 
 
 def to_hits(
@@ -37,7 +37,7 @@ def to_hits(
         return _file_hits(ranked, options.limit)
     if options.grain == "symbol":
         return _symbol_hits(lookups, ranked, options, query)
-    return [_chunk_hit(c) for c in ranked[: options.limit]]
+    return [chunk_hit(c) for c in ranked[: options.limit]]
 
 
 def _file_hits(ranked: Sequence[Candidate], limit: int) -> list[Hit]:
@@ -111,7 +111,8 @@ def _symbol_hits(
     return hits
 
 
-def _chunk_hit(c: Candidate) -> Hit:
+def chunk_hit(c: Candidate) -> Hit:
+    """The chunk-grain Hit of a candidate, as search returns it."""
     r = c.row
     return Hit(
         grain="chunk",

@@ -39,6 +39,7 @@ from dowse.retrieval.evaluate import (
     owner_of,
     used_names,
 )
+from dowse.retrieval.grains import chunk_hit
 from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import Hit
@@ -400,18 +401,7 @@ def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n
     old = items.get(cand.id)
     if old is not None and old.relevance >= ev.relevance:
         return
-    r = cand.row
-    hit = Hit(
-        grain="chunk",
-        path=r["path"],
-        start_line=r["start_line"],
-        end_line=r["end_line"],
-        score=cand.score,
-        signals=cand.signals,
-        language=r["language"],
-        symbol=r["symbol"],
-        text=r["text"],
-    )
+    hit = chunk_hit(cand)
     items[cand.id] = ContextItem(
         hit=hit,
         relevance=ev.relevance,
