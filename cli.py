@@ -18,6 +18,7 @@ from dowse.cli_common import (
     echo_json,
     embed_options,
     fail,
+    index_dir_of,
     index_dir_option,
     json_option,
     locate,
@@ -27,6 +28,7 @@ from dowse.cli_common import (
     requested_scope,
     root_arg,
     seam,
+    settings_at,
     warn,
 )
 from dowse.cli_eval import eval_group
@@ -84,7 +86,7 @@ def index(
     exclude: tuple[str, ...],
     include_secrets: bool | None,
     history: bool | None,
-    embedder: str,
+    embedder: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -95,7 +97,8 @@ def index(
     like the question.
 
     Walk options (--exclude, --max-file-size, --include-secrets), --embed and
-    --no-history are remembered: a later run without them uses the same ones.
+    --no-history are remembered: a later run without them uses the same ones. A
+    .dowse.toml or [tool.dowse] in pyproject.toml sets them too (see `dowse status`).
 
     \b
     Example:
@@ -113,31 +116,32 @@ def index(
     from dowse.indexer.embed import get_embedder
 
     root = root_arg(path)
+    settings = settings_at(root)
+    index_dir = index_dir_of(settings, index_dir)
     target = index_dir.resolve() if index_dir else default_index_dir(root)
     walk_config = resolve_walk_config(
         target,
         root=root,
         warn=warn,
-        max_file_bytes=max_file_size,
-        exclude=exclude or None,
-        include_secrets=include_secrets,
+        max_file_bytes=settings.given("max_file_size", max_file_size),
+        exclude=settings.given("exclude", list(exclude) or None),
+        include_secrets=settings.given("include_secrets", include_secrets),
     )
-    embed, embed_chunks = resolve_embed_scope(
-        target, requested_scope(embed_scope, no_embed), root=root
-    )
+    scope = settings.given("embed", requested_scope(embed_scope, no_embed))
+    embed, embed_chunks = resolve_embed_scope(target, scope, root=root)
     config = IndexConfig(
         walk=walk_config,
         embed=embed,
         embed_chunks=embed_chunks,
         rebuild=rebuild,
-        history=resolve_history(target, history, root=root),
+        history=resolve_history(target, settings.given("history", history), root=root),
     )
 
     def waiting(holder: str) -> None:
         if not quiet:
             click.echo(f"waiting for another dowse index{holder} to finish...", err=True)
 
-    backend = get_embedder(embedder)
+    backend = get_embedder(settings.value("embedder", embedder))
     with progress_bars(quiet) as progress:
         stats = build_index(
             root,
@@ -170,15 +174,27 @@ def index(
 def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> None:
     """Show what the index holds and how the tree changed since it was built.
 
+    Also every setting's effective value and where it came from: a flag, a DOWSE_*
+    variable, .dowse.toml, pyproject.toml's [tool.dowse], your config file, what the
+    index remembers, or the default.
+
     \b
     Example:
         dowse status
         dowse status --skipped
     """
+    from dowse.indexer.build import remembered_options
     from dowse.indexer.status import index_status
 
     root = root_arg(path)
-    report = index_status(locate(root, index_dir).index_dir, with_skipped=skipped)
+    settings = settings_at(root)
+    served, found = locate(root, index_dir_of(settings, index_dir)).require()
+    report = index_status(found, with_skipped=skipped)
+    shown = [
+        s.model_copy(update={"value": found}) if s.name == "index_dir" and s.value is None else s
+        for s in settings.report({"index_dir": index_dir}, remembered_options(found, served))
+    ]
+    report = report.model_copy(update={"settings": shown})
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return
@@ -242,7 +258,8 @@ def search(
         languages=list(languages),
         kinds=list(kinds),
     )
-    searcher = open_searcher(locate(root_arg(path), index_dir), refresh)
+    root = root_arg(path)
+    searcher = open_searcher(locate(root, index_dir_of(settings_at(root), index_dir)), refresh)
     hits = searcher.search(query, options)
     if as_json:
         echo_json([h.model_dump() for h in hits])
@@ -284,7 +301,8 @@ def symbol(
     from dowse.indexer.store import Store
     from dowse.retrieval.symbols import find_symbols
 
-    store = Store.open(locate(root_arg(path), index_dir).index_dir)
+    root = root_arg(path)
+    store = Store.open(locate(root, index_dir_of(settings_at(root), index_dir)).index_dir)
     if callers or callees:
         from dowse.retrieval.references import find_references, render_references
 
@@ -328,7 +346,7 @@ def symbol(
     type=click.IntRange(min=50),
     default=None,
     metavar="TOKENS",
-    help="Pack the best context into this many tokens (default 8000).",
+    help="Pack the best context into this many tokens (default 8000; config budget).",
 )
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
@@ -337,9 +355,9 @@ def symbol(
     "--evaluator",
     "evaluator_name",
     type=click.Choice(["offline", "llm"]),
-    default="offline",
-    show_default=True,
-    help="Score candidates offline, or with the chat model in DOWSE_LLM_* variables.",
+    default=None,
+    help="Score candidates offline (default), or with the chat model named by "
+    "DOWSE_LLM_* variables or llm_* settings in your config file.",
 )
 @click.option(
     "--mode",
@@ -367,7 +385,7 @@ def ask(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     trace: bool,
-    evaluator_name: str,
+    evaluator_name: str | None,
     output_format: str | None,
     mode: str,
     refresh: bool,
@@ -394,22 +412,35 @@ def ask(
     if as_json and output_format not in (None, "json"):
         raise fail(f"--json and --format {output_format} cannot be combined")
     as_json = as_json or output_format == "json"
-    # --evaluator llm: the only place the environment is read for it (the program's edge).
+    root = root_arg(path)
+    settings = settings_at(root)
+    index_dir = index_dir_of(settings, index_dir)
+    budget = settings.given("budget", budget)
+    # --evaluator llm: the endpoint from the settings, the key from the environment only
+    # (the program's edge).
     evaluator = None
-    if evaluator_name == "llm":
+    if settings.value("evaluator", evaluator_name) == "llm":
+        from pydantic import SecretStr
+
         from dowse.retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
 
-        llm_config = LLMEvaluatorConfig.from_env(os.environ)
-        if llm_config is None:
+        base_url, model = settings.value("llm_base_url"), settings.value("llm_model")
+        if base_url is None or model is None:
             raise fail(
-                "--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL "
-                "(and DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)"
+                "--evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL, or llm_base_url "
+                "and llm_model in your config file (and DOWSE_LLM_API_KEY or OPENAI_API_KEY "
+                "if the endpoint wants a key)"
             )
+        key = os.environ.get("DOWSE_LLM_API_KEY", "").strip()
+        key = key or os.environ.get("OPENAI_API_KEY", "").strip()
+        llm_config = LLMEvaluatorConfig(
+            base_url=base_url, model=model, api_key=SecretStr(key) if key else None
+        )
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
     if output_format == "agent":
         from dowse.server.workspace import ask_for_agent
 
-        served, index = locate(root_arg(path), index_dir).require()
+        served, index = locate(root, index_dir).require()
         answer = ask_for_agent(
             served,
             index,
@@ -427,7 +458,7 @@ def ask(
     from dowse.retrieval.ask import DEFAULT_BUDGET
     from dowse.retrieval.loop import LoopConfig
 
-    searcher = open_searcher(locate(root_arg(path), index_dir), refresh)
+    searcher = open_searcher(locate(root, index_dir), refresh)
     report = investigate(
         searcher,
         question,
@@ -517,6 +548,7 @@ def explore_cmd(
         raise fail("the focus is empty")
     if graph_file is not None:
         graph_format(graph_file)  # a bad suffix fails before the exploring
+    index_dir = index_dir_of(settings_at(Path(path)), index_dir)
     result = explore(
         Path(path),
         focus=focus,
@@ -551,13 +583,18 @@ cli.add_command(eval_group)
 @embed_options
 @seam
 def serve(
-    paths: tuple[str, ...], embed_scope: str | None, no_embed: bool, embedder: str, quiet: bool
+    paths: tuple[str, ...],
+    embed_scope: str | None,
+    no_embed: bool,
+    embedder: str | None,
+    quiet: bool,
 ) -> None:
     """Run an MCP server on stdio for coding agents, over one or more indexed roots.
 
     Tools: search, ask, explore, symbol, references, status, reindex. Each root's index
-    is <root>/.dowse; a root without one is served too, and the reindex tool builds it
-    (--embed and --embedder apply to such new indexes). Stdout carries the protocol only.
+    is <root>/.dowse (or its config's index_dir); a root without one is served too, and
+    the reindex tool builds it (--embed and --embedder, else the root's settings, apply to
+    such new indexes); each root's config sets its walk options. Stdout carries the protocol only.
 
     \b
     Example:
@@ -567,12 +604,29 @@ def serve(
     """
     from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
     from dowse.server.app import serve as run_server
+    from dowse.server.workspace import RootOptions, ServedRoot
 
-    roots = [root_arg(p) for p in paths or (".",)]
-    embed, embed_chunks = embed_flags(requested_scope(embed_scope, no_embed) or DEFAULT_EMBED_SCOPE)
+    scope = requested_scope(embed_scope, no_embed)
+    roots = []
+    for given in paths or (".",):
+        # Each root with its own settings (flags first): its index_dir, walk options, ...
+        root = root_arg(given)
+        settings = settings_at(root)
+        options = RootOptions(
+            walk={
+                "max_file_bytes": settings.given("max_file_size"),
+                "exclude": settings.given("exclude"),
+                "include_secrets": settings.given("include_secrets"),
+            },
+            history=settings.given("history"),
+            embed_scope=settings.given("embed", scope),
+            embedder=settings.given("embedder", embedder),
+        )
+        roots.append(ServedRoot(root, index_dir_of(settings, None), options))
+    embed, embed_chunks = embed_flags(scope or DEFAULT_EMBED_SCOPE)
     run_server(
         roots,
-        embedder=embedder,
+        embedder=embedder or "minilm-onnx",
         embed=embed,
         embed_chunks=embed_chunks,
         warn=lambda m: None if quiet else click.echo(f"warning: {m}", err=True),

@@ -20,6 +20,7 @@ import click
 if TYPE_CHECKING:
     from dowse.indexer.locate import IndexLocation
     from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -59,8 +60,8 @@ def index_dir_option(fn: F) -> F:
     return click.option(
         "--index-dir",
         type=click.Path(file_okay=False, path_type=Path),
-        envvar="DOWSE_INDEX_DIR",
-        help="Where the index lives (default: <repo>/.dowse; env DOWSE_INDEX_DIR).",
+        help="Where the index lives (default: <repo>/.dowse; env DOWSE_INDEX_DIR, "
+        "config index_dir).",
     )(fn)
 
 
@@ -70,11 +71,10 @@ def embed_options(fn: F) -> F:
     fn = click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")(fn)
     fn = click.option(
         "--embedder",
-        default="minilm-onnx",
-        envvar="DOWSE_EMBEDDER",
-        show_default=True,
-        help="Embedding backend: minilm-onnx (fast) or minilm (sentence-transformers, the "
-        "reference); both give the same model's vectors.",
+        default=None,
+        help="Embedding backend: minilm-onnx (fast, the default) or minilm "
+        "(sentence-transformers, the reference); both give the same model's vectors "
+        "(env DOWSE_EMBEDDER, config embedder).",
     )(fn)
     fn = click.option(
         # indexer.build.EMBED_SCOPES, written out: importing indexer.build here would add
@@ -140,6 +140,20 @@ def root_arg(path: str) -> Path:
 
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
+
+
+def settings_at(path: Path | None) -> Settings:
+    """The settings for `path` (`dowse.settings`: flags go on top with `pick`/`value`)."""
+    from dowse.settings import load_settings
+
+    return load_settings(path)
+
+
+def index_dir_of(settings: Settings, flag: Path | None) -> Path | None:
+    """--index-dir, else DOWSE_INDEX_DIR, else the repository's index_dir; None: the
+    default, <root>/.dowse."""
+    value = settings.given("index_dir", flag)
+    return None if value is None else Path(value)
 
 
 def locate(path: Path, index_dir: Path | None) -> IndexLocation:

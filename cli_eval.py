@@ -22,6 +22,7 @@ from dowse.cli_common import (
     requested_scope,
     root_arg,
     seam,
+    settings_at,
 )
 
 
@@ -161,7 +162,7 @@ def eval_swebench(
     work: Path,
     embed_scope: str | None,
     no_embed: bool,
-    embedder: str,
+    embedder: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -203,7 +204,11 @@ def eval_swebench(
         embed_chunks=embed_chunks,
     )
     with progress_bars(quiet) as progress:
-        report = run_swebench(config, embedder=get_embedder(embedder), progress=progress)
+        report = run_swebench(
+            config,
+            embedder=get_embedder(settings_at(None).value("embedder", embedder)),
+            progress=progress,
+        )
     target = out.with_suffix(".scores.json")
     target.write_text(report.model_dump_json(indent=2) + "\n")
     if as_json:
@@ -247,7 +252,7 @@ def eval_history(
     work: Path | None,
     embed_scope: str | None,
     no_embed: bool,
-    embedder: str,
+    embedder: str | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -280,7 +285,11 @@ def eval_history(
             embed_chunks=embed_chunks,
         )
         with progress_bars(quiet) as progress:
-            report = run_history(config, embedder=get_embedder(embedder), progress=progress)
+            report = run_history(
+                config,
+                embedder=get_embedder(settings_at(None).value("embedder", embedder)),
+                progress=progress,
+            )
     if as_json:
         click.echo(report.model_dump_json(indent=2))
         return

@@ -16,13 +16,16 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── EmbedderError          the embedding model cannot be loaded
     ├── EvalError              a dataset, clone or commit an evaluation cannot use
     ├── GitError               git is missing, failed, took too long, or cannot be made safe
-    └── UnknownRecord          `dowse schema` asked for a record dowse does not have
+    ├── UnknownRecord          `dowse schema` asked for a record dowse does not have
+    └── ConfigError            a config file or DOWSE_* variable dowse cannot use, or that
+                               sets what only the user may (settings.py)
 """
 
 from __future__ import annotations
 
 __all__ = [
     "BudgetTooSmall",
+    "ConfigError",
     "DowseError",
     "EmbedderError",
     "EvalError",
@@ -97,4 +100,8 @@ class GitError(DowseError):
 
 
 class UnknownRecord(DowseError):
+    pass
+
+
+class ConfigError(DowseError):
     pass

@@ -71,6 +71,7 @@ __all__ = [
     "changed_since",
     "default_index_dir",
     "embed_flags",
+    "remembered_options",
     "resolve_embed_scope",
     "resolve_walk_config",
     "walk_config_from",
@@ -201,6 +202,23 @@ def resolve_history(index_dir: Path, requested: bool | None, *, root: Path | Non
         return requested
     m = _remembered(index_dir, root)
     return True if m is None else not m.no_history
+
+
+def remembered_options(index_dir: Path, root: Path) -> dict[str, Any]:
+    """What a run without flags would reuse from `root`'s index, named as the command line
+    names them (`exclude`, `max_file_size`, `include_secrets`, `embed`, `history`); empty
+    without such an index. A widening option counts only when signed (`indexer.trust`)."""
+    manifest = own_manifest(index_dir, root)
+    if manifest is None:
+        return {}
+    walk = walk_config_of(manifest)
+    return {
+        "exclude": list(walk.exclude),
+        "max_file_size": walk.max_file_bytes,
+        "include_secrets": walk.include_secrets,
+        "embed": "none" if manifest.no_embed else "all" if manifest.embed_chunks else "files",
+        "history": not manifest.no_history,
+    }
 
 
 @dataclass(frozen=True)

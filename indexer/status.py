@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.indexer.build import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
+from dowse.settings import Setting
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 
@@ -48,6 +49,10 @@ class StatusReport(BaseModel):
     changed: dict[str, int] = Field(description="modified/added/deleted since the last index")
     skipped_count: int
     skipped: list[SkippedFile] = Field(default_factory=list)
+    settings: list[Setting] = Field(
+        default_factory=list,
+        description="each setting's effective value and where it came from (dowse status)",
+    )
 
     def render(self, *, with_skipped: bool = False) -> str:
         import datetime as dt
@@ -87,6 +92,15 @@ class StatusReport(BaseModel):
         lines += [
             f"{c.language:<12}{c.files:>8}{c.symbols:>10}{c.chunks:>9}" for c in self.languages
         ]
+        if self.settings:
+            lines += ["", f"{'setting':<17}{'value':<24}from"]
+            for s in self.settings:
+                value = "-" if s.value is None else s.value
+                if isinstance(value, bool):
+                    value = str(value).lower()
+                if isinstance(value, list):
+                    value = ", ".join(map(str, value)) or "-"
+                lines.append(f"{s.name:<17}{str(value):<24}{s.source}")
         if with_skipped and self.skipped:
             lines += ["", "skipped files:"]
             lines += [f"  {s.path}  ({s.reason})" for s in self.skipped]

@@ -306,7 +306,7 @@ def build_server(workspace: Workspace) -> Any:
 
 
 def serve(
-    roots: Sequence[Path],
+    roots: Sequence[Path | ServedRoot],
     *,
     embedder: str = DEFAULT_EMBEDDER,
     embed: bool = True,
@@ -316,11 +316,14 @@ def serve(
     """Serve `roots` over stdio until the client closes the connection.
 
     `embedder`, `embed` and `embed_chunks` apply to indexes the server builds from
-    scratch (the reindex tool on a root without an index); an existing index keeps its
-    model and embed scope.
+    scratch (the reindex tool on a root without an index), unless a root's options say
+    otherwise; an existing index keeps its model and embed scope.
     """
     workspace = Workspace(
-        [ServedRoot(p) for p in roots], embedder=embedder, embed=embed, embed_chunks=embed_chunks
+        [r if isinstance(r, ServedRoot) else ServedRoot(r) for r in roots],
+        embedder=embedder,
+        embed=embed,
+        embed_chunks=embed_chunks,
     )
     for problem in workspace.problems():
         warn(problem)

@@ -30,6 +30,7 @@ import fcntl
 import os
 import threading
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
@@ -51,6 +52,7 @@ from dowse.indexer.build import (
     build_index,
     changed_since,
     default_index_dir,
+    embed_flags,
     resolve_history,
     resolve_walk_config,
     walk_config_of,
@@ -97,7 +99,7 @@ from dowse.server.records import (
     invalid_request,
 )
 
-__all__ = ["ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"]
+__all__ = ["RootOptions", "ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"]
 
 FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
@@ -146,10 +148,28 @@ MAX_PATH_CHARS = 4096
 """Linux's PATH_MAX: no longer path names a file."""
 
 
+@dataclass(frozen=True)
+class RootOptions:
+    """What a root's settings ask of the index runs the server makes (`dowse.settings`,
+    resolved by `dowse serve`); None leaves an option to the index's memory, else the
+    default."""
+
+    walk: dict[str, Any] = field(default_factory=dict)
+    """resolve_walk_config's overrides: max_file_bytes, exclude, include_secrets."""
+    history: bool | None = None
+    embed_scope: str | None = None
+    """For an index built from scratch: all, files or none."""
+    embedder: str | None = None
+    """For an index built from scratch."""
+
+
 class ServedRoot:
     """One served repository: where its index is, what lies inside it, its warm snapshot."""
 
-    def __init__(self, path: Path, index_dir: Path | None = None) -> None:
+    def __init__(
+        self, path: Path, index_dir: Path | None = None, options: RootOptions | None = None
+    ) -> None:
+        self.options = options or RootOptions()
         self.given = Path(os.path.abspath(path))
         self.path = Path(os.path.realpath(path))
         self.index_dir = (
@@ -354,11 +374,16 @@ class Workspace:
             manifest = None
         if manifest is not None and not is_index_of(manifest, root.path):
             manifest = None  # another root's: build_index replaces it, with these defaults
-        embed = self.embed if manifest is None else not manifest.no_embed
-        embed_chunks = self.embed_chunks if manifest is None else manifest.embed_chunks
+        new_embed, new_chunks = (
+            (self.embed, self.embed_chunks)
+            if root.options.embed_scope is None
+            else embed_flags(root.options.embed_scope)
+        )
+        embed = new_embed if manifest is None else not manifest.no_embed
+        embed_chunks = new_chunks if manifest is None else manifest.embed_chunks
         embedder: Embedder
         if manifest is None or rebuild:
-            embedder = self._embedder(self.embedder_name)
+            embedder = self._embedder(root.options.embedder or self.embedder_name)
         elif manifest.no_embed:
             embedder = _NoVectors(manifest.model, manifest.dim)
         else:
@@ -371,12 +396,12 @@ class Workspace:
                 )
             embedder = found
         config = IndexConfig(
-            walk=resolve_walk_config(root.index_dir, root=root.path),
+            walk=resolve_walk_config(root.index_dir, root=root.path, **root.options.walk),
             embed=embed,
             embed_chunks=embed_chunks,
             rebuild=rebuild,
             lock_timeout_s=lock_wait_s,
-            history=resolve_history(root.index_dir, None, root=root.path),
+            history=resolve_history(root.index_dir, root.options.history, root=root.path),
         )
         return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
 

@@ -65,6 +65,8 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
         mp.delenv(name)
     mp.setenv("DOWSE_CACHE_DIR", str(tmp_path_factory.mktemp("dowse-user-cache")))
     mp.setenv("HF_HUB_OFFLINE", "1")
+    # No user config file of the caller's either (dowse.settings).
+    mp.setenv("DOWSE_CONFIG", str(tmp_path_factory.mktemp("dowse-user-config") / "config.toml"))
     yield
     mp.undo()
 

@@ -576,13 +576,14 @@ def test_cli_llm_evaluator_unconfigured_is_a_one_line_error(tmp_path, monkeypatc
     result = CliRunner().invoke(cli, ["ask", "x", "--path", str(tmp_path), "--evaluator", "llm"])
     assert result.exit_code == 1
     assert result.output == (
-        "Error: --evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL (and "
-        "DOWSE_LLM_API_KEY or OPENAI_API_KEY if the endpoint wants a key)\n"
+        "Error: --evaluator llm needs DOWSE_LLM_BASE_URL and DOWSE_LLM_MODEL, or "
+        "llm_base_url and llm_model in your config file (and DOWSE_LLM_API_KEY or "
+        "OPENAI_API_KEY if the endpoint wants a key)\n"
     )
     monkeypatch.setenv("DOWSE_LLM_BASE_URL", "localhost:11434")
     monkeypatch.setenv("DOWSE_LLM_MODEL", "m")
     result = CliRunner().invoke(cli, ["ask", "x", "--path", str(tmp_path), "--evaluator", "llm"])
     assert result.exit_code == 1
     assert result.output == (
-        "Error: DOWSE_LLM_BASE_URL='localhost:11434' must start with http:// or https://\n"
+        "Error: DOWSE_LLM_BASE_URL='localhost:11434': must start with http:// or https://\n"
     )
