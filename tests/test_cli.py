@@ -239,8 +239,44 @@ def test_errors_are_one_line_with_exit_1(tmp_path, args, message):
     args = [a.replace("{tmp}", str(tmp_path)) for a in args]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 1, result.output
+    assert result.stdout == ""
     assert result.output.startswith("Error: " + message.replace("{tmp}", str(tmp_path)))
     assert "Traceback" not in result.output and result.output.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "args, usage, message",
+    [
+        (["index", "--bogus"], "dowse index [OPTIONS] [PATH]", "No such option '--bogus'."),
+        (["frob"], "dowse [OPTIONS] COMMAND [ARGS]...", "No such command 'frob'."),
+        (["search"], "dowse search [OPTIONS] QUERY", "Missing argument 'QUERY'."),
+        (
+            ["search", "x", "--grain", "line"],
+            "dowse search [OPTIONS] QUERY",
+            "Invalid value for '--grain': 'line' is not one of 'chunk', 'symbol', 'file'.",
+        ),
+        (
+            ["ask", "x", "--budget", "10"],
+            "dowse ask [OPTIONS] QUESTION",
+            "Invalid value for '--budget': 10 is not in the range x>=50.",
+        ),
+        (
+            ["explore", ".", "--depth", "huge"],
+            "dowse explore [OPTIONS] [PATH]",
+            "Invalid value for '--depth': 'huge' is not one of 'shallow', 'standard', 'deep'.",
+        ),
+    ],
+)
+def test_usage_errors_are_clicks_message_with_exit_2(args, usage, message):
+    """What the README says a usage error looks like: click's usage line, its hint and
+    one `Error: ...` line, on stderr, with exit code 2 (other errors: exit 1, above)."""
+    result = CliRunner().invoke(cli, args, prog_name="dowse")
+    assert result.exit_code == 2, result.output
+    assert result.stdout == ""
+    command = " ".join(["dowse", *args[:1]]) if args[0] in cli.commands else "dowse"
+    assert result.stderr == (
+        f"Usage: {usage}\nTry '{command} --help' for help.\n\nError: {message}\n"
+    )
 
 
 @pytest.mark.parametrize(

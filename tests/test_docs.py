@@ -46,6 +46,11 @@ def reference() -> str:
         "# Command reference\n",
         "Generated from each command's `--help` by `python tests/test_docs.py`; "
         "tests/test_docs.py fails when it is out of date.\n",
+        "Exit codes: 0 success; 1 an error, printed as one line `Error: ...` on stderr "
+        "(a missing index, a bad path or config file, an empty question); 2 a usage error, "
+        "printed by click as the usage line, a `Try 'dowse CMD --help' for help.` hint and "
+        "one `Error: ...` line (an unknown option or command, a missing argument, a value "
+        "out of range); 130 interrupted.\n",
     ]
     for path in commands():
         title = " ".join(("dowse", *path))
