@@ -141,6 +141,7 @@ class Key:
     """A setting: its flag, its check, its default, and who may set it."""
 
     flag: str
+    """How the command line spells it (the variable, for a key without a flag)."""
     check: Callable[[Any], Any]
     default: Any
     help: str
@@ -212,7 +213,7 @@ KEYS: dict[str, Key] = {
         in_repo=False,
     ),
     "llm_base_url": Key(
-        "--evaluator llm",
+        "DOWSE_LLM_BASE_URL",
         _url,
         None,
         "the LLM evaluator's OpenAI-compatible endpoint",
@@ -220,7 +221,7 @@ KEYS: dict[str, Key] = {
         in_repo=False,
     ),
     "llm_model": Key(
-        "--evaluator llm",
+        "DOWSE_LLM_MODEL",
         _str,
         None,
         "the LLM evaluator's model",
@@ -332,7 +333,7 @@ def _read_file(
         elif not key.in_repo:
             raise refuse(
                 "cannot be set by a repository's own file, which may only narrow what "
-                f"dowse reads: pass {key.flag}, or set it in your config file "
+                f"dowse reads: use {key.flag}, or set it in your config file "
                 f"({user_file})"
             )
         elif key.repo_check is not None and (why := key.repo_check(value)):

@@ -186,6 +186,15 @@ def test_a_bad_variable_or_user_file_is_an_error_too(tmp_path, user_file, run, m
     )
 
 
+def test_the_user_file_may_turn_the_llm_evaluator_on(tmp_path, user_file, run, fake_embedder):
+    root = repo(tmp_path, {})
+    run("index", str(root), "-q")
+    user_file.write_text("evaluator = 'llm'\nllm_model = 'm'\n")
+    result = run("ask", "where is main?", "--path", str(root), code=1)
+    assert result.output.startswith("Error: --evaluator llm needs DOWSE_LLM_BASE_URL")
+    assert run("ask", "where is main?", "--path", str(root), "--evaluator", "offline").stdout
+
+
 # -- an untrusted repository cannot widen what is read ---------------------------------
 
 WIDENING = [
