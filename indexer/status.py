@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.indexer.build import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
+from dowse.quote import one_line
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 
@@ -65,9 +66,9 @@ class StatusReport(BaseModel):
             f"definitions, {chunks}" + ("" if self.embedded else " (incomplete)")
         )
         lines = [
-            f"root       {self.root}",
-            f"index      {self.index_dir} ({self.index_bytes / 1e6:.1f} MB, format "
-            f"{self.format}, updated {when})",
+            f"root       {one_line(str(self.root))}",
+            f"index      {one_line(str(self.index_dir))} ({self.index_bytes / 1e6:.1f} MB, "
+            f"format {self.format}, updated {when})",
             f"model      {self.model} ({self.dim}-d), vectors {vec}",
             f"contents   {self.files} files, {self.symbols} symbols, {self.chunks} chunks",
             "history    "
@@ -89,7 +90,7 @@ class StatusReport(BaseModel):
         ]
         if with_skipped and self.skipped:
             lines += ["", "skipped files:"]
-            lines += [f"  {s.path}  ({s.reason})" for s in self.skipped]
+            lines += [f"  {one_line(s.path)}  ({one_line(s.reason)})" for s in self.skipped]
         return "\n".join(lines)
 
 
