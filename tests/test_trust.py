@@ -238,6 +238,28 @@ def test_explore_takes_no_unsigned_include_secrets(secret_repo, run):
     assert "secrets.yaml" not in result.stdout
 
 
+def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run):
+    """The server has no stderr: a planted include_secrets it leaves off is said in the
+    answer (`freshness.warnings`, a reindex root's `warnings`), not dropped silently."""
+    run("index", str(secret_repo), "--no-embed", "--quiet")
+    _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
+    workspace = Workspace([ServedRoot(secret_repo)])
+    (secret_repo / "app.py").write_text("def main():\n    return 2\n")
+    answer = workspace.search(SearchRequest(query="hunter2 main"))
+    assert answer.freshness.reindexed == 1
+    [warning] = answer.freshness.warnings
+    assert "remembers --include-secrets, but this machine's dowse did not sign it" in warning
+    assert all("secrets" not in h.path for h in answer.hits)
+    _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
+    done = workspace.reindex(ReindexRequest()).roots[0]
+    assert done.error is None and len(done.warnings) == 1
+    assert "pass --include-secrets again to keep it" in done.warnings[0]
+    assert _indexed(secret_repo) == {"app.py"}
+    # A signed run has nothing to say.
+    run("index", str(secret_repo), "--no-embed", "--quiet")
+    assert workspace.reindex(ReindexRequest()).roots[0].warnings == []
+
+
 # -- a damaged index ------------------------------------------------------------------------------
 
 
