@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, make_tree
+from conftest import EXAMPLE, FakeEmbedder, make_tree
 
 from dowse.indexer.build import IndexConfig, build_index, resolve_walk_config
 from dowse.indexer.locate import locate_index
@@ -258,6 +258,42 @@ def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run)
     # A signed run has nothing to say.
     run("index", str(secret_repo), "--no-embed", "--quiet")
     assert workspace.reindex(ReindexRequest()).roots[0].warnings == []
+
+
+def _plant_vectors(index_dir: Path) -> int:
+    """Every vector of the embedding cache replaced by one chosen vector, as a sender
+    could ship it; the number of cached texts."""
+    import lancedb
+    import pyarrow as pa
+
+    table = lancedb.connect(str(index_dir / "db")).open_table("embed_cache")
+    rows = table.to_arrow()
+    planted = [[1.0] + [0.0] * (FakeEmbedder.dim - 1)] * rows.num_rows
+    table.delete("true")
+    table.add(rows.set_column(1, "vector", pa.array(planted, type=rows.schema.field(1).type)))
+    return rows.num_rows
+
+
+def test_a_shipped_index_s_embedding_cache_is_not_reused(tmp_path, fake_embedder):
+    """An index built for another root is built anew, and its embedding cache with it:
+    every text is embedded again and no planted vector reaches the new snapshot."""
+    root = tmp_path / "shipped"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".dowse"))
+    build_index(root, embedder=fake_embedder)
+    embedded = len(fake_embedder.texts)
+    assert embedded and _plant_vectors(root / ".dowse") > 0
+    _edit_manifest(root / ".dowse", root="/home/sender/project")
+    fake_embedder.texts.clear()
+    stats = build_index(root, embedder=fake_embedder)
+    assert "building it anew" in stats.notes[0]
+    assert len(fake_embedder.texts) == embedded  # nothing came from the shipped cache
+    store = Store.open(root / ".dowse")
+    vectors = [r["vector"] for t in ("vectors", "file_vectors") for r in store.rows(t, ["vector"])]
+    assert vectors and not any(v[0] == 1.0 and sum(v) == 1.0 for v in vectors)
+    # This root's own index keeps its cache: an unchanged text is not embedded twice.
+    fake_embedder.texts.clear()
+    build_index(root, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert fake_embedder.texts == []
 
 
 # -- a damaged index ------------------------------------------------------------------------------
