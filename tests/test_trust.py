@@ -355,3 +355,20 @@ def test_the_mcp_refresh_and_reindex_build_a_damaged_index_anew(example_repo, fa
     assert done.error is None and done.stats is not None
     assert done.stats.notes and "building it anew" in done.stats.notes[0]
     Store.open(index_dir).verify()
+
+
+def test_a_data_file_overwritten_with_garbage_is_damage_not_a_traceback(
+    example_repo, fake_embedder, run
+):
+    _build(example_repo, fake_embedder)
+    index_dir = example_repo / ".dowse"
+    for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
+        data.write_bytes(b"\x5a" * data.stat().st_size)
+    said = run("status", str(example_repo), code=1).output
+    assert said.startswith("Error: the index table 'chunks' at") and said.count("\n") == 1
+    result = run("index", str(example_repo), "--no-embed", "--quiet")
+    assert (
+        "does not appear to be a Lance file" in result.stderr
+        and "building it anew" in result.stderr
+    )
+    Store.open(index_dir).verify()
