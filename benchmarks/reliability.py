@@ -94,9 +94,17 @@ from typing import Any
 # it runs as a script, not when the tests load it by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reliability_faults import _chmod_tree, _fsize_limit, corrupt_case, diskfull_case  # noqa: E402
+from reliability_faults import (  # noqa: E402
+    CORRUPTIONS,
+    _chmod_tree,
+    _fsize_limit,
+    corrupt_case,
+    diskfull_case,
+)
 from reliability_index import answers, audit, fingerprint, table_heads  # noqa: E402
 from reliability_inputs import (  # noqa: E402
+    _cli_edges,
+    _mcp_edges,
     _restore_modes,
     fuzz_case,
     hostile_case,
@@ -105,7 +113,14 @@ from reliability_inputs import (  # noqa: E402
 )
 from reliability_kills import CrashRig, crash_case  # noqa: E402
 from reliability_load import concurrency_case  # noqa: E402
-from reliability_proc import dowse, group_alive, launch, reap_group, without_dac  # noqa: E402
+from reliability_proc import (  # noqa: E402
+    dowse,
+    group_alive,
+    launch,
+    mcp_calls,
+    reap_group,
+    without_dac,
+)
 from reliability_report import details, method, table, write_results  # noqa: E402
 from reliability_secrets import (  # noqa: E402
     _values_in_index,
@@ -120,9 +135,12 @@ from reliability_untrusted import gitexec_case, swap_case, untrusted_case  # noq
 # tests/test_reliability.py and tests/test_rebuild.py load this file as `rel` and use
 # these helpers as `rel.<name>`.
 __all__ = [
+    "CORRUPTIONS",
     "CrashRig",
     "_chmod_tree",
+    "_cli_edges",
     "_fsize_limit",
+    "_mcp_edges",
     "_restore_modes",
     "_values_in_index",
     "_values_on_disk",
@@ -136,6 +154,7 @@ __all__ = [
     "hostile_repo",
     "inputs_case",
     "launch",
+    "mcp_calls",
     "reap_group",
     "secrets_repo",
     "table_heads",
