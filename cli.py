@@ -114,6 +114,7 @@ def index(
         resolve_walk_config,
     )
     from dowse.indexer.embed import get_embedder
+    from dowse.quote import one_line
 
     root = root_arg(path)
     settings = settings_at(root)
@@ -161,7 +162,7 @@ def index(
         f"indexed {stats.files} files ({stats.parsed} parsed, {stats.unchanged} unchanged, "
         f"{stats.deleted} deleted, {stats.renamed} renamed, {stats.skipped} skipped): "
         f"{stats.symbols} symbols, {stats.chunks} chunks, {stats.embedded} embedded "
-        f"in {secs:.1f}s -> {stats.index_dir}"
+        f"in {secs:.1f}s -> {one_line(str(stats.index_dir))}"
     )
 
 
@@ -299,6 +300,7 @@ def symbol(
         dowse symbol Store.open --callers
     """
     from dowse.indexer.store import Store
+    from dowse.quote import one_line
     from dowse.retrieval.symbols import find_symbols
 
     root = root_arg(path)
@@ -324,10 +326,11 @@ def symbol(
         raise fail(f"no symbol named {name!r}")
     for s in found:
         # The decorators are the behaviour too: a route's path, a command's options.
-        head = "".join(f"\n    {d}" for d in s.decorators)
+        # Every name is the repository's: escaped, so none can start a line of its own.
+        head = "".join(f"\n    {one_line(d)}" for d in s.decorators)
         click.echo(
-            f"{s.path}:{s.start_line}-{s.end_line}  {s.kind} {s.qualified_name}"
-            f"  ({s.match}){head}\n    {s.signature}"
+            f"{one_line(s.path)}:{s.start_line}-{s.end_line}  {s.kind} "
+            f"{one_line(s.qualified_name)}  ({s.match}){head}\n    {one_line(s.signature)}"
         )
 
 

@@ -26,7 +26,10 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 
 def fail(message: str, code: int = 1) -> click.ClickException:
-    exc = click.ClickException(message)
+    from dowse.quote import one_line
+
+    # One line, whatever paths or names it quotes (a file name may hold a newline).
+    exc = click.ClickException(one_line(message))
     exc.exit_code = code  # type: ignore[misc]  # click declares it a class variable
     return exc
 
@@ -139,7 +142,9 @@ def root_arg(path: str) -> Path:
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    from dowse.quote import one_line
+
+    click.echo(f"warning: {one_line(message)}", err=True)
 
 
 def settings_at(path: Path | None) -> Settings:

@@ -23,6 +23,14 @@ Invariants of every call through `run`:
   `--no-ext-diff` / `--no-textconv` so it is never consulted.
 - `git status` does not look inside submodules' work trees (`--ignore-submodules=dirty`):
   that runs git in the submodule, under the submodule's config, which was not read here.
+- Location: with `cwd`, dowse finds the repository itself (the nearest `.git` at or
+  above `cwd`, below any GIT_CEILING_DIRECTORIES) and names both its git directory and
+  its work tree on the command line, so the config's `core.worktree` cannot move the
+  work tree elsewhere. A `.git` file (`gitdir: ...`), a symlinked `.git` or a
+  `commondir` may point outside the directory holding it only when the target points
+  back (a linked worktree's `gitdir` file, a submodule's `core.worktree`): a shipped
+  `gitdir: /home/you/other/.git` would otherwise read another repository's history and
+  index. Such a redirect is a GitError.
 - Nothing here parses git's output: callers get bytes (`output`) or text decoded as UTF-8
   with replacement (`text`), or the finished process (`run`) when the exit code is the
   answer.
@@ -134,10 +142,77 @@ def _flags(pairs: Iterable[tuple[str, str]]) -> list[str]:
     return [arg for key, value in pairs for arg in ("-c", f"{key}={value}")]
 
 
-def _location(git_dir: Path | None, cwd: Path | None) -> list[str]:
+def _location(git_dir: Path | None, cwd: Path | None, env: dict[str, str]) -> list[str]:
     if (git_dir is None) == (cwd is None):
         raise ValueError("give exactly one of git_dir and cwd")
-    return ["--git-dir", str(git_dir)] if git_dir is not None else ["-C", str(cwd)]
+    if git_dir is not None:
+        return ["--git-dir", str(git_dir)]
+    assert cwd is not None
+    found = _repository(Path(cwd), env)
+    if found is None:  # git finds nothing either, and says so
+        return ["-C", str(cwd)]
+    directory, work_tree = found
+    return ["-C", str(cwd), "--git-dir", str(directory), "--work-tree", str(work_tree)]
+
+
+def _inside(path: Path, top: Path) -> bool:
+    return path == top or top in path.parents
+
+
+def _ceilings(env: dict[str, str]) -> set[Path]:
+    value = env.get("GIT_CEILING_DIRECTORIES", "")
+    return {Path(p).resolve() for p in value.split(os.pathsep) if p}
+
+
+def _repository(cwd: Path, env: dict[str, str]) -> tuple[Path, Path] | None:
+    """(git directory, work tree) of the repository `cwd` lies in, or None when there is
+    none; GitError when its `.git` redirects outside the work tree without a link back."""
+    ceilings = _ceilings(env)
+    here = cwd.resolve()
+    while True:
+        dot = here / ".git"
+        if dot.is_symlink() or dot.exists():
+            return _checked(dot, here, env), here
+        if here.parent == here or here.parent in ceilings:
+            return None
+        here = here.parent
+
+
+def _checked(dot: Path, work_tree: Path, env: dict[str, str]) -> Path:
+    """The git directory `dot` names, if it stays in `work_tree` or links back to it."""
+    if dot.is_file() and not dot.is_symlink():
+        line = dot.read_text("utf-8", "replace").strip()
+        if not line.startswith("gitdir:"):
+            raise GitError(f"{dot} is not a git directory nor a gitdir: file")
+        target = (work_tree / line.removeprefix("gitdir:").strip()).resolve()
+    else:
+        target = dot.resolve()
+    if not (_inside(target, work_tree) or _links_back(target, dot, work_tree, env)):
+        raise GitError(f"{dot} points outside the repository ({target})")
+    common = target / "commondir"
+    if common.is_file():
+        shared = (target / common.read_text("utf-8", "replace").strip()).resolve()
+        if not (_inside(shared, work_tree) or _links_back(target, dot, work_tree, env)):
+            raise GitError(f"{common} points outside the repository ({shared})")
+    return target
+
+
+def _links_back(target: Path, dot: Path, work_tree: Path, env: dict[str, str]) -> bool:
+    """Whether the git directory `target` names `work_tree` as its own: a linked
+    worktree's `gitdir` file names `dot`, a submodule's `core.worktree` the work tree."""
+    back = target / "gitdir"
+    if back.is_file():
+        named = Path(back.read_text("utf-8", "replace").strip())
+        if (target / named).resolve() == dot.resolve():
+            return True
+    config = target / "config"
+    if not config.is_file():
+        return False
+    done = _spawn(
+        ["git", "config", "--file", str(config), "--get", "core.worktree"], env, None, 30.0
+    )
+    named_tree = done.stdout.decode("utf-8", "surrogateescape").strip()
+    return bool(named_tree) and (target / named_tree).resolve() == work_tree
 
 
 def _spawn(
@@ -198,7 +273,7 @@ def run(
     if not args:
         raise ValueError("no git subcommand")
     env = _environment()
-    base = ["git", "--no-pager", *_location(git_dir, cwd), *_flags(_OVERRIDES)]
+    base = ["git", "--no-pager", *_location(git_dir, cwd, env), *_flags(_OVERRIDES)]
     drivers = _driver_overrides(base, env, timeout)
     if isinstance(drivers, subprocess.CompletedProcess):
         return drivers

@@ -5,7 +5,8 @@ damaged index, each with figures. Every case drives the real `dowse` CLI as subp
 
 Usage:
     python benchmarks/reliability.py --repo PATH [--embed-repo PATH] [--work DIR]
-        [--cases crash,concurrency,hostile,fuzz,secrets,diskfull,corrupt,untrusted,gitexec,swap]
+        [--cases crash,concurrency,hostile,fuzz,secrets,diskfull,corrupt,untrusted,gitexec,swap,
+                 history,inputs]
         [--cold-kills 4] [--kills 34] [--embed-cold-kills 2] [--embed-kills 10]
         [--seconds 90] [--fuzz-examples 300] [--swap-runs 10] [--swap-files 200]
         [--tmpfs] [--seed 1]
@@ -51,7 +52,9 @@ Cases and what each figure means:
 - corrupt: table files truncated, zeroed or deleted in an index with vectors; `status`
   must report it, no command may print a traceback, a plain `dowse index` must repair it
   or fail in one line (status clean after it, or still reporting the damage), and
-  `index --rebuild` must repair it.
+  `index --rebuild` must repair it. Damages include garbage over a data file, a manifest
+  naming a future format and one naming a table version that does not exist; a plain
+  `dowse index` that exits 0 must leave `status` clean (exit 0 while damaged is counted).
 - untrusted: a tree shipped with a `.dowse` whose manifest names another directory (and
   switches include_secrets on), for each CLI command pointed at it or run below it and
   for a `dowse serve` session: commands that read or wrote the other directory; and an
@@ -65,6 +68,14 @@ Cases and what each figure means:
 - swap: `--swap-runs` runs of `dowse index` on `--swap-files` files while a thread swaps
   them for symlinks to a file outside the root and back; index rows holding the outside
   file's text, then answers served after every file became such a link.
+- history: a copy of fixtures/example whose git history holds seeded secrets (commit
+  subjects and bodies, a blob a later commit removed, a password a later commit
+  changed); seeded values stored under .dowse (any table, any file) or printed by
+  `index`, `ask` (markdown, JSON, agent), `explore --depth deep` (markdown, JSON) and
+  `eval history` (text, JSON).
+- inputs: CLI queries and MCP requests at their edges (empty, past 20,000 characters,
+  invalid UTF-8, NUL bytes, control characters, unknown fields, a 5,000-character path,
+  a wrong type); each must answer or fail in one line, and the server still answers.
 """
 
 from __future__ import annotations
@@ -83,16 +94,39 @@ from typing import Any
 # it runs as a script, not when the tests load it by path.
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reliability_faults import _chmod_tree, _fsize_limit, corrupt_case, diskfull_case  # noqa: E402
+from reliability_faults import (  # noqa: E402
+    CORRUPTIONS,
+    _chmod_tree,
+    _fsize_limit,
+    corrupt_case,
+    diskfull_case,
+)
 from reliability_index import answers, audit, fingerprint, table_heads  # noqa: E402
-from reliability_inputs import _restore_modes, fuzz_case, hostile_case, hostile_repo  # noqa: E402
+from reliability_inputs import (  # noqa: E402
+    _cli_edges,
+    _mcp_edges,
+    _restore_modes,
+    fuzz_case,
+    hostile_case,
+    hostile_repo,
+    inputs_case,
+)
 from reliability_kills import CrashRig, crash_case  # noqa: E402
 from reliability_load import concurrency_case  # noqa: E402
-from reliability_proc import dowse, group_alive, launch, reap_group, without_dac  # noqa: E402
+from reliability_proc import (  # noqa: E402
+    dowse,
+    group_alive,
+    launch,
+    mcp_calls,
+    reap_group,
+    without_dac,
+)
 from reliability_report import details, method, table, write_results  # noqa: E402
 from reliability_secrets import (  # noqa: E402
     _values_in_index,
     _values_on_disk,
+    history_case,
+    history_repo,
     secrets_case,
     secrets_repo,
 )
@@ -101,9 +135,12 @@ from reliability_untrusted import gitexec_case, swap_case, untrusted_case  # noq
 # tests/test_reliability.py and tests/test_rebuild.py load this file as `rel` and use
 # these helpers as `rel.<name>`.
 __all__ = [
+    "CORRUPTIONS",
     "CrashRig",
     "_chmod_tree",
+    "_cli_edges",
     "_fsize_limit",
+    "_mcp_edges",
     "_restore_modes",
     "_values_in_index",
     "_values_on_disk",
@@ -112,8 +149,12 @@ __all__ = [
     "dowse",
     "fingerprint",
     "group_alive",
+    "history_case",
+    "history_repo",
     "hostile_repo",
+    "inputs_case",
     "launch",
+    "mcp_calls",
     "reap_group",
     "secrets_repo",
     "table_heads",
@@ -131,6 +172,8 @@ CASES = (
     "untrusted",
     "gitexec",
     "swap",
+    "history",
+    "inputs",
 )
 
 
@@ -209,6 +252,8 @@ def main() -> None:
         "untrusted": untrusted_case,
         "gitexec": gitexec_case,
         "swap": swap_case,
+        "history": history_case,
+        "inputs": inputs_case,
     }
     results: dict[str, Any] = {}
     started = time.monotonic()

@@ -282,7 +282,32 @@ CORRUPTIONS: list[tuple[str, bool, Callable[[Path], object]]] = [
         lambda d: (d / "manifest.json").write_text('{"format": 2, "model": '),
     ),
     ("manifest.json deleted", True, lambda d: (d / "manifest.json").unlink()),
+    (
+        "chunks data file overwritten with garbage",
+        True,
+        lambda d: _garble(_files(d, "db/chunks.lance/data/*.lance")),
+    ),
+    ("manifest.json names a future format", True, lambda d: _edit(d, format=99)),
+    (
+        "manifest.json names a table version that does not exist",
+        True,
+        lambda d: _edit(d, versions={**_manifest(d)["versions"], "files": 9999}),
+    ),
 ]
+
+
+def _garble(paths: list[Path]) -> None:
+    for path in paths:
+        size = path.stat().st_size
+        path.write_bytes(random.Random(size).randbytes(size))
+
+
+def _manifest(index_dir: Path) -> dict[str, Any]:
+    return dict(json.loads((index_dir / "manifest.json").read_text()))
+
+
+def _edit(index_dir: Path, **changes: Any) -> None:
+    (index_dir / "manifest.json").write_text(json.dumps({**_manifest(index_dir), **changes}))
 
 
 def corrupt_case(
@@ -332,9 +357,11 @@ def corrupt_case(
         with open(tree / edit[0], "a") as fh:
             fh.write(edit[1])
         incremental = dowse("index", str(tree), "-q")
+        # A plain run must repair the index or fail: exit 0 and still damaged is the bug.
+        checked = dowse("status", str(tree))
         rebuild = dowse("index", str(tree), "-q", "--rebuild")
         after = dowse("status", str(tree))  # reads every table whole, probes every index
-        runs = [status, *readers, incremental, rebuild, after]
+        runs = [status, *readers, incremental, checked, rebuild, after]
         reported = status.one_line_error and ("rebuild" in status.err or "no index" in status.err)
 
         def said(ran: Ran) -> str:
@@ -346,6 +373,9 @@ def corrupt_case(
             "status_reports": reported if damages else status.code == 0,
             "readers": [said(r) for r in readers],
             "incremental_index": said(incremental),
+            "incremental_repaired": incremental.code == 0 and checked.code == 0,
+            "incremental_failed_one_line": incremental.code != 0 and incremental.one_line_error,
+            "exit0_damaged": incremental.code == 0 and checked.code != 0,
             "rebuild_repairs": rebuild.code == 0
             and after.code == 0
             and fingerprint(tree / ".dowse") == expected
@@ -368,5 +398,8 @@ def corrupt_case(
         "tracebacks": sum(r["tracebacks"] for r in results),
         "commands": sum(r["commands"] for r in results),
         "one_line": sum(r["errors_one_line"] for r in results),
+        "incremental_repaired": sum(r["incremental_repaired"] for r in results),
+        "incremental_failed_one_line": sum(r["incremental_failed_one_line"] for r in results),
+        "exit0_damaged": sum(r["exit0_damaged"] for r in results),
         "results": results,
     }

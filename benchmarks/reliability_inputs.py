@@ -390,3 +390,75 @@ def fuzz_case(
         "per_language": {lang: v["tried"] for lang, v in per.items()},
         "seconds": round(seconds, 1),
     }
+
+
+# -- input edges: queries and MCP requests at their limits ------------------------------------
+
+
+def _cli_edges(tree: Path) -> list[tuple[str, list[str]]]:
+    big = "token " * 3400  # 20,400 characters: past the 20,000 limit
+    bad = os.fsdecode(b"where \xff\xfe tokens")  # invalid UTF-8 in argv
+    return [
+        ("empty search query", ["search", "", "--path", str(tree)]),
+        ("empty ask question", ["ask", "", "--path", str(tree)]),
+        ("whitespace symbol name", ["symbol", "   ", "--path", str(tree)]),
+        ("20,400-character query", ["search", big, "--path", str(tree)]),
+        ("20,400-character question", ["ask", big, "--path", str(tree), "--format", "agent"]),
+        ("invalid UTF-8 query", ["search", bad, "--path", str(tree)]),
+        ("invalid UTF-8 question", ["ask", bad, "--path", str(tree)]),
+        ("control characters in a query", ["search", "tok\x1b[2J\x07en", "--path", str(tree)]),
+    ]
+
+
+def _mcp_edges() -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        ("MCP unknown field (max_token)", "search", {"query": "token", "max_token": 100}),
+        ("MCP empty query", "search", {"query": ""}),
+        ("MCP NUL byte in a query", "search", {"query": "tok\x00en"}),
+        ("MCP NUL byte in a path", "ask", {"question": "tokens", "path": "shop\x00/x"}),
+        ("MCP 25,000-character question", "ask", {"question": "token " * 4200}),
+        ("MCP 5,000-character path", "search", {"query": "token", "path": "a/" * 2500}),
+        ("MCP wrong type (max_tokens as text)", "search", {"query": "t", "max_tokens": "many"}),
+        ("MCP unknown tool argument on symbol", "symbol", {"name": "Token", "fuzzy": True}),
+    ]
+
+
+def inputs_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Each edge must end in an answer or a one-line error (CLI: exit != 0, a single
+    `Error:` line; MCP: an error result whose text is one line) and never a traceback;
+    the server must still answer a normal call after all of them."""
+    from reliability_proc import mcp_calls
+
+    tree = work / "inputs"
+    shutil.rmtree(tree, ignore_errors=True)
+    shutil.copytree(REPO / "fixtures" / "example", tree, ignore=shutil.ignore_patterns(".dowse"))
+    dowse("index", str(tree), "--no-embed", "-q")
+    edges: list[dict[str, Any]] = []
+    for name, argv in _cli_edges(tree):
+        ran = dowse(*argv)
+        clean = not ran.traceback and (ran.code == 0 or ran.one_line_error)
+        said = ran.last_line if ran.code else "answered"
+        edges.append({"edge": name, "clean": clean, "said": said[:160], "code": ran.code})
+    mcp = _mcp_edges()
+    answers = mcp_calls(
+        tree,
+        [(tool, arguments) for _, tool, arguments in mcp]
+        + [("search", {"query": "validate token"})],
+    )
+    for (name, _, _), (is_error, text) in zip(mcp, answers, strict=False):
+        one_line = is_error and len(text.strip().splitlines()) == 1
+        answered = not is_error and text.startswith("{")
+        clean = "Traceback" not in text and (one_line or answered)
+        edges.append(
+            {"edge": name, "clean": clean, "said": text.splitlines()[0][:160] if text else ""}
+        )
+    alive = len(answers) == len(mcp) + 1 and not answers[-1][0]
+    log(f"inputs: {sum(e['clean'] for e in edges)} of {len(edges)} edges clean")
+    return {
+        "edges": len(edges),
+        "clean": sum(e["clean"] for e in edges),
+        "server_alive_after": alive,
+        "results": edges,
+    }

@@ -204,6 +204,105 @@ def table(results: dict[str, Any]) -> str:
                 f"{c['one_line']}/{c['cases']}",
                 "all",
             ),
+            (
+                "corrupt index",
+                "plain `dowse index`: repaired (status clean) / failed in one line",
+                f"{c['incremental_repaired']} / {c['incremental_failed_one_line']}",
+                f"{c['cases']} in all",
+            ),
+            (
+                "corrupt index",
+                "plain `dowse index` exited 0 with the index still damaged",
+                str(c["exit0_damaged"]),
+                "0",
+            ),
+        ]
+    if c := results.get("untrusted"):
+        p = c["planted_secrets"]
+        rows += [
+            (
+                "untrusted",
+                "commands (CLI and a `dowse serve` session) that read or wrote the directory "
+                "a planted manifest names",
+                f"{c['touched_other']}/{c['commands']}",
+                "0",
+            ),
+            ("untrusted", "tracebacks", str(c["tracebacks"]), "0"),
+            (
+                "untrusted",
+                f"secrets of a shipped --include-secrets index reaching the new index or an "
+                f"output ({p['seeded']} seeded, {len(p['runs'])} runs)",
+                str(p["reached"]),
+                "0",
+            ),
+        ]
+    if c := results.get("gitexec"):
+        rows += [
+            (
+                "gitexec",
+                "execution vectors live with plain git",
+                str(len(c["live_with_plain_git"])),
+                "",
+            ),
+            (
+                "gitexec",
+                f"markers created by dowse (index, explore --depth deep, ask; {c['runs']} runs)",
+                str(c["markers"]),
+                "0",
+            ),
+            ("gitexec", "runs that read another repository", str(c["other_repository_read"]), "0"),
+        ]
+    if c := results.get("swap"):
+        rows += [
+            (
+                "swap",
+                f"symlink swaps during {c['runs']} `dowse index` runs on {c['files']} files",
+                f"{sum(c['swaps'].values()):,}",
+                "",
+            ),
+            (
+                "swap",
+                "index rows holding the outside file's text / runs with any",
+                f"{c['rows_with_outside_text']} / {c['runs_with_outside_text']}",
+                "0 / 0",
+            ),
+            (
+                "swap",
+                f"answers served with outside text (of {c['served_commands']})",
+                str(c["served_outputs_with_outside_text"]),
+                "0",
+            ),
+        ]
+    if c := results.get("history"):
+        rows += [
+            (
+                "history secrets",
+                f"seeded in git history (commit messages, old blobs; {c['in_git']} in git log)",
+                str(c["seeded"]),
+                "",
+            ),
+            (
+                "history secrets",
+                f"stored under .dowse or shown by index/ask/explore/eval history "
+                f"({c['commands']} commands)",
+                f"{len(c['leaked'])}/{c['seeded']}",
+                "0",
+            ),
+        ]
+    if c := results.get("inputs"):
+        rows += [
+            (
+                "inputs",
+                "edges answered or refused in one line, no traceback (CLI and MCP)",
+                f"{c['clean']}/{c['edges']}",
+                "all",
+            ),
+            (
+                "inputs",
+                "server answers a normal call after every MCP edge",
+                "yes" if c["server_alive_after"] else "**no**",
+                "yes",
+            ),
         ]
     lines = ["| case | figure | measured | required |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
@@ -238,6 +337,10 @@ def details(results: dict[str, Any]) -> str:
     if c := results.get("secrets"):
         out += ["Secrets seeded, and what the index did with each:", ""]
         out += _listing([f"{p} ({w}: {r})" for p, w, r in c["files"]])
+    if c := results.get("inputs"):
+        out += ["| input edge | answer |", "|---|---|"]
+        out += [f"| {r['edge']} | {r['said'].replace('|', '/')} |" for r in c["results"]]
+        out.append("")
     if c := results.get("corrupt"):
         out += ["| damage | `dowse status` says | incremental `dowse index` |", "|---|---|---|"]
         out += [f"| {r['case']} | {r['status']} | {r['incremental_index']} |" for r in c["results"]]

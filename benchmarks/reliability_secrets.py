@@ -10,11 +10,12 @@ import json
 import os
 import random
 import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reliability_proc import dowse
+from reliability_proc import REPO, dowse
 
 from dowse.indexer.store import SNAPSHOT_TABLES, Store
 
@@ -325,4 +326,127 @@ def secrets_case(
         "generic_password_indexed": bool(_values_in_index(root / ".dowse", [generic])),
         "files": [(path, what, outcome(path)) for path, what, _ in seeded],
         "errors": [r.last_line for r in runs if r.code or r.traceback],
+    }
+
+
+# -- secrets in the git history ----------------------------------------------------------------
+
+
+def _git(root: Path, *args: str, day: int = 1) -> None:
+    date = f"2024-02-{day:02d}T12:00:00+00:00"
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "Ada",
+        "GIT_AUTHOR_EMAIL": "ada@example.com",
+        "GIT_COMMITTER_NAME": "Ada",
+        "GIT_COMMITTER_EMAIL": "ada@example.com",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+        "GIT_CONFIG_GLOBAL": os.devnull,
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    subprocess.run(["git", "-C", str(root), *args], env=env, check=True, capture_output=True)
+
+
+def history_repo(root: Path, rng: random.Random) -> list[tuple[str, str]]:
+    """A copy of fixtures/example whose git history holds secrets: in commit subjects and
+    bodies, and in blobs a later commit removed or changed. (where, value) for each."""
+    upper = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0234567"
+    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
+    _git(root, "init", "-q", "-b", "main")
+    _git(root, "add", "-A")
+    _git(root, "commit", "-q", "-m", "Start the shop")
+    akia = "AKIA" + _alnum(rng, 16, upper)
+    ghp = "ghp_" + _alnum(rng, 36)
+    stripe = "sk_live_" + _alnum(rng, 24)
+    password = _alnum(rng, 20)
+    slack = (
+        f"https://hooks.slack.com/services/T{_alnum(rng, 8, upper)}/B{_alnum(rng, 8, upper)}/"
+        + _alnum(rng, 24)
+    )
+    seeded = [
+        ("commit subject (AWS access key id)", akia),
+        ("commit body (GitHub token)", ghp),
+        ("removed blob (Stripe key in Python)", stripe),
+        ("changed blob (password in a database URL)", password),
+        ("commit body (Slack webhook URL)", slack),
+    ]
+    pricing = root / "shop" / "pricing.py"
+    steps: list[tuple[dict[str, str | None], str]] = [
+        ({"shop/pricing.py": pricing.read_text() + "\n# rounding\n"}, f"Fix rounding {akia}"),
+        (
+            {"shop/pricing.py": pricing.read_text() + "\n# rounding\n# totals\n"},
+            f"Cart totals\n\nDeployed with token {ghp} on the build box.",
+        ),
+        ({"shop/billing_keys.py": f'STRIPE_KEY = "{stripe}"\n'}, "Add billing keys"),
+        ({"shop/billing_keys.py": None}, "Remove billing keys"),
+        (
+            {"shop/db.py": f'DATABASE_URL = "postgres://admin:{password}@db.example.com/shop"\n'},
+            "Point the shop at its database",
+        ),
+        (
+            {"shop/db.py": 'DATABASE_URL = os.environ["DATABASE_URL"]\n'},
+            f"Read the database URL from the environment\n\nAlerts go to {slack}",
+        ),
+    ]
+    for day, (files, message) in enumerate(steps, start=2):
+        for path, text in files.items():
+            if text is None:
+                (root / path).unlink()
+            else:
+                (root / path).write_text(text)
+        _git(root, "add", "-A")
+        _git(root, "commit", "-q", "-m", message, day=day)
+    return seeded
+
+
+def history_case(
+    args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Secrets in commit messages and old blobs: none stored by `dowse index`, none shown
+    by `ask` (markdown, JSON, agent), `explore --depth deep` (markdown, JSON) or
+    `eval history`."""
+    root = work / "history"
+    shutil.rmtree(root, ignore_errors=True)
+    seeded = history_repo(root, rng)
+    values = [v for _, v in seeded]
+    question = "how are the cart totals rounded and which billing keys are used?"
+    runs = {
+        "index": dowse("index", str(root), "--no-embed", "-q"),
+        "ask": dowse("ask", question, "--path", str(root)),
+        "ask --json": dowse("ask", question, "--path", str(root), "--json"),
+        "ask --format agent": dowse("ask", question, "--path", str(root), "--format", "agent"),
+        "explore --depth deep": dowse("explore", str(root), "--depth", "deep"),
+        "explore --json": dowse("explore", str(root), "--depth", "deep", "--json"),
+        "eval history": dowse(
+            "eval", "history", str(root), "-n", "6", "--no-embed", "-q", "--methods", "bm25,ask"
+        ),
+        "eval history --json": dowse(
+            "eval", "history", str(root), "-n", "6", "--no-embed", "-q", "--json"
+        ),
+    }
+    shown = {
+        name: sorted(w for w, v in seeded if v in ran.out or v in ran.err)
+        for name, ran in runs.items()
+    }
+    stored = _values_in_index(root / ".dowse", values) | _values_on_disk(root / ".dowse", values)
+    # The control: git itself still has every value (the history was seeded).
+    log_all = subprocess.run(
+        ["git", "-C", str(root), "log", "-p", "--all"], capture_output=True, text=True
+    ).stdout
+    leaked = sorted(
+        {w for w, v in seeded if v in stored} | {w for ws in shown.values() for w in ws}
+    )
+    log(f"history: {len(leaked)} of {len(seeded)} seeded secrets stored or shown")
+    return {
+        "seeded": len(seeded),
+        "in_git": sum(v in log_all for v in values),
+        "stored": sorted(w for w, v in seeded if v in stored),
+        "shown": {k: v for k, v in shown.items() if v},
+        "leaked": leaked,
+        "commands": len(runs),
+        "errors": [f"{n}: {r.last_line}" for n, r in runs.items() if r.code or r.traceback],
+        "commits": int(
+            json.loads(dowse("status", str(root), "--json").out or "{}").get("commits", 0)
+        ),
     }

@@ -27,6 +27,7 @@ from dowse.evaluation.swebench import (
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import Embedder
+from dowse.indexer.secrets import redact
 from dowse.languages import CODE_LANGUAGES, language_for
 
 __all__ = [
@@ -109,7 +110,9 @@ def _source_commits(git_dir: Path, n: int) -> list[tuple[str, str, str, list[str
             and language_for(status[i + 1].decode("utf-8", "surrogateescape")) in CODE_LANGUAGES
         ]
         if changed and body.strip():
-            out.append((commit, parent, body.strip(), changed))
+            # The message is the query and its subject is printed: redacted as every
+            # text dowse shows (a key pasted into a commit message stays in git only).
+            out.append((commit, parent, redact(body.strip()), changed))
             if len(out) == n:
                 break
     return out

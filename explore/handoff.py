@@ -35,6 +35,7 @@ from dowse.explore.records import ExploreResult, Synthesis, TrackFindings
 from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
+from dowse.quote import one_line
 from dowse.retrieval.ask import DEFAULT_BUDGET, AskResult, ask, fit_result, render_json
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
@@ -42,7 +43,6 @@ from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import analyze
-from dowse.retrieval.render import one_line
 from dowse.tokens import tokenize
 
 __all__ = [

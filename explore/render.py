@@ -22,8 +22,8 @@ from pydantic import BaseModel
 from dowse.errors import BudgetTooSmall
 from dowse.explore.records import Command, ExploreResult, Finding, TrackFindings, TreeNode
 from dowse.explore.tree import tree_rank
+from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import estimate_tokens
-from dowse.retrieval.render import code_span, fence, one_line
 
 __all__ = [
     "command_line",

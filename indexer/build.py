@@ -822,6 +822,9 @@ def build_index(
             model=embedder.name,
             dim=embedder.dim,
             rebuild=config.rebuild or bool(notes),
+            # Only this root's own index vouches for its cache: a shipped one (another
+            # root's, or no readable manifest at all) may hold planted vectors.
+            trust_cache=old is not None and is_index_of(old, root),
         )
         stats = _Run(root, store, config, embedder, progress).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats

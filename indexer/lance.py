@@ -77,6 +77,8 @@ def lance_detail(exc: BaseException) -> str | None:
     if not isinstance(exc, (RuntimeError, OSError, ValueError)) or not (
         "lance error" in text
         or "LanceError" in text
+        # A data file overwritten with other bytes: its magic number is not Lance's.
+        or "does not appear to be a Lance file" in text
         or re.search(r"Table '\w+' was not found", text)
     ):
         return None

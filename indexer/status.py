@@ -10,6 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.indexer.build import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
+from dowse.quote import one_line
 from dowse.settings import Setting
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
@@ -70,9 +71,9 @@ class StatusReport(BaseModel):
             f"definitions, {chunks}" + ("" if self.embedded else " (incomplete)")
         )
         lines = [
-            f"root       {self.root}",
-            f"index      {self.index_dir} ({self.index_bytes / 1e6:.1f} MB, format "
-            f"{self.format}, updated {when})",
+            f"root       {one_line(str(self.root))}",
+            f"index      {one_line(str(self.index_dir))} ({self.index_bytes / 1e6:.1f} MB, "
+            f"format {self.format}, updated {when})",
             f"model      {self.model} ({self.dim}-d), vectors {vec}",
             f"contents   {self.files} files, {self.symbols} symbols, {self.chunks} chunks",
             "history    "
@@ -103,7 +104,7 @@ class StatusReport(BaseModel):
                 lines.append(f"{s.name:<17}{str(value):<24}{s.source}")
         if with_skipped and self.skipped:
             lines += ["", "skipped files:"]
-            lines += [f"  {s.path}  ({s.reason})" for s in self.skipped]
+            lines += [f"  {one_line(s.path)}  ({one_line(s.reason)})" for s in self.skipped]
         return "\n".join(lines)
 
 

@@ -345,6 +345,7 @@ class Store:
         # The LanceDB tables of the committed snapshot a rebuild replaces: readers use
         # them until this store's first commit.
         self._replacing: list[str] = []
+        self._trust_cache = True
 
     # -- opening -----------------------------------------------------------------------
 
@@ -397,11 +398,22 @@ class Store:
         return name in self.live_tables()
 
     @classmethod
-    def create(cls, index_dir: Path, *, root: Path, model: str, dim: int, rebuild: bool) -> Store:
+    def create(
+        cls,
+        index_dir: Path,
+        *,
+        root: Path,
+        model: str,
+        dim: int,
+        rebuild: bool,
+        trust_cache: bool = True,
+    ) -> Store:
         """Open (or start) an index for writing; the caller must hold the WriteLock.
 
         A rebuild starts an empty snapshot in new tables; the committed one stays what
-        readers see until the first `commit`."""
+        readers see until the first `commit`. Without `trust_cache` (an index that came
+        with the files) the embedding cache is started afresh: its vectors are whatever
+        the files' sender put there, for texts they chose."""
         lancedb = import_lancedb()
 
         try:
@@ -441,6 +453,7 @@ class Store:
             replacing = [old.tables.get(n, n) for n in SNAPSHOT_TABLES]
         store = cls(index_dir, manifest, lancedb.connect(str(dbdir)))
         store._replacing = replacing
+        store._trust_cache = trust_cache
         store._drop_unused(GRACE)  # first: an interrupted rebuild's tables may fill the disk
         store._recover()
         store._prune_versions()
@@ -483,10 +496,13 @@ class Store:
         self._tables[CACHE_TABLE] = self._open_cache(existing, verify=not self.manifest.versions)
 
     def _open_cache(self, existing: set[str], *, verify: bool) -> Any:
-        """The embedding cache, started afresh when it is for another dimension or damaged
-        (`verify` reads it whole, as a rebuild does before relying on it)."""
+        """The embedding cache, started afresh when it is not trusted, for another
+        dimension or damaged (`verify` reads it whole, as a rebuild does before relying
+        on it)."""
         schema = self.schemas[CACHE_TABLE]
-        if CACHE_TABLE in existing:
+        if CACHE_TABLE in existing and not self._trust_cache:
+            self._drop(CACHE_TABLE)
+        elif CACHE_TABLE in existing:
             try:
                 table = self.db.open_table(CACHE_TABLE)
                 if table.schema == schema:

@@ -35,6 +35,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.store import quote_list
+from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
@@ -42,7 +43,6 @@ from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
 from dowse.retrieval.query import analyze
 from dowse.retrieval.records import check_query
-from dowse.retrieval.render import code_span, fence, one_line
 
 __all__ = [
     "AskResult",

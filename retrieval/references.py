@@ -33,9 +33,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.records import ReferenceKind
 from dowse.indexer.store import Store, quote_list
+from dowse.quote import one_line
 from dowse.retrieval.builtin_names import builtin_methods
 from dowse.retrieval.records import check_query
-from dowse.retrieval.render import one_line
 from dowse.retrieval.symbols import qualifies
 
 __all__ = [

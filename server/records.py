@@ -247,6 +247,11 @@ class Freshness(BaseModel):
     reindexed: int = Field(default=0, description="changed files indexed before answering")
     pending: int = Field(default=0, description="changed files this answer does not reflect yet")
     note: str = ""
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the update before answering left out and why (a remembered walk "
+        "option this machine did not sign, say), as `dowse index` prints on stderr",
+    )
 
 
 class SearchAnswer(BaseModel):
@@ -338,6 +343,11 @@ class RootReindex(BaseModel):
     root: str
     stats: IndexStats | None = None
     error: str | None = None
+    warnings: list[str] = Field(
+        default_factory=list,
+        description="what the run left out and why (a remembered walk option this machine "
+        "did not sign, say), as `dowse index` prints on stderr",
+    )
 
 
 class ReindexAnswer(BaseModel):

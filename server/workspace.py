@@ -363,7 +363,10 @@ class Workspace:
             root.searcher, root.stamp = HybridSearcher(store, factory), _stamp(store.manifest)
         return root.searcher
 
-    def _build(self, root: ServedRoot, *, rebuild: bool, lock_wait_s: float) -> IndexStats:
+    def _build(
+        self, root: ServedRoot, *, rebuild: bool, lock_wait_s: float
+    ) -> tuple[IndexStats, list[str]]:
+        """The run's stats and its warnings (the server has no stderr: answers carry them)."""
         try:
             manifest: Manifest | None = Store.read_manifest(root.index_dir)
         except IndexNotFound:
@@ -395,15 +398,19 @@ class Workspace:
                     "reindex with rebuild=true"
                 )
             embedder = found
+        warnings: list[str] = []
         config = IndexConfig(
-            walk=resolve_walk_config(root.index_dir, root=root.path, **root.options.walk),
+            walk=resolve_walk_config(
+                root.index_dir, root=root.path, warn=warnings.append, **root.options.walk
+            ),
             embed=embed,
             embed_chunks=embed_chunks,
             rebuild=rebuild,
             lock_timeout_s=lock_wait_s,
             history=resolve_history(root.index_dir, root.options.history, root=root.path),
         )
-        return build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
+        stats = build_index(root.path, index_dir=root.index_dir, config=config, embedder=embedder)
+        return stats, warnings
 
     def _fresh(self, root: ServedRoot) -> tuple[HybridSearcher, Freshness]:
         """The root's searcher after indexing what changed since its snapshot, if it can
@@ -419,7 +426,7 @@ class Workspace:
             f"this answer comes from the last complete index, without {changes} changed file(s)"
         )
         try:
-            stats = self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
+            stats, warnings = self._build(root, rebuild=False, lock_wait_s=self.lock_wait_s)
         except IndexLocked:
             holder = WriteLock(root.index_dir).holder()
             return searcher, Freshness(
@@ -438,6 +445,7 @@ class Workspace:
             snapshot=searcher.store.manifest.updated,
             reindexed=changes,
             note="; ".join(stats.notes),  # a damaged index the run built anew, say
+            warnings=warnings,
         )
 
     def _query(
@@ -687,8 +695,10 @@ class Workspace:
         for root in self._roots(req.root):
             with root.lock:
                 try:
-                    stats = self._build(root, rebuild=req.rebuild, lock_wait_s=REINDEX_LOCK_WAIT_S)
-                    done.append(RootReindex(root=str(root.path), stats=stats))
+                    stats, warnings = self._build(
+                        root, rebuild=req.rebuild, lock_wait_s=REINDEX_LOCK_WAIT_S
+                    )
+                    done.append(RootReindex(root=str(root.path), stats=stats, warnings=warnings))
                 except DowseError as exc:
                     done.append(RootReindex(root=str(root.path), error=str(exc)))
         if all(r.error for r in done):

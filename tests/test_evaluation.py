@@ -522,6 +522,39 @@ def test_cli_history(tmp_path, shop, fake_embedder, run):
     assert lines[2].split()[:6] == ["bm25", "2", "100.0", "100.0", "100.0", "1.000"]
 
 
+def test_history_prints_no_secret_from_a_commit_message(shop, fake_embedder, run):
+    """The commit message is the query and its subject is printed: a key pasted into it
+    is redacted in the text and JSON reports as everywhere else."""
+    repo, _ = shop
+    key = "AKIA" + "Q7ZX3RT9KLM2WN4P"
+    commit_files(
+        repo,
+        {"shop/pricing.py": PRICING_V2 + "\n# rounding\n"},
+        f"Fix rounding with {key}\n\nToken ghp_{'a1B2c3D4e5' * 3}z9Y8x7 used.",
+        day=9,
+    )
+    for fmt in ([], ["--json"]):
+        out = run(
+            "eval", "history", str(repo), "-n", "1", "--methods", "bm25", "--no-embed", "-q", *fmt
+        ).stdout
+        assert key not in out and "ghp_a1B2" not in out
+    report = json.loads(
+        run(
+            "eval",
+            "history",
+            str(repo),
+            "-n",
+            "1",
+            "--methods",
+            "bm25",
+            "--no-embed",
+            "-q",
+            "--json",
+        ).stdout
+    )
+    assert report["results"][0]["subject"] == "Fix rounding with [REDACTED]"
+
+
 @pytest.mark.parametrize(
     "args, message",
     [

@@ -363,3 +363,65 @@ def test_git_failures_carry_git_s_message(tmp_path):
     with pytest.raises(GitError, match="not a git repository") as caught:
         dowse_git.output("rev-parse", "HEAD", cwd=tmp_path)
     assert caught.value.returncode == 128
+
+
+# -- where the work tree and the git directory are --------------------------------------------
+
+
+@pytest.fixture
+def other(tmp_path: Path) -> Path:
+    """Another repository on the machine, whose history and files must not show."""
+    path = tmp_path / "other"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "elsewhere")
+    commit_files(path, {"secret_plans.py": CODE}, "elsewhere")
+    return path
+
+
+def test_core_worktree_cannot_move_the_work_tree(repo, other, run):
+    git(repo, "config", "core.worktree", str(other))
+    (other / "outside.py").write_text(CODE)
+    shown = git(repo, "status", "--porcelain", "--untracked-files=all")
+    assert "outside.py" in shown, "core.worktree did not redirect plain git"
+    report = _explore_git(run, repo)
+    assert report["uncommitted"] == [] and report["recent"][0].endswith("Parse padded text")
+    top = dowse_git.text("rev-parse", "--show-toplevel", cwd=repo).strip()
+    assert Path(top) == repo.resolve()
+
+
+@pytest.mark.parametrize("how", ["file", "symlink", "commondir"])
+def test_a_git_redirect_out_of_the_tree_is_refused(tmp_path, other, run, how):
+    root = tmp_path / "shipped"
+    root.mkdir()
+    (root / "app.py").write_text(CODE)
+    if how == "file":
+        (root / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    elif how == "symlink":
+        (root / ".git").symlink_to(other / ".git")
+    else:  # a linked worktree's git directory whose shared part is another repository
+        gd = root / ".git"
+        gd.mkdir()
+        (gd / "HEAD").write_text("ref: refs/heads/elsewhere\n")
+        (gd / "commondir").write_text(str(other / ".git") + "\n")
+    shown = subprocess.run(
+        ["git", "-C", str(root), "log", "--oneline"], capture_output=True, text=True
+    ).stdout
+    assert "elsewhere" in shown, "plain git follows the redirect: the case proves nothing"
+    with pytest.raises(GitError, match="points outside the repository"):
+        dowse_git.text("log", "--oneline", cwd=root)
+    assert source_of(root) is None
+    data = json.loads(run("explore", str(root), "--depth", "deep", "--json").output)
+    assert "elsewhere" not in json.dumps(data) and "secret_plans" not in json.dumps(data)
+
+
+def test_linked_worktrees_and_submodules_still_read(repo, tmp_path):
+    linked = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", "-b", "side", str(linked))
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=linked).strip() == "Parse padded text"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    commit_files(sub, {"lib.py": CODE}, "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
+    assert (repo / "vendor" / ".git").is_file()
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=repo / "vendor").strip() == "lib"

@@ -7,6 +7,7 @@ examples per language); here each language gets DOWSE_FUZZ_EXAMPLES (default 15)
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -590,3 +591,88 @@ def test_storage_errors_become_one_line_errors(tmp_path):
     )
     assert storage_error(RuntimeError("something else")) is None
     assert storage_error(KeyError("lance error")) is None
+
+
+# -- the corrupt, history and inputs cases, tiny -------------------------------------------------
+
+_QUICK_DAMAGES = [
+    "chunks data file truncated to half",
+    "chunks data file overwritten with garbage",
+    "manifest.json garbled",
+    "manifest.json deleted",
+    "manifest.json names a future format",
+    "manifest.json names a table version that does not exist",
+]
+
+
+@pytest.mark.parametrize("damage", _QUICK_DAMAGES)
+def test_a_plain_index_repairs_each_damage_or_fails_in_one_line(
+    example_repo, fake_embedder, damage
+):
+    from click.testing import CliRunner
+
+    from dowse.cli import cli
+
+    [corrupt] = [how for what, _, how in rel.CORRUPTIONS if what == damage]
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+    index_dir = example_repo / ".dowse"
+    corrupt(index_dir)
+    result = CliRunner().invoke(cli, ["index", str(example_repo), "-q"], catch_exceptions=False)
+    if result.exit_code == 0:
+        index_status(index_dir)  # repaired: reads every table whole, raises if damaged
+        assert Store.open(index_dir).count("chunks") > 0
+    else:
+        assert result.exit_code == 1 and result.output.startswith("Error: ")
+        assert result.output.count("\n") == 1, result.output
+
+
+def test_secrets_in_git_history_are_neither_stored_nor_shown(tmp_path, fake_embedder, run):
+    root = tmp_path / "history"
+    seeded = rel.history_repo(root, random.Random(5))
+    values = [v for _, v in seeded]
+    question = "how are the cart totals rounded and which billing keys are used?"
+    outputs = [
+        run("index", str(root), "--no-embed", "-q").output,
+        run("ask", question, "--path", str(root)).output,
+        run("ask", question, "--path", str(root), "--format", "agent").output,
+        run("explore", str(root), "--depth", "deep", "--json").output,
+        run(
+            "eval",
+            "history",
+            str(root),
+            "-n",
+            "2",
+            "--methods",
+            "bm25",
+            "--no-embed",
+            "-q",
+            "--json",
+        ).output,
+    ]
+    assert json.loads(run("status", str(root), "--json").output)["commits"] >= len(seeded)
+    assert [w for w, v in seeded if any(v in out for out in outputs)] == []
+    assert rel._values_in_index(root / ".dowse", values) == set()
+    assert rel._values_on_disk(root / ".dowse", values) == set()
+
+
+def test_input_edges_answer_or_fail_in_one_line(example_repo, fake_embedder):
+    from click.testing import CliRunner
+
+    from dowse.cli import cli
+
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+    runner = CliRunner()
+    for name, argv in rel._cli_edges(example_repo):
+        result = runner.invoke(cli, argv, catch_exceptions=False)
+        errors = [ln for ln in result.output.splitlines() if ln.startswith("Error: ")]
+        assert result.exit_code == 0 or (result.exit_code == 1 and len(errors) == 1), name
+    edges = rel._mcp_edges()
+    answers = rel.mcp_calls(
+        example_repo, [(tool, args) for _, tool, args in edges] + [("search", {"query": "token"})]
+    )
+    assert len(answers) == len(edges) + 1 and not answers[-1][0]
+    for (name, _, _), (is_error, text) in zip(edges, answers, strict=False):
+        assert "Traceback" not in text, name
+        assert (is_error and len(text.strip().splitlines()) == 1) or text.startswith("{"), name
+    unknown = answers[0][1]
+    assert unknown.startswith("Error executing tool search: max_token: unknown field")

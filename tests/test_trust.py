@@ -13,7 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, make_tree
+from conftest import EXAMPLE, FakeEmbedder, make_tree
 
 from dowse.indexer.build import IndexConfig, build_index, resolve_walk_config
 from dowse.indexer.locate import locate_index
@@ -238,6 +238,64 @@ def test_explore_takes_no_unsigned_include_secrets(secret_repo, run):
     assert "secrets.yaml" not in result.stdout
 
 
+def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run):
+    """The server has no stderr: a planted include_secrets it leaves off is said in the
+    answer (`freshness.warnings`, a reindex root's `warnings`), not dropped silently."""
+    run("index", str(secret_repo), "--no-embed", "--quiet")
+    _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
+    workspace = Workspace([ServedRoot(secret_repo)])
+    (secret_repo / "app.py").write_text("def main():\n    return 2\n")
+    answer = workspace.search(SearchRequest(query="hunter2 main"))
+    assert answer.freshness.reindexed == 1
+    [warning] = answer.freshness.warnings
+    assert "remembers --include-secrets, but this machine's dowse did not sign it" in warning
+    assert all("secrets" not in h.path for h in answer.hits)
+    _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
+    done = workspace.reindex(ReindexRequest()).roots[0]
+    assert done.error is None and len(done.warnings) == 1
+    assert "pass --include-secrets again to keep it" in done.warnings[0]
+    assert _indexed(secret_repo) == {"app.py"}
+    # A signed run has nothing to say.
+    run("index", str(secret_repo), "--no-embed", "--quiet")
+    assert workspace.reindex(ReindexRequest()).roots[0].warnings == []
+
+
+def _plant_vectors(index_dir: Path) -> int:
+    """Every vector of the embedding cache replaced by one chosen vector, as a sender
+    could ship it; the number of cached texts."""
+    import lancedb
+    import pyarrow as pa
+
+    table = lancedb.connect(str(index_dir / "db")).open_table("embed_cache")
+    rows = table.to_arrow()
+    planted = [[1.0] + [0.0] * (FakeEmbedder.dim - 1)] * rows.num_rows
+    table.delete("true")
+    table.add(rows.set_column(1, "vector", pa.array(planted, type=rows.schema.field(1).type)))
+    return rows.num_rows
+
+
+def test_a_shipped_index_s_embedding_cache_is_not_reused(tmp_path, fake_embedder):
+    """An index built for another root is built anew, and its embedding cache with it:
+    every text is embedded again and no planted vector reaches the new snapshot."""
+    root = tmp_path / "shipped"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns(".dowse"))
+    build_index(root, embedder=fake_embedder)
+    embedded = len(fake_embedder.texts)
+    assert embedded and _plant_vectors(root / ".dowse") > 0
+    _edit_manifest(root / ".dowse", root="/home/sender/project")
+    fake_embedder.texts.clear()
+    stats = build_index(root, embedder=fake_embedder)
+    assert "building it anew" in stats.notes[0]
+    assert len(fake_embedder.texts) == embedded  # nothing came from the shipped cache
+    store = Store.open(root / ".dowse")
+    vectors = [r["vector"] for t in ("vectors", "file_vectors") for r in store.rows(t, ["vector"])]
+    assert vectors and not any(v[0] == 1.0 and sum(v) == 1.0 for v in vectors)
+    # This root's own index keeps its cache: an unchanged text is not embedded twice.
+    fake_embedder.texts.clear()
+    build_index(root, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert fake_embedder.texts == []
+
+
 # -- a damaged index ------------------------------------------------------------------------------
 
 
@@ -296,4 +354,21 @@ def test_the_mcp_refresh_and_reindex_build_a_damaged_index_anew(example_repo, fa
     done = workspace.reindex(ReindexRequest()).roots[0]
     assert done.error is None and done.stats is not None
     assert done.stats.notes and "building it anew" in done.stats.notes[0]
+    Store.open(index_dir).verify()
+
+
+def test_a_data_file_overwritten_with_garbage_is_damage_not_a_traceback(
+    example_repo, fake_embedder, run
+):
+    _build(example_repo, fake_embedder)
+    index_dir = example_repo / ".dowse"
+    for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
+        data.write_bytes(b"\x5a" * data.stat().st_size)
+    said = run("status", str(example_repo), code=1).output
+    assert said.startswith("Error: the index table 'chunks' at") and said.count("\n") == 1
+    result = run("index", str(example_repo), "--no-embed", "--quiet")
+    assert (
+        "does not appear to be a Lance file" in result.stderr
+        and "building it anew" in result.stderr
+    )
     Store.open(index_dir).verify()
