@@ -31,19 +31,22 @@ Methods:
   their best chunk; with file vectors only (the default `--embed files`), by the
   closeness of their summary or closest definition (`files_by_closeness`).
 - `hybrid`: hybrid search at file grain with the embedder (needs embeddings).
-- `ask`: the retrieval loop behind `dowse ask`, files in `AskResult.files` order.
+- `ask`: what `dowse ask` prints (`investigate`: one retrieval loop, or an exploration
+  for a broad question), files in `AskResult.files` order.
 
 `context_files` is what the method would deliver in `budget` tokens: for `ask` the files
-of its packed context; for `lexical`, `dense` and `hybrid` the files of the ranked chunks
-that fit, in rank order (a chunk that does not fit is skipped), costed as `ask` costs a
-block; for `bm25` the ranked whole files that fit (a whole-file retriever has no chunks).
-`context_spans` are the line ranges of those same blocks (for `ask` a signature-only block
-shows one line); `found_functions` are the definitions (`path::Qualified.name`) the
-ranked units show: `ask`'s context blocks by relevance, the search methods' ranked
-chunks, and for `bm25` the definitions of its ranked files in file and line order. A unit
-shows the definitions whose name line it shows (a chunk of three short methods shows the
-three methods, not only the class it is filed under) and then those it lies inside,
-innermost first; a signature line shows its own definition only.
+of its context as printed (the whole markdown fitted into the budget, as `dowse ask
+--budget` prints it), and `tokens` that printed answer's count; for `lexical`, `dense`
+and `hybrid` the files of the ranked chunks that fit, in rank order (a chunk that does
+not fit is skipped), costed by their text and citation; for `bm25` the ranked whole
+files that fit (a whole-file retriever has no chunks). `context_spans` are the line
+ranges of those same blocks (for `ask` a signature-only block shows one line);
+`found_functions` are the definitions (`path::Qualified.name`) the ranked units show:
+`ask`'s context blocks by relevance, the search methods' ranked chunks, and for `bm25`
+the definitions of its ranked files in file and line order. A unit shows the definitions
+whose name line it shows (a chunk of three short methods shows the three methods, not
+only the class it is filed under) and then those it lies inside, innermost first; a
+signature line shows its own definition only.
 
 Invariants:
 - The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
@@ -72,13 +75,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dowse.errors import EvalError
 from dowse.evaluation.gittree import clone_for, commit_order, missing_commits, sync_tree
+from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import Embedder
 from dowse.indexer.parse import parse_source
 from dowse.indexer.store import Store, quote_list
 from dowse.languages import CODE_LANGUAGES, language_for
-from dowse.retrieval.ask import AskResult, ContextBlock, ask, estimate_tokens
+from dowse.retrieval.ask import AskResult, ContextBlock, estimate_tokens
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
@@ -624,11 +628,15 @@ class MethodRunner:
             seconds = time.perf_counter() - t
             functions = _file_functions(self.tree, found)
         elif method == "ask":
-            result = ask(self.searcher, text, budget=self.budget, with_trace=False)
+            # What `dowse ask QUESTION --budget B` prints: the same routing (one loop or
+            # an exploration) and the same fit of the whole markdown into the budget.
+            report = investigate(self.searcher, text, budget=self.budget)
+            printed = fit_report(report, self.budget, "markdown")
             seconds = time.perf_counter() - t
-            found = [f.path for f in result.files][: self.found_limit]
-            spans, tokens = _ask_spans(self.tree, result), result.tokens
-            functions = _definitions(self.store, _ask_units(result))
+            found = [f.path for f in report.files][: self.found_limit]
+            spans = _ask_spans(self.tree, printed)
+            tokens = estimate_tokens(render_report(printed))
+            functions = _definitions(self.store, _ask_units(report))
         else:
             if method == "dense":
                 found, rows = self._dense(text)

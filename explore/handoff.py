@@ -36,7 +36,7 @@ from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
 from dowse.quote import one_line
-from dowse.retrieval.ask import DEFAULT_BUDGET, AskResult, ask, fit_result, render_json
+from dowse.retrieval.ask import DEFAULT_BUDGET, AskResult, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
 from dowse.retrieval.evaluate import Evaluator
@@ -101,6 +101,11 @@ _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
 TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
 MAX_TRACKS = 6
+REPORT_WORDS = 60
+"""Beyond this many words a question is a report: a pasted issue, its code and traceback.
+Its sentences describe one problem rather than ask several things, so it is not split
+into tracks (which would take 40 % of the budget from the context that answers it); the
+loop reads the whole text at once."""
 OVERLAP_MERGE = 0.8
 CONTEXT_SHARE = 0.6
 """Share of the budget for the curated context of the whole question."""
@@ -225,6 +230,11 @@ def plan(question: str) -> Plan:
     """Decide between one loop and an exploration, and decompose when exploring."""
     kind: Kind | None = None
     why = "a focused question: one retrieval loop answers it"
+    if len(_WORD.findall(question)) > REPORT_WORDS or "```" in question:
+        return Plan(
+            mode="retrieval",
+            why="a report (an issue, code, a traceback): one retrieval loop reads all of it",
+        )
     if len(_clauses(question)) >= 2:
         kind, why = "multi", "the question has several independent parts"
     elif _ARCH.search(question):
@@ -491,7 +501,7 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     if report.mode == "retrieval":
         return render_ask(report, trace=trace)
     lines = [
-        f"# {one_line(report.question)}",
+        f"# {title(report.question)}",
         "",
         f"_Explored in {len(report.plan)} parallel tracks: {report.why}; track overlap "
         f"{report.overlap:.2f}; ~{report.tokens} tokens"

@@ -10,17 +10,20 @@ closeness in meaning joins the fusion the same way (`CLOSENESS_WEIGHT`), and the
 ranking by the past commits whose messages match the question (`HISTORY_WEIGHT`)
 reorders the files listed, never adding one.
 
-Packing: context items (relevance >= 0.2, best first) are added as whole blocks of
-their own lines while they fit the budget less a reserve (`SIGNATURE_SHARE`), overlapping
-ranges merged; then each delivered item grows to its whole enclosing definition, when
-that is small enough, while it still fits. The title is the question cut short
-(`TITLE_CHARS`), and what is set aside for the frame (title, summary, files list) is
-capped (`FRAME_SHARE`); blocks are costed with their reasons. The rest are listed as
-signatures with their citations: first one for each ranked file that has no block yet,
-in file order, then the others, while the whole budget allows. So a reader always
-learns where the next-best files are, not only the code of the first few. The token
-count uses a conservative estimate (3 characters a token), so the delivered
-context never exceeds the budget.
+Packing: first the best part of each of the first `LEAD_FILES` files (`file_parts`:
+each file's chunks ranked by the question's words, closeness in meaning, the names it
+mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
+first), each as a whole block of its own lines while it fits; overlapping ranges merge.
+Then each delivered item grows to its whole enclosing definition, when that is small
+enough, while it still fits. The source gets the budget less the printed frame at its
+smallest (title cut to `TITLE_CHARS`, summary, the files list without its evidence,
+which printing trims first: `fit_result`) and less a reserve (`SIGNATURE_SHARE`);
+blocks are costed with their reasons. The rest are listed as signatures with their
+citations: first one for each ranked file that has no block yet, in file order, then
+the others, while the whole budget allows. So a reader always learns where the
+next-best files are, not only the code of the first few. The token count uses a
+conservative estimate (3 characters a token), so the delivered context never exceeds
+the budget.
 """
 
 from __future__ import annotations
@@ -38,10 +41,11 @@ from dowse.indexer.store import quote_list
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.grains import read_lines
-from dowse.retrieval.hybrid import HybridSearcher, PathFilter
+from dowse.retrieval.file_parts import best_parts
+from dowse.retrieval.grains import chunk_hit, read_lines
+from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
-from dowse.retrieval.query import analyze
+from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import check_query
 
 __all__ = [
@@ -71,12 +75,17 @@ TITLE_CHARS = 200
 """The longest title: the question's first characters. The asker has the question; a
 pasted issue echoed whole (often 1,000 tokens and more) would take the budget its
 answer needs, and at 2,000 tokens leave no room for a single block."""
-FRAME_SHARE = 0.25
-"""At most this share of the budget is set aside for the frame when packing; when the
-frame is larger, printing trims the files' evidence first (`fit_result`)."""
 FILE_RELEVANCE_WEIGHT = 0.5
-SIGNATURE_SHARE = 0.15
-"""The budget share kept for the signatures of what did not fit whole."""
+SIGNATURE_SHARE = 0.1
+"""The share of the source's room kept for the signature lines of what did not fit
+whole: pointers to the next places to read, ten or so lines at 4,000 tokens."""
+LEAD_FILES = 3
+"""The first files whose best part (`file_parts.best_parts`) is shown before the loop's
+other items."""
+LEAD_SHARE = 0.5
+"""At most this share of the source's room goes to the first files' whole definitions
+before the loop's other items are placed (their own lines are placed regardless)."""
+LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 WORDS_WEIGHT = 0.2
 """The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
@@ -290,6 +299,51 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
     return out
 
 
+def _lead_items(
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    files: Sequence[FileResult],
+    items: Sequence[ContextItem],
+    symbols: dict[str, list[dict]],
+    stale: Collection[str],
+) -> list[ContextItem]:
+    """The best part of each of `files`, in their order (`best_parts`): the loop's own
+    item when it evaluated that chunk, else a new item of the lowest relevance the
+    context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
+    evaluated: dict[str, list[tuple[dict, float]]] = {}
+    by_key: dict[tuple[str, int], ContextItem] = {}
+    for it in items:
+        by_key.setdefault((it.hit.path, it.hit.start_line), it)
+        row = {"path": it.hit.path, "start_line": it.hit.start_line}
+        evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
+    parts = best_parts(
+        searcher, analysis, [f.path for f in files], evaluated=evaluated, symbols=symbols
+    )
+    out = []
+    for n, f in enumerate(files, 1):
+        ranked = parts.get(f.path)
+        if not ranked:
+            continue
+        best = ranked[0]
+        known = by_key.get(best.key)
+        if known is not None:
+            out.append(known)
+            continue
+        hit = chunk_hit(Candidate(best.row, {}, score=0.0))
+        if f.path in stale:
+            hit = hit.model_copy(update={"stale": True})
+        why = ", ".join(best.why) or "matches the question"
+        out.append(
+            ContextItem(
+                hit=hit,
+                relevance=MIN_RELEVANCE,
+                reason=LEAD_REASON.format(n=n, why=why),
+                cycle=1,
+            )
+        )
+    return out
+
+
 def _widen(
     items: list[ContextItem], symbols: dict[str, list[dict]], max_lines: int
 ) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
@@ -455,28 +509,52 @@ def ask(
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
+    stale = searcher.stale_paths(unevaluated)
     symbols = _symbols(searcher, {it.hit.path for it in items} | set(unevaluated))
-    # The lines around the context (title, summary, the files list) are printed too: the
-    # blocks get what they leave, and `fit_result` trims the rest exactly when printing.
-    # A block is costed with its reason even where its file's entry gives the same one:
-    # when printing trims the files' evidence (`fit_result`), the reason moves to the
-    # block, and a block costed without it would be cut.
+    # The printed frame around the blocks (title, summary, the files list without its
+    # evidence: printing trims that first, `fit_result`) is what the source cannot have;
+    # the source gets the rest, and a small share of it stays for the signature lines of
+    # what did not fit whole.
     frame = (
         HEAD_TOKENS
         + estimate_tokens(title(question))
-        + sum(estimate_tokens(_file_line(f)) + 1 for f in files[:LISTED_FILES])
+        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[:LISTED_FILES])
     )
-    room = limit - min(frame, math.floor(limit * FRAME_SHARE))
+    room = max(limit - frame, 0)
     whole = room - math.floor(room * SIGNATURE_SHARE)
+    lead = _lead_items(searcher, result.analysis, files[:LEAD_FILES], items, symbols, stale)
     blocks: list[ContextBlock] = []
     used = 0
     rest = []
-    # Two passes: first every item's own lines, in the loop's order, while they fit;
-    # then each delivered item grows to its whole definition while that fits. The lines
-    # that scored relevant come before completing any one definition: widening the first
-    # item to a 120-line function must not push the next items' lines out.
+    # Three passes: first, file by file, the best part of each of the first files (the
+    # file ranking is the strongest evidence there is, and it often rests on a part the
+    # loop did not evaluate) and the loop's best item in that file; then every item's
+    # own lines, in the loop's order, while they fit; then each delivered item grows to
+    # its whole definition while that fits. The lines that scored relevant come before
+    # completing any one definition: widening the first item to a 120-line function
+    # must not push the next items' lines out.
     delivered = []
-    for it, ranges, symbol, kind in _widen(items, symbols, max_lines=120):
+    placed_keys: set[tuple[str, int]] = set()
+    leads = {id(it) for it in lead}
+    first: list[ContextItem] = []
+    for it in lead:
+        first.append(it)
+        first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
+    for it, ranges, symbol, kind in _widen([*first, *items], symbols, max_lines=120):
+        key = (it.hit.path, it.hit.start_line)
+        if key in placed_keys:
+            continue
+        placed_keys.add(key)
+        # A first file's best part is shown as its whole definition at once, while the
+        # first files' take at most half the room (`LEAD_SHARE`): its body is what the
+        # reader came for, and the other half stays for the loop's other items.
+        placed = None
+        if id(it) in leads and len(ranges) > 1:
+            share = math.floor(whole * LEAD_SHARE)
+            placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)
+            if placed is not None:
+                blocks, used = placed
+                continue
         start, end = ranges[-1]
         placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
         if placed is None:
@@ -506,7 +584,6 @@ def ask(
         )
         for it, start, end, symbol, _ in rest
     ]
-    stale = searcher.stale_paths(unevaluated)
     lines += [
         (
             path,

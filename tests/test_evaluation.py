@@ -910,3 +910,43 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
     assert _definitions(Rows(), units[2:]) == ["p.py::retry"]  # type: ignore[arg-type]
     # Module-level lines between definitions name none.
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
+
+
+def test_ask_is_scored_on_what_dowse_ask_prints(example_repo, fake_embedder, tmp_path):
+    """The `ask` method's context is the printed answer's: routed as `dowse ask` routes
+    it, fitted whole into the budget; its tokens are the printed markdown's."""
+    from dowse.evaluation.swebench import MethodRunner, no_progress
+    from dowse.explore.handoff import fit_report, investigate, render_report
+    from dowse.retrieval.budget import estimate_tokens
+
+    runner = MethodRunner(
+        example_repo,
+        tmp_path / "index",
+        methods=["ask"],
+        embedder=fake_embedder,
+        embed=False,
+        embed_chunks=False,
+        budget=700,
+        found_limit=10,
+        workers=1,
+        progress=no_progress,
+    )
+    runner.prepare({}, ["ask"])
+    # A pasted issue: long, several sentences with "why" and "sometimes" in them.
+    issue = (
+        "Discounts are sometimes wrong. Why does the cart total not apply the discount "
+        "rate when a coupon is given? " * 8
+    )
+    answer = runner.query("ask", issue)
+    printed = fit_report(investigate(runner.searcher, issue, budget=700), 700, "markdown")
+    assert printed.mode == "retrieval"  # a report is read by one loop, not split
+    text = render_report(printed)
+    assert answer.tokens == estimate_tokens(text) <= 700
+    assert len(answer.spans) == len(printed.context) > 0
+    for block, span in zip(printed.context, answer.spans, strict=True):
+        assert span.path == block.path
+        if block.form == "full":
+            assert (span.start, span.end) == (block.start_line, block.end_line)
+        else:  # a signature line shows one line
+            assert span.start == span.end
+    assert answer.context == list(dict.fromkeys(b.path for b in printed.context))

@@ -115,3 +115,16 @@ def test_exploration_can_be_forced_and_refused(searcher):
     assert forced.mode == "exploration" and len(forced.plan) >= 3
     single = investigate(searcher, "how does token authentication work?", force="retrieval")
     assert single.mode == "retrieval" and single.tracks == []
+
+
+def test_a_pasted_report_is_one_loop_and_a_long_title_is_cut():
+    from dowse.explore.handoff import REPORT_WORDS, plan
+    from dowse.retrieval.ask import TITLE_CHARS, title
+
+    short = "why does checkout sometimes fail?"
+    assert plan(short).mode == "exploration"
+    report = short + " " + " ".join(["The total is wrong after a refund."] * REPORT_WORDS)
+    assert plan(report).mode == "retrieval"
+    assert "report" in plan(report).why
+    assert plan("why does checkout sometimes fail?\n```\ntotal = 0\n```").mode == "retrieval"
+    assert len(title(report)) <= TITLE_CHARS

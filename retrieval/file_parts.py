@@ -1,0 +1,175 @@
+"""The parts of the best-ranked files that answer the question: each file's chunks ranked.
+
+The loop evaluates the chunks that the search over the whole index ranks highest, a few
+per file. The file ranking then fuses evidence that no single chunk carries (the file's
+words taken together, its summary's closeness in meaning, its history), so the first
+files of an answer often hold the lines that matter in a chunk the loop never looked at:
+on the SWE-bench Lite dev split, most instances whose fixed lines were missing from the
+context had the fixed file listed and shown, but by another part of it
+(benchmarks/RESULTS-context.md).
+
+`best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
+fusion of up to four rankings inside the file:
+
+- the full-text score of the question's words, the search restricted to those files;
+- the question's cosine to each definition's vector (an index with file vectors);
+- the definitions the question names (an identifier it mentions);
+- the loop's own evaluations of the file's chunks, by relevance.
+
+Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
+No weight is fitted: the four count alike, so the order holds on repositories nobody
+tuned it on. A module-level part that is mostly docstring, comments or imports counts
+by its share of code (`behaviour_share`), as in the loop's own order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from dowse.indexer.store import quote_list
+from dowse.retrieval.behaviour import behaviour_share
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
+
+__all__ = ["RRF_K", "Part", "best_parts"]
+
+RRF_K = 1
+"""The reciprocal-rank constant: a file has tens of chunks, not thousands of documents, so
+the first place of a ranking should count clearly more than the third."""
+POOL_PER_FILE = 25
+"""Full-text hits asked for per file (the search is restricted to the files)."""
+
+
+@dataclass
+class Part:
+    """One chunk of a file, with the within-file rankings that placed it."""
+
+    row: dict[str, Any]
+    score: float = 0.0
+    why: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return self.row["path"], int(self.row["start_line"])
+
+
+def best_parts(
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    paths: Sequence[str],
+    *,
+    evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
+    symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+) -> dict[str, list[Part]]:
+    """Each of `paths` with its chunks best first (files without chunks left out).
+
+    `evaluated`: per path, the loop's (chunk row, relevance) pairs; `symbols`: per path,
+    its definitions (`qualified_name`, `start_line`, ...), for the names the question
+    mentions."""
+    paths = list(dict.fromkeys(paths))
+    if not paths:
+        return {}
+    parts: dict[tuple[str, int], Part] = {}
+
+    def rank(ranked: Iterable[dict[str, Any]], why: str) -> None:
+        seen: dict[str, int] = {}
+        for row in ranked:
+            place = seen.get(row["path"], 0)
+            seen[row["path"]] = place + 1
+            key = (row["path"], int(row["start_line"]))
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = Part(row)
+            part.score += 1 / (RRF_K + place)
+            if place == 0:
+                part.why.append(why)
+
+    tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
+    where = f"path IN ({quote_list(paths)})"
+    words = [row for row, _ in searcher.lexical(tokens, POOL_PER_FILE * len(paths), where)]
+    rank(words, "matches the question's words best in its file")
+
+    close = _closest_definitions(searcher, analysis, paths)
+    if close:
+        rows = searcher.definition_chunks(close)
+        rank(
+            (
+                rows[(s["path"], s["start_line"])]
+                for s in close
+                if (s["path"], s["start_line"]) in rows
+            ),
+            "closest in meaning in its file",
+        )
+
+    named = _named_definitions(analysis, paths, symbols or {})
+    if named:
+        rows = searcher.definition_chunks(named)
+        rank(
+            (
+                rows[(s["path"], s["start_line"])]
+                for s in named
+                if (s["path"], s["start_line"]) in rows
+            ),
+            "defines a name the question mentions",
+        )
+
+    if evaluated:
+        pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
+        pairs.sort(key=lambda p: -p[1])
+        rank((row for row, _ in pairs), "scored most relevant in its file")
+
+    # The code that acts before a module's header or docstring that only names it
+    # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is
+    # not demoted: the context widens it to the whole definition, body included.
+    for part in parts.values():
+        if part.row.get("symbol"):
+            continue
+        part.score *= behaviour_share(
+            part.row.get("text") or "",
+            part.row.get("language"),
+            imports_are_code=analysis.mentions_imports,
+        )
+    out: dict[str, list[Part]] = {}
+    for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
+        out.setdefault(part.row["path"], []).append(part)
+    return out
+
+
+def _closest_definitions(
+    searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
+) -> list[dict[str, Any]]:
+    """The definitions of `paths`, each file's closest to the question first (none without
+    file vectors or a model)."""
+    cosines = searcher.question_cosines(analysis.text)
+    if cosines is None:
+        return []
+    held, sims = cosines.held, cosines.sims
+    out: list[tuple[float, dict[str, Any]]] = []
+    for path in paths:
+        i = held.position.get(path)
+        if i is None:
+            continue
+        lo, hi = int(held.starts[i]), int(held.starts[i + 1])
+        for j in range(lo, hi):
+            name, line = held.definitions[j]
+            sim = float(sims[held.definition_rows[j]])
+            out.append((sim, {"path": path, "start_line": line, "qualified_name": name}))
+    out.sort(key=lambda x: (x[1]["path"], -x[0], x[1]["start_line"]))
+    return [sym for _, sym in out]
+
+
+def _named_definitions(
+    analysis: QueryAnalysis, paths: Sequence[str], symbols: Mapping[str, Sequence[dict[str, Any]]]
+) -> list[dict[str, Any]]:
+    """The definitions of `paths` whose name the question mentions, longest match first."""
+    wanted = {i.split(".")[-1].lower() for i in analysis.identifiers}
+    out = []
+    for path in paths:
+        for sym in symbols.get(path, ()):
+            last = sym["qualified_name"].split(".")[-1].lower()
+            if last in wanted and sym.get("kind") not in ("variable", "field", "property"):
+                out.append(sym)
+    out.sort(key=lambda s: (s["path"], -len(s["qualified_name"]), s["start_line"]))
+    return out

@@ -1,0 +1,136 @@
+"""The best parts of the first files: each file's chunks ranked on their own."""
+
+from __future__ import annotations
+
+import importlib
+
+from dowse.indexer.build import build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.file_parts import best_parts
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze
+
+ask_module = importlib.import_module("dowse.retrieval.ask")
+
+
+def _row(path: str, start: int, end: int, text: str, symbol: str | None = None) -> dict:
+    return {
+        "id": f"{path}:{start}",
+        "path": path,
+        "start_line": start,
+        "end_line": end,
+        "text": text,
+        "symbol": symbol,
+        "language": "python",
+    }
+
+
+class _Searcher:
+    """Full-text hits in a fixed order; no vectors; definitions' chunks by line."""
+
+    def __init__(self, rows: list[dict]) -> None:
+        self.rows = rows
+        self.asked: list[str | None] = []
+
+    def lexical(self, tokens, k, where=None):
+        self.asked.append(where)
+        return [(r, 1.0 / (i + 1)) for i, r in enumerate(self.rows)][:k]
+
+    def question_cosines(self, text):
+        return None
+
+    def definition_chunks(self, symbols):
+        out = {}
+        for s in symbols:
+            for r in self.rows:
+                if r["path"] == s["path"] and r["start_line"] <= s["start_line"] <= r["end_line"]:
+                    out[(s["path"], s["start_line"])] = r
+        return out
+
+
+HEADER = '"""Pricing."""\n\nimport math\nimport os\nimport re\n'
+BODY = "def apply_discount(cart):\n    total = cart.total\n    return total * 0.9\n"
+
+
+def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
+    rows = [
+        _row("a.py", 1, 5, HEADER),
+        _row("a.py", 10, 30, "def other():\n    return discount_total()\n", "other"),
+        _row("a.py", 40, 45, BODY, "apply_discount"),
+        _row("b.py", 1, 9, BODY, "apply_discount"),
+    ]
+    searcher = _Searcher(rows)
+    symbols = {
+        "a.py": [
+            {"path": "a.py", "qualified_name": "other", "kind": "function", "start_line": 10},
+            {
+                "path": "a.py",
+                "qualified_name": "apply_discount",
+                "kind": "function",
+                "start_line": 40,
+            },
+        ]
+    }
+    parts = best_parts(
+        searcher,  # type: ignore[arg-type]
+        analyze("why does `apply_discount` round the cart total wrong?"),
+        ["a.py", "b.py"],
+        symbols=symbols,
+    )
+    # The search is restricted to the files asked about.
+    assert searcher.asked == ["path IN ('a.py', 'b.py')"]
+    assert [p.row["start_line"] for p in parts["a.py"]][0] == 40
+    assert "defines a name the question mentions" in parts["a.py"][0].why
+    # The module's import header matched the words first, yet it holds no behaviour.
+    assert parts["a.py"][-1].row["start_line"] == 1
+    assert [p.row["start_line"] for p in parts["b.py"]] == [1]
+
+
+def test_the_loops_evaluations_count_as_a_ranking():
+    rows = [
+        _row("a.py", 1, 9, "def first():\n    return cart\n", "first"),
+        _row("a.py", 20, 29, "def second():\n    return cart\n", "second"),
+    ]
+    evaluated = {"a.py": [({"path": "a.py", "start_line": 20}, 0.9)]}
+    parts = best_parts(
+        _Searcher(rows),  # type: ignore[arg-type]
+        analyze("how is the cart built?"),
+        ["a.py"],
+        evaluated=evaluated,
+    )
+    # Words put `first` ahead, the evaluation `second`: a tie on score breaks by line,
+    # and each keeps the reason of the ranking it led.
+    assert {p.row["start_line"]: p.why for p in parts["a.py"]} == {
+        1: ["matches the question's words best in its file"],
+        20: ["scored most relevant in its file"],
+    }
+    assert best_parts(_Searcher(rows), analyze("x"), []) == {}  # type: ignore[arg-type]
+
+
+def test_the_first_file_shows_its_best_part_though_the_loop_scored_another_file(
+    example_repo, fake_embedder, monkeypatch
+):
+    """The files ranking puts a file first whose parts the loop never evaluated: its best
+    part is delivered whole, with a reason saying why, before the loop's items."""
+    build_index(example_repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    question = "how are discounts applied to the cart total?"
+    loop = ask_module.run_loop(searcher, question)
+    others = [it for it in loop.items if it.hit.path != "shop/pricing.py"]
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": others})
+    )
+    result = ask_module.ask(searcher, question, budget=3000)
+    scored = {it.hit.path for it in others}
+    n, lead = next(
+        (n, f) for n, f in enumerate(result.files[:3], 1) if f.path not in scored
+    )  # a first file found by its words or meaning, none of its parts evaluated
+    block = next(b for b in result.context if b.path == lead.path)
+    assert block.form == "full"
+    assert block.reason.startswith(f"the best part of the file ranked {n} for the question")
+    text = (example_repo / block.path).read_text().split("\n")
+    assert block.text == "\n".join(text[block.start_line - 1 : block.end_line])
+    # Without the lead pass that file shows no code at all.
+    monkeypatch.setattr(ask_module, "LEAD_FILES", 0)
+    plain = ask_module.ask(searcher, question, budget=3000)
+    assert not any(b.path == lead.path and b.form == "full" for b in plain.context)
