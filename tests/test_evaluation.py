@@ -877,3 +877,15 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
     assert _definitions(Rows(), units[2:]) == ["p.py::retry"]  # type: ignore[arg-type]
     # Module-level lines between definitions name none.
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
+
+
+def test_a_clone_is_found_whatever_the_case_of_its_name(tmp_path, shop):
+    from dowse.evaluation.gittree import clone_for
+
+    repos = tmp_path / "repos"  # holds acme__shop
+    git_dir = clone_for(repos, "acme/shop")
+    assert clone_for(repos, "ACME/Shop") == git_dir
+    (repos / "acme__shop").rename(repos / "Acme__Shop")
+    assert clone_for(repos, "acme/shop").parent.name == "Acme__Shop"
+    with pytest.raises(EvalError, match="no clone of acme/cart"):
+        clone_for(repos, "acme/cart")
