@@ -60,8 +60,9 @@ _FRAME_GENERIC = re.compile(r"at (?:[\w.$<>]+ \()?([\w./\\-]+\.\w+):(\d+)")
 # The frames of other languages' traces, each printed innermost first. Groups: the
 # function as printed, the path, the line.
 # Java/Kotlin: "at com.foo.Bar$Inner.baz(Bar.java:42)" (the path is the package's).
+# Maven prints a space before the parenthesis, Java 9 the module first ("java.base/").
 _FRAME_JAVA = re.compile(
-    r"\bat ((?:[\w$]+\.)+[\w$<>]+)\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)"
+    r"\bat (?:[\w.$@-]+/+)?((?:[\w$]+\.)+[\w$<>]+) ?\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)"
 )
 # Node: "at fn (file.js:1:2)", "at new Foo (/x/file.ts:3:4)", "at /x/file.js:1:2".
 _FRAME_JS = re.compile(
@@ -319,18 +320,18 @@ def _frames(text: str) -> list[tuple[str, int, str]]:
     for m in _DIAGNOSTIC.finditer(text):
         last.append((m.start(), (m.group(1), int(m.group(2)), "")))
     first: dict[tuple[str, int], tuple[int, str]] = {}
-    runtime: set[tuple[str, int]] = set()
+    read: set[tuple[str, int]] = set()  # (path as printed, line) of the frames above
     for pattern in _INNERMOST_FIRST:
         for m in pattern.finditer(text):
             printed = (m.group(1) or "").strip()
             key = (_frame_path(pattern, m), int(m.group(3)))
+            read.add((m.group(2), key[1]))
             if _RUNTIME_FRAME.search(printed) or _RUNTIME_FRAME.search(m.group(2)):
-                runtime.add((m.group(2), key[1]))
                 continue
             if key not in first or not first[key][1]:
                 first[key] = (m.start(), _function_of(printed))
     for m in _FRAME_GENERIC.finditer(text):
-        if (m.group(1), int(m.group(2))) not in runtime:
+        if (m.group(1), int(m.group(2))) not in read:
             first.setdefault((m.group(1), int(m.group(2))), (m.start(), ""))
     causes = [m.start() for m in _CAUSED_BY.finditer(text)]
 

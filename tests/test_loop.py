@@ -73,7 +73,8 @@ def test_dispatch_reads_the_frames_of_other_languages_innermost_last():
         "\tat com.shop.pay.Cart.charge(Cart.java:40)\n"
         "\tat java.base/java.lang.Thread.run(Thread.java:829)\n"
         "Caused by: java.io.IOException: down\n"
-        "\tat com.shop.net.Client.send(Client.java:7)\n"
+        "\tat com.shop.net.Client.send (Client.java:7)\n"
+        "\tat java.base/java.util.Optional.get(Optional.java:148)\n"
     )
     assert java.frames == [
         ("com/shop/pay/Cart.java", 40, "charge"),
