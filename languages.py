@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import Literal, NamedTuple
 
@@ -24,6 +24,7 @@ __all__ = [
     "CODE_LANGUAGES",
     "CONVENTIONS",
     "GRAMMAR_NAMES",
+    "HEADER",
     "TEXT_LANGUAGES",
     "PathConvention",
     "is_benchmark_path",
@@ -32,6 +33,7 @@ __all__ = [
     "is_generated_path",
     "is_test_code",
     "is_test_path",
+    "header_language",
     "language_for",
     "language_from_shebang",
     "string_quotes",
@@ -172,6 +174,26 @@ _INTERPRETERS: tuple[tuple[str, str], ...] = (
     ("scala", "scala"),
     ("swift", "swift"),
 )
+
+
+HEADER = ".h"
+"""The extension C and C++ share: `header_language` decides which a project's are."""
+_CPP_SOURCES = (".cc", ".cpp", ".cxx", ".c++", ".hpp", ".hh", ".hxx")
+
+
+def header_language(paths: Iterable[str]) -> str:
+    """What a project's `.h` headers are written in: C++ where its C++ files (sources and
+    C++-only headers) outnumber its `.c` files (fmt's and simdjson's headers hold
+    classes and templates, which the C grammar misreads), else C (zstd's few C++
+    contributions do not make its headers C++)."""
+    cpp = c = 0
+    for path in paths:
+        lowered = path.lower()
+        if lowered.endswith(_CPP_SOURCES):
+            cpp += 1
+        elif lowered.endswith(".c"):
+            c += 1
+    return "cpp" if cpp > c else "c"
 
 
 def language_for(path: str) -> str | None:

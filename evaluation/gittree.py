@@ -45,8 +45,14 @@ def git_dir_of(path: Path) -> Path:
 
 
 def clone_for(repos: Path, repo: str) -> Path:
+    """The git directory of `repo`'s clone in `repos`, named `<owner>__<name>`; GitHub
+    names are case-insensitive, so is the match when the exact name is absent (a dataset
+    spells `fasterxml/jackson-core`, the clone `FasterXML__jackson-core`)."""
     name = repo.replace("/", "__")
     path = repos / name
+    if not path.exists() and repos.is_dir():
+        same = [p for p in sorted(repos.iterdir()) if p.name.lower() == name.lower()]
+        path = same[0] if len(same) == 1 else path
     if not path.exists():
         raise EvalError(f"no clone of {repo} at {path} (expected a clone named {name})")
     return git_dir_of(path)

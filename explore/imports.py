@@ -263,6 +263,14 @@ _JVM_STDLIB = ("java", "javax", "jdk", "sun", "kotlin", "kotlinx", "scala", "and
 _RUST_STDLIB = frozenset({"std", "core", "alloc", "proc_macro", "test"})
 
 
+_C_SYSTEM_DIRS = frozenset(
+    "sys linux asm asm-generic bits gnu arpa net netinet netinet6 netpacket machine mach"
+    " libkern scsi mtd rdma sound xen".split()
+)
+"""The include directories of the C library and the kernel's headers: `<sys/stat.h>`,
+`<linux/perf_event.h>` are the system's, not a third-party library named "sys"."""
+
+
 def _compiled_package(module: str, language: str) -> tuple[bool, str] | None:
     """(standard library?, package) of an unresolved Go, Rust, JVM or C/C++ import, or
     None when it names a file of the project that is not there."""
@@ -277,11 +285,12 @@ def _compiled_package(module: str, language: str) -> tuple[bool, str] | None:
     if language in ("java", "kotlin", "scala"):
         parts = module.split(".")
         return (parts[0] in _JVM_STDLIB, ".".join(parts[:3]))
-    # C/C++: `<vector>` and `<stdio.h>` are the system's, `<gtest/gtest.h>` a library's.
+    # C/C++: `<vector>`, `<stdio.h>` and `<sys/types.h>` are the system's,
+    # `<gtest/gtest.h>` a library's.
     if module.startswith("."):
         return None
     top, slash, _ = module.partition("/")
-    return (not slash, top if slash else module)
+    return (not slash or top in _C_SYSTEM_DIRS, top if slash else module)
 
 
 def _package(module: str, language: str) -> str | None:

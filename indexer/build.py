@@ -59,7 +59,13 @@ from dowse.indexer.store import (
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.trust import trusted_walk
 from dowse.indexer.walk import WalkConfig, walk
-from dowse.languages import TEXT_LANGUAGES, is_documentation, is_test_path, language_for
+from dowse.languages import (
+    TEXT_LANGUAGES,
+    header_language,
+    is_documentation,
+    is_test_path,
+    language_for,
+)
 
 __all__ = [
     "DEFAULT_EMBED_SCOPE",
@@ -333,6 +339,7 @@ class _Run:
             chunk=self.cfg.chunk,
             parse_timeout_s=self.cfg.parse_timeout_s,
             root=os.path.realpath(self.root),
+            header_language=header_language(e.path for e in result.files),
         )
         for out in extract_files(
             todo,

@@ -44,7 +44,7 @@ from dowse.indexer.records import content_hash
 from dowse.indexer.secrets import redact_bytes
 from dowse.indexer.summary import file_summary
 from dowse.indexer.walk import WalkConfig, check_content
-from dowse.languages import CODE_LANGUAGES, language_for
+from dowse.languages import CODE_LANGUAGES, HEADER, language_for
 from dowse.tokens import token_text
 
 __all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files", "in_worker_startup"]
@@ -67,6 +67,8 @@ class ExtractConfig:
     parse_timeout_s: float = 2.0
     root: str | None = None
     """The resolved root: a file whose open descriptor lies elsewhere is not read."""
+    header_language: str = "c"
+    """What `.h` files are parsed as (`languages.header_language` of the project)."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +164,8 @@ def process_file(
     job: FileJob, cfg: ExtractConfig, *, parse: bool = True, note: str = ""
 ) -> FileOutcome:
     language = language_for(job.path)
+    if language == "c" and job.path.lower().endswith(HEADER):
+        language = cfg.header_language
     if language is None:
         return FileOutcome(path=job.path, skipped="not a known text file type")
     try:

@@ -57,6 +57,65 @@ _FRAME_PYTEST = re.compile(
     r"^[ \t>]*((?:[A-Za-z]:)?[\w./\\-]+\.\w+):(\d+): in (?:(\w+)|<\w+>)", re.M
 )
 _FRAME_GENERIC = re.compile(r"at (?:[\w.$<>]+ \()?([\w./\\-]+\.\w+):(\d+)")
+# The frames of other languages' traces, each printed innermost first. Groups: the
+# function as printed, the path, the line.
+# Java/Kotlin: "at com.foo.Bar$Inner.baz(Bar.java:42)" (the path is the package's).
+# Maven prints a space before the parenthesis, Java 9 the module first ("java.base/").
+_FRAME_JAVA = re.compile(
+    r"\bat (?:[\w.$@-]+/+)?((?:[\w$]+\.)+[\w$<>]+) ?\(([\w$]+\.(?:java|kt|scala|groovy)):(\d+)\)"
+)
+# Node: "at fn (file.js:1:2)", "at new Foo (/x/file.ts:3:4)", "at /x/file.js:1:2".
+_FRAME_JS = re.compile(
+    r"^[ \t]*at (?:(?:new |async )?([\w.$<>\[\] ]+?) \()?(?:file://)?"
+    r"([^\s():]+\.[cm]?[jt]sx?):(\d+)(?::\d+)?\)?",
+    re.M,
+)
+# Go: a goroutine dump's "pkg.(*T).Method(args)" line, then "\t/path/file.go:123 +0x1f".
+_FRAME_GO = re.compile(r"^[ \t]*([\w./*()@-]+)\([^()\n]*\)\n[ \t]+([^\s:]+\.go):(\d+)", re.M)
+# Rust: "panicked at src/x.rs:10:5" (or "panicked at 'msg', src/x.rs:10:5"), and a
+# backtrace's "  3: crate::module::function\n      at ./src/x.rs:10:5".
+_FRAME_RUST_PANIC = re.compile(
+    r"panicked at (?:'(?:[^'\\\n]|\\.)*', |\"(?:[^\"\\\n]|\\.)*\", )?()([^\s:,']+\.rs):(\d+)"
+)
+_FRAME_RUST = re.compile(
+    r"^[ \t]*\d+:[ \t]+(?:0x[0-9a-f]+ - )?([^\n]+?)(?:::h[0-9a-f]{16})?[ \t]*\n"
+    r"[ \t]+at ([^\s:]+\.rs):(\d+)",
+    re.M,
+)
+# C/C++: gdb "#1  0x55 in fn (a=1) at lib/x.c:12", sanitizers' "#0 0x4f5b3c in fn
+# /src/lib/x.c:12:5", valgrind "by 0x4C2DB8F: fn (x.c:12)".
+_FRAME_GDB = re.compile(
+    r"^[ \t]*#\d+[ \t]+(?:0x[0-9a-f]+ in )?([\w:~<>]+) \([^\n]*\) at ([^\s:]+):(\d+)", re.M
+)
+_FRAME_SANITIZER = re.compile(
+    r"^[ \t]*#\d+ 0x[0-9a-f]+ in ([\w:~<>]+)[^\n/]*? \(?([^\s():]+\.\w+):(\d+)", re.M
+)
+_FRAME_VALGRIND = re.compile(
+    r"\b(?:at|by) 0x[0-9A-Fa-f]+: ([\w:~<>]+)(?:\([^\n)]*\))? \(([^\s():]+\.\w+):(\d+)\)"
+)
+_INNERMOST_FIRST = (
+    _FRAME_JAVA,
+    _FRAME_JS,
+    _FRAME_GO,
+    _FRAME_RUST_PANIC,
+    _FRAME_RUST,
+    _FRAME_GDB,
+    _FRAME_SANITIZER,
+    _FRAME_VALGRIND,
+)
+# A compiler's diagnostic, "src/x.c:12:5: error: ...", or rustc's " --> src/x.rs:4:5":
+# where the build fails, printed like Python's frames (the error after the notes).
+_DIAGNOSTIC = re.compile(
+    r"^[ \t]*(?:--> )?([^\s:]+\.(?:c|h|cc|cpp|cxx|hpp|hh|hxx|ipp|tpp|rs|go|m|mm)):(\d+):\d+"
+    r"(?:: (?:fatal )?(?:error|warning|note)\b|$)",
+    re.M,
+)
+# Frames in the language's own runtime or standard library are never the project's.
+_RUNTIME_FRAME = re.compile(
+    r"^(?:java|javax|jdk|sun|com\.sun|kotlin|kotlinx|scala)\.|^(?:runtime|testing|reflect)\."
+    r"|^<?(?:std|core|alloc)::|^node:|^internal/|^__libc|^_start$"
+)
+_CAUSED_BY = re.compile(r"^[ \t]*Caused by:", re.M)
 # A single quote next to a letter is an apostrophe ("it's", "doesn't"), not a quote.
 _QUOTED = re.compile(
     r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^'\n]{2,80})'"
@@ -81,7 +140,7 @@ staticmethod classmethod locals globals
 )
 """Python builtins: called in a pasted snippet, they say nothing about where the code is;
 called in a candidate, they are no missing context."""
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_IDENT = re.compile(r"(?<![\w])[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 
 # Words that carry no signal for code search.
@@ -220,24 +279,80 @@ def compact_paths(text: str) -> str:
     return _ABSOLUTE.sub(cut, text)
 
 
-def analyze(text: str) -> QueryAnalysis:
-    # Python, IPython and pytest print the innermost call last; "at file:line" traces
-    # (JavaScript, Java, Go) print it first: frames are kept innermost last.
-    spotted: list[tuple[int, tuple[str, int, str]]] = []
+def _function_of(printed: str) -> str:
+    """The function's own name in a frame's printed one: `pkg.(*T).Close` -> Close,
+    `<tokio::Sleep as Future>::poll` -> poll, `Bar$Inner.<init>` -> Inner (a
+    constructor), `Object.<anonymous>` -> "" (a closure, `func3` or `{{closure}}`,
+    names its enclosing function)."""
+    printed = re.sub(r"<([^<>]*?) as [^<>]*>", r"\1", printed)
+    parts = [p for p in re.split(r"::|[.()*\s/]+", re.sub(r"\[[^\]]*\]", " ", printed)) if p]
+    while parts and re.fullmatch(r"func\d+|\d+|\{\{\w+\}\}", parts[-1]):
+        parts.pop()
+    if parts and parts[-1] in ("<init>", "<clinit>"):
+        parts = [parts[-2].rpartition("$")[2]] if len(parts) > 1 else []
+    last = re.sub(r"<.*>$", "", parts[-1]) if parts else ""
+    return last if re.fullmatch(r"[A-Za-z_]\w*", last) and last == parts[-1].split("<")[0] else ""
+
+
+def _frame_path(pattern: re.Pattern[str], m: re.Match[str]) -> str:
+    path = m.group(2)
+    if pattern is _FRAME_JAVA:
+        # The class's package is its directory: com.foo.Bar$Inner.baz -> com/foo/Bar.java.
+        return "/".join([*m.group(1).split(".")[:-2], path])
+    # A Go module's cached copy: .../pkg/mod/google.golang.org/grpc@v1.30.0/clientconn.go.
+    return re.sub(r"^.*@v\d[^/]*/", "", path)
+
+
+def _frames(text: str) -> list[tuple[str, int, str]]:
+    """The stack-trace frames and compiler diagnostics of `text`, innermost last, the
+    language's runtime and standard library left out. Python, IPython and pytest print
+    the innermost call last, and so do compilers their error after its notes; the
+    other traces (Java, JavaScript, Go, Rust, gdb, sanitizers, valgrind) print it
+    first, each "Caused by:" section its own cause's: those read backwards, section by
+    section, the deepest cause's innermost frame last."""
+    last: list[tuple[int, tuple[str, int, str]]] = []
     for m in _FRAME_PY.finditer(text):
-        spotted.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
+        last.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
     for m in _FRAME_IPYTHON.finditer(text):
-        spotted.append((m.start(), (m.group(1), int(m.group(3)), m.group(2) or "")))
+        last.append((m.start(), (m.group(1), int(m.group(3)), m.group(2) or "")))
     for m in _FRAME_PYTEST.finditer(text):
-        spotted.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
-    generic = [(m.group(1), int(m.group(2)), "") for m in _FRAME_GENERIC.finditer(text)]
-    frames = [
-        (p.replace("\\", "/"), line, fn)
-        for p, line, fn in [
-            *reversed(generic),
-            *(f for _, f in sorted(spotted, key=lambda x: x[0])),
-        ]
-    ]
+        last.append((m.start(), (m.group(1), int(m.group(2)), m.group(3) or "")))
+    for m in _DIAGNOSTIC.finditer(text):
+        last.append((m.start(), (m.group(1), int(m.group(2)), "")))
+    first: dict[tuple[str, int], tuple[int, str]] = {}
+    read: set[tuple[str, int]] = set()  # (path as printed, line) of the frames above
+    for pattern in _INNERMOST_FIRST:
+        for m in pattern.finditer(text):
+            printed = (m.group(1) or "").strip()
+            key = (_frame_path(pattern, m), int(m.group(3)))
+            read.add((m.group(2), key[1]))
+            if _RUNTIME_FRAME.search(printed) or _RUNTIME_FRAME.search(m.group(2)):
+                continue
+            if key not in first or not first[key][1]:
+                first[key] = (m.start(), _function_of(printed))
+    for m in _FRAME_GENERIC.finditer(text):
+        if (m.group(1), int(m.group(2))) not in read:
+            first.setdefault((m.group(1), int(m.group(2))), (m.start(), ""))
+    causes = [m.start() for m in _CAUSED_BY.finditer(text)]
+
+    def section(pos: int) -> int:
+        return sum(1 for c in causes if c < pos)
+
+    backwards = sorted(first.items(), key=lambda kv: (section(kv[1][0]), -kv[1][0]))
+    frames = [(path, line, fn) for (path, line), (_, fn) in backwards]
+    frames += [f for _, f in sorted(last, key=lambda x: x[0])]
+    seen: set[tuple[str, int, str]] = set()
+    out = []
+    for p, line, fn in frames:
+        frame = (p.replace("\\", "/"), line, fn)
+        if frame not in seen:
+            seen.add(frame)
+            out.append(frame)
+    return out
+
+
+def analyze(text: str) -> QueryAnalysis:
+    frames = _frames(text)
     paths: list[str] = []
     for m in _PATH.finditer(text):
         p = m.group(1).lstrip("~").strip("./")

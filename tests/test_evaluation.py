@@ -950,3 +950,15 @@ def test_ask_is_scored_on_what_dowse_ask_prints(example_repo, fake_embedder, tmp
         else:  # a signature line shows one line
             assert span.start == span.end
     assert answer.context == list(dict.fromkeys(b.path for b in printed.context))
+
+
+def test_a_clone_is_found_whatever_the_case_of_its_name(tmp_path, shop):
+    from dowse.evaluation.gittree import clone_for
+
+    repos = tmp_path / "repos"  # holds acme__shop
+    git_dir = clone_for(repos, "acme/shop")
+    assert clone_for(repos, "ACME/Shop") == git_dir
+    (repos / "acme__shop").rename(repos / "Acme__Shop")
+    assert clone_for(repos, "acme/shop").parent.name == "Acme__Shop"
+    with pytest.raises(EvalError, match="no clone of acme/cart"):
+        clone_for(repos, "acme/cart")

@@ -205,3 +205,16 @@ def test_nothing_to_graph_fails_understood(tmp_path, files, detail):
     ]
     assert result.gates[0].detail == detail
     assert "imports" not in output
+
+
+def test_c_system_headers_under_a_directory_are_the_systems(tmp_path):
+    root = _repo(
+        tmp_path,
+        {
+            "src/io.c": "#include <sys/stat.h>\n#include <linux/perf_event.h>\n"
+            '#include <stdio.h>\n#include <zlib/zlib.h>\n#include "io.h"\n',
+            "src/io.h": "int io_open(const char *path);\n",
+        },
+    )
+    _, report = _run(Context(root=root))
+    assert report.external == [("zlib", 1)]

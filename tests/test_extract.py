@@ -10,6 +10,7 @@ import pytest
 from dowse.indexer import extract
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.extract import ExtractConfig, FileJob, extract_files, process_file
+from dowse.indexer.store import Store
 from dowse.indexer.walk import WalkConfig, walk
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
@@ -258,3 +259,26 @@ def test_utf16_and_cr_only_files_are_text_with_editor_line_numbers(tmp_path, nam
 def test_a_binary_file_that_starts_like_utf16_stays_binary(tmp_path):
     (tmp_path / "blob.py").write_bytes(b"\xff\xfe" + b"\x00\xd8" * 64)  # lone surrogates
     assert process_file(_job(tmp_path, "blob.py"), ExtractConfig()).skipped == "binary"
+
+
+def test_headers_parse_as_cpp_where_cpp_sources_are_the_most(tmp_path, fake_embedder):
+    from dowse.languages import header_language
+
+    assert header_language(["src/format.cc", "include/fmt/core.h", "src/os.cc", "x.c"]) == "cpp"
+    assert header_language(["lib/zstd.c", "lib/zstd.h", "lib/x.c", "contrib/p.cpp"]) == "c"
+    assert header_language(["include/only.h"]) == "c"
+    header = "namespace fmt {\nclass buffer {\n public:\n  void push_back(char c);\n};\n}\n"
+    for sources, language, names in (
+        ({"src/format.cc": "int f() { return 0; }\n"}, "cpp", {"buffer"}),
+        ({"src/format.c": "int f(void) { return 0; }\n"}, "c", set()),
+    ):
+        root = tmp_path / language
+        for rel, text in {"include/fmt/core.h": header, **sources}.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+        store = Store.open(root / ".dowse")
+        rows = [r for r in store.rows("symbols", ["path", "name"]) if r["path"].endswith(".h")]
+        assert {r["name"] for r in rows} >= names
+        files = {r["path"]: r["language"] for r in store.rows("files", ["path", "language"])}
+        assert files["include/fmt/core.h"] == language

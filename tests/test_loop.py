@@ -66,6 +66,75 @@ def test_dispatch_reads_pytest_and_ipython_frames():
     assert "venv/lib/python3.8/site-packages/shop/payments.py" in ipython.paths
 
 
+def test_dispatch_reads_the_frames_of_other_languages_innermost_last():
+    java = analyze(
+        'Exception in thread "main" java.lang.IllegalStateException: no\n'
+        "\tat com.shop.pay.Gateway$Retry.<init>(Gateway.java:12)\n"
+        "\tat com.shop.pay.Cart.charge(Cart.java:40)\n"
+        "\tat java.base/java.lang.Thread.run(Thread.java:829)\n"
+        "Caused by: java.io.IOException: down\n"
+        "\tat com.shop.net.Client.send (Client.java:7)\n"
+        "\tat java.base/java.util.Optional.get(Optional.java:148)\n"
+    )
+    assert java.frames == [
+        ("com/shop/pay/Cart.java", 40, "charge"),
+        ("com/shop/pay/Gateway.java", 12, "Retry"),
+        ("com/shop/net/Client.java", 7, "send"),
+    ]
+    go = analyze(
+        "panic: runtime error: nil map\n\ngoroutine 7 [running]:\n"
+        "google.golang.org/grpc.(*ClientConn).Close(0xc000)\n"
+        "\t/go/pkg/mod/google.golang.org/grpc@v1.30.0/clientconn.go:1004 +0x3a\n"
+        "runtime.gopanic(0x1)\n\t/usr/local/go/src/runtime/panic.go:965 +0x1b9\n"
+        "google.golang.org/grpc/internal/transport.(*http2Client).reader.func1(0x1)\n"
+        "\t/go/pkg/mod/google.golang.org/grpc@v1.30.0/internal/transport/http2.go:12 +0x1\n"
+    )
+    assert go.frames == [
+        ("internal/transport/http2.go", 12, "reader"),
+        ("clientconn.go", 1004, "Close"),
+    ]
+    rust = analyze(
+        "thread 'main' panicked at 'boom', src/runtime/pool.rs:123:45\nstack backtrace:\n"
+        "   0: std::panicking::begin_panic\n      at /rustc/ab/library/std/src/panicking.rs:5:1\n"
+        "   1: <tokio::time::Sleep as core::future::Future>::poll\n"
+        "      at /home/u/.cargo/registry/src/x/tokio-1.2.0/src/time/sleep.rs:88:9\n"
+    )
+    assert rust.frames == [
+        ("/home/u/.cargo/registry/src/x/tokio-1.2.0/src/time/sleep.rs", 88, "poll"),
+        ("src/runtime/pool.rs", 123, ""),
+    ]
+    assert analyze("thread 'main' panicked at crates/core/app.rs:12:5:\n").frames == [
+        ("crates/core/app.rs", 12, "")
+    ]
+    js = analyze(
+        "TypeError: x is undefined\n    at Dayjs.format (/app/src/index.js:276:12)\n"
+        "    at new Locale (src/plugin/utc/index.js:3:4)\n"
+        "    at Object.<anonymous> (/app/test.js:5:1)\n"
+        "    at Module._compile (node:internal/modules/cjs/loader:1105:14)\n"
+    )
+    assert js.frames == [
+        ("/app/test.js", 5, ""),
+        ("src/plugin/utc/index.js", 3, "Locale"),
+        ("/app/src/index.js", 276, "format"),
+    ]
+    native = analyze(
+        "#0  0x00005555 in ZSTD_decompressStream (zds=0x1) at lib/decompress/zstd.c:1850\n"
+        "#1  0x00005556 in main (argc=1) at programs/cli.c:12\n"
+        "    #0 0x4f5b3c in HUF_decode /src/zstd/lib/huf.c:123:5\n"
+        "==9==    by 0x40123: ZSTD_copy (zstd_internal.h:40)\n"
+        "include/fmt/core.h:1234:5: error: static assertion failed\n"
+    )
+    assert native.frames == [
+        ("zstd_internal.h", 40, "ZSTD_copy"),
+        ("/src/zstd/lib/huf.c", 123, "HUF_decode"),
+        ("programs/cli.c", 12, "main"),
+        ("lib/decompress/zstd.c", 1850, "ZSTD_decompressStream"),
+        ("include/fmt/core.h", 1234, ""),
+    ]
+    assert {"ZSTD_decompressStream", "HUF_decode"} <= set(native.identifiers)
+    assert not any(i.startswith("x0") for i in native.identifiers)  # addresses
+
+
 def test_absolute_paths_are_embedded_cut_short():
     from dowse.retrieval.query import compact_paths
 
