@@ -163,10 +163,10 @@ def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
     assert out["mode"] == "exploration" and out["why"].startswith("an architecture question")
     assert 3 <= len(out["plan"]) <= 6
     assert out["files"] and out["tokens"] <= 3000
-    assert {t["track"]["name"] for t in out["tracks"]} >= {"definitions", "tests", "git"}
+    assert {t["track"]["name"] for t in out["tracks"]} >= {"token authentication", "tests", "git"}
     assert out["synthesis"]["confidence"] in ("High", "Moderate", "Low")
     text = run("ask", "how does token authentication work?", "--path", str(indexed)).output
-    assert "## Track: definitions" in text and "## Synthesis" in text
+    assert "## Track: token authentication" in text and "## Synthesis" in text
 
 
 def test_ask_keeps_a_focused_question_to_one_loop(indexed, run):
