@@ -508,15 +508,16 @@ def explore_cmd(
         dowse explore . --graph imports.html
     """
     from dowse.explore.graph import graph_format, write_graph
-    from dowse.explore.imports import import_graph
+    from dowse.explore.records import ImportGraph
     from dowse.explore.render import fit_budget, render_json, render_markdown
-    from dowse.explore.run import context, explore
+    from dowse.explore.run import explore
     from dowse.explore.tracks import plural
 
     if focus is not None and not focus.strip():
         raise fail("the focus is empty")
     if graph_file is not None:
         graph_format(graph_file)  # a bad suffix fails before the exploring
+    graphs: list[ImportGraph] = []
     result = explore(
         Path(path),
         focus=focus,
@@ -524,10 +525,10 @@ def explore_cmd(
         deepen=deepen,
         index_dir=index_dir,
         warn=warn,
+        on_graph=None if graph_file is None else graphs.append,
     )
     if graph_file is not None:
-        # No warn: explore() has already said what locating the index passed over.
-        graph = import_graph(context(Path(path), index_dir=index_dir))
+        graph = graphs[0]  # from explore's own walk and parse, not a second one
         write_graph(graph, graph_file)
         click.echo(
             f"wrote the import graph ({plural(len(graph.nodes), 'module')}, "

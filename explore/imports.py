@@ -609,8 +609,10 @@ def _short(paths: Iterable[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + more
 
 
-def imports_track(ctx: Context) -> Track:
-    """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages."""
+def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
+    """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages.
+    `keep_graph`: its output also has the whole graph (`import_graph`'s record) as
+    "graph", built from the same parse."""
     focus = ctx.scope or "."
     spec = TrackSpec(
         name="imports",
@@ -641,6 +643,10 @@ def imports_track(ctx: Context) -> Track:
         pred = graph.pred()
         n_edges = sum(len(d) for d in graph.succ.values())
         components, cycles, rank = _structure(nodes, graph.succ)
+        if keep_graph:
+            state.output["graph"] = _graph_record(
+                ctx, nodes, graph, components, cycles, rank, state.gaps
+            )
         central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
         central = central[:MAX_CENTRAL]
         entries = _entry_points(ctx, graph, pred)
@@ -816,12 +822,24 @@ def import_graph(ctx: Context) -> ImportGraph:
     state = TrackState(ctx=ctx)
     graph, _ = _gather(ctx, state, nodes)
     components, cycles, rank = _structure(nodes, graph.succ)
-    components.sort(key=lambda c: (-len(c), c))
+    return _graph_record(ctx, nodes, graph, components, cycles, rank, state.gaps)
+
+
+def _graph_record(
+    ctx: Context,
+    nodes: Sequence[str],
+    graph: _Graph,
+    components: list[list[str]],
+    cycles: list[list[str]],
+    rank: dict[str, float],
+    gaps: list[str],
+) -> ImportGraph:
+    components = sorted(components, key=lambda c: (-len(c), c))
     member = {p: i for i, c in enumerate(components) for p in c}
     package = _packages(nodes, ctx.scope)
     return ImportGraph(
         root=str(ctx.root),
-        scope=scope,
+        scope=ctx.scope or ".",
         nodes=[
             GraphNode(path=p, package=package[p], rank=rank[p], component=member.get(p))
             for p in sorted(nodes)
@@ -838,5 +856,5 @@ def import_graph(ctx: Context) -> ImportGraph:
         ],
         components=components,
         cycles=cycles,
-        gaps=state.gaps,
+        gaps=list(gaps),
     )
