@@ -609,6 +609,20 @@ def _short(paths: Iterable[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + more
 
 
+_PACKAGE_FILES = frozenset({"__init__", "mod", "lib", "index", "main"})
+
+
+def _module_name(path: str) -> str:
+    """The name an import statement gives a module: its file's stem, or its directory's
+    for a package file (`__init__.py`, `mod.rs`, `index.ts`) and for Go (packages are
+    directories)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".")[0]
+    if (stem in _PACKAGE_FILES or path.endswith(".go")) and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
 def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
     """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages.
     `keep_graph`: its output also has the whole graph (`import_graph`'s record) as
@@ -693,7 +707,7 @@ def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
             importer, line = min(pred[path].items())
             what = "the most central module" if i == 0 else f"central module #{i + 1}"
             state.claim(
-                f"{path} is {what} by PageRank ({rank[path]:.4f}); "
+                f"`{_module_name(path)}` ({path}) is {what} by PageRank ({rank[path]:.4f}); "
                 f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
                 _import_cite(ctx, importer, line),
                 topic="central",
@@ -779,7 +793,7 @@ def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
             return False, f"{lost} of {len(report.cycles)} cycles lost their evidence"
         top = report.central[0][0] if report.central else "none"
         if report.central and not any(
-            f.topic == "central" and f.claim.startswith(top + " ") for f in state.findings
+            f.topic == "central" and f"({top})" in f.claim for f in state.findings
         ):
             return False, f"the most central module {top} lost its evidence"
         return True, (

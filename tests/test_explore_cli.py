@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 from conftest import git
 
 from dowse.explore.run import explore
+from dowse.explore.tracks import verify_citation
 from dowse.indexer.build import build_index
 from dowse.retrieval.ask import estimate_tokens
 
@@ -88,6 +90,19 @@ def test_deep_explore_runs_every_track_and_every_claim_holds(indexed):
     )
     assert result.synthesis.confidence in ("High", "Moderate")
     assert any("shop/auth/tokens.py" in u for u in result.synthesis.unified)
+    _assert_findings_hold(result.synthesis, indexed)
+
+
+def _assert_findings_hold(synthesis, root):
+    """Every stated finding cites lines of a file in the tree that hold the name it states."""
+    assert synthesis.findings and len(synthesis.findings) == len(synthesis.unified)
+    for f, line in zip(synthesis.findings, synthesis.unified, strict=True):
+        (c,) = f.citations
+        assert verify_citation(root, c) is None
+        lines = (root / c.path).read_text().split("\n")[c.start_line - 1 : c.end_line]
+        short = [p for p in re.split(r"\W+", f.topic) if p][-1]
+        assert any(re.search(rf"\b{re.escape(short)}\b", ln) for ln in lines), f
+        assert c.ref in line and f"`{f.topic}`" in line
 
 
 @pytest.mark.parametrize(

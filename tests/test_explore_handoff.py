@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from test_explore_cli import _assert_findings_hold
 
 from dowse.explore.handoff import (
     TEST_GLOBS,
@@ -180,6 +181,7 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert [c.ref for f in callers.findings for c in f.citations] == ["shop/api/routes.py:22"]
     assert callers.findings[0].claim.startswith("`authenticate` in shop/api/routes.py calls")
     assert report.synthesis is not None and report.synthesis.basis
+    _assert_findings_hold(report.synthesis, searcher.root)
     assert 0.0 <= report.overlap <= 1.0
     assert report.tokens <= 3000
     text = render_report(report)

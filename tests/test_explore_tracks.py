@@ -180,10 +180,20 @@ def test_focus_track_without_an_index_says_so(ctx):
 # -- synthesis and budgets -------------------------------------------------------------
 
 
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".")[0]
+
+
 def _findings(name: str, *paths: str, passed: bool = True) -> TrackFindings:
     return TrackFindings(
         track=SPEC.model_copy(update={"name": name}),
-        findings=[Finding(claim=f"{name} says {p}", citations=[_cit(p, 1)]) for p in paths],
+        findings=[
+            Finding(
+                claim=f"`{_stem(p)}` is in {p} ({name})",
+                citations=[_cit(p, 1, quote=f"def {_stem(p)}():")],
+            )
+            for p in paths
+        ],
         gates=[GateResult(name="understood", passed=passed, detail="d")],
         gaps=[f"{name} gap"],
     )
@@ -201,13 +211,51 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
         ],
     )
     s = synthesize(r)
-    assert s.unified == ["`a.py` matters to 3 tracks (git, imports, tree); see a.py:1"]
+    # Statements with their citation, the most supported first; the tree lists key files:
+    # it supports findings, it states none.
+    assert (
+        s.unified[0]
+        == "`a` is in a.py (imports) (a.py:1) — supported by 3 tracks (git, imports, tree)"
+    )
+    assert [f.topic for f in s.findings] == ["a", "c"]
+    assert [f.citations[0].ref for f in s.findings] == ["a.py:1", "c.py:1"]
+    assert s.unified[1].endswith("supported by 1 track (git)")
     assert s.open_questions == ["tree gap", "imports gap", "git gap"]
     assert s.confidence == "High"
     r.tracks.append(_findings("patterns", "d.py", passed=False))
     s = synthesize(r)
     assert s.confidence == "Moderate"
     assert "patterns: the understood gate failed (d)" in s.nuances
+
+
+def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():
+    quoted = Finding(
+        claim="`pkg.check` validates", citations=[_cit("a.py", 3, quote="def check(x):")]
+    )
+    elsewhere = Finding(claim="`check` validates", citations=[_cit("a.py", 3, quote="import os")])
+    partial = Finding(
+        claim="`check` validates", citations=[_cit("a.py", 3, quote="def checked():")]
+    )
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        tracks=[
+            TrackFindings(
+                track=SPEC.model_copy(update={"name": "focus"}),
+                findings=[quoted, elsewhere, partial],
+                gates=[GateResult(name="understood", passed=True, detail="d")],
+            ),
+            _findings("git", "b.py"),
+        ],
+    )
+    s = synthesize(r)
+    assert [(f.topic, f.citations[0].ref) for f in s.findings] == [
+        ("pkg.check", "a.py:3"),
+        ("b", "b.py:1"),
+    ]
+    # The top finding has one source: Low, whatever the gates say.
+    assert s.confidence == "Low" and "supported by 1 track(s)" in s.basis
 
 
 def _big_result() -> ExploreResult:
