@@ -15,8 +15,12 @@ how much to trust the whole.
   examples and docs declare nothing for the project; a package no module needs to run
   (imported only under TYPE_CHECKING, in try/except ImportError, in tests or in examples:
   `ImportReport.conditional`) is never undeclared.
-- open questions: the union of every track's gaps about the repository; gaps that state
-  an explorer's own limits (sampling, caps, languages it has no rules for, what static
+- open questions: what an agent would need and the explorers could not determine: every
+  track's gaps about the repository (a name the focus uses that is not found, a
+  relative import naming no file, a definition with no caller), a package the code
+  imports that is not installed here (its API could not be checked; the install command
+  that settles it), a CI test command whose values come from the CI matrix. Gaps that
+  state an explorer's own limits (sampling, caps, languages it has no rules for, what static
   import parsing cannot see: `_OWN_LIMITS`) stay in their tracks.
 - confidence: High when every track passed every gate, nothing was dropped and the top
   finding is supported by at least two tracks; Low when most tracks failed or the top
@@ -83,6 +87,47 @@ _OWN_LIMITS = re.compile(
     )
 )
 """Gaps that describe how an explorer works, not the repository: not open questions."""
+
+
+_NOT_INSTALLED = re.compile(r" but is not installed here as Python source: .*$")
+_PLACEHOLDER = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
+
+
+def _not_installed(result: ExploreResult) -> str:
+    """What a package missing here leaves open, and the command that would settle it."""
+    install = next((c for c in result.commands if c.kind == "install"), None)
+    how = (
+        f"`{install.command}` ({install.citation.ref}) installs the dependencies"
+        if install is not None
+        else "no install command was found"
+    )
+    return (
+        " but is not installed here: its API could not be read, so whether the code "
+        f"calls it as documented is not known; {how}"
+    )
+
+
+def _typing_only(result: ExploreResult, gap: str) -> bool:
+    """Whether the gap's package is one no module needs to run (type stubs, TYPE_CHECKING)."""
+    package = next(iter(_CODE.findall(gap)), "")
+    conditional = result.imports.conditional if result.imports is not None else {}
+    return package.startswith("_typeshed") or package in conditional
+
+
+def _ci_placeholders(result: ExploreResult) -> list[str]:
+    """The test commands that take their values from CI (`${{ matrix.x }}`): what to pass
+    when running them locally is not stated."""
+    out, seen = [], set()
+    for c in result.commands:
+        names = list(dict.fromkeys(_PLACEHOLDER.findall(c.command)))
+        if c.kind == "test" and names and tuple(names) not in seen:
+            seen.add(tuple(names))
+            out.append(
+                f"the test command at {c.citation.ref} takes "
+                + ", ".join(f"`{n}`" for n in names[:3])
+                + " from CI: the values to run it with locally are not stated"
+            )
+    return out[:2]
 
 
 def _about_the_repository(gap: str) -> bool:
@@ -204,8 +249,13 @@ def synthesize(result: ExploreResult) -> Synthesis:
     open_questions = []
     for t in tracks:
         for gap in t.gaps:
+            if _NOT_INSTALLED.search(gap):
+                if _typing_only(result, gap):
+                    continue
+                gap = _NOT_INSTALLED.sub(_not_installed(result), gap)
             if gap not in open_questions and _about_the_repository(gap):
                 open_questions.append(gap)
+    open_questions += [q for q in _ci_placeholders(result) if q not in open_questions]
 
     passed = sum(t.passed for t in tracks)
     dropped = sum(len(t.dropped) for t in tracks)

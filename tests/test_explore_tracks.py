@@ -10,6 +10,7 @@ import pytest
 from dowse.explore.focus import focus_track
 from dowse.explore.records import (
     Citation,
+    Command,
     ExploreResult,
     Finding,
     GateResult,
@@ -307,3 +308,37 @@ def test_a_budget_is_divided_across_sections_not_cut_at_the_end():
 def test_a_generous_budget_keeps_everything():
     r = _big_result()
     assert fit_budget(r, 100_000).omitted == {}
+
+
+def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
+    install = Command(
+        kind="install",
+        command="pip install -e .",
+        source="CONTRIBUTING",
+        citation=_cit("CONTRIBUTING.md", 4),
+    )
+    ci = [
+        Command(
+            kind="test",
+            command=f"go test ${{{{ matrix.testflags }}}} ./... -run {n}",
+            source="CI",
+            citation=_cit(".github/workflows/t.yml", n),
+        )
+        for n in (7, 9)
+    ]
+    track = _findings("specialist:x", "a.py")
+    track.gaps = [
+        "`werkzeug` is imported by 27 of 83 Python files but is not installed here as Python "
+        "source: no offline documentation, no specialist",
+        "`_typeshed` is imported by 5 of 83 Python files but is not installed here as Python "
+        "source: no offline documentation, no specialist",
+        "measured on a sample of 40 of 83 files in 21 directories: counts are estimates",
+    ]
+    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[track], commands=[install, *ci])
+    assert synthesize(r).open_questions == [
+        "`werkzeug` is imported by 27 of 83 Python files but is not installed here: its API "
+        "could not be read, so whether the code calls it as documented is not known; "
+        "`pip install -e .` (CONTRIBUTING.md:4) installs the dependencies",
+        "the test command at .github/workflows/t.yml:7 takes `matrix.testflags` from CI: the "
+        "values to run it with locally are not stated",
+    ]
