@@ -542,9 +542,9 @@ def explore_cmd(
         dowse explore . --graph imports.html
     """
     from dowse.explore.graph import graph_format, write_graph
-    from dowse.explore.imports import import_graph
+    from dowse.explore.records import ImportGraph
     from dowse.explore.render import fit_budget, render_json, render_markdown
-    from dowse.explore.run import context, explore
+    from dowse.explore.run import explore
     from dowse.explore.tracks import plural
 
     if focus is not None and not focus.strip():
@@ -552,6 +552,7 @@ def explore_cmd(
     if graph_file is not None:
         graph_format(graph_file)  # a bad suffix fails before the exploring
     index_dir = index_dir_of(settings_at(Path(path)), index_dir)
+    graphs: list[ImportGraph] = []
     result = explore(
         Path(path),
         focus=focus,
@@ -559,10 +560,10 @@ def explore_cmd(
         deepen=deepen,
         index_dir=index_dir,
         warn=warn,
+        on_graph=None if graph_file is None else graphs.append,
     )
     if graph_file is not None:
-        # No warn: explore() has already said what locating the index passed over.
-        graph = import_graph(context(Path(path), index_dir=index_dir))
+        graph = graphs[0]  # from explore's own walk and parse, not a second one
         write_graph(graph, graph_file)
         click.echo(
             f"wrote the import graph ({plural(len(graph.nodes), 'module')}, "

@@ -9,9 +9,10 @@ resolve become gaps.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from dowse.explore.records import TrackSpec
-from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
+from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, largest_subdirs
 from dowse.retrieval.ask import rank_score
 from dowse.retrieval.loop import LoopConfig, run_loop
 
@@ -25,6 +26,18 @@ MAX_FINDINGS = 12
 def scope_globs(scope: str) -> list[str]:
     """Include globs (gitignore syntax, anchored) confining retrieval to `scope`."""
     return [f"/{scope}"] if scope else []
+
+
+def _named_line(ctx: Context, hit: Any) -> str | None:
+    """The first line of the hit's range that names its symbol (its last part), so the
+    citation's quote shows the definition; None (the first non-blank line) without one."""
+    if not hit.symbol:
+        return None
+    short = hit.symbol.rsplit(".", 1)[-1]
+    at = find_line(ctx, hit.path, short, hit.start_line)
+    if at is None or at > hit.end_line:
+        return None
+    return (ctx.lines(hit.path) or [""])[at - 1].strip()
 
 
 def focus_track(
@@ -75,7 +88,7 @@ def focus_track(
             stale = " (file changed since indexing)" if h.stale else ""
             state.claim(
                 f"{what}{h.citation} (relevance {it.relevance:.2f}): {it.reason}{stale}",
-                cite(ctx, h.path, h.start_line, h.end_line),
+                cite(ctx, h.path, h.start_line, h.end_line, quote=_named_line(ctx, h)),
                 topic=h.path,
             )
         for c in result.trace[-1].critical_gaps if result.trace else []:

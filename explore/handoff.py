@@ -6,10 +6,15 @@ several possible causes ("why does X sometimes fail"), or asks about a cross-cut
 pattern ("across", "everywhere", "convention"). Everything else — a name, a single
 behaviour, a bug report with a traceback — stays one loop: fast, no explorers.
 
-An exploration decomposes the question into 3-6 tracks, each a focused question for the
-retrieval loop (and, where one fits, an explorer: imports for structure, git for recent
-changes, patterns for conventions). Tracks whose queries overlap are merged before they
-run; after they ran, the overlap of the files they found is measured and reported. All
+An exploration plans its tracks from the question: one retrieval loop per sub-question
+(the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
+enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
+then the explorers that fit: the callers of the definitions it names (the index's
+references), the subject's tests, the history, imports for structure, patterns for
+conventions. Sub-questions with the same words are one track before anything runs; after
+the tracks ran, the files of each retrieval track's best results are compared and two
+tracks that overlap by 0.3 (Jaccard) or more are merged, until every two are independent;
+the largest remaining overlap is reported. All
 tracks run in parallel on one warm searcher; the curated context of the whole question is
 packed with most of the budget, the tracks' cited findings and the synthesis with the rest.
 """
@@ -19,8 +24,9 @@ from __future__ import annotations
 import functools
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
+from itertools import zip_longest
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +37,7 @@ from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
 from dowse.explore.patterns import patterns_track
-from dowse.explore.records import ExploreResult, Synthesis, TrackFindings
+from dowse.explore.records import ExploreResult, GateResult, Synthesis, TrackFindings
 from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
@@ -85,6 +91,11 @@ _CLAUSE = re.compile(
     r"\s+and\s+(?=(?:how|where|what|when|why|which|who)\b)",
     re.I,
 )
+_ENUM = re.compile(
+    r"((?:[\w.-]+ )?[\w.-]+)((?:, ?(?:[\w.-]+ )?[\w.-]+)*),? (?:and|or) ([\w.-]+(?: [\w.-]+)?)",
+    re.I,
+)
+"""An enumeration: "A and B", "A, B and C", "A, B, or C" (items of one or two words)."""
 _GENERIC = frozenset(
     """
     how does do is are what where when why which who the a an of in on to for and or with
@@ -107,6 +118,11 @@ Its sentences describe one problem rather than ask several things, so it is not 
 into tracks (which would take 40 % of the budget from the context that answers it); the
 loop reads the whole text at once."""
 OVERLAP_MERGE = 0.8
+"""Sub-questions whose keywords overlap this much are one track before anything runs."""
+MERGE_OVERLAP = 0.3
+"""Retrieval tracks whose best results' files overlap this much (Jaccard) are merged."""
+TOP_RESULTS = 8
+"""How many of a track's findings its overlap is measured on."""
 CONTEXT_SHARE = 0.6
 """Share of the budget for the curated context of the whole question."""
 
@@ -147,8 +163,13 @@ class AskReport(AskResult):
     synthesis: Synthesis | None = None
     overlap: float = Field(
         default=0.0,
-        description="largest Jaccard overlap of the files two "
-        "retrieval tracks found (0 = orthogonal)",
+        description="largest Jaccard overlap of the files of two retrieval tracks' best "
+        "results, after merging those that overlap 0.3 or more (0 = orthogonal)",
+    )
+    merged: list[str] = Field(
+        default_factory=list,
+        description="tracks merged into another: before running, for the same words; after, "
+        "for the same best results",
     )
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -171,55 +192,81 @@ def _clauses(question: str) -> list[str]:
     ]
 
 
+def _content(words: list[str]) -> list[str]:
+    """`words` without the generic words at their edges."""
+    while words and words[0].lower() in _GENERIC:
+        words = words[1:]
+    while words and words[-1].lower() in _GENERIC:
+        words = words[:-1]
+    return words
+
+
+def _enumerated(clause: str) -> list[str]:
+    """A clause that enumerates ("how are parsing, routing and error handling done", "how
+    are tokens issued and validated") as one sub-question per item, the rest of the clause
+    around each; the clause itself when it enumerates nothing. Items are whole words: two
+    items joined by a conjunction are one word each, items of a comma list up to two."""
+    m = _ENUM.search(clause)
+    if m is None or re.search(r"\b(?:between|both)\b", clause[: m.start(3)], re.I):
+        return [clause]
+    first, middle, last = m.group(1).split(), m.group(2), m.group(3).split()
+    if middle:
+        items = [_content(first), *(_content(x.split()) for x in middle.split(",") if x.strip())]
+        items.append(_content(last))
+    else:
+        items = [_content(first[-1:]), _content(last[:1])]
+    if len(items) < 2 or any(not it for it in items):
+        return [clause]
+    # The frame: the clause before the first item and after the last one.
+    start = m.start(1) + m.group(1).rindex(items[0][0])
+    end_word = items[-1][-1]
+    end = m.start(3) + m.group(3).index(end_word) + len(end_word)
+    before, after = clause[:start], clause[end:]
+    return [f"{before}{' '.join(it)}{after}".strip() for it in items]
+
+
+def _parts(question: str) -> list[str]:
+    """The question's sub-questions: its clauses (split at clause boundaries, never inside
+    a word), each enumeration in them one sub-question per item."""
+    clauses = _clauses(question) or [question.strip(" ?,.")]
+    out: list[str] = []
+    for c in clauses:
+        out.extend(x for x in _enumerated(c) if x not in out)
+    return out[:MAX_TRACKS]
+
+
+def _about_tests(text: str) -> bool:
+    return bool(re.search(r"\btests?\b", text, re.I))
+
+
 def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
-    tests = TrackPlan(name="tests", question=f"tests for {subject}", include=TEST_GLOBS)
-    if kind == "multi":
-        clauses = _clauses(question)[: MAX_TRACKS - 1]
-        topic = _subject(clauses[0])
-        # "how are tokens issued and where are they validated": "they" is the first topic.
-        asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c for i, c in enumerate(clauses)]
-        out = [
-            TrackPlan(name=_subject(c)[:40], question=q)
-            for c, q in zip(clauses, asked, strict=True)
-        ]
-        about_tests = any(re.search(r"\btests?\b", c, re.I) for c in clauses)
-        return out if about_tests else [*out, tests]
-    history = TrackPlan(name="history", explorer="git")  # co-change of the answer's files
-    if kind == "architecture":
-        return [
-            TrackPlan(
-                name="definitions",
-                question=f"{subject} classes and functions",
-                exclude=TEST_GLOBS,
-                explorer="imports",
-            ),
-            # Callers from the index's references, not a search for the word "callers".
-            TrackPlan(name="callers", explorer="callers", exclude=TEST_GLOBS),
-            TrackPlan(
-                name="configuration", question=f"{subject} settings config", exclude=TEST_GLOBS
-            ),
-            tests,
-            history,
-        ]
-    if kind == "bug":
-        return [
-            TrackPlan(name="symptom", question=question),
-            TrackPlan(
-                name="error handling", question=f"{subject} raise except error", exclude=TEST_GLOBS
-            ),
-            TrackPlan(
-                name="inputs and state",
-                question=f"{subject} validate parse state",
-                exclude=TEST_GLOBS,
-            ),
-            tests,
-            history,
-        ]
-    return [
-        TrackPlan(name="definitions", question=subject, exclude=TEST_GLOBS, explorer="patterns"),
-        TrackPlan(name="call sites", explorer="callers", exclude=TEST_GLOBS),
-        tests,
+    """The tracks of a broad question: one retrieval loop per sub-question (named by its
+    subject, outside the tests unless it is about tests), then the explorers that fit the
+    kind: the callers from the index's references, the tests of the subject, the history."""
+    parts = _parts(question)
+    topic = _subject(parts[0])
+    # "how are tokens issued and where are they validated": "they" is the first topic.
+    asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c for i, c in enumerate(parts)]
+    out = [
+        TrackPlan(
+            name=_subject(c)[:40],
+            question=q,
+            include=TEST_GLOBS if _about_tests(c) else [],
+            exclude=[] if _about_tests(c) else TEST_GLOBS,
+        )
+        for c, q in zip(parts, asked, strict=True)
     ]
+    first_explorer = {"architecture": "imports", "cross-cutting": "patterns"}.get(kind)
+    if first_explorer is not None:
+        out[0].explorer = first_explorer  # type: ignore[assignment]
+    # Callers from the index's references, not a search for the word "callers".
+    out.append(TrackPlan(name="callers", explorer="callers", exclude=TEST_GLOBS))
+    if not any(_about_tests(c) for c in parts):
+        # The subject's own words, confined to the tests: no template wording to match.
+        out.append(TrackPlan(name="tests", question=subject, include=TEST_GLOBS))
+    if kind in ("architecture", "bug"):
+        out.append(TrackPlan(name="history", explorer="git"))  # co-change of the answer's files
+    return out
 
 
 def _keywords(text: str) -> set[str]:
@@ -235,7 +282,7 @@ def plan(question: str) -> Plan:
             mode="retrieval",
             why="a report (an issue, code, a traceback): one retrieval loop reads all of it",
         )
-    if len(_clauses(question)) >= 2:
+    if len(_parts(question)) >= 2:
         kind, why = "multi", "the question has several independent parts"
     elif _ARCH.search(question):
         kind, why = "architecture", "an architecture question: several dimensions to cover"
@@ -279,14 +326,80 @@ def plan(question: str) -> Plan:
     return Plan(mode="exploration", why=why, kind=kind, tracks=tracks[:MAX_TRACKS], merged=merged)
 
 
+def _top_files(t: TrackFindings) -> set[str]:
+    """The files of a track's best results (its first `TOP_RESULTS` findings)."""
+    return {f.citations[0].path for f in t.findings[:TOP_RESULTS]}
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a and b else 0.0
+
+
 def _overlap(tracks: list[TrackFindings]) -> float:
-    sets = [{c.path for f in t.findings for c in f.citations} for t in tracks]
-    best = 0.0
-    for i, a in enumerate(sets):
-        for b in sets[i + 1 :]:
-            if a and b:
-                best = max(best, len(a & b) / len(a | b))
-    return round(best, 3)
+    """The largest Jaccard overlap of two tracks' best results' files."""
+    sets = [_top_files(t) for t in tracks]
+    return round(
+        max((_jaccard(a, b) for i, a in enumerate(sets) for b in sets[i + 1 :]), default=0.0), 3
+    )
+
+
+def _merged(a: TrackFindings, b: TrackFindings) -> TrackFindings:
+    """One track of two that found the same files: findings alternating (each citation
+    once), a gate passed when either passed."""
+    findings, seen = [], set()
+    for pair in zip_longest(a.findings, b.findings):
+        for f in pair:
+            if f is not None and f.citations[0].ref not in seen:
+                seen.add(f.citations[0].ref)
+                findings.append(f)
+    name = f"{a.track.name} + {b.track.name}"
+    return TrackFindings(
+        track=a.track.model_copy(
+            update={"name": name, "focus": f"{a.track.focus}; {b.track.focus}"}
+        ),
+        findings=findings,
+        evidence=a.evidence + b.evidence,
+        conclusions=a.conclusions + b.conclusions,
+        gaps=list(dict.fromkeys(a.gaps + b.gaps)),
+        gates=[
+            GateResult(
+                name=ga.name,
+                passed=ga.passed or gb.passed,
+                ran=ga.ran or gb.ran,
+                detail=f"{a.track.name}: {ga.detail}; {b.track.name}: {gb.detail}",
+            )
+            for ga, gb in zip(a.gates, b.gates, strict=False)
+        ],
+        dropped=a.dropped + b.dropped,
+        claims=a.claims + b.claims,
+        seconds=round(a.seconds + b.seconds, 4),
+    )
+
+
+def merge_overlapping(
+    tracks: list[TrackFindings], retrieval: Collection[str]
+) -> tuple[list[TrackFindings], list[str]]:
+    """`tracks` with the retrieval tracks (by name) whose best results overlap by
+    `MERGE_OVERLAP` or more merged, the most overlapping pair first, until every two
+    overlap less; and a line for each merge."""
+    out, notes = list(tracks), []
+    names = set(retrieval)
+    while True:
+        pairs = [
+            (_jaccard(_top_files(a), _top_files(b)), i, j)
+            for i, a in enumerate(out)
+            for j, b in enumerate(out)
+            if i < j and a.track.name in names and b.track.name in names
+        ]
+        best = max(pairs, default=None)
+        if best is None or best[0] < MERGE_OVERLAP:
+            return out, notes
+        share, i, j = best
+        a, b = out[i], out[j]
+        notes.append(f"{b.track.name} merged into {a.track.name} (overlap {share:.2f})")
+        out[i] = _merged(a, b)
+        names.add(out[i].track.name)
+        del out[j]
 
 
 def investigate(
@@ -370,7 +483,9 @@ def investigate(
                 makers.append(functools.partial(callers_after_main, tp.name))
         runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
-    tracks = [t for t, _ in runs]
+    retrieval = {tp.name for tp in p.tracks if tp.question is not None}
+    tracks, merges = merge_overlapping([t for t, _ in runs], retrieval)
+    retrieval |= {t.track.name for t in tracks if " + " in t.track.name}
     merged = ExploreResult(
         path=".", root=str(ctx.root), depth="standard", focus=question, tracks=tracks
     )
@@ -387,7 +502,8 @@ def investigate(
         plan=p.tracks,
         tracks=tracks,
         synthesis=synthesis,
-        overlap=_overlap([t for t in tracks if t.track.name in {tp.name for tp in p.tracks}]),
+        overlap=_overlap([t for t in tracks if t.track.name in retrieval]),
+        merged=p.merged + merges,
     )
     _fit_tracks(report, limit - answer.tokens)
     report.tokens = answer.tokens + _findings_tokens(report)
@@ -514,6 +630,9 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
         + "_",
         "",
     ]
+    lines += [f"- merged: {one_line(m)}" for m in report.merged]
+    if report.merged:
+        lines.append("")
     syn = report.synthesis
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]

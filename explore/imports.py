@@ -618,8 +618,24 @@ def _short(paths: Iterable[str], limit: int = 5) -> str:
     return ", ".join(items[:limit]) + more
 
 
-def imports_track(ctx: Context) -> Track:
-    """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages."""
+_PACKAGE_FILES = frozenset({"__init__", "mod", "lib", "index", "main"})
+
+
+def _module_name(path: str) -> str:
+    """The name an import statement gives a module: its file's stem, or its directory's
+    for a package file (`__init__.py`, `mod.rs`, `index.ts`) and for Go (packages are
+    directories)."""
+    parts = path.split("/")
+    stem = parts[-1].split(".")[0]
+    if (stem in _PACKAGE_FILES or path.endswith(".go")) and len(parts) > 1:
+        return parts[-2]
+    return stem
+
+
+def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
+    """The import graph of `ctx`'s scope: entry points, cycles, central modules, packages.
+    `keep_graph`: its output also has the whole graph (`import_graph`'s record) as
+    "graph", built from the same parse."""
     focus = ctx.scope or "."
     spec = TrackSpec(
         name="imports",
@@ -650,6 +666,10 @@ def imports_track(ctx: Context) -> Track:
         pred = graph.pred()
         n_edges = sum(len(d) for d in graph.succ.values())
         components, cycles, rank = _structure(nodes, graph.succ)
+        if keep_graph:
+            state.output["graph"] = _graph_record(
+                ctx, nodes, graph, components, cycles, rank, state.gaps
+            )
         central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
         central = central[:MAX_CENTRAL]
         entries = _entry_points(ctx, graph, pred)
@@ -696,7 +716,7 @@ def imports_track(ctx: Context) -> Track:
             importer, line = min(pred[path].items())
             what = "the most central module" if i == 0 else f"central module #{i + 1}"
             state.claim(
-                f"{path} is {what} by PageRank ({rank[path]:.4f}); "
+                f"`{_module_name(path)}` ({path}) is {what} by PageRank ({rank[path]:.4f}); "
                 f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
                 _import_cite(ctx, importer, line),
                 topic="central",
@@ -782,7 +802,7 @@ def imports_track(ctx: Context) -> Track:
             return False, f"{lost} of {len(report.cycles)} cycles lost their evidence"
         top = report.central[0][0] if report.central else "none"
         if report.central and not any(
-            f.topic == "central" and f.claim.startswith(top + " ") for f in state.findings
+            f.topic == "central" and f"({top})" in f.claim for f in state.findings
         ):
             return False, f"the most central module {top} lost its evidence"
         return True, (
@@ -825,12 +845,24 @@ def import_graph(ctx: Context) -> ImportGraph:
     state = TrackState(ctx=ctx)
     graph, _ = _gather(ctx, state, nodes)
     components, cycles, rank = _structure(nodes, graph.succ)
-    components.sort(key=lambda c: (-len(c), c))
+    return _graph_record(ctx, nodes, graph, components, cycles, rank, state.gaps)
+
+
+def _graph_record(
+    ctx: Context,
+    nodes: Sequence[str],
+    graph: _Graph,
+    components: list[list[str]],
+    cycles: list[list[str]],
+    rank: dict[str, float],
+    gaps: list[str],
+) -> ImportGraph:
+    components = sorted(components, key=lambda c: (-len(c), c))
     member = {p: i for i, c in enumerate(components) for p in c}
     package = _packages(nodes, ctx.scope)
     return ImportGraph(
         root=str(ctx.root),
-        scope=scope,
+        scope=ctx.scope or ".",
         nodes=[
             GraphNode(path=p, package=package[p], rank=rank[p], component=member.get(p))
             for p in sorted(nodes)
@@ -847,5 +879,5 @@ def import_graph(ctx: Context) -> ImportGraph:
         ],
         components=components,
         cycles=cycles,
-        gaps=state.gaps,
+        gaps=list(gaps),
     )

@@ -265,7 +265,14 @@ class Synthesis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     unified: list[str] = Field(
-        default_factory=list, description="what several tracks agree on, with citations"
+        default_factory=list,
+        description="the findings as lines: each a statement about the code, its citation "
+        "and the tracks that support it",
+    )
+    findings: list[Finding] = Field(
+        default_factory=list,
+        description="statements about the code, each citing the lines that hold the "
+        "definition or use it names (topic: that name), most supported first",
     )
     nuances: list[str] = Field(
         default_factory=list, description="where tracks diverge or qualify each other"

@@ -127,7 +127,15 @@ def _sections(r: ExploreResult) -> list[_Section]:
         lambda k: setattr(r, "instructions", r.instructions[:k]),
     )
     syn = r.synthesis
-    add("unified", 0.08, syn.unified, lambda k: setattr(syn, "unified", syn.unified[:k]))
+    add(
+        "unified",
+        0.08,
+        syn.unified,
+        lambda k: (
+            setattr(syn, "unified", syn.unified[:k]),
+            setattr(syn, "findings", syn.findings[:k]),
+        ),
+    )
     add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
     add(
         "open_questions",
@@ -390,7 +398,7 @@ def render_markdown(r: ExploreResult) -> str:
 
     section("How to work in this repository", "commands", r.commands)
     section("Rules its instructions state", "instructions", r.instructions)
-    section("Agreed across tracks", "unified", syn.unified)
+    section("Findings", "unified", syn.unified)
     section("Nuances", "nuances", syn.nuances)
     section("Open questions", "open_questions", syn.open_questions)
     if r.focus:

@@ -27,10 +27,10 @@ from dowse.errors import InvalidPath
 from dowse.explore.commands import commands_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
-from dowse.explore.imports import imports_track
+from dowse.explore.imports import import_graph, imports_track
 from dowse.explore.manifest import manifest_track
 from dowse.explore.patterns import patterns_track
-from dowse.explore.records import Depth, ExploreResult, TrackFindings
+from dowse.explore.records import Depth, ExploreResult, ImportGraph, TrackFindings
 from dowse.explore.specialists import specialist_tracks
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
@@ -161,12 +161,16 @@ def explore(
     index_dir: Path | None = None,
     searcher: Any = None,
     warn: Callable[[str], None] | None = None,
+    on_graph: Callable[[ImportGraph], None] | None = None,
 ) -> ExploreResult:
     """Explore `path` (a directory or a file) with the tracks its depth calls for.
 
     `searcher` (a HybridSearcher on the same index) lets a long-lived caller, such as the
     MCP server, reuse its warm index and query embedder. `warn` hears of an index passed
     over and of a remembered walk option left off (`indexer.locate`, `indexer.trust`).
+    `on_graph` is given the whole import graph (`import_graph`): at depth deep the one the
+    imports track built, from the same walk and parse; at other depths built beside the
+    tracks.
     """
     if focus and focus.strip():  # a blank focus means none, as before
         check_query(focus, "focus")
@@ -192,7 +196,7 @@ def explore(
             focus_future = pool.submit(run_track, ctx, focus_track(ctx))
             futures.append(focus_future)
         if depth == "deep":
-            makers.append(lambda: imports_track(ctx))
+            makers.append(lambda: imports_track(ctx, keep_graph=on_graph is not None))
             makers.extend(lambda t=t: t for t in specialist_tracks(ctx))  # type: ignore[misc]
 
             def git_after_focus() -> tuple[TrackFindings, dict[str, Any]]:
@@ -206,7 +210,18 @@ def explore(
 
             futures.append(pool.submit(git_after_focus))
         futures.extend(pool.submit(_run_made, ctx, m) for m in makers)
+        graph_future = (
+            pool.submit(import_graph, ctx) if on_graph is not None and depth != "deep" else None
+        )
         done = [f.result() for f in futures]
+        if on_graph is not None:
+            kept = next((out["graph"] for _, out in done if "graph" in out), None)
+            # The imports track keeps no graph when its scope has none to summarize.
+            on_graph(
+                kept
+                if kept is not None
+                else (graph_future.result() if graph_future else import_graph(ctx))
+            )
     wall = time.perf_counter() - t0
 
     tracks = sorted((t for t, _ in done), key=lambda t: _ORDER.get(t.track.name, 99))

@@ -1,9 +1,12 @@
 """Aggregation across tracks: what they agree on, where they diverge, what stays open, and
 how much to trust the whole.
 
-- unified: a file that several tracks cite independently (a key file that is also central
-  in the import graph, changes often and answers the focus) — each with the tracks and a
-  citation.
+- findings (and `unified`, the same as lines): statements about the code drawn from the
+  tracks' verified claims — a definition that answers the question, who calls it, a
+  cycle, an entry point — each kept only when its citation's quoted line holds the code
+  name the statement is about (`topic`), so a reader can check it at `path:start-end`.
+  They are ordered by how many independent tracks cite the same file (support), every
+  track's best first; a finding with one track's support says so.
 - nuances: cross-checks between tracks that disagree or qualify each other: a conventional
   entry point that other modules import, a package imported in code but declared in no
   manifest of the project, focus results in files with uncommitted changes, failed gates,
@@ -12,11 +15,16 @@ how much to trust the whole.
   examples and docs declare nothing for the project; a package no module needs to run
   (imported only under TYPE_CHECKING, in try/except ImportError, in tests or in examples:
   `ImportReport.conditional`) is never undeclared.
-- open questions: the union of every track's gaps about the repository; gaps that state
-  an explorer's own limits (sampling, caps, languages it has no rules for, what static
+- open questions: what an agent would need and the explorers could not determine: every
+  track's gaps about the repository (a name the focus uses that is not found, a
+  relative import naming no file, a definition with no caller), a package the code
+  imports that is not installed here (its API could not be checked; the install command
+  that settles it), a CI test command whose values come from the CI matrix. Gaps that
+  state an explorer's own limits (sampling, caps, languages it has no rules for, what static
   import parsing cannot see: `_OWN_LIMITS`) stay in their tracks.
-- confidence: High when every track passed every gate, nothing was dropped and at least two
-  tracks corroborate each other; Low when most tracks failed; Moderate otherwise.
+- confidence: High when every track passed every gate, nothing was dropped and the top
+  finding is supported by at least two tracks; Low when most tracks failed or the top
+  finding has one source; Moderate otherwise.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from typing import Literal
 from dowse.explore.distributions import distributions, normalize
 from dowse.explore.records import (
     ExploreResult,
+    Finding,
     Synthesis,
     TrackFindings,
 )
@@ -37,6 +46,11 @@ from dowse.languages import is_example_path
 __all__ = ["synthesize"]
 
 MAX_ITEMS = 12
+_LISTINGS = frozenset({"commands", "tree", "manifest", "patterns"})
+"""Tracks whose claims list or count (commands, key files, dependencies, conventions:
+their own sections): they support findings, they do not state them."""
+_CODE = re.compile(r"`([^`]+)`")
+_NAME_PARTS = re.compile(r"[^\w]+")
 
 
 def _flatten(tracks: Sequence[TrackFindings]) -> list[TrackFindings]:
@@ -75,8 +89,89 @@ _OWN_LIMITS = re.compile(
 """Gaps that describe how an explorer works, not the repository: not open questions."""
 
 
+_NOT_INSTALLED = re.compile(r" but is not installed here as Python source: .*$")
+_PLACEHOLDER = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
+
+
+def _not_installed(result: ExploreResult) -> str:
+    """What a package missing here leaves open, and the command that would settle it."""
+    install = next((c for c in result.commands if c.kind == "install"), None)
+    how = (
+        f"`{install.command}` ({install.citation.ref}) installs the dependencies"
+        if install is not None
+        else "no install command was found"
+    )
+    return (
+        " but is not installed here: its API could not be read, so whether the code "
+        f"calls it as documented is not known; {how}"
+    )
+
+
+def _typing_only(result: ExploreResult, gap: str) -> bool:
+    """Whether the gap's package is one no module needs to run (type stubs, TYPE_CHECKING)."""
+    package = next(iter(_CODE.findall(gap)), "")
+    conditional = result.imports.conditional if result.imports is not None else {}
+    return package.startswith("_typeshed") or package in conditional
+
+
+def _ci_placeholders(result: ExploreResult) -> list[str]:
+    """The test commands that take their values from CI (`${{ matrix.x }}`): what to pass
+    when running them locally is not stated."""
+    out, seen = [], set()
+    for c in result.commands:
+        names = list(dict.fromkeys(_PLACEHOLDER.findall(c.command)))
+        if c.kind == "test" and names and tuple(names) not in seen:
+            seen.add(tuple(names))
+            out.append(
+                f"the test command at {c.citation.ref} takes "
+                + ", ".join(f"`{n}`" for n in names[:3])
+                + " from CI: the values to run it with locally are not stated"
+            )
+    return out[:2]
+
+
 def _about_the_repository(gap: str) -> bool:
     return not _OWN_LIMITS.search(gap)
+
+
+def named_in(f: Finding) -> str | None:
+    """The code name the claim states (between backquotes) whose last part its first
+    citation's quote holds, or None."""
+    quote = f.citations[0].quote
+    for name in _CODE.findall(f.claim):
+        parts = [p for p in _NAME_PARTS.split(name) if p]
+        if parts and re.search(rf"(?<!\w){re.escape(parts[-1])}(?!\w)", quote):
+            return name
+    return None
+
+
+def _stated(
+    tracks: Sequence[TrackFindings], cited: dict[str, dict[str, str]]
+) -> list[tuple[Finding, set[str]]]:
+    """The tracks' claims that name code their citation holds, each with the tracks that
+    cite its file: the most supported first, round-robin over the tracks within a level
+    (every track's best before any track's second)."""
+    candidates: list[tuple[int, int, int, Finding, set[str]]] = []
+    for order, t in enumerate(tracks):
+        if _track_group(t.track.name) in _LISTINGS:
+            continue
+        rank = 0
+        for f in t.findings:
+            name = named_in(f)
+            if name is None:
+                continue
+            support = set(cited.get(f.citations[0].path, {})) | {_track_group(t.track.name)}
+            stated = Finding(claim=f.claim, citations=f.citations[:1], topic=name)
+            candidates.append((-len(support), rank, order, stated, support))
+            rank += 1
+    candidates.sort(key=lambda c: c[:3])
+    out: list[tuple[Finding, set[str]]] = []
+    seen: set[str] = set()
+    for *_, f, support in candidates:
+        if f.citations[0].ref not in seen:
+            seen.add(f.citations[0].ref)
+            out.append((f, support))
+    return out[:MAX_ITEMS]
 
 
 def synthesize(result: ExploreResult) -> Synthesis:
@@ -93,9 +188,15 @@ def synthesize(result: ExploreResult) -> Synthesis:
     agreements = sorted(
         ((p, by) for p, by in cited.items() if len(by) >= 2), key=lambda kv: (-len(kv[1]), kv[0])
     )
-    for path, by in agreements[:MAX_ITEMS]:
-        names = ", ".join(sorted(by))
-        unified.append(f"`{path}` matters to {len(by)} tracks ({names}); see {by[sorted(by)[0]]}")
+    findings = _stated(tracks, cited)
+    for f, support in findings:
+        ref = f.citations[0].ref
+        where = "" if ref in f.claim else f" ({ref})"
+        tracks_named = ", ".join(sorted(support))
+        unified.append(
+            f"{f.claim}{where} — supported by {len(support)} "
+            f"track{'s' if len(support) != 1 else ''} ({tracks_named})"
+        )
 
     # Cross-checks.
     key = {k.path: k.role for k in result.key_files}
@@ -148,8 +249,13 @@ def synthesize(result: ExploreResult) -> Synthesis:
     open_questions = []
     for t in tracks:
         for gap in t.gaps:
+            if _NOT_INSTALLED.search(gap):
+                if _typing_only(result, gap):
+                    continue
+                gap = _NOT_INSTALLED.sub(_not_installed(result), gap)
             if gap not in open_questions and _about_the_repository(gap):
                 open_questions.append(gap)
+    open_questions += [q for q in _ci_placeholders(result) if q not in open_questions]
 
     passed = sum(t.passed for t in tracks)
     dropped = sum(len(t.dropped) for t in tracks)
@@ -158,14 +264,18 @@ def synthesize(result: ExploreResult) -> Synthesis:
         f"corroborated by several tracks; {dropped} claims dropped"
     )
     confidence: Literal["High", "Moderate", "Low"]
-    if tracks and passed == len(tracks) and not dropped and (agreements or len(tracks) == 1):
+    top = len(findings[0][1]) if findings else 0
+    if tracks and passed == len(tracks) and not dropped and (top >= 2 or len(tracks) == 1):
         confidence = "High"
-    elif not tracks or passed * 2 < len(tracks):
+    elif not tracks or passed * 2 < len(tracks) or (len(tracks) > 1 and top == 1):
         confidence = "Low"
     else:
         confidence = "Moderate"
+    if findings:
+        basis += f"; the top finding is supported by {len(findings[0][1])} track(s)"
     return Synthesis(
         unified=unified,
+        findings=[f for f, _ in findings],
         nuances=nuances[: MAX_ITEMS * 2],
         open_questions=open_questions,
         confidence=confidence,

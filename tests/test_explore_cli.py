@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
 from conftest import git
 
 from dowse.explore.run import explore
+from dowse.explore.tracks import verify_citation
 from dowse.indexer.build import build_index
 from dowse.retrieval.ask import estimate_tokens
 
@@ -88,6 +90,19 @@ def test_deep_explore_runs_every_track_and_every_claim_holds(indexed):
     )
     assert result.synthesis.confidence in ("High", "Moderate")
     assert any("shop/auth/tokens.py" in u for u in result.synthesis.unified)
+    _assert_findings_hold(result.synthesis, indexed)
+
+
+def _assert_findings_hold(synthesis, root):
+    """Every stated finding cites lines of a file in the tree that hold the name it states."""
+    assert synthesis.findings and len(synthesis.findings) == len(synthesis.unified)
+    for f, line in zip(synthesis.findings, synthesis.unified, strict=True):
+        (c,) = f.citations
+        assert verify_citation(root, c) is None
+        lines = (root / c.path).read_text().split("\n")[c.start_line - 1 : c.end_line]
+        short = [p for p in re.split(r"\W+", f.topic) if p][-1]
+        assert any(re.search(rf"\b{re.escape(short)}\b", ln) for ln in lines), f
+        assert c.ref in line and f"`{f.topic}`" in line
 
 
 @pytest.mark.parametrize(
@@ -163,10 +178,10 @@ def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
     assert out["mode"] == "exploration" and out["why"].startswith("an architecture question")
     assert 3 <= len(out["plan"]) <= 6
     assert out["files"] and out["tokens"] <= 3000
-    assert {t["track"]["name"] for t in out["tracks"]} >= {"definitions", "tests", "git"}
+    assert {t["track"]["name"] for t in out["tracks"]} >= {"token authentication", "tests", "git"}
     assert out["synthesis"]["confidence"] in ("High", "Moderate", "Low")
     text = run("ask", "how does token authentication work?", "--path", str(indexed)).output
-    assert "## Track: definitions" in text and "## Synthesis" in text
+    assert "## Track: token authentication" in text and "## Synthesis" in text
 
 
 def test_ask_keeps_a_focused_question_to_one_loop(indexed, run):

@@ -20,6 +20,7 @@ import pytest
 from dowse.explore.graph import graph_format, render_html, render_mermaid, write_graph
 from dowse.explore.imports import import_graph, imports_track
 from dowse.explore.records import ImportGraph
+from dowse.explore.run import explore
 from dowse.explore.tracks import Context, run_track
 
 GOLDEN = Path(__file__).parent / "golden" / "graph_fixture.mmd"
@@ -123,6 +124,20 @@ def test_import_graph_is_the_graph_the_track_reports(repo):
     assert (report.modules, report.edges, report.cycles) == (len(NODES), len(EDGES), [CYCLE])
     rank = {n.path: round(n.rank, 4) for n in graph.nodes}
     assert all(rank[p] == r for p, r in report.central)
+
+
+@pytest.mark.parametrize("depth", ["deep", "standard"])
+def test_explore_hands_over_the_graph_its_imports_track_built(repo, depth, monkeypatch):
+    import dowse.explore.imports as imports
+
+    parses = []
+    gather = imports._gather
+    monkeypatch.setattr(imports, "_gather", lambda *a: parses.append(1) or gather(*a))
+    graphs: list[ImportGraph] = []
+    explore(repo, depth=depth, on_graph=graphs.append)
+    # The track's parse is the graph's at depth deep: one parse, not two.
+    assert len(parses) == 1
+    assert graphs == [_graph(repo)]
 
 
 @pytest.mark.parametrize(

@@ -95,7 +95,7 @@ def test_graph_from_parsing(tmp_path):
     assert "pkg/c.py:6 is nested" in cycle.claim
     assert [c.ref for c in cycle.citations] == ["pkg/a.py:1", "pkg/b.py:1", "pkg/c.py:6"]
     hub = next(f for f in result.findings if f.topic == "central")
-    assert hub.claim.startswith("pkg/hub.py is the most central module")
+    assert hub.claim.startswith("`hub` (pkg/hub.py) is the most central module")
     assert "imported by 7 files in scope" in hub.claim
     entry = [f for f in result.findings if f.topic == "entry point"]
     assert entry[0].citations[0].quote == 'if __name__ == "__main__":'

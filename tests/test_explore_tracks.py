@@ -10,6 +10,7 @@ import pytest
 from dowse.explore.focus import focus_track
 from dowse.explore.records import (
     Citation,
+    Command,
     ExploreResult,
     Finding,
     GateResult,
@@ -180,10 +181,20 @@ def test_focus_track_without_an_index_says_so(ctx):
 # -- synthesis and budgets -------------------------------------------------------------
 
 
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].split(".")[0]
+
+
 def _findings(name: str, *paths: str, passed: bool = True) -> TrackFindings:
     return TrackFindings(
         track=SPEC.model_copy(update={"name": name}),
-        findings=[Finding(claim=f"{name} says {p}", citations=[_cit(p, 1)]) for p in paths],
+        findings=[
+            Finding(
+                claim=f"`{_stem(p)}` is in {p} ({name})",
+                citations=[_cit(p, 1, quote=f"def {_stem(p)}():")],
+            )
+            for p in paths
+        ],
         gates=[GateResult(name="understood", passed=passed, detail="d")],
         gaps=[f"{name} gap"],
     )
@@ -201,13 +212,51 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
         ],
     )
     s = synthesize(r)
-    assert s.unified == ["`a.py` matters to 3 tracks (git, imports, tree); see a.py:1"]
+    # Statements with their citation, the most supported first; the tree lists key files:
+    # it supports findings, it states none.
+    assert (
+        s.unified[0]
+        == "`a` is in a.py (imports) (a.py:1) — supported by 3 tracks (git, imports, tree)"
+    )
+    assert [f.topic for f in s.findings] == ["a", "c"]
+    assert [f.citations[0].ref for f in s.findings] == ["a.py:1", "c.py:1"]
+    assert s.unified[1].endswith("supported by 1 track (git)")
     assert s.open_questions == ["tree gap", "imports gap", "git gap"]
     assert s.confidence == "High"
     r.tracks.append(_findings("patterns", "d.py", passed=False))
     s = synthesize(r)
     assert s.confidence == "Moderate"
     assert "patterns: the understood gate failed (d)" in s.nuances
+
+
+def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():
+    quoted = Finding(
+        claim="`pkg.check` validates", citations=[_cit("a.py", 3, quote="def check(x):")]
+    )
+    elsewhere = Finding(claim="`check` validates", citations=[_cit("a.py", 3, quote="import os")])
+    partial = Finding(
+        claim="`check` validates", citations=[_cit("a.py", 3, quote="def checked():")]
+    )
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        tracks=[
+            TrackFindings(
+                track=SPEC.model_copy(update={"name": "focus"}),
+                findings=[quoted, elsewhere, partial],
+                gates=[GateResult(name="understood", passed=True, detail="d")],
+            ),
+            _findings("git", "b.py"),
+        ],
+    )
+    s = synthesize(r)
+    assert [(f.topic, f.citations[0].ref) for f in s.findings] == [
+        ("pkg.check", "a.py:3"),
+        ("b", "b.py:1"),
+    ]
+    # The top finding has one source: Low, whatever the gates say.
+    assert s.confidence == "Low" and "supported by 1 track(s)" in s.basis
 
 
 def _big_result() -> ExploreResult:
@@ -259,3 +308,37 @@ def test_a_budget_is_divided_across_sections_not_cut_at_the_end():
 def test_a_generous_budget_keeps_everything():
     r = _big_result()
     assert fit_budget(r, 100_000).omitted == {}
+
+
+def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
+    install = Command(
+        kind="install",
+        command="pip install -e .",
+        source="CONTRIBUTING",
+        citation=_cit("CONTRIBUTING.md", 4),
+    )
+    ci = [
+        Command(
+            kind="test",
+            command=f"go test ${{{{ matrix.testflags }}}} ./... -run {n}",
+            source="CI",
+            citation=_cit(".github/workflows/t.yml", n),
+        )
+        for n in (7, 9)
+    ]
+    track = _findings("specialist:x", "a.py")
+    track.gaps = [
+        "`werkzeug` is imported by 27 of 83 Python files but is not installed here as Python "
+        "source: no offline documentation, no specialist",
+        "`_typeshed` is imported by 5 of 83 Python files but is not installed here as Python "
+        "source: no offline documentation, no specialist",
+        "measured on a sample of 40 of 83 files in 21 directories: counts are estimates",
+    ]
+    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[track], commands=[install, *ci])
+    assert synthesize(r).open_questions == [
+        "`werkzeug` is imported by 27 of 83 Python files but is not installed here: its API "
+        "could not be read, so whether the code calls it as documented is not known; "
+        "`pip install -e .` (CONTRIBUTING.md:4) installs the dependencies",
+        "the test command at .github/workflows/t.yml:7 takes `matrix.testflags` from CI: the "
+        "values to run it with locally are not stated",
+    ]
