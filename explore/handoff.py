@@ -382,7 +382,7 @@ def merge_overlapping(
     """`tracks` with the retrieval tracks (by name) whose best results overlap by
     `MERGE_OVERLAP` or more merged, the most overlapping pair first, until every two
     overlap less; and a line for each merge."""
-    out, notes = list(tracks), []
+    out, notes = list(tracks), list[str]()
     names = set(retrieval)
     while True:
         pairs = [

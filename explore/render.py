@@ -127,15 +127,11 @@ def _sections(r: ExploreResult) -> list[_Section]:
         lambda k: setattr(r, "instructions", r.instructions[:k]),
     )
     syn = r.synthesis
-    add(
-        "unified",
-        0.08,
-        syn.unified,
-        lambda k: (
-            setattr(syn, "unified", syn.unified[:k]),
-            setattr(syn, "findings", syn.findings[:k]),
-        ),
-    )
+
+    def keep_findings(k: int) -> None:
+        syn.unified, syn.findings = syn.unified[:k], syn.findings[:k]
+
+    add("unified", 0.08, syn.unified, keep_findings)
     add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
     add(
         "open_questions",
