@@ -22,8 +22,8 @@ from dowse.retrieval.records import Hit, SearchOptions
 from dowse.tokens import tokenize
 
 if TYPE_CHECKING:
-    from dowse.retrieval.hybrid import Candidate
     from dowse.retrieval.lookups import IndexLookups
+    from dowse.retrieval.pool import Candidate
 
 __all__ = ["chunk_hit", "read_lines", "to_hits"]
 
