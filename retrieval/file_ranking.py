@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import where_in
 from dowse.languages import is_benchmark_path, is_documentation, is_test_path, language_for
 from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QueryAnalysis, file_query
@@ -97,7 +97,7 @@ def files_by_words(
     the question is about them. (path, its best chunk), best first; `limit` files
     (`word_files` when None)."""
     limit = config.word_files if limit is None else limit
-    where = f"language IN ({quote_list(languages)})" if languages else None
+    where = where_in("language", languages) if languages else None
     tokens = file_query(analysis)
     scores: dict[str, list[float]] = {}
     best: dict[str, dict[str, Any]] = {}
@@ -185,13 +185,8 @@ def files_by_history(
     tokens = file_query(analysis)
     if not tokens:
         return []
-    hits = (
-        store.table("commits")
-        .search(" ".join(tokens), query_type="fts")
-        .select(["id", "subject", "files", "_score"])
-        .limit(config.history_commits)
-        .to_arrow()
-        .to_pylist()
+    hits = store.full_text(
+        "commits", " ".join(tokens), ["id", "subject", "files", "_score"], config.history_commits
     )
     indexed = lookups.file_stats()
     wanted = wanted_files(analysis, lambda p: p in indexed and keep(p), languages)

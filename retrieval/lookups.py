@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from dowse.indexer.reading import inside
-from dowse.indexer.store import Store, quote_list
+from dowse.indexer.store import Store, where_in
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -136,14 +136,9 @@ class IndexLookups:
                 if self.store.count(table) <= self.memory_rows:
                     # One contiguous chunk per column: `take` across the scan's record
                     # batches costs ~1.7 ms for 60 rows, across one ~0.04 ms.
-                    self._tables[table] = (
-                        self.store.table(table)
-                        .search()
-                        .select(HELD_COLUMNS[table])
-                        .limit(None)
-                        .to_arrow()
-                        .combine_chunks()
-                    )
+                    self._tables[table] = self.store.scan(
+                        table, HELD_COLUMNS[table]
+                    ).combine_chunks()
             return self._tables[table]
 
     def _where_in(
@@ -157,7 +152,7 @@ class IndexLookups:
         data = self.held(table)
         positions = self._positions_of(table, column)
         if data is None or positions is None:
-            return self.store.rows(table, columns, where=f"{column} IN ({quote_list(values)})")
+            return self.store.rows(table, columns, where=where_in(column, values))
         rows = sorted(i for value in values for i in positions.get(value, ()))
         picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
         return picked.to_pylist()  # type: ignore[no-any-return]
@@ -185,28 +180,18 @@ class IndexLookups:
         only those matching `where` when given."""
         if not tokens:
             return []
-        query = self.store.table("chunks").search(" ".join(tokens), query_type="fts")
-        if where:
-            query = query.where(where, prefilter=True)
+        text = " ".join(tokens)
         if self.held("chunks") is None:
-            rows = query.select([*CHUNK_COLUMNS, "_score"]).limit(k).to_arrow().to_pylist()
+            rows = self.store.full_text("chunks", text, [*CHUNK_COLUMNS, "_score"], k, where)
             return [(r, float(r.pop("_score"))) for r in rows]
         # The chunks are in memory: the query reads only ids and scores.
-        hits = query.select(["id", "_score"]).limit(k).to_arrow().to_pylist()
+        hits = self.store.full_text("chunks", text, ["id", "_score"], k, where)
         found = self.chunks_by_id(r["id"] for r in hits)
         return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` chunks closest to `vector`: (id, cosine similarity)."""
-        rows = (
-            self.store.table("vectors")
-            .search(list(vector), vector_column_name="vector")
-            .distance_type("cosine")
-            .select(["id", "_distance"])
-            .limit(k)
-            .to_arrow()
-            .to_pylist()
-        )
+        rows = self.store.nearest("vectors", vector, ["id", "_distance"], k).to_pylist()
         return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
 
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:

@@ -28,7 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import all_of, where_in
 from dowse.languages import is_documentation
 from dowse.retrieval.fusion import FusionWeights, fuse, lexical_share
 from dowse.retrieval.lookups import IndexLookups
@@ -131,7 +131,7 @@ def gather(
             memo.setdefault("summary", {}),
             limits,
         )
-    where = f"language IN ({quote_list(languages)})" if languages else None
+    where = where_in("language", languages) if languages else None
     _lexical_signal(pool, lookups.lexical(tokens, k, where))
     # The named definitions and files do not depend on the vector: look them up
     # while the query is embedded.
@@ -337,9 +337,7 @@ def summary_chunks(
     wanted = [p for p in paths if p not in found]
     if not wanted:
         return
-    where = f"path IN ({quote_list(wanted)})"
-    if languages:
-        where += f" AND language IN ({quote_list(languages)})"
+    where = all_of(where_in("path", wanted), where_in("language", languages) if languages else None)
     best: dict[str, dict[str, Any]] = {}
     for row, _ in lookups.lexical(tokens, 4 * len(wanted), where):
         best.setdefault(row["path"], row)
@@ -374,9 +372,7 @@ def _path_rows(
         return [], None
     per_file = limits.named_file_chunks
     best: dict[str, list[dict[str, Any]]] = {}
-    for row, _ in lookups.lexical(
-        tokens, 4 * per_file * len(named), f"path IN ({quote_list(named)})"
-    ):
+    for row, _ in lookups.lexical(tokens, 4 * per_file * len(named), where_in("path", named)):
         got = best.setdefault(row["path"], [])
         if len(got) < per_file:
             got.append(row)
