@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from dowse.budgets import DEFAULT_BUDGET
 from dowse.cli_common import (
     echo_json,
     embed_options,
@@ -349,7 +350,7 @@ def symbol(
     type=click.IntRange(min=50),
     default=None,
     metavar="TOKENS",
-    help="Pack the best context into this many tokens (default 8000; config budget).",
+    help=f"Pack the best context into this many tokens (default {DEFAULT_BUDGET}; config budget).",
 )
 @click.option("--include", multiple=True, metavar="GLOB", help="Only paths matching GLOB.")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Leave out paths matching GLOB.")
@@ -375,7 +376,7 @@ def symbol(
     type=click.Choice(["markdown", "json", "agent"]),
     default=None,
     help="markdown (default); json (as --json); agent: what the MCP ask tool "
-    "returns (the whole JSON within --budget, default 8000).",
+    f"returns (the whole JSON within --budget, default {DEFAULT_BUDGET}).",
 )
 @refresh_option
 @json_option
@@ -458,7 +459,6 @@ def ask(
         return
     # Below the agent's answer: it needs neither the explorers nor the hand-off to them.
     from dowse.explore.handoff import fit_report, investigate, render_report, report_json
-    from dowse.retrieval.ask import DEFAULT_BUDGET
     from dowse.retrieval.loop import LoopConfig
 
     searcher = open_searcher(locate(root, index_dir), refresh)

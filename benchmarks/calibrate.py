@@ -36,7 +36,8 @@ from dowse.indexer.build import EMBED_SCOPES, IndexConfig, embed_flags  # noqa: 
 from dowse.languages import TEXT_LANGUAGES, language_for  # noqa: E402
 from dowse.retrieval.ask import ask  # noqa: E402
 from dowse.retrieval.evaluate import Evaluation, Features, OfflineEvaluator, relevance_of  # noqa: E402
-from dowse.retrieval.hybrid import Candidate, HybridSearcher  # noqa: E402
+from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
+from dowse.retrieval.pool import Candidate  # noqa: E402
 from dowse.retrieval.query import QueryAnalysis  # noqa: E402
 
 FEATURES = [

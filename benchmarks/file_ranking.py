@@ -41,21 +41,19 @@ from dowse.indexer.store import Store, quote_list  # noqa: E402
 from dowse.languages import is_documentation, is_test_path, language_for  # noqa: E402
 
 # The ranking `ask` delivers, from its own helpers, so that `final` is what ask returns.
-from dowse.retrieval.ask import (  # noqa: E402
-    CLOSENESS_WEIGHT,
-    FILE_RELEVANCE_WEIGHT,
-    HISTORY_WEIGHT,
-    MIN_RELEVANCE,
-    WORDS_WEIGHT,
-    _files,
+from dowse.retrieval.ask import MIN_RELEVANCE, _files  # noqa: E402
+from dowse.retrieval.file_ranking import (  # noqa: E402
+    FileRankingConfig,
+    files_by_closeness,
+    files_by_history,
+    files_by_words,
 )
-from dowse.retrieval.hybrid import (  # noqa: E402
-    CLOSE_FILES,
-    HISTORY_FILES,
-    WORD_FILES,
-    HybridSearcher,
-)
+from dowse.retrieval.fusion import FileFusion  # noqa: E402
+from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
 from dowse.retrieval.loop import run_loop  # noqa: E402
+
+FUSION = FileFusion()
+RANKING = FileRankingConfig()
 
 Record = dict[str, Any]
 
@@ -80,17 +78,22 @@ def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     t = time.perf_counter()
     result = run_loop(searcher, inst.problem_statement)
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
-    by_words = searcher.files_by_words(result.analysis, limit=40)
-    by_closeness = searcher.files_by_closeness(result.analysis, limit=40)
-    by_history = searcher.files_by_history(result.analysis, limit=40)
+    by_words = files_by_words(searcher.lookups, result.analysis, limit=40)
+    by_closeness = files_by_closeness(
+        searcher.lookups, searcher.questions, result.analysis, limit=40
+    )
+    by_history = files_by_history(searcher.lookups, result.analysis, limit=40)
     final = [
         f.path
         for f in _files(
-            items, by_words[:WORD_FILES], by_closeness[:CLOSE_FILES], by_history[:HISTORY_FILES]
+            items,
+            by_words[: RANKING.word_files],
+            by_closeness[: RANKING.close_files],
+            by_history[: RANKING.history_files],
         )
     ]
     seconds = time.perf_counter() - t
-    cosines = searcher.question_cosines(inst.problem_statement)
+    cosines = searcher.questions.question_cosines(inst.problem_statement)
     summary = [(p, round(sim, 4)) for p, sim in cosines.nearest(60)] if cosines else []
     chunks: dict[str, list[tuple[float, float]]] = {}
     for it in result.items:
@@ -135,16 +138,16 @@ def _aside(path: str) -> bool:
 def rank(
     rec: Record,
     *,
-    weight: float = FILE_RELEVANCE_WEIGHT,
+    weight: float = FUSION.relevance,
     score_cap: float = 1.0,
     bonus: float = 0.05,
     bonus_cap: float = 0.1,
-    words_weight: float = WORDS_WEIGHT,
-    words_depth: int = WORD_FILES,
-    closeness_weight: float = CLOSENESS_WEIGHT,
-    closeness_depth: int = CLOSE_FILES,
-    history_weight: float = HISTORY_WEIGHT,
-    history_depth: int = HISTORY_FILES,
+    words_weight: float = FUSION.words,
+    words_depth: int = RANKING.word_files,
+    closeness_weight: float = FUSION.closeness,
+    closeness_depth: int = RANKING.close_files,
+    history_weight: float = FUSION.history,
+    history_depth: int = RANKING.history_files,
     import_weight: float = 0.0,
     import_top: int = 3,
 ) -> list[str]:

@@ -14,7 +14,7 @@ feature (benchmarks/RESULTS-eval.md, section 9).
 
 `--paths` counts instead every path and dotted module name a task's text holds (frames or
 not) by how many files of its base commit it names (1, 2-3, 4-10, more), and how many of
-each kind name the fixed file: the measure behind `FEW_NAMED` in retrieval/hybrid.py
+each kind name the fixed file: the measure behind `PoolLimits.few_named` in retrieval/pool.py
 (RESULTS-eval.md, section 12).
 """
 

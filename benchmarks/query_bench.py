@@ -11,7 +11,7 @@ the figures on a machine whose neighbours take CPU). The embedder is the one mat
 index's model (loaded once, before timing). Also prints the search's process CPU time, the
 cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for
 the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
-(`MEMORY_ROWS` 0), to measure what holding the index's rows in memory buys;
+(`memory_rows` 0), to measure what holding the index's rows in memory buys;
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by
@@ -29,14 +29,15 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import dowse.retrieval.lookups  # noqa: E402
-from dowse.indexer.embed import embedder_for_model  # noqa: E402
+from dowse.indexer.embed import Embedder, embedder_for_model  # noqa: E402
 from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from dowse.indexer.store import Store  # noqa: E402
 from dowse.retrieval.ask import ask  # noqa: E402
 from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
+from dowse.retrieval.lookups import MEMORY_ROWS, IndexLookups  # noqa: E402
 from dowse.retrieval.query import analyze  # noqa: E402
 
 DEFAULT_QUERIES = [
@@ -69,21 +70,34 @@ def pct(values: list[float], q: float) -> float:
 # The searcher's steps `--phases` times (they nest: `lexical` counts every full-text
 # query, including those inside the named-file and summary steps).
 PHASES = (
-    "lexical",
-    "embed_query",
-    "file_cosines",
-    "_summary_chunks",
-    "_symbol_rows",
-    "_path_rows",
-    "_summary_signal",
-    "stale_paths",
+    ("lookups", "lexical"),
+    ("questions", "embed_query"),
+    ("questions", "file_cosines"),
+    ("pool", "summary_chunks"),
+    ("pool", "_symbol_rows"),
+    ("pool", "_path_rows"),
+    ("pool", "_summary_signal"),
+    ("lookups", "stale_paths"),
 )
+"""(part, step): a part of the searcher (`lookups`, `questions`), or the pool module."""
+
+
+HELD_ROWS = MEMORY_ROWS
+"""Tables of up to this many rows are held in memory (`--no-hold`: 0)."""
+
+
+def _searcher(store: Store, factory: Callable[[], Embedder] | None) -> HybridSearcher:
+    return HybridSearcher(store, factory, lookups=IndexLookups(store, memory_rows=HELD_ROWS))
 
 
 def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
-    """Wrap the searcher's steps so that each call adds its wall time to `spent`."""
-    for name in PHASES:
-        method = getattr(searcher, name)
+    """Wrap the searcher's steps so that each call adds its wall time to `spent` (the
+    pool's steps are module functions: they are timed for every searcher)."""
+    import dowse.retrieval.pool as pool
+
+    for part, name in PHASES:
+        owner = pool if part == "pool" else getattr(searcher, part)
+        method = getattr(owner, name)
 
         def timed(*a: object, _name: str = name, _method: object = method, **k: object) -> object:
             t = time.perf_counter()
@@ -92,7 +106,7 @@ def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
             finally:
                 spent[_name] = spent.get(_name, 0.0) + time.perf_counter() - t
 
-        setattr(searcher, name, timed)
+        setattr(owner, name, timed)
 
 
 def without_query_graph(embedder: OnnxEmbedder) -> OnnxEmbedder:
@@ -104,8 +118,8 @@ def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds:
     """Search p50 with the query graph and with the index's int8 graph for questions."""
     plain = without_query_graph(embedder)
     searchers = {
-        "query graph": HybridSearcher(store, lambda: embedder),
-        "int8 graph": HybridSearcher(store, lambda: plain),
+        "query graph": _searcher(store, lambda: embedder),
+        "int8 graph": _searcher(store, lambda: plain),
     }
     for s in searchers.values():
         for q in queries:
@@ -115,7 +129,7 @@ def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds:
         order = list(searchers) if round_ % 2 == 0 else list(reversed(searchers))
         for q in queries:
             for name in order:
-                searchers[name].clear_query_cache()
+                searchers[name].questions.clear_query_cache()
                 t = time.perf_counter()
                 searchers[name].search(q)
                 spent[name].append(time.perf_counter() - t)
@@ -153,7 +167,8 @@ def main() -> None:
     )
     args = ap.parse_args()
     if args.no_hold:
-        dowse.retrieval.lookups.MEMORY_ROWS = 0
+        global HELD_ROWS
+        HELD_ROWS = 0
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
         rows = [json.loads(x) for x in args.queries.read_text().splitlines()]
@@ -168,8 +183,8 @@ def main() -> None:
     if args.no_query_graph and isinstance(embedder, OnnxEmbedder):
         embedder = without_query_graph(embedder)
     query_model = (lambda: embedder) if embedder else None
-    searcher = HybridSearcher(store, query_model)
-    searcher.embed_query("warm up")
+    searcher = _searcher(store, query_model)
+    searcher.questions.embed_query("warm up")
     if args.interleave:
         if not isinstance(embedder, OnnxEmbedder):
             sys.exit("--interleave needs the index's minilm-onnx vectors")
@@ -184,7 +199,7 @@ def main() -> None:
     if args.phases:
         # A second searcher, warmed like the first, whose steps are timed (the wrappers
         # cost a little, so the timed searches above run without them).
-        timed = HybridSearcher(store, query_model)
+        timed = _searcher(store, query_model)
         timed.search(queries[0] if queries else "warm up")
         time_phases(timed, phases)
         phases.clear()
@@ -212,19 +227,19 @@ def main() -> None:
         ask(searcher, q, budget=4000)
         runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": []}
         for _ in range(max(1, args.repeat)):
-            searcher.clear_query_cache()  # time the query's embedding too
+            searcher.questions.clear_query_cache()  # time the query's embedding too
             t, cpu = time.perf_counter(), time.process_time()
             searcher.search(q)
             runs["search"].append(time.perf_counter() - t)
             runs["search_cpu"].append(time.process_time() - cpu)
-            searcher.clear_query_cache()
+            searcher.questions.clear_query_cache()
             t = time.perf_counter()
             result = ask(searcher, q, budget=4000)
             runs["ask"].append(time.perf_counter() - t)
         for name, values in runs.items():
             timings.setdefault(name, []).append(statistics.median(values))
         if args.phases:
-            timed.clear_query_cache()
+            timed.questions.clear_query_cache()
             timed.search(q)
         cycles.append(result.cycles)
     print(

@@ -7,7 +7,7 @@ Usage:
 For each task, the issue text is embedded as search does (`retrieval.hybrid.
 question_vector`: its absolute paths cut short, its first line blended in, on the query
 graph) and the repository's files are ranked as search ranks them by their summary and
-definition vectors (`HybridSearcher.file_dense`); it prints the
+definition vectors (`file_ranking.file_dense`); it prints the
 share of tasks whose gold files all lie in the top 5, 10 and 20, and the MRR. The
 indexes are the ones `dowse eval swebench --work DIR` leaves (`DIR/<owner>__<name>/
 .dowse-index`, at the last instance's base commit of each repository), so this is a
@@ -30,6 +30,7 @@ import numpy as np
 
 from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from dowse.indexer.store import Store  # noqa: E402
+from dowse.retrieval.file_ranking import file_dense  # noqa: E402
 from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
 from dowse.retrieval.query import question_vector  # noqa: E402
 
@@ -49,13 +50,13 @@ def gold_ranks(
             if not (index_dir / "manifest.json").is_file():
                 continue
             searchers[repo] = HybridSearcher(Store.open(index_dir), None)
-        held = searchers[repo]._file_matrix()
+        held = searchers[repo].questions.file_matrix()
         if held is None:
             continue
         if not task["gold_files"] or any(g not in held.position for g in task["gold_files"]):
             continue
         vector = question_vector(embedder, task["problem_statement"], compact=compact, title=title)
-        ranked = searchers[repo].file_dense(vector.tolist(), len(held.paths))
+        ranked = file_dense(searchers[repo].questions, vector.tolist(), len(held.paths))
         place = {path: i + 1 for i, (path, _) in enumerate(ranked)}
         ranks.append(max(place[g] for g in task["gold_files"]))
     return ranks

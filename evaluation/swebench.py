@@ -83,6 +83,7 @@ from dowse.indexer.parse import parse_source
 from dowse.indexer.store import Store, quote_list
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.ask import AskResult, ContextBlock, estimate_tokens
+from dowse.retrieval.file_ranking import files_by_closeness
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
@@ -609,7 +610,7 @@ class MethodRunner:
             self.searcher = HybridSearcher(self.store, factory)
             self.lexical_searcher = HybridSearcher(self.store, None)
             if self.embed and not self._warm:
-                self.searcher.embed_query("warm up")  # model load is not query time
+                self.searcher.questions.embed_query("warm up")  # model load is not query time
                 self._warm = True
             # Nor is reading the rows a searcher holds: a warm index has them in memory.
             if "lexical" in methods:
@@ -646,7 +647,7 @@ class MethodRunner:
                 cands = searcher.candidates(analyze(text), k=k)
                 ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
                 hits = to_hits(
-                    searcher, ranked, SearchOptions(grain="file", limit=self.found_limit)
+                    searcher.lookups, ranked, SearchOptions(grain="file", limit=self.found_limit)
                 )
                 found, rows = [h.path for h in hits], [c.row for c in ranked]
             spans, tokens = _pack(_chunk_blocks(rows), self.budget)
@@ -663,14 +664,20 @@ class MethodRunner:
 
     def _dense(self, text: str) -> tuple[list[str], list[dict[str, Any]]]:
         """Ranked files and the ranked chunks their context is packed from."""
-        vector = self.searcher.embed_query(text)
+        vector = self.searcher.questions.embed_query(text)
         if vector is None:
             raise EvalError(f"the index at {self.index_dir} has no vectors for dense search")
-        if not self.searcher.has_vectors:  # file vectors only
-            close = self.searcher.files_by_closeness(analyze(text), limit=self.found_limit)
+        if not self.searcher.questions.has_vectors:  # file vectors only
+            close = files_by_closeness(
+                self.searcher.lookups,
+                self.searcher.questions,
+                analyze(text),
+                limit=self.found_limit,
+                config=self.searcher.file_ranking,
+            )
             return [p for p, _ in close], [row for _, row in close]
-        sims = self.searcher.dense(vector, max(60, self.found_limit * 4))
-        rows = self.searcher.chunks_by_id(i for i, _ in sims)
+        sims = self.searcher.lookups.dense(vector, max(60, self.found_limit * 4))
+        rows = self.searcher.lookups.chunks_by_id(i for i, _ in sims)
         ranked = [rows[i] for i, _ in sims if i in rows]
         return _by_file((r["path"] for r in ranked), self.found_limit), ranked
 

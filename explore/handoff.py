@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.callers import callers_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
@@ -42,7 +43,7 @@ from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
 from dowse.quote import one_line
-from dowse.retrieval.ask import DEFAULT_BUDGET, AskResult, ask, fit_result, render_json, title
+from dowse.retrieval.ask import AskResult, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
 from dowse.retrieval.evaluate import Evaluator

@@ -65,6 +65,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import (
+    DowseError,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
@@ -84,8 +85,10 @@ __all__ = [
     "Manifest",
     "Store",
     "WriteLock",
+    "all_of",
     "quote_list",
     "storage_error",
+    "where_in",
 ]
 
 FORMAT_VERSION = 5
@@ -207,6 +210,17 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
         ),
         CACHE_TABLE: pa.schema([("hash", s), ("vector", vector)]),
     }
+
+
+def where_in(column: str, values: Sequence[str]) -> str:
+    """The filter `column IN (values)`, the values quoted (`quote_list`)."""
+    return f"{column} IN ({quote_list(values)})"
+
+
+def all_of(*clauses: str | None) -> str | None:
+    """The filter every given clause must match (None when none is given)."""
+    given = [c for c in clauses if c]
+    return " AND ".join(given) if given else None
 
 
 def _batched(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
@@ -803,20 +817,74 @@ class Store:
         self.commit(superseded={})
 
     # -- reading -----------------------------------------------------------------------
+    # The queries against the tables are built here; a LanceDB failure inside one (a
+    # damaged file met mid-query) leaves as dowse's own error (`storage_error`).
+
+    @contextlib.contextmanager
+    def _reading(self) -> Iterator[None]:
+        try:
+            yield
+        except DowseError:
+            raise
+        except Exception as exc:
+            # Worded as the CLI and MCP seams worded it before the store converted it.
+            error = storage_error(exc)
+            if error is None:
+                raise
+            raise error from None
 
     def rows(
         self, name: str, columns: Sequence[str] | None = None, where: str | None = None
     ) -> list[dict[str, Any]]:
-        table = self.table(name)
-        query = table.search()
-        if where:
-            query = query.where(where)
-        if columns:
-            query = query.select(list(columns))
-        return query.limit(None).to_arrow().to_pylist()  # type: ignore[no-any-return]
+        with self._reading():
+            table = self.table(name)
+            query = table.search()
+            if where:
+                query = query.where(where)
+            if columns:
+                query = query.select(list(columns))
+            return query.limit(None).to_arrow().to_pylist()  # type: ignore[no-any-return]
+
+    def scan(self, name: str, columns: Sequence[str]) -> Any:
+        """`columns` of every row of table `name`, as one pyarrow Table."""
+        with self._reading():
+            return self.table(name).search().select(list(columns)).limit(None).to_arrow()
+
+    def full_text(
+        self,
+        name: str,
+        text: str,
+        columns: Sequence[str],
+        limit: int,
+        where: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """The `limit` best rows of table `name` for `text` by BM25 (`_score` among
+        `columns`), best first; only rows matching `where` when given."""
+        with self._reading():
+            query = self.table(name).search(text, query_type="fts")
+            if where:
+                query = query.where(where, prefilter=True)
+            return query.select(list(columns)).limit(limit).to_arrow().to_pylist()  # type: ignore[no-any-return]
+
+    def nearest(
+        self, name: str, vector: Sequence[float], columns: Sequence[str], limit: int
+    ) -> Any:
+        """The `limit` rows of table `name` whose `vector` is closest to `vector` by
+        cosine (`_distance` among `columns`: 1 - cosine), closest first, as one pyarrow
+        Table."""
+        with self._reading():
+            return (
+                self.table(name)
+                .search(list(vector), vector_column_name="vector")
+                .distance_type("cosine")
+                .select(list(columns))
+                .limit(limit)
+                .to_arrow()
+            )
 
     def count(self, name: str) -> int:
-        return int(self.table(name).count_rows())
+        with self._reading():
+            return int(self.table(name).count_rows())
 
     def size_bytes(self) -> int:
         total = 0

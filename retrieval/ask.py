@@ -3,11 +3,11 @@
 Ranking files: each file of the context items by its best item's relevance and
 retrieval evidence (`rank_score`, a little more for several relevant parts), fused by
 reciprocal rank with the files whose chunks match the question's words best taken
-together (`HybridSearcher.files_by_words`, close to a whole-file BM25; `WORDS_WEIGHT`).
+together (`file_ranking.files_by_words`, close to a whole-file BM25; `FileFusion.words`).
 A file only the word ranking found (none of its parts was scored relevant) is listed
 too, with relevance 0, and gets a signature line in the context. The ranking by
-closeness in meaning joins the fusion the same way (`CLOSENESS_WEIGHT`), and the
-ranking by the past commits whose messages match the question (`HISTORY_WEIGHT`)
+closeness in meaning joins the fusion the same way (`FileFusion.closeness`), and the
+ranking by the past commits whose messages match the question (`FileFusion.history`)
 reorders the files listed, never adding one.
 
 Packing: first the best part of each of the first `LEAD_FILES` files (`file_parts`:
@@ -37,11 +37,14 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.budgets import DEFAULT_BUDGET
 from dowse.indexer.store import quote_list
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.file_parts import best_parts
+from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
+from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
@@ -65,7 +68,6 @@ __all__ = [
     "title",
 ]
 
-DEFAULT_BUDGET = 8000
 MIN_RELEVANCE = 0.2
 LISTED_FILES = 15
 """How many ranked files the markdown lists (JSON lists them all)."""
@@ -75,7 +77,6 @@ TITLE_CHARS = 200
 """The longest title: the question's first characters. The asker has the question; a
 pasted issue echoed whole (often 1,000 tokens and more) would take the budget its
 answer needs, and at 2,000 tokens leave no room for a single block."""
-FILE_RELEVANCE_WEIGHT = 0.5
 SIGNATURE_SHARE = 0.1
 """The share of the source's room kept for the signature lines of what did not fit
 whole: pointers to the next places to read, ten or so lines at 4,000 tokens."""
@@ -87,22 +88,7 @@ LEAD_SHARE = 0.5
 before the loop's other items are placed (their own lines are placed regardless)."""
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
-WORDS_WEIGHT = 0.2
-"""The whole-file word ranking's weight beside the evaluated ranking, both as reciprocal
-ranks: a file's place is 1/(1 + its rank by relevance and evidence) + WORDS_WEIGHT/(1 +
-its rank by words) (RESULTS-eval.md section 11) + CLOSENESS_WEIGHT/(1 + its rank by
-closeness)."""
-CLOSENESS_WEIGHT = 0.3
-"""The weight of the ranking of files by closeness in meaning (`files_by_closeness`: a
-file's summary or its closest definition) beside the other two (RESULTS-eval.md section
-15: with every definition embedded it ranks the fixed file in its top 10 for 79 % of the
-dev tasks)."""
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
-HISTORY_WEIGHT = 0.5
-"""The weight of the ranking of files by the past commits whose messages match the
-question (`files_by_history`), beside the other three (RESULTS-eval.md section 17). It
-only reorders files the other rankings found: what a commit message matches is a hint
-about a file, not evidence of what its code does."""
 
 
 class ContextBlock(BaseModel):
@@ -176,12 +162,11 @@ class AskResult(BaseModel):
     trace: list[Cycle] = Field(default_factory=list)
 
 
-def rank_score(item: ContextItem) -> float:
+def rank_score(item: ContextItem, fusion: FileFusion = FileFusion()) -> float:  # noqa: B008
     """How strongly an item answers: the evaluator's relevance says what a chunk is, the
-    fused retrieval score how strongly the query points at it; both count."""
-    return FILE_RELEVANCE_WEIGHT * item.relevance + (1 - FILE_RELEVANCE_WEIGHT) * min(
-        item.hit.score, 1.0
-    )
+    fused retrieval score how strongly the query points at it; both count
+    (`FileFusion.relevance`)."""
+    return fusion.relevance * item.relevance + (1 - fusion.relevance) * min(item.hit.score, 1.0)
 
 
 def _files(
@@ -189,20 +174,21 @@ def _files(
     by_words: Sequence[tuple[str, dict]] = (),
     by_closeness: Sequence[tuple[str, dict]] = (),
     by_history: Sequence[tuple[str, list[dict]]] = (),
+    fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
 ) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
-    whole-file word ranking (`WORDS_WEIGHT`), the ranking by closeness in meaning
-    (`CLOSENESS_WEIGHT`) and the ranking by past commits (`HISTORY_WEIGHT`, for files
-    already listed); a file only the word or closeness ranking found is listed with
-    relevance 0 and its chunk's citation (the best for the words, else its closest
-    definition's)."""
-    evaluated = _evaluated_files(items)
+    whole-file word ranking, the ranking by closeness in meaning and the ranking by past
+    commits (for files already listed) by `fusion` (`file_place`); a file only the word
+    or closeness ranking found is listed with relevance 0 and its chunk's citation (the
+    best for the words, else its closest definition's)."""
+    evaluated = _evaluated_files(items, fusion)
     if not by_words and not by_closeness:
         return evaluated
     words = {path: i for i, (path, _) in enumerate(by_words)}
     close = {path: i for i, (path, _) in enumerate(by_closeness)}
     history = {path: (i, commits) for i, (path, commits) in enumerate(by_history)}
-    place = {f.path: 1 / (1 + i) for i, f in enumerate(evaluated)}
+    evaluated_rank = {f.path: i for i, f in enumerate(evaluated)}
+    place: dict[str, float] = {}
     out = [
         f.model_copy(update={"words_rank": words.get(f.path), "closeness_rank": close.get(f.path)})
         for f in evaluated
@@ -230,14 +216,8 @@ def _files(
                     "commits": [f"{c['id'][:12]} {c['subject']}" for c in commits[:2]],
                 }
             )
-        place[f.path] = place.get(f.path, 0.0) + sum(
-            weight / (1 + rank)
-            for weight, rank in (
-                (WORDS_WEIGHT, f.words_rank),
-                (CLOSENESS_WEIGHT, f.closeness_rank),
-                (HISTORY_WEIGHT, f.history_rank),
-            )
-            if rank is not None
+        place[f.path] = file_place(
+            evaluated_rank.get(f.path), f.words_rank, f.closeness_rank, f.history_rank, fusion
         )
     out.sort(key=lambda f: (-place[f.path], f.path))
     return out
@@ -261,7 +241,10 @@ def _unevaluated(
     return out
 
 
-def _evaluated_files(items: list[ContextItem]) -> list[FileResult]:
+def _evaluated_files(
+    items: list[ContextItem],
+    fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
+) -> list[FileResult]:
     by_path: dict[str, list[ContextItem]] = {}
     for it in items:
         by_path.setdefault(it.hit.path, []).append(it)
@@ -270,7 +253,7 @@ def _evaluated_files(items: list[ContextItem]) -> list[FileResult]:
         best = max(its, key=lambda i: i.relevance)
         # A file with several relevant parts ranks a little above one with a single part.
         bonus = min(0.05 * (len(its) - 1), 0.1)
-        rank = max(rank_score(i) for i in its)
+        rank = max(rank_score(i, fusion) for i in its)
         out.append(
             FileResult(
                 path=path,
@@ -487,29 +470,44 @@ def ask(
     loop: LoopConfig | None = None,
     evaluator: Evaluator | None = None,
     with_trace: bool = True,
+    fusion: FileFusion | None = None,
 ) -> AskResult:
     check_query(question, "question")
+    fusion = fusion or FileFusion()
+    ranking = searcher.file_ranking
     config = loop or LoopConfig()
     keep = PathFilter(config.include, config.exclude)
     # The history's ranking needs only the question: it runs while the loop does.
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
-            searcher.files_by_history, analyze(question), keep=keep, languages=config.languages
+            files_by_history,
+            searcher.lookups,
+            analyze(question),
+            keep=keep,
+            languages=config.languages,
+            config=ranking,
         )
         result = run_loop(searcher, question, config=loop, evaluator=evaluator)
         by_history = history.result()
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     limit = budget if budget is not None else DEFAULT_BUDGET
-    by_words = searcher.files_by_words(result.analysis, keep=keep, languages=config.languages)
-    by_closeness = searcher.files_by_closeness(
-        result.analysis, keep=keep, languages=config.languages
+    by_words = files_by_words(
+        searcher.lookups, result.analysis, keep=keep, languages=config.languages, config=ranking
     )
-    files = _files(items, by_words, by_closeness, by_history)
+    by_closeness = files_by_closeness(
+        searcher.lookups,
+        searcher.questions,
+        result.analysis,
+        keep=keep,
+        languages=config.languages,
+        config=ranking,
+    )
+    files = _files(items, by_words, by_closeness, by_history, fusion)
     order = {f.path: i for i, f in enumerate(files)}
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
-    for path in searcher.outside_paths(unevaluated):  # now a link out of the root
+    for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
-    stale = searcher.stale_paths(unevaluated)
+    stale = searcher.lookups.stale_paths(unevaluated)
     symbols = _symbols(searcher, {it.hit.path for it in items} | set(unevaluated))
     # The printed frame around the blocks (title, summary, the files list without its
     # evidence: printing trims that first, `fit_result`) is what the source cannot have;

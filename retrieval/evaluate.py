@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.languages import is_documentation
 from dowse.retrieval.builtin_names import builtin_methods
-from dowse.retrieval.hybrid import Candidate
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import BUILTIN_CALLS, QueryAnalysis
 from dowse.tokens import stem, tokenize
 

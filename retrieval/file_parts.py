@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import where_in
 from dowse.retrieval.behaviour import behaviour_share
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
@@ -87,13 +87,13 @@ def best_parts(
                 part.why.append(why)
 
     tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
-    where = f"path IN ({quote_list(paths)})"
-    words = [row for row, _ in searcher.lexical(tokens, POOL_PER_FILE * len(paths), where)]
+    where = where_in("path", paths)
+    words = [row for row, _ in searcher.lookups.lexical(tokens, POOL_PER_FILE * len(paths), where)]
     rank(words, "matches the question's words best in its file")
 
     close = _closest_definitions(searcher, analysis, paths)
     if close:
-        rows = searcher.definition_chunks(close)
+        rows = searcher.lookups.definition_chunks(close)
         rank(
             (
                 rows[(s["path"], s["start_line"])]
@@ -105,7 +105,7 @@ def best_parts(
 
     named = _named_definitions(analysis, paths, symbols or {})
     if named:
-        rows = searcher.definition_chunks(named)
+        rows = searcher.lookups.definition_chunks(named)
         rank(
             (
                 rows[(s["path"], s["start_line"])]
@@ -142,7 +142,7 @@ def _closest_definitions(
 ) -> list[dict[str, Any]]:
     """The definitions of `paths`, each file's closest to the question first (none without
     file vectors or a model)."""
-    cosines = searcher.question_cosines(analysis.text)
+    cosines = searcher.questions.question_cosines(analysis.text)
     if cosines is None:
         return []
     held, sims = cosines.held, cosines.sims

@@ -52,10 +52,9 @@ class FileVectors:
     def read(cls, store: Store, limit: int) -> FileVectors | None:
         """The `file_vectors` table of `store`'s snapshot, each vector made unit length
         (None when it has more than `limit` rows: then `scan`)."""
-        table = store.table("file_vectors")
-        if table.count_rows() > limit:
+        if store.count("file_vectors") > limit:
             return None
-        data = table.search().select(["id", "path", "vector"]).limit(None).to_arrow()
+        data = store.scan("file_vectors", ["id", "path", "vector"])
         flat = data.column("vector").combine_chunks().flatten()
         vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
             data.num_rows, -1
@@ -67,14 +66,8 @@ class FileVectors:
     def scan(store: Store, query: np.ndarray) -> FileCosines:
         """Every row's cosine to the unit vector `query`, by a LanceDB scan of `store`'s
         `file_vectors` (for tables too large to hold)."""
-        table = store.table("file_vectors")
-        data = (
-            table.search(query.tolist(), vector_column_name="vector")
-            .distance_type("cosine")
-            .select(["id", "path", "_distance"])
-            .limit(max(table.count_rows(), 1))
-            .to_arrow()
-        )
+        every = max(store.count("file_vectors"), 1)
+        data = store.nearest("file_vectors", query.tolist(), ["id", "path", "_distance"], every)
         sims = 1.0 - data.column("_distance").to_numpy(zero_copy_only=False)
         held = FileVectors.of(data.column("id").to_pylist(), data.column("path").to_pylist(), None)
         return FileCosines(held, sims.astype(np.float32))

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 from dowse.indexer.reading import read_inside
 from dowse.indexer.secrets import file_secret, redact
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import where_in
 from dowse.retrieval.records import Hit, SearchOptions
 from dowse.tokens import tokenize
 
 if TYPE_CHECKING:
-    from dowse.retrieval.hybrid import Candidate
     from dowse.retrieval.lookups import IndexLookups
+    from dowse.retrieval.pool import Candidate
 
 __all__ = ["chunk_hit", "read_lines", "to_hits"]
 
@@ -75,7 +75,7 @@ def _symbol_hits(
     if not paths:
         return []
     by_path: dict[str, list[dict[str, Any]]] = {}
-    for r in lookups.store.rows("symbols", where=f"path IN ({quote_list(paths)})"):
+    for r in lookups.store.rows("symbols", where=where_in("path", paths)):
         by_path.setdefault(r["path"], []).append(r)
     query_tokens = set(tokenize(query))
     hits: list[Hit] = []

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from dowse.errors import DowseError
 from dowse.retrieval.evaluate import Evaluation, OfflineEvaluator, builtin_call, defined_in
-from dowse.retrieval.hybrid import Candidate
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 
 __all__ = ["LLMEvaluator", "LLMEvaluatorConfig"]

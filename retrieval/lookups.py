@@ -1,8 +1,9 @@
 """Look-ups in one index snapshot that every search step shares: chunks by id, by line or
 by file, the chunk that shows a definition, definitions by name, files named by a path
-(matched by their longest common tail), and which files changed since they were indexed.
+(matched by their longest common tail), which files changed since they were indexed,
+and the chunks' full-text and vector searches.
 
-`HybridSearcher` (retrieval/hybrid.py) is built on these; they read the store only.
+`HybridSearcher` (retrieval/hybrid.py) holds one as `.lookups`; they read the store only.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 import pyarrow as pa
 
 from dowse.indexer.reading import inside
-from dowse.indexer.store import Store, quote_list
+from dowse.indexer.store import Store, where_in
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -84,7 +85,7 @@ def files_for(path: str, by_name: dict[str, list[tuple[str, ...]]]) -> list[str]
 
 
 class IndexLookups:
-    """The look-ups; a subclass sets `store` and `root` (the indexed tree).
+    """The look-ups in `store`'s snapshot of the tree at `store.manifest.root`.
 
     Each LanceDB query costs a few ms however little it returns, so what the look-ups
     read is read once, on first need, and kept: the file list (path, size, mtime), the
@@ -92,12 +93,15 @@ class IndexLookups:
     files, checking staleness, finding definitions, choosing a file's chunk and reading
     chunks by id are then look-ups in memory, and a full-text query reads only ids."""
 
-    store: Store
-    root: Path
-    _file_stats: dict[str, tuple[int, int]] | None = None
-    _by_name: dict[str, list[tuple[str, ...]]] | None = None
-    _tables: dict[str, pa.Table | None] | None = None
-    _positions: dict[tuple[str, str], dict[str, list[int]]] | None = None
+    def __init__(self, store: Store, *, memory_rows: int = MEMORY_ROWS) -> None:
+        self.store = store
+        self.root = Path(store.manifest.root)
+        self.memory_rows = memory_rows
+        """Tables of up to this many rows are held (`MEMORY_ROWS`)."""
+        self._file_stats: dict[str, tuple[int, int]] | None = None
+        self._by_name: dict[str, list[tuple[str, ...]]] | None = None
+        self._tables: dict[str, pa.Table | None] | None = None
+        self._positions: dict[tuple[str, str], dict[str, list[int]]] | None = None
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -123,23 +127,18 @@ class IndexLookups:
             self._positions_of(table, column)
 
     def held(self, table: str) -> pa.Table | None:
-        """`HELD_COLUMNS[table]` of every row, read once (None beyond `MEMORY_ROWS`)."""
+        """`HELD_COLUMNS[table]` of every row, read once (None beyond `memory_rows`)."""
         with _READING:
             if self._tables is None:
                 self._tables = {}
             if table not in self._tables:
                 self._tables[table] = None
-                if self.store.count(table) <= MEMORY_ROWS:
+                if self.store.count(table) <= self.memory_rows:
                     # One contiguous chunk per column: `take` across the scan's record
                     # batches costs ~1.7 ms for 60 rows, across one ~0.04 ms.
-                    self._tables[table] = (
-                        self.store.table(table)
-                        .search()
-                        .select(HELD_COLUMNS[table])
-                        .limit(None)
-                        .to_arrow()
-                        .combine_chunks()
-                    )
+                    self._tables[table] = self.store.scan(
+                        table, HELD_COLUMNS[table]
+                    ).combine_chunks()
             return self._tables[table]
 
     def _where_in(
@@ -153,7 +152,7 @@ class IndexLookups:
         data = self.held(table)
         positions = self._positions_of(table, column)
         if data is None or positions is None:
-            return self.store.rows(table, columns, where=f"{column} IN ({quote_list(values)})")
+            return self.store.rows(table, columns, where=where_in(column, values))
         rows = sorted(i for value in values for i in positions.get(value, ()))
         picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
         return picked.to_pylist()  # type: ignore[no-any-return]
@@ -174,6 +173,27 @@ class IndexLookups:
                     positions.setdefault(value, []).append(i)
             return positions
 
+    def lexical(
+        self, tokens: Sequence[str], k: int, where: str | None = None
+    ) -> list[tuple[dict[str, Any], float]]:
+        """The `k` best chunks for `tokens` by full-text (BM25) score, with the score;
+        only those matching `where` when given."""
+        if not tokens:
+            return []
+        text = " ".join(tokens)
+        if self.held("chunks") is None:
+            rows = self.store.full_text("chunks", text, [*CHUNK_COLUMNS, "_score"], k, where)
+            return [(r, float(r.pop("_score"))) for r in rows]
+        # The chunks are in memory: the query reads only ids and scores.
+        hits = self.store.full_text("chunks", text, ["id", "_score"], k, where)
+        found = self.chunks_by_id(r["id"] for r in hits)
+        return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
+
+    def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
+        """The `k` chunks closest to `vector`: (id, cosine similarity)."""
+        rows = self.store.nearest("vectors", vector, ["id", "_distance"], k).to_pylist()
+        return [(r["id"], 1.0 - float(r["_distance"])) for r in rows]
+
     def chunks_by_id(self, ids: Iterable[str]) -> dict[str, dict[str, Any]]:
         ids = list(ids)
         out: dict[str, dict[str, Any]] = {}
@@ -190,7 +210,7 @@ class IndexLookups:
     def chunks_at(self, spots: Iterable[tuple[str, int]]) -> dict[tuple[str, int], dict[str, Any]]:
         """The chunk holding each (path, line) (one query for all, none when held)."""
         spots = list(spots)
-        return self._rows_of(self._spans_at(spots, self._spans_of(p for p, _ in spots)))
+        return self.rows_of(self.spans_at(spots, self.spans_of(p for p, _ in spots)))
 
     def definition_chunks(
         self, symbols: Iterable[dict[str, Any]]
@@ -200,7 +220,7 @@ class IndexLookups:
         (A long function's `def` line can close a chunk of the lines above it, its body
         starting the next one: that chunk says little about the function.)"""
         symbols = list(symbols)
-        by_path = self._spans_of(s["path"] for s in symbols)
+        by_path = self.spans_of(s["path"] for s in symbols)
         chosen: dict[tuple[str, int], dict[str, Any]] = {}
         for sym in symbols:
             path, line, name = sym["path"], sym["start_line"], sym["qualified_name"]
@@ -210,14 +230,23 @@ class IndexLookups:
             pick = holding if holding is None or _part_of(holding, name) or own is None else own
             if pick is not None:
                 chosen[(path, line)] = pick
-        return self._rows_of(chosen)
+        return self.rows_of(chosen)
+
+    def chunks_of_definitions(self, named: dict[str, tuple[str, int]]) -> dict[str, dict[str, Any]]:
+        """By path, the chunk that shows the definition `named` gives for it (qualified
+        name, start line: `FileVectors.closest_definitions`)."""
+        defined = self.definition_chunks(
+            {"path": p, "qualified_name": name, "start_line": line}
+            for p, (name, line) in named.items()
+        )
+        return {path: row for (path, _), row in defined.items()}
 
     def first_chunks(self, paths: Iterable[str]) -> dict[str, dict[str, Any]]:
         """Each file's first chunk, by path (one query for all, none when held)."""
         paths = list(paths)
-        return self._rows_of(self._first_spans(paths, self._spans_of(paths)))
+        return self.rows_of(self.first_spans(paths, self.spans_of(paths)))
 
-    def _spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+    def spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """The spans (`SPAN_COLUMNS`) of every chunk of the given files, by path."""
         by_path: dict[str, list[dict[str, Any]]] = {}
         for r in self._where_in("chunks", SPAN_COLUMNS, "path", paths):
@@ -225,7 +254,7 @@ class IndexLookups:
         return by_path
 
     @staticmethod
-    def _spans_at(
+    def spans_at(
         spots: Iterable[tuple[str, int]], by_path: dict[str, list[dict[str, Any]]]
     ) -> dict[tuple[str, int], dict[str, Any]]:
         """The span holding each (path, line) among `by_path`'s."""
@@ -238,7 +267,7 @@ class IndexLookups:
         return out
 
     @staticmethod
-    def _first_spans(
+    def first_spans(
         paths: Iterable[str], by_path: dict[str, list[dict[str, Any]]]
     ) -> dict[str, dict[str, Any]]:
         """Each file's first span among `by_path`'s."""
@@ -248,7 +277,7 @@ class IndexLookups:
             if by_path.get(path)
         }
 
-    def _rows_of(self, spans: dict[_K, dict[str, Any]]) -> dict[_K, dict[str, Any]]:
+    def rows_of(self, spans: dict[_K, dict[str, Any]]) -> dict[_K, dict[str, Any]]:
         """The chunk rows (`CHUNK_COLUMNS`) of chosen spans, under the same keys."""
         rows = self.chunks_by_id(dict.fromkeys(r["id"] for r in spans.values()))
         return {key: rows[r["id"]] for key, r in spans.items() if r["id"] in rows}

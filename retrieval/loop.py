@@ -7,7 +7,7 @@
   files whose every candidate scored < 0.2, and targets the gaps: definitions of
   `missing_context` names are looked up directly in the symbol table. It also follows
   the structure: the best caller and callee (`retrieval.references`) of the definitions
-  of at most `MAX_FOLLOWED` new high-relevance hits a cycle join the next cycle's pool,
+  of at most `RefineLimits.followed` new high-relevance hits a cycle join the next cycle's pool,
   flagged with a "caller" or "callee" signal for the evaluator to weigh.
 - LOOP stops early when at least `stop_hits` results score ≥ `high` and no critical gap
   remains (a name the task itself mentions that no context item defines or uses);
@@ -40,13 +40,42 @@ from dowse.retrieval.evaluate import (
     used_names,
 )
 from dowse.retrieval.grains import chunk_hit
-from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
+from dowse.retrieval.hybrid import HybridSearcher, PathFilter
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import Hit
 from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
 
-__all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "run_loop"]
+__all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "RefineLimits", "run_loop"]
+
+
+class RefineLimits(BaseModel):
+    """How much REFINE adds to the next cycle: each limit keeps a cycle's pool and its
+    evaluation bounded however many names and links the task and its hits bring."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    gaps: int = Field(default=8, gt=0, description="missing-context names looked up a cycle")
+    keywords: int = Field(
+        default=8, gt=0, description="distinctive identifiers of high hits added as keywords"
+    )
+    calls_per_hit: int = Field(
+        default=6, gt=0, description="names a high hit calls that are read as keywords"
+    )
+    named: int = Field(
+        default=8,
+        gt=0,
+        description=(
+            "candidates always looked at of each kind the task points at (a file it names, a "
+            "definition of a name it mentions)"
+        ),
+    )
+    followed: int = Field(
+        default=2,
+        gt=0,
+        description="high-relevance hits whose definitions' best caller and callee a cycle follows",
+    )
 
 
 class LoopConfig(BaseModel):
@@ -68,6 +97,7 @@ class LoopConfig(BaseModel):
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
     languages: list[str] = Field(default_factory=list)
+    refine: RefineLimits = Field(default_factory=RefineLimits)
 
 
 class ContextItem(BaseModel):
@@ -134,19 +164,23 @@ def _critical_gaps(analysis: QueryAnalysis, items: dict[str, ContextItem]) -> li
     return gaps
 
 
-def _refine_keywords(items: Sequence[ContextItem], analysis: QueryAnalysis) -> list[str]:
+def _refine_keywords(
+    items: Sequence[ContextItem],
+    analysis: QueryAnalysis,
+    limits: RefineLimits = RefineLimits(),  # noqa: B008 - frozen
+) -> list[str]:
     """Distinctive identifiers of high-relevance hits: their symbols and the names they call."""
     seen = {t for t in tokenize(analysis.text)}
     out: list[str] = []
     for it in items:
         names = [it.hit.symbol.split(".")[-1]] if it.hit.symbol else []
-        names += CALL.findall(it.hit.text or "")[:6]
+        names += CALL.findall(it.hit.text or "")[: limits.calls_per_hit]
         for name in names:
             for tok in tokenize(name)[:1]:
                 if tok not in seen and len(tok) > 3:
                     seen.add(tok)
                     out.append(tok)
-    return out[:8]
+    return out[: limits.keywords]
 
 
 def run_loop(
@@ -177,10 +211,10 @@ def run_loop(
             analysis, keep=keep, languages=config.languages, extra_tokens=keywords, memo=memo
         )
         # Target the gaps: definitions of missing names go straight into the pool.
-        looked_up = [g for g in pending_gaps if g not in targeted][:8]
+        looked_up = [g for g in pending_gaps if g not in targeted][: config.refine.gaps]
         targeted += looked_up
-        gap_symbols = searcher.symbols_named(looked_up)
-        gap_rows = searcher.definition_chunks(gap_symbols)
+        gap_symbols = searcher.lookups.symbols_named(looked_up)
+        gap_rows = searcher.lookups.definition_chunks(gap_symbols)
         for sym in gap_symbols:
             row = gap_rows.get((sym["path"], sym["start_line"]))
             if row is None or not keep(row["path"]):
@@ -204,7 +238,7 @@ def run_loop(
             and c not in fresh
         ]
         batch = fresh + gap_cands
-        batch += _named(ranked, items, batch)
+        batch += _named(ranked, items, batch, config.refine.named)
         in_context = resolved | {
             it.hit.symbol.split(".")[-1] for it in items.values() if it.hit.symbol
         }
@@ -260,14 +294,14 @@ def run_loop(
             stop_reason = f"reached {config.max_cycles} cycles"
             cycle.stop = stop_reason
             break
-        new_keywords = _refine_keywords(high or ranked_items[:3], analysis)
+        new_keywords = _refine_keywords(high or ranked_items[:3], analysis, config.refine)
         keywords = list(dict.fromkeys([*keywords, *new_keywords]))
         pending_gaps = [*critical, *gaps]
         spans = [
             (it.hit.path, it.hit.start_line, it.hit.end_line, it.hit.symbol)
             for it in high
             if (it.hit.path, it.hit.start_line) not in followed
-        ][:MAX_FOLLOWED]
+        ][: config.refine.followed]
         followed.update((path, start) for path, start, _, _ in spans)
         links = links_of(
             searcher.store,
@@ -300,9 +334,9 @@ def run_loop(
         it.missing_context = [m for m in it.missing_context if m not in in_context]
     # A file that became a symlink leading out of the root since it was indexed is not
     # shown: its blocks would be read from outside.
-    outside = searcher.outside_paths(it.hit.path for it in ranked_items)
+    outside = searcher.lookups.outside_paths(it.hit.path for it in ranked_items)
     ranked_items = [it for it in ranked_items if it.hit.path not in outside]
-    stale = searcher.stale_paths(it.hit.path for it in ranked_items)
+    stale = searcher.lookups.stale_paths(it.hit.path for it in ranked_items)
     for it in ranked_items:
         if it.hit.path in stale:
             it.hit = it.hit.model_copy(update={"stale": True})
@@ -334,9 +368,6 @@ def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Cand
     return picked
 
 
-MAX_NAMED = 8
-MAX_FOLLOWED = 2
-"""High-relevance hits whose definitions' best caller and callee a cycle follows."""
 _LINKS = frozenset({"caller", "callee"})
 
 
@@ -361,7 +392,7 @@ def _add_links(
         for link in links
         if keep(link.path)
     ]
-    rows = searcher.definition_chunks(wanted) if wanted else {}
+    rows = searcher.lookups.definition_chunks(wanted) if wanted else {}
     added: list[str] = []
     for link in links:
         row = rows.get((link.path, link.line))
@@ -376,12 +407,15 @@ def _add_links(
 
 
 def _named(
-    ranked: Sequence[Candidate], items: dict[str, ContextItem], batch: Sequence[Candidate]
+    ranked: Sequence[Candidate],
+    items: dict[str, ContextItem],
+    batch: Sequence[Candidate],
+    limit: int,
 ) -> list[Candidate]:
     """What the task points at that the batch and the context lack: the best candidate of
     each file it names (a path or a stack-trace frame), and each definition of a name it
     mentions that is defined in few places (a full symbol signal). Always looked at,
-    at most MAX_NAMED of each."""
+    at most `limit` of each."""
     files = {c.row["path"] for c in batch} | {it.hit.path for it in items.values()}
     taken = {c.id for c in batch} | items.keys()
     named_files: list[Candidate] = []
@@ -394,7 +428,7 @@ def _named(
             named_files.append(cand)
         elif cand.signals.get("symbol", 0.0) >= 0.8:
             definitions.append(cand)
-    return named_files[:MAX_NAMED] + definitions[:MAX_NAMED]
+    return named_files[:limit] + definitions[:limit]
 
 
 def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:
@@ -427,7 +461,7 @@ def _known_names(
     if fresh:
         for name in fresh:
             definitions[name] = []
-        for r in searcher.definitions_of(fresh):
+        for r in searcher.lookups.definitions_of(fresh):
             definitions[r["name"]].append(
                 Spot(r["path"], r["start_line"], owner_of(r["qualified_name"]))
             )

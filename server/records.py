@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.records import Depth, ExploreResult
 from dowse.indexer.build import IndexStats
 from dowse.indexer.status import StatusReport
@@ -157,7 +158,7 @@ class AskRequest(_Request):
     exclude: list[str] = Field(
         default=[], description="gitignore-style globs of paths to leave out."
     )
-    max_tokens: int = _max_tokens(8000)
+    max_tokens: int = _max_tokens(DEFAULT_BUDGET)
 
 
 class SymbolRequest(_Request):

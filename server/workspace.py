@@ -313,8 +313,8 @@ class Workspace:
             with root.lock:
                 try:
                     searcher = self._searcher(root)
-                    if searcher.has_vectors or searcher.has_file_vectors:
-                        searcher.embed_query("warm up")
+                    if searcher.questions.has_vectors or searcher.questions.has_file_vectors:
+                        searcher.questions.embed_query("warm up")
                     searcher.warm()
                 except Exception:  # best effort: the first call reports what failed
                     pass
@@ -621,7 +621,7 @@ class Workspace:
                 root, lambda s: find_symbols(s.store, req.name, limit=req.limit)
             )
             found = self._inside(root, found, fresh)
-            stale = searcher.stale_paths(m.path for m in found)
+            stale = searcher.lookups.stale_paths(m.path for m in found)
             definitions = [
                 Definition(
                     **m.model_dump(),

@@ -13,7 +13,9 @@ from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import MAX_FILES, HistorySource, read_commits, source_of
 from dowse.indexer.store import MANIFEST, Store
 from dowse.retrieval.ask import _files
+from dowse.retrieval.file_ranking import files_by_history
 from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import analyze
 
 pytestmark = pytest.mark.usefixtures("isolated_git")
@@ -135,7 +137,7 @@ def test_a_named_source_and_no_repository(repo, tmp_path, fake_embedder):
     assert source_of(plain) is None
     build_index(plain, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert Store.read_manifest(plain / ".dowse").history == ""
-    assert HybridSearcher.open(plain / ".dowse").files_by_history(analyze("parse_date")) == []
+    assert files_by_history(IndexLookups(Store.open(plain / ".dowse")), analyze("parse_date")) == []
 
     # An export of the repository, its history named (as `dowse eval` does).
     source = HistorySource(source_of(root).git_dir, commits[1])
@@ -155,7 +157,7 @@ def test_an_index_from_before_the_commits_table_reads_and_upgrades(repo, fake_em
     store = Store.open(index_dir)
     store.verify()
     assert not store.has_table("commits")
-    assert HybridSearcher(store).files_by_history(analyze("parse_date padded")) == []
+    assert files_by_history(IndexLookups(store), analyze("parse_date padded")) == []
 
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert {r["id"] for r in _rows(index_dir)} == set(commits[:3])
@@ -165,21 +167,21 @@ def test_files_by_history_ranks_the_files_of_matching_commits(repo, fake_embedde
     root, commits = repo
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     searcher = HybridSearcher.open(root / ".dowse")
-    ranked = searcher.files_by_history(analyze("parse_date crashes on padded strings"))
+    ranked = files_by_history(searcher.lookups, analyze("parse_date crashes on padded strings"))
     # Tests only when the question is about them; gen/ files are not in a kept commit.
     assert [p for p, _ in ranked] == ["cal/dates.py"]
     assert ranked[0][1][0] == {
         "id": commits[1],
         "subject": "Fixed parse_date crash on padded input",
     }
-    about_tests = searcher.files_by_history(analyze("the tests for parse_date padded"))
+    about_tests = files_by_history(searcher.lookups, analyze("the tests for parse_date padded"))
     assert "tests/test_dates.py" in [p for p, _ in about_tests]
     # A file the index no longer has is not listed.
     commit_files(root, {"cal/dates.py": None}, "Drop dates", 8)
     build_index(root, config=IndexConfig(embed=False, history=False), embedder=fake_embedder)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     searcher = HybridSearcher.open(root / ".dowse")
-    assert searcher.files_by_history(analyze("parse_date padded")) == []
+    assert files_by_history(searcher.lookups, analyze("parse_date padded")) == []
 
 
 def test_ask_lifts_listed_files_by_history_and_cites_the_commits():
@@ -238,7 +240,7 @@ def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fak
     )
     run("index", str(root), "--quiet", "--no-embed")
     assert Store.read_manifest(root / ".dowse").history == head and _rows(root / ".dowse") == []
-    assert HybridSearcher.open(root / ".dowse").files_by_history(analyze("modules f3")) == []
+    assert files_by_history(IndexLookups(Store.open(root / ".dowse")), analyze("modules f3")) == []
     out = json.loads(run("ask", "where is f3 defined?", "--path", str(root), "--json").output)
     assert out["files"][0]["path"] == "m3.py"
 

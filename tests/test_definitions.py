@@ -9,8 +9,10 @@ import pytest
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store, quote_list
 from dowse.indexer.summary import DEFINITION_DOC_CHARS, definition_text
+from dowse.retrieval.file_ranking import file_dense
 from dowse.retrieval.file_vectors import FileVectors
 from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.pool import summary_chunks
 from dowse.retrieval.query import analyze
 
 
@@ -74,16 +76,21 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     # closest, and the chunk of that definition joins the pool beside the file's best
     # chunk for the query's words.
     question = "the total never goes below zero"
-    vector = searcher.embed_query(question)
-    assert searcher.file_dense(vector, 1000)[0][0] == "shop/pricing.py"
-    cosines = searcher.file_cosines(vector)
+    vector = searcher.questions.embed_query(question)
+    assert file_dense(searcher.questions, vector, 1000)[0][0] == "shop/pricing.py"
+    cosines = searcher.questions.file_cosines(vector)
     closest = cosines.held.closest_definitions(
         cosines.sims, ["shop/pricing.py", "shop/payments.py"]
     )
     assert closest["shop/pricing.py"] == ("cart_total", 50)
     found: dict = {}
-    searcher._summary_chunks(
-        ["shop/pricing.py", "shop/payments.py"], ["nowordmatchesthis"], [], found, closest
+    summary_chunks(
+        searcher.lookups,
+        ["shop/pricing.py", "shop/payments.py"],
+        ["nowordmatchesthis"],
+        [],
+        found,
+        closest,
     )
     first, definition = found["shop/pricing.py"]
     assert first["start_line"] == 1  # no word matched: the file's first chunk
@@ -94,11 +101,11 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     cands = searcher.candidates(analyze(question), k=5)
     assert definition["id"] in cands
     # The loop's search and ask's closeness ranking share one question's cosines.
-    cosines = searcher.question_cosines(question)
-    assert searcher.question_cosines(question) is cosines
-    assert np.allclose(cosines.sims, searcher.file_cosines(vector).sims)
-    searcher.clear_query_cache()
-    assert searcher.question_cosines(question) is not cosines
+    cosines = searcher.questions.question_cosines(question)
+    assert searcher.questions.question_cosines(question) is cosines
+    assert np.allclose(cosines.sims, searcher.questions.file_cosines(vector).sims)
+    searcher.questions.clear_query_cache()
+    assert searcher.questions.question_cosines(question) is not cosines
 
 
 def test_an_index_from_before_definitions_embeds_them_on_its_next_run(example_repo, fake_embedder):

@@ -31,6 +31,7 @@ class _Searcher:
     def __init__(self, rows: list[dict]) -> None:
         self.rows = rows
         self.asked: list[str | None] = []
+        self.lookups = self.questions = self  # the searcher's parts, in one fake
 
     def lexical(self, tokens, k, where=None):
         self.asked.append(where)

@@ -264,7 +264,7 @@ def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatc
     _build(repo, fake_embedder)
     store = Store.open(repo / ".dowse")
     searcher = HybridSearcher(store, lambda: fake_embedder)
-    ids = [i for i, _ in searcher.dense(searcher.embed_query("renamed_seven"), 5)]
+    ids = [i for i, _ in searcher.lookups.dense(searcher.questions.embed_query("renamed_seven"), 5)]
     assert "m7.py:1-2" in ids
 
 

@@ -27,9 +27,10 @@ from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import LEAD_REASON, UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
 from dowse.retrieval.evaluate import OfflineEvaluator
-from dowse.retrieval.hybrid import Candidate, HybridSearcher
+from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.llm_evaluator import LLMEvaluator, LLMEvaluatorConfig
 from dowse.retrieval.loop import run_loop
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import analyze
 
 MODEL = "fake-model"

@@ -13,6 +13,13 @@ import pytest
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import ask
+from dowse.retrieval.file_ranking import (
+    FileRankingConfig,
+    file_dense,
+    files_by_closeness,
+    files_by_words,
+)
+from dowse.retrieval.fusion import FileFusion
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig, run_loop
 from dowse.retrieval.query import analyze
@@ -152,7 +159,7 @@ def test_absolute_paths_are_embedded_cut_short():
 
 
 def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
-    named = searcher.files_named(
+    named = searcher.lookups.files_named(
         [
             "/venv/lib/python3.11/site-packages/shop/auth/tokens.py",  # an installed copy
             "site-packages/shop/__init__.py",  # not shop/auth/__init__.py (one part shared)
@@ -175,7 +182,8 @@ def test_a_path_names_the_files_sharing_its_longest_tail(searcher):
 
 
 def test_a_path_naming_many_files_names_none(searcher):
-    # `__init__.py` names four files of the example (more than FEW_NAMED), routes.py one.
+    # `__init__.py` names four files of the example (more than `PoolLimits.few_named`),
+    # routes.py one.
     cands = searcher.candidates(analyze("the import in __init__.py breaks api/routes.py"))
     named = {c.row["path"] for c in cands.values() if "path" in c.signals}
     assert named == {"shop/api/routes.py"}
@@ -239,7 +247,7 @@ def test_the_rarest_names_definitions_come_first_when_there_are_too_many(tmp_pat
     (tmp_path / "z.py").write_text("def _print_singular(x):\n    return x\n")
     build_index(tmp_path, embedder=fake_embedder, config=IndexConfig(embed=False))
     searcher = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
-    found = searcher.symbols_named(["run", "_print_singular"], limit=50)
+    found = searcher.lookups.symbols_named(["run", "_print_singular"], limit=50)
     assert len(found) == 50
     assert (found[0]["name"], found[0]["path"]) == ("_print_singular", "z.py")
     cands = searcher.candidates(analyze("run() calls _print_singular() and fails"))
@@ -394,13 +402,15 @@ def test_a_long_questions_first_line_shares_its_vector(searcher, fake_embedder):
         return v / np.linalg.norm(v)
 
     text = "Expired tokens are accepted\nWhen a session token is old the API still answers."
-    got = unit(searcher.embed_query(text))
+    got = unit(searcher.questions.embed_query(text))
     full, title = (unit(v) for v in fake_embedder.embed([text, "Expired tokens are accepted"]))
     assert np.allclose(got, unit(0.7 * full + 0.3 * title), atol=1e-3)
     # One line, or a first line too short to say anything alone: the text's own vector.
     for alone in ("expired tokens are accepted", "Bug\nexpired tokens are accepted"):
         assert np.allclose(
-            unit(searcher.embed_query(alone)), unit(fake_embedder.embed([alone])[0]), atol=1e-3
+            unit(searcher.questions.embed_query(alone)),
+            unit(fake_embedder.embed([alone])[0]),
+            atol=1e-3,
         )
 
 
@@ -424,7 +434,7 @@ def test_a_question_is_embedded_with_the_embedders_query_method(searcher, fake_e
     embedder = QueryEmbedder()
     s = HybridSearcher(searcher.store, lambda: embedder)
     text = "Expired tokens are accepted\nWhen a session token is old the API still answers."
-    assert s.embed_query(text) is not None
+    assert s.questions.embed_query(text) is not None
     assert embedder.calls == [
         ("embed_queries", [text]),
         ("embed_queries", ["Expired tokens are accepted"]),
@@ -433,13 +443,13 @@ def test_a_question_is_embedded_with_the_embedders_query_method(searcher, fake_e
 
 def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
     seen: list[list[str]] = []
-    original = searcher.lexical
+    original = searcher.lookups.lexical
 
     def spy(tokens, k, where=None):
         seen.append(list(tokens))
         return original(tokens, k, where)
 
-    monkeypatch.setattr(searcher, "lexical", spy)
+    monkeypatch.setattr(searcher.lookups, "lexical", spy)
     searcher.candidates(analyze("Expired tokens are accepted\nThe checkout still answers."))
     counts = Counter(seen[0])
     assert counts["expired"] == counts["accepted"] == 2  # the first line's words
@@ -499,7 +509,7 @@ def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
 
 def test_example_scripts_count_as_documentation_unless_asked_for(searcher):
     from dowse.retrieval.evaluate import OfflineEvaluator
-    from dowse.retrieval.hybrid import Candidate
+    from dowse.retrieval.pool import Candidate
 
     row = {
         "id": "x",
@@ -531,24 +541,26 @@ def test_a_definition_is_shown_by_its_own_chunk(tmp_path, fake_embedder, searche
     )
     build_index(tmp_path, embedder=fake_embedder)
     s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
-    sym = s.symbols_named(["convert"])
-    assert s.chunk_at("pkg/convert.py", sym[0]["start_line"])["symbol"] is None
-    shown = s.definition_chunks(sym)[("pkg/convert.py", sym[0]["start_line"])]
+    sym = s.lookups.symbols_named(["convert"])
+    assert s.lookups.chunk_at("pkg/convert.py", sym[0]["start_line"])["symbol"] is None
+    shown = s.lookups.definition_chunks(sym)[("pkg/convert.py", sym[0]["start_line"])]
     assert shown["symbol"] == "convert" and shown["start_line"] > sym[0]["start_line"]
     # A small definition inside a chunk of several is shown by that chunk.
-    item = searcher.symbols_named(["LineItem"])
-    held = searcher.chunk_at("shop/pricing.py", item[0]["start_line"])
-    assert searcher.definition_chunks(item)[("shop/pricing.py", item[0]["start_line"])] == held
+    item = searcher.lookups.symbols_named(["LineItem"])
+    held = searcher.lookups.chunk_at("shop/pricing.py", item[0]["start_line"])
+    assert (
+        searcher.lookups.definition_chunks(item)[("shop/pricing.py", item[0]["start_line"])] == held
+    )
 
 
 def test_files_by_words_ranks_whole_files_and_skips_tests_and_docs(searcher):
     a = analyze("discount rules: bulk discount and coupon discount on the cart total")
-    ranked = [p for p, _ in searcher.files_by_words(a)]
+    ranked = [p for p, _ in files_by_words(searcher.lookups, a)]
     assert ranked[0] == "shop/pricing.py"
     assert not any(p.startswith("tests/") or p.endswith(".md") for p in ranked)
     asked = analyze("which tests cover the bulk discount and the coupon discount")
-    assert any(p.startswith("tests/") for p, _ in searcher.files_by_words(asked))
-    row = dict(searcher.files_by_words(a))["shop/pricing.py"]
+    assert any(p.startswith("tests/") for p, _ in files_by_words(searcher.lookups, asked))
+    row = dict(files_by_words(searcher.lookups, a))["shop/pricing.py"]
     assert row["path"] == "shop/pricing.py" and row["start_line"] >= 1
 
 
@@ -570,8 +582,8 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
         "symbol": "test_round_trip",
         "text": 'def test_round_trip():\n    token = issue_token(42, b"k")\n',
     }
-    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [(path, row)])
-    monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [])
+    monkeypatch.setattr(ask_module, "files_by_words", lambda *a, **k: [(path, row)])
+    monkeypatch.setattr(ask_module, "files_by_closeness", lambda *a, **k: [])
     fused = ask(searcher, question)
     listed = {f.path: f for f in fused.files}
     assert listed[path].relevance == 0.0
@@ -580,8 +592,7 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
     # ... and its best chunk's first line is in the context, as a signature.
     [line] = [b for b in fused.context if b.path == path]
     assert (line.form, line.text, line.relevance) == ("signature", "def test_round_trip():", 0.0)
-    monkeypatch.setattr(ask_module, "WORDS_WEIGHT", 0.0)
-    unweighted = [f.path for f in ask(searcher, question).files]
+    unweighted = [f.path for f in ask(searcher, question, fusion=FileFusion(words=0.0)).files]
     evaluated = [
         f.path
         for f in ask_module._evaluated_files(
@@ -600,7 +611,7 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
 
     ask_module = importlib.import_module("dowse.retrieval.ask")
     question = "how are discounts applied to the cart total?"
-    by_closeness = searcher.files_by_closeness(analyze(question))
+    by_closeness = files_by_closeness(searcher.lookups, searcher.questions, analyze(question))
     # Tests and docs left out (the question is not about them), each file with a chunk
     # of its own to cite.
     assert by_closeness and all(
@@ -608,12 +619,13 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
         for p, row in by_closeness
     )
     # None that is not close in absolute terms, however few files the index has.
-    hybrid = importlib.import_module("dowse.retrieval.hybrid")
-    sims = dict(searcher.file_dense(searcher.embed_query(question), 1000))
-    assert all(sims[p] >= hybrid.CLOSE_MIN for p, _ in by_closeness)
-    with monkeypatch.context() as m:
-        m.setattr(hybrid, "CLOSE_MIN", -1.0)
-        assert len(searcher.files_by_closeness(analyze(question))) > len(by_closeness)
+    sims = dict(file_dense(searcher.questions, searcher.questions.embed_query(question), 1000))
+    assert all(sims[p] >= FileRankingConfig().close_min for p, _ in by_closeness)
+    anything = FileRankingConfig(close_min=-1.0)
+    closer = files_by_closeness(
+        searcher.lookups, searcher.questions, analyze(question), config=anything
+    )
+    assert len(closer) > len(by_closeness)
     plain = ask(searcher, question)
     close = {p: i for i, (p, _) in enumerate(by_closeness)}
     assert all(f.closeness_rank == close.get(f.path) for f in plain.files)
@@ -627,8 +639,8 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
         "symbol": "formatTotal",
         "text": "export function formatTotal(cents) {\n",
     }
-    monkeypatch.setattr(searcher, "files_by_words", lambda *a, **k: [])
-    monkeypatch.setattr(searcher, "files_by_closeness", lambda *a, **k: [(path, row)])
+    monkeypatch.setattr(ask_module, "files_by_words", lambda *a, **k: [])
+    monkeypatch.setattr(ask_module, "files_by_closeness", lambda *a, **k: [(path, row)])
     listed = {f.path: f for f in ask(searcher, question).files}
     assert listed[path].relevance == 0.0 and listed[path].closeness_rank == 0
     assert listed[path].citations == [f"{path}:1-3"]
@@ -638,38 +650,40 @@ def test_ask_fuses_the_ranking_by_closeness_in_meaning(searcher, monkeypatch):
     assert (line.form, line.text) == ("signature", "export function formatTotal(cents)")
     # Its weight lifts it above evaluated files; at 0 it comes after all of them.
     assert [f.path for f in fused.files].index(path) < len(fused.files) - 1
-    monkeypatch.setattr(ask_module, "CLOSENESS_WEIGHT", 0.0)
-    assert [f.path for f in ask(searcher, question).files][-1] == path
+    unweighted = ask(searcher, question, fusion=FileFusion(closeness=0.0))
+    assert [f.path for f in unweighted.files][-1] == path
 
 
 def test_a_warm_searcher_sees_files_change_after_it_read_the_file_list(searcher):
     # The file list is read once per searcher; the disk is looked at on every call.
-    assert searcher.stale_paths(["shop/pricing.py", "shop/payments.py"]) == set()
+    assert searcher.lookups.stale_paths(["shop/pricing.py", "shop/payments.py"]) == set()
     (searcher.root / "shop" / "pricing.py").write_text("# rewritten\n")
     (searcher.root / "shop" / "payments.py").unlink()
-    assert searcher.stale_paths(
+    assert searcher.lookups.stale_paths(
         ["shop/pricing.py", "shop/payments.py", "shop/__init__.py", "not/indexed.py"]
     ) == {"shop/pricing.py", "shop/payments.py", "not/indexed.py"}
 
 
 def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     # Definitions, first chunks, the chunk at a line and a full-text query's chunks come
-    # from the rows held in memory; beyond MEMORY_ROWS they are LanceDB queries. Both
+    # from the rows held in memory; beyond `memory_rows` they are LanceDB queries. Both
     # give the same rows, and once held, nothing more is read from the store.
     import dowse.retrieval.lookups as lookups
 
     def look(s):
-        syms = s.symbols_named(["validate_token", "LineItem", "BulkDiscount", "total", "nope"])
+        syms = s.lookups.symbols_named(
+            ["validate_token", "LineItem", "BulkDiscount", "total", "nope"]
+        )
         return (
             syms,
-            s.definition_chunks(syms),
-            s.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
-            s.chunks_at(
+            s.lookups.definition_chunks(syms),
+            s.lookups.first_chunks(["shop/pricing.py", "web/format.js", "missing.py"]),
+            s.lookups.chunks_at(
                 [("shop/pricing.py", 1), ("shop/payments.py", 31), ("shop/pricing.py", 10**6)]
             ),
-            s.lexical(["token", "expired", "cart"], 8),
-            s.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"),
-            s.definitions_of(["validate_token", "LineItem", "lineitem", "nope"]),
+            s.lookups.lexical(["token", "expired", "cart"], 8),
+            s.lookups.lexical(["token"], 3, "path IN ('shop/auth/tokens.py')"),
+            s.lookups.definitions_of(["validate_token", "LineItem", "lineitem", "nope"]),
         )
 
     held = look(HybridSearcher(searcher.store, None))
@@ -694,13 +708,13 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     warm = HybridSearcher(searcher.store, None)
     warm.warm()
     assert read == ["files"]  # the file list; the held tables are read as a whole
-    assert set(warm._positions or {}) == set(lookups.KEYED)  # their keys built too
+    assert set(warm.lookups._positions or {}) == set(lookups.KEYED)  # their keys built too
     read.clear()
     assert look(warm) == held
     assert read == []
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
-    monkeypatch.setattr(lookups, "MEMORY_ROWS", 0)
-    assert look(HybridSearcher(searcher.store, None)) == held
+    unheld = lookups.IndexLookups(searcher.store, memory_rows=0)
+    assert look(HybridSearcher(searcher.store, None, lookups=unheld)) == held
 
 
 @pytest.mark.parametrize(
@@ -795,7 +809,7 @@ def _row(path: str, text: str, symbol: str | None = None, language: str = "pytho
 )
 def test_builtin_method_calls_are_no_missing_context(language, text, gaps):
     from dowse.retrieval.evaluate import OfflineEvaluator, Spot
-    from dowse.retrieval.hybrid import Candidate
+    from dowse.retrieval.pool import Candidate
 
     known = {
         name: [Spot("lib/defs.py", 10, owner)]

@@ -506,6 +506,25 @@ def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, f
     run("search", "validate token", "--path", str(example_repo))
 
 
+def test_the_store_turns_a_failure_inside_a_query_into_its_own_error(example_repo, fake_embedder):
+    # The tables are open (as a warm searcher's are) when their files are damaged: the
+    # failure comes from inside the query, and leaves the store as IndexCorrupt.
+    build_index(example_repo, embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    store = Store.open(index_dir)
+    assert store.full_text("chunks", "validate token", ["id", "_score"], 3)
+    for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
+        with open(data, "r+b") as fh:
+            fh.truncate(data.stat().st_size // 2)
+    damaged = r"^the index is damaged \(.*\); run `dowse index --rebuild`$"
+    with pytest.raises(IndexCorrupt, match=damaged):
+        store.full_text("chunks", "validate token", ["id", "text", "_score"], 3)
+    with pytest.raises(IndexCorrupt, match=damaged):
+        store.scan("chunks", ["id", "text"])
+    with pytest.raises(IndexCorrupt, match=damaged):
+        store.rows("chunks", ["id", "text"])
+
+
 def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
     from mcp.server.mcpserver.exceptions import ToolError
 

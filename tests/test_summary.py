@@ -156,12 +156,13 @@ def test_cli_remembers_the_embed_scope(example_repo, run):
 
 
 def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fake_embedder):
-    from dowse.retrieval.hybrid import Candidate, HybridSearcher
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.pool import PoolLimits, _Pool, _summary_signal, summary_chunks
     from dowse.retrieval.query import analyze
 
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
-    assert searcher.has_file_vectors and not searcher.has_vectors
+    assert searcher.questions.has_file_vectors and not searcher.questions.has_vectors
     # Words of one file's docstring only: its summary is the closest.
     cands = searcher.candidates(analyze("gateway retries"), k=5)
     best = max(cands.values(), key=lambda c: c.score)
@@ -171,11 +172,7 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
     # A file found by its summary alone enters the pool with its best chunk for the
     # query's words, or its first chunk when no word matches.
     for tokens, first_line in ((["charge"], None), (["nowordmatchesthis"], 1)):
-        pool: dict = {}
-
-        def add(row, pool=pool):
-            return pool.setdefault(row["id"], Candidate(row))
-
+        pool = _Pool(lambda p: True, [])
         found: dict = {}
         nearest = [("shop/payments.py", 0.5), ("shop/pricing.py", 0.25)]
 
@@ -183,9 +180,9 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
             return p != "shop/pricing.py"
 
         # As the search's embedding thread does: the chunks of the kept nearest files.
-        searcher._summary_chunks([p for p, _ in nearest if keep(p)], tokens, [], found)
-        searcher._summary_signal(nearest, pool, add, keep, found)
-        [cand] = pool.values()
+        summary_chunks(searcher.lookups, [p for p, _ in nearest if keep(p)], tokens, [], found)
+        _summary_signal(pool, nearest, keep, found, PoolLimits())
+        [cand] = pool.cands.values()
         assert found == {"shop/payments.py": [cand.row]}  # kept for the loop's next cycle
         assert cand.row["path"] == "shop/payments.py"
         assert cand.signals == {"summary": 1.0, "file_cosine": 0.5}
@@ -195,25 +192,28 @@ def test_summary_vectors_rank_files_and_bring_their_best_chunk(example_repo, fak
             assert cand.row["start_line"] == first_line
 
 
-def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder, monkeypatch):
-    import dowse.retrieval.hybrid as hybrid
+def test_summary_scan_in_memory_matches_lancedb(example_repo, fake_embedder):
+    from dowse.retrieval.file_ranking import file_dense
     from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.questions import QuestionVectors
 
     build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
     store = Store.open(example_repo / ".dowse")
     searcher = HybridSearcher(store, lambda: fake_embedder)
-    vector = searcher.embed_query("gateway retries for card payments")
-    in_memory = searcher.file_dense(vector, 5)
-    monkeypatch.setattr(hybrid, "FILE_MATRIX_ROWS", 1)  # too many rows: LanceDB scans
-    scanned = HybridSearcher(store, lambda: fake_embedder).file_dense(vector, 5)
+    vector = searcher.questions.embed_query("gateway retries for card payments")
+    in_memory = file_dense(searcher.questions, vector, 5)
+    # Too many rows to hold: LanceDB scans them.
+    scanned = file_dense(QuestionVectors(store, lambda: fake_embedder, matrix_rows=1), vector, 5)
     assert len(in_memory) == 5 == len(scanned)
     assert [p for p, _ in in_memory] == [p for p, _ in scanned]
     assert all(abs(a - b) < 1e-3 for (_, a), (_, b) in zip(in_memory, scanned, strict=True))
     assert in_memory[0][0] == "shop/payments.py"
-    assert searcher.file_dense(vector, 1000) == sorted(
-        searcher.file_dense(vector, 1000), key=lambda r: -r[1]
+    assert file_dense(searcher.questions, vector, 1000) == sorted(
+        file_dense(searcher.questions, vector, 1000), key=lambda r: -r[1]
     )  # all files, best first
-    assert len(searcher.file_dense(vector, 1000)) == store.count("files")  # each file once
+    assert len(file_dense(searcher.questions, vector, 1000)) == store.count(
+        "files"
+    )  # each file once
 
 
 def test_embed_scopes_are_one_list():

@@ -9,6 +9,7 @@ from conftest import load_benchmark
 
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
+from dowse.retrieval.file_ranking import file_dense
 from dowse.retrieval.hybrid import HybridSearcher
 
 sr = load_benchmark("summary_rank")
@@ -35,10 +36,14 @@ def test_gold_ranks_are_places_in_the_search_s_own_summary_ranking(
     dataset.write_text("".join(json.dumps(t) + "\n" for t in tasks))
     ranks = sr.gold_ranks(dataset, tmp_path / "work", fake_embedder)
     searcher = HybridSearcher(Store.open(index_dir), lambda: fake_embedder)
-    ranked = [p for p, _ in searcher.file_dense(searcher.embed_query(question), 1000)]
+    ranked = [
+        p for p, _ in file_dense(searcher.questions, searcher.questions.embed_query(question), 1000)
+    ]
     expected = [
         ranked.index("shop/payments.py") + 1,
         max(ranked.index("shop/pricing.py"), ranked.index("shop/payments.py")) + 1,
     ]
     assert ranks == expected
-    assert np.allclose(searcher.embed_query(question), sr.question_vector(fake_embedder, question))
+    assert np.allclose(
+        searcher.questions.embed_query(question), sr.question_vector(fake_embedder, question)
+    )
