@@ -406,7 +406,10 @@ def gitexec_case(
             ["branch", "-q", "-D", "gitexec-live"],
             ["ls-remote", "ssh://git@example.invalid/x.git"],  # the ssh command, offline
         ):
-            _git(repo, *argv, env=env, check=False)
+            try:
+                _git(repo, *argv, env=env, check=False)
+            except subprocess.TimeoutExpired:
+                pass  # ssh waiting on an unresolvable host: the marker says if it ran
     live = fired()
     clear()
     q = "where are payments refunded?"

@@ -830,8 +830,11 @@ def build_index(
             dim=embedder.dim,
             rebuild=config.rebuild or bool(notes),
             # Only this root's own index vouches for its cache: a shipped one (another
-            # root's, or no readable manifest at all) may hold planted vectors.
-            trust_cache=old is not None and is_index_of(old, root),
+            # root's, or a cache without a manifest) may hold planted vectors. A manifest
+            # that is there but unreadable is this index's own damage: its cache stays.
+            trust_cache=is_index_of(old, root)
+            if old is not None
+            else (index_dir / "manifest.json").exists(),
         )
         stats = _Run(root, store, config, embedder, progress).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
