@@ -103,7 +103,7 @@ def index(
 
     \b
     Example:
-        dowse index ~/src/django
+        dowse index fixtures/example
         dowse index . --embed files --exclude 'docs/'
     """
     from dowse.indexer.build import (
@@ -182,8 +182,8 @@ def status(path: str, index_dir: Path | None, skipped: bool, as_json: bool) -> N
 
     \b
     Example:
-        dowse status
-        dowse status --skipped
+        dowse status fixtures/example
+        dowse status fixtures/example --skipped
     """
     from dowse.indexer.build import remembered_options
     from dowse.indexer.status import index_status
@@ -247,7 +247,8 @@ def search(
 
     \b
     Example:
-        dowse search "parse_file timeout" --grain symbol --exclude 'tests/'
+        dowse search "validate_token expired" --path fixtures/example
+        dowse search "token signature" --grain symbol --exclude 'tests/' --path fixtures/example
     """
     from dowse.retrieval.records import SearchOptions
     from dowse.retrieval.render import render_hits
@@ -296,9 +297,9 @@ def symbol(
 
     \b
     Example:
-        dowse symbol build_index
-        dowse symbol Store.open
-        dowse symbol Store.open --callers
+        dowse symbol validate_token --path fixtures/example
+        dowse symbol BulkDiscount.discount --path fixtures/example
+        dowse symbol validate_token --callers --path fixtures/example
     """
     from dowse.indexer.store import Store
     from dowse.quote import one_line
@@ -407,9 +408,9 @@ def ask(
 
     \b
     Example:
-        dowse ask "where are expired session tokens rejected?" --budget 2000
-        dowse ask "how does authentication work?" --budget 4000
-        dowse ask "how are discounts applied?" --evaluator llm --mode retrieval
+        dowse ask "where are expired session tokens rejected?" --path fixtures/example --budget 2000
+        dowse ask "how does authentication work?" --path fixtures/example --budget 4000
+        dowse ask "how are discounts applied?" --path fixtures/example --evaluator llm
     """
     if not question.strip():
         raise fail("the question is empty")
@@ -537,7 +538,7 @@ def explore_cmd(
     \b
     Example:
         dowse explore .
-        dowse explore src/auth --focus "how are tokens refreshed?" --depth deep
+        dowse explore fixtures/example/shop/auth --focus "how are tokens validated?" --depth deep
         dowse explore . --depth deep --budget 3000 --json
         dowse explore . --graph imports.html
     """
@@ -603,8 +604,8 @@ def serve(
     \b
     Example:
         dowse serve
-        dowse serve ~/src/api ~/src/web
-        claude mcp add dowse -- dowse serve ~/src/api
+        dowse serve . fixtures/example
+        claude mcp add dowse -- dowse serve "$PWD"
     """
     from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
     from dowse.server.app import serve as run_server

@@ -97,7 +97,7 @@ def eval_group() -> None:
     \b
     Example:
         dowse eval swebench --dataset swebench_lite_dev.jsonl --repos ~/clones
-        dowse eval history ~/src/myrepo -n 20 --no-embed
+        dowse eval history . -n 20 --no-embed
     """
 
 
@@ -264,7 +264,7 @@ def eval_history(
 
     \b
     Example:
-        dowse eval history ~/src/myrepo -n 20 --no-embed
+        dowse eval history . -n 20 --no-embed
     """
     import tempfile
 
