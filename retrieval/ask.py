@@ -546,7 +546,6 @@ def ask(
         # A first file's best part is shown as its whole definition at once, while the
         # first files' take at most half the room (`LEAD_SHARE`): its body is what the
         # reader came for, and the other half stays for the loop's other items.
-        placed = None
         if id(it) in leads and len(ranges) > 1:
             share = math.floor(whole * LEAD_SHARE)
             placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)

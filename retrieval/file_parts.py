@@ -91,29 +91,16 @@ def best_parts(
     words = [row for row, _ in searcher.lookups.lexical(tokens, POOL_PER_FILE * len(paths), where)]
     rank(words, "matches the question's words best in its file")
 
+    # One look-up of the chunks that show the definitions both rankings name.
     close = _closest_definitions(searcher, analysis, paths)
-    if close:
-        rows = searcher.lookups.definition_chunks(close)
-        rank(
-            (
-                rows[(s["path"], s["start_line"])]
-                for s in close
-                if (s["path"], s["start_line"]) in rows
-            ),
-            "closest in meaning in its file",
-        )
-
     named = _named_definitions(analysis, paths, symbols or {})
-    if named:
-        rows = searcher.lookups.definition_chunks(named)
-        rank(
-            (
-                rows[(s["path"], s["start_line"])]
-                for s in named
-                if (s["path"], s["start_line"]) in rows
-            ),
-            "defines a name the question mentions",
-        )
+    rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
+    for definitions, why in (
+        (close, "closest in meaning in its file"),
+        (named, "defines a name the question mentions"),
+    ):
+        keys = ((s["path"], s["start_line"]) for s in definitions)
+        rank((rows[key] for key in keys if key in rows), why)
 
     if evaluated:
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
