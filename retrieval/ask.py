@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import where_in
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
@@ -274,7 +274,7 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
         for r in searcher.store.rows(
             "symbols",
             ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
-            where=f"path IN ({quote_list(sorted(paths))})",
+            where=where_in("path", sorted(paths)),
         ):
             out.setdefault(r["path"], []).append(r)
     for rows in out.values():
