@@ -46,8 +46,9 @@ from dowse.retrieval.file_parts import best_parts
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
-from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
+from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import check_query
 

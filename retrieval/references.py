@@ -331,10 +331,11 @@ def _strongest(sites: Sequence[_Site]) -> Via:
 
 
 def _inside(ref: dict[str, Any], definition: dict[str, Any]) -> bool:
-    return (
+    inside: bool = (
         ref["path"] == definition["path"]
         and definition["start_line"] <= ref["line"] <= definition["end_line"]
     )
+    return inside
 
 
 # -- callees -----------------------------------------------------------------------------

@@ -30,7 +30,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -243,7 +243,7 @@ def _passing_through(tool: Any) -> Any:
     base = tool.fn_metadata.arg_model
 
     class Arguments(base):  # type: ignore[misc, valid-type]
-        model_config = ConfigDict(**{**base.model_config, "extra": "allow"})
+        model_config = cast(ConfigDict, {**base.model_config, "extra": "allow"})
         _given: dict[str, Any] = PrivateAttr(default_factory=dict)
 
         @classmethod
