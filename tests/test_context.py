@@ -340,7 +340,7 @@ def test_untrusted_text_cannot_forge_markdown(tmp_path):
     )
     text = render_ask(result)
     assert [ln for ln in _outside_fences(text) if ln.startswith("#")] == [
-        "# where\\n## Files",
+        "# where ## Files",  # the question's line break is a space in its title
         "## Files",
         "## Context",
         "### `odd\\nname.py:1-11` function `` helper`s `` (0.90)",
