@@ -70,7 +70,11 @@ __all__ = [
 
 MIN_RELEVANCE = 0.2
 LISTED_FILES = 15
-"""How many ranked files the markdown lists (JSON lists them all)."""
+"""How many ranked files the markdown lists at most (JSON lists them all)."""
+TOKENS_PER_LISTED_FILE = 400
+"""A budget lists one ranked file for each 400 of its tokens (at least five, at most
+`LISTED_FILES`): at 2,000 tokens fifteen file lines would take an eighth of the answer
+from its code, and the files without a block are named by their signature lines."""
 HEAD_TOKENS = 40
 """The summary's share of the printed frame, beside the title."""
 TITLE_CHARS = 200
@@ -528,7 +532,7 @@ def ask(
     frame = (
         HEAD_TOKENS
         + estimate_tokens(title(question))
-        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[:LISTED_FILES])
+        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: listed_files(budget)])
     )
     room = max(limit - frame, 0)
     whole = room - math.floor(room * SIGNATURE_SHARE)
@@ -722,6 +726,13 @@ def _cycle_line(c: Cycle) -> str:
     )
 
 
+def listed_files(budget: int | None) -> int:
+    """How many ranked files the markdown lists under `budget` (`TOKENS_PER_LISTED_FILE`)."""
+    if budget is None:
+        return LISTED_FILES
+    return max(5, min(LISTED_FILES, budget // TOKENS_PER_LISTED_FILE))
+
+
 def title(question: str) -> str:
     """The question as a one-line title of at most TITLE_CHARS characters, its line breaks
     and runs of spaces read as one space."""
@@ -738,9 +749,9 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
         + f"; {result.cycles} cycle(s): {one_line(result.stop_reason)}_"
     )
     lines += ["", "## Files", ""]
-    lines += [_file_line(f) for f in result.files[:LISTED_FILES]]
+    lines += [_file_line(f) for f in result.files[: listed_files(result.budget)]]
     lines += ["", "## Context", ""]
-    listed = {f.path: f.reason for f in result.files[:LISTED_FILES]}
+    listed = {f.path: f.reason for f in result.files[: listed_files(result.budget)]}
     for b in result.context:
         lines += _block_lines(b, listed.get(b.path, ""))
     if trace:
