@@ -304,6 +304,28 @@ def table(results: dict[str, Any]) -> str:
                 "yes",
             ),
         ]
+    if c := results.get("forge"):
+        rows += [
+            (
+                "forge",
+                f"planted lines passing for dowse's structure, in {c['outputs']} outputs "
+                f"(ask, symbol, search, explore, status; markdown, JSON, agent, MCP)",
+                str(c["forged"]),
+                "0",
+            ),
+            (
+                "forge",
+                "outputs showing planted text / failing or with a traceback",
+                f"{c['outputs_showing_planted_text']} / {c['failed']}",
+                "some / 0",
+            ),
+            (
+                "forge",
+                "control: the same reader on a naive rendering (plain ``` fences, raw names)",
+                str(c["control_forged"]),
+                "> 0",
+            ),
+        ]
     lines = ["| case | figure | measured | required |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
     return "\n".join(lines)
