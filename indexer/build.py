@@ -43,6 +43,7 @@ from dowse.indexer.extract import (
     extract_files,
     in_worker_startup,
 )
+from dowse.indexer.lance import check_location
 from dowse.indexer.locate import is_index_of, own_manifest
 from dowse.indexer.reading import read_inside
 from dowse.indexer.records import SkippedFile, content_hash
@@ -810,6 +811,7 @@ def build_index(
     if not root.is_dir():
         raise InvalidPath(f"not a directory: {root}")
     index_dir = Path(index_dir).resolve() if index_dir else default_index_dir(root)
+    check_location(index_dir)  # before the lock: nothing is written where no index can be
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
     try:  # a run that fails leaves a readable snapshot as it was, a rebuild too

@@ -72,7 +72,13 @@ from dowse.errors import (
     IndexVersionMismatch,
     IndexWriteError,
 )
-from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
+from dowse.indexer.lance import (
+    check_location,
+    import_lancedb,
+    lance_detail,
+    quote_list,
+    storage_error,
+)
 from dowse.indexer.trust import sign
 
 if TYPE_CHECKING:
@@ -395,6 +401,7 @@ class Store:
     def open(cls, index_dir: Path) -> Store:
         """Open the last committed snapshot for reading."""
         manifest = cls.read_manifest(index_dir)
+        check_location(index_dir)
         lancedb = import_lancedb()
         store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
         for name in store.live_tables():
@@ -428,6 +435,7 @@ class Store:
         readers see until the first `commit`. Without `trust_cache` (an index that came
         with the files) the embedding cache is started afresh: its vectors are whatever
         the files' sender put there, for texts they chose."""
+        check_location(index_dir)
         lancedb = import_lancedb()
 
         try:

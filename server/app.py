@@ -38,6 +38,7 @@ from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
 from dowse.indexer.store import storage_error
+from dowse.quote import one_line
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
     AskAnswer,
@@ -222,16 +223,18 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
             message = invalid_request(exc)
             if message.endswith(": unknown field"):
                 message += f" (the fields of {spec.name} are: {known})"
-            raise ToolError(message) from None
+            raise ToolError(one_line(message)) from None
         try:
             answer = spec.run(workspace, request)
         except DowseError as exc:
-            raise ToolError(str(exc)) from None
+            # One line, as the CLI's seam makes it: a message can name a path of the
+            # repository, and a path can hold a newline.
+            raise ToolError(one_line(str(exc))) from None
         except Exception as exc:
             error = storage_error(exc)  # a damaged index file, met inside a query
             if error is None:
                 raise
-            raise ToolError(str(error)) from None
+            raise ToolError(one_line(str(error))) from None
         text = answer.model_dump_json()
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=json.loads(text)
