@@ -79,7 +79,7 @@ from dowse.indexer.lance import (
     quote_list,
     storage_error,
 )
-from dowse.indexer.trust import sign
+from dowse.indexer.trust import ensure_key, sign
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -292,8 +292,8 @@ class Manifest(BaseModel):
     )
     signature: str = Field(
         default="",
-        description="this machine's HMAC over the root and the walk options that widen "
-        "what is read ('' when none does): without it they are not reused (indexer.trust)",
+        description="this user's HMAC over the root and the walk options that widen "
+        "what is read: without a valid one the index is not used (indexer.trust)",
     )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -436,6 +436,7 @@ class Store:
         with the files) the embedding cache is started afresh: its vectors are whatever
         the files' sender put there, for texts they chose."""
         check_location(index_dir)
+        ensure_key()  # what this run writes must be signed, or no later run believes it
         lancedb = import_lancedb()
 
         try:
