@@ -228,6 +228,26 @@ def table(results: dict[str, Any]) -> str:
                 "0",
             ),
             ("untrusted", "tracebacks", str(c["tracebacks"]), "0"),
+            *(
+                [
+                    (
+                        "untrusted",
+                        f"outputs serving a shipped index of the very root it is unpacked in "
+                        f"(rows showing text its file no longer holds; of {r['outputs']}, "
+                        f"CLI and MCP)",
+                        str(r["served_shipped_text"]),
+                        "0",
+                    ),
+                    (
+                        "untrusted",
+                        "… after `dowse index`: the file's real text is served",
+                        "yes" if r["real_text_after_index"] else "**no**",
+                        "yes",
+                    ),
+                ]
+                if (r := c.get("planted_rows"))
+                else []
+            ),
             (
                 "untrusted",
                 f"secrets of a shipped --include-secrets index reaching the new index or an "
