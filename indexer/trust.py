@@ -133,7 +133,11 @@ def vouched(root: str, walk: dict[str, Any], signature: str) -> bool:
     return (
         key is not None
         and signature.startswith(_SCHEME)
-        and hmac.compare_digest(signature, _digest(key, root, widening(walk)))
+        # As bytes: compare_digest refuses a str with non-ASCII characters, which a
+        # shipped manifest may well hold.
+        and hmac.compare_digest(
+            signature.encode("utf-8", "surrogatepass"), _digest(key, root, widening(walk)).encode()
+        )
     )
 
 

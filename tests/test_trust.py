@@ -148,6 +148,15 @@ def test_a_planted_index_naming_this_very_root_serves_nothing(tmp_path, run, mon
     assert workspace.search(SearchRequest(query="check")).hits[0].path == "auth.py"
 
 
+@pytest.mark.parametrize("signature", ["hmac-sha256:é", "hmac-sha256:", "x" * 10_000])
+def test_a_forged_signature_is_passed_over_in_one_line(tmp_path, run, signature):
+    repo = make_tree(tmp_path / "repo", {"t.py": TARBALL_CODE})
+    run("index", str(repo), "--no-embed", "--quiet")
+    _edit_manifest(repo / ".dowse", signature=signature)
+    result = run("search", "tarball_only", "--path", str(repo), code=1)
+    assert "your dowse did not build it on this machine" in result.output
+
+
 def test_a_planted_index_does_not_hide_the_real_one_above_it(tmp_path, run):
     top = tmp_path / "mono"
     shutil.copytree(EXAMPLE, top, ignore=shutil.ignore_patterns(".dowse"))
