@@ -942,8 +942,9 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
 
     - Built for another root (shipped with the files, or the directory moved), or for
       this root by someone else (not signed by this user's dowse: `indexer.trust`): its
-      rows are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`);
-      anywhere else it may be another tree's good index, so only `--rebuild` replaces it.
+      rows are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`),
+      or wherever it names `root`; anywhere else it may be another tree's good index, so
+      only `--rebuild` replaces it.
     - Damaged: a data file cut short (`Store.cut_short`, a few bytes read per file, so
       every run can afford it) that the whole snapshot, read, confirms (`Store.verify`):
       an interrupted write can leave a partial file that no version names. A run that
@@ -951,7 +952,9 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     """
     if not is_index_of(manifest, root):
         why = why_not(manifest, root)
-        if index_dir != default_index_dir(root):
+        # Elsewhere than `<root>/.dowse` an index naming another root may be that tree's
+        # good index; one naming this root, unsigned, is this root's or nobody's.
+        if index_dir != default_index_dir(root) and not names_root(manifest, root):
             raise InvalidPath(
                 f"the index at {index_dir}: {why}; pass --rebuild to replace it with an "
                 f"index of {root}"

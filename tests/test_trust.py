@@ -198,6 +198,22 @@ def test_index_will_not_overwrite_another_roots_index_without_rebuild(tmp_path, 
     assert Store.open(one / ".dowse").manifest.root == str(two)
 
 
+def test_an_unsigned_index_of_this_root_elsewhere_is_built_anew(tmp_path, run, monkeypatch):
+    """At a named --index-dir, an index naming this very root but not signed here (one
+    built before signing, like an evaluation's work directory) is built anew, not refused:
+    it can be no other tree's index."""
+    repo = make_tree(tmp_path / "repo", {"t.py": TARBALL_CODE})
+    index_dir = tmp_path / "index"
+    with monkeypatch.context() as before:
+        before.setenv("DOWSE_CACHE_DIR", str(tmp_path / "before"))
+        run("index", str(repo), "--index-dir", str(index_dir), "--no-embed", "--quiet")
+    result = run("index", str(repo), "--index-dir", str(index_dir), "--no-embed", "--quiet")
+    assert "your dowse did not build it on this machine" in result.stderr
+    assert "building it anew" in result.stderr
+    hits = run("search", "tarball_only", "--path", str(repo), "--index-dir", str(index_dir))
+    assert "t.py" in hits.output
+
+
 # -- remembered walk options that widen what is read ------------------------------------------
 
 
