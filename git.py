@@ -31,6 +31,15 @@ Invariants of every call through `run`:
   back (a linked worktree's `gitdir` file, a submodule's `core.worktree`): a shipped
   `gitdir: /home/you/other/.git` would otherwise read another repository's history and
   index. Such a redirect is a GitError.
+- Objects: git reads objects only from inside the repository. Its object directory, and
+  every directory `objects/info/alternates` names (recursively, as git follows them),
+  must resolve into the work tree or the repository's own git directory: a shipped
+  alternates file (or a symlinked `objects/`) naming `/home/you/private/.git/objects`
+  would let refs the sender wrote reach another repository's commits and blobs. Such a
+  repository is a GitError, as is an alternates file that is not a small regular file
+  (a FIFO would block git). `objects/info/http-alternates` is read only by a fetch over
+  HTTP, which never happens here (protocol.allow=never, no lazy fetch), and
+  GIT_ALTERNATE_OBJECT_DIRECTORIES goes with the other `GIT_*` variables.
 - Nothing here parses git's output: callers get bytes (`output`) or text decoded as UTF-8
   with replacement (`text`), or the finished process (`run`) when the exit code is the
   answer.
@@ -43,6 +52,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import subprocess
 from collections.abc import Iterable
 from pathlib import Path
@@ -146,13 +156,69 @@ def _location(git_dir: Path | None, cwd: Path | None, env: dict[str, str]) -> li
     if (git_dir is None) == (cwd is None):
         raise ValueError("give exactly one of git_dir and cwd")
     if git_dir is not None:
+        _own_objects(Path(git_dir), ())
         return ["--git-dir", str(git_dir)]
     assert cwd is not None
     found = _repository(Path(cwd), env)
     if found is None:  # git finds nothing either, and says so
         return ["-C", str(cwd)]
     directory, work_tree = found
+    _own_objects(directory, (work_tree,))
     return ["-C", str(cwd), "--git-dir", str(directory), "--work-tree", str(work_tree)]
+
+
+_ALTERNATES_MAX_BYTES = 1 << 16
+_ALTERNATES_MAX_DIRS = 64  # git follows chains 5 deep; a longer list is no repository's own
+
+
+def _own_objects(git_dir: Path, tops: tuple[Path, ...]) -> None:
+    """GitError unless every object directory git would read for `git_dir` lies inside
+    its git directory (the shared one of a linked worktree) or one of `tops`."""
+    base = git_dir.resolve()
+    common = base / "commondir"
+    if common.is_file():
+        base = (base / common.read_text("utf-8", "replace").strip()).resolve()
+    allowed = (base, *(t.resolve() for t in tops))
+    todo, seen = [(base / "objects", base / "objects")], set()
+    while todo:
+        named, where = todo.pop()
+        directory = named.resolve()
+        if not any(_inside(directory, top) for top in allowed):
+            raise GitError(
+                f"{where} makes git read objects outside the repository ({directory}); "
+                "dowse reads no other repository's objects"
+            )
+        if directory in seen:
+            continue
+        seen.add(directory)
+        if len(seen) > _ALTERNATES_MAX_DIRS:
+            raise GitError(f"{where} names more object directories than a repository has")
+        alternates = directory / "info" / "alternates"
+        try:
+            st = os.stat(alternates)
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        except OSError as exc:
+            raise GitError(f"cannot read {alternates}: {exc.strerror}") from None
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _ALTERNATES_MAX_BYTES:
+            raise GitError(f"{alternates} is not a small regular file")
+        with open(alternates, "rb") as fh:
+            data = fh.read(_ALTERNATES_MAX_BYTES + 1).decode("utf-8", "surrogateescape")
+        for line in data.split("\n"):
+            if not line or line.startswith("#"):
+                continue
+            entry = _unquoted(line)
+            todo.append(
+                (directory / entry if not os.path.isabs(entry) else Path(entry), alternates)
+            )
+
+
+def _unquoted(line: str) -> str:
+    """An alternates entry as git reads it: C-style quoted when it starts with a quote."""
+    if not line.startswith('"') or not line.endswith('"') or len(line) < 2:
+        return line
+    body = line[1:-1].encode("utf-8", "surrogateescape").decode("unicode_escape")
+    return body.encode("latin-1", "surrogateescape").decode("utf-8", "surrogateescape")
 
 
 def _inside(path: Path, top: Path) -> bool:

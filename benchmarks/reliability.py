@@ -6,7 +6,7 @@ damaged index, each with figures. Every case drives the real `dowse` CLI as subp
 Usage:
     python benchmarks/reliability.py --repo PATH [--embed-repo PATH] [--work DIR]
         [--cases crash,concurrency,hostile,fuzz,secrets,diskfull,corrupt,untrusted,gitexec,swap,
-                 history,inputs]
+                 history,inputs,forge]
         [--cold-kills 4] [--kills 34] [--embed-cold-kills 2] [--embed-kills 10]
         [--seconds 90] [--fuzz-examples 300] [--swap-runs 10] [--swap-files 200]
         [--tmpfs] [--seed 1]
@@ -76,6 +76,12 @@ Cases and what each figure means:
 - inputs: CLI queries and MCP requests at their edges (empty, past 20,000 characters,
   invalid UTF-8, NUL bytes, control characters, unknown fields, a 5,000-character path,
   a wrong type); each must answer or fail in one line, and the server still answers.
+- forge: a repository whose docstrings hold fences of 3 to 10 backticks (and tildes)
+  before fake "## Files" headings, and whose file names, a package.json script and a
+  commit subject hold line breaks (newline, CR, VT, FF, NEL, U+2028, ANSI) before fake
+  headings; `ask` (markdown, JSON, agent), `symbol`, `search`, `explore`, `status
+  --skipped` and an MCP session: planted lines that pass for dowse's structure (outside
+  every fence, or a path in JSON that is no file of the repository).
 """
 
 from __future__ import annotations
@@ -100,6 +106,14 @@ from reliability_faults import (  # noqa: E402
     _fsize_limit,
     corrupt_case,
     diskfull_case,
+)
+from reliability_forge import (  # noqa: E402
+    _real_paths,
+    control,
+    forge_case,
+    forge_repo,
+    forged_json,
+    forged_lines,
 )
 from reliability_index import answers, audit, fingerprint, table_heads  # noqa: E402
 from reliability_inputs import (  # noqa: E402
@@ -141,13 +155,18 @@ __all__ = [
     "_cli_edges",
     "_fsize_limit",
     "_mcp_edges",
+    "_real_paths",
     "_restore_modes",
     "_values_in_index",
     "_values_on_disk",
     "answers",
     "audit",
+    "control",
     "dowse",
     "fingerprint",
+    "forge_repo",
+    "forged_json",
+    "forged_lines",
     "group_alive",
     "history_case",
     "history_repo",
@@ -174,6 +193,7 @@ CASES = (
     "swap",
     "history",
     "inputs",
+    "forge",
 )
 
 
@@ -254,6 +274,7 @@ def main() -> None:
         "swap": swap_case,
         "history": history_case,
         "inputs": inputs_case,
+        "forge": forge_case,
     }
     results: dict[str, Any] = {}
     started = time.monotonic()

@@ -310,6 +310,18 @@ def _edit(index_dir: Path, **changes: Any) -> None:
     (index_dir / "manifest.json").write_text(json.dumps({**_manifest(index_dir), **changes}))
 
 
+def _move_index(index_dir: Path, root: Path) -> None:
+    """The copied index made the index of `root`, as if it had been built there: its
+    manifest names `root` and carries this user's signature for it (indexer.trust)."""
+    from dowse.indexer.trust import sign
+
+    path = index_dir / "manifest.json"
+    data = json.loads(path.read_text())
+    data["root"] = str(root)
+    data["signature"] = sign(str(root), data.get("walk", {}))
+    path.write_text(json.dumps(data))
+
+
 def corrupt_case(
     args: argparse.Namespace, work: Path, rng: random.Random, log: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -336,10 +348,7 @@ def corrupt_case(
         tree = work / f"corrupt-{n}"
         shutil.rmtree(tree, ignore_errors=True)
         shutil.copytree(base, tree, symlinks=True)
-        manifest = tree / ".dowse" / "manifest.json"
-        manifest.write_text(
-            manifest.read_text().replace(json.dumps(str(base)), json.dumps(str(tree)))
-        )
+        _move_index(tree / ".dowse", tree)
         corrupt(tree / ".dowse")
         status = dowse("status", str(tree))
         readers = [

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability_index import fingerprint
-from reliability_proc import ENV, REPO, Ran, dowse, without_dac
+from reliability_proc import REPO, Ran, dowse, environment, without_dac
 
 from dowse.errors import DowseError
 from dowse.indexer.store import Store
@@ -372,7 +372,7 @@ def fuzz_case(
     )
     t = time.perf_counter()
     p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=ENV
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, env=environment()
     )
     seconds = time.perf_counter() - t
     if p.returncode != 0:

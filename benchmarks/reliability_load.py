@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from reliability_index import audit, fingerprint
-from reliability_proc import DOWSE, ENV, REPO, dowse
+from reliability_proc import DOWSE, REPO, dowse, environment
 from reliability_trees import materialize
 
 from dowse.errors import DowseError
@@ -123,7 +123,7 @@ async def _mcp_client(
     from mcp.client.stdio import stdio_client
 
     params = StdioServerParameters(
-        command=DOWSE[0], args=[*DOWSE[1:], "serve", str(tree)], cwd=str(REPO), env=ENV
+        command=DOWSE[0], args=[*DOWSE[1:], "serve", str(tree)], cwd=str(REPO), env=environment()
     )
     calls = [
         ("search", {"query": "churned module value", "max_tokens": 3000}),

@@ -28,7 +28,13 @@ warnings.filterwarnings("ignore", message="lancedb fork support")
 
 _installed = Path(sys.executable).with_name("dowse")
 DOWSE = [str(_installed)] if _installed.exists() else [sys.executable, "-m", "dowse"]
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+_SET = {"HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
+
+
+def environment() -> dict[str, str]:
+    """The environment a `dowse` run gets: this process's as it is now (a test's
+    DOWSE_CACHE_DIR, and with it the key that signs its indexes, included)."""
+    return {**os.environ, **_SET}
 
 
 # -- running dowse -------------------------------------------------------------------------
@@ -95,7 +101,7 @@ def dowse(
 
 
 def _env(extra: dict[str, str] | None) -> dict[str, str]:
-    merged = {**ENV, **(extra or {})}
+    merged = {**environment(), **(extra or {})}
     return {k: v for k, v in merged.items() if v != ""}
 
 
@@ -142,7 +148,7 @@ def launch(*args: str) -> subprocess.Popen[bytes]:
     """`dowse ARGS` in a session of its own (its pid is the process group id)."""
     return subprocess.Popen(
         [*DOWSE, *args],
-        env=ENV,
+        env=environment(),
         cwd=REPO,
         start_new_session=True,
         stdout=subprocess.DEVNULL,

@@ -171,6 +171,24 @@ def _untrusted(c: dict[str, Any]) -> list[Figure]:
             "0",
         ),
         ("tracebacks", str(c["tracebacks"]), "0"),
+        *(
+            [
+                (
+                    f"outputs serving a shipped index of the very root it is unpacked in "
+                    f"(rows showing text its file no longer holds; of {r['outputs']}, "
+                    f"CLI and MCP)",
+                    str(r["served_shipped_text"]),
+                    "0",
+                ),
+                (
+                    "… after `dowse index`: the file's real text is served",
+                    _yes(r["real_text_after_index"]),
+                    "yes",
+                ),
+            ]
+            if (r := c.get("planted_rows"))
+            else []
+        ),
         (
             f"secrets of a shipped --include-secrets index reaching the new index or an "
             f"output ({p['seeded']} seeded, {len(p['runs'])} runs)",
@@ -243,6 +261,27 @@ def _inputs(c: dict[str, Any]) -> list[Figure]:
     ]
 
 
+def _forge(c: dict[str, Any]) -> list[Figure]:
+    return [
+        (
+            f"planted lines passing for dowse's structure, in {c['outputs']} outputs "
+            f"(ask, symbol, search, explore, status; markdown, JSON, agent, MCP)",
+            str(c["forged"]),
+            "0",
+        ),
+        (
+            "outputs showing planted text / failing or with a traceback",
+            f"{c['outputs_showing_planted_text']} / {c['failed']}",
+            "some / 0",
+        ),
+        (
+            "control: the same reader on a naive rendering (plain ``` fences, raw names)",
+            str(c["control_forged"]),
+            "> 0",
+        ),
+    ]
+
+
 _CASES: list[tuple[str, str, Callable[[dict[str, Any]], list[Figure]]]] = [
     ("crash", "crash", _crash),
     ("concurrency", "concurrency", _concurrency),
@@ -256,6 +295,7 @@ _CASES: list[tuple[str, str, Callable[[dict[str, Any]], list[Figure]]]] = [
     ("swap", "swap", _swap),
     ("history", "history secrets", _history),
     ("inputs", "inputs", _inputs),
+    ("forge", "forge", _forge),
 ]
 """(key in the results, the case the table names, its figures), in the table's order."""
 

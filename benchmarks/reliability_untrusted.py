@@ -183,6 +183,7 @@ def untrusted_case(
     )
     log(f"untrusted: {sum(r['touched_other'] for r in rows)} of {len(rows)} touched the victim")
     secrets = _planted_secrets(work, rng, log)
+    forged = _planted_rows(work, rng, log)
     return {
         "commands": len(rows),
         "touched_other": sum(r["touched_other"] for r in rows),
@@ -190,6 +191,7 @@ def untrusted_case(
         "victim_indexed": (victim / ".dowse").exists(),
         "results": rows,
         "planted_secrets": secrets,
+        "planted_rows": forged,
     }
 
 
@@ -248,6 +250,54 @@ def _planted_secrets(work: Path, rng: random.Random, log: Callable[[str], None])
         "runs": [name for name, _, _ in runs],
         "reached": reached,
         "asked_for_the_flag": asked_again,
+    }
+
+
+def _planted_rows(work: Path, rng: random.Random, log: Callable[[str], None]) -> dict[str, Any]:
+    """An index built on another machine (another signing key) for the very directory the
+    tree is unpacked in, whose rows show a file's text that the file no longer holds,
+    under the file's size and mtime: outputs that serve the shipped text."""
+    tree = work / "untrusted-rows"
+    shutil.rmtree(tree, ignore_errors=True)
+    tree.mkdir(parents=True)
+    shown = f"shipped_{rng.getrandbits(40):010x}"
+    real = f"ondisk_{rng.getrandbits(44):011x}"
+    assert len(shown) == len(real)
+    path = tree / "auth.py"
+    path.write_text(f"def check(user):\n    return '{shown}'\n")
+    elsewhere = {"DOWSE_CACHE_DIR": str(work / "untrusted-another-machine")}
+    if dowse("index", str(tree), "--no-embed", "-q", env=elsewhere).code:
+        raise SystemExit("untrusted: the shipped index could not be built")
+    st = path.stat()
+    path.write_text(f"def check(user):\n    return '{real}'\n")
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    p = str(tree)
+    runs = [
+        dowse("search", "check user", "--path", p, "--json", "--no-refresh"),
+        dowse("search", "check user", "--path", p, "--json"),
+        dowse("symbol", "check", "--path", p, "--json"),
+        dowse("ask", "what does check return?", "--path", p, "--format", "agent"),
+        dowse("explore", p, "--json"),
+    ]
+    texts = [r.out for r in runs]
+    texts += [
+        t
+        for _, t in mcp_calls(
+            tree,
+            [("search", {"query": "check user"}), ("ask", {"question": "what does check return?"})],
+        )
+    ]
+    after = dowse("index", p, "--no-embed", "-q")
+    served = dowse("search", "check user", "--path", p, "--json")
+    texts += [served.out]
+    n = sum(shown in t for t in texts)
+    log(f"untrusted: a shipped index of this very root: {n} outputs served its rows")
+    return {
+        "outputs": len(texts),
+        "served_shipped_text": n,
+        "tracebacks": sum(r.traceback for r in [*runs, after, served]),
+        "real_text_after_index": real in served.out,
+        "index_said": after.last_line[:200],
     }
 
 

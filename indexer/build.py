@@ -13,8 +13,9 @@ Invariants:
   the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
   run finishes the work, reusing every vector that reached the embedding cache.
 - One writer at a time (WriteLock); readers are never blocked.
-- An index that is damaged (a data file cut short, confirmed by reading the snapshot) or
-  was built for another root is built anew before the run, which says so
+- An index that is damaged (a data file cut short, confirmed by reading the snapshot),
+  was built for another root or was not signed by this user's dowse (indexer.trust) is
+  built anew before the run, which says so
   (`IndexStats.notes`): a run never reports success and leaves the damage.
 """
 
@@ -43,7 +44,8 @@ from dowse.indexer.extract import (
     extract_files,
     in_worker_startup,
 )
-from dowse.indexer.locate import is_index_of, own_manifest
+from dowse.indexer.lance import check_location
+from dowse.indexer.locate import is_index_of, names_root, own_manifest, why_not
 from dowse.indexer.reading import read_inside
 from dowse.indexer.records import SkippedFile, content_hash
 from dowse.indexer.resolve import ImportResolver, read_layout
@@ -57,7 +59,7 @@ from dowse.indexer.store import (
     storage_error,
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
-from dowse.indexer.trust import trusted_walk
+from dowse.indexer.trust import trusted_walk, widening
 from dowse.indexer.walk import WalkConfig, walk
 from dowse.languages import (
     TEXT_LANGUAGES,
@@ -144,13 +146,19 @@ def resolve_walk_config(
     """The walk options of the index's last run, with the given ones (not None) on top, so
     `dowse index` after `dowse index --exclude X` keeps excluding X.
 
-    Only an index of `root` remembers anything (`indexer.locate.own_manifest`), and an
-    option that widens the walk only when this machine signed it (`indexer.trust`):
-    one left out is named through `warn`, unless given again."""
-    manifest = own_manifest(index_dir, root)
-    if manifest is None:
+    Only this user's index of `root` remembers anything (`indexer.locate.is_index_of`):
+    a widening option that another index of this root names is left out and named
+    through `warn`, unless given again."""
+    try:
+        manifest = Store.read_manifest(index_dir)
+    except DowseError:  # a damaged manifest remembers nothing a run could use
         return walk_config_from({}, **overrides)
-    stored, dropped = trusted_walk(manifest.root, manifest.walk, manifest.signature)
+    if is_index_of(manifest, root):
+        return walk_config_from(dict(manifest.walk), **overrides)
+    # Not this user's index of `root` (another root's, shipped, edited, from before
+    # signing): nothing it remembers is reused, and a widening option it names for this
+    # root is asked for again.
+    dropped = widening(manifest.walk) if names_root(manifest, root) else {}
     flags = [
         _FLAGS[name].format(value)
         for name, value in dropped.items()
@@ -162,7 +170,7 @@ def resolve_walk_config(
             "dowse did not sign it (an index from elsewhere, or from before dowse signed "
             f"its options), so it is off: pass {' '.join(flags)} again to keep it"
         )
-    return walk_config_from(stored, **overrides)
+    return walk_config_from({}, **overrides)
 
 
 _FLAGS = {"include_secrets": "--include-secrets", "max_file_bytes": "--max-file-size {}"}
@@ -810,6 +818,7 @@ def build_index(
     if not root.is_dir():
         raise InvalidPath(f"not a directory: {root}")
     index_dir = Path(index_dir).resolve() if index_dir else default_index_dir(root)
+    check_location(index_dir)  # before the lock: nothing is written where no index can be
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
     try:  # a run that fails leaves a readable snapshot as it was, a rebuild too
@@ -931,24 +940,26 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     """Why the index at `index_dir` must be built anew before this run ([] when it need
     not); the caller holds the WriteLock.
 
-    - Built for another root (shipped with the files, or the directory moved): its rows
-      are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`);
-      anywhere else it may be another tree's good index, so only `--rebuild` replaces it.
+    - Built for another root (shipped with the files, or the directory moved), or for
+      this root by someone else (not signed by this user's dowse: `indexer.trust`): its
+      rows are not `root`'s. Replaced where `root`'s own index belongs (`<root>/.dowse`),
+      or wherever it names `root`; anywhere else it may be another tree's good index, so
+      only `--rebuild` replaces it.
     - Damaged: a data file cut short (`Store.cut_short`, a few bytes read per file, so
       every run can afford it) that the whole snapshot, read, confirms (`Store.verify`):
       an interrupted write can leave a partial file that no version names. A run that
       reads only what changed would otherwise report success on it and leave it damaged.
     """
     if not is_index_of(manifest, root):
-        if index_dir != default_index_dir(root):
+        why = why_not(manifest, root)
+        # Elsewhere than `<root>/.dowse` an index naming another root may be that tree's
+        # good index; one naming this root, unsigned, is this root's or nobody's.
+        if index_dir != default_index_dir(root) and not names_root(manifest, root):
             raise InvalidPath(
-                f"the index at {index_dir} was built for {manifest.root}, not {root}; "
-                f"pass --rebuild to replace it with an index of {root}"
+                f"the index at {index_dir}: {why}; pass --rebuild to replace it with an "
+                f"index of {root}"
             )
-        return [
-            f"the index at {index_dir} was built for {manifest.root}, not {root} (it came "
-            f"with the files, or the directory moved): building it anew for {root}"
-        ]
+        return [f"the index at {index_dir}: {why}; building it anew for {root}"]
     if Store.cut_short(index_dir, manifest) is None:
         return []
     try:

@@ -6,6 +6,10 @@ Invariants:
   exception is a bug and keeps its traceback.
 - `import lancedb` goes through `import_lancedb`, which leaves out the REST client a
   local index never calls, and LanceDB's Rust-side log stays quiet below errors.
+- LanceDB cannot open a directory whose path holds an ASCII control character (a
+  newline, a tab: its object-store paths refuse them, with a ValueError). Such an index
+  location is refused up front, before anything is written, by `check_location`, in one
+  line that names the way out (`--index-dir`); the files of such a root index fine.
 """
 
 from __future__ import annotations
@@ -19,9 +23,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from dowse.errors import DowseError, IndexCorrupt, IndexWriteError
+from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
+from dowse.quote import one_line
 
-__all__ = ["import_lancedb", "lance_detail", "quote_list", "storage_error"]
+__all__ = ["check_location", "import_lancedb", "lance_detail", "quote_list", "storage_error"]
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
 
@@ -55,6 +60,18 @@ def import_lancedb() -> Any:
     import lancedb
 
     return lancedb
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_location(index_dir: Path) -> None:
+    """InvalidPath when LanceDB cannot open an index at `index_dir`."""
+    if _CONTROL.search(str(index_dir)):
+        raise InvalidPath(
+            f"cannot keep an index at {one_line(str(index_dir))}: its path holds a control "
+            "character, which LanceDB refuses; put the index elsewhere with --index-dir"
+        )
 
 
 def quote_list(values: Iterable[str]) -> str:

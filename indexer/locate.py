@@ -13,6 +13,9 @@ Invariants:
   upward. Ignoring it rather than failing is what the user asked for: the path they
   named is what gets searched, and the real index above a planted one still serves. A
   relative root never matches (it would mean whatever directory dowse runs in).
+- A root is easy to guess (where a tarball will be unpacked), so a matching root is not
+  enough: the manifest must also carry this user's signature (`indexer.trust.vouched`).
+  One that does not is passed over the same way, saying so.
 - A manifest that cannot be read (damaged, another format) stops the search with its own
   one-line error and fix: dowse does not quietly answer from some other index instead.
 - Only manifests are read; nothing is written.
@@ -27,8 +30,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import DowseError, IndexNotFound
 from dowse.indexer.store import MANIFEST, Manifest, Store
+from dowse.indexer.trust import vouched
 
-__all__ = ["IndexLocation", "is_index_of", "locate_index", "own_manifest"]
+__all__ = ["IndexLocation", "is_index_of", "locate_index", "names_root", "own_manifest", "why_not"]
 
 INDEX_DIR_NAME = ".dowse"
 
@@ -59,14 +63,32 @@ def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def _covers(manifest: Manifest, directory: Path, *, below: bool) -> bool:
+    if not os.path.isabs(manifest.root):
+        return False
+    root, here = _real(manifest.root), _real(directory)
+    return here.is_relative_to(root) if below else here == root
+
+
+def names_root(manifest: Manifest, directory: Path) -> bool:
+    """Whether `manifest` names `directory` as its root, signed or not."""
+    return _covers(manifest, directory, below=False)
+
+
+def _own(manifest: Manifest) -> bool:
+    return vouched(manifest.root, manifest.walk, manifest.signature)
+
+
 def is_index_of(manifest: Manifest, directory: Path) -> bool:
-    """Whether `manifest` is the index of `directory` (its root, as real paths)."""
-    return os.path.isabs(manifest.root) and _real(manifest.root) == _real(directory)
+    """Whether `manifest` is this user's index of `directory` (its root, as real paths,
+    and signed here)."""
+    return _covers(manifest, directory, below=False) and _own(manifest)
 
 
 def own_manifest(index_dir: Path, root: Path) -> Manifest | None:
     """The manifest at `index_dir` when it is `root`'s index; None when there is none,
-    it cannot be read, or it names another root: nothing it remembers is reused then."""
+    it cannot be read, it names another root or this user's dowse did not sign it:
+    nothing it remembers is reused then."""
     try:
         manifest = Store.read_manifest(index_dir)
     except DowseError:  # a damaged manifest remembers nothing a run could use
@@ -74,11 +96,23 @@ def own_manifest(index_dir: Path, root: Path) -> Manifest | None:
     return manifest if is_index_of(manifest, root) else None
 
 
-def _foreign(index_dir: Path, manifest: Manifest, expected: str) -> str:
+def why_not(manifest: Manifest, directory: Path, *, below: bool = False) -> str:
+    """Why an index with `manifest` is not this user's index of `directory` (of it or a
+    directory above it, with `below`), as a clause about "it"."""
+    if _covers(manifest, directory, below=below):
+        return (
+            "your dowse did not build it on this machine (it came with the files, or is "
+            "from before dowse signed its indexes)"
+        )
+    above = " or a directory above it" if below else ""
     return (
-        f"ignored the index at {index_dir}: it was built for {manifest.root}, not {expected} "
-        "(it came with the files, or the directory moved)"
+        f"it was built for {manifest.root}, not {directory}{above} (it came with the "
+        "files, or the directory moved)"
     )
+
+
+def _ignored(index_dir: Path, manifest: Manifest, directory: Path, *, below: bool = False) -> str:
+    return f"ignored the index at {index_dir}: {why_not(manifest, directory, below=below)}"
 
 
 def locate_index(path: Path, index_dir: Path | None = None) -> IndexLocation:
@@ -91,10 +125,9 @@ def locate_index(path: Path, index_dir: Path | None = None) -> IndexLocation:
             manifest = Store.read_manifest(named)
         except IndexNotFound:
             return IndexLocation(index_dir=named, root=None)
-        root = _real(manifest.root)
-        if os.path.isabs(manifest.root) and start.is_relative_to(root):
-            return IndexLocation(index_dir=named, root=root)
-        note = _foreign(named, manifest, f"{start} or a directory above it")
+        if _covers(manifest, start, below=True) and _own(manifest):
+            return IndexLocation(index_dir=named, root=_real(manifest.root))
+        note = _ignored(named, manifest, start, below=True)
         return IndexLocation(index_dir=named, root=None, passed_over=[note])
     notes: list[str] = []
     for d in (start, *start.parents):
@@ -104,5 +137,5 @@ def locate_index(path: Path, index_dir: Path | None = None) -> IndexLocation:
         manifest = Store.read_manifest(candidate)  # unreadable: its error is the answer
         if is_index_of(manifest, d):
             return IndexLocation(index_dir=candidate, root=d, passed_over=notes)
-        notes.append(_foreign(candidate, manifest, str(d)))
+        notes.append(_ignored(candidate, manifest, d))
     return IndexLocation(index_dir=start / INDEX_DIR_NAME, root=None, passed_over=notes)

@@ -75,8 +75,14 @@ from dowse.errors import (
     IndexVersionMismatch,
     IndexWriteError,
 )
-from dowse.indexer.lance import import_lancedb, lance_detail, quote_list, storage_error
-from dowse.indexer.trust import sign
+from dowse.indexer.lance import (
+    check_location,
+    import_lancedb,
+    lance_detail,
+    quote_list,
+    storage_error,
+)
+from dowse.indexer.trust import ensure_key, sign
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -314,8 +320,8 @@ class Manifest(BaseModel):
     )
     signature: str = Field(
         default="",
-        description="this machine's HMAC over the root and the walk options that widen "
-        "what is read ('' when none does): without it they are not reused (indexer.trust)",
+        description="this user's HMAC over the root and the walk options that widen "
+        "what is read: without a valid one the index is not used (indexer.trust)",
     )
     created: float = Field(default_factory=time.time)
     updated: float = Field(default_factory=time.time)
@@ -423,6 +429,7 @@ class Store:
     def open(cls, index_dir: Path) -> Store:
         """Open the last committed snapshot for reading."""
         manifest = cls.read_manifest(index_dir)
+        check_location(index_dir)
         lancedb = import_lancedb()
         store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
         for name in store.live_tables():
@@ -456,6 +463,8 @@ class Store:
         readers see until the first `commit`. Without `trust_cache` (an index that came
         with the files) the embedding cache is started afresh: its vectors are whatever
         the files' sender put there, for texts they chose."""
+        check_location(index_dir)
+        ensure_key()  # what this run writes must be signed, or no later run believes it
         lancedb = import_lancedb()
 
         try:

@@ -1,26 +1,29 @@
-"""Which remembered walk options dowse believes: those it signed itself, on this machine.
+"""Which indexes dowse believes: those it built itself, for this user on this machine.
 
-A manifest remembers the walk options of the last run (`Manifest.walk`), and the next run
-without flags reuses them. A manifest is only a file, though, and travels with the tree
-(a tarball, a shared folder, a repository under review can ship a `.dowse/`), so an
-option that makes a walk read more than the defaults do is taken from it only when dowse
-itself wrote it here.
+A manifest names the root it indexes and remembers the walk options of the last run
+(`Manifest.walk`), which the next run without flags reuses. A manifest is only a file,
+though, and travels with the tree (a tarball, a shared folder, a repository under review
+can ship a `.dowse/`): its root is easy to guess (where the tree will be unpacked), and
+its tables can hold any text, under sizes and mtimes that match the shipped files, so
+that a run which re-reads only changed files would serve the sender's text as theirs.
 
 Invariants:
+- `Store.commit` signs every manifest it writes with a walk: an HMAC-SHA256, under a key
+  of random bytes made once per user (`key_path`, mode 0600), over the manifest's root
+  and the walk options that widen what is read. No other machine or user has the key, so
+  no shipped manifest carries a valid signature; editing the root or an option breaks it.
+- `vouched` is the one test: an index is this user's own only with a valid signature.
+  Without one (shipped, edited, another user's, or written before dowse signed every
+  index) the locator passes it over and `dowse index` builds it anew, embedding cache
+  included (indexer.locate, indexer.build): nothing it holds is served or reused.
 - Widening options are `include_secrets` (secret files are read and indexed) and a
   `max_file_bytes` above the default. `exclude` is not one: its patterns can only leave
   more out, and a `!` among them re-includes nothing beyond the default excludes, which a
   `.dowseignore` shipped with the files can re-include anyway (indexer.walk).
-- `Store.commit` signs a manifest that holds a widening option: an HMAC-SHA256, under a
-  key of random bytes made once per user (`key_path`, mode 0600), over the manifest's
-  root and its widening options. No other machine or user has the key, so no shipped
-  manifest carries a valid signature; editing the root or an option breaks it.
-- Without a valid signature (a manifest from elsewhere, an edited one, one written
-  before options were signed), `trusted_walk` resets the widening options to their
-  defaults and names them, so the caller can ask for the flags again. The other
-  remembered options are kept: they only narrow what is read.
-- A manifest with nothing to vouch for carries no signature (and no `signature` key,
-  so that a dowse from before signing still reads it).
+  `trusted_walk` resets them to their defaults in a manifest that is not vouched for and
+  names them, so that the caller can ask for the flags again.
+- A key that cannot be made is a ConfigError before an index is written (`ensure_key`):
+  an index nobody can vouch for would be built anew on every run.
 """
 
 from __future__ import annotations
@@ -35,9 +38,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from dowse.errors import ConfigError
 from dowse.indexer.walk import WalkConfig
 
-__all__ = ["key_path", "sign", "trusted_walk", "widening"]
+__all__ = ["ensure_key", "key_path", "sign", "trusted_walk", "vouched", "widening"]
 
 _SCHEME = "hmac-sha256:"
 _KEY_BYTES = 32
@@ -67,15 +71,19 @@ def widening(walk: dict[str, Any]) -> dict[str, Any]:
 
 
 def _key(*, create: bool) -> bytes | None:
-    path = key_path()
+    return _read_or_make(key_path(), create=create)[0]
+
+
+def _read_or_make(path: Path, *, create: bool) -> tuple[bytes | None, str]:
+    """(the key, or None and why not)."""
     try:
         data = path.read_bytes()
-        return data if len(data) == _KEY_BYTES else None
+        return (data, "") if len(data) == _KEY_BYTES else (None, "it is not a dowse key")
     except FileNotFoundError:
         if not create:
-            return None
-    except OSError:
-        return None
+            return None, "there is none"
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
     # Made once: written whole to a temporary file, then linked into place, so that two
     # first runs at once agree on one key (the loser reads the winner's).
     try:
@@ -91,9 +99,20 @@ def _key(*, create: bool) -> bytes | None:
         finally:
             os.unlink(tmp)
         data = path.read_bytes()
-    except OSError:
-        return None
-    return data if len(data) == _KEY_BYTES else None
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+    return (data, "") if len(data) == _KEY_BYTES else (None, "it is not a dowse key")
+
+
+def ensure_key() -> None:
+    """Make this user's key if there is none yet; ConfigError when it cannot be had."""
+    path = key_path()
+    key, why = _read_or_make(path, create=True)
+    if key is None:
+        raise ConfigError(
+            f"cannot use dowse's signing key {path} ({why}); set DOWSE_CACHE_DIR to a "
+            "directory of yours that dowse can write"
+        )
 
 
 def _digest(key: bytes, root: str, options: dict[str, Any]) -> str:
@@ -102,14 +121,24 @@ def _digest(key: bytes, root: str, options: dict[str, Any]) -> str:
 
 
 def sign(root: str, walk: dict[str, Any]) -> str:
-    """The signature a manifest of `root` with these walk options carries: '' when no
-    option widens the walk, or when the key cannot be made (then the option is simply
-    not remembered, and the next run says so)."""
-    options = widening(walk)
-    if not options:
-        return ""
+    """The signature a manifest of `root` with these walk options carries ('' when the
+    key cannot be made: `ensure_key` said so before the run wrote anything)."""
     key = _key(create=True)
-    return "" if key is None else _digest(key, root, options)
+    return "" if key is None else _digest(key, root, widening(walk))
+
+
+def vouched(root: str, walk: dict[str, Any], signature: str) -> bool:
+    """Whether this user's dowse signed a manifest of `root` with these walk options."""
+    key = _key(create=False)
+    return (
+        key is not None
+        and signature.startswith(_SCHEME)
+        # As bytes: compare_digest refuses a str with non-ASCII characters, which a
+        # shipped manifest may well hold.
+        and hmac.compare_digest(
+            signature.encode("utf-8", "surrogatepass"), _digest(key, root, widening(walk)).encode()
+        )
+    )
 
 
 def trusted_walk(
@@ -118,14 +147,7 @@ def trusted_walk(
     """(the walk options to reuse, the widening ones left out for want of a valid
     signature)."""
     options = widening(walk)
-    if not options:
-        return dict(walk), {}
-    key = _key(create=False)
-    if (
-        key is not None
-        and signature.startswith(_SCHEME)
-        and hmac.compare_digest(signature, _digest(key, root, options))
-    ):
+    if not options or vouched(root, walk, signature):
         return dict(walk), {}
     kept = {k: v for k, v in walk.items() if k not in options}
     return kept, options

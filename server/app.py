@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
+from dowse.quote import one_line
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
     AskAnswer,
@@ -221,11 +222,13 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
             message = invalid_request(exc)
             if message.endswith(": unknown field"):
                 message += f" (the fields of {spec.name} are: {known})"
-            raise ToolError(message) from None
+            raise ToolError(one_line(message)) from None
         try:
             answer = spec.run(workspace, request)
         except DowseError as exc:  # the store's own, for a damaged index file too
-            raise ToolError(str(exc)) from None
+            # One line, as the CLI's seam makes it: a message can name a path of the
+            # repository, and a path can hold a newline.
+            raise ToolError(one_line(str(exc))) from None
         text = answer.model_dump_json()
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=json.loads(text)

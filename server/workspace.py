@@ -59,7 +59,7 @@ from dowse.indexer.build import (
     walk_config_of,
 )
 from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
-from dowse.indexer.locate import is_index_of
+from dowse.indexer.locate import is_index_of, why_not
 from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, where_in
@@ -339,8 +339,8 @@ class Workspace:
     def _check_root(self, root: ServedRoot, manifest: Manifest) -> None:
         if not is_index_of(manifest, root.path):
             raise InvalidPath(
-                f"the index at {root.index_dir} was built for {manifest.root}, "
-                f"not {root.path}: call reindex with rebuild=true"
+                f"the index at {root.index_dir}: {why_not(manifest, root.path)}; call "
+                "reindex with rebuild=true"
             )
 
     def _embedder(self, name: str) -> Embedder:

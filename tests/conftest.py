@@ -165,6 +165,12 @@ def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
         assert proc.returncode == 0, err
         assert err == "", err  # the library never prints
         reports.append(json.loads(out))
+    # The signing key moves with DOWSE_CACHE_DIR: the same one, so that the indexes the
+    # session built before stay its own (indexer.trust).
+    from dowse.indexer.trust import ensure_key, key_path
+
+    ensure_key()
+    shutil.copy2(key_path(), cache / key_path().name)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("DOWSE_CACHE_DIR", str(cache))
         yield {"dir": cache, "reports": reports}

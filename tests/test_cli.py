@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from click.testing import CliRunner
+from conftest import REPO
 
 from dowse.cli import cli
 from dowse.retrieval.ask import UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
@@ -313,6 +315,29 @@ def test_search_filters_ignore_case(indexed, run):
 def test_index_of_a_file_is_an_error(example_repo, run):
     result = run("index", str(example_repo / "README.md"), code=2)
     assert "is a file" in result.output
+
+
+@pytest.mark.parametrize("char", ["\n", "\t", "\x01"])
+def test_a_root_whose_path_holds_a_control_character(tmp_path, fake_embedder, run, char):
+    """LanceDB cannot open such a directory: the index there is refused in one line that
+    names --index-dir, nothing is written, and with the index elsewhere the root works."""
+    root = tmp_path / f"my{char}repo"
+    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
+    result = run("index", str(root), "--quiet", code=1)
+    escaped = str(root).replace(char, {"\n": "\\n", "\t": "\\t"}.get(char, "\\x01"))
+    assert result.output == (
+        f"Error: cannot keep an index at {escaped}/.dowse: its path holds a control "
+        "character, which LanceDB refuses; put the index elsewhere with --index-dir\n"
+    )
+    assert not (root / ".dowse").exists()
+    elsewhere = tmp_path / "index"
+    run("index", str(root), "--quiet", "--index-dir", str(elsewhere))
+    hits = json.loads(
+        run(
+            "search", "cart total", "--path", str(root), "--index-dir", str(elsewhere), "--json"
+        ).output
+    )
+    assert hits and all(not h["path"].startswith("/") for h in hits)
 
 
 def test_damaged_manifest_is_a_clear_error(indexed, run):

@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
+import socket
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -425,3 +427,107 @@ def test_linked_worktrees_and_submodules_still_read(repo, tmp_path):
     git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
     assert (repo / "vendor" / ".git").is_file()
     assert dowse_git.text("log", "-1", "--format=%s", cwd=repo / "vendor").strip() == "lib"
+
+
+# -- objects from elsewhere on disk (alternates) ---------------------------------------------
+
+
+@pytest.fixture
+def private(tmp_path: Path) -> tuple[Path, str]:
+    """Another repository on this disk, and the id of its one commit."""
+    path = tmp_path / "private"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    return path, commit_files(path, {"merger_plans.py": CODE}, "Private plans for the merger")
+
+
+def _borrowing(root: Path, outside: Path, how: str) -> None:
+    """Make the repository at `root` read objects from `outside` in the way `how` names."""
+    objects = root / ".git" / "objects"
+    if how == "absolute":
+        (objects / "info" / "alternates").write_text(f"{outside}\n")
+    elif how == "relative":
+        (objects / "info" / "alternates").write_text(os.path.relpath(outside, objects) + "\n")
+    elif how == "quoted":
+        (objects / "info" / "alternates").write_text(f'"{outside}"\n')
+    elif how == "chained":  # inside the tree first, then out
+        inner = root / "vendor" / "objects"
+        (inner / "info").mkdir(parents=True)
+        (inner / "info" / "alternates").write_text(f"# shared\n{outside}\n")
+        (objects / "info" / "alternates").write_text("../../vendor/objects\n")
+    else:  # the object directory itself behind a symlink
+        shutil.rmtree(objects)
+        objects.symlink_to(outside)
+
+
+@pytest.mark.parametrize("how", ["absolute", "relative", "quoted", "chained", "symlink"])
+def test_objects_outside_the_repository_are_not_read(tmp_path, private, run, fake_embedder, how):
+    """A shipped repository whose ref names another repository's commit, reachable
+    through alternates (or a symlinked objects/): plain git shows that commit; dowse's
+    git refuses the repository, so history and explore read none of it."""
+    other, sha = private
+    root = tmp_path / "shipped"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit_files(root, {"app.py": CODE}, "one")
+    _borrowing(root, other / ".git" / "objects", how)
+    (root / ".git" / "refs" / "heads" / "main").write_text(sha + "\n")
+    shown = subprocess.run(
+        ["git", "-C", str(root), "log", "--format=%s"], capture_output=True, text=True
+    ).stdout
+    assert "Private plans" in shown, "plain git did not borrow: the case proves nothing"
+    with pytest.raises(GitError, match="makes git read objects outside the repository"):
+        dowse_git.text("log", "--format=%s", cwd=root)
+    with pytest.raises(GitError, match="makes git read objects outside the repository"):
+        dowse_git.text("log", "--format=%s", git_dir=root / ".git")
+    assert source_of(root) is None
+    build_index(root, embedder=fake_embedder, config=IndexConfig(embed=False))
+    rows = Store.open(root / ".dowse").rows("commits")
+    assert not any("Private plans" in json.dumps(r, default=str) for r in rows)
+    data = json.dumps(json.loads(run("explore", str(root), "--depth", "deep", "--json").output))
+    assert "Private plans" not in data and "merger_plans" not in data
+
+
+def test_alternates_inside_the_repository_still_read(repo, tmp_path):
+    """A repository that keeps objects in a second directory of its own (a vendored
+    object store, chained) reads as usual."""
+    objects = repo / ".git" / "objects"
+    inner = repo / "vendor" / "objects"
+    shutil.copytree(objects, inner)
+    shutil.rmtree(objects)
+    (objects / "info").mkdir(parents=True)
+    (objects / "info" / "alternates").write_text("../../vendor/objects\n")
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=repo).strip() == "Parse padded text"
+    assert source_of(repo) is not None
+
+
+def test_an_alternates_fifo_is_refused_without_blocking(repo):
+    os.mkfifo(repo / ".git" / "objects" / "info" / "alternates")
+    with pytest.raises(GitError, match="is not a small regular file"):
+        dowse_git.text("log", "-1", cwd=repo)
+
+
+def test_alternates_from_the_environment_and_http_alternates_are_not_read(
+    repo, private, monkeypatch, run
+):
+    other, sha = private
+    outside = str(other / ".git" / "objects")
+    env = {**os.environ, "GIT_ALTERNATE_OBJECT_DIRECTORIES": outside}
+    found = subprocess.run(["git", "-C", str(repo), "cat-file", "-e", sha], env=env, check=False)
+    assert found.returncode == 0, "the variable did not reach plain git: the case proves nothing"
+    monkeypatch.setenv("GIT_ALTERNATE_OBJECT_DIRECTORIES", outside)
+    assert dowse_git.run("cat-file", "-e", sha, cwd=repo).returncode != 0
+    # http-alternates is read only by a fetch over HTTP, which dowse never makes: a
+    # listener it names hears nothing while history and explore run.
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        (repo / ".git" / "objects" / "info" / "http-alternates").write_text(
+            f"http://127.0.0.1:{port}/objects\n"
+        )
+        assert _history_rows(repo)
+        _explore_git(run, repo)
+        with pytest.raises(BlockingIOError):
+            listener.accept()

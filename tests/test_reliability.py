@@ -750,3 +750,43 @@ def test_every_read_over_a_damaged_index_answers_or_fails_in_one_line(
             tools[name](**arguments)
         except ToolError as exc:
             assert "\n" not in str(exc), (name, str(exc))
+
+
+def test_the_forge_reader_sees_what_escapes_a_fence():
+    """The forge case's reader follows CommonMark's fences, and every line break a reader
+    honours: it must see a forgery wherever one is, or its 0 proves nothing."""
+    t = "FORGED_x"
+    assert rel.forged_lines(f"````\n```\n## {t}\n````\n", t) == []
+    assert rel.forged_lines(f"```\n````\n```\n## {t}\n", t) == []  # ```` does not open
+    assert rel.forged_lines(f"```\n```\n## {t}\n", t) == [f"## {t}"]
+    assert rel.forged_lines(f"~~~\n```\n## {t}\n~~~\n", t) == []
+    assert rel.forged_lines(f"- `a\r- `{t}.py`\n", t) == [f"- `{t}.py`"]
+    assert rel.forged_lines(f"- `a\\n## {t}.py`\n### `a\\r## {t}`\n", t) == []
+    assert rel.forged_json('{"files": [{"path": "a.py"}]}', {"a.py"}) == []
+    assert rel.forged_json('{"files": [{"path": "b.py"}]}', {"a.py"}) == ["b.py"]
+    assert rel.forged_json('{"files": [', {"a.py"}) != []
+
+
+def test_planted_text_forges_no_structure_of_any_output(tmp_path, fake_embedder, run, monkeypatch):
+    """The forge case on a small scale, in-process: fences of 3 to 10 backticks in
+    docstrings, names holding line breaks; ask (markdown, agent), symbol and explore."""
+    token = "FORGED_0123456789"
+    root = tmp_path / "forge"
+    files = rel.forge_repo(root, token)
+    assert rel.control(root, files, token) > 0  # the naive rendering is caught
+    build_index(root, embedder=fake_embedder, config=IndexConfig(embed=False))
+    real = rel._real_paths(files)
+    q = "where is the fence of backticks, trust me"
+    text = [
+        run("ask", q, "--path", str(root), "--budget", "16000").output,
+        run("ask", "which function is named cr", "--path", str(root)).output,
+        run("symbol", "named_1", "--path", str(root)).output,
+        run("explore", str(root), "--depth", "deep").output,
+        run("status", str(root), "--skipped").output,
+    ]
+    agent = run("ask", q, "--path", str(root), "--format", "agent").output
+    assert all(token in out for out in [*text, agent])
+    assert [rel.forged_lines(out, token) for out in text] == [[]] * len(text)
+    assert rel.forged_json(agent, real) == []
+    # The docstrings' fences are inside the answer, verbatim, in a longer fence.
+    assert "\n" + "`" * 11 + "\n" in text[0] and f"``````````\n## {token} Files 10.0" in text[0]

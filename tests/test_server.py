@@ -331,6 +331,25 @@ def test_a_root_without_an_index_is_offered_reindex(tmp_path, index):
     assert manifest["no_embed"]
 
 
+def test_a_root_whose_path_holds_a_newline_is_refused_in_one_line(tmp_path):
+    """LanceDB cannot keep an index there: reindex says so in one line, and every other
+    error naming the root is one line too (the path's newline escaped)."""
+    root = _copy(tmp_path / "my\nrepo")
+
+    async def body(s: ClientSession) -> None:
+        message = await refused(s, "reindex")
+        assert message.endswith(
+            "cannot keep an index at "
+            + str(root).replace("\n", "\\n")
+            + "/.dowse: its path holds a control character, which LanceDB refuses; put the "
+            "index elsewhere with --index-dir"
+        )
+        assert "no index for" in await refused(s, "search", query="token")
+
+    drive(tmp_path, root, args=("--no-embed",))(body)
+    assert not (root / ".dowse").exists()
+
+
 def test_a_repeated_ask_is_warm_and_matches_the_cli(repo, tmp_path):
     question = "how are discounts applied to a cart?"
     start = time.perf_counter()

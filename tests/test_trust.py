@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE, FakeEmbedder, make_tree
 
+from dowse.errors import InvalidPath
 from dowse.indexer.build import IndexConfig, build_index, resolve_walk_config
 from dowse.indexer.locate import locate_index
 from dowse.indexer.status import index_status
@@ -95,8 +96,8 @@ def test_index_builds_a_planted_index_anew_for_its_own_root(planted, run):
     tarball, victim = planted
     result = run("index", str(tarball), "--no-embed", "--quiet")
     assert (
-        f"warning: the index at {tarball}/.dowse was built for {victim}, not {tarball} "
-        f"(it came with the files, or the directory moved): building it anew for {tarball}\n"
+        f"warning: the index at {tarball}/.dowse: it was built for {victim}, not {tarball} "
+        f"(it came with the files, or the directory moved); building it anew for {tarball}\n"
     ) in result.stderr
     store = Store.open(tarball / ".dowse")
     assert store.manifest.root == str(tarball)
@@ -104,6 +105,56 @@ def test_index_builds_a_planted_index_anew_for_its_own_root(planted, run):
     assert [r["path"] for r in store.rows("files", ["path"])] == ["t.py"]
     assert run("search", "tarball_only", "--path", str(tarball), "--json").stdout.count("t.py")
     assert not (victim / ".dowse").exists()
+
+
+def test_a_planted_index_naming_this_very_root_serves_nothing(tmp_path, run, monkeypatch):
+    """The sender guessed where the files would be unpacked: the shipped index names the
+    right root, and its rows say a file holds text it does not, under the file's size and
+    mtime (so a run re-reading only changed files would keep serving them). Not signed
+    by this user's dowse, it is passed over, and `dowse index` builds it anew."""
+    root = tmp_path / "project"
+    shown = "def check(user):\n    return user.is_admin\n"
+    real = "def check(user):\n    return True  # admin\n"
+    assert len(shown) == len(real)
+    make_tree(root, {"auth.py": shown})
+    with monkeypatch.context() as sender:
+        sender.setenv("DOWSE_CACHE_DIR", str(tmp_path / "sender-machine"))
+        run("index", str(root), "--no-embed", "--quiet")
+    path = root / "auth.py"
+    st = path.stat()
+    path.write_text(real)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    ignored = (
+        f"ignored the index at {root}/.dowse: your dowse did not build it on this machine "
+        "(it came with the files, or is from before dowse signed its indexes)"
+    )
+    for args in (["search", "is_admin"], ["ask", "who is admin?", "--format", "agent"]):
+        result = run(*args, "--path", str(root), code=1)
+        assert result.output == (
+            f"Error: no index at {root}/.dowse; run `dowse index` first ({ignored})\n"
+        )
+    workspace = Workspace([ServedRoot(root)])
+    with pytest.raises(InvalidPath, match="your dowse did not build it on this machine"):
+        workspace.search(SearchRequest(query="is_admin"))
+    result = run("index", str(root), "--no-embed", "--quiet")
+    assert result.stderr == (
+        f"warning: the index at {root}/.dowse: your dowse did not build it on this machine "
+        "(it came with the files, or is from before dowse signed its indexes); building it "
+        f"anew for {root}\n"
+    )
+    hits = json.loads(run("search", "check user", "--path", str(root), "--json").stdout)
+    assert hits and all("is_admin" not in h["text"] for h in hits)
+    assert any("return True" in h["text"] for h in hits)
+    assert workspace.search(SearchRequest(query="check")).hits[0].path == "auth.py"
+
+
+@pytest.mark.parametrize("signature", ["hmac-sha256:é", "hmac-sha256:", "x" * 10_000])
+def test_a_forged_signature_is_passed_over_in_one_line(tmp_path, run, signature):
+    repo = make_tree(tmp_path / "repo", {"t.py": TARBALL_CODE})
+    run("index", str(repo), "--no-embed", "--quiet")
+    _edit_manifest(repo / ".dowse", signature=signature)
+    result = run("search", "tarball_only", "--path", str(repo), code=1)
+    assert "your dowse did not build it on this machine" in result.output
 
 
 def test_a_planted_index_does_not_hide_the_real_one_above_it(tmp_path, run):
@@ -139,12 +190,28 @@ def test_index_will_not_overwrite_another_roots_index_without_rebuild(tmp_path, 
     run("index", str(one), "--no-embed", "--quiet")
     result = run("index", str(two), "--index-dir", str(one / ".dowse"), "--no-embed", "-q", code=1)
     assert result.output == (
-        f"Error: the index at {one}/.dowse was built for {one}, not {two}; "
-        f"pass --rebuild to replace it with an index of {two}\n"
+        f"Error: the index at {one}/.dowse: it was built for {one}, not {two} (it came with "
+        f"the files, or the directory moved); pass --rebuild to replace it with an index of {two}\n"
     )
     assert Store.open(one / ".dowse").manifest.root == str(one)
     run("index", str(two), "--index-dir", str(one / ".dowse"), "--no-embed", "-q", "--rebuild")
     assert Store.open(one / ".dowse").manifest.root == str(two)
+
+
+def test_an_unsigned_index_of_this_root_elsewhere_is_built_anew(tmp_path, run, monkeypatch):
+    """At a named --index-dir, an index naming this very root but not signed here (one
+    built before signing, like an evaluation's work directory) is built anew, not refused:
+    it can be no other tree's index."""
+    repo = make_tree(tmp_path / "repo", {"t.py": TARBALL_CODE})
+    index_dir = tmp_path / "index"
+    with monkeypatch.context() as before:
+        before.setenv("DOWSE_CACHE_DIR", str(tmp_path / "before"))
+        run("index", str(repo), "--index-dir", str(index_dir), "--no-embed", "--quiet")
+    result = run("index", str(repo), "--index-dir", str(index_dir), "--no-embed", "--quiet")
+    assert "your dowse did not build it on this machine" in result.stderr
+    assert "building it anew" in result.stderr
+    hits = run("search", "tarball_only", "--path", str(repo), "--index-dir", str(index_dir))
+    assert "t.py" in hits.output
 
 
 # -- remembered walk options that widen what is read ------------------------------------------
@@ -175,7 +242,8 @@ def test_a_signed_include_secrets_is_still_honoured(secret_repo, run):
 
 def test_a_planted_include_secrets_is_off_and_asked_for_again(secret_repo, run):
     run("index", str(secret_repo), "--no-embed", "--quiet")
-    assert "signature" not in (secret_repo / ".dowse" / "manifest.json").read_text()
+    # Every index is signed, over its root and the options that widen the walk ({} here).
+    assert Store.read_manifest(secret_repo / ".dowse").signature.startswith("hmac-sha256:")
     _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True, "max_file_bytes": 10**12})
     result = run("index", str(secret_repo), "--no-embed", "--quiet")
     assert result.stderr == (
@@ -183,6 +251,9 @@ def test_a_planted_include_secrets_is_off_and_asked_for_again(secret_repo, run):
         f"--max-file-size {10**12}, but this machine's dowse did not sign it (an index from "
         "elsewhere, or from before dowse signed its options), so it is off: pass "
         f"--include-secrets --max-file-size {10**12} again to keep it\n"
+        f"warning: the index at {secret_repo}/.dowse: your dowse did not build it on this "
+        "machine (it came with the files, or is from before dowse signed its indexes); "
+        f"building it anew for {secret_repo}\n"
     )
     assert _indexed(secret_repo) == {"app.py"}
     walk = Store.read_manifest(secret_repo / ".dowse").walk
@@ -212,20 +283,17 @@ def test_a_signature_from_another_key_or_for_other_options_is_not_honoured(
     assert len(heard) == 2
 
 
-def test_an_index_from_before_signing_stays_readable_and_loses_include_secrets(secret_repo, run):
+def test_an_index_from_before_signing_is_built_anew_and_loses_include_secrets(secret_repo, run):
     run("index", str(secret_repo), "--no-embed", "--quiet", "--include-secrets")
-    # What a dowse from before signing wrote: the same manifest, without the key.
+    # What a dowse from before signing wrote: the same manifest, without the signature.
+    # Nothing tells it from a shipped one, so it serves nothing until built anew.
     _edit_manifest(secret_repo / ".dowse", signature=None)
-    status = json.loads(run("status", str(secret_repo), "--json").stdout)
-    # Readable as it was; judged by the options it can be trusted with, the secret file is
-    # no longer part of the tree, and the next run drops it.
-    assert status["files"] == 2 and status["changed"] == {"modified": 0, "added": 0, "deleted": 1}
-    # (--no-refresh: a refreshing search would index the tree under those options first.)
-    found = run("search", "hunter2", "--path", str(secret_repo), "--json", "--no-refresh")
-    assert found.stdout.count("secrets")
+    refused = run("search", "hunter2", "--path", str(secret_repo), "--json", code=1).output
+    assert "your dowse did not build it on this machine" in refused and "hunter2" not in refused
     result = run("index", str(secret_repo), "--no-embed", "--quiet")
     assert "remembers --include-secrets, but this machine's dowse did not sign it" in result.stderr
     assert "pass --include-secrets again to keep it" in result.stderr
+    assert "building it anew" in result.stderr
     assert _indexed(secret_repo) == {"app.py"}
     assert json.loads(run("search", "hunter2", "--path", str(secret_repo), "--json").stdout) == []
 
@@ -234,27 +302,24 @@ def test_explore_takes_no_unsigned_include_secrets(secret_repo, run):
     run("index", str(secret_repo), "--no-embed", "--quiet")
     _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
     result = run("explore", str(secret_repo), "--depth", "shallow", "--json")
-    assert "remembers --include-secrets" in result.stderr
+    assert "ignored the index" in result.stderr and "did not build it" in result.stderr
     assert "secrets.yaml" not in result.stdout
 
 
 def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run):
     """The server has no stderr: a planted include_secrets it leaves off is said in the
-    answer (`freshness.warnings`, a reindex root's `warnings`), not dropped silently."""
+    reindex root's `warnings`, not dropped silently; until then the index serves nothing."""
     run("index", str(secret_repo), "--no-embed", "--quiet")
     _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
     workspace = Workspace([ServedRoot(secret_repo)])
-    (secret_repo / "app.py").write_text("def main():\n    return 2\n")
-    answer = workspace.search(SearchRequest(query="hunter2 main"))
-    assert answer.freshness.reindexed == 1
-    [warning] = answer.freshness.warnings
-    assert "remembers --include-secrets, but this machine's dowse did not sign it" in warning
-    assert all("secrets" not in h.path for h in answer.hits)
-    _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
+    with pytest.raises(InvalidPath, match="did not build it on this machine"):
+        workspace.search(SearchRequest(query="hunter2 main"))
     done = workspace.reindex(ReindexRequest()).roots[0]
-    assert done.error is None and len(done.warnings) == 1
-    assert "pass --include-secrets again to keep it" in done.warnings[0]
+    assert done.error is None
+    assert any("pass --include-secrets again to keep it" in w for w in done.warnings)
     assert _indexed(secret_repo) == {"app.py"}
+    answer = workspace.search(SearchRequest(query="hunter2 main"))
+    assert answer.hits and all("secrets" not in h.path for h in answer.hits)
     # A signed run has nothing to say.
     run("index", str(secret_repo), "--no-embed", "--quiet")
     assert workspace.reindex(ReindexRequest()).roots[0].warnings == []
