@@ -665,7 +665,10 @@ def schema(record: str | None, list_only: bool) -> None:
 
 
 def main() -> None:
+    from dowse.indexer.lance import leave_out_pandas
+
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    leave_out_pandas()
     cli(prog_name="dowse")
 
 
