@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import importlib.abc
 import importlib.util
 import os
@@ -99,7 +100,7 @@ def import_lancedb() -> Any:
     if hidden:
         sys.meta_path.insert(0, _NO_PANDAS)
     try:
-        with _override_marker():
+        with _override_marker(), _deferred_models():
             import lancedb
         import pyarrow.lib
 
@@ -121,14 +122,30 @@ def _marker(method: Any = None, **_: Any) -> Any:
 
 
 @contextlib.contextmanager
+def _deferred_models() -> Iterator[None]:
+    """Pydantic models defined inside build their validators on first use
+    (`defer_build`), not as their class is made: lancedb's import defines some 170, the
+    REST client's request and response records among them, which a local index never
+    makes."""
+    from pydantic import BaseModel
+
+    config: dict[str, Any] = BaseModel.model_config  # type: ignore[assignment]
+    before = dict(config)
+    config["defer_build"] = True
+    try:
+        yield
+    finally:
+        config.clear()
+        config.update(before)
+
+
+@contextlib.contextmanager
 def _override_marker() -> Iterator[None]:
     """`overrides.override` is `_marker` inside (below Python 3.12, where lancedb uses it)."""
-    overrides = None
+    overrides: Any = None
     if sys.version_info < (3, 12):
-        try:
-            import overrides
-        except ImportError:
-            overrides = None
+        with contextlib.suppress(ImportError):
+            overrides = importlib.import_module("overrides")
     if overrides is None:
         yield
         return
