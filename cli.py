@@ -262,7 +262,8 @@ def search(
         kinds=list(kinds),
     )
     root = root_arg(path)
-    searcher = open_searcher(locate(root, index_dir_of(settings_at(root), index_dir)), refresh)
+    location = locate(root, index_dir_of(settings_at(root), index_dir))
+    searcher = open_searcher(location, refresh, question=query)
     hits = searcher.search(query, options)
     if as_json:
         echo_json([h.model_dump() for h in hits])
@@ -462,7 +463,7 @@ def ask(
     from dowse.explore.handoff import fit_report, investigate, render_report, report_json
     from dowse.retrieval.loop import LoopConfig
 
-    searcher = open_searcher(locate(root, index_dir), refresh)
+    searcher = open_searcher(locate(root, index_dir), refresh, question=question)
     report = investigate(
         searcher,
         question,
@@ -665,7 +666,10 @@ def schema(record: str | None, list_only: bool) -> None:
 
 
 def main() -> None:
+    from dowse.indexer.lance import leave_out_pandas
+
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    leave_out_pandas()
     cli(prog_name="dowse")
 
 

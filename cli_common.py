@@ -102,9 +102,12 @@ def refresh_option(fn: F) -> F:
     )(fn)
 
 
-def open_searcher(location: IndexLocation, refresh: bool) -> HybridSearcher:
+def open_searcher(
+    location: IndexLocation, refresh: bool, *, question: str | None = None
+) -> HybridSearcher:
     """The HybridSearcher on the located index, refreshed first unless told not to; what
-    the refresh could not do is said on stderr."""
+    the refresh could not do is said on stderr. The `question` to come, when given, has
+    its embedder load while the index opens."""
     from dowse.retrieval.hybrid import HybridSearcher
 
     root, index_dir = location.require()
@@ -112,7 +115,7 @@ def open_searcher(location: IndexLocation, refresh: bool) -> HybridSearcher:
         return HybridSearcher.open(index_dir)
     from dowse.server.workspace import fresh_searcher
 
-    searcher, fresh = fresh_searcher(root, index_dir)
+    searcher, fresh = fresh_searcher(root, index_dir, question=question)
     if fresh.reindexed:
         click.echo(f"indexed {fresh.reindexed} changed file(s) first", err=True)
     if fresh.note:

@@ -1,18 +1,20 @@
 """Cold start: the wall and CPU time of fresh `dowse` processes, and what they import.
 
 Usage:
-    python benchmarks/cold_start.py --ask-root PATH [--noop-root PATH] [--runs N]
-        [--question TEXT] [--top N]
+    python benchmarks/cold_start.py --ask-root PATH [--ask-index-dir DIR] [--noop-root PATH]
+        [--runs N] [--question TEXT] [--top N]
 
 Each command runs `--runs` times in a new Python process (`python -m dowse ...`, the
 `dowse` this interpreter imports): `dowse --help`; a no-op `dowse index` of
-`--noop-root` (indexed first, once, if it has no index); `dowse ask --format agent` on
-`--ask-root` (which must be indexed: django takes minutes, so it is never built here).
+`--noop-root` (indexed first, once, if it has no index); `dowse ask --format agent` and
+`dowse ask` (markdown) on `--ask-root` (which must be indexed, at `--ask-index-dir` if
+the index is elsewhere: django takes minutes, so it is never built here).
 Printed per command: wall seconds (median, min, max) and CPU seconds (user + system of
-the child, median), which a machine whose neighbours take the cores inflates far less
-than wall time; then the `--top` imports by cumulative time (`python -X importtime`, one
-more run) and, for `ask`, the query embedding's share: loading the ONNX graph and the
-tokenizer and embedding the question, in a process of its own.
+the child and its threads, median), which a machine whose neighbours take the cores
+inflates far less than wall time; the heavy packages the process imported; then the
+`--top` imports by cumulative time (`python -X importtime`, one more run) and, for
+`ask`, the query embedding's share: loading the ONNX graph and the tokenizer and
+embedding the question, in a process of its own.
 """
 
 from __future__ import annotations
@@ -53,6 +55,30 @@ def _imports(stderr: str, top: int) -> list[tuple[int, int, str]]:
     return sorted(rows, reverse=True)[:top]
 
 
+HEAVY = (
+    "lancedb",
+    "pyarrow",
+    "pandas",
+    "numpy",
+    "onnxruntime",
+    "tokenizers",
+    "torch",
+    "sentence_transformers",
+    "detect_secrets",
+    "tree_sitter",
+    "mcp",
+)
+
+_HEAVY_PROBE = """
+import atexit, runpy, sys
+heavy = {heavy!r}
+atexit.register(lambda: print("heavy:", " ".join(h for h in heavy if h in sys.modules) or "-",
+                              file=sys.stderr))
+sys.argv = ["dowse", *{args!r}]
+runpy.run_module("dowse", run_name="__main__", alter_sys=True)
+"""
+
+
 def measure(name: str, args: list[str], cwd: Path, runs: int, top: int) -> None:
     walls, cpus = [], []
     for _ in range(runs):
@@ -64,6 +90,8 @@ def measure(name: str, args: list[str], cwd: Path, runs: int, top: int) -> None:
         f"(min {min(walls):.3f}, max {max(walls):.3f}), "
         f"CPU median {statistics.median(cpus):.3f} s (min {min(cpus):.3f}), {runs} runs"
     )
+    _, _, stderr = _run(["-c", _HEAVY_PROBE.format(heavy=HEAVY, args=args)], cwd)
+    print("    " + next(x for x in stderr.splitlines()[::-1] if x.startswith("heavy:")))
     _, _, stderr = _run(["-X", "importtime", "-m", "dowse", *args], cwd)
     for cumulative, own, module in _imports(stderr, top):
         print(f"    {cumulative / 1e3:8.1f} ms cumulative {own / 1e3:7.1f} ms self  {module}")
@@ -106,6 +134,7 @@ def embedding_share(question: str, runs: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ask-root", type=Path, help="an indexed repository (django-sized)")
+    parser.add_argument("--ask-index-dir", type=Path, help="its index, when not at ROOT/.dowse")
     parser.add_argument("--noop-root", type=Path, help="a small repository")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--top", type=int, default=12)
@@ -122,9 +151,13 @@ def main() -> None:
         measure("index no-op", ["index", str(root), "--quiet"], root, opts.runs, opts.top)
     if opts.ask_root:
         root = opts.ask_root.resolve()
-        args = ["ask", opts.question, "--path", str(root), "--format", "agent"]
+        args = ["ask", opts.question, "--path", str(root)]
+        if opts.ask_index_dir:
+            args += ["--index-dir", str(opts.ask_index_dir.resolve())]
+        measure("ask agent", [*args, "--format", "agent"], root, opts.runs, opts.top)
         measure("ask", args, root, opts.runs, opts.top)
         embedding_share(opts.question, opts.runs)
+    print(f"load at the end {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,11 @@ Invariants:
   `IndexCorrupt` (a file is missing or damaged) through `storage_error`; any other
   exception is a bug and keeps its traceback.
 - `import lancedb` goes through `import_lancedb`, which leaves out the REST client a
-  local index never calls, and LanceDB's Rust-side log stays quiet below errors.
+  local index never calls and the `@override` checks lancedb skips from Python 3.12
+  on; LanceDB's Rust-side log stays quiet below errors.
+- In the `dowse` command's own process (`leave_out_pandas`), LanceDB and pyarrow are
+  imported as if pandas were not installed: nothing dowse hands them is a DataFrame.
+  A library caller's process keeps their pandas integration.
 - LanceDB cannot open a directory whose path holds an ASCII control character (a
   newline, a tab: its object-store paths refuse them, with a ValueError). Such an index
   location is refused up front, before anything is written, by `check_location`, in one
@@ -14,12 +18,15 @@ Invariants:
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import importlib
+import importlib.abc
 import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,18 +39,55 @@ os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatte
 
 
 _NAMESPACE_CLIENT = "lance_namespace_urllib3_client"
+_WITHOUT_PANDAS = {"on": False}
+
+
+class _NoPandas(importlib.abc.MetaPathFinder):
+    """A finder that says pandas is not installed (Cython's imports, pyarrow's, take a
+    None in sys.modules for a module)."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
+        if name == "pandas" or name.startswith("pandas."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+_NO_PANDAS = _NoPandas()
+
+
+def leave_out_pandas() -> None:
+    """Import LanceDB without pandas from now on, in this process (the CLI's edge).
+
+    pyarrow's pandas shim imports pandas when its dataset module loads (about 0.2 s of
+    CPU, a fifth of a cold `dowse ask`), and LanceDB checks once whether pandas is there.
+    Both are asked while pandas cannot be imported, so both settle on "no pandas" for
+    the process: a later `to_pandas()` still imports it, but a DataFrame handed to
+    `pa.table` or a LanceDB write would not be recognised, which is why a library
+    caller's process is left as it is.
+    """
+    _WITHOUT_PANDAS["on"] = True
 
 
 def import_lancedb() -> Any:
-    """`import lancedb`, without the second it spends on a REST client a local index
-    never calls.
+    """`import lancedb`, without the work its import does for what a local index never
+    uses (`lancedb` itself is imported once; later calls return it).
 
-    lancedb imports lance_namespace, which needs only the models of the generated REST
-    client package; that package's `__init__` also imports its ten API modules (about
-    1.3 s of a 2 s import, which every CLI query pays). The package is registered
-    without running its `__init__` (its submodules import as usual) and runs it on the
-    first attribute anything asks of it, so nothing that does use it breaks.
+    - The REST client: lancedb imports lance_namespace, which needs only the models of
+      the generated REST client package; that package's `__init__` also imports its ten
+      API modules (about 1.3 s of a 2 s import, which every CLI query pays). The package
+      is registered without running its `__init__` (its submodules import as usual) and
+      runs it on the first attribute anything asks of it, so nothing that uses it breaks.
+    - The `@override` checks: below Python 3.12 lancedb marks its methods with the
+      `overrides` package's decorator, which disassembles each class body's bytecode
+      and compares signatures as the class is made (about a quarter of the import's
+      CPU); from 3.12 on lancedb uses `typing.override`, a marker. While lancedb
+      imports, the package's decorator is that marker too.
+    - pandas, in the CLI's process only (`leave_out_pandas`).
     """
+    if "lancedb" in sys.modules:
+        import lancedb
+
+        return lancedb
     if _NAMESPACE_CLIENT not in sys.modules:
         spec = importlib.util.find_spec(_NAMESPACE_CLIENT)
         if spec is not None and spec.loader is not None:
@@ -57,8 +101,19 @@ def import_lancedb() -> Any:
 
             setattr(module, "__getattr__", __getattr__)  # noqa: B010
             sys.modules[_NAMESPACE_CLIENT] = module
-    import lancedb
+    hidden = _WITHOUT_PANDAS["on"] and "pandas" not in sys.modules
+    if hidden:
+        sys.meta_path.insert(0, _NO_PANDAS)
+    try:
+        with _override_marker(), _deferred_models():
+            import lancedb
+        import pyarrow.lib
 
+        if hidden:
+            pyarrow.lib._pandas_api.have_pandas  # noqa: B018  # its one try, now
+    finally:
+        if hidden:
+            sys.meta_path.remove(_NO_PANDAS)
     return lancedb
 
 
@@ -72,6 +127,51 @@ def check_location(index_dir: Path) -> None:
             f"cannot keep an index at {one_line(str(index_dir))}: its path holds a control "
             "character, which LanceDB refuses; put the index elsewhere with --index-dir"
         )
+
+
+def _marker(method: Any = None, **_: Any) -> Any:
+    """`typing.override` (3.12): marks `method` as an override, checks nothing."""
+    if method is None:
+        return _marker
+    with contextlib.suppress(AttributeError, TypeError):
+        method.__override__ = True
+    return method
+
+
+@contextlib.contextmanager
+def _deferred_models() -> Iterator[None]:
+    """Pydantic models defined inside build their validators on first use
+    (`defer_build`), not as their class is made: lancedb's import defines some 170, the
+    REST client's request and response records among them, which a local index never
+    makes."""
+    from pydantic import BaseModel
+
+    config: dict[str, Any] = BaseModel.model_config  # type: ignore[assignment]
+    before = dict(config)
+    config["defer_build"] = True
+    try:
+        yield
+    finally:
+        config.clear()
+        config.update(before)
+
+
+@contextlib.contextmanager
+def _override_marker() -> Iterator[None]:
+    """`overrides.override` is `_marker` inside (below Python 3.12, where lancedb uses it)."""
+    overrides: Any = None
+    if sys.version_info < (3, 12):
+        with contextlib.suppress(ImportError):
+            overrides = importlib.import_module("overrides")
+    if overrides is None:
+        yield
+        return
+    real = overrides.override
+    overrides.override = _marker
+    try:
+        yield
+    finally:
+        overrides.override = real
 
 
 def quote_list(values: Iterable[str]) -> str:

@@ -356,6 +356,59 @@ class OnnxEmbedder:
                 self._sessions[kind] = (session, {i.name for i in session.get_inputs()})
         return self._sessions[kind]
 
+    def prepare_queries(self, texts: Sequence[str]) -> threading.Thread | None:
+        """Start loading what `embed_queries(texts)` will run on (the tokenizer, the graphs
+        those texts take) on a thread of its own, and return it (None without the
+        runtime).
+
+        For a caller about to open an index: onnxruntime builds a session without holding
+        the GIL, so on a second core a cold process has its graph by the time its
+        question is embedded (`embed_queries` waits for what is still loading). The
+        runtime's modules are imported here, on the caller's thread: two threads importing
+        at once can deadlock on the import locks. Graphs not exported yet are left to the
+        first embed, and any failure to `embed_queries`, which reports it.
+        """
+        try:
+            import onnxruntime  # noqa: F401
+            import tokenizers  # noqa: F401
+        except ImportError:
+            return None
+        # Not a daemon: the interpreter waits for it at exit instead of stopping it
+        # inside onnxruntime's C++.
+        thread = threading.Thread(
+            target=self._warm, args=(list(texts),), name="dowse-embedder-load"
+        )
+        thread.start()
+        return thread
+
+    def _warm(self, texts: Sequence[str]) -> None:
+        try:
+            with self._lock:
+                models = self._models
+            if models is None:
+                models = self._exported()
+            if models is None:
+                return
+            long_kind = "query" if models.query is not None else "int8"
+            encodings = self._load_tokenizer().encode_batch([str(t) for t in texts])
+            kinds = {"fp32" if len(e.ids) <= SHORT_TOKENS else long_kind for e in encodings}
+            for kind in sorted(kinds):
+                self._session(kind)
+        except Exception:  # noqa: BLE001  # embed_queries reports it, where it is needed
+            return
+
+    def _exported(self) -> OnnxModels | None:
+        """The cached graphs when all are there (then kept, as `models` keeps them)."""
+        source = self._model_dir or Path(model_path())
+        models_dir = (self._cache_dir or default_cache_dir()) / "models"
+        found = _paths(models_dir, _cache_key(source))
+        if not _complete(found):
+            return None
+        with self._lock:
+            if self._models is None:
+                self._models = found
+            return self._models
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(texts, "int8")
 

@@ -459,12 +459,9 @@ _KUBECONFIG_KEYS = re.compile(
 _SECRET_DATA = re.compile(rb"""^[ \t]*["']?(?:data|stringData)["']?[ \t]*:""", re.M)
 
 
-@cache
-def _key_markers() -> tuple[bytes, ...]:
-    from detect_secrets.plugins.private_key import PrivateKeyDetector
-
-    markers = [p.pattern.encode() for p in PrivateKeyDetector.denylist]
-    return (*markers, b"PRIVATE KEY", b"PuTTY-User-Key-File-")
+_KEY_MARKERS = (b"PRIVATE KEY", b"PuTTY-User-Key-File-")
+"""What every key `_PEM_KEY` or `_PUTTY_KEY` finds holds (so do all of detect-secrets'
+private key markers): a file without either is no key, and no regex runs on it."""
 
 
 def file_secret(data: bytes, path: str = "") -> str | None:
@@ -473,7 +470,7 @@ def file_secret(data: bytes, path: str = "") -> str | None:
     A kubeconfig or a Secret manifest is one in a configuration file (YAML, JSON, none
     of the languages with a grammar), wherever it lies; a file of code that holds one in
     a string (a test's fixture) is code, and its values are redacted instead."""
-    if any(marker in data for marker in _key_markers()):
+    if any(marker in data for marker in _KEY_MARKERS):
         if _PEM_KEY.search(data):
             return "secret: private key"
         if b"PuTTY-User-Key-File-" in data and _PUTTY_KEY.search(data):

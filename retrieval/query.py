@@ -33,6 +33,7 @@ __all__ = [
     "base_tokens",
     "compact_paths",
     "file_query",
+    "prepare_question",
     "question_vector",
     "title_of",
     "title_tokens",
@@ -456,6 +457,21 @@ def file_query(analysis: QueryAnalysis) -> list[str]:
     return [*base_tokens(analysis), *title_tokens(analysis)]
 
 
+def _question_texts(text: str, *, compact: bool, title: bool) -> tuple[str, str | None]:
+    """What `question_vector` embeds: the question, and its first line when it has one."""
+    body = compact_paths(text) if compact else text
+    return body, title_of(body) if title else None
+
+
+def prepare_question(embedder: Embedder, text: str) -> None:
+    """Have `embedder` start loading, on a thread of its own, what `question_vector` of
+    `text` will run on, for a caller that opens an index meanwhile
+    (`OnnxEmbedder.prepare_queries`); nothing for an embedder without that method."""
+    prepare = getattr(embedder, "prepare_queries", None)
+    if prepare is not None and text.strip():
+        prepare([t for t in _question_texts(text, compact=True, title=True) if t])
+
+
 def question_vector(
     embedder: Embedder, text: str, *, compact: bool = True, title: bool = True
 ) -> np.ndarray:
@@ -464,8 +480,7 @@ def question_vector(
     256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
     embedder's query graph when it has one (`OnnxEmbedder.embed_queries`). `compact`
     and `title` off are for benchmarks/summary_rank.py's comparisons."""
-    body = compact_paths(text) if compact else text
-    first = title_of(body) if title else None
+    body, first = _question_texts(text, compact=compact, title=title)
     embed = getattr(embedder, "embed_queries", embedder.embed)
     # One call each: a batch pads the short title to the question's length.
     vectors = np.asarray([embed([t])[0] for t in (body, first) if t], dtype=np.float64)

@@ -70,6 +70,7 @@ from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
+from dowse.retrieval.query import prepare_question
 from dowse.retrieval.records import SearchOptions
 from dowse.retrieval.references import Callee, Caller, find_references
 from dowse.retrieval.symbols import find_symbols
@@ -358,6 +359,22 @@ class Workspace:
                 self._by_model[model] = None if factory is None else factory()
             return self._by_model[model]
 
+    def _prepare(self, root: ServedRoot, question: str) -> None:
+        """Before a root's first query: have its query embedder start loading what
+        `question` will be embedded with, on a thread of its own, while this one opens
+        the index and checks the tree (`prepare_question`)."""
+        if root.searcher is not None:
+            return
+        try:
+            manifest = Store.read_manifest(root.index_dir)
+        except DowseError:
+            return  # the query says what is wrong
+        if manifest.no_embed or not is_index_of(manifest, root.path):
+            return
+        embedder = self._embedder_for(manifest.model)
+        if embedder is not None:
+            prepare_question(embedder, question)
+
     def _searcher(self, root: ServedRoot) -> HybridSearcher:
         """The root's searcher, reopened only when the manifest names a new snapshot."""
         stamp = _stamp(self._manifest(root))
@@ -516,6 +533,7 @@ class Workspace:
             kinds=req.kinds,
         )
         with root.lock:
+            self._prepare(root, req.query)
             hits, _, fresh = self._query(root, lambda s: s.search(req.query, options))
         hits = self._inside(root, hits, fresh)
         return fit_answer(
@@ -534,6 +552,7 @@ class Workspace:
         # exactly, lines and later blocks first.
         budget = max(math.floor(req.max_tokens * JSON_SHARE), 50)
         with root.lock:
+            self._prepare(root, req.question)
             result, searcher, fresh = self._query(
                 root,
                 lambda s: run_ask(
@@ -740,13 +759,18 @@ def _one_root(root: Path, index_dir: Path, *, refresh: bool = True) -> Workspace
     return Workspace([ServedRoot(root, index_dir)], refresh=refresh)
 
 
-def fresh_searcher(root: Path, index_dir: Path) -> tuple[HybridSearcher, Freshness]:
+def fresh_searcher(
+    root: Path, index_dir: Path, *, question: str | None = None
+) -> tuple[HybridSearcher, Freshness]:
     """A searcher on the index of `root` at `index_dir` after indexing what changed in
     the tree, as the MCP tools do before each query: a stat walk when nothing changed, an
     incremental run (under the write lock, waiting at most `FRESHNESS_LOCK_WAIT_S`)
     when something did, so no answer cites an edited file at its old line numbers.
-    `Freshness` says what was indexed, or what the answer lacks when it could not be."""
+    `Freshness` says what was indexed, or what the answer lacks when it could not be.
+    With the `question` to come, its embedder loads meanwhile (`Workspace._prepare`)."""
     workspace = _one_root(root, index_dir)
+    if question is not None:
+        workspace._prepare(workspace.roots[0], question)
     return workspace._fresh(workspace.roots[0])
 
 

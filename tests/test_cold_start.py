@@ -65,6 +65,48 @@ def test_the_package_roots_import_no_stage(tmp_path):
     assert _imported(code, tmp_path) == set()
 
 
+def _probe(code: str, cwd: Path) -> list:
+    """What `code`, run in a fresh Python, prints as JSON on its last line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_the_cli_process_imports_lancedb_without_pandas(tmp_path):
+    code = (
+        "import importlib.util, json, sys\n"
+        "import overrides\n"
+        "real = overrides.override\n"
+        "from dowse.indexer import lance\n"
+        "lance.leave_out_pandas()\n"
+        "lance.import_lancedb()\n"
+        "without = 'pandas' not in sys.modules\n"
+        "there = importlib.util.find_spec('pandas') is not None\n"
+        "if there:\n"
+        "    import pandas, pyarrow\n"  # still importable, and to_pandas still works
+        "    pyarrow.table({'a': [1]}).to_pandas()\n"
+        "from pydantic import BaseModel\n"
+        "print(json.dumps([without, overrides.override is real, BaseModel.model_config]))"
+    )
+    # What the import changed for its own sake is as it was after it.
+    assert _probe(code, tmp_path) == [True, True, {}]
+
+
+def test_a_library_process_keeps_pandas_for_pyarrow(tmp_path):
+    pytest.importorskip("pandas")
+    code = (
+        "import json\n"
+        "from dowse.indexer import lance\n"
+        "lance.import_lancedb()\n"
+        "import pandas, pyarrow\n"
+        "print(json.dumps([pyarrow.table(pandas.DataFrame({'a': [1]})).num_rows]))"
+    )
+    assert _probe(code, tmp_path) == [1]
+
+
 # -- the no-op run -----------------------------------------------------------------------
 
 

@@ -169,6 +169,33 @@ def test_queries_run_on_the_fully_quantised_graph(onnx_cache, references):
 
 
 @pytest.mark.model
+def test_prepared_queries_load_their_graphs_and_embed_the_same(onnx_cache):
+    short, long = "where are expired tokens rejected?", LONG_PROSE
+    fresh = OnnxEmbedder()
+    expected = np.vstack([fresh.embed_queries([short]), fresh.embed_queries([long])])
+    embedder = OnnxEmbedder()
+    thread = embedder.prepare_queries([short])
+    assert thread is not None
+    thread.join(timeout=120)
+    assert set(embedder._sessions) == {"fp32"}  # a short question takes the float graph
+    thread = embedder.prepare_queries([long])
+    assert thread is not None
+    thread.join(timeout=120)
+    assert set(embedder._sessions) == {"fp32", "query"}
+    got = np.vstack([embedder.embed_queries([short]), embedder.embed_queries([long])])
+    assert np.array_equal(got, expected)
+
+
+def test_preparing_without_exported_graphs_leaves_the_export_to_the_embed(tmp_path):
+    embedder = OnnxEmbedder(cache_dir=tmp_path)
+    thread = embedder.prepare_queries(["a question"])
+    if thread is not None:  # None: no onnxruntime to prepare
+        thread.join(timeout=60)
+    assert embedder._sessions == {} and embedder._models is None
+    assert not (tmp_path / "models").exists()
+
+
+@pytest.mark.model
 def test_the_cache_is_reused(onnx_cache):
     models_dir = onnx_cache["dir"] / "models"
     before = {p.name: p.stat().st_mtime_ns for p in models_dir.iterdir()}

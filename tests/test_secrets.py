@@ -267,6 +267,18 @@ def test_whole_file_look_alikes(data: str) -> None:
     assert file_secret(data.encode()) is None
 
 
+def test_every_private_key_marker_of_detect_secrets_is_prefiltered() -> None:
+    # `file_secret` looks for keys only in files holding one of its two markers, without
+    # importing detect-secrets: each of detect-secrets' own markers must hold one.
+    from detect_secrets.plugins.private_key import PrivateKeyDetector
+
+    from dowse.indexer.secrets import _KEY_MARKERS
+
+    patterns = [p.pattern.encode() for p in PrivateKeyDetector.denylist]
+    assert patterns
+    assert all(any(m in p for m in _KEY_MARKERS) for p in patterns), patterns
+
+
 def test_safe_text_redacts_and_decodes_leniently() -> None:
     pw = _r(12)
     data = f'PASSWORD = "{pw}"\n'.encode() + b"caf\xe9\n"

@@ -505,3 +505,20 @@ def test_unknown_fields_long_paths_and_long_queries_are_refused_in_one_line(repo
         assert answer["hits"] and answer["budget"]["max_tokens"] == 4000
 
     drive(tmp_path, repo)(body)
+
+
+def test_a_roots_first_query_prepares_its_embedder(example_repo, fake_embedder, monkeypatch):
+    from dowse.indexer.build import IndexConfig, build_index
+    from dowse.server.app import AskRequest, SearchRequest, ServedRoot, Workspace
+
+    build_index(example_repo, config=IndexConfig(), embedder=fake_embedder)
+    prepared: list[list[str]] = []
+    monkeypatch.setattr(fake_embedder, "prepare_queries", prepared.append, raising=False)
+    workspace = Workspace([ServedRoot(example_repo)])
+    question = "where are expired session tokens rejected?\nThe check in shop/auth"
+    workspace.ask(AskRequest(question=question))
+    # The question and its first line, as `question_vector` embeds them; then the root's
+    # searcher is open and its embedder loaded.
+    assert prepared == [[question, "where are expired session tokens rejected?"]]
+    workspace.search(SearchRequest(query="charge a card"))
+    assert len(prepared) == 1
