@@ -36,13 +36,8 @@ from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
 from dowse.indexer.embed import Embedder
-from dowse.indexer.extract import (
-    ExtractConfig,
-    FileJob,
-    FileOutcome,
-    extract_files,
-    in_worker_startup,
-)
+from dowse.indexer.engine import Engine, LocalEngine
+from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, in_worker_startup
 from dowse.indexer.locate import is_index_of, own_manifest
 from dowse.indexer.reading import read_inside
 from dowse.indexer.records import SkippedFile, content_hash
@@ -320,9 +315,16 @@ class _Plan:
 
 class _Run:
     def __init__(
-        self, root: Path, store: Store, cfg: IndexConfig, embedder: Embedder, progress: Progress
+        self,
+        root: Path,
+        store: Store,
+        cfg: IndexConfig,
+        embedder: Embedder,
+        progress: Progress,
+        engine: Engine,
     ) -> None:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
+        self.engine = engine
         self.progress = progress
         self.seconds: dict[str, float] = {
             "walk": 0.0,
@@ -408,7 +410,7 @@ class _Run:
             header_language=header_language(e.path for e in walked.result.files),
         )
         read_stat: dict[str, tuple[int, int]] = {}
-        for out in extract_files(
+        for out in self.engine.extract(
             todo,
             extract_cfg,
             progress=lambda d, n: self.progress("parse", d, n),
@@ -755,20 +757,19 @@ class _Run:
         )
         waiting = [r for r in missing if r["hash"] in vectors]
         blocked = [r for r in missing if r["hash"] not in vectors]
-        batch = self.cfg.embed_batch
-        since_commit = 0
-        for start in range(0, len(todo), batch):
-            part = todo[start : start + batch]
-            texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in part]
-            vecs = self.embedder.embed(texts)
+        texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in todo]
+        since_commit = done = 0
+        for positions, vecs in self.engine.embed(texts, self.embedder, batch=self.cfg.embed_batch):
+            part = [todo[i] for i in positions]
             self.store.add(
                 CACHE_TABLE,
                 [{"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)],
             )
             vectors.update((r["hash"], v) for r, v in zip(part, vecs, strict=True))
             since_commit += len(part)
-            self.progress("embed", min(start + batch, len(todo)), len(todo))
-            if since_commit >= EMBED_COMMIT_EVERY and start + batch < len(todo):
+            done += len(part)
+            self.progress("embed", done, len(todo))
+            if since_commit >= EMBED_COMMIT_EVERY and done < len(todo):
                 ready = [r for r in blocked if r["hash"] in vectors]
                 blocked = [r for r in blocked if r["hash"] not in vectors]
                 self._add_vectors(waiting + ready, vectors)
@@ -899,8 +900,11 @@ def build_index(
     embedder: Embedder,
     progress: Progress = _no_progress,
     on_wait: Callable[[str], None] | None = None,
+    engine: Engine | None = None,
 ) -> IndexStats:
-    """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally."""
+    """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally. `engine`
+    runs the per-file stages and the embedding (`indexer.engine`; default: this
+    machine's processes); this process walks, plans and commits whichever it is."""
     if in_worker_startup():
         # A worker re-running an unguarded script: indexing here would wait on the
         # parent's write lock. The worker ends without a word; the parent sees that its
@@ -936,7 +940,7 @@ def build_index(
             if old is not None
             else (index_dir / "manifest.json").exists(),
         )
-        stats = _Run(root, store, config, embedder, progress).run()
+        stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
     except DowseError:
         raise
