@@ -8,6 +8,8 @@ instant.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import sys
 from pathlib import Path
@@ -74,6 +76,21 @@ def cli() -> None:
     help="Keep the git history's commit messages and changed files as search "
     "evidence (default: on).",
 )
+@click.option(
+    # indexer.engine.ENGINES, written out (importing it here would slow every command).
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where the files are parsed and embedded: local (this machine's processes, "
+    "the default) or ray (a Ray cluster: pip install 'dowse[ray]'); the index is the same.",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="ADDRESS",
+    help="With --engine ray: the Ray cluster to run on (e.g. ray://head:10001); "
+    "default: a local Ray started for the run.",
+)
 @embed_options
 @json_option
 @seam
@@ -87,6 +104,8 @@ def index(
     exclude: tuple[str, ...],
     include_secrets: bool | None,
     history: bool | None,
+    engine: str | None,
+    address: str | None,
     embedder: str | None,
     quiet: bool,
     as_json: bool,
@@ -115,6 +134,7 @@ def index(
         resolve_walk_config,
     )
     from dowse.indexer.embed import get_embedder
+    from dowse.indexer.engine import load_engine
     from dowse.quote import one_line
 
     root = root_arg(path)
@@ -143,8 +163,17 @@ def index(
         if not quiet:
             click.echo(f"waiting for another dowse index{holder} to finish...", err=True)
 
-    backend = get_embedder(settings.value("embedder", embedder))
-    with progress_bars(quiet) as progress:
+    engine = settings.value("engine", engine)
+    if address is not None and engine != "ray":
+        raise fail("--address names a Ray cluster: pass it with --engine ray")
+    embedder_name = settings.value("embedder", embedder)
+    backend = get_embedder(embedder_name)
+    runner = load_engine(
+        engine,
+        embedder=functools.partial(get_embedder, embedder_name),
+        address=settings.value("ray_address", address),
+    )
+    with progress_bars(quiet) as progress, contextlib.closing(runner):
         stats = build_index(
             root,
             index_dir=target,
@@ -152,6 +181,7 @@ def index(
             embedder=backend,
             progress=progress,
             on_wait=waiting,
+            engine=runner,
         )
     for note in stats.notes:
         warn(note)

@@ -14,6 +14,8 @@ one-line `Error: ...` and exit code 1 at a single seam. Anything else is a bug.
     ├── InvalidQuery           an empty query, or a filter naming no kind of symbol
     ├── BudgetTooSmall         a token budget that cannot hold even an empty answer
     ├── EmbedderError          the embedding model cannot be loaded
+    ├── EngineError            the index engine asked for is not installed, cannot be
+    │                          reached, or failed (`dowse index --engine ray`)
     ├── EvalError              a dataset, clone or commit an evaluation cannot use
     ├── GitError               git is missing, failed, took too long, or cannot be made safe
     ├── UnknownRecord          `dowse schema` asked for a record dowse does not have
@@ -28,6 +30,7 @@ __all__ = [
     "ConfigError",
     "DowseError",
     "EmbedderError",
+    "EngineError",
     "EvalError",
     "GitError",
     "IndexCorrupt",
@@ -84,6 +87,10 @@ class UnsupportedLanguage(DowseError):
 
 class EmbedderError(DowseError):
     pass
+
+
+class EngineError(DowseError):
+    """The index engine asked for is not installed, cannot be reached, or failed."""
 
 
 class EvalError(DowseError):

@@ -204,6 +204,20 @@ KEYS: dict[str, Key] = {
         "embedding backend: minilm-onnx or minilm",
         env="DOWSE_EMBEDDER",
     ),
+    "engine": Key(
+        "--engine",
+        _choice("local", "ray"),
+        "local",
+        "where `dowse index` computes: local (this machine) or ray (a Ray cluster)",
+        in_repo=False,
+    ),
+    "ray_address": Key(
+        "--address",
+        _str,
+        None,
+        "the Ray cluster `dowse index --engine ray` connects to (default: a local Ray)",
+        in_repo=False,
+    ),
     "budget": Key("--budget", _int(50), 8000, "`dowse ask`'s token budget"),
     "evaluator": Key(
         "--evaluator",

@@ -37,13 +37,8 @@ from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
 from dowse.indexer.embed import Embedder
-from dowse.indexer.extract import (
-    ExtractConfig,
-    FileJob,
-    FileOutcome,
-    extract_files,
-    in_worker_startup,
-)
+from dowse.indexer.engine import Engine, LocalEngine
+from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, in_worker_startup
 from dowse.indexer.lance import check_location
 from dowse.indexer.locate import is_index_of, names_root, own_manifest, why_not
 from dowse.indexer.reading import read_inside
@@ -60,7 +55,7 @@ from dowse.indexer.store import (
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.trust import trusted_walk, widening
-from dowse.indexer.walk import WalkConfig, walk
+from dowse.indexer.walk import WalkConfig, WalkResult, walk
 from dowse.languages import (
     TEXT_LANGUAGES,
     header_language,
@@ -278,11 +273,66 @@ class IndexStats(BaseModel):
     )
 
 
+@dataclass
+class _Walked:
+    """The walk phase's finding: the files it admits, the snapshot's record of each."""
+
+    result: WalkResult
+    old: dict[str, dict[str, Any]]
+    """path -> the snapshot's `files` row (stat, hash, counts)."""
+    scan: str
+    """The secret rules this run stores text under (`Manifest.secret_scan`)."""
+    rescan: bool
+    """The snapshot's text was stored under other rules: every file is read again."""
+
+
+@dataclass
+class _Read:
+    """The per-file phases' finding: each walked file is in exactly one list."""
+
+    unchanged: list[str] = field(default_factory=list)
+    """Same stat as in the snapshot: not read."""
+    touched_paths: list[str] = field(default_factory=list)
+    """Read, same content: only the stat changes."""
+    touched: list[dict[str, Any]] = field(default_factory=list)
+    """Their `files` rows, with the stat of what was read."""
+    parsed: list[FileOutcome] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+
+@dataclass
+class _Plan:
+    """What the commit changes beside the files read."""
+
+    live: set[str]
+    deleted: list[str]
+    renames: dict[str, str]
+    """new path -> the deleted path whose content it has."""
+    skipped_changed: bool
+    stats: dict[str, int]
+    drop_chunk_vectors: bool
+    history: tuple[str, list[dict[str, Any]], bool] | None
+    """`commits.update`'s (head, rows, replace), or None when the history is current."""
+    purge: bool
+    """Rows replaced may hold a secret: old versions leave the directory now."""
+    catch_up: bool
+    scan: str
+    idle: bool
+    """Nothing to write: the run only reports (and records it as `settled`)."""
+
+
 class _Run:
     def __init__(
-        self, root: Path, store: Store, cfg: IndexConfig, embedder: Embedder, progress: Progress
+        self,
+        root: Path,
+        store: Store,
+        cfg: IndexConfig,
+        embedder: Embedder,
+        progress: Progress,
+        engine: Engine,
     ) -> None:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
+        self.engine = engine
         self.progress = progress
         self.seconds: dict[str, float] = {
             "walk": 0.0,
@@ -296,6 +346,23 @@ class _Run:
         self.seconds[stage] += time.perf_counter() - start
 
     def run(self) -> IndexStats:
+        """The phases of a run, in order; each hands the next what it found."""
+        walked = self._walk()
+        read = self._read(walked)
+        plan = self._plan(walked, read)
+        if plan.idle:
+            return self._settle(walked, read, plan)
+        reused, missing = self._commit_rows(read, plan)
+        embedded = self._commit_vectors(missing, catch_up=plan.catch_up)
+        if plan.purge:
+            self.store.forget_versions()
+        self.store.cleanup()
+        return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
+
+    # -- walk --------------------------------------------------------------------------
+
+    def _walk(self) -> _Walked:
+        """The files the walk admits, and the snapshot's record of each file."""
         t = time.perf_counter()
         result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
         old = {
@@ -306,30 +373,31 @@ class _Run:
         }
         self._timed("walk", t)
         self.progress("walk", len(result.files), len(result.files))
-
         # Text stored under other secret rules (another dowse, --include-secrets) is read
         # again whole, and the history with it, so that none of it outlives this run.
         scan = "included" if self.cfg.walk.include_secrets else SCANNER
-        rescan = self.store.manifest.secret_scan != scan
+        return _Walked(result, old, scan=scan, rescan=self.store.manifest.secret_scan != scan)
+
+    # -- read, parse, chunk, summarise (per file) --------------------------------------
+
+    def _read(self, walked: _Walked) -> _Read:
+        """Every walked file whose stat changed, read and (when its content did) parsed,
+        chunked and summarised (`indexer.extract`); the others are left unread."""
         # An index from before the refs table has none for its unchanged files: each file
         # is parsed again once (its vectors come from the cache).
         versions = self.store.manifest.versions
         no_refs = bool(versions) and "refs" not in versions
         t = time.perf_counter()
-        skipped = list(result.skipped)
-        unchanged: list[str] = []
-        touched_paths: list[str] = []
-        read_stat: dict[str, tuple[int, int]] = {}
-        parsed: list[FileOutcome] = []
+        read = _Read(skipped=list(walked.result.skipped))
         todo: list[FileJob] = []
-        for e in result.files:
-            o = old.get(e.path)
-            if rescan or no_refs:
+        for e in walked.result.files:
+            o = walked.old.get(e.path)
+            if walked.rescan or no_refs:
                 o = None
             if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
-                unchanged.append(e.path)
+                read.unchanged.append(e.path)
             elif language_for(e.path) is None:
-                skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
+                read.skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
             else:
                 todo.append(
                     FileJob(
@@ -347,45 +415,52 @@ class _Run:
             chunk=self.cfg.chunk,
             parse_timeout_s=self.cfg.parse_timeout_s,
             root=os.path.realpath(self.root),
-            header_language=header_language(e.path for e in result.files),
+            header_language=header_language(e.path for e in walked.result.files),
         )
-        for out in extract_files(
+        read_stat: dict[str, tuple[int, int]] = {}
+        for out in self.engine.extract(
             todo,
             extract_cfg,
             progress=lambda d, n: self.progress("parse", d, n),
             workers=self.cfg.workers,
         ):
             if out.skipped:
-                skipped.append(SkippedFile(path=out.path, reason=out.skipped))
+                read.skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
-                touched_paths.append(out.path)
+                read.touched_paths.append(out.path)
                 read_stat[out.path] = (out.size, out.mtime_ns)
             else:
-                parsed.append(out)
-        touched = []
-        if touched_paths:
-            rows = self.store.rows("files", where=f"path IN ({quote_list(touched_paths)})")
+                read.parsed.append(out)
+        if read.touched_paths:
+            rows = self.store.rows("files", where=f"path IN ({quote_list(read.touched_paths)})")
             # The stat of what was read, not the walk's: a write in between must leave
             # the file looking changed to the next run.
-            touched = [
+            read.touched = [
                 {**r, "size": read_stat[r["path"]][0], "mtime_ns": read_stat[r["path"]][1]}
                 for r in rows
             ]
         self._timed("parse", t)
+        return read
 
-        live = set(unchanged) | set(touched_paths) | {p.path for p in parsed}
+    # -- plan: what the commit changes -------------------------------------------------
+
+    def _plan(self, walked: _Walked, read: _Read) -> _Plan:
+        """What this run's commit must change beside the files read: deleted and renamed
+        files, the skipped list, options, the history, vectors owed."""
+        old = walked.old
+        live = set(read.unchanged) | set(read.touched_paths) | {p.path for p in read.parsed}
         deleted = [p for p in old if p not in live]
-        renames = self._renames(parsed, deleted, old)
+        renames = self._renames(read.parsed, deleted, old)
         old_skipped = self.store.rows("skipped", ["path", "reason"])
-        skipped_changed = sorted((s.path, s.reason) for s in skipped) != sorted(
+        skipped_changed = sorted((s.path, s.reason) for s in read.skipped) != sorted(
             (r["path"], r["reason"]) for r in old_skipped
         )
         stats = dict(
-            parsed=len(parsed),
-            unchanged=len(unchanged) + len(touched),
+            parsed=len(read.parsed),
+            unchanged=len(read.unchanged) + len(read.touched),
             deleted=len(deleted) - len(renames),
             renamed=len(renames),
-            skipped=len(skipped),
+            skipped=len(read.skipped),
         )
         walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
         drop_chunk_vectors = (
@@ -393,63 +468,87 @@ class _Run:
         )
         t = time.perf_counter()
         source = (self.cfg.history_source or source_of(self.root)) if self.cfg.history else None
-        history = update_history("" if rescan else self.store.manifest.history, source)
+        history = update_history("" if walked.rescan else self.store.manifest.history, source)
         self._timed("history", t)
         history_flag = self.store.manifest.no_history == self.cfg.history  # to be recorded
-        purge = bool(old) and (rescan or _holds_secret(parsed, skipped, deleted, old))
-        if not (
-            parsed
-            or rescan
-            or deleted
-            or touched
-            or skipped_changed
-            or walk_changed
-            or self._needs_vectors()
-            or drop_chunk_vectors
-            or history
-            or history_flag
-        ):
-            done = self._stats(len(old), stats, embedded=0, reused=0)
-            settled.record(
-                self.store.index_dir,
-                self.store.manifest,
-                options=_options(self.cfg, self.embedder),
-                files={p: (r["size"], r["mtime_ns"]) for p, r in old.items()},
-                skipped=[(s.path, s.reason) for s in skipped],
-                vectors=self.store.count("vectors"),
-                counts={
-                    "symbols": done.symbols,
-                    "chunks": done.chunks,
-                    "vectors_pending": done.vectors_pending,
-                },
-            )
-            return done
-
-        t = time.perf_counter()
         # An earlier run stopped before its vectors, or asked for fewer of them.
         catch_up = self._needs_vectors()
+        return _Plan(
+            live=live,
+            deleted=deleted,
+            renames=renames,
+            skipped_changed=skipped_changed,
+            stats=stats,
+            drop_chunk_vectors=drop_chunk_vectors,
+            history=history,
+            purge=bool(old)
+            and (walked.rescan or _holds_secret(read.parsed, read.skipped, deleted, old)),
+            catch_up=catch_up,
+            scan=walked.scan,
+            idle=not (
+                read.parsed
+                or walked.rescan
+                or deleted
+                or read.touched
+                or skipped_changed
+                or walk_changed
+                or catch_up
+                or drop_chunk_vectors
+                or history
+                or history_flag
+            ),
+        )
+
+    def _settle(self, walked: _Walked, read: _Read, plan: _Plan) -> IndexStats:
+        """A run with nothing to write: its report, and the `settled` record that lets
+        the next such run skip opening the tables."""
+        old = walked.old
+        done = self._stats(len(old), plan.stats, embedded=0, reused=0)
+        settled.record(
+            self.store.index_dir,
+            self.store.manifest,
+            options=_options(self.cfg, self.embedder),
+            files={p: (r["size"], r["mtime_ns"]) for p, r in old.items()},
+            skipped=[(s.path, s.reason) for s in read.skipped],
+            vectors=self.store.count("vectors"),
+            counts={
+                "symbols": done.symbols,
+                "chunks": done.chunks,
+                "vectors_pending": done.vectors_pending,
+            },
+        )
+        return done
+
+    # -- commit 1: the lexical and symbol snapshot -------------------------------------
+
+    def _commit_rows(self, read: _Read, plan: _Plan) -> tuple[int, list[dict[str, Any]]]:
+        """Replace the rows of every changed, deleted or renamed file, give new rows the
+        vectors already known, and commit: the index answers from here on. Returns
+        (chunk vectors reused, texts still to embed)."""
+        t = time.perf_counter()
+        parsed, deleted, renames = read.parsed, plan.deleted, plan.renames
         self.progress("write", 0, 1)
         changed = [p.path for p in parsed]
         gone = changed + deleted
         renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
         for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors"):
             self.store.delete_paths(name, gone)
-        if drop_chunk_vectors:
+        if plan.drop_chunk_vectors:
             self.store.overwrite("vectors", [])
-        self.store.delete_paths("files", gone + [r["path"] for r in touched])
-        self.store.add("files", touched + [p.file for p in parsed])
+        self.store.delete_paths("files", gone + [r["path"] for r in read.touched])
+        self.store.add("files", read.touched + [p.file for p in parsed])
         self.store.add("symbols", [s for p in parsed for s in p.symbols])
         self.store.add("refs", [r for p in parsed for r in p.references])
         chunk_rows = [c for p in parsed for c in p.chunks]
         self.store.add("chunks", chunk_rows)
-        if skipped_changed:
-            self.store.overwrite("skipped", [s.model_dump() for s in skipped])
+        if plan.skipped_changed:
+            self.store.overwrite("skipped", [s.model_dump() for s in read.skipped])
         if parsed or deleted:
-            self._write_imports(parsed, live)
-        if history:
-            head, rows, replace = history
+            self._write_imports(parsed, plan.live)
+        if plan.history:
+            head, rows, replace = plan.history
             (self.store.overwrite if replace else self.store.add)("commits", rows)
-        if purge:
+        if plan.purge:
             self.store.rewrite()
         self._ensure_indexes()
         missing: list[dict[str, Any]] = []
@@ -460,22 +559,28 @@ class _Run:
             [_summary_row(p.file) for p in parsed]
             + _definition_rows(s for p in parsed for s in p.symbols)
         )
-        if reused or deleted or changed or purge:
+        if reused or deleted or changed or plan.purge:
             self._ensure_vector_index()
         self.store.commit(
-            embedded=not missing and not catch_up and self.cfg.embed,
+            embedded=not missing and not plan.catch_up and self.cfg.embed,
             no_embed=not self.cfg.embed,
             definitions=True,
             undocumented=True,
             embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
             walk=_walk_record(self.cfg.walk),
             no_history=not self.cfg.history,
-            secret_scan=scan,
-            **({"history": history[0]} if history else {}),
+            secret_scan=plan.scan,
+            **({"history": plan.history[0]} if plan.history else {}),
         )
         self._timed("write", t)
         self.progress("write", 1, 1)
+        return reused, missing
 
+    # -- commit 2: the vectors ---------------------------------------------------------
+
+    def _commit_vectors(self, missing: list[dict[str, Any]], *, catch_up: bool) -> int:
+        """Embed what the first commit left without a vector (and, catching up, what
+        an earlier run did), committing as vectors come; returns the texts embedded."""
         embedded = 0
         if self.cfg.embed:
             if catch_up:
@@ -484,12 +589,9 @@ class _Run:
                 embedded = self._embed(missing)
             if missing or catch_up:
                 self.store.commit(embedded=True, no_embed=False)
-        if purge:
-            self.store.forget_versions()
-        self.store.cleanup()
-        return self._stats(len(live), stats, embedded=embedded, reused=reused)
+        return embedded
 
-    # -- reading and parsing -----------------------------------------------------------
+    # -- helpers ---------------------------------------------------------------------
 
     def _renames(
         self, parsed: list[FileOutcome], deleted: list[str], old: dict[str, dict[str, Any]]
@@ -663,20 +765,19 @@ class _Run:
         )
         waiting = [r for r in missing if r["hash"] in vectors]
         blocked = [r for r in missing if r["hash"] not in vectors]
-        batch = self.cfg.embed_batch
-        since_commit = 0
-        for start in range(0, len(todo), batch):
-            part = todo[start : start + batch]
-            texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in part]
-            vecs = self.embedder.embed(texts)
+        texts = [f"{r['header']}\n{r['text']}" if r["header"] else r["text"] for r in todo]
+        since_commit = done = 0
+        for positions, vecs in self.engine.embed(texts, self.embedder, batch=self.cfg.embed_batch):
+            part = [todo[i] for i in positions]
             self.store.add(
                 CACHE_TABLE,
                 [{"hash": r["hash"], "vector": v} for r, v in zip(part, vecs, strict=True)],
             )
             vectors.update((r["hash"], v) for r, v in zip(part, vecs, strict=True))
             since_commit += len(part)
-            self.progress("embed", min(start + batch, len(todo)), len(todo))
-            if since_commit >= EMBED_COMMIT_EVERY and start + batch < len(todo):
+            done += len(part)
+            self.progress("embed", done, len(todo))
+            if since_commit >= EMBED_COMMIT_EVERY and done < len(todo):
                 ready = [r for r in blocked if r["hash"] in vectors]
                 blocked = [r for r in blocked if r["hash"] not in vectors]
                 self._add_vectors(waiting + ready, vectors)
@@ -807,8 +908,11 @@ def build_index(
     embedder: Embedder,
     progress: Progress = _no_progress,
     on_wait: Callable[[str], None] | None = None,
+    engine: Engine | None = None,
 ) -> IndexStats:
-    """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally."""
+    """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally. `engine`
+    runs the per-file stages and the embedding (`indexer.engine`; default: this
+    machine's processes); this process walks, plans and commits whichever it is."""
     if in_worker_startup():
         # A worker re-running an unguarded script: indexing here would wait on the
         # parent's write lock. The worker ends without a word; the parent sees that its
@@ -845,7 +949,7 @@ def build_index(
             if old is not None
             else (index_dir / "manifest.json").exists(),
         )
-        stats = _Run(root, store, config, embedder, progress).run()
+        stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
     except DowseError:
         raise

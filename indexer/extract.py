@@ -47,7 +47,15 @@ from dowse.indexer.walk import WalkConfig, check_content
 from dowse.languages import CODE_LANGUAGES, HEADER, language_for
 from dowse.tokens import token_text
 
-__all__ = ["ExtractConfig", "FileJob", "FileOutcome", "extract_files", "in_worker_startup"]
+__all__ = [
+    "ExtractConfig",
+    "FileJob",
+    "FileOutcome",
+    "extract_files",
+    "in_worker_startup",
+    "process_batch",
+    "process_file",
+]
 
 UNGUARDED_SCRIPT = (
     "the index's worker processes cannot start: the script that runs dowse is run again "
@@ -212,7 +220,7 @@ def _safe(job: FileJob, cfg: ExtractConfig) -> FileOutcome:
             return FileOutcome(path=job.path, skipped=cause)
 
 
-def _process_batch(jobs: Sequence[FileJob], cfg: ExtractConfig) -> list[FileOutcome]:
+def process_batch(jobs: Sequence[FileJob], cfg: ExtractConfig) -> list[FileOutcome]:
     return [_safe(job, cfg) for job in jobs]
 
 
@@ -290,7 +298,7 @@ def extract_files(
     pool = _pool(workers)
     try:
         pending: dict[Future[list[FileOutcome]], list[FileJob]] = {
-            pool.submit(_process_batch, jobs[i : i + BATCH], cfg): list(jobs[i : i + BATCH])
+            pool.submit(process_batch, jobs[i : i + BATCH], cfg): list(jobs[i : i + BATCH])
             for i in range(0, total, BATCH)
         }
         while pending:

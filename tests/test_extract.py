@@ -71,7 +71,7 @@ def test_a_worker_crash_loses_no_file(example_repo, monkeypatch):
     jobs = _jobs(example_repo)
     monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(extract, "BATCH", 2)
-    monkeypatch.setattr(extract, "_process_batch", _crashing_batch)
+    monkeypatch.setattr(extract, "process_batch", _crashing_batch)
     monkeypatch.setattr(extract, "_safe", _crashing_safe)
     outs = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2)}
     assert outs.keys() == {j.path for j in jobs}
