@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.languages import is_benchmark_path, is_test_path
+from dowse.languages import (
+    is_benchmark_path,
+    is_generated_path,
+    is_test_path,
+    is_vendored_path,
+)
 from dowse.tokens import split_identifier, tokenize, variants
 
 if TYPE_CHECKING:
@@ -172,6 +177,13 @@ _BENCHMARKS_SUBJECT = re.compile(
     r"|\b(?:add|update|fix|run|write) (?:a |an |the )?(?:new )?benchmarks?\b",
     re.I,
 )
+# Generated, amalgamated or vendored code as the subject; a path that merely passes
+# through a vendor/ directory (a Go trace from a vendoring project) is not.
+_COPIES_SUBJECT = re.compile(
+    r"(?<![/\w])(?:amalgamat\w*|single[- ]?header|singleheader|vendor(?:ed|ing)|"
+    r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
+    re.I,
+)
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -226,12 +238,22 @@ class QueryAnalysis(BaseModel):
         import", "where is X imported"), so import lines are the answer, not a header."""
         return _IMPORTS_SUBJECT.search(self.text) is not None
 
+    @property
+    def mentions_copies(self) -> bool:
+        """Generated, amalgamated or vendored code is the subject ("the amalgamated
+        single header", "regenerate the protobuf code")."""
+        return _COPIES_SUBJECT.search(self.text) is not None
+
     def unasked_test(self, path: str) -> bool:
-        """A test or a benchmark the question is not about: both call the code under
-        test with its own names and words, and neither is where its behaviour is
-        decided, so both rank lower unless asked for."""
-        return (is_test_path(path) and not self.mentions_tests) or (
-            is_benchmark_path(path) and not self.mentions_benchmarks
+        """A test, a benchmark or a copy (generated, amalgamated or vendored code) the
+        question is not about: tests and benchmarks call the code under test with its own
+        names and words, a copy repeats its source's, and none is where the behaviour is
+        decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
+        all rank lower unless asked for."""
+        return (
+            (is_test_path(path) and not self.mentions_tests)
+            or (is_benchmark_path(path) and not self.mentions_benchmarks)
+            or ((is_generated_path(path) or is_vendored_path(path)) and not self.mentions_copies)
         )
 
     @property
