@@ -387,6 +387,7 @@ def is_example_path(path: str) -> bool:
 
 
 def is_documentation(path: str, language: str | None) -> bool:
-    """Documentation: text (markdown, rst, ...) and the example, demo and tutorial
-    scripts that show how to use the code rather than implement it."""
-    return language in TEXT_LANGUAGES or bool(_EXAMPLE_PATH.search(path))
+    """Documentation: text (markdown, rst, ...), the example, demo and tutorial scripts
+    that show how to use the code rather than implement it, and code in the docs tree
+    (zstd's doc/educational_decoder/, a second decoder written to teach the format)."""
+    return language in TEXT_LANGUAGES or is_example_path(path)

@@ -499,6 +499,8 @@ def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedd
         ("galleries/tutorials/intro.py", "python", True),
         ("shop/pricing.py", "python", False),
         ("shop/example.py", "python", False),  # a module named so, not a directory of them
+        ("doc/educational_decoder/zstd_decompress.c", "c", True),  # code in the docs tree
+        ("lib/decompress/zstd_decompress.c", "c", False),
     ],
 )
 def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
