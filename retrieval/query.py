@@ -41,6 +41,7 @@ __all__ = [
     "question_vector",
     "title_of",
     "title_tokens",
+    "without_template",
 ]
 
 
@@ -284,6 +285,17 @@ def _is_code_like(word: str) -> bool:
     return False
 
 
+# An issue template's instructions to the reporter: GitHub hides them, and their words
+# ("please run diagnostics/info.sh", "paste the output of `bat --version`") are the same
+# in every issue of the project, none of them about its bug. An unclosed one runs to the end.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+
+
+def without_template(text: str) -> str:
+    """`text` without its HTML comments (an issue template's hidden instructions)."""
+    return _HTML_COMMENT.sub("", text) if "<!--" in text else text
+
+
 def compact_paths(text: str) -> str:
     """`text` with each absolute path cut to what says something about the code: after
     an installation prefix (`site-packages/`, `lib/python3.9/`) the package path, else
@@ -374,6 +386,7 @@ def _frames(text: str) -> list[tuple[str, int, str]]:
 
 
 def analyze(text: str) -> QueryAnalysis:
+    text = without_template(text)
     frames = _frames(text)
     paths: list[str] = []
     for m in _PATH.finditer(text):
@@ -486,6 +499,7 @@ def question_vector(
     256-token window), blended with its first line's (`TITLE_WEIGHT`), on the
     embedder's query graph when it has one (`OnnxEmbedder.embed_queries`). `compact`
     and `title` off are for benchmarks/summary_rank.py's comparisons."""
+    text = without_template(text)
     body = compact_paths(text) if compact else text
     first = title_of(body) if title else None
     embed = getattr(embedder, "embed_queries", embedder.embed)

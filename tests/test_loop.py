@@ -1034,3 +1034,17 @@ def test_java_test_source_sets_are_tests(path, test):
     from dowse.languages import is_test_path
 
     assert is_test_path(path) is test
+
+
+def test_an_issue_templates_hidden_instructions_are_no_part_of_the_question():
+    text = (
+        "Infinite loop when input file is output file\n"
+        "<!--\nPlease run the script diagnostics/info.sh and paste its output.\n-->\n"
+        "`bat a b > b` never ends in `print_file`.\n<!-- an unclosed comment runs to the end"
+        " run_config.rs"
+    )
+    analysis = analyze(text)
+    assert analysis.paths == []
+    assert "print_file" in analysis.identifiers
+    assert not {"script", "diagnostics", "paste"} & set(analysis.terms)
+    assert "run_config" not in analysis.text
