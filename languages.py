@@ -281,6 +281,9 @@ CONVENTIONS: tuple[PathConvention, ...] = (
     # contrib/linux-kernel/ copy of lib/). Only its C and C++ files: Django's contrib/
     # is the framework itself.
     PathConvention("c", "vendored", r"(^|/)contrib/.*\.(c|h|cc|cpp|cxx|hh|hpp)$"),
+    # Older versions kept for compatibility: zstd's lib/legacy/ decoders of the v0.1-v0.7
+    # formats repeat every name of lib/decompress/.
+    PathConvention("any", "vendored", r"(^|/)legacy/"),
 )
 """Each ecosystem's path conventions; a role holds when any of its patterns matches.
 Patterns are kept apart by ecosystem for the reader; all of them apply to every path (a
@@ -322,8 +325,9 @@ def is_generated_path(path: str) -> bool:
 
 def is_vendored_path(path: str) -> bool:
     """A copy of another project kept in the tree: Go's vendor/, C and C++ third_party/,
-    3rdparty/, dependencies/ and deps/, and C and C++ files under contrib/. Its code is
-    the other project's (or a port of this one's), fixed there."""
+    3rdparty/, dependencies/ and deps/, C and C++ files under contrib/, and the older
+    versions kept under legacy/. Its code is the other project's (or a port or an old
+    version of this one's), rarely where a behaviour of today is decided."""
     return bool(_VENDORED_PATH.search(path))
 
 

@@ -181,7 +181,7 @@ _BENCHMARKS_SUBJECT = re.compile(
 # Generated, amalgamated or vendored code as the subject; a path that merely passes
 # through a vendor/ directory (a Go trace from a vendoring project) is not.
 _COPIES_SUBJECT = re.compile(
-    r"(?<![/\w])(?:amalgamat\w*|single[- ]?header|singleheader|vendor(?:ed|ing)|"
+    r"(?<![/\w])(?:amalgamat\w*|single[- ]?header|singleheader|vendor(?:ed|ing)|legacy|"
     r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
     re.I,
 )

@@ -959,6 +959,7 @@ def test_imports_are_code_when_the_question_is_about_them():
         ("third_party/zlib/inflate.c", True),
         ("dependencies/jsoncppdist/jsoncpp.cpp", True),
         ("contrib/linux-kernel/lib/zstd/decompress.c", True),
+        ("lib/legacy/zstd_v07.c", True),
         ("django/contrib/admin/options.py", False),  # Django's contrib/ is Django
         ("include/simdjson/dom/parser.h", False),
         ("internal/vendoring.go", False),  # a file named so, not a vendor/ directory
@@ -979,6 +980,7 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("panic: nil map\nmyapp/vendor/example.com/cache/cache.go:12 +0x26", False),
         ("the amalgamated single header fails to compile", True),
         ("regenerate the protobuf code after the proto change", True),
+        ("the legacy v0.7 decoder rejects a valid frame", True),
     ],
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
