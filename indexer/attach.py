@@ -80,7 +80,7 @@ def leading(node: Node, source: bytes) -> list[Node]:
             break
         else:
             before = sibling.prev_sibling
-            if before is not None and before.end_point.row == sibling.start_point.row:
+            if before is not None and _end_row(before) == sibling.start_point.row:
                 break  # a trailing comment belongs to the code on its line
         found.append(sibling)
         top_row = sibling.start_point.row
@@ -134,6 +134,7 @@ def attributes_before(node: Node, limit: int) -> list[Node]:
 
 def _end_row(node: Node) -> int:
     # A node that swallows its trailing newline (Rust line comments) ends on the row
-    # before the point tree-sitter reports.
+    # before the point tree-sitter reports: each line of a `///` run ends where the next
+    # one starts, and is no code that the next one trails.
     row, column = node.end_point
     return row - 1 if column == 0 and row > node.start_point.row else row

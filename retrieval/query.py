@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.languages import is_benchmark_path, is_test_path
+from dowse.languages import (
+    is_benchmark_path,
+    is_generated_path,
+    is_test_path,
+    is_vendored_path,
+)
 from dowse.tokens import split_identifier, tokenize, variants
 
 if TYPE_CHECKING:
@@ -37,6 +42,7 @@ __all__ = [
     "question_vector",
     "title_of",
     "title_tokens",
+    "without_template",
 ]
 
 
@@ -173,6 +179,13 @@ _BENCHMARKS_SUBJECT = re.compile(
     r"|\b(?:add|update|fix|run|write) (?:a |an |the )?(?:new )?benchmarks?\b",
     re.I,
 )
+# Generated, amalgamated or vendored code as the subject; a path that merely passes
+# through a vendor/ directory (a Go trace from a vendoring project) is not.
+_COPIES_SUBJECT = re.compile(
+    r"(?<![/\w])(?:amalgamat\w*|single[- ]?header|singleheader|vendor(?:ed|ing)|legacy|"
+    r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
+    re.I,
+)
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -227,12 +240,22 @@ class QueryAnalysis(BaseModel):
         import", "where is X imported"), so import lines are the answer, not a header."""
         return _IMPORTS_SUBJECT.search(self.text) is not None
 
+    @property
+    def mentions_copies(self) -> bool:
+        """Generated, amalgamated or vendored code is the subject ("the amalgamated
+        single header", "regenerate the protobuf code")."""
+        return _COPIES_SUBJECT.search(self.text) is not None
+
     def unasked_test(self, path: str) -> bool:
-        """A test or a benchmark the question is not about: both call the code under
-        test with its own names and words, and neither is where its behaviour is
-        decided, so both rank lower unless asked for."""
-        return (is_test_path(path) and not self.mentions_tests) or (
-            is_benchmark_path(path) and not self.mentions_benchmarks
+        """A test, a benchmark or a copy (generated, amalgamated or vendored code) the
+        question is not about: tests and benchmarks call the code under test with its own
+        names and words, a copy repeats its source's, and none is where the behaviour is
+        decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
+        all rank lower unless asked for."""
+        return (
+            (is_test_path(path) and not self.mentions_tests)
+            or (is_benchmark_path(path) and not self.mentions_benchmarks)
+            or ((is_generated_path(path) or is_vendored_path(path)) and not self.mentions_copies)
         )
 
     @property
@@ -261,6 +284,17 @@ def _is_code_like(word: str) -> bool:
     if len(split_identifier(word)) > 1 and not word.isupper() and not word.istitle():
         return True  # camelCase or mixedCase
     return False
+
+
+# An issue template's instructions to the reporter: GitHub hides them, and their words
+# ("please run diagnostics/info.sh", "paste the output of `bat --version`") are the same
+# in every issue of the project, none of them about its bug. An unclosed one runs to the end.
+_HTML_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
+
+
+def without_template(text: str) -> str:
+    """`text` without its HTML comments (an issue template's hidden instructions)."""
+    return _HTML_COMMENT.sub("", text) if "<!--" in text else text
 
 
 def compact_paths(text: str) -> str:
@@ -353,6 +387,7 @@ def _frames(text: str) -> list[tuple[str, int, str]]:
 
 
 def analyze(text: str) -> QueryAnalysis:
+    text = without_template(text)
     frames = _frames(text)
     paths: list[str] = []
     for m in _PATH.finditer(text):
@@ -458,7 +493,9 @@ def file_query(analysis: QueryAnalysis) -> list[str]:
 
 
 def _question_texts(text: str, *, compact: bool, title: bool) -> tuple[str, str | None]:
-    """What `question_vector` embeds: the question, and its first line when it has one."""
+    """What `question_vector` embeds: the question without its template comments, and its
+    first line when it has one."""
+    text = without_template(text)
     body = compact_paths(text) if compact else text
     return body, title_of(body) if title else None
 

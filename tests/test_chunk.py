@@ -196,3 +196,66 @@ def test_a_large_decorated_definition_keeps_its_decorators_with_its_signature():
     assert holding.text.startswith("# Runs the job.\n@click.command()\n@click.option(")
     # The chunk before holds the module's lines, none of the command's.
     assert [c.end_line for c in chunks if c.end_line < 33] == [32]
+
+
+# A run of line comments above a definition, one comment node a line (Rust's `///` nodes
+# each end where the next one starts): the whole run leads the definition.
+COMMENT_RUNS = [
+    (
+        "lib.rs",
+        "rust",
+        "impl Pool {\n    fn size(&self) -> usize {\n        self.items.len()\n    }\n\n"
+        "    /// Takes an item out of the pool.\n    /// Blocks while the pool is empty.\n"
+        "    #[inline]\n    pub fn take(&mut self) -> Item {\n"
+        + "        let item = self.items.pop();\n" * 12
+        + "        item.unwrap()\n    }\n}\n",
+        "Pool.take",
+        6,
+    ),
+    (
+        "pool.go",
+        "go",
+        "package pool\n\nfunc Size() int {\n\treturn 0\n}\n\n"
+        "// Take takes an item out of the pool.\n// It blocks while the pool is empty.\n"
+        "func Take() int {\n" + "\titem := pop()\n" * 12 + "\treturn item\n}\n",
+        "Take",
+        7,
+    ),
+    (
+        "Pool.java",
+        "java",
+        "class Pool {\n    int size() {\n        return 0;\n    }\n\n"
+        "    // Takes an item out of the pool.\n    // Blocks while the pool is empty.\n"
+        "    @Override\n    public Item take() {\n"
+        + "        Item item = pop();\n" * 12
+        + "        return item;\n    }\n}\n",
+        "Pool.take",
+        6,
+    ),
+    (
+        "pool.c",
+        "c",
+        "int size(void) {\n    return 0;\n}\n\n"
+        "// take takes an item out of the pool.\n// It blocks while the pool is empty.\n"
+        "int take(void) {\n" + "    int item = pop();\n" * 12 + "    return item;\n}\n",
+        "take",
+        5,
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "language", "text", "symbol", "first"), COMMENT_RUNS)
+def test_a_run_of_line_comments_leads_its_definition(name, language, text, symbol, first):
+    source = text.encode()
+    parsed = parse_source(name, source, language)
+    (sym,) = [s for s in parsed.symbols if s.qualified_name == symbol]
+    assert sym.start_line == first
+    cfg = ChunkConfig(max_chars=150, min_chars=10)
+    chunks = chunk_file(
+        name, source, language, tree=parsed.tree, symbols=parsed.symbols, config=cfg
+    )
+    _check_cover(source, chunks, cfg)
+    (holding,) = [c for c in chunks if c.start_line <= first + 2 <= c.end_line]
+    assert holding.start_line == first and holding.symbol == symbol
+    # The definition before ends its chunk without the comments.
+    assert all(c.end_line < first for c in chunks if c.start_line < first)

@@ -499,6 +499,8 @@ def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedd
         ("galleries/tutorials/intro.py", "python", True),
         ("shop/pricing.py", "python", False),
         ("shop/example.py", "python", False),  # a module named so, not a directory of them
+        ("doc/educational_decoder/zstd_decompress.c", "c", True),  # code in the docs tree
+        ("lib/decompress/zstd_decompress.c", "c", False),
     ],
 )
 def test_example_and_tutorial_scripts_are_documentation(path, language, docs):
@@ -945,3 +947,106 @@ def test_imports_are_code_when_the_question_is_about_them():
     assert analyze("circular import between pricing and cart").mentions_imports
     assert analyze("where is Cart imported?").mentions_imports
     assert not analyze("where are discounts applied to a cart?").mentions_imports
+
+
+@pytest.mark.parametrize(
+    ("path", "copy"),
+    [
+        ("singleheader/simdjson.h", True),  # an amalgamation of include/
+        ("single_include/nlohmann/json.hpp", True),
+        ("api/grpc_lb_v1/load_balancer.pb.go", True),
+        ("vendor/golang.org/x/net/http2/frame.go", True),
+        ("third_party/zlib/inflate.c", True),
+        ("dependencies/jsoncppdist/jsoncpp.cpp", True),
+        ("contrib/linux-kernel/lib/zstd/decompress.c", True),
+        ("lib/legacy/zstd_v07.c", True),
+        ("django/contrib/admin/options.py", False),  # Django's contrib/ is Django
+        ("include/simdjson/dom/parser.h", False),
+        ("internal/vendoring.go", False),  # a file named so, not a vendor/ directory
+        ("balancer/grpclb/grpclb.go", False),
+    ],
+)
+def test_generated_and_vendored_copies_are_recognised(path, copy):
+    from dowse.languages import is_generated_path, is_vendored_path
+
+    assert (is_generated_path(path) or is_vendored_path(path)) is copy
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("evictOldest keeps too many entries", False),
+        # A Go trace through the reporter's own vendor/ directory asks for no vendored code.
+        ("panic: nil map\nmyapp/vendor/example.com/cache/cache.go:12 +0x26", False),
+        ("the amalgamated single header fails to compile", True),
+        ("regenerate the protobuf code after the proto change", True),
+        ("the legacy v0.7 decoder rejects a valid frame", True),
+    ],
+)
+def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
+    assert analyze(text).mentions_copies is asked
+
+
+def _copies_repo(root: Path) -> None:
+    (root / "cache").mkdir()
+    (root / "cache" / "cache.go").write_text(
+        "package cache\n\n"
+        "// EvictOldest drops the oldest entries over the limit.\n"
+        "func EvictOldest(entries map[int]int, limit int) {\n"
+        "\tfor len(entries) > limit {\n\t\tdelete(entries, oldest(entries))\n\t}\n}\n"
+    )
+    # A vendored copy and a generated amalgamation repeat the question's words more often.
+    words = "// EvictOldest evicts the oldest entries over the limit: oldest entries go.\n"
+    for rel in ("vendor/example.com/lru/cache.go", "single_include/cache.go"):
+        (root / rel).parent.mkdir(parents=True)
+        (root / rel).write_text(
+            "package lru\n\n" + words * 3 + "func EvictOldest(entries map[int]int, limit int) {\n"
+            "\tfor len(entries) > limit {\n\t\tdelete(entries, oldest(entries))\n\t}\n}\n"
+        )
+
+
+def test_generated_and_vendored_copies_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+    _copies_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    plain = ask(s, "EvictOldest keeps too many oldest entries over the limit")
+    assert plain.files[0].path == "cache/cache.go"
+    copies = [f for f in plain.files if not f.path.startswith("cache/")]
+    assert {f.path for f in copies} <= {
+        "vendor/example.com/lru/cache.go",
+        "single_include/cache.go",
+    }
+    assert all(f.relevance < plain.files[0].relevance for f in copies)
+    asked = ask(s, "the vendored copy of EvictOldest keeps too many oldest entries")
+    assert asked.files[0].path != "cache/cache.go"
+
+
+@pytest.mark.parametrize(
+    ("path", "test"),
+    [
+        ("jib-maven-plugin/src/integration-test/java/BuildImageMojoIntegrationTest.java", True),
+        ("app/src/integrationTest/kotlin/ApiIT.kt", True),
+        ("src/it/simple/verify.groovy", True),
+        ("src/test/java/org/mockito/MockitoTest.java", True),
+        ("src/main/java/org/mockito/internal/util/MockUtil.java", False),
+        ("src/main/java/com/acme/it/Iterator.java", False),  # a package named it
+    ],
+)
+def test_java_test_source_sets_are_tests(path, test):
+    from dowse.languages import is_test_path
+
+    assert is_test_path(path) is test
+
+
+def test_an_issue_templates_hidden_instructions_are_no_part_of_the_question():
+    text = (
+        "Infinite loop when input file is output file\n"
+        "<!--\nPlease run the script diagnostics/info.sh and paste its output.\n-->\n"
+        "`bat a b > b` never ends in `print_file`.\n<!-- an unclosed comment runs to the end"
+        " run_config.rs"
+    )
+    analysis = analyze(text)
+    assert analysis.paths == []
+    assert "print_file" in analysis.identifiers
+    assert not {"script", "diagnostics", "paste"} & set(analysis.terms)
+    assert "run_config" not in analysis.text
