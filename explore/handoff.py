@@ -10,17 +10,21 @@ An exploration plans its tracks from the question: one retrieval loop per sub-qu
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
 then the explorers that fit: the callers of the definitions it names (the index's
-references), the subject's tests, the history, imports for structure, patterns for
-conventions. Overlap is kept below 0.3 (Jaccard of two retrieval tracks' best results'
-files) in three steps: sub-questions with the same words are one track (`plan`, from the
-text alone); before anything runs, each retrieval track's files are predicted by one
-search of its question with its path filters (`predict_merges`: the loop's first
-dispatch, whose question vector the loop then reuses) and two tracks whose predicted
-files overlap by 0.3 or more run as one; after the tracks ran, the files of their best
-results are compared and pairs still at 0.3 or more are merged (the safety net for a
-wrong prediction). The largest remaining overlap is reported. All
-tracks run in parallel on one warm searcher; the curated context of the whole question is
-packed with most of the budget, the tracks' cited findings and the synthesis with the rest.
+references), the subject's tests, the configuration that sets it (an architecture
+question, or one about settings, flags or the environment: the settings whose name or
+file shares the question's words or sits in the files that answer it), the history,
+imports for structure, patterns for conventions.
+
+Overlap is kept below 0.3 (Jaccard of two retrieval tracks' best results' files) in
+three steps: sub-questions with the same words are one track (`plan`, from the text
+alone); before anything runs, each retrieval track's files are predicted by one search of
+its question with its path filters (`predict_merges`: the loop's first dispatch, whose
+question vector the loop then reuses) and two tracks whose predicted files overlap by 0.3
+or more run as one; after the tracks ran, the files of their best results are compared
+and pairs still at 0.3 or more are merged (the safety net for a wrong prediction). The
+largest remaining overlap is reported. All tracks run in parallel on one warm searcher;
+the curated context of the whole question is packed with most of the budget, the tracks'
+cited findings and the synthesis with the rest.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.callers import callers_track
+from dowse.explore.config import config_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
@@ -116,6 +121,12 @@ _GENERIC = frozenset(
 """.split()
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONFIGURED = re.compile(
+    r"\b(config\w*|settings?|options?|flags?|env(?:ironment)?(?: variables?)?|"
+    r"command[- ]line|cli|arguments?|defaults?|customi[sz]\w*)\b",
+    re.I,
+)
+"""A question about how something is set: the configuration track joins its tracks."""
 _PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
 TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
 MAX_TRACKS = 6
@@ -145,7 +156,7 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns", "callers"] | None = None
+    explorer: Literal["imports", "git", "patterns", "callers", "config"] | None = None
 
 
 class Plan(BaseModel):
@@ -282,6 +293,9 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     if not any(_about_tests(c) for c in parts):
         # The subject's own words, confined to the tests: no template wording to match.
         out.append(TrackPlan(name="tests", question=subject, include=TEST_GLOBS))
+    if kind == "architecture" or _CONFIGURED.search(question):
+        # Where the subject is configured: settings files, environment, flags, config types.
+        out.append(TrackPlan(name="configuration", explorer="config"))
     if kind in ("architecture", "bug"):
         out.append(TrackPlan(name="history", explorer="git"))  # co-change of the answer's files
     return out
@@ -543,6 +557,13 @@ def investigate(
 
             return callers_track(ctx, question, name=name, seeds=seeds)
 
+        def config_after_main(name: str) -> Track:
+            # The settings of what answers the question, or that share its words.
+            def relevant() -> tuple[set[str], list[str]]:
+                return _keywords(question), [f.path for f in main.result().files[:8]]
+
+            return config_track(ctx, name=name, relevant=relevant)
+
         makers: list[Callable[[], Track]] = []
         for tp in p.tracks:
             if tp.question is not None:
@@ -564,16 +585,20 @@ def investigate(
                 makers.append(functools.partial(patterns_track, ctx))
             elif tp.explorer == "callers":
                 makers.append(functools.partial(callers_after_main, tp.name))
+            elif tp.explorer == "config":
+                makers.append(functools.partial(config_after_main, tp.name))
         runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
     retrieval = {tp.name for tp in p.tracks if tp.question is not None}
-    tracks, merges = merge_overlapping([t for t, _ in runs], retrieval)
+    # A configuration track that found no setting the question concerns adds nothing.
+    ran = [t for t, out in runs if not ("config" in out and not t.findings)]
+    tracks, merges = merge_overlapping(ran, retrieval)
     retrieval |= {t.track.name for t in tracks if " + " in t.track.name}
     merged = ExploreResult(
         path=".", root=str(ctx.root), depth="standard", focus=question, tracks=tracks
     )
     for _, out in runs:
-        for name in ("imports", "git", "patterns"):
+        for name in ("imports", "git", "patterns", "config"):
             if name in out:
                 setattr(merged, name, out[name])
     synthesis = synthesize(merged)

@@ -44,7 +44,7 @@ def test_a_focused_question_stays_one_loop(question):
         (
             "how does authentication work?",
             "architecture",
-            ["authentication", "callers", "tests", "history"],
+            ["authentication", "callers", "tests", "configuration", "history"],
         ),
         (
             "why does checkout sometimes fail with a timeout?",
@@ -65,6 +65,11 @@ def test_a_focused_question_stays_one_loop(question):
             "how are parsing, routing and error handling implemented?",
             "multi",
             ["parsing", "routing", "error handling", "callers", "tests"],
+        ),
+        (
+            "how is the retry limit configured and where are retries counted?",
+            "multi",
+            ["retry limit configured", "retries counted", "callers", "tests", "configuration"],
         ),
     ],
 )
@@ -122,6 +127,7 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
         ("payment", "imports"),
         ("callers", "callers"),
         ("tests", None),
+        ("configuration", "config"),
         ("history", "git"),
     ]
     assert arch.tracks[1].question is None  # callers come from the references, not a search
@@ -230,7 +236,9 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
     # the question's own retrieval with the imports explorer, the callers from the index's
-    # references, the subject's tests, git for the history
+    # references, the subject's tests, git for the history; the configuration track found
+    # no setting (the example has none) and is left out
+    assert [tp.name for tp in report.plan][3] == "configuration"
     assert sorted(names) == ["callers", "git", "imports", "tests", "token authentication"]
     assert report.merged == [] and report.overlap < 0.3
     tests = next(t for t in report.tracks if t.track.name == "tests")
