@@ -546,7 +546,7 @@ def _rust_module(qualifier: str, candidate: dict[str, Any]) -> bool:
     holds `candidate`: its file (`search.rs`), or for `lib.rs`/`mod.rs`/`main.rs` its
     directory or crate directory (`crates/cli/src/lib.rs` is `cli`)."""
     last = qualifier.rsplit("::", 1)[-1]
-    parts = candidate["path"].split("/")
+    parts: list[str] = str(candidate["path"]).split("/")
     stem = parts[-1].removesuffix(".rs")
     if stem not in ("lib", "mod", "main"):
         return stem == last
