@@ -47,14 +47,6 @@ def seam(fn: F) -> F:
             raise fail(str(exc)) from None
         except KeyboardInterrupt:
             raise fail("interrupted; the last complete index is intact", 130) from None
-        except Exception as exc:
-            # A damaged index file surfaces inside a query as LanceDB's RuntimeError.
-            from dowse.indexer.store import storage_error
-
-            error = storage_error(exc)
-            if error is None:
-                raise
-            raise fail(str(error)) from None
 
     return wrapper  # type: ignore[return-value]
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import os
 import textwrap
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -20,292 +21,251 @@ def _yes(flag: bool) -> str:
     return "yes" if flag else "**no**"
 
 
+Figure = tuple[str, str, str]
+"""A row of the figures table without its case: (figure, measured, required)."""
+
+
+def _crash(c: dict[str, Any]) -> list[Figure]:
+    phases = ", ".join(f"{n} {p}" for p, n in sorted(c["phases"].items(), key=lambda x: -x[1]))
+    return [
+        (
+            "kills survived / kills (SIGKILL of `dowse index`)",
+            f"{c['survived']}/{c['kills']}",
+            "all",
+        ),
+        ("where the kills landed", phases, ""),
+        (
+            "runs that ended before their kill (checked too, not counted)",
+            str(c["ended_before_kill"]),
+            "",
+        ),
+        (
+            "index after a kill equals: old state / new state",
+            f"{c['matched'].get('old', 0)} / {c['matched'].get('new', 0)}",
+            "one of them",
+        ),
+        ("worker processes still alive 3 s after a kill", str(c["orphans"]), "0"),
+        ("next `dowse index` (median wall s)", str(c["recover_median_s"]), "completes"),
+    ]
+
+
+def _concurrency(c: dict[str, Any]) -> list[Figure]:
+    cli = sum(v for k, v in c["served"].items() if k.startswith("cli"))
+    mcp = sum(v for k, v in c["served"].items() if k.startswith("mcp"))
+    return [
+        (f"requests served in {c['seconds']:.0f} s: CLI / MCP", f"{cli} / {mcp}", ""),
+        ("errors", str(sum(c["errors"].values())), "0"),
+        (
+            "corrupt states (auditor reads, and the final index)",
+            f"{c['corrupt']} of {c['audits']} reads",
+            "0",
+        ),
+        (
+            "`dowse index` runs completed / failed",
+            f"{c['index_runs'].get('completed', 0)} / {c['index_runs'].get('failed', 0)}",
+            "",
+        ),
+        ("tree changes during the run", str(sum(c["mutations"].values())), ""),
+        ("final index = fresh index of the final tree", _yes(c["final_index_equals_fresh"]), "yes"),
+    ]
+
+
+def _hostile(c: dict[str, Any]) -> list[Figure]:
+    big = c["big_limit"]["files"]
+    return [
+        (
+            "inputs tried: generated / files created or deleted mid-walk",
+            f"{c['generated']} / {sum(c['churned'].values())}",
+            "",
+        ),
+        (f"crashes (exit ≠ 0 or traceback, of {c['runs']} runs)", str(len(c["crashes"])), "0"),
+        ("skipped files, each with a reason (listed below)", str(len(c["skipped"])), ""),
+        (
+            "after changing odd names: index = fresh index",
+            _yes(c["incremental_equals_fresh"]),
+            "yes",
+        ),
+        (
+            "10 MB one-line files again with --max-file-size 20 MB",
+            "; ".join(f"{p}: {what}" for p, what in sorted(big.items()))
+            + f" (run {c['big_limit']['seconds']} s)",
+            "no crash",
+        ),
+    ]
+
+
+def _fuzz(c: dict[str, Any]) -> list[Figure]:
+    return [
+        (
+            f"inputs tried ({c.get('languages', '?')} languages: parse, chunk, "
+            "content check, extraction)",
+            str(c["inputs"]),
+            "",
+        ),
+        ("crashes", str(len(c["crashes"])), "0"),
+    ]
+
+
+def _secrets(c: dict[str, Any]) -> list[Figure]:
+    return [
+        ("secret files and in-source tokens seeded", str(c["seeded"]), ""),
+        ("seeded secrets found in the index (default options)", str(len(c["found"])), "0"),
+        ("… in any file under .dowse/ (every table version)", str(len(c["found_on_disk"])), "0"),
+        (
+            "… with --include-secrets (control: the search finds them)",
+            f"{c['found_with_include_secrets']} of {c['values']}",
+            "",
+        ),
+        (
+            "a password literal with no known token format",
+            "indexed" if c["generic_password_indexed"] else "not indexed",
+            "not indexed",
+        ),
+    ]
+
+
+def _diskfull(c: dict[str, Any]) -> list[Figure]:
+    return [(f["name"], _fault(f), "all ok") for f in c["faults"]]
+
+
+def _fault(f: dict[str, Any]) -> str:
+    """What one disk-full or read-only fault did, in one cell."""
+    said = (
+        "one-line error" if f["one_line"] else "completed" if not f["error"] else "**not one line**"
+    )
+    return (
+        f"{said}; previous index "
+        f"{'intact' if f['previous_intact'] else '**changed**'}; "
+        f"reads {'ok' if f['reads_ok'] else '**fail**'}; "
+        f"next index {'ok' if f['next_index_ok'] else '**fails**'}"
+    )
+
+
+def _corrupt(c: dict[str, Any]) -> list[Figure]:
+    damaging = sum(1 for _, d, _ in CORRUPTIONS if d)
+    return [
+        (
+            f"status reports the damage ({damaging} snapshot cases) / stays quiet (cache)",
+            f"{c['status_reports']}/{c['cases']}",
+            "all",
+        ),
+        ("`index --rebuild` repairs it", f"{c['rebuild_repairs']}/{c['cases']}", "all"),
+        (f"tracebacks (of {c['commands']} commands)", str(c["tracebacks"]), "0"),
+        ("cases where every error was one line", f"{c['one_line']}/{c['cases']}", "all"),
+        (
+            "plain `dowse index`: repaired (status clean) / failed in one line",
+            f"{c['incremental_repaired']} / {c['incremental_failed_one_line']}",
+            f"{c['cases']} in all",
+        ),
+        ("plain `dowse index` exited 0 with the index still damaged", str(c["exit0_damaged"]), "0"),
+    ]
+
+
+def _untrusted(c: dict[str, Any]) -> list[Figure]:
+    p = c["planted_secrets"]
+    return [
+        (
+            "commands (CLI and a `dowse serve` session) that read or wrote the directory "
+            "a planted manifest names",
+            f"{c['touched_other']}/{c['commands']}",
+            "0",
+        ),
+        ("tracebacks", str(c["tracebacks"]), "0"),
+        (
+            f"secrets of a shipped --include-secrets index reaching the new index or an "
+            f"output ({p['seeded']} seeded, {len(p['runs'])} runs)",
+            str(p["reached"]),
+            "0",
+        ),
+    ]
+
+
+def _gitexec(c: dict[str, Any]) -> list[Figure]:
+    return [
+        ("execution vectors live with plain git", str(len(c["live_with_plain_git"])), ""),
+        (
+            f"markers created by dowse (index, explore --depth deep, ask; {c['runs']} runs)",
+            str(c["markers"]),
+            "0",
+        ),
+        ("runs that read another repository", str(c["other_repository_read"]), "0"),
+    ]
+
+
+def _swap(c: dict[str, Any]) -> list[Figure]:
+    return [
+        (
+            f"symlink swaps during {c['runs']} `dowse index` runs on {c['files']} files",
+            f"{sum(c['swaps'].values()):,}",
+            "",
+        ),
+        (
+            "index rows holding the outside file's text / runs with any",
+            f"{c['rows_with_outside_text']} / {c['runs_with_outside_text']}",
+            "0 / 0",
+        ),
+        (
+            f"answers served with outside text (of {c['served_commands']})",
+            str(c["served_outputs_with_outside_text"]),
+            "0",
+        ),
+    ]
+
+
+def _history(c: dict[str, Any]) -> list[Figure]:
+    return [
+        (
+            f"seeded in git history (commit messages, old blobs; {c['in_git']} in git log)",
+            str(c["seeded"]),
+            "",
+        ),
+        (
+            f"stored under .dowse or shown by index/ask/explore/eval history "
+            f"({c['commands']} commands)",
+            f"{len(c['leaked'])}/{c['seeded']}",
+            "0",
+        ),
+    ]
+
+
+def _inputs(c: dict[str, Any]) -> list[Figure]:
+    return [
+        (
+            "edges answered or refused in one line, no traceback (CLI and MCP)",
+            f"{c['clean']}/{c['edges']}",
+            "all",
+        ),
+        (
+            "server answers a normal call after every MCP edge",
+            _yes(c["server_alive_after"]),
+            "yes",
+        ),
+    ]
+
+
+_CASES: list[tuple[str, str, Callable[[dict[str, Any]], list[Figure]]]] = [
+    ("crash", "crash", _crash),
+    ("concurrency", "concurrency", _concurrency),
+    ("hostile", "bad input", _hostile),
+    ("fuzz", "fuzz", _fuzz),
+    ("secrets", "secrets", _secrets),
+    ("diskfull", "disk full / read-only", _diskfull),
+    ("corrupt", "corrupt index", _corrupt),
+    ("untrusted", "untrusted", _untrusted),
+    ("gitexec", "gitexec", _gitexec),
+    ("swap", "swap", _swap),
+    ("history", "history secrets", _history),
+    ("inputs", "inputs", _inputs),
+]
+"""(key in the results, the case the table names, its figures), in the table's order."""
+
+
 def table(results: dict[str, Any]) -> str:
-    rows: list[tuple[str, str, str, str]] = []
-    if c := results.get("crash"):
-        phases = ", ".join(f"{n} {p}" for p, n in sorted(c["phases"].items(), key=lambda x: -x[1]))
-        rows += [
-            (
-                "crash",
-                "kills survived / kills (SIGKILL of `dowse index`)",
-                f"{c['survived']}/{c['kills']}",
-                "all",
-            ),
-            ("crash", "where the kills landed", phases, ""),
-            (
-                "crash",
-                "runs that ended before their kill (checked too, not counted)",
-                str(c["ended_before_kill"]),
-                "",
-            ),
-            (
-                "crash",
-                "index after a kill equals: old state / new state",
-                f"{c['matched'].get('old', 0)} / {c['matched'].get('new', 0)}",
-                "one of them",
-            ),
-            ("crash", "worker processes still alive 3 s after a kill", str(c["orphans"]), "0"),
-            (
-                "crash",
-                "next `dowse index` (median wall s)",
-                str(c["recover_median_s"]),
-                "completes",
-            ),
-        ]
-    if c := results.get("concurrency"):
-        cli = sum(v for k, v in c["served"].items() if k.startswith("cli"))
-        mcp = sum(v for k, v in c["served"].items() if k.startswith("mcp"))
-        rows += [
-            (
-                "concurrency",
-                f"requests served in {c['seconds']:.0f} s: CLI / MCP",
-                f"{cli} / {mcp}",
-                "",
-            ),
-            ("concurrency", "errors", str(sum(c["errors"].values())), "0"),
-            (
-                "concurrency",
-                "corrupt states (auditor reads, and the final index)",
-                f"{c['corrupt']} of {c['audits']} reads",
-                "0",
-            ),
-            (
-                "concurrency",
-                "`dowse index` runs completed / failed",
-                f"{c['index_runs'].get('completed', 0)} / {c['index_runs'].get('failed', 0)}",
-                "",
-            ),
-            ("concurrency", "tree changes during the run", str(sum(c["mutations"].values())), ""),
-            (
-                "concurrency",
-                "final index = fresh index of the final tree",
-                _yes(c["final_index_equals_fresh"]),
-                "yes",
-            ),
-        ]
-    if c := results.get("hostile"):
-        big = c["big_limit"]["files"]
-        rows += [
-            (
-                "bad input",
-                "inputs tried: generated / files created or deleted mid-walk",
-                f"{c['generated']} / {sum(c['churned'].values())}",
-                "",
-            ),
-            (
-                "bad input",
-                f"crashes (exit ≠ 0 or traceback, of {c['runs']} runs)",
-                str(len(c["crashes"])),
-                "0",
-            ),
-            (
-                "bad input",
-                "skipped files, each with a reason (listed below)",
-                str(len(c["skipped"])),
-                "",
-            ),
-            (
-                "bad input",
-                "after changing odd names: index = fresh index",
-                _yes(c["incremental_equals_fresh"]),
-                "yes",
-            ),
-            (
-                "bad input",
-                "10 MB one-line files again with --max-file-size 20 MB",
-                "; ".join(f"{p}: {what}" for p, what in sorted(big.items()))
-                + f" (run {c['big_limit']['seconds']} s)",
-                "no crash",
-            ),
-        ]
-    if c := results.get("fuzz"):
-        rows += [
-            (
-                "fuzz",
-                f"inputs tried ({c.get('languages', '?')} languages: parse, chunk, "
-                "content check, extraction)",
-                str(c["inputs"]),
-                "",
-            ),
-            ("fuzz", "crashes", str(len(c["crashes"])), "0"),
-        ]
-    if c := results.get("secrets"):
-        rows += [
-            ("secrets", "secret files and in-source tokens seeded", str(c["seeded"]), ""),
-            (
-                "secrets",
-                "seeded secrets found in the index (default options)",
-                str(len(c["found"])),
-                "0",
-            ),
-            (
-                "secrets",
-                "… in any file under .dowse/ (every table version)",
-                str(len(c["found_on_disk"])),
-                "0",
-            ),
-            (
-                "secrets",
-                "… with --include-secrets (control: the search finds them)",
-                f"{c['found_with_include_secrets']} of {c['values']}",
-                "",
-            ),
-            (
-                "secrets",
-                "a password literal with no known token format",
-                "indexed" if c["generic_password_indexed"] else "not indexed",
-                "not indexed",
-            ),
-        ]
-    if c := results.get("diskfull"):
-        for f in c["faults"]:
-            said = (
-                "one-line error"
-                if f["one_line"]
-                else "completed"
-                if not f["error"]
-                else "**not one line**"
-            )
-            rows.append(
-                (
-                    "disk full / read-only",
-                    f["name"],
-                    f"{said}; previous index "
-                    f"{'intact' if f['previous_intact'] else '**changed**'}; "
-                    f"reads {'ok' if f['reads_ok'] else '**fail**'}; "
-                    f"next index {'ok' if f['next_index_ok'] else '**fails**'}",
-                    "all ok",
-                )
-            )
-    if c := results.get("corrupt"):
-        damaging = sum(1 for _, d, _ in CORRUPTIONS if d)
-        rows += [
-            (
-                "corrupt index",
-                f"status reports the damage ({damaging} snapshot cases) / stays quiet (cache)",
-                f"{c['status_reports']}/{c['cases']}",
-                "all",
-            ),
-            (
-                "corrupt index",
-                "`index --rebuild` repairs it",
-                f"{c['rebuild_repairs']}/{c['cases']}",
-                "all",
-            ),
-            (
-                "corrupt index",
-                f"tracebacks (of {c['commands']} commands)",
-                str(c["tracebacks"]),
-                "0",
-            ),
-            (
-                "corrupt index",
-                "cases where every error was one line",
-                f"{c['one_line']}/{c['cases']}",
-                "all",
-            ),
-            (
-                "corrupt index",
-                "plain `dowse index`: repaired (status clean) / failed in one line",
-                f"{c['incremental_repaired']} / {c['incremental_failed_one_line']}",
-                f"{c['cases']} in all",
-            ),
-            (
-                "corrupt index",
-                "plain `dowse index` exited 0 with the index still damaged",
-                str(c["exit0_damaged"]),
-                "0",
-            ),
-        ]
-    if c := results.get("untrusted"):
-        p = c["planted_secrets"]
-        rows += [
-            (
-                "untrusted",
-                "commands (CLI and a `dowse serve` session) that read or wrote the directory "
-                "a planted manifest names",
-                f"{c['touched_other']}/{c['commands']}",
-                "0",
-            ),
-            ("untrusted", "tracebacks", str(c["tracebacks"]), "0"),
-            (
-                "untrusted",
-                f"secrets of a shipped --include-secrets index reaching the new index or an "
-                f"output ({p['seeded']} seeded, {len(p['runs'])} runs)",
-                str(p["reached"]),
-                "0",
-            ),
-        ]
-    if c := results.get("gitexec"):
-        rows += [
-            (
-                "gitexec",
-                "execution vectors live with plain git",
-                str(len(c["live_with_plain_git"])),
-                "",
-            ),
-            (
-                "gitexec",
-                f"markers created by dowse (index, explore --depth deep, ask; {c['runs']} runs)",
-                str(c["markers"]),
-                "0",
-            ),
-            ("gitexec", "runs that read another repository", str(c["other_repository_read"]), "0"),
-        ]
-    if c := results.get("swap"):
-        rows += [
-            (
-                "swap",
-                f"symlink swaps during {c['runs']} `dowse index` runs on {c['files']} files",
-                f"{sum(c['swaps'].values()):,}",
-                "",
-            ),
-            (
-                "swap",
-                "index rows holding the outside file's text / runs with any",
-                f"{c['rows_with_outside_text']} / {c['runs_with_outside_text']}",
-                "0 / 0",
-            ),
-            (
-                "swap",
-                f"answers served with outside text (of {c['served_commands']})",
-                str(c["served_outputs_with_outside_text"]),
-                "0",
-            ),
-        ]
-    if c := results.get("history"):
-        rows += [
-            (
-                "history secrets",
-                f"seeded in git history (commit messages, old blobs; {c['in_git']} in git log)",
-                str(c["seeded"]),
-                "",
-            ),
-            (
-                "history secrets",
-                f"stored under .dowse or shown by index/ask/explore/eval history "
-                f"({c['commands']} commands)",
-                f"{len(c['leaked'])}/{c['seeded']}",
-                "0",
-            ),
-        ]
-    if c := results.get("inputs"):
-        rows += [
-            (
-                "inputs",
-                "edges answered or refused in one line, no traceback (CLI and MCP)",
-                f"{c['clean']}/{c['edges']}",
-                "all",
-            ),
-            (
-                "inputs",
-                "server answers a normal call after every MCP edge",
-                "yes" if c["server_alive_after"] else "**no**",
-                "yes",
-            ),
-        ]
+    """The figures table: one row a figure, of every case the results hold."""
     lines = ["| case | figure | measured | required |", "|---|---|---|---|"]
-    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    for key, case, figures in _CASES:
+        if c := results.get(key):
+            lines += [f"| {case} | {f} | {m} | {r} |" for f, m, r in figures(c)]
     return "\n".join(lines)
 
 

@@ -80,7 +80,7 @@ from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import Embedder
 from dowse.indexer.parse import parse_source
-from dowse.indexer.store import Store, quote_list
+from dowse.indexer.store import Store, where_in
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.ask import AskResult, ContextBlock, estimate_tokens
 from dowse.retrieval.file_ranking import files_by_closeness
@@ -462,7 +462,7 @@ def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
         for r in store.rows(
             "symbols",
             ["path", "qualified_name", "start_line", "end_line", "name_line"],
-            where=f"path IN ({quote_list(paths)})",
+            where=where_in("path", paths),
         ):
             name_line = r.get("name_line") or r["start_line"]
             inside.setdefault(r["path"], []).append(

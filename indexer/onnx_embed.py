@@ -203,7 +203,7 @@ def _export(model_dir: Path, work: Path) -> tuple[Path, Path, Path]:
 
     with _quiet():
         with contextlib.suppress(AttributeError):
-            transformers.utils.logging.disable_progress_bar()
+            transformers.utils.logging.disable_progress_bar()  # type: ignore[no-untyped-call]
         model = transformers.AutoModel.from_pretrained(
             str(model_dir),
             attn_implementation="eager",  # eager attention fuses in onnxruntime
@@ -400,4 +400,5 @@ class OnnxEmbedder:
         summed = np.einsum("bld,bl->bd", hidden, mask.astype(hidden.dtype))
         vectors = summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+        unit: np.ndarray = (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
+        return unit

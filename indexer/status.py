@@ -132,7 +132,7 @@ def index_status(index_dir: Path, *, with_skipped: bool = False) -> StatusReport
     walk_config = walk_config_of(store.manifest)
     changed = changed_since(store, root, walk_config) if root.is_dir() else {"root missing": 1}
     m = store.manifest
-    summaries = store.table("file_vectors").count_rows("id = path")
+    summaries = store.count("file_vectors", "id = path")
     return StatusReport(
         root=m.root,
         index_dir=str(index_dir),

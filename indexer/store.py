@@ -42,8 +42,11 @@ Invariants:
   failures become dowse errors through `storage_error` (see `indexer.lance`).
 
 Layout: `indexer.lance` imports LanceDB, quotes filter values and maps its failures to
-dowse errors; this module keeps the tables, the manifest and the write lock. `quote_list`
-and `storage_error` stay importable from here.
+dowse errors; this module keeps the tables, the manifest and the write lock, and owns
+the queries: every read goes through `rows`, `scan`, `full_text`, `nearest` or `count`,
+which turn LanceDB's failures into dowse's errors, and every filter is built by the
+`where_*`/`all_of` builders here, so no other module writes SQL or catches LanceDB's
+exceptions. `quote_list` and `storage_error` stay importable from here.
 """
 
 from __future__ import annotations
@@ -88,7 +91,11 @@ __all__ = [
     "all_of",
     "quote_list",
     "storage_error",
+    "where_between",
+    "where_equals",
     "where_in",
+    "where_not_in",
+    "where_prefix",
 ]
 
 FORMAT_VERSION = 5
@@ -215,6 +222,27 @@ def _schemas(dim: int) -> dict[str, pa.Schema]:
 def where_in(column: str, values: Sequence[str]) -> str:
     """The filter `column IN (values)`, the values quoted (`quote_list`)."""
     return f"{column} IN ({quote_list(values)})"
+
+
+def where_not_in(column: str, values: Sequence[str]) -> str:
+    """The filter `column NOT IN (values)`, the values quoted."""
+    return f"{column} NOT IN ({quote_list(values)})"
+
+
+def where_equals(column: str, value: str) -> str:
+    """The filter `column = value`, the value quoted."""
+    return f"{column} = {quote_list([value])}"
+
+
+def where_between(column: str, low: int, high: int) -> str:
+    """The filter `low <= column <= high` on an integer column."""
+    return f"{column} >= {int(low)} AND {column} <= {int(high)}"
+
+
+def where_prefix(column: str, prefix: str) -> str:
+    """The filter "`column` starts with `prefix`", its quote and wildcards escaped."""
+    escaped = prefix.replace("'", "''").replace("%", r"\%").replace("_", r"\_")
+    return f"{column} LIKE '{escaped}%' ESCAPE '\\'"
 
 
 def all_of(*clauses: str | None) -> str | None:
@@ -834,8 +862,14 @@ class Store:
             raise error from None
 
     def rows(
-        self, name: str, columns: Sequence[str] | None = None, where: str | None = None
+        self,
+        name: str,
+        columns: Sequence[str] | None = None,
+        where: str | None = None,
+        limit: int | None = None,
     ) -> list[dict[str, Any]]:
+        """The rows of table `name` matching `where` (all when None), `columns` of them
+        (all when None), at most `limit` (all when None), in the table's order."""
         with self._reading():
             table = self.table(name)
             query = table.search()
@@ -843,7 +877,7 @@ class Store:
                 query = query.where(where)
             if columns:
                 query = query.select(list(columns))
-            return query.limit(None).to_arrow().to_pylist()  # type: ignore[no-any-return]
+            return query.limit(limit).to_arrow().to_pylist()  # type: ignore[no-any-return]
 
     def scan(self, name: str, columns: Sequence[str]) -> Any:
         """`columns` of every row of table `name`, as one pyarrow Table."""
@@ -882,9 +916,10 @@ class Store:
                 .to_arrow()
             )
 
-    def count(self, name: str) -> int:
+    def count(self, name: str, where: str | None = None) -> int:
+        """How many rows of table `name` match `where` (all when None)."""
         with self._reading():
-            return int(self.table(name).count_rows())
+            return int(self.table(name).count_rows(where))
 
     def size_bytes(self) -> int:
         total = 0

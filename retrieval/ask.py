@@ -38,16 +38,17 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.indexer.store import quote_list
+from dowse.indexer.store import where_in
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.file_parts import best_parts
+from dowse.retrieval.file_parts import WHOLE_DEFINITION_LINES, best_parts
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
-from dowse.retrieval.hybrid import Candidate, HybridSearcher, PathFilter
+from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import check_query
 
@@ -70,7 +71,11 @@ __all__ = [
 
 MIN_RELEVANCE = 0.2
 LISTED_FILES = 15
-"""How many ranked files the markdown lists (JSON lists them all)."""
+"""How many ranked files the markdown lists at most (JSON lists them all)."""
+TOKENS_PER_LISTED_FILE = 400
+"""A budget lists one ranked file for each 400 of its tokens (at least five, at most
+`LISTED_FILES`): at 2,000 tokens fifteen file lines would take an eighth of the answer
+from its code, and the files without a block are named by their signature lines."""
 HEAD_TOKENS = 40
 """The summary's share of the printed frame, beside the title."""
 TITLE_CHARS = 200
@@ -86,7 +91,14 @@ other items."""
 LEAD_SHARE = 0.5
 """At most this share of the source's room goes to the first files' whole definitions
 before the loop's other items are placed (their own lines are placed regardless)."""
+FIRST_FILE_PARTS = 6
+"""How many of the first file's best parts are candidates for the context."""
+FIRST_FILE_SHARE = 0.5
+"""The first file's next parts are shown while that file holds at most this share of the
+source's room: the first file is the one to change in two of three SWE-bench Lite dev
+instances, and its fixed lines were most often in a part next to the one shown."""
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
+NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
@@ -274,7 +286,7 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
         for r in searcher.store.rows(
             "symbols",
             ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
-            where=f"path IN ({quote_list(sorted(paths))})",
+            where=where_in("path", sorted(paths)),
         ):
             out.setdefault(r["path"], []).append(r)
     for rows in out.values():
@@ -289,8 +301,9 @@ def _lead_items(
     items: Sequence[ContextItem],
     symbols: dict[str, list[dict]],
     stale: Collection[str],
-) -> list[ContextItem]:
-    """The best part of each of `files`, in their order (`best_parts`): the loop's own
+) -> list[list[ContextItem]]:
+    """The best parts of each of `files`, in their order (`best_parts`): one for each
+    file, up to `FIRST_FILE_PARTS` for the first, best first. Each is the loop's own
     item when it evaluated that chunk, else a new item of the lowest relevance the
     context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
     evaluated: dict[str, list[tuple[dict, float]]] = {}
@@ -302,28 +315,32 @@ def _lead_items(
     parts = best_parts(
         searcher, analysis, [f.path for f in files], evaluated=evaluated, symbols=symbols
     )
-    out = []
+    out: list[list[ContextItem]] = []
     for n, f in enumerate(files, 1):
         ranked = parts.get(f.path)
         if not ranked:
             continue
-        best = ranked[0]
-        known = by_key.get(best.key)
-        if known is not None:
-            out.append(known)
-            continue
-        hit = chunk_hit(Candidate(best.row, {}, score=0.0))
-        if f.path in stale:
-            hit = hit.model_copy(update={"stale": True})
-        why = ", ".join(best.why) or "matches the question"
-        out.append(
-            ContextItem(
-                hit=hit,
-                relevance=MIN_RELEVANCE,
-                reason=LEAD_REASON.format(n=n, why=why),
-                cycle=1,
+        mine = []
+        for place, part in enumerate(ranked[: FIRST_FILE_PARTS if n == 1 else 1]):
+            known = by_key.get(part.key)
+            if known is not None:
+                if place == 0:  # a next part the loop evaluated keeps its own place
+                    mine.append(known)
+                continue
+            hit = chunk_hit(Candidate(part.row, {}, score=0.0))
+            if f.path in stale:
+                hit = hit.model_copy(update={"stale": True})
+            why = ", ".join(part.why) or "matches the question"
+            reason = LEAD_REASON if place == 0 else NEXT_PART_REASON
+            mine.append(
+                ContextItem(
+                    hit=hit,
+                    relevance=MIN_RELEVANCE,
+                    reason=reason.format(n=n, why=why),
+                    cycle=1,
+                )
             )
-        )
+        out.append(mine)
     return out
 
 
@@ -516,11 +533,15 @@ def ask(
     frame = (
         HEAD_TOKENS
         + estimate_tokens(title(question))
-        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[:LISTED_FILES])
+        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: listed_files(budget)])
     )
     room = max(limit - frame, 0)
     whole = room - math.floor(room * SIGNATURE_SHARE)
-    lead = _lead_items(searcher, result.analysis, files[:LEAD_FILES], items, symbols, stale)
+    leads_by_file = _lead_items(
+        searcher, result.analysis, files[:LEAD_FILES], items, symbols, stale
+    )
+    lead = [mine[0] for mine in leads_by_file]
+    more = [it for mine in leads_by_file for it in mine[1:]]
     blocks: list[ContextBlock] = []
     used = 0
     rest = []
@@ -534,13 +555,34 @@ def ask(
     delivered = []
     placed_keys: set[tuple[str, int]] = set()
     leads = {id(it) for it in lead}
+    nexts = {id(it) for it in more}
     first: list[ContextItem] = []
     for it in lead:
         first.append(it)
         first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
-    for it, ranges, symbol, kind in _widen([*first, *items], symbols, max_lines=120):
+    for it, ranges, symbol, kind in _widen(
+        [*first, *more, *items], symbols, max_lines=WHOLE_DEFINITION_LINES
+    ):
         key = (it.hit.path, it.hit.start_line)
         if key in placed_keys:
+            continue
+        if id(it) in nexts:
+            nexts.discard(id(it))  # once: met again among the loop's items, it is one
+            # The first file's next parts, whole definitions first, while that file
+            # holds at most `FIRST_FILE_SHARE` of the room; a part that does not fit is
+            # left to the loop's order.
+            held = sum(b.tokens for b in blocks if b.path == it.hit.path)
+            cap = used - held + math.floor(whole * FIRST_FILE_SHARE)
+            placed = None
+            for start, end in (ranges[0], ranges[-1]):
+                placed = _place(
+                    blocks, searcher, it, start, end, symbol, kind, used, min(cap, whole)
+                )
+                if placed is not None:
+                    break
+            if placed is not None:
+                placed_keys.add(key)
+                blocks, used = placed
             continue
         placed_keys.add(key)
         # A first file's best part is shown as its whole definition at once, while the
@@ -685,9 +727,17 @@ def _cycle_line(c: Cycle) -> str:
     )
 
 
+def listed_files(budget: int | None) -> int:
+    """How many ranked files the markdown lists under `budget` (`TOKENS_PER_LISTED_FILE`)."""
+    if budget is None:
+        return LISTED_FILES
+    return max(5, min(LISTED_FILES, budget // TOKENS_PER_LISTED_FILE))
+
+
 def title(question: str) -> str:
-    """The question as a one-line title of at most TITLE_CHARS characters."""
-    line = one_line(question)
+    """The question as a one-line title of at most TITLE_CHARS characters, its line breaks
+    and runs of spaces read as one space."""
+    line = one_line(" ".join(question.split()))
     return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
 
 
@@ -700,9 +750,9 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
         + f"; {result.cycles} cycle(s): {one_line(result.stop_reason)}_"
     )
     lines += ["", "## Files", ""]
-    lines += [_file_line(f) for f in result.files[:LISTED_FILES]]
+    lines += [_file_line(f) for f in result.files[: listed_files(result.budget)]]
     lines += ["", "## Context", ""]
-    listed = {f.path: f.reason for f in result.files[:LISTED_FILES]}
+    listed = {f.path: f.reason for f in result.files[: listed_files(result.budget)]}
     for b in result.context:
         lines += _block_lines(b, listed.get(b.path, ""))
     if trace:

@@ -31,7 +31,7 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -352,7 +352,7 @@ def owner_of(qualified_name: str) -> str | None:
     return parts[-2] if len(parts) > 1 else None
 
 
-def defined_in(name: str, row: dict, known: Collection[str]) -> bool:
+def defined_in(name: str, row: dict[str, Any], known: Collection[str]) -> bool:
     """Whether `name` is defined inside the candidate's own lines."""
     spots = known.get(name, ()) if isinstance(known, dict) else ()
     return any(
@@ -360,7 +360,7 @@ def defined_in(name: str, row: dict, known: Collection[str]) -> bool:
     )
 
 
-def builtin_call(name: str, row: dict, known: Collection[str]) -> bool:
+def builtin_call(name: str, row: dict[str, Any], known: Collection[str]) -> bool:
     """Whether a call of `name` in the candidate is a call of its language's own types
     (`builtin_names`): a listed name is, unless the index defines it on a type the
     candidate names or belongs to."""

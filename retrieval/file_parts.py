@@ -33,13 +33,15 @@ from dowse.retrieval.behaviour import behaviour_share
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
-__all__ = ["RRF_K", "Part", "best_parts"]
+__all__ = ["RRF_K", "WHOLE_DEFINITION_LINES", "Part", "best_parts"]
 
 RRF_K = 1
 """The reciprocal-rank constant: a file has tens of chunks, not thousands of documents, so
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
+WHOLE_DEFINITION_LINES = 120
+"""The longest definition the context shows whole when one of its parts is chosen."""
 
 
 @dataclass
@@ -109,10 +111,18 @@ def best_parts(
 
     # The code that acts before a module's header or docstring that only names it
     # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is
-    # not demoted: the context widens it to the whole definition, body included.
+    # not demoted when the context can widen it to the whole definition, body included;
+    # a longer definition's (a class of many methods) shows only its prose.
+    spans = {
+        (path, s["qualified_name"]): s for path in paths for s in (symbols or {}).get(path, ())
+    }
     for part in parts.values():
-        if part.row.get("symbol"):
-            continue
+        name = part.row.get("symbol")
+        if name:
+            sym = spans.get((part.row["path"], name))
+            lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
+            if lines < WHOLE_DEFINITION_LINES:
+                continue
         part.score *= behaviour_share(
             part.row.get("text") or "",
             part.row.get("language"),

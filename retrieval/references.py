@@ -36,7 +36,14 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.records import ReferenceKind
-from dowse.indexer.store import Store, quote_list
+from dowse.indexer.store import (
+    Store,
+    all_of,
+    where_between,
+    where_equals,
+    where_in,
+    where_not_in,
+)
 from dowse.quote import one_line
 from dowse.retrieval.builtin_names import builtin_methods
 from dowse.retrieval.records import check_query
@@ -191,7 +198,7 @@ def links_of(
     if not spans or not store.has_table("refs"):
         return []
     paths = sorted({path for path, _, _, _ in spans})
-    where = f"path IN ({quote_list(paths)})"
+    where = where_in("path", paths)
     by_path: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in sorted(
         store.rows("symbols", _DEFINITION_COLUMNS, where=where), key=lambda r: r["start_line"]
@@ -289,7 +296,7 @@ def _callers(
     candidates = _definitions(store, names)
     refs = [
         r
-        for r in store.rows("refs", _REFERENCE_COLUMNS, where=f"name IN ({quote_list(names)})")
+        for r in store.rows("refs", _REFERENCE_COLUMNS, where=where_in("name", names))
         if r["kind"] in kinds
     ]
     resolver = _Resolver(store, {r["path"] for r in refs}, candidates)
@@ -328,10 +335,11 @@ def _strongest(sites: Sequence[_Site]) -> Via:
 
 
 def _inside(ref: dict[str, Any], definition: dict[str, Any]) -> bool:
-    return (
+    inside: bool = (
         ref["path"] == definition["path"]
         and definition["start_line"] <= ref["line"] <= definition["end_line"]
     )
+    return inside
 
 
 # -- callees -----------------------------------------------------------------------------
@@ -342,9 +350,9 @@ def _callees(
 ) -> list[Callee]:
     refs: list[dict[str, Any]] = []
     for source in sources:
-        where = (
-            f"path = {quote_list([source['path']])} AND line >= {int(source['start_line'])} "
-            f"AND line <= {int(source['end_line'])}"
+        where = all_of(
+            where_equals("path", source["path"]),
+            where_between("line", source["start_line"], source["end_line"]),
         )
         refs += [
             r for r in store.rows("refs", _REFERENCE_COLUMNS, where=where) if r["kind"] in kinds
@@ -398,7 +406,7 @@ class _Resolver:
         self._read: set[str] = set()  # files whose imports are loaded
         if paths:
             self._load_imports(paths)
-            where = f"path IN ({quote_list(sorted(paths))})"
+            where = where_in("path", sorted(paths))
             for row in store.rows("files", ["path", "language"], where=where):
                 self.languages[row["path"]] = row["language"]
         for c in candidates:
@@ -409,7 +417,7 @@ class _Resolver:
         if not paths:
             return
         self._read |= paths
-        where = f"path IN ({quote_list(sorted(paths))})"
+        where = where_in("path", sorted(paths))
         for row in self.store.rows("imports", ["path", "module", "names", "resolved"], where=where):
             resolved = row["resolved"]
             origin = resolved
@@ -574,14 +582,14 @@ def _from(path: str, origin: str) -> bool:
 def _definitions(store: Store, names: Sequence[str]) -> list[dict[str, Any]]:
     if not names:
         return []
-    where = f"name IN ({quote_list(list(names))}) AND kind NOT IN ({quote_list(_NOT_DEFINITIONS)})"
+    where = all_of(where_in("name", names), where_not_in("kind", _NOT_DEFINITIONS))
     return store.rows("symbols", _DEFINITION_COLUMNS, where=where)
 
 
 def _rows_by_id(store: Store, ids: set[str]) -> list[dict[str, Any]]:
     if not ids:
         return []
-    return store.rows("symbols", _DEFINITION_COLUMNS, where=f"id IN ({quote_list(sorted(ids))})")
+    return store.rows("symbols", _DEFINITION_COLUMNS, where=where_in("id", sorted(ids)))
 
 
 def _definition(row: dict[str, Any]) -> DefinitionRef:

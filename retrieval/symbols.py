@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from dowse.indexer.store import Store, quote_list
+from dowse.indexer.store import Store, where_equals, where_in, where_prefix
 from dowse.retrieval.records import check_query
 
 __all__ = ["SymbolMatch", "find_symbols", "qualifies"]
@@ -57,7 +57,6 @@ def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatc
     low = last.lower()
     if not low:
         return []
-    table = store.table("symbols")
     columns = [*SymbolMatch.model_fields.keys() - {"match"}, "name_lower"]
     out: list[SymbolMatch] = []
     seen: set[tuple[str, int]] = set()
@@ -70,37 +69,13 @@ def find_symbols(store: Store, name: str, *, limit: int = 10) -> list[SymbolMatc
                 seen.add(key)
                 out.append(_match(r, how))
 
-    take(
-        table.search()
-        .where(f"name_lower = {quote_list([low])}")
-        .select(columns)
-        .limit(limit * 20)
-        .to_arrow()
-        .to_pylist(),
-        "exact",
-    )
+    take(store.rows("symbols", columns, where_equals("name_lower", low), limit * 20), "exact")
     if len(out) < limit:
-        prefix = low.replace("'", "''").replace("%", r"\%").replace("_", r"\_")
-        take(
-            table.search()
-            .where(f"name_lower LIKE '{prefix}%' ESCAPE '\\'")
-            .select(columns)
-            .limit(limit * 20)
-            .to_arrow()
-            .to_pylist(),
-            "prefix",
-        )
+        prefix = where_prefix("name_lower", low)
+        take(store.rows("symbols", columns, prefix, limit * 20), "prefix")
     if len(out) < limit:
         names = {r["name_lower"] for r in store.rows("symbols", ["name_lower"])}
         close = difflib.get_close_matches(low, names, n=limit, cutoff=0.75)
         if close:
-            take(
-                table.search()
-                .where(f"name_lower IN ({quote_list(close)})")
-                .select(columns)
-                .limit(limit * 20)
-                .to_arrow()
-                .to_pylist(),
-                "fuzzy",
-            )
+            take(store.rows("symbols", columns, where_in("name_lower", close), limit * 20), "fuzzy")
     return out

@@ -30,14 +30,13 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from dowse.errors import DowseError
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
-from dowse.indexer.store import storage_error
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
     AskAnswer,
@@ -225,13 +224,8 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
             raise ToolError(message) from None
         try:
             answer = spec.run(workspace, request)
-        except DowseError as exc:
+        except DowseError as exc:  # the store's own, for a damaged index file too
             raise ToolError(str(exc)) from None
-        except Exception as exc:
-            error = storage_error(exc)  # a damaged index file, met inside a query
-            if error is None:
-                raise
-            raise ToolError(str(error)) from None
         text = answer.model_dump_json()
         return CallToolResult(
             content=[TextContent(type="text", text=text)], structured_content=json.loads(text)
@@ -249,7 +243,7 @@ def _passing_through(tool: Any) -> Any:
     base = tool.fn_metadata.arg_model
 
     class Arguments(base):  # type: ignore[misc, valid-type]
-        model_config = ConfigDict(**{**base.model_config, "extra": "allow"})
+        model_config = cast(ConfigDict, {**base.model_config, "extra": "allow"})
         _given: dict[str, Any] = PrivateAttr(default_factory=dict)
 
         @classmethod

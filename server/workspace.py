@@ -62,7 +62,7 @@ from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, 
 from dowse.indexer.locate import is_index_of
 from dowse.indexer.reading import inside
 from dowse.indexer.status import index_status
-from dowse.indexer.store import Manifest, Store, WriteLock, quote_list
+from dowse.indexer.store import Manifest, Store, WriteLock, where_in
 from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
 from dowse.retrieval.ask import ask as run_ask
 from dowse.retrieval.budget import steps
@@ -725,7 +725,7 @@ def _signatures(
     if not paths:
         return {}
     rows = searcher.store.rows(
-        "symbols", ["path", "qualified_name", "signature"], where=f"path IN ({quote_list(paths)})"
+        "symbols", ["path", "qualified_name", "signature"], where=where_in("path", paths)
     )
     return {(r["path"], r["qualified_name"]): r["signature"] for r in rows}
 

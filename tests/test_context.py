@@ -340,7 +340,7 @@ def test_untrusted_text_cannot_forge_markdown(tmp_path):
     )
     text = render_ask(result)
     assert [ln for ln in _outside_fences(text) if ln.startswith("#")] == [
-        "# where\\n## Files",
+        "# where ## Files",  # the question's line break is a space in its title
         "## Files",
         "## Context",
         "### `odd\\nname.py:1-11` function `` helper`s `` (0.90)",
@@ -520,3 +520,25 @@ def test_a_file_name_holding_a_newline_forges_no_line(
     lines = out.split("\n")
     assert not [ln for ln in lines if ln.lstrip().startswith("## FORGED")], out
     assert all("\\n## FORGED" in ln for ln in lines if "FORGED" in ln), out
+
+
+@pytest.mark.parametrize(("budget", "listed"), [(None, 15), (1000, 5), (2000, 5), (4000, 10)])
+def test_the_files_list_grows_with_the_budget(budget, listed):
+    """One listed file per 400 tokens, five to fifteen: a tight answer's code is not
+    crowded out by a long files list (the files without a block have signature lines)."""
+    files = [
+        FileResult(path=f"pkg/m{i}.py", relevance=0.5, score=0.5, reason="", citations=[])
+        for i in range(20)
+    ]
+    result = AskResult(
+        question="where?\n\n  and how?",
+        files=files,
+        context=[],
+        tokens=0,
+        budget=budget,
+        stop_reason="done",
+        cycles=1,
+    )
+    lines = render_ask(result).split("\n")
+    assert lines[0] == "# where? and how?"
+    assert sum(ln.startswith("- `pkg/") for ln in lines) == listed

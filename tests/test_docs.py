@@ -51,6 +51,16 @@ def reference() -> str:
         "printed by click as the usage line, a `Try 'dowse CMD --help' for help.` hint and "
         "one `Error: ...` line (an unknown option or command, a missing argument, a value "
         "out of range); 130 interrupted.\n",
+        "Output: `--json` on `index`, `status`, `search`, `symbol`, `ask` and `explore` "
+        "prints the pydantic records (`IndexStats`, `StatusReport`, `Hit`, `SymbolMatch`, "
+        "`AskReport`, `ExploreResult`); `dowse schema NAME` prints each one's JSON Schema, "
+        "generated from the same models. `ask` and `explore` without `--json` print markdown "
+        "meant to be pasted into an agent's context; `ask --format agent` prints the MCP "
+        "`ask` answer.\n",
+        'Shell completion (click\'s): add `eval "$(_DOWSE_COMPLETE=bash_source dowse)"` to '
+        '`~/.bashrc`, `eval "$(_DOWSE_COMPLETE=zsh_source dowse)"` to `~/.zshrc`, or '
+        "`_DOWSE_COMPLETE=fish_source dowse | source` to "
+        "`~/.config/fish/completions/dowse.fish`.\n",
     ]
     for path in commands():
         title = " ".join(("dowse", *path))

@@ -135,3 +135,53 @@ def test_the_first_file_shows_its_best_part_though_the_loop_scored_another_file(
     monkeypatch.setattr(ask_module, "LEAD_FILES", 0)
     plain = ask_module.ask(searcher, question, budget=3000)
     assert not any(b.path == lead.path and b.form == "full" for b in plain.context)
+
+
+def _class_and_method(class_end: int) -> tuple[list[dict], dict]:
+    prose = '    """' + "Explains the class at length.\n    " * 30 + '"""\n'
+    rows = [
+        _row("a.py", 1, 33, "class Big:\n" + prose, "Big"),
+        _row("a.py", 40, 45, "    def run(self):\n        return self.total * 2\n", "Big.run"),
+    ]
+    symbols = {
+        "a.py": [
+            {"qualified_name": "Big", "kind": "class", "start_line": 1, "end_line": class_end},
+            {"qualified_name": "Big.run", "kind": "method", "start_line": 40, "end_line": 45},
+        ]
+    }
+    return rows, symbols
+
+
+def test_a_long_definitions_prose_yields_to_its_code():
+    """A class too long to show whole shows only its docstring from that chunk: the code
+    of one of its methods ranks first. A class short enough to show whole keeps its
+    chunk's place: widened, it shows the methods too."""
+    question = analyze("how does the big total run?")
+    rows, symbols = _class_and_method(class_end=400)
+    parts = best_parts(_Searcher(rows), question, ["a.py"], symbols=symbols)  # type: ignore[arg-type]
+    assert [p.row["symbol"] for p in parts["a.py"]] == ["Big.run", "Big"]
+    rows, symbols = _class_and_method(class_end=60)
+    parts = best_parts(_Searcher(rows), question, ["a.py"], symbols=symbols)  # type: ignore[arg-type]
+    assert [p.row["symbol"] for p in parts["a.py"]] == ["Big", "Big.run"]
+
+
+def test_the_first_file_shows_its_next_parts_within_its_share(
+    example_repo, fake_embedder, monkeypatch
+):
+    """Beyond its best part, the first file shows its next-best parts while it holds at
+    most `FIRST_FILE_SHARE` of the room; with no share, none."""
+    build_index(example_repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    question = "how are discounts applied to the cart total?"
+    loop = ask_module.run_loop(searcher, question)
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": []})
+    )
+    result = ask_module.ask(searcher, question, budget=6000)
+    first = result.files[0].path
+    nexts = [b for b in result.context if b.reason.startswith("a next-best part of the file")]
+    assert nexts and all(b.path == first and b.form == "full" for b in nexts)
+    assert len({(b.start_line, b.end_line) for b in result.context if b.path == first}) >= 2
+    monkeypatch.setattr(ask_module, "FIRST_FILE_SHARE", 0)
+    plain = ask_module.ask(searcher, question, budget=6000)
+    assert not any(b.reason.startswith("a next-best part") for b in plain.context)

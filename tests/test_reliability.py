@@ -695,3 +695,58 @@ def test_input_edges_answer_or_fail_in_one_line(example_repo, fake_embedder):
         assert (is_error and len(text.strip().splitlines()) == 1) or text.startswith("{"), name
     unknown = answers[0][1]
     assert unknown.startswith("Error executing tool search: max_token: unknown field")
+
+
+_READS = [
+    ["search", "validate token", "--no-refresh"],
+    ["search", "validate token", "--grain", "file"],
+    ["ask", "where are expired session tokens rejected?", "--no-refresh"],
+    ["ask", "how are discounts applied?", "--format", "agent"],
+    ["symbol", "validate_token"],
+    ["symbol", "validate_token", "--callers"],
+    ["symbol", "validat"],
+]
+"""Read commands over a damaged index, each given `--path ROOT`."""
+
+
+@pytest.mark.parametrize("damage", [what for what, _, _ in rel.CORRUPTIONS])
+def test_every_read_over_a_damaged_index_answers_or_fails_in_one_line(
+    example_repo, fake_embedder, damage
+):
+    # The store converts LanceDB's failures itself: neither the CLI seam nor the MCP tools
+    # catch anything but dowse's own errors, so each read either answers or says one line.
+    from click.testing import CliRunner
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    from dowse.cli import cli
+    from dowse.server.app import TOOLS, ServedRoot, Workspace, _tool_function
+
+    [corrupt] = [how for what, _, how in rel.CORRUPTIONS if what == damage]
+    build_index(example_repo, embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    corrupt(index_dir)
+    runner = CliRunner()
+    calls = [[*argv, "--path", str(example_repo)] for argv in _READS] + [
+        ["status", str(example_repo)],
+        ["explore", str(example_repo), "--depth", "deep"],
+    ]
+    for argv in calls:
+        result = runner.invoke(cli, argv, catch_exceptions=False)
+        assert result.exit_code in (0, 1), (argv, result.output)
+        if result.exit_code:
+            assert result.output.startswith("Error: "), (argv, result.output)
+            assert result.output.count("\n") == 1, (argv, result.output)
+    workspace = Workspace([ServedRoot(example_repo)])
+    tools = {t.name: _tool_function(t, workspace) for t in TOOLS}
+    for name, arguments in [
+        ("search", {"query": "validate token"}),
+        ("ask", {"question": "where are expired session tokens rejected?"}),
+        ("symbol", {"name": "validate_token"}),
+        ("references", {"name": "validate_token"}),
+        ("status", {}),
+        ("explore", {"path": "."}),
+    ]:
+        try:
+            tools[name](**arguments)
+        except ToolError as exc:
+            assert "\n" not in str(exc), (name, str(exc))
