@@ -523,7 +523,7 @@ def ask(
     type=click.Choice(["shallow", "standard", "deep"]),
     default="standard",
     show_default=True,
-    help="shallow: tree, manifest; standard: + patterns, focus; "
+    help="shallow: tree, manifest; standard: + patterns, configuration, focus; "
     "deep: + imports, git, module specialists.",
 )
 @click.option(

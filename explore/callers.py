@@ -25,7 +25,13 @@ __all__ = ["callers_track"]
 
 MAX_TARGETS = 4
 MAX_CALLERS = 6
-_VERBS = {"call": "calls", "type": "uses the type", "other": "passes", "import": "imports"}
+_VERBS = {
+    "call": "calls",
+    "type": "uses the type",
+    "other": "passes",
+    "import": "imports",
+    "macro": "invokes",
+}
 
 
 def callers_track(

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from posixpath import basename, dirname, join
 from typing import Any
 
-from dowse.explore.manifest_parsing import Src, as_dict, as_strs, toml_key, toml_table
+from dowse.explore.manifest_formats import Src, as_dict, as_strs, toml_key, toml_table
 from dowse.explore.records import Command, CommandKind, Finding, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
 from dowse.languages import is_test_path

@@ -242,111 +242,13 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
             if "not a git repository" in str(exc) or "work tree" in str(exc):
                 return False, "not a git repository"
             return False, f"git cannot read {ctx.root}: {exc}"
-        pathspec = ctx.scope or "."
-        branch = _try(ctx.root, "symbolic-ref", "-q", "--short", "HEAD")
-        head = _try(ctx.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
-        report = GitReport(branch=(branch or "").strip() or None, head=(head or "").strip() or None)
-        state.output["git"] = report
-        if repo.shallow:
-            state.gaps.append("a shallow clone: history is truncated, counts are lower bounds")
-
-        ignore = None
-        if ctx.index_dir is not None:
-            try:
-                ignore = ctx.index_dir.resolve().relative_to(ctx.root.resolve()).as_posix()
-            except ValueError:
-                ignore = None
-        changes = _status(repo, pathspec, ignore)
-        report.uncommitted = [f"{code} {path}" for code, path in changes[:MAX_UNCOMMITTED]]
-
+        report = _head(ctx, repo, state)
+        changes = _uncommitted(ctx, repo, report)
         existing = set(ctx.all_files())
         if report.head is not None:
-            narrow = bool(ctx.scope or repo.prefix)
-            # Subjects are text from the repository: redacted like everything quoted.
-            report.recent = [
-                redact(ln)
-                for ln in _git(
-                    ctx.root,
-                    "log",
-                    f"-n{RECENT}",
-                    "--format=%h %ad %s",
-                    "--date=short",
-                    *(repo.boundary() if narrow else ()),
-                    "HEAD",
-                    "--",
-                    pathspec,
-                ).splitlines()
-                if ln
-            ]
-            history = repo.history([pathspec], bounded=narrow)
-            commits_of = Counter(p for files in history.commits for p in files)
-            ranked = sorted(
-                ((p, n) for p, n in commits_of.items() if p in existing and ctx.in_scope(p)),
-                key=lambda kv: (-kv[1], kv[0]),
-            )
-            report.hot_files = ranked[:MAX_HOT]
-            for path, n in report.hot_files:
-                state.claim(
-                    f"{path} changed in {n} of the last {len(history.commits)} "
-                    f"commits touching {focus}",
-                    _cite_file(ctx, path),
-                    topic="hot",
-                )
-            sample = repo.history(focus_list, bounded=True) if focus_list else history
-            report.co_change = (
-                _focus_pairs(sample, focus_list, existing, state)
-                if focus_list
-                else _hot_pairs(sample, [p for p, _ in report.hot_files], existing)
-            )
-            of = Counter(p for files in sample.coupled() for p in files)
-            for a, b, n in report.co_change:
-                state.claim(
-                    f"{a} and {b} changed together in {n} commits ({n} of {of[a]} commits of {a})",
-                    _cite_file(ctx, a),
-                    _cite_file(ctx, b),
-                    topic="co-change",
-                )
-            if sample.huge:
-                state.gaps.append(
-                    f"{plural(sample.huge, 'commit')} touching more than "
-                    f"{HUGE_COMMIT} files left out of co-change counts"
-                )
-            if len(history.commits) >= HISTORY:
-                state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} only")
-        for code, path in changes[:CLAIMED_UNCOMMITTED]:
-            if path in existing:
-                state.claim(
-                    f"{path} has uncommitted changes ({code})",
-                    _cite_file(ctx, path),
-                    topic="uncommitted",
-                )
-
-        where = f"on branch {report.branch}" if report.branch else "detached HEAD"
-        state.conclusions.append(
-            f"{where} at {report.head[:12]}" if report.head else f"{where}, no commits yet"
-        )
-        if report.recent:
-            state.conclusions.append(
-                f"recent commits touching {focus}: " + "; ".join(report.recent[:5])
-            )
-        elif report.head:
-            state.conclusions.append(f"no commit touches {focus}")
-        if changes:
-            kinds = Counter("untracked" if c == "??" else "changed" for c, _ in changes)
-            state.conclusions.append(
-                f"{len(changes)} uncommitted entries in {focus} ("
-                + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
-                + ")"
-            )
-        else:
-            state.conclusions.append(f"no uncommitted changes in {focus}")
-        if report.hot_files:
-            state.conclusions.append(
-                "most changed: " + ", ".join(f"{p} ({n})" for p, n in report.hot_files[:5])
-            )
-        if report.co_change:
-            a, b, n = report.co_change[0]
-            state.conclusions.append(f"strongest coupling: {a} ↔ {b} ({n} commits)")
+            _history(ctx, repo, state, report, focus_list, existing)
+        _claim_uncommitted(ctx, state, changes, existing)
+        where = _conclude(state, report, changes, focus)
         if not report.head and not changes:
             return False, "a git repository with no commits and no changes"
         return True, (
@@ -376,3 +278,139 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
     return Track(
         spec=spec, understand=understand, complete=complete, make=lambda c: git_track(c, focus_list)
     )
+
+
+# -- the track's phases: head, uncommitted changes, history, conclusions --------------------
+
+
+def _head(ctx: Context, repo: _Repo, state: TrackState) -> GitReport:
+    """The report, started with the branch and HEAD."""
+    branch = _try(ctx.root, "symbolic-ref", "-q", "--short", "HEAD")
+    head = _try(ctx.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    report = GitReport(branch=(branch or "").strip() or None, head=(head or "").strip() or None)
+    state.output["git"] = report
+    if repo.shallow:
+        state.gaps.append("a shallow clone: history is truncated, counts are lower bounds")
+    return report
+
+
+def _uncommitted(ctx: Context, repo: _Repo, report: GitReport) -> list[tuple[str, str]]:
+    """The scope's uncommitted changes (the index directory left out), into the report."""
+    ignore = None
+    if ctx.index_dir is not None:
+        try:
+            ignore = ctx.index_dir.resolve().relative_to(ctx.root.resolve()).as_posix()
+        except ValueError:
+            ignore = None
+    changes = _status(repo, ctx.scope or ".", ignore)
+    report.uncommitted = [f"{code} {path}" for code, path in changes[:MAX_UNCOMMITTED]]
+    return changes
+
+
+def _history(
+    ctx: Context,
+    repo: _Repo,
+    state: TrackState,
+    report: GitReport,
+    focus_list: Sequence[str],
+    existing: set[str],
+) -> None:
+    """Recent commits, hot files and co-change pairs, each hot file and pair claimed."""
+    focus = ctx.scope or "."
+    pathspec = ctx.scope or "."
+    narrow = bool(ctx.scope or repo.prefix)
+    # Subjects are text from the repository: redacted like everything quoted.
+    report.recent = [
+        redact(ln)
+        for ln in _git(
+            ctx.root,
+            "log",
+            f"-n{RECENT}",
+            "--format=%h %ad %s",
+            "--date=short",
+            *(repo.boundary() if narrow else ()),
+            "HEAD",
+            "--",
+            pathspec,
+        ).splitlines()
+        if ln
+    ]
+    history = repo.history([pathspec], bounded=narrow)
+    commits_of = Counter(p for files in history.commits for p in files)
+    ranked = sorted(
+        ((p, n) for p, n in commits_of.items() if p in existing and ctx.in_scope(p)),
+        key=lambda kv: (-kv[1], kv[0]),
+    )
+    report.hot_files = ranked[:MAX_HOT]
+    for path, n in report.hot_files:
+        state.claim(
+            f"{path} changed in {n} of the last {len(history.commits)} commits touching {focus}",
+            _cite_file(ctx, path),
+            topic="hot",
+        )
+    sample = repo.history(focus_list, bounded=True) if focus_list else history
+    report.co_change = (
+        _focus_pairs(sample, focus_list, existing, state)
+        if focus_list
+        else _hot_pairs(sample, [p for p, _ in report.hot_files], existing)
+    )
+    of = Counter(p for files in sample.coupled() for p in files)
+    for a, b, n in report.co_change:
+        state.claim(
+            f"{a} and {b} changed together in {n} commits ({n} of {of[a]} commits of {a})",
+            _cite_file(ctx, a),
+            _cite_file(ctx, b),
+            topic="co-change",
+        )
+    if sample.huge:
+        state.gaps.append(
+            f"{plural(sample.huge, 'commit')} touching more than "
+            f"{HUGE_COMMIT} files left out of co-change counts"
+        )
+    if len(history.commits) >= HISTORY:
+        state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} only")
+
+
+def _claim_uncommitted(
+    ctx: Context, state: TrackState, changes: list[tuple[str, str]], existing: set[str]
+) -> None:
+    for code, path in changes[:CLAIMED_UNCOMMITTED]:
+        if path in existing:
+            state.claim(
+                f"{path} has uncommitted changes ({code})",
+                _cite_file(ctx, path),
+                topic="uncommitted",
+            )
+
+
+def _conclude(
+    state: TrackState, report: GitReport, changes: list[tuple[str, str]], focus: str
+) -> str:
+    """The track's conclusions; returns where HEAD is ("on branch main", "detached HEAD")."""
+    where = f"on branch {report.branch}" if report.branch else "detached HEAD"
+    state.conclusions.append(
+        f"{where} at {report.head[:12]}" if report.head else f"{where}, no commits yet"
+    )
+    if report.recent:
+        state.conclusions.append(
+            f"recent commits touching {focus}: " + "; ".join(report.recent[:5])
+        )
+    elif report.head:
+        state.conclusions.append(f"no commit touches {focus}")
+    if changes:
+        kinds = Counter("untracked" if c == "??" else "changed" for c, _ in changes)
+        state.conclusions.append(
+            f"{len(changes)} uncommitted entries in {focus} ("
+            + ", ".join(f"{n} {k}" for k, n in sorted(kinds.items()))
+            + ")"
+        )
+    else:
+        state.conclusions.append(f"no uncommitted changes in {focus}")
+    if report.hot_files:
+        state.conclusions.append(
+            "most changed: " + ", ".join(f"{p} ({n})" for p, n in report.hot_files[:5])
+        )
+    if report.co_change:
+        a, b, n = report.co_change[0]
+        state.conclusions.append(f"strongest coupling: {a} ↔ {b} ({n} commits)")
+    return where

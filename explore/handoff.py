@@ -10,13 +10,21 @@ An exploration plans its tracks from the question: one retrieval loop per sub-qu
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
 then the explorers that fit: the callers of the definitions it names (the index's
-references), the subject's tests, the history, imports for structure, patterns for
-conventions. Sub-questions with the same words are one track before anything runs; after
-the tracks ran, the files of each retrieval track's best results are compared and two
-tracks that overlap by 0.3 (Jaccard) or more are merged, until every two are independent;
-the largest remaining overlap is reported. All
-tracks run in parallel on one warm searcher; the curated context of the whole question is
-packed with most of the budget, the tracks' cited findings and the synthesis with the rest.
+references), the subject's tests, the configuration that sets it (an architecture
+question, or one about settings, flags or the environment: the settings whose name or
+file shares the question's words or sits in the files that answer it), the history,
+imports for structure, patterns for conventions.
+
+Overlap is kept below 0.3 (Jaccard of two retrieval tracks' best results' files) in
+three steps: sub-questions with the same words are one track (`plan`, from the text
+alone); before anything runs, each retrieval track's files are predicted by one search of
+its question with its path filters (`predict_merges`: the loop's first dispatch, whose
+question vector the loop then reuses) and two tracks whose predicted files overlap by 0.3
+or more run as one; after the tracks ran, the files of their best results are compared
+and pairs still at 0.3 or more are merged (the safety net for a wrong prediction). The
+largest remaining overlap is reported. All tracks run in parallel on one warm searcher;
+the curated context of the whole question is packed with most of the budget, the tracks'
+cited findings and the synthesis with the rest.
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.callers import callers_track
+from dowse.explore.config import config_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
@@ -50,6 +59,7 @@ from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import analyze
+from dowse.retrieval.records import SearchOptions
 from dowse.tokens import tokenize
 
 __all__ = [
@@ -59,6 +69,7 @@ __all__ = [
     "fit_report",
     "investigate",
     "plan",
+    "predict_merges",
     "render_report",
     "report_json",
 ]
@@ -110,6 +121,12 @@ _GENERIC = frozenset(
 """.split()
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_CONFIGURED = re.compile(
+    r"\b(config\w*|settings?|options?|flags?|env(?:ironment)?(?: variables?)?|"
+    r"command[- ]line|cli|arguments?|defaults?|customi[sz]\w*)\b",
+    re.I,
+)
+"""A question about how something is set: the configuration track joins its tracks."""
 _PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
 TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
 MAX_TRACKS = 6
@@ -124,6 +141,8 @@ MERGE_OVERLAP = 0.3
 """Retrieval tracks whose best results' files overlap this much (Jaccard) are merged."""
 TOP_RESULTS = 8
 """How many of a track's findings its overlap is measured on."""
+PROBE_HITS = 24
+"""Hits of the one search that predicts a track's files (its first `TOP_RESULTS` files)."""
 CONTEXT_SHARE = 0.6
 """Share of the budget for the curated context of the whole question."""
 
@@ -137,7 +156,7 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns", "callers"] | None = None
+    explorer: Literal["imports", "git", "patterns", "callers", "config"] | None = None
 
 
 class Plan(BaseModel):
@@ -169,8 +188,8 @@ class AskReport(AskResult):
     )
     merged: list[str] = Field(
         default_factory=list,
-        description="tracks merged into another: before running, for the same words; after, "
-        "for the same best results",
+        description="tracks merged into another: before running, for the same words or the "
+        "same predicted files; after, for the same best results",
     )
     timings: dict[str, float] = Field(default_factory=dict)
 
@@ -181,7 +200,16 @@ def _subject(text: str) -> str:
     for w in _WORD.findall(text):
         if len(w) >= 3 and w.lower() not in _GENERIC and w not in words:
             words.append(w.lower())
-    return " ".join(dict.fromkeys(words))[:120] or text
+    return _clip(" ".join(dict.fromkeys(words)), 120) or text
+
+
+def _clip(text: str, limit: int) -> str:
+    """`text` cut to at most `limit` characters at a word boundary (never inside a word;
+    a first word longer than `limit` is kept whole)."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit + 1].rsplit(" ", 1)[0]
+    return cut if " " in text[: limit + 1] else text.split(" ", 1)[0]
 
 
 def _clauses(question: str) -> list[str]:
@@ -250,7 +278,7 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     asked = [f"{c} ({topic})" if i and _PRONOUN.search(c) else c for i, c in enumerate(parts)]
     out = [
         TrackPlan(
-            name=_subject(c)[:40],
+            name=_clip(_subject(c), 40),
             question=q,
             include=TEST_GLOBS if _about_tests(c) else [],
             exclude=[] if _about_tests(c) else TEST_GLOBS,
@@ -265,6 +293,9 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     if not any(_about_tests(c) for c in parts):
         # The subject's own words, confined to the tests: no template wording to match.
         out.append(TrackPlan(name="tests", question=subject, include=TEST_GLOBS))
+    if kind == "architecture" or _CONFIGURED.search(question):
+        # Where the subject is configured: settings files, environment, flags, config types.
+        out.append(TrackPlan(name="configuration", explorer="config"))
     if kind in ("architecture", "bug"):
         out.append(TrackPlan(name="history", explorer="git"))  # co-change of the answer's files
     return out
@@ -403,6 +434,63 @@ def merge_overlapping(
         del out[j]
 
 
+def _predicted_files(searcher: HybridSearcher, tp: TrackPlan) -> set[str]:
+    """The files a retrieval track is expected to find: the first `TOP_RESULTS` files of
+    one search of its question with its path filters."""
+    options = SearchOptions(limit=PROBE_HITS, include=tp.include, exclude=tp.exclude)
+    files: list[str] = []
+    for hit in searcher.search(tp.question or "", options):
+        if hit.path not in files:
+            files.append(hit.path)
+    return set(files[:TOP_RESULTS])
+
+
+def _joined(a: TrackPlan, b: TrackPlan) -> TrackPlan:
+    """One track for two that would find the same files: both questions, one loop."""
+    return a.model_copy(
+        update={
+            "name": f"{a.name} + {b.name}",
+            "question": f"{a.question}; {b.question}",
+            "explorer": a.explorer or b.explorer,
+        }
+    )
+
+
+def predict_merges(
+    searcher: HybridSearcher, tracks: list[TrackPlan]
+) -> tuple[list[TrackPlan], list[str]]:
+    """`tracks` with the retrieval tracks whose predicted files overlap by `MERGE_OVERLAP`
+    or more joined before they run (the most overlapping pair first, until every two
+    overlap less), and a line for each join. Tracks with different path filters are never
+    joined: they search different files by design."""
+    out = list(tracks)
+    predicted = {id(tp): _predicted_files(searcher, tp) for tp in out if tp.question is not None}
+    notes: list[str] = []
+    while True:
+        pairs = [
+            (_jaccard(predicted[id(a)], predicted[id(b)]), i, j)
+            for i, a in enumerate(out)
+            for j, b in enumerate(out)
+            if i < j
+            and id(a) in predicted
+            and id(b) in predicted
+            and (a.include, a.exclude) == (b.include, b.exclude)
+        ]
+        best = max(pairs, default=None)
+        if best is None or best[0] < MERGE_OVERLAP:
+            return out, notes
+        share, i, j = best
+        a, b = out[i], out[j]
+        if a.explorer and b.explorer:  # one track runs one explorer beside its loop
+            predicted.pop(id(b))
+            continue
+        notes.append(f"{b.name} joined {a.name} before running (predicted overlap {share:.2f})")
+        joined = _joined(a, b)
+        predicted[id(joined)] = predicted[id(a)] | predicted[id(b)]
+        out[i] = joined
+        del out[j]
+
+
 def investigate(
     searcher: HybridSearcher,
     question: str,
@@ -412,8 +500,12 @@ def investigate(
     evaluator: Evaluator | None = None,
     with_trace: bool = False,
     force: Literal["retrieval", "exploration"] | None = None,
+    predict: bool = True,
 ) -> AskReport:
-    """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis."""
+    """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
+
+    `predict`: join the tracks predicted to overlap before they run (`predict_merges`);
+    False runs every planned track, as a measurement of what the prediction saves."""
     t0 = time.perf_counter()
     p = plan(question)
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
@@ -434,6 +526,10 @@ def investigate(
             kind="architecture",
             tracks=_tracks_for("architecture", question, subject),
         )
+    joins: list[str] = []
+    if predict:
+        tracks_run, joins = predict_merges(searcher, p.tracks)
+        p = p.model_copy(update={"tracks": tracks_run})
     ctx = Context(root=Path(searcher.root))
     ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
     limit = budget if budget is not None else DEFAULT_BUDGET
@@ -461,6 +557,13 @@ def investigate(
 
             return callers_track(ctx, question, name=name, seeds=seeds)
 
+        def config_after_main(name: str) -> Track:
+            # The settings of what answers the question, or that share its words.
+            def relevant() -> tuple[set[str], list[str]]:
+                return _keywords(question), [f.path for f in main.result().files[:8]]
+
+            return config_track(ctx, name=name, relevant=relevant)
+
         makers: list[Callable[[], Track]] = []
         for tp in p.tracks:
             if tp.question is not None:
@@ -482,16 +585,20 @@ def investigate(
                 makers.append(functools.partial(patterns_track, ctx))
             elif tp.explorer == "callers":
                 makers.append(functools.partial(callers_after_main, tp.name))
+            elif tp.explorer == "config":
+                makers.append(functools.partial(config_after_main, tp.name))
         runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
         answer = main.result()
     retrieval = {tp.name for tp in p.tracks if tp.question is not None}
-    tracks, merges = merge_overlapping([t for t, _ in runs], retrieval)
+    # A configuration track that found no setting the question concerns adds nothing.
+    ran = [t for t, out in runs if not ("config" in out and not t.findings)]
+    tracks, merges = merge_overlapping(ran, retrieval)
     retrieval |= {t.track.name for t in tracks if " + " in t.track.name}
     merged = ExploreResult(
         path=".", root=str(ctx.root), depth="standard", focus=question, tracks=tracks
     )
     for _, out in runs:
-        for name in ("imports", "git", "patterns"):
+        for name in ("imports", "git", "patterns", "config"):
             if name in out:
                 setattr(merged, name, out[name])
     synthesis = synthesize(merged)
@@ -504,7 +611,7 @@ def investigate(
         tracks=tracks,
         synthesis=synthesis,
         overlap=_overlap([t for t in tracks if t.track.name in retrieval]),
-        merged=p.merged + merges,
+        merged=p.merged + joins + merges,
     )
     _fit_tracks(report, limit - answer.tokens)
     report.tokens = answer.tokens + _findings_tokens(report)

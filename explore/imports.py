@@ -662,132 +662,18 @@ def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
         graph, source = _gather(ctx, state, nodes)
         if not graph.imports:
             return False, f"no imports in the {len(nodes)} {_GRAPHED} files of {focus}"
-
-        pred = graph.pred()
-        n_edges = sum(len(d) for d in graph.succ.values())
-        components, cycles, rank = _structure(nodes, graph.succ)
-        if keep_graph:
-            state.output["graph"] = _graph_record(
-                ctx, nodes, graph, components, cycles, rank, state.gaps
-            )
-        central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
-        central = central[:MAX_CENTRAL]
-        entries = _entry_points(ctx, graph, pred)
-        external = sorted(
-            ((pkg, len(imp)) for pkg, imp in graph.external.items()), key=lambda kv: (-kv[1], kv[0])
-        )
-        state.output["imports"] = ImportReport(
-            modules=len(nodes),
-            edges=n_edges,
-            entry_points=[p for p, _, _ in entries],
-            cycles=cycles,
-            central=[(p, round(rank[p], 4)) for p in central],
-            external=external[:MAX_EXTERNAL],
-            conditional=conditional(ctx, {p: graph.external[p] for p, _ in external}),
-        )
-
+        m = _measure(ctx, state, nodes, graph, keep_graph=keep_graph)
         state.conclusions.append(
-            f"{len(nodes)} modules and {n_edges} internal import edges in {focus}, from {source}"
+            f"{len(nodes)} modules and {m.n_edges} internal import edges in {focus}, from {source}"
         )
-        for cycle in cycles:
-            edges = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
-            cites = [_import_cite(ctx, a, graph.succ[a][b]) for a, b in edges]
-            nested = [
-                f"{a}:{graph.succ[a][b]}" for a, b in edges if _nested(ctx, a, graph.succ[a][b])
-            ]
-            note = (
-                f"; the import at {', '.join(nested)} is nested (in a function or a "
-                "condition), which is how such cycles are usually made to work"
-                if nested
-                else ""
-            )
-            state.claim(
-                f"import cycle: {' → '.join(cycle + cycle[:1])}{note}", *cites, topic="cycle"
-            )
-        if components:
-            sizes = sorted((len(c) for c in components), reverse=True)
-            state.conclusions.append(
-                f"{len(components)} strongly connected components with more than one module "
-                f"(sizes {_short(map(str, sizes), 8)}); {len(cycles)} shortest cycles shown"
-            )
-        else:
-            state.conclusions.append(f"no circular imports between the files of {focus}")
-        for i, path in enumerate(central):
-            importer, line = min(pred[path].items())
-            what = "the most central module" if i == 0 else f"central module #{i + 1}"
-            state.claim(
-                f"`{_module_name(path)}` ({path}) is {what} by PageRank ({rank[path]:.4f}); "
-                f"imported by {plural(len(pred[path]), 'file')} in scope, e.g. {importer}",
-                _import_cite(ctx, importer, line),
-                topic="central",
-            )
-        if central:
-            state.conclusions.append(f"most central modules (PageRank): {_short(central)}")
-        for path, why, citation in entries:
-            state.claim(f"entry point {path}: {why}", citation, topic="entry point")
-        if entries:
-            state.conclusions.append(f"entry points: {_short(p for p, _, _ in entries)}")
-        for pkg, count in external[:CLAIMED_EXTERNAL]:
-            importer, line = min(graph.external[pkg].items())
-            state.claim(
-                f"third-party package {pkg} is imported by {plural(count, 'file')} in scope",
-                _import_cite(ctx, importer, line),
-                topic="external",
-            )
-        if external:
-            state.conclusions.append(
-                f"{len(external)} third-party packages, most used: "
-                f"{_short(f'{p} ({n})' for p, n in external)}"
-            )
-        if graph.stdlib:
-            state.conclusions.append(
-                f"standard library modules used: {_short(sorted(graph.stdlib), 12)}"
-            )
-        outside = sorted(graph.outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
-        for target, importers in outside[:CLAIMED_OUTSIDE]:
-            importer, line = min(importers.items())
-            state.claim(
-                f"{target}, outside {focus}, is imported by "
-                f"{plural(len(importers), 'file')} in scope",
-                _import_cite(ctx, importer, line),
-                topic="outside",
-            )
-        if outside:
-            state.conclusions.append(
-                f"{sum(len(i) for _, i in outside)} import edges leave {focus} for "
-                f"{len(outside)} internal modules outside it (external to the scope), most: "
-                f"{_short(f'{t} ({len(i)})' for t, i in outside)}"
-            )
-        if graph.importers_outside:
-            users = set().union(*graph.importers_outside.values())
-            state.conclusions.append(
-                f"{len(graph.importers_outside)} modules of {focus} are imported by "
-                f"{plural(len(users), 'file')} outside it"
-            )
-        if graph.unresolved_relative:
-            state.gaps.append(
-                f"{graph.unresolved_relative} relative imports name no file "
-                "here (generated or missing modules)"
-            )
-        others = Counter(
-            lang
-            for p in files
-            if (lang := language_for(p)) is not None
-            and lang not in GRAPH_LANGUAGES
-            and lang not in TEXT_LANGUAGES
-        )
-        if others:
-            state.gaps.append(
-                "imports are not resolved to files for "
-                + ", ".join(f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
-            )
-        state.gaps.append(
-            "edges follow import statements only: dynamic imports, plugin "
-            "registries and dotted paths in strings or settings are not seen"
-        )
+        _claim_cycles(ctx, state, graph, m, focus)
+        _claim_central(ctx, state, m)
+        _claim_entries_and_packages(ctx, state, graph, m)
+        _claim_outside(ctx, state, graph, focus)
+        _note_limits(state, graph, files)
         return True, (
-            f"{len(nodes)} modules, {n_edges} edges, {len(cycles)} cycles, "
-            f"{len(external)} third-party packages"
+            f"{len(nodes)} modules, {m.n_edges} edges, {len(m.cycles)} cycles, "
+            f"{len(m.external)} third-party packages"
         )
 
     def complete(state: TrackState) -> tuple[bool, str]:
@@ -811,6 +697,163 @@ def imports_track(ctx: Context, *, keep_graph: bool = False) -> Track:
         )
 
     return Track(spec=spec, understand=understand, complete=complete, make=imports_track)
+
+
+# -- the track's phases: measure the graph, then claim what it shows --------------------
+
+
+@dataclass
+class _Measured:
+    """What the track measured on the graph, for its claims."""
+
+    pred: dict[str, dict[str, int]]
+    n_edges: int
+    components: list[list[str]]
+    cycles: list[list[str]]
+    rank: dict[str, float]
+    central: list[str]
+    entries: list[tuple[str, str, Citation | None]]
+    external: list[tuple[str, int]]
+
+
+def _measure(
+    ctx: Context, state: TrackState, nodes: list[str], graph: _Graph, *, keep_graph: bool
+) -> _Measured:
+    """Cycles, PageRank, entry points and third-party packages; the report (and, with
+    `keep_graph`, the whole graph) into the track's output."""
+    pred = graph.pred()
+    n_edges = sum(len(d) for d in graph.succ.values())
+    components, cycles, rank = _structure(nodes, graph.succ)
+    if keep_graph:
+        state.output["graph"] = _graph_record(
+            ctx, nodes, graph, components, cycles, rank, state.gaps
+        )
+    central = sorted((p for p in nodes if pred[p]), key=lambda p: (-rank[p], p))
+    central = central[:MAX_CENTRAL]
+    entries = _entry_points(ctx, graph, pred)
+    external = sorted(
+        ((pkg, len(imp)) for pkg, imp in graph.external.items()), key=lambda kv: (-kv[1], kv[0])
+    )
+    state.output["imports"] = ImportReport(
+        modules=len(nodes),
+        edges=n_edges,
+        entry_points=[p for p, _, _ in entries],
+        cycles=cycles,
+        central=[(p, round(rank[p], 4)) for p in central],
+        external=external[:MAX_EXTERNAL],
+        conditional=conditional(ctx, {p: graph.external[p] for p, _ in external}),
+    )
+    return _Measured(pred, n_edges, components, cycles, rank, central, entries, external)
+
+
+def _claim_cycles(ctx: Context, state: TrackState, graph: _Graph, m: _Measured, focus: str) -> None:
+    for cycle in m.cycles:
+        edges = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
+        cites = [_import_cite(ctx, a, graph.succ[a][b]) for a, b in edges]
+        nested = [f"{a}:{graph.succ[a][b]}" for a, b in edges if _nested(ctx, a, graph.succ[a][b])]
+        note = (
+            f"; the import at {', '.join(nested)} is nested (in a function or a "
+            "condition), which is how such cycles are usually made to work"
+            if nested
+            else ""
+        )
+        state.claim(f"import cycle: {' → '.join(cycle + cycle[:1])}{note}", *cites, topic="cycle")
+    if m.components:
+        sizes = sorted((len(c) for c in m.components), reverse=True)
+        state.conclusions.append(
+            f"{len(m.components)} strongly connected components with more than one module "
+            f"(sizes {_short(map(str, sizes), 8)}); {len(m.cycles)} shortest cycles shown"
+        )
+    else:
+        state.conclusions.append(f"no circular imports between the files of {focus}")
+
+
+def _claim_central(ctx: Context, state: TrackState, m: _Measured) -> None:
+    for i, path in enumerate(m.central):
+        importer, line = min(m.pred[path].items())
+        what = "the most central module" if i == 0 else f"central module #{i + 1}"
+        state.claim(
+            f"`{_module_name(path)}` ({path}) is {what} by PageRank ({m.rank[path]:.4f}); "
+            f"imported by {plural(len(m.pred[path]), 'file')} in scope, e.g. {importer}",
+            _import_cite(ctx, importer, line),
+            topic="central",
+        )
+    if m.central:
+        state.conclusions.append(f"most central modules (PageRank): {_short(m.central)}")
+
+
+def _claim_entries_and_packages(
+    ctx: Context, state: TrackState, graph: _Graph, m: _Measured
+) -> None:
+    for path, why, citation in m.entries:
+        state.claim(f"entry point {path}: {why}", citation, topic="entry point")
+    if m.entries:
+        state.conclusions.append(f"entry points: {_short(p for p, _, _ in m.entries)}")
+    for pkg, count in m.external[:CLAIMED_EXTERNAL]:
+        importer, line = min(graph.external[pkg].items())
+        state.claim(
+            f"third-party package {pkg} is imported by {plural(count, 'file')} in scope",
+            _import_cite(ctx, importer, line),
+            topic="external",
+        )
+    if m.external:
+        state.conclusions.append(
+            f"{len(m.external)} third-party packages, most used: "
+            f"{_short(f'{p} ({n})' for p, n in m.external)}"
+        )
+    if graph.stdlib:
+        state.conclusions.append(
+            f"standard library modules used: {_short(sorted(graph.stdlib), 12)}"
+        )
+
+
+def _claim_outside(ctx: Context, state: TrackState, graph: _Graph, focus: str) -> None:
+    """Imports leaving the scope for internal modules, and the scope's importers outside."""
+    outside = sorted(graph.outside.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    for target, importers in outside[:CLAIMED_OUTSIDE]:
+        importer, line = min(importers.items())
+        state.claim(
+            f"{target}, outside {focus}, is imported by {plural(len(importers), 'file')} in scope",
+            _import_cite(ctx, importer, line),
+            topic="outside",
+        )
+    if outside:
+        state.conclusions.append(
+            f"{sum(len(i) for _, i in outside)} import edges leave {focus} for "
+            f"{len(outside)} internal modules outside it (external to the scope), most: "
+            f"{_short(f'{t} ({len(i)})' for t, i in outside)}"
+        )
+    if graph.importers_outside:
+        users = set().union(*graph.importers_outside.values())
+        state.conclusions.append(
+            f"{len(graph.importers_outside)} modules of {focus} are imported by "
+            f"{plural(len(users), 'file')} outside it"
+        )
+
+
+def _note_limits(state: TrackState, graph: _Graph, files: list[str]) -> None:
+    """What the graph cannot show, as gaps."""
+    if graph.unresolved_relative:
+        state.gaps.append(
+            f"{graph.unresolved_relative} relative imports name no file "
+            "here (generated or missing modules)"
+        )
+    others = Counter(
+        lang
+        for p in files
+        if (lang := language_for(p)) is not None
+        and lang not in GRAPH_LANGUAGES
+        and lang not in TEXT_LANGUAGES
+    )
+    if others:
+        state.gaps.append(
+            "imports are not resolved to files for "
+            + ", ".join(f"{lang} ({plural(n, 'file')})" for lang, n in others.most_common())
+        )
+    state.gaps.append(
+        "edges follow import statements only: dynamic imports, plugin "
+        "registries and dotted paths in strings or settings are not seen"
+    )
 
 
 # -- the whole graph, for pictures ---------------------------------------------------------

@@ -1,9 +1,7 @@
 """The manifest explorer: dependencies, scripts and entry points from dependency manifests.
 
-Thirteen formats, grouped by ecosystem: the Python parsers in explore.manifest_python, the
-others in explore.manifest_others; they share the line look-ups and the `Parsed` collector
-(explore.manifest_parsing), and each is a page or less. This module finds the manifests,
-runs their parsers and assembles the report.
+Thirteen formats, each read by its parser in explore.manifest_formats; this module finds
+the manifests, runs their parsers and assembles the report.
 
 Output ``dependencies``: a `ManifestReport` over the manifests in scope or, when the scope
 holds none, the nearest ones in the directories above it (up to the root). Supported:
@@ -29,22 +27,9 @@ Invariants:
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from posixpath import basename, dirname
+from posixpath import dirname
 
-from dowse.explore.manifest_others import (
-    cargo,
-    composer,
-    deno,
-    gemfile,
-    go_mod,
-    gradle,
-    package_json,
-    pom,
-    tsconfig,
-)
-from dowse.explore.manifest_parsing import Parsed, Src
-from dowse.explore.manifest_python import pyproject, requirements, setup_cfg, setup_py
+from dowse.explore.manifest_formats import Parsed, Src, parser_for
 from dowse.explore.records import Dependency, ManifestReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 from dowse.languages import is_example_path
@@ -58,48 +43,18 @@ _CLAIM_OTHER = 20
 _CLAIM_SCRIPTS = 20
 
 
-# -- finding and running the parsers -----------------------------------------------------------
-
-_Parser = Callable[[Parsed], None]
-_BY_NAME: dict[str, _Parser] = {
-    "pyproject.toml": pyproject,
-    "setup.cfg": setup_cfg,
-    "setup.py": setup_py,
-    "package.json": package_json,
-    "deno.json": deno,
-    "deno.jsonc": deno,
-    "composer.json": composer,
-    "go.mod": go_mod,
-    "Cargo.toml": cargo,
-    "pom.xml": pom,
-    "build.gradle": gradle,
-    "build.gradle.kts": gradle,
-    "Gemfile": gemfile,
-}
-
-
-def _parser(path: str) -> _Parser | None:
-    name = basename(path)
-    if (parser := _BY_NAME.get(name)) is not None:
-        return parser
-    low = name.lower()
-    if low.startswith("tsconfig") and low.endswith(".json"):
-        return tsconfig
-    in_requirements_dir = basename(dirname(path)).lower() == "requirements"
-    if low.endswith((".txt", ".in")) and ("requirements" in low or in_requirements_dir):
-        return requirements
-    return None
+# -- finding the manifests ------------------------------------------------------------------
 
 
 def _manifests(ctx: Context) -> tuple[list[str], bool]:
     """The manifests in scope; else the nearest ones above it. True when they are above."""
     files = ctx.files()
-    found = [p for p in files if _parser(p) is not None]
+    found = [p for p in files if parser_for(p) is not None]
     if found or not ctx.scope:
         return found, False
     by_dir: dict[str, list[str]] = {}
     for p in ctx.all_files():
-        if _parser(p) is not None:
+        if parser_for(p) is not None:
             by_dir.setdefault(dirname(p), []).append(p)
     d = ctx.scope
     while d:
@@ -212,7 +167,7 @@ def manifest_track(ctx: Context) -> Track:
         failed = 0
         for path in paths:
             lines = ctx.lines(path)
-            parser = _parser(path)
+            parser = parser_for(path)
             if lines is None or parser is None:
                 state.gaps.append(f"{path}: could not be read")
                 failed += 1

@@ -6,8 +6,8 @@ line-anchored regular expressions applied to each sampled file's whole text. The
 tables say which of those features each topic counts and how it names them (error
 handling, assertion styles, test frameworks and test definitions), which file names are
 test modules, and which naming cases there are. `Scan` is what the regexes, the parser and
-the sample found in one family. `explore.patterns` applies the rules,
-`explore.pattern_topics` reports on what they found.
+the sample found in one family. `explore.patterns` applies the rules and
+reports on what they found.
 """
 
 from __future__ import annotations

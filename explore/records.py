@@ -16,6 +16,7 @@ __all__ = [
     "Citation",
     "Command",
     "CommandKind",
+    "ConfigReport",
     "Dependency",
     "Depth",
     "Evidence",
@@ -30,6 +31,7 @@ __all__ = [
     "KeyFile",
     "ManifestReport",
     "Pattern",
+    "Setting",
     "Synthesis",
     "TrackFindings",
     "TrackSpec",
@@ -261,6 +263,26 @@ class GitReport(BaseModel):
     )
 
 
+class Setting(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(description="the variable, flag (without --) or type")
+    path: str = Field(description="its first site")
+    line: int = Field(ge=1)
+    sites: int = Field(default=1, ge=1, description="how many lines name it")
+
+
+class ConfigReport(BaseModel):
+    """Where and how the explored code is configured."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    files: list[str] = Field(default_factory=list, description="settings files")
+    env: list[Setting] = Field(default_factory=list, description="environment variables read")
+    flags: list[Setting] = Field(default_factory=list, description="command-line flags defined")
+    classes: list[Setting] = Field(default_factory=list, description="configuration types")
+
+
 class Synthesis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -304,6 +326,7 @@ class ExploreResult(BaseModel):
     dependencies: ManifestReport = Field(default_factory=ManifestReport)
     imports: ImportReport | None = None
     git: GitReport | None = None
+    config: ConfigReport | None = None
     focus_findings: list[Finding] = Field(default_factory=list)
     summary: str = ""
     synthesis: Synthesis = Field(default_factory=Synthesis)

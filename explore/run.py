@@ -1,10 +1,10 @@
 """`dowse explore`: pick the tracks for a depth, run them in parallel, gate and merge them.
 
-| depth    | tracks                                                        |
-|----------|---------------------------------------------------------------|
-| shallow  | commands, tree, manifest                                      |
-| standard | shallow + patterns, + focus when a focus is given             |
-| deep     | standard + imports + git + module specialists                 |
+| depth    | tracks                                                              |
+|----------|---------------------------------------------------------------------|
+| shallow  | commands, tree, manifest                                            |
+| standard | shallow + patterns + configuration, + focus when a focus is given   |
+| deep     | standard + imports + git + module specialists                       |
 
 Read-only: exploring never writes, not even an index. The root is the indexed root when an
 index serves PATH (`indexer.locate`: never a root that only a manifest names; then the
@@ -25,6 +25,7 @@ from typing import Any
 
 from dowse.errors import InvalidPath
 from dowse.explore.commands import commands_track
+from dowse.explore.config import config_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import import_graph, imports_track
@@ -189,6 +190,7 @@ def explore(
     ]
     if depth in ("standard", "deep"):
         makers.append(lambda: patterns_track(ctx))
+        makers.append(lambda: config_track(ctx))
     with ThreadPoolExecutor(max_workers=8) as pool:
         futures: list[Future[tuple[TrackFindings, dict[str, Any]]]] = []
         focus_future: Future[tuple[TrackFindings, dict[str, Any]]] | None = None
@@ -224,7 +226,9 @@ def explore(
             )
     wall = time.perf_counter() - t0
 
-    tracks = sorted((t for t, _ in done), key=lambda t: _ORDER.get(t.track.name, 99))
+    # A configuration track that found nothing has nothing to cite; its empty report says so.
+    kept = [t for t, out in done if not ("config" in out and not t.findings)]
+    tracks = sorted(kept, key=lambda t: _ORDER.get(t.track.name, 99))
     result = ExploreResult(
         path=scope or ".", root=str(root), depth=depth, focus=focus, tracks=tracks
     )
@@ -238,6 +242,7 @@ def explore(
             "dependencies",
             "imports",
             "git",
+            "config",
         ):
             if name in out:
                 setattr(result, name, out[name])
@@ -260,4 +265,5 @@ _ORDER = {
     "focus": 3,
     "imports": 4,
     "git": 5,
+    "configuration": 6,
 }

@@ -41,9 +41,10 @@ SymbolKind = Literal[
     "heading",
 ]
 
-ReferenceKind = Literal["call", "type", "import", "other"]
+ReferenceKind = Literal["call", "type", "import", "other", "macro"]
 """What a reference does with the name: calls it (or constructs it), names it as a type
-(annotation, base class), imports it, or passes it as a value."""
+(annotation, base class), imports it, passes it as a value, or invokes it as a macro
+(Rust's `name!(...)`, which means a `macro_rules!` definition, never a function)."""
 
 
 def content_hash(data: bytes) -> str:

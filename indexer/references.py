@@ -13,7 +13,8 @@ Invariants:
 - Nothing is resolved here: a reference is a name as written. Which definitions it means
   is decided at query time (`retrieval.references`), against the whole index.
 - One reference per (line, name, kind, qualifier): two patterns matching the same call
-  count once.
+  count once, and a name that is also seen with a qualifier on the same line is kept with
+  it only.
 """
 
 from __future__ import annotations
@@ -89,7 +90,11 @@ def extract_references(
             names = _module_name(imp.module)
         for name in names:
             add(imp.line, name.rsplit(".", 1)[-1], "import", imp.module)
-    return sorted(found.values(), key=lambda r: (r.line, r.name, r.kind))
+    # A call seen twice, once with the expression it is reached through and once without
+    # (a macro's token tree is matched both ways), is the qualified one.
+    qualified = {(r.line, r.name, r.kind) for r in found.values() if r.qualifier}
+    kept = [r for r in found.values() if r.qualifier or (r.line, r.name, r.kind) not in qualified]
+    return sorted(kept, key=lambda r: (r.line, r.name, r.kind))
 
 
 def _module_name(module: str) -> list[str]:

@@ -6,7 +6,9 @@ index, in this order of evidence (`Via`):
 
     same-file   the referencing file defines the name itself
     import      the file imports a file that defines it, or imports the name from a
-                package whose directory holds the definition
+                package whose directory holds the definition, or reaches it through a
+                module it imports (`flask.helper()`, `requests.utils.helper()`, re-exports
+                followed) or a Rust path naming its module (`grep::cli::helper()`)
     package     a file in the same directory defines it (Go, Java, C# need no import)
     name        the index defines the name exactly once, and nothing above applies
 
@@ -17,6 +19,8 @@ Invariants:
 - A method call through a receiver (`x.get()`) on a name the language's runtime
   provides (`builtin_names`) resolves only by evidence above `name`.
 - A reference inside a definition's own lines does not make it its own caller.
+- A macro invocation (kind "macro") means a macro definition; in Rust, where a macro is
+  always invoked with `!`, no other reference means one.
 - An index without the refs table (written before it existed) answers with no
   references and `indexed=False`, until its next run fills the table.
 """
@@ -81,7 +85,7 @@ _DEFINITION_COLUMNS = [
     "language",
 ]
 _REFERENCE_COLUMNS = ["path", "line", "name", "kind", "qualifier", "from_id", "from_name"]
-DEFAULT_KINDS: tuple[ReferenceKind, ...] = ("call", "type", "other")
+DEFAULT_KINDS: tuple[ReferenceKind, ...] = ("call", "type", "other", "macro")
 """The reference kinds that make a caller; imports are where a name comes from."""
 
 
@@ -394,6 +398,8 @@ class _Resolver:
         self.imported: dict[str, set[str]] = defaultdict(set)
         self.named: dict[str, dict[str, tuple[str | None, str]]] = defaultdict(dict)
         self.modules: dict[str, set[str]] = defaultdict(set)  # bare imports' first parts
+        # path -> module as written -> the indexed file a bare import of it resolved to
+        self.module_files: dict[str, dict[str, str]] = defaultdict(dict)
         self.languages: dict[str, str] = {}
         self.store = store
         self._all_paths: list[str] | None = None
@@ -423,6 +429,8 @@ class _Resolver:
                     origin = posixpath.dirname(resolved) + "/"
             if not row["names"]:
                 self.modules[row["path"]].add(row["module"].lstrip(".").split(".", 1)[0])
+                if resolved is not None:
+                    self.module_files[row["path"]][row["module"]] = resolved
             for imported in row["names"] or []:
                 self.named[row["path"]][imported.rsplit(".", 1)[-1]] = (origin, row["module"])
 
@@ -454,6 +462,30 @@ class _Resolver:
                 return again
         return []
 
+    def _through_module(
+        self, path: str, qualifier: str, name: str, candidates: list[dict[str, Any]]
+    ) -> list[dict[str, Any]]:
+        """The candidates `qualifier.name` means when `qualifier` is a module `path`
+        imports bare (`import flask` ... `flask.name`, `import requests` ...
+        `requests.utils.name`): those in the module it names, else the one that module
+        re-exports (`from .helpers import name` in the package's `__init__`)."""
+        for module, file in self.module_files.get(path, {}).items():
+            if qualifier != module and not qualifier.startswith(module + "."):
+                continue
+            rest = qualifier[len(module) :].lstrip(".").replace(".", "/")
+            base = file.rsplit(".", 1)[0].removesuffix("/__init__")
+            target = f"{base}/{rest}" if rest else base
+            names = {f"{target}.py", f"{target}/__init__.py"}
+            hit = [c for c in candidates if c["path"] in names]
+            if hit:
+                return hit
+            for module_file in sorted(names & set(self._paths())):
+                self._load_imports({module_file})
+                again = self._from_import(module_file, name, candidates, hops=1)
+                if again:
+                    return again
+        return []
+
     def _paths(self) -> list[str]:
         if self._all_paths is None:
             self._all_paths = [r["path"] for r in self.store.rows("files", ["path"])]
@@ -470,6 +502,10 @@ class _Resolver:
         if not qualifier and language in _IMPORTS_NEEDED:
             # A bare name there never means a method: `open()` in a class with `open`.
             candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
+        if ref["kind"] == "macro":
+            candidates = [c for c in candidates if c["kind"] == "macro"]
+        elif language == "rust":
+            candidates = [c for c in candidates if c["kind"] != "macro"]
         if not candidates:
             return []
         same = [c for c in candidates if c["path"] == path]
@@ -480,6 +516,14 @@ class _Resolver:
             found = self._from_import(path, key, candidates, hops=1 if key == name else 0)
             if found == [] and key == name:
                 return []  # the file imports the name from elsewhere
+            if found:
+                return [(c, "import") for c in found]
+        if qualifier and language == "python":
+            found = self._through_module(path, qualifier, name, candidates)
+            if found:
+                return [(c, "import") for c in found]
+        if "::" in qualifier and language == "rust":
+            found = [c for c in candidates if not c["parent"] and _rust_module(qualifier, c)]
             if found:
                 return [(c, "import") for c in found]
         imported = self.imported.get(path, set())
@@ -503,6 +547,19 @@ class _Resolver:
         ):
             return [(candidates[0], "name")]
         return []
+
+
+def _rust_module(qualifier: str, candidate: dict[str, Any]) -> bool:
+    """Whether a Rust path (`grep::cli`, `crate::search`) ends with the module that
+    holds `candidate`: its file (`search.rs`), or for `lib.rs`/`mod.rs`/`main.rs` its
+    directory or crate directory (`crates/cli/src/lib.rs` is `cli`)."""
+    last = qualifier.rsplit("::", 1)[-1]
+    parts: list[str] = str(candidate["path"]).split("/")
+    stem = parts[-1].removesuffix(".rs")
+    if stem not in ("lib", "mod", "main"):
+        return stem == last
+    dirs = [p for p in parts[:-1] if p != "src"]
+    return bool(dirs) and dirs[-1] == last
 
 
 def _names_file(module: str, name: str, path: str) -> bool:

@@ -109,6 +109,7 @@ def _assert_findings_hold(synthesis, root):
     "depth, tracks",
     [
         ("shallow", ["commands", "tree", "manifest"]),
+        # + configuration, left out here: the example reads no settings
         ("standard", ["commands", "tree", "manifest", "patterns"]),
     ],
 )

@@ -7,11 +7,14 @@ from test_explore_cli import _assert_findings_hold
 
 from dowse.explore.handoff import (
     TEST_GLOBS,
+    TrackPlan,
+    _clip,
     _overlap,
     _parts,
     investigate,
     merge_overlapping,
     plan,
+    predict_merges,
     render_report,
 )
 from dowse.explore.records import Citation, Finding, GateResult, TrackFindings, TrackSpec
@@ -41,7 +44,7 @@ def test_a_focused_question_stays_one_loop(question):
         (
             "how does authentication work?",
             "architecture",
-            ["authentication", "callers", "tests", "history"],
+            ["authentication", "callers", "tests", "configuration", "history"],
         ),
         (
             "why does checkout sometimes fail with a timeout?",
@@ -62,6 +65,11 @@ def test_a_focused_question_stays_one_loop(question):
             "how are parsing, routing and error handling implemented?",
             "multi",
             ["parsing", "routing", "error handling", "callers", "tests"],
+        ),
+        (
+            "how is the retry limit configured and where are retries counted?",
+            "multi",
+            ["retry limit configured", "retries counted", "callers", "tests", "configuration"],
         ),
     ],
 )
@@ -119,6 +127,7 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
         ("payment", "imports"),
         ("callers", "callers"),
         ("tests", None),
+        ("configuration", "config"),
         ("history", "git"),
     ]
     assert arch.tracks[1].question is None  # callers come from the references, not a search
@@ -151,6 +160,62 @@ def test_tracks_whose_best_results_overlap_are_merged_until_independent():
     assert [t.track.name for t in kept] == ["issued", "expiry"] and none == []
 
 
+class _Probe:
+    """A searcher whose one search answers each question with the files given for it."""
+
+    def __init__(self, files):
+        self.files, self.asked = files, []
+
+    def search(self, text, options):
+        self.asked.append((text, options.include, options.exclude))
+        return [type("Hit", (), {"path": p})() for p in self.files[text]]
+
+
+def test_tracks_predicted_to_overlap_run_as_one_before_anything_runs():
+    probe = _Probe(
+        {
+            "how are tokens issued": ["a.py", "b.py", "c.py"],
+            "where are they validated": ["b.py", "c.py", "d.py"],  # 2/4 = 0.5 with issued
+            "what sets the expiry": ["e.py", "f.py"],
+            "token": ["a.py", "b.py", "c.py"],  # the same files, but only in the tests
+        }
+    )
+    tracks = [
+        TrackPlan(name="issued", question="how are tokens issued", explorer="imports"),
+        TrackPlan(name="validated", question="where are they validated"),
+        TrackPlan(name="expiry", question="what sets the expiry"),
+        TrackPlan(name="callers", explorer="callers"),
+        TrackPlan(name="tests", question="token", include=TEST_GLOBS),
+    ]
+    out, notes = predict_merges(probe, tracks)  # type: ignore[arg-type]
+    assert [t.name for t in out] == ["issued + validated", "expiry", "callers", "tests"]
+    assert out[0].question == "how are tokens issued; where are they validated"
+    assert out[0].explorer == "imports"  # the explorer the first one ran stays
+    assert notes == ["validated joined issued before running (predicted overlap 0.50)"]
+    # One search per retrieval track, with the track's own path filters.
+    assert ("token", TEST_GLOBS, []) in probe.asked and len(probe.asked) == 4
+    # Nothing overlapping: nothing joined.
+    apart, none = predict_merges(probe, [tracks[0], tracks[2]])  # type: ignore[arg-type]
+    assert [t.name for t in apart] == ["issued", "expiry"] and none == []
+
+
+def test_track_names_are_cut_between_words():
+    assert _clip("config values loaded from environment variables", 40) == (
+        "config values loaded from environment"
+    )
+    assert _clip("short", 40) == "short"
+    assert _clip("averyveryverylongidentifier rest", 10) == "averyveryverylongidentifier"
+    names = [
+        t.name for t in plan("how are values loaded from files and environment variables?").tracks
+    ]
+    assert all(len(n) <= 40 for n in names)
+    assert all(
+        w in "values loaded from files environment variables".split()
+        for n in names[:2]
+        for w in n.split()
+    )
+
+
 @pytest.fixture
 def searcher(example_repo, fake_embedder):
     build_index(example_repo, embedder=fake_embedder)
@@ -171,7 +236,9 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
     # the question's own retrieval with the imports explorer, the callers from the index's
-    # references, the subject's tests, git for the history
+    # references, the subject's tests, git for the history; the configuration track found
+    # no setting (the example has none) and is left out
+    assert [tp.name for tp in report.plan][3] == "configuration"
     assert sorted(names) == ["callers", "git", "imports", "tests", "token authentication"]
     assert report.merged == [] and report.overlap < 0.3
     tests = next(t for t in report.tracks if t.track.name == "tests")

@@ -310,3 +310,80 @@ def test_a_call_under_a_splat_is_a_call():
     source = b"def f(text):\n    return [*analyze(text).identifiers]\n"
     parsed = parse_source("x.py", source, "python")
     assert ("analyze", "call", 2) in {(r.name, r.kind, r.line) for r in parsed.references}
+
+
+def test_calls_inside_a_rust_macro_are_calls_and_a_macro_is_not_a_function():
+    source = (
+        b"fn f() {\n"
+        b'    assert_eq!(parse(&read("a")), 1);\n'  # 2
+        b"    check!(builder.escape(x), y);\n"  # 3
+        b"    let v = vec![a[0], b];\n"  # 4: `a[0]` indexes, it calls nothing
+        b"}\n"
+    )
+    refs = {
+        (r.line, r.name, r.kind, r.qualifier)
+        for r in parse_source("x.rs", source, "rust").references
+    }
+    assert {
+        (2, "parse", "call", ""),
+        (2, "read", "call", ""),
+        (2, "assert_eq", "macro", ""),
+    } <= refs
+    # A method call in a token tree keeps its receiver, once.
+    assert (3, "escape", "call", "builder") in refs and (3, "escape", "call", "") not in refs
+    assert not any(name == "a" for _, name, _, _ in refs)
+
+
+RUST_REPO = {
+    "crates/cli/src/lib.rs": "pub fn is_tty() -> bool {\n    true\n}\n",
+    "crates/glob/src/lib.rs": (
+        "macro_rules! required {\n"  # 1
+        "    ($x:expr) => { $x };\n"
+        "}\n"
+        "fn required(x: u8) -> u8 {\n"  # 4
+        "    x\n"
+        "}\n"
+        "fn user() -> u8 {\n"  # 7
+        "    let tty = grep::cli::is_tty();\n"  # 8
+        "    required!(1) + required(2)\n"  # 9
+        "}\n"
+    ),
+}
+
+
+def test_rust_paths_and_macros_resolve_to_what_they_name(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "rs", RUST_REPO)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    # `grep::cli::is_tty()`: the path names the crate directory `cli`.
+    assert _callers(root, "is_tty") == [("crates/glob/src/lib.rs", "user", [8], "import")]
+    refs = find_references(Store.open(root / ".dowse"), "required", callees=False)
+    by_kind = {
+        d.kind: [(c.lines, c.kinds) for c in refs.callers if c.target == d.id]
+        for d in refs.definitions
+    }
+    # `required!(1)` invokes the macro, `required(2)` calls the function: never the other.
+    assert by_kind == {"macro": [([9], ["macro"])], "function": [([9], ["call"])]}
+
+
+PY_PACKAGE = {
+    "src/pkg/__init__.py": "from .helpers import shout as shout\n",
+    "src/pkg/helpers.py": "def shout(text):\n    return text.upper()\n",
+    "src/pkg/utils.py": "def rewind(body):\n    return body\n",
+    "tests/test_pkg.py": (
+        "import pkg\n"  # 1
+        "\n"
+        "\n"
+        "def test_it():\n"  # 4
+        "    pkg.shout('a')\n"  # 5: re-exported by the package
+        "    pkg.utils.rewind(b'')\n"  # 6: the module the path names
+        "    other.rewind(b'')\n"  # 7: another object's method, not ours
+    ),
+}
+
+
+def test_python_calls_through_an_imported_package_resolve(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "py", PY_PACKAGE)
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "shout") == [("tests/test_pkg.py", "test_it", [5], "import")]
+    assert _callers(root, "rewind") == [("tests/test_pkg.py", "test_it", [6], "import")]

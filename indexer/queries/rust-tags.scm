@@ -94,7 +94,23 @@
   function: (field_expression
     value: (_) @reference.qualifier
     field: (field_identifier) @name.reference.call))
-(macro_invocation macro: (identifier) @name.reference.call)
+(macro_invocation macro: (identifier) @name.reference.macro)
+; Calls inside a macro's arguments (`assert_eq!(parse(x), y)`, `vec![f(1)]`): the
+; arguments are a token tree, a call is a name right before a parenthesised one.
+(token_tree
+  (identifier) @reference.qualifier
+  .
+  "."
+  .
+  (identifier) @name.reference.call
+  .
+  (token_tree) @_arguments
+  (#match? @_arguments "^[(]"))
+(token_tree
+  (identifier) @name.reference.call
+  .
+  (token_tree) @_arguments
+  (#match? @_arguments "^[(]"))
 (struct_expression name: (type_identifier) @name.reference.type)
 (parameter type: (type_identifier) @name.reference.type)
 (reference_type type: (type_identifier) @name.reference.type)

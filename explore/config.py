@@ -1,0 +1,383 @@
+"""The configuration explorer: where and how the project is configured.
+
+Four kinds of setting, each a claim citing the line that shows it:
+
+    files     settings files in scope: settings/config modules (`settings.py`,
+              `config.ts`), `*.conf`, `.env.example`, and TOML/YAML/JSON/INI files named
+              config/settings or kept in a config/ directory; not the manifests, CI or
+              the tools' own files (tox.ini, .pre-commit-config.yaml, ...)
+    env       environment variables the code reads: os.environ/os.getenv, click's
+              envvar=, process.env, os.Getenv/LookupEnv, env::var/env!, System.getenv,
+              ENV[...], getenv()
+    flags     command-line options the code defines: argparse/click/commander
+              `--name`, Go's flag package and cobra's Flags(), clap's .long("name"),
+              picocli's @Option(names=...)
+    classes   configuration types: classes, structs and interfaces named *Config,
+              *Settings, *Options (Rust and Go also *Args, *Opts), pydantic BaseSettings
+
+Invariants:
+
+- Found by line-anchored or call-shaped regular expressions over the code files in scope
+  (tests left out: they set variables and pass flags to exercise the code); at most
+  `MAX_SCAN` files, evenly spaced beyond that, and a gap says so.
+- Each setting is reported once, at its first site (by path, then line), with the number
+  of sites; claims cite that line, whose text names the setting.
+- `relevant` (a broad question's words and the files that answer it) keeps the settings
+  whose name or path shares a word with the question, or that sit in those files; when
+  none does, nothing is reported and a gap says how many settings were passed over.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+from dowse.explore.records import ConfigReport, Setting, TrackSpec
+from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.languages import CODE_LANGUAGES, is_example_path, is_test_path, language_for
+from dowse.tokens import tokenize
+
+__all__ = ["config_track"]
+
+MAX_SCAN = 3000
+MAX_CLAIMS = {"file": 8, "env": 12, "flag": 12, "class": 8}
+
+_NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
+_Q = r"[\"']"
+_ENV = {
+    "python": [
+        rf"\benviron(?:\.get|\.setdefault|\.pop)?\s*[\[(]\s*{_Q}{_NAME}{_Q}",
+        rf"\bgetenv\(\s*{_Q}{_NAME}{_Q}",
+        rf"\benvvar\s*=\s*{_Q}{_NAME}{_Q}",
+    ],
+    "js": [
+        rf"\bprocess\.env\.{_NAME}",
+        rf"\bprocess\.env\[\s*{_Q}{_NAME}{_Q}",
+        rf"\bimport\.meta\.env\.{_NAME}",
+        rf"\bDeno\.env\.get\(\s*{_Q}{_NAME}{_Q}",
+    ],
+    "go": [rf"\bos\.(?:Getenv|LookupEnv)\(\s*\"{_NAME}\""],
+    "rust": [
+        rf"\benv::var(?:_os)?\(\s*\"{_NAME}\"",
+        rf"\b(?:option_)?env!\(\s*\"{_NAME}\"",
+        rf"\benv\s*=\s*\"{_NAME}\"",
+    ],
+    "java": [rf"\bSystem\.getenv\(\s*\"{_NAME}\""],
+    "ruby": [rf"\bENV(?:\.fetch\(|\[)\s*{_Q}{_NAME}{_Q}"],
+    "c": [rf"\bgetenv\(\s*\"{_NAME}\""],
+}
+_FLAG_NAME = r"([A-Za-z0-9][\w-]*)"
+_FLAGS = {
+    "python": [
+        rf"\.(?:add_argument|option)\(\s*(?:{_Q}-\w{_Q}\s*,\s*)?{_Q}--{_FLAG_NAME}{_Q}",
+        rf"\bOption\(\s*[^)]*?{_Q}--{_FLAG_NAME}{_Q}",
+    ],
+    "js": [rf"\.option\(\s*{_Q}(?:-\w,?\s*)?--{_FLAG_NAME}"],
+    "go": [
+        r"\bflag\.(?:Bool|Duration|Float64|Func|Int|Int64|String|Text|Uint|Uint64|Var)(?:Var)?"
+        rf"\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
+        rf"Flags\(\)\.\w+\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
+    ],
+    "rust": [rf"\.long\(\s*\"{_FLAG_NAME}\"\s*\)", rf"\blong\s*=\s*\"{_FLAG_NAME}\""],
+    "java": [rf"@Option\(\s*names\s*=\s*\{{?\s*(?:\"-\w\"\s*,\s*)?\"--{_FLAG_NAME}\""],
+}
+_CONFIG_WORDS = "Config|Configuration|Settings|Options"
+_CLASSES = {
+    "python": [
+        rf"^[ \t]*class\s+(\w*(?:{_CONFIG_WORDS}))\b",
+        r"^[ \t]*class\s+(\w+)\s*\([^)]*\bBaseSettings\b",
+    ],
+    "js": [rf"^[ \t]*(?:export\s+)?(?:class|interface|type)\s+(\w*(?:{_CONFIG_WORDS}))\b"],
+    "go": [rf"^type\s+(\w*(?:{_CONFIG_WORDS}|Args|Opts))\s+struct\b"],
+    "rust": [rf"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?struct\s+(\w*(?:{_CONFIG_WORDS}|Args|Opts))\b"],
+    "java": [
+        rf"^[ \t]*(?:public\s+|final\s+|abstract\s+|data\s+)*(?:class|record|interface)\s+"
+        rf"(\w*(?:{_CONFIG_WORDS}|Properties))\b"
+    ],
+}
+_FAMILY = {
+    "python": "python",
+    "javascript": "js",
+    "typescript": "js",
+    "tsx": "js",
+    "go": "go",
+    "rust": "rust",
+    "java": "java",
+    "kotlin": "java",
+    "csharp": "java",
+    "ruby": "ruby",
+    "c": "c",
+    "cpp": "c",
+}
+_RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
+    family: [
+        (kind, re.compile(rx, re.M))
+        for kind, table in (("env", _ENV), ("flag", _FLAGS), ("class", _CLASSES))
+        for rx in table.get(family, [])
+    ]
+    for family in set(_FAMILY.values())
+}
+_SETTINGS_MODULES = frozenset(
+    {"settings", "config", "configuration", "conf", "defaults", "default_settings"}
+)
+_CONFIG_EXTS = (".toml", ".yaml", ".yml", ".json", ".ini", ".cfg", ".conf", ".properties")
+_CONFIG_DIRS = frozenset({"config", "configs", "conf", "settings", "etc"})
+_TOOL_FILES = frozenset(
+    {
+        "pyproject.toml",
+        "setup.cfg",
+        "tox.ini",
+        "pytest.ini",
+        "mypy.ini",
+        ".editorconfig",
+        ".pre-commit-config.yaml",
+        ".readthedocs.yaml",
+        ".readthedocs.yml",
+        "codecov.yml",
+        ".codecov.yml",
+        "mkdocs.yml",
+        ".golangci.yml",
+        ".golangci.yaml",
+        "package.json",
+        "package-lock.json",
+        "tsconfig.json",
+        "cargo.toml",
+        "rustfmt.toml",
+        ".rustfmt.toml",
+        "clippy.toml",
+        "deny.toml",
+        "renovate.json",
+        ".eslintrc.json",
+        "babel.config.json",
+        "jest.config.json",
+        "composer.json",
+        "deno.json",
+    }
+)
+_DOC_DIRS = re.compile(r"(^|/)(docs?|examples?|\.github|\.circleci|\.gitlab)(/|$)")
+
+
+@dataclass
+class _Found:
+    kind: str
+    name: str
+    sites: list[tuple[str, int]] = field(default_factory=list)
+    """(path, line), sorted; for a file, its first non-blank line."""
+
+
+def config_track(
+    ctx: Context,
+    *,
+    name: str = "configuration",
+    relevant: Callable[[], tuple[Collection[str], Collection[str]]] | None = None,
+) -> Track:
+    """Where the scope is configured: settings files, environment variables read,
+    command-line flags, config classes. `relevant` returns (the question's words, the
+    files that answer it), called when the track runs; None reports every setting."""
+    focus = ctx.scope or "."
+    spec = TrackSpec(
+        name=name,
+        focus=focus,
+        approach="settings files by name; environment reads, flags and config types by "
+        "regular expressions over the code",
+        gates=[
+            "understood: settings files, environment reads, flags or config types found",
+            "evidence: each setting cites its line",
+            "complete: each kind found was claimed",
+        ],
+        deliverable="ConfigReport: files, environment variables, flags, config types",
+    )
+
+    def understand(state: TrackState) -> tuple[bool, str]:
+        scanned = _scan_paths(ctx, state)
+        found = _settings_files(ctx) + _code_settings(ctx, scanned)
+        if relevant is not None:
+            found = _keep_relevant(state, found, *relevant())
+        report = ConfigReport(
+            files=[f.name for f in found if f.kind == "file"],
+            env=[_setting(f) for f in found if f.kind == "env"],
+            flags=[_setting(f) for f in found if f.kind == "flag"],
+            classes=[_setting(f) for f in found if f.kind == "class"],
+        )
+        state.output["config"] = report
+        if not found:
+            # Callers leave a track that found nothing out of their report (nothing to cite).
+            return False, f"no settings files, environment reads, flags or config types in {focus}"
+        _claim(ctx, state, found)
+        _conclude(state, report, focus)
+        return True, (
+            f"{plural(len(report.files), 'settings file')}, "
+            f"{plural(len(report.env), 'environment variable')}, "
+            f"{plural(len(report.flags), 'flag')}, "
+            f"{plural(len(report.classes), 'config class', 'config classes')}"
+        )
+
+    def complete(state: TrackState) -> tuple[bool, str]:
+        report = state.output.get("config")
+        if not isinstance(report, ConfigReport):
+            return False, "no configuration report"
+        kinds = {f.topic for f in state.findings}
+        lost = [
+            k
+            for k, items in (
+                ("file", report.files),
+                ("env", report.env),
+                ("flag", report.flags),
+                ("class", report.classes),
+            )
+            if items and f"config {k}" not in kinds
+        ]
+        if lost:
+            return False, "no claim kept its evidence for: " + ", ".join(lost)
+        return True, f"{len(state.findings)} settings cited"
+
+    return Track(spec=spec, understand=understand, complete=complete)
+
+
+# -- the phases: what to scan, what is there, what is relevant, the claims -----------------
+
+
+def _scan_paths(ctx: Context, state: TrackState) -> list[str]:
+    """The code files to scan: not tests, at most MAX_SCAN."""
+    code = [
+        p
+        for p in ctx.files()
+        if language_for(p) in CODE_LANGUAGES
+        and _FAMILY.get(language_for(p) or "")
+        and not is_test_path(p)
+    ]
+    if len(code) > MAX_SCAN:
+        step = len(code) / MAX_SCAN
+        code = [code[int(i * step)] for i in range(MAX_SCAN)]
+        state.gaps.append(
+            f"{MAX_SCAN} of the code files scanned for environment reads, flags and config "
+            "classes (evenly spaced): counts are lower bounds"
+        )
+    return code
+
+
+def _settings_files(ctx: Context) -> list[_Found]:
+    out = []
+    for p in ctx.files():
+        base = posixpath.basename(p)
+        low = base.lower()
+        if low in _TOOL_FILES or _DOC_DIRS.search(p) or is_test_path(p):
+            continue
+        stem, ext = posixpath.splitext(low)
+        parts = p.lower().split("/")[:-1]
+        settings_module = stem in _SETTINGS_MODULES and language_for(p) in CODE_LANGUAGES
+        named = ext in _CONFIG_EXTS and (
+            re.search(r"(^|[._-])(config|settings|conf)([._-]|$)", stem) is not None
+            or ext == ".conf"
+            or any(d in _CONFIG_DIRS for d in parts)
+        )
+        example_env = low.startswith(".env.") and low.endswith((".example", ".sample", ".template"))
+        if settings_module or named or example_env:
+            lines = ctx.lines(p) or []
+            first = next((i + 1 for i, ln in enumerate(lines) if ln.strip()), None)
+            if first is not None:
+                out.append(_Found("file", p, [(p, first)]))
+    return out
+
+
+def _code_settings(ctx: Context, paths: list[str]) -> list[_Found]:
+    found: dict[tuple[str, str], _Found] = {}
+    for p in sorted(paths):
+        rules = _RULES.get(_FAMILY.get(language_for(p) or "", ""), [])
+        lines = ctx.lines(p)
+        if not rules or not lines:
+            continue
+        text = "\n".join(lines)
+        starts = [0]
+        for ln in lines[:-1]:
+            starts.append(starts[-1] + len(ln) + 1)
+        for kind, rx in rules:
+            for m in rx.finditer(text):
+                group = next(i for i, g in enumerate(m.groups(), 1) if g)
+                line = bisect.bisect_right(starts, m.start(group))
+                setting = m.group(group)
+                found.setdefault((kind, setting), _Found(kind, setting)).sites.append((p, line))
+    for f in found.values():
+        f.sites = sorted(set(f.sites))
+    order = {"env": 0, "flag": 1, "class": 2}
+    # The project's own settings before its examples' and benchmarks' (grpc-go's example
+    # clients define --addr thirty times).
+    return sorted(
+        found.values(),
+        key=lambda f: (order[f.kind], is_example_path(f.sites[0][0]), -len(f.sites), f.name),
+    )
+
+
+def _keep_relevant(
+    state: TrackState, found: list[_Found], words: Collection[str], answer: Collection[str]
+) -> list[_Found]:
+    wanted = {w.lower() for w in words if len(w) >= 3}
+
+    def shares(f: _Found) -> bool:
+        if any(path in answer for path, _ in f.sites):
+            return True
+        names = set(tokenize(f.name)) | {t for path, _ in f.sites for t in tokenize(path)}
+        return bool(wanted & names)
+
+    kept = [f for f in found if shares(f)]
+    if found and not kept:
+        state.gaps.append(
+            f"none of the {plural(len(found), 'setting')} found shares a word with the "
+            "question or sits in the files that answer it"
+        )
+    return kept
+
+
+def _setting(f: _Found) -> Setting:
+    path, line = f.sites[0]
+    return Setting(name=f.name, path=path, line=line, sites=len(f.sites))
+
+
+_WHAT = {
+    "env": "the environment variable `{name}` is used",
+    "flag": "the command-line flag `--{name}` is defined",
+    "class": "`{name}` is a configuration type",
+}
+
+
+def _claim(ctx: Context, state: TrackState, found: list[_Found]) -> None:
+    shown: dict[str, int] = {}
+    for f in found:
+        if shown.get(f.kind, 0) == MAX_CLAIMS[f.kind]:
+            continue
+        path, line = f.sites[0]
+        if f.kind == "file":
+            text = f"{path} is a settings file"
+        else:
+            unit = ("definition", "definitions") if f.kind == "class" else ("site", "sites")
+            more = f" ({plural(len(f.sites), *unit)})" if len(f.sites) > 1 else ""
+            text = f"{_WHAT[f.kind].format(name=f.name)} at {path}:{line}{more}"
+        shown[f.kind] = shown.get(f.kind, 0) + state.claim(
+            text, cite(ctx, path, line), topic=f"config {f.kind}"
+        )
+
+
+def _conclude(state: TrackState, report: ConfigReport, focus: str) -> None:
+    if report.files:
+        state.conclusions.append(f"settings files in {focus}: " + ", ".join(report.files[:6]))
+    if report.env:
+        state.conclusions.append(
+            f"{plural(len(report.env), 'environment variable')} read, most used: "
+            + ", ".join(f"{s.name} ({s.sites})" for s in report.env[:6])
+        )
+    if report.flags:
+        state.conclusions.append(
+            f"{plural(len(report.flags), 'command-line flag')} defined: "
+            + ", ".join(f"--{s.name}" for s in report.flags[:8])
+        )
+    if report.classes:
+        state.conclusions.append(
+            "configuration types: " + ", ".join(f"{s.name} ({s.path})" for s in report.classes[:6])
+        )
+    state.gaps.append(
+        "settings read through a framework's own loader (a dict of defaults, a config "
+        "object filled from a file by name) are found only as the files and types above"
+    )

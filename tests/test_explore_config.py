@@ -1,0 +1,130 @@
+"""The configuration explorer on small trees with known settings: exact names and lines,
+every claim verifies, tests and tool files left out, a broad question's settings kept."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import make_tree
+
+from dowse.explore.config import config_track
+from dowse.explore.records import ConfigReport
+from dowse.explore.tracks import Context, run_track, verify_citation
+
+TREE = {
+    "app/settings.py": "DEBUG = False\n",
+    "app/cli.py": (
+        "import os\n"  # 1
+        "import click\n"
+        "\n"
+        "\n"
+        '@click.option("-p", "--port", envvar="APP_PORT")\n'  # 5
+        "def serve(port):\n"
+        '    token = os.environ.get("APP_TOKEN")\n'  # 7
+        '    home = os.environ["HOME"]\n'  # 8
+        "    return token, home\n"
+    ),
+    "app/options.py": (
+        "import argparse\n"  # 1
+        "\n"
+        "\n"
+        "class ServerConfig:\n"  # 4
+        "    pass\n"
+        "\n"
+        "\n"
+        "def parse():\n"  # 8
+        "    p = argparse.ArgumentParser()\n"
+        '    p.add_argument("--workers", type=int)\n'  # 10
+        '    return p.parse_args(), os.getenv("APP_TOKEN")\n'  # 11
+    ),
+    "cmd/main.go": (
+        "package main\n"  # 1
+        "\n"
+        'import ("flag"; "os")\n'
+        "\n"
+        "type ClientOptions struct{}\n"  # 5
+        "\n"
+        "func main() {\n"
+        '\tflag.String("addr", "localhost", "where")\n'  # 8
+        '\t_ = os.Getenv("GO_LEVEL")\n'  # 9
+        "}\n"
+    ),
+    "config/defaults.yaml": "level: info\n",
+    ".env.example": "APP_TOKEN=\n",
+    "tox.ini": "[tox]\n",  # the test runner's file, not the project's settings
+    "tests/test_cli.py": 'import os\nos.environ["ONLY_IN_TESTS"] = "1"\n',
+}
+
+
+def _run(root: Path, **kwargs):
+    ctx = Context(root=root)
+    found, out = run_track(ctx, config_track(ctx, **kwargs))
+    return ctx, found, out.get("config")
+
+
+def test_settings_files_environment_flags_and_config_types_are_found(tmp_path):
+    root = make_tree(tmp_path / "repo", TREE)
+    _, found, report = _run(root)
+    assert isinstance(report, ConfigReport)
+    assert sorted(report.files) == [".env.example", "app/settings.py", "config/defaults.yaml"]
+    env = {s.name: (s.path, s.line, s.sites) for s in report.env}
+    assert env == {
+        "APP_TOKEN": ("app/cli.py", 7, 2),  # read in two files: the first site, two sites
+        "APP_PORT": ("app/cli.py", 5, 1),  # click's envvar=
+        "HOME": ("app/cli.py", 8, 1),
+        "GO_LEVEL": ("cmd/main.go", 9, 1),
+    }
+    assert {(s.name, s.path, s.line) for s in report.flags} == {
+        ("port", "app/cli.py", 5),
+        ("workers", "app/options.py", 10),
+        ("addr", "cmd/main.go", 8),
+    }
+    assert {(s.name, s.line) for s in report.classes} == {
+        ("ServerConfig", 4),
+        ("ClientOptions", 5),
+    }
+    assert [g.passed for g in found.gates] == [True, True, True]
+    # Every claim cites the line that names its setting, and verifies against the file.
+    for f in found.findings:
+        c = f.citations[0]
+        assert verify_citation(root, c) is None
+        name = f.claim.split("`")[1].lstrip("-") if "`" in f.claim else c.path
+        assert name in (root / c.path).read_text().split("\n")[c.start_line - 1] or (
+            f.claim == f"{c.path} is a settings file"
+        )
+    claims = " ".join(f.claim for f in found.findings)
+    assert "ONLY_IN_TESTS" not in claims and "tox.ini" not in claims
+
+
+def test_a_question_keeps_the_settings_it_names_or_that_sit_in_its_files(tmp_path):
+    root = make_tree(tmp_path / "repo", TREE)
+    _, found, report = _run(root, relevant=lambda: ({"token"}, ["cmd/main.go"]))
+    assert [s.name for s in report.env] == ["APP_TOKEN", "GO_LEVEL"]
+    assert [s.name for s in report.flags] == ["addr"]  # in a file that answers it
+    assert [s.name for s in report.classes] == ["ClientOptions"]
+    assert report.files == []
+    # Nothing shares the question's words: nothing to report, and a gap that says so.
+    _, found, report = _run(root, relevant=lambda: ({"unrelated"}, []))
+    assert report == ConfigReport() and found.findings == []
+    assert any("none of the 12 settings found shares a word" in g for g in found.gaps)
+
+
+def test_a_tree_without_settings_fails_its_first_gate_with_the_reason(tmp_path):
+    root = make_tree(tmp_path / "repo", {"lib.py": "def f():\n    return 1\n"})
+    _, found, report = _run(root)
+    assert report == ConfigReport() and found.findings == []
+    assert found.gates[0].passed is False
+    assert (
+        found.gates[0].detail == "no settings files, environment reads, flags or config types in ."
+    )
+
+
+def test_explore_leaves_out_a_configuration_track_that_found_nothing(tmp_path):
+    from dowse.explore.run import explore
+
+    bare = explore(make_tree(tmp_path / "bare", {"lib.py": "def f():\n    return 1\n"}))
+    assert "configuration" not in [t.track.name for t in bare.tracks]
+    assert bare.config == ConfigReport()
+    full = explore(make_tree(tmp_path / "full", TREE))
+    assert "configuration" in [t.track.name for t in full.tracks]
+    assert full.config is not None and [s.name for s in full.config.flags]
