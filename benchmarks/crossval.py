@@ -345,10 +345,16 @@ def replay(task: Task, params: Params) -> list[str]:
         v = 1 / (1 + ev_rank[p]) if p in ev_rank else 0.0
         place[p] = v + sum(w / (1 + ranks[p]) for w, ranks in lists if w and p in ranks)
     out.sort(key=lambda p: (-place[p], p))
-    if params.margin is not None and out and task.hybrid and out[0] != task.hybrid[0]:
+    if (
+        params.margin is not None
+        and out
+        and task.hybrid
+        and out[0] != task.hybrid[0]
+        and task.hybrid[0] in place
+    ):
         first, searched = out[0], task.hybrid[0]
         if params.margin_on == "place":
-            ahead = place[first] - place.get(searched, 0.0)
+            ahead = place[first] - place[searched]
         else:
             ahead = top_rel.get(first, 0.0) - top_rel.get(searched, 0.0)
         if ahead < params.margin:

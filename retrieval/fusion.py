@@ -146,6 +146,18 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
+    search_first: float | None = Field(
+        default=None,
+        ge=-1,
+        le=1,
+        description=(
+            "the search's first file (`dowse search --grain file`) stays first unless the "
+            "fused ranking's first file has a relevance at least this much above its; None: "
+            "the fused ranking alone. The evaluator and the weights above were fitted on "
+            "the dev split, and outside it their reordering of the first file lost to the "
+            "search it started from (RESULTS-eval.md section 18: cross-validated)"
+        ),
+    )
 
 
 def file_place(
