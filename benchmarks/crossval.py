@@ -383,14 +383,21 @@ def score_of(tasks: Sequence[Task], params: Params) -> dict[str, float]:
 # -- fitting -----------------------------------------------------------------------------
 
 
-def fit_evaluator(tasks: Sequence[Task], start: Sequence[float]) -> tuple[float, ...]:
+def fit_evaluator(
+    tasks: Sequence[Task], start: Sequence[float], only: Sequence[str] | None = None
+) -> tuple[float, ...]:
     """The semantic model's log-odds refitted on `tasks`' evaluations (label: the
     candidate lies in a gold file), as benchmarks/calibrate.py fits: Newton's method with a
-    small ridge; FIXED weights held; features constant over `tasks` keep `start`'s weight;
+    ridge of 1 (a smaller one lets a feature that separates a fold's few cases run off);
+    FIXED weights held; features constant over `tasks` (or not in `only`) keep `start`'s;
     symbol and path held at 0 or above (the score carries them)."""
     X = np.vstack([t.X[t.semantic] for t in tasks])
     y = np.concatenate([t.label[t.semantic] for t in tasks])
-    cols = [0] + [i + 1 for i, k in enumerate(NAMES) if k not in FIXED and X[:, i + 1].std() > 0]
+    cols = [0] + [
+        i + 1
+        for i, k in enumerate(NAMES)
+        if k not in FIXED and X[:, i + 1].std() > 0 and (only is None or k in only)
+    ]
     w = np.array(start, dtype=float)
     for k, v in FIXED.items():
         w[NAMES.index(k) + 1] = v
@@ -401,8 +408,8 @@ def fit_evaluator(tasks: Sequence[Task], start: Sequence[float]) -> tuple[float,
     A = X[:, cols]
     for _ in range(50):
         p = 1 / (1 + np.exp(-(A @ free + offset)))
-        grad = A.T @ (p - y) + 1e-3 * free
-        hess = (A * (p * (1 - p))[:, None]).T @ A + 1e-3 * np.eye(len(cols))
+        grad = A.T @ (p - y) + free
+        hess = (A * (p * (1 - p))[:, None]).T @ A + np.eye(len(cols))
         step = np.linalg.solve(hess, grad)
         free -= step
         if np.abs(step).max() < 1e-8:
@@ -449,6 +456,24 @@ def _refit(train: Sequence[Task]) -> Params:
     return best_of(train, fusion_grid(dataclasses.replace(SHIPPED, semantic=semantic)))
 
 
+def _evaluator_only(train: Sequence[Task]) -> Params:
+    return dataclasses.replace(SHIPPED, semantic=fit_evaluator(train, SHIPPED.semantic))
+
+
+# The evaluator's strongest evidence on the dev split; the rest held at the shipped values.
+FEW = ("coverage", "score", "summary")
+
+
+def _few_features(train: Sequence[Task]) -> Params:
+    return dataclasses.replace(SHIPPED, semantic=fit_evaluator(train, SHIPPED.semantic, FEW))
+
+
+def _refit_then_margin(train: Sequence[Task]) -> Params:
+    refit = _refit(train)
+    grid = [dataclasses.replace(refit, margin=m, margin_on="relevance") for m in MARGINS]
+    return best_of(train, grid)
+
+
 def _margin(on: str) -> Fitter:
     def fitter(train: Sequence[Task]) -> Params:
         grid = [dataclasses.replace(SHIPPED, margin=m, margin_on=on) for m in MARGINS]
@@ -462,22 +487,25 @@ def _hybrid_list(train: Sequence[Task]) -> Params:
 
 
 MODELS: list[tuple[str, str, Fitter | None]] = [
-    ("(a) hybrid search alone", "0 (the search's own)", None),
+    ("(a) hybrid search alone", "0", None),
+    ("(b) ask, shipped values (fitted on all of dev)", "0 here", lambda t: SHIPPED),
+    ("(c) ask, evaluator and fusion refitted per fold", "11 + 4", _refit),
+    ("(c1) ask, the evaluator alone refitted per fold", "11", _evaluator_only),
+    ("(c2) ask, the evaluator's intercept and 3 strongest refitted", "4", _few_features),
+    ("(c3) (c), then (d2)'s margin, per fold", "11 + 4 + 1", _refit_then_margin),
     (
-        "(b) ask, shipped values",
-        "0 refitted (14 log-odds, 4 fusion weights, bonus fixed)",
-        lambda t: SHIPPED,
-    ),
-    ("(c) ask, evaluator and fusion refitted per fold", "11 log-odds + 4 fusion", _refit),
-    (
-        "(d1) ask; search's first file kept unless ask's beats it by a place margin",
+        "(d1) shipped; search's first file first unless ask's beats its place by m",
         "1",
         _margin("place"),
     ),
-    ("(d2) ask; the same, margin on the best relevance", "1", _margin("relevance")),
-    ("(d3) ask + the search's file ranking as a reciprocal-rank list", "1", _hybrid_list),
     (
-        "(d4) ask + the search's ranking at weight 1, no fitted weight",
+        "(d2) shipped; search's first file first unless ask's beats its relevance by m",
+        "1",
+        _margin("relevance"),
+    ),
+    ("(d3) shipped + the search's file ranking as a reciprocal-rank list", "1", _hybrid_list),
+    (
+        "(d4) shipped + the search's ranking at weight 1",
         "0",
         lambda t: dataclasses.replace(SHIPPED, hybrid=1.0),
     ),
@@ -566,8 +594,18 @@ def fit(args: argparse.Namespace) -> None:
                 f"| {name} | {free} | {m['acc1']:.1f} | {m['acc5']:.1f} | {m['mrr']:.3f} "
                 f"| {per_fold} |"
             )
-    if args.outside:
-        outside = load(args.outside)
+    outside = load(args.outside) if args.outside else []
+    print("\n(d2)'s margin, unfitted: every task at each value")
+    print("| margin | dev Acc@1 | dev Acc@5 | dev MRR | outside R@1 | outside R@5 | outside MRR |")
+    print("|---|---|---|---|---|---|---|")
+    for margin in (None, *MARGINS):
+        params = dataclasses.replace(SHIPPED, margin=margin, margin_on="relevance")
+        m, o = score_of(tasks, params), score_of(outside, params)
+        print(
+            f"| {'off' if margin is None else f'{margin:g}'} | {m['acc1']:.1f} | {m['acc5']:.1f} "
+            f"| {m['mrr']:.3f} | {o['r1']:.1f} | {o['r5']:.1f} | {o['mrr']:.3f} |"
+        )
+    if outside:
         print(f"\nOutside the split ({len(outside)} history tasks), fitted on all {len(tasks)}:")
         print("| model | R@1 | R@5 | MRR | fitted |")
         print("|---|---|---|---|---|")
