@@ -187,15 +187,18 @@ def _files(
     by_closeness: Sequence[tuple[str, dict]] = (),
     by_history: Sequence[tuple[str, list[dict]]] = (),
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
+    searched: Sequence[str] = (),
 ) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
     whole-file word ranking, the ranking by closeness in meaning and the ranking by past
     commits (for files already listed) by `fusion` (`file_place`); a file only the word
     or closeness ranking found is listed with relevance 0 and its chunk's citation (the
-    best for the words, else its closest definition's)."""
+    best for the words, else its closest definition's). The search's first file
+    (`searched`, the loop's first cycle) stays first unless the fused first beats it
+    (`_search_first`)."""
     evaluated = _evaluated_files(items, fusion)
     if not by_words and not by_closeness:
-        return evaluated
+        return _search_first(evaluated, searched, fusion)
     words = {path: i for i, (path, _) in enumerate(by_words)}
     close = {path: i for i, (path, _) in enumerate(by_closeness)}
     history = {path: (i, commits) for i, (path, commits) in enumerate(by_history)}
@@ -232,7 +235,20 @@ def _files(
             evaluated_rank.get(f.path), f.words_rank, f.closeness_rank, f.history_rank, fusion
         )
     out.sort(key=lambda f: (-place[f.path], f.path))
-    return out
+    return _search_first(out, searched, fusion)
+
+
+def _search_first(
+    files: list[FileResult], searched: Sequence[str], fusion: FileFusion
+) -> list[FileResult]:
+    """`files` with the search's first file first unless the fused first file's relevance
+    beats its by `FileFusion.search_first` (a file the ranking does not list stays out)."""
+    if fusion.search_first is None or not files or not searched or files[0].path == searched[0]:
+        return files
+    lead = next((f for f in files if f.path == searched[0]), None)
+    if lead is None or files[0].relevance - lead.relevance >= fusion.search_first:
+        return files
+    return [lead, *(f for f in files if f is not lead)]
 
 
 def _unevaluated(
@@ -519,7 +535,7 @@ def ask(
         languages=config.languages,
         config=ranking,
     )
-    files = _files(items, by_words, by_closeness, by_history, fusion)
+    files = _files(items, by_words, by_closeness, by_history, fusion, result.searched)
     order = {f.path: i for i, f in enumerate(files)}
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root

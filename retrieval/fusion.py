@@ -146,6 +146,19 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
+    search_first: float | None = Field(
+        default=0.0,
+        ge=-1,
+        le=1,
+        description=(
+            "the search's first file (`dowse search --grain file`) stays first unless the "
+            "fused ranking's first file's relevance is at least its relevance plus this "
+            "margin (0: at least as relevant); None: the fused ranking alone. The evaluator "
+            "and the weights above were fitted on the dev split, and outside it their "
+            "reordering of the first file lost to the search it started from; the margin "
+            "was chosen by 5-fold cross-validation (RESULTS-eval.md section 18)"
+        ),
+    )
 
 
 def file_place(

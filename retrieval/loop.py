@@ -39,11 +39,11 @@ from dowse.retrieval.evaluate import (
     owner_of,
     used_names,
 )
-from dowse.retrieval.grains import chunk_hit
+from dowse.retrieval.grains import chunk_hit, to_hits
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
-from dowse.retrieval.records import Hit
+from dowse.retrieval.records import Hit, SearchOptions
 from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
 
@@ -146,6 +146,13 @@ class LoopResult(BaseModel):
     question: str
     analysis: QueryAnalysis
     items: list[ContextItem] = Field(description="best evaluation per chunk, best first")
+    searched: list[str] = Field(
+        default_factory=list,
+        description=(
+            "the first cycle's files as the search ranks them (`dowse search --grain file`), "
+            "best first: what the evaluations started from"
+        ),
+    )
     trace: list[Cycle]
     stop_reason: str
 
@@ -205,6 +212,7 @@ def run_loop(
     definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
     links: list[Link] = []  # callers and callees of high hits, for the next cycle
     followed: set[tuple[str, int]] = set()  # (path, first line) of the hits followed
+    searched: list[str] = []
     for n in range(1, config.max_cycles + 1):
         keep = PathFilter(config.include, [*config.exclude, *excluded])
         cands = searcher.candidates(
@@ -226,6 +234,8 @@ def run_loop(
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         linked = _add_links(searcher, links, keep, cands)
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
+        if n == 1:  # nothing looked up or followed yet: the search's own pool
+            searched = [h.path for h in to_hits(searcher.lookups, ranked, _SEARCHED)]
         fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle, config.per_file)
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
@@ -344,6 +354,7 @@ def run_loop(
         question=question,
         analysis=analysis,
         items=ranked_items,
+        searched=searched,
         trace=trace,
         stop_reason=stop_reason,
     )
@@ -369,6 +380,7 @@ def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Cand
 
 
 _LINKS = frozenset({"caller", "callee"})
+_SEARCHED = SearchOptions(grain="file", limit=10)
 
 
 def _shown(items: dict[str, ContextItem], path: str, line: int) -> bool:

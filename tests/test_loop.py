@@ -1050,3 +1050,46 @@ def test_an_issue_templates_hidden_instructions_are_no_part_of_the_question():
     assert "print_file" in analysis.identifiers
     assert not {"script", "diagnostics", "paste"} & set(analysis.terms)
     assert "run_config" not in analysis.text
+
+
+def test_the_search_first_file_stays_first_unless_the_evaluation_beats_it():
+    from dowse.retrieval.ask import FileResult, _search_first
+
+    def files(*rels):
+        return [
+            FileResult(path=p, relevance=r, score=r, reason="", citations=[])
+            for p, r in zip("abc", rels, strict=False)
+        ]
+
+    def order(fs):
+        return [f.path for f in fs]
+
+    ranked = files(0.8, 0.6, 0.3)
+    # The fused first file beats the search's first by 0.2.
+    assert order(_search_first(ranked, ["b"], FileFusion(search_first=0.2))) == ["a", "b", "c"]
+    assert order(_search_first(ranked, ["b"], FileFusion(search_first=0.25))) == ["b", "a", "c"]
+    assert order(_search_first(ranked, ["c"], FileFusion(search_first=0.0))) == ["a", "b", "c"]
+    assert order(_search_first(files(0.5, 0.6), ["b"], FileFusion(search_first=0.0))) == [
+        "b",
+        "a",
+    ]
+    # A file the fused ranking does not list, the same first file, or the rule off: as fused.
+    assert order(_search_first(ranked, ["z"], FileFusion(search_first=1.0))) == ["a", "b", "c"]
+    assert order(_search_first(ranked, ["a"], FileFusion(search_first=1.0))) == ["a", "b", "c"]
+    assert order(_search_first(ranked, ["c"], FileFusion(search_first=None))) == ["a", "b", "c"]
+    assert _search_first([], ["a"], FileFusion()) == []
+
+
+def test_the_loop_records_the_search_file_ranking_it_started_from(searcher):
+    from dowse.retrieval.records import SearchOptions
+
+    question = "how are discounts applied to the cart total?"
+    result = run_loop(searcher, question)
+    searched = [h.path for h in searcher.search(question, SearchOptions(grain="file", limit=10))]
+    assert result.searched and result.searched == searched[: len(result.searched)]
+    # `ask` keeps that first file first unless its evaluation puts another ahead by the
+    # margin; with the rule off, the fused ranking alone.
+    fused = ask(searcher, question, fusion=FileFusion(search_first=None)).files
+    kept = ask(searcher, question, fusion=FileFusion(search_first=1.0)).files
+    assert kept[0].path == searched[0]
+    assert sorted(f.path for f in kept) == sorted(f.path for f in fused)
