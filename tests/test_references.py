@@ -201,6 +201,61 @@ def test_an_index_from_before_the_refs_table_reads_and_fills_it(repo, fake_embed
     assert len(_callers(repo, "normalise")) == 2
 
 
+ALIASED = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": "def normalise(text):\n    return text.strip()\n",
+    "pkg/app.py": (
+        "import pkg.core as c\n"  # 1
+        "from pkg.core import normalise as norm\n"
+        "from pkg import core as k\n"
+        "\n"
+        "\n"
+        "def main(arg):\n"  # 6
+        "    first = norm(arg)\n"
+        "    second = c.normalise(first)\n"
+        "    return k.normalise(second)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "name", "source", "expected"),
+    [
+        (
+            "python",
+            "a.py",
+            b"import numpy as np\nfrom x import y as z\nz(np.array(1))\n",
+            {("y", ""), ("array", "numpy")},
+        ),
+        ("javascript", "a.js", b"import { a as b } from './x'\nb()\n", {("a", "")}),
+        (
+            "go",
+            "a.go",
+            b'package m\nimport h "net/http"\nfunc f() { h.Get() }\n',
+            {("Get", "http")},
+        ),
+        (
+            "rust",
+            "a.rs",
+            b"use a::b as c;\nuse x::{y as z};\nfn f() { c::g(); z(); }\n",
+            {("g", "a::b"), ("y", "")},
+        ),
+    ],
+)
+def test_an_import_alias_is_stored_as_what_it_stands_for(language, name, source, expected):
+    parsed = parse_source(name, source, language)
+    calls = {(r.name, r.qualifier) for r in parsed.references if r.kind == "call"}
+    assert calls == expected
+
+
+def test_callers_follow_import_aliases(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", ALIASED)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    # `norm(...)` (a name aliased), `c.normalise(...)` (a module aliased) and
+    # `k.normalise(...)` (a module imported from its package, aliased).
+    assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
+
+
 # -- the command line and the MCP tool ----------------------------------------------------
 
 
