@@ -317,8 +317,7 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
         out.append(
             TrackPlan(
                 name=targets_name(about or [short], direction),
-                explorer=direction,
-                exclude=TEST_GLOBS,
+                explorer=direction,  # leaves out tests unless the question is about them
             )
         )
     if not any(_about_tests(c) for c in parts):
@@ -712,7 +711,7 @@ def _findings_tokens(report: AskReport) -> int:
         total += sum(estimate_tokens(finding_line(f)) for f in t.findings)
     if report.synthesis is not None:
         syn = report.synthesis
-        total += sum(estimate_tokens(x) for x in syn.unified + syn.nuances + syn.open_questions)
+        total += sum(estimate_tokens(x) for x in syn.unified + syn.divergences + syn.open_questions)
     return total
 
 
@@ -736,7 +735,7 @@ def _fit_tracks(report: AskReport, room: int) -> None:
         t.findings = t.findings[: kept[i]]
     if report.synthesis is not None:
         syn = report.synthesis
-        for name in ("nuances", "open_questions"):
+        for name in ("divergences", "open_questions"):
             items, out = getattr(syn, name), []
             for x in items:
                 if estimate_tokens(x) <= room:
@@ -754,8 +753,8 @@ def fit_report(
     report: AskReport, budget: int, fmt: Literal["markdown", "json"], *, trace: bool = False
 ) -> AskReport:
     """A copy of `report` that prints (as `fmt`) in at most `budget` tokens: `fit_result`'s
-    order, the tracks' findings and the synthesis' nuances and open questions going
-    right after the files' evidence, the lowest-ranked first."""
+    order, the synthesis' divergences and open questions, the tracks' findings and then the
+    synthesis' findings going right after the files' evidence, the lowest-ranked first."""
 
     def render(r: AskReport) -> str:
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
@@ -783,7 +782,7 @@ def fit_report(
     notes: list[Entry] = (
         []
         if syn is None
-        else [(("nuances", x), None) for x in syn.nuances]
+        else [(("divergences", x), None) for x in syn.divergences]
         + [(("open_questions", x), None) for x in syn.open_questions]
     )
 
@@ -792,15 +791,28 @@ def fit_report(
             out.synthesis = out.synthesis.model_copy(
                 update={
                     name: [x for n, x in kept if n == name]
-                    for name in ("nuances", "open_questions")
+                    for name in ("divergences", "open_questions")
                 }
+            )
+
+    # The synthesis' findings go last, the least supported first.
+    stated: list[Entry] = (
+        []
+        if syn is None
+        else [((u, f), None) for u, f in zip(syn.unified, syn.findings, strict=False)]
+    )
+
+    def put_stated(out: AskReport, kept: list[tuple[str, Any]]) -> None:
+        if out.synthesis is not None:
+            out.synthesis = out.synthesis.model_copy(
+                update={"unified": [u for u, _ in kept], "findings": [f for _, f in kept]}
             )
 
     return fit_result(
         report,
         budget,
         render,
-        more=[(notes, put_notes), (findings, put_findings)],
+        more=[(notes, put_notes), (findings, put_findings), (stated, put_stated)],
         lines_first=fmt == "json",
     )
 
@@ -829,7 +841,7 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
         lines += [f"- {one_line(x)}" for x in syn.unified]
-        lines += [f"- nuance: {one_line(x)}" for x in syn.nuances]
+        lines += [f"- divergence: {one_line(x)}" for x in syn.divergences]
         lines += [f"- open: {one_line(x)}" for x in syn.open_questions]
         lines.append("")
     for t in report.tracks:

@@ -1,4 +1,4 @@
-"""The "imported but declared in no manifest" nuance is true: import names map to their
+"""The "imported but declared in no manifest" divergence is true: import names map to their
 distributions; TYPE_CHECKING-only, optional, test and example imports are not needed;
 examples' manifests are not the project's; open questions are about the repository."""
 
@@ -118,7 +118,7 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
         "celery": "only in examples or docs",
         "requests": "only in examples or docs",
     }
-    undeclared = [n for n in result.synthesis.nuances if "no manifest declares" in n]
+    undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
     assert undeclared == [
         "`missingpkg` is imported by 2 files but no manifest declares it under that name"
     ]
@@ -148,7 +148,7 @@ def test_an_examples_manifest_declares_nothing_for_the_project():
         imports=ImportReport(external=[("celery", 3), ("click", 4)]),
         tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
     )
-    assert synthesize(result).nuances == [
+    assert synthesize(result).divergences == [
         "`celery` is imported by 3 files but no manifest declares it under that name"
     ]
 
