@@ -51,8 +51,9 @@ Direction = Literal["callers", "callees"]
 
 def targets_name(names: Sequence[str], direction: Direction) -> str:
     """A track's name from its targets: `← A, B` (callers), `A, B →` (callees)."""
-    shown = ", ".join(dict.fromkeys(names[:NAMED_TARGETS]))
-    more = len(dict.fromkeys(names)) - NAMED_TARGETS
+    distinct = list(dict.fromkeys(names))  # a name with several definitions, once
+    shown = ", ".join(distinct[:NAMED_TARGETS])
+    more = len(distinct) - NAMED_TARGETS
     if more > 0:
         shown += f" +{more}"
     return f"← {shown}" if direction == "callers" else f"{shown} →"

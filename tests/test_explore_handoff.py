@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_explore_cli import _assert_findings_hold
 
+from dowse.explore.callers import targets_name
 from dowse.explore.handoff import (
     TEST_GLOBS,
     TrackPlan,
@@ -168,6 +169,9 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
     # A definition the question names names the callers and callees tracks.
     named = [t.name for t in plan("how does validate_token work?").tracks]
     assert named[1:3] == ["← validate_token", "validate_token →"]
+    # A name with several definitions is named once; more targets are counted.
+    assert targets_name(["Glob", "Glob", "GlobSet"], "callers") == "← Glob, GlobSet"
+    assert targets_name(["a", "a", "b", "c", "d"], "callees") == "a, b +2 →"
     assert arch.tracks[1].question is None  # callers come from the references, not a search
     assert arch.tracks[0].question == "give me an overview of the payment flow"
 
