@@ -203,6 +203,16 @@ def _where(at: tuple[str, int, int]) -> str:
     return f"{path}:{start}" + (f"-{end}" if end != start else "")
 
 
+def _path_declared(package: str, declared: set[str]) -> bool:
+    """Whether a module path (Go's `google.golang.org/protobuf/types`) is declared by a
+    module that holds it, or names a part of one (`github.com/cncf/xds` of the module
+    `github.com/cncf/xds/go`): a path's packages are declared by their module."""
+    if "/" not in package:
+        return False
+    p = normalize(package)
+    return any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in declared)
+
+
 def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
     """Code names that two tracks place at locations that do not overlap."""
     out = []
@@ -268,7 +278,11 @@ def synthesize(result: ExploreResult) -> Synthesis:
         ]
         if declared:
             for package, users in needed:
-                if users >= 2 and not distributions(package) & declared:
+                if (
+                    users >= 2
+                    and not distributions(package) & declared
+                    and not _path_declared(package, declared)
+                ):
                     divergences.append(
                         f"`{package}` is imported by {users} files but no manifest "
                         "declares it under that name"

@@ -177,3 +177,31 @@ def test_open_questions_are_about_the_repository(tmp_path: Path):
         "no README in scope",
         "3 relative imports name no file here (generated or missing modules)",
     ]
+
+
+def test_a_go_package_is_declared_by_the_module_that_holds_it():
+    spec = TrackSpec(name="imports", focus=".", approach="", gates=[], deliverable="")
+    result = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        dependencies=ManifestReport(
+            manifests=["go.mod"],
+            dependencies=[
+                Dependency(name="google.golang.org/protobuf", manifest="go.mod"),
+                Dependency(name="github.com/cncf/xds/go", manifest="go.mod"),
+            ],
+        ),
+        imports=ImportReport(
+            external=[
+                ("google.golang.org/protobuf/types", 9),  # a package of a declared module
+                ("github.com/cncf/xds", 4),  # the part of a module path it imports from
+                ("github.com/other/thing", 3),
+            ]
+        ),
+        tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
+    )
+    assert synthesize(result).divergences == [
+        "`github.com/other/thing` is imported by 3 files but no manifest declares it under "
+        "that name"
+    ]
