@@ -16,7 +16,8 @@ how much to trust the whole.
   tracks agree: failed gates and dropped claims are the basis' and the tracks' own, an
   import cycle is the import graph's finding, neither is a disagreement. A package counts
   as declared when a distribution that provides its import name is
-  (explore.distributions: `dotenv` is `python-dotenv`); manifests of examples and docs
+  (explore.distributions: `dotenv` is `python-dotenv`), or an extra of a declared one is
+  named after it (`h5netcdf[h5py]`); manifests of examples and docs
   declare nothing for the project; a package no module needs to run (imported only under
   TYPE_CHECKING, in try/except ImportError, in tests or in examples:
   `ImportReport.conditional`) is never undeclared.
@@ -58,6 +59,7 @@ _CODE = re.compile(r"`([^`]+)`")
 _PLACED = re.compile(r"`([^`]+)`(?: at | \()([^\s:()`]+):(\d+)(?:-(\d+))?")
 """A claim's statement of where a code name is: "`X` at a.py:10-20", "`X` (a.py:5)"."""
 _NAME_PARTS = re.compile(r"[^\w]+")
+_EXTRAS = re.compile(r"\s*\[([^\]]+)\]")
 
 
 def _flatten(tracks: Sequence[TrackFindings]) -> list[TrackFindings]:
@@ -266,10 +268,15 @@ def synthesize(result: ExploreResult) -> Synthesis:
                 divergences.append(
                     f"`{path}` is an entry point by convention ({role}) but other modules import it"
                 )
-        declared = {
-            normalize(d.name)
-            for d in result.dependencies.dependencies
-            if not is_example_path(d.manifest)
+        project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
+        declared = {normalize(d.name) for d in project}
+        # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
+        declared |= {
+            normalize(x.strip())
+            for d in project
+            if (m := _EXTRAS.match(d.spec))
+            for x in m.group(1).split(",")
+            if x.strip()
         }
         needed = [
             (package, users)

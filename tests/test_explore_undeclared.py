@@ -179,7 +179,7 @@ def test_open_questions_are_about_the_repository(tmp_path: Path):
     ]
 
 
-def test_a_go_package_is_declared_by_the_module_that_holds_it():
+def test_a_package_is_declared_by_its_module_path_or_an_extra_named_after_it():
     spec = TrackSpec(name="imports", focus=".", approach="", gates=[], deliverable="")
     result = ExploreResult(
         path=".",
@@ -190,6 +190,7 @@ def test_a_go_package_is_declared_by_the_module_that_holds_it():
             dependencies=[
                 Dependency(name="google.golang.org/protobuf", manifest="go.mod"),
                 Dependency(name="github.com/cncf/xds/go", manifest="go.mod"),
+                Dependency(name="h5netcdf", spec="[h5py, scipy]>=1.8", manifest="go.mod"),
             ],
         ),
         imports=ImportReport(
@@ -197,6 +198,8 @@ def test_a_go_package_is_declared_by_the_module_that_holds_it():
                 ("google.golang.org/protobuf/types", 9),  # a package of a declared module
                 ("github.com/cncf/xds", 4),  # the part of a module path it imports from
                 ("github.com/other/thing", 3),
+                ("h5py", 5),  # pulled in by an extra named after it
+                ("scipy", 2),
             ]
         ),
         tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
