@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
+from dowse.errors import IndexVersionMismatch
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.parse import parse_source
-from dowse.indexer.store import MANIFEST, Store
+from dowse.indexer.store import FORMAT_VERSION, MANIFEST, Store
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig, run_loop
@@ -253,6 +254,23 @@ def test_callers_follow_import_aliases(tmp_path, fake_embedder):
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     # `norm(...)` (a name aliased), `c.normalise(...)` (a module aliased) and
     # `k.normalise(...)` (a module imported from its package, aliased).
+    assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
+
+
+def test_an_index_from_before_aliases_is_refused_then_rebuilt_whole(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", ALIASED)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    manifest = root / ".dowse" / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["format"] = FORMAT_VERSION - 1  # written before references followed aliases
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        Store.open(root / ".dowse")  # never read as if its references followed aliases
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    config = IndexConfig(embed=False, rebuild=True)
+    stats = build_index(root, config=config, embedder=fake_embedder)
+    assert stats.parsed == len(ALIASED)  # every file parsed again, not only the changed
     assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
 
 
