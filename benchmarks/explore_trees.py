@@ -1,14 +1,16 @@
 """What `dowse explore --depth deep` tells an agent about trees the project did not write.
 
 Usage:
-    python benchmarks/explore_trees.py TREE [TREE ...] [--ask QUESTION]
+    python benchmarks/explore_trees.py TREE [TREE ...] [--ask QUESTION ...]
 
 For each TREE (a directory; no index is needed for explore) prints: the test commands
 found (the first, with its source and citation), the synthesis findings and how many
 have a valid citation (it verifies against the file and the cited lines hold the name
-the finding states), the open questions, and explore's wall time. With `--ask`, TREE
-must be indexed: it also runs `ask`'s broad-question route on QUESTION and prints the
-tracks planned, the merges and the largest remaining overlap of two tracks' best results.
+the finding states), the divergences, the open questions, and explore's wall time. With
+`--ask` (repeatable), TREE must be indexed: it also runs `ask`'s broad-question route on
+each QUESTION and prints the tracks (by name), the merges, the largest remaining overlap
+of two tracks' best results, the synthesis' findings with a valid citation, the
+divergences, and the callers' and callees' findings.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def holds(root: Path, f: Finding) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("trees", nargs="+", type=Path)
-    ap.add_argument("--ask", default=None, metavar="QUESTION")
+    ap.add_argument("--ask", action="append", default=[], metavar="QUESTION")
     args = ap.parse_args()
     for tree in args.trees:
         root = tree.resolve()
@@ -51,6 +53,9 @@ def main() -> None:
         print(f"test commands: {len(tests)}; first: {first if tests else '-'}")
         print(f"findings: {len(r.synthesis.findings)}, valid citations: {valid}")
         print(f"confidence: {r.synthesis.confidence} ({r.synthesis.basis})")
+        print(f"divergences: {len(r.synthesis.divergences)}")
+        for d in r.synthesis.divergences:
+            print(f"  - {d}")
         print(f"open questions: {len(r.synthesis.open_questions)}")
         for q in r.synthesis.open_questions:
             print(f"  - {q}")
@@ -59,14 +64,24 @@ def main() -> None:
             from dowse.retrieval.hybrid import HybridSearcher
 
             searcher = HybridSearcher.open(root / ".dowse")
+        for question in args.ask:
             t0 = time.perf_counter()
-            rep = investigate(searcher, args.ask, budget=4000)
-            print(f"ask: {rep.mode}, {time.perf_counter() - t0:.2f} s")
+            rep = investigate(searcher, question, budget=4000)
+            print(f"ask {question!r}: {rep.mode}, {time.perf_counter() - t0:.2f} s")
             print(f"  tracks: {[t.track.name for t in rep.tracks]}")
             print(f"  merged: {rep.merged}; overlap {rep.overlap:.2f}")
-            valid = sum(holds(root, f) for f in rep.synthesis.findings) if rep.synthesis else 0
-            n = len(rep.synthesis.findings) if rep.synthesis else 0
+            syn = rep.synthesis
+            valid = sum(holds(root, f) for f in syn.findings) if syn else 0
+            n = len(syn.findings) if syn else 0
             print(f"  findings: {n}, valid citations: {valid}")
+            print(f"  divergences: {len(syn.divergences) if syn else 0}")
+            for d in syn.divergences if syn else []:
+                print(f"    - {d}")
+            by_role = {tp.name: tp.explorer for tp in rep.plan}
+            for t in rep.tracks:
+                role = by_role.get(t.track.name)
+                if role in ("callers", "callees"):
+                    print(f"  {role}: {len(t.findings)} findings ({t.track.name})")
 
 
 if __name__ == "__main__":

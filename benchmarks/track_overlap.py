@@ -11,7 +11,10 @@ ran, the joins made before running, the merges made after (the safety net), and 
 largest remaining overlap; then the totals: track runs without and with the prediction
 (runs saved), joins that the run without prediction confirms (its after-run merge put
 the same two tracks together) and the after-run merges left with the prediction (what it
-missed). Wall times are loaded by other work; compare them only with each other.
+missed), the largest overlap left in any question, the synthesis' findings whose citation
+holds the name they state (`explore_trees.holds`), the divergences, and the callers' and
+callees' findings whose calling line names the callee or target (`holds` on their
+topic). Wall times are loaded by other work; compare them only with each other.
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
+
+from explore_trees import holds
 
 from dowse.explore.handoff import AskReport, investigate
 from dowse.retrieval.hybrid import HybridSearcher
@@ -59,6 +64,9 @@ def main() -> None:
     if len(args.pairs) % 2:
         ap.error("give INDEX_DIR QUESTIONS_FILE pairs")
     total = {"plain": 0, "predicted": 0, "joins": 0, "confirmed": 0, "left": 0, "explored": 0}
+    stated = {"findings": 0, "valid": 0, "divergences": 0}
+    refs = {"callers": [0, 0], "callees": [0, 0]}
+    worst = 0.0
     wall = {"plain": 0.0, "predicted": 0.0}
     for index_dir, qfile in zip(args.pairs[::2], args.pairs[1::2], strict=True):
         searcher = HybridSearcher.open(Path(index_dir))
@@ -88,6 +96,18 @@ def main() -> None:
             total["left"] += len(left)
             wall["plain"] += t1 - t0
             wall["predicted"] += t2 - t1
+            worst = max(worst, pred.overlap)
+            syn = pred.synthesis
+            if syn is not None:
+                stated["findings"] += len(syn.findings)
+                stated["valid"] += sum(holds(Path(searcher.root), f) for f in syn.findings)
+                stated["divergences"] += len(syn.divergences)
+            roles = {tp.name: tp.explorer for tp in pred.plan}
+            for track in pred.tracks:
+                role = roles.get(track.track.name)
+                if role in refs:
+                    refs[role][0] += len(track.findings)
+                    refs[role][1] += sum(holds(Path(searcher.root), f) for f in track.findings)
             print(f"- {q}")
             print(f"  without prediction: {runs(plain)} runs {[t.name for t in plain.plan]}")
             print(f"    merged after: {[n for n in plain.merged if ' merged into ' in n]}")
@@ -101,6 +121,14 @@ def main() -> None:
         f"saved); joins {total['joins']}, confirmed by the after-run merge "
         f"{total['confirmed']}; after-run merges left {total['left']}; wall "
         f"{wall['plain']:.1f} s vs {wall['predicted']:.1f} s"
+    )
+    print(
+        f"largest overlap left {worst:.2f}; synthesis findings {stated['findings']}, with a "
+        f"valid citation {stated['valid']}; divergences {stated['divergences']}"
+    )
+    print(
+        f"callers findings {refs['callers'][0]} ({refs['callers'][1]} hold), callees findings "
+        f"{refs['callees'][0]} ({refs['callees'][1]} hold)"
     )
 
 

@@ -1,30 +1,44 @@
-"""The callers explorer: who calls the definitions a question is about, from the index.
+"""The callers and callees explorers: who calls the definitions a question is about, and
+what they call, from the index.
 
 Invariants:
-- Callers come from the index's references (`retrieval.references`), never from a text
-  search: each finding is one calling definition, cited at the line that references the
-  target, and the quote is that line as the file has it now.
+- Callers and callees come from the index's references (`retrieval.references`), never
+  from a text search. A caller finding is one calling definition, cited at the line that
+  references the target; a callee finding is one definition the target's body
+  references, cited at that line of the target (the quote is the line as the file has
+  it now).
 - The targets are the definitions the question names (its identifiers the index
   defines), else those of the best context the question's own retrieval found (`seeds`,
-  called once, when the track runs). At most `MAX_TARGETS` targets, `MAX_CALLERS` callers
-  each, strongest evidence first; tests only when the question is about tests.
+  called once, when the track runs). At most `MAX_TARGETS` targets, `MAX_CALLERS`
+  callers or callees each, strongest evidence first; tests only when the question is
+  about tests.
+- A track given no name is named after its targets once it has them: `← A, B` for their
+  callers, `A, B →` for their callees (what the track is about, no wording of its own).
 - No index, or an index without references: the understood gate fails with the reason.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Literal
 
 from dowse.explore.records import TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 from dowse.indexer.store import Store
-from dowse.retrieval.query import analyze
-from dowse.retrieval.references import DefinitionRef, References, find_references
+from dowse.retrieval.query import QueryAnalysis, analyze
+from dowse.retrieval.references import (
+    DefinitionRef,
+    References,
+    callees_of,
+    find_references,
+)
 
-__all__ = ["callers_track"]
+__all__ = ["callees_track", "callers_track", "targets_name"]
 
 MAX_TARGETS = 4
 MAX_CALLERS = 6
+NAMED_TARGETS = 2
+"""How many targets a track's name shows."""
 _VERBS = {
     "call": "calls",
     "type": "uses the type",
@@ -32,70 +46,137 @@ _VERBS = {
     "import": "imports",
     "macro": "invokes",
 }
+Direction = Literal["callers", "callees"]
+
+
+def targets_name(names: Sequence[str], direction: Direction) -> str:
+    """A track's name from its targets: `← A, B` (callers), `A, B →` (callees)."""
+    distinct = list(dict.fromkeys(names))  # a name with several definitions, once
+    shown = ", ".join(distinct[:NAMED_TARGETS])
+    more = len(distinct) - NAMED_TARGETS
+    if more > 0:
+        shown += f" +{more}"
+    return f"← {shown}" if direction == "callers" else f"{shown} →"
 
 
 def callers_track(
     ctx: Context,
     question: str,
     *,
-    name: str = "callers",
+    name: str | None = None,
     seeds: Callable[[], Sequence[str]] = lambda: (),
 ) -> Track:
     """Callers of the definitions `question` names, else of those `seeds` returns
     (qualified names, best first)."""
-    analysis = analyze(question)
-    spec = TrackSpec(
-        name=name,
+    return _track(ctx, question, "callers", name, seeds)
+
+
+def callees_track(
+    ctx: Context,
+    question: str,
+    *,
+    name: str | None = None,
+    seeds: Callable[[], Sequence[str]] = lambda: (),
+) -> Track:
+    """What the definitions `question` names (else those `seeds` returns) call."""
+    return _track(ctx, question, "callees", name, seeds)
+
+
+def _spec(question: str, direction: Direction, name: str | None) -> TrackSpec:
+    if direction == "callers":
+        approach = "resolved callers with the referencing line"
+        evidence = "evidence: every caller cites the line that references the definition"
+        deliverable = "findings: `caller` calls `definition`, cited at the calling line"
+    else:
+        approach = "the definitions their bodies reference, resolved, with the line"
+        evidence = "evidence: every callee cites the line of the definition that references it"
+        deliverable = "findings: `definition` calls `callee`, cited at the calling line"
+    return TrackSpec(
+        name=name or targets_name([], direction),
         focus=question,
         approach="the index's references: the definitions the question names (else those "
-        "its retrieval ranks first), resolved callers with the referencing line",
+        f"its retrieval ranks first), {approach}",
         gates=[
             "understood: the index has references and the question's definitions are found",
-            "evidence: every caller cites the line that references the definition",
-            "complete: each definition's callers were looked up",
+            evidence,
+            f"complete: each definition's {direction} were looked up",
         ],
-        deliverable="findings: `caller` calls `definition`, cited at the calling line",
+        deliverable=deliverable,
     )
+
+
+def _track(
+    ctx: Context,
+    question: str,
+    direction: Direction,
+    name: str | None,
+    seeds: Callable[[], Sequence[str]],
+) -> Track:
+    analysis = analyze(question)
+    spec = _spec(question, direction, name)
     looked_up: list[References] = []
+    found: set[str] = set()  # ids of the targets with a caller or callee
 
     def understand(state: TrackState) -> tuple[bool, str]:
-        searcher = ctx.searcher()
-        if searcher is None:
-            return False, "no index for the root"
-        store = searcher.store
-        if not store.has_table("refs"):
-            return False, "the index has no references yet; run `dowse index`"
-        names = [i for i in analysis.identifiers if i.replace(".", "").isidentifier()]
-        targets = _look_up(store, names)
+        targets, why = _targets(ctx, analysis, seeds, with_callers=direction == "callers")
         if not targets:
-            targets = _look_up(store, list(seeds()))
-        if not targets:
-            return False, "no definition the question names or its retrieval found"
+            return False, why
         looked_up.extend(targets)
+        definitions = [d for r in targets for d in r.definitions]
+        if name is None:
+            spec.name = targets_name([d.qualified_name for d in definitions], direction)
+        store = ctx.searcher().store
         for refs in targets:
             for target in refs.definitions:
-                _claim_callers(ctx, state, refs, target, analysis.unasked_test)
-        n_defs = sum(len(r.definitions) for r in looked_up)
-        return True, f"{plural(n_defs, 'definition')}, {plural(len(state.findings), 'caller')}"
+                if direction == "callers":
+                    claimed = _claim_callers(ctx, state, refs, target, analysis.unasked_test)
+                else:
+                    claimed = _claim_callees(ctx, state, store, target)
+                if claimed:
+                    found.add(target.id)
+        noun = "caller" if direction == "callers" else "callee"
+        return (
+            True,
+            f"{plural(len(definitions), 'definition')}, {plural(len(state.findings), noun)}",
+        )
 
     def complete(state: TrackState) -> tuple[bool, str]:
-        uncalled = [
-            d.qualified_name
-            for r in looked_up
-            for d in r.definitions
-            if not any(c.target == d.id for c in r.callers)
-        ]
-        if uncalled:
-            state.gaps.append("no caller in the index: " + ", ".join(uncalled[:MAX_TARGETS]))
-        return True, f"callers looked up for {plural(len(looked_up), 'name')}"
+        alone = [d.qualified_name for r in looked_up for d in r.definitions if d.id not in found]
+        if alone:
+            what = "no caller" if direction == "callers" else "no callee"
+            state.gaps.append(f"{what} in the index: " + ", ".join(alone[:MAX_TARGETS]))
+        return True, f"{direction} looked up for {plural(len(looked_up), 'name')}"
 
     return Track(spec=spec, understand=understand, complete=complete)
 
 
-def _look_up(store: Store, names: Sequence[str]) -> list[References]:
+def _targets(
+    ctx: Context,
+    analysis: QueryAnalysis,
+    seeds: Callable[[], Sequence[str]],
+    *,
+    with_callers: bool,
+) -> tuple[list[References], str]:
+    """The definitions the question names, else those `seeds` returns; or why none."""
+    searcher = ctx.searcher()
+    if searcher is None:
+        return [], "no index for the root"
+    store = searcher.store
+    if not store.has_table("refs"):
+        return [], "the index has no references yet; run `dowse index`"
+    names = [i for i in analysis.identifiers if i.replace(".", "").isidentifier()]
+    targets = _look_up(store, names, with_callers)
+    if not targets:
+        targets = _look_up(store, list(seeds()), with_callers)
+    if not targets:
+        return [], "no definition the question names or its retrieval found"
+    return targets, ""
+
+
+def _look_up(store: Store, names: Sequence[str], with_callers: bool) -> list[References]:
     out: list[References] = []
     for n in dict.fromkeys(names):
-        refs = find_references(store, n, callees=False, limit=4 * MAX_CALLERS)
+        refs = find_references(store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS)
         if refs.definitions:
             out.append(refs)
         if len(out) == MAX_TARGETS:
@@ -109,7 +190,7 @@ def _claim_callers(
     refs: References,
     target: DefinitionRef,
     unasked_test: Callable[[str], bool],
-) -> None:
+) -> int:
     shown = 0
     for caller in refs.callers:
         if caller.target != target.id or unasked_test(caller.path) or not ctx.in_scope(caller.path):
@@ -128,3 +209,24 @@ def _claim_callers(
         shown += claimed
         if shown == MAX_CALLERS:
             break
+    return shown
+
+
+def _claim_callees(ctx: Context, state: TrackState, store: Store, target: DefinitionRef) -> int:
+    shown = 0
+    for callee in callees_of(store, target):
+        d = callee.definition
+        more = (
+            f" (and {plural(len(callee.lines) - 1, 'more line')})" if len(callee.lines) > 1 else ""
+        )
+        claimed = state.claim(
+            f"`{target.qualified_name}` {_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
+            f"({d.path}:{d.start_line}) at {target.path}:{callee.lines[0]}{more}; "
+            f"resolved by {callee.via}",
+            cite(ctx, target.path, callee.lines[0]),
+            topic=d.qualified_name,
+        )
+        shown += claimed
+        if shown == MAX_CALLERS:
+            break
+    return shown

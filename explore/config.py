@@ -8,10 +8,15 @@ Four kinds of setting, each a claim citing the line that shows it:
               the tools' own files (tox.ini, .pre-commit-config.yaml, ...)
     env       environment variables the code reads: os.environ/os.getenv, click's
               envvar=, process.env, os.Getenv/LookupEnv, env::var/env!, System.getenv,
-              ENV[...], getenv()
+              ENV[...], getenv(); and through the project's own readers: a function
+              that passes its parameter to one of those (`func boolFromEnv(envVar
+              string, ...)` reading `os.Getenv(envVar)`) reads the variable each call
+              names (`boolFromEnv("GRPC_X", true)`, an UPPER_CASE literal)
     flags     command-line options the code defines: argparse/click/commander
               `--name`, Go's flag package and cobra's Flags(), clap's .long("name"),
-              picocli's @Option(names=...)
+              picocli's @Option(names=...); and a flag system of the project's own: a
+              method named for a flag's long name that returns a literal
+              (`fn name_long(&self) -> &'static str { "context" }`)
     classes   configuration types: classes, structs and interfaces named *Config,
               *Settings, *Options (Rust and Go also *Args, *Opts), pydantic BaseSettings
 
@@ -70,20 +75,52 @@ _ENV = {
     "c": [rf"\bgetenv\(\s*\"{_NAME}\""],
 }
 _FLAG_NAME = r"([A-Za-z0-9][\w-]*)"
+_LONG_NAME = r"(?:name_long|long_name|long_flag|flag_long|flag_name)"
+"""A method that returns a flag's long name in a flag system of the project's own."""
 _FLAGS = {
     "python": [
         rf"\.(?:add_argument|option)\(\s*(?:{_Q}-\w{_Q}\s*,\s*)?{_Q}--{_FLAG_NAME}{_Q}",
         rf"\bOption\(\s*[^)]*?{_Q}--{_FLAG_NAME}{_Q}",
+        rf"\bdef\s+{_LONG_NAME}\s*\([^)]*\)[^:]*:\s*return\s+{_Q}-*{_FLAG_NAME}{_Q}",
     ],
     "js": [rf"\.option\(\s*{_Q}(?:-\w,?\s*)?--{_FLAG_NAME}"],
     "go": [
         r"\bflag\.(?:Bool|Duration|Float64|Func|Int|Int64|String|Text|Uint|Uint64|Var)(?:Var)?"
         rf"\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
         rf"Flags\(\)\.\w+\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
+        rf"\bfunc\s+(?:\([^)]*\)\s*)?(?i:{_LONG_NAME})\(\)\s*string\s*\{{\s*return\s+\"-*{_FLAG_NAME}\"",
     ],
-    "rust": [rf"\.long\(\s*\"{_FLAG_NAME}\"\s*\)", rf"\blong\s*=\s*\"{_FLAG_NAME}\""],
+    "rust": [
+        rf"\.long\(\s*\"{_FLAG_NAME}\"\s*\)",
+        rf"\blong\s*=\s*\"{_FLAG_NAME}\"",
+        rf"\bfn\s+{_LONG_NAME}\s*\([^)]*\)\s*->\s*&(?:'static\s+)?str\s*\{{\s*\"{_FLAG_NAME}\"",
+    ],
     "java": [rf"@Option\(\s*names\s*=\s*\{{?\s*(?:\"-\w\"\s*,\s*)?\"--{_FLAG_NAME}\""],
 }
+_ENV_BY_VARIABLE = {
+    "python": r"\b(?:environ(?:\.get|\.setdefault|\.pop)?\s*[\[(]|getenv\()"
+    r"\s*([A-Za-z_]\w*)\s*[\]),]",
+    "js": r"\bprocess\.env\[\s*([A-Za-z_$][\w$]*)\s*\]",
+    "go": r"\bos\.(?:Getenv|LookupEnv)\(\s*([A-Za-z_]\w*)\s*\)",
+    "rust": r"\benv::var(?:_os)?\(\s*&?([A-Za-z_]\w*)\s*\)",
+    "java": r"\bSystem\.getenv\(\s*([A-Za-z_]\w*)\s*\)",
+    "ruby": r"\bENV(?:\.fetch\(|\[)\s*([a-z_]\w*)\s*[\]),]",
+    "c": r"\bgetenv\(\s*([A-Za-z_]\w*)\s*\)",
+}
+"""An environment read whose variable's name is a variable: a reader of the project's own."""
+_DEFINES = {
+    "python": r"^[ \t]*def\s+(\w+)\s*\(([^)]*)",
+    "js": r"^[ \t]*(?:export\s+)?(?:async\s+)?function\s+(\w+)\s*\(([^)]*)",
+    "go": r"^func\s+(?:\([^)]*\)\s*)?(\w+)\s*\(([^)]*)",
+    "rust": r"^[ \t]*(?:pub(?:\([^)]*\))?\s+)?fn\s+(\w+)\s*(?:<[^>]*>)?\s*\(([^)]*)",
+    "java": r"^[ \t]*(?:(?:public|private|protected|static|final)\s+)+[\w<>\[\]]+\s+"
+    r"(\w+)\s*\(([^)]*)",
+    "ruby": r"^[ \t]*def\s+(\w+)\s*\(?([^)\n]*)",
+    "c": r"^[A-Za-z_][\w \t*]*?\b(\w+)\s*\(([^)]*)\)\s*\{?\s*$",
+}
+"""A function definition: its name and its parameters."""
+_ENV_NAME = r"([A-Z][A-Z0-9_]*)"
+MAX_READERS = 40
 _CONFIG_WORDS = "Config|Configuration|Settings|Options"
 _CLASSES = {
     "python": [
@@ -193,7 +230,7 @@ def config_track(
 
     def understand(state: TrackState) -> tuple[bool, str]:
         scanned = _scan_paths(ctx, state)
-        found = _settings_files(ctx) + _code_settings(ctx, scanned)
+        found = _settings_files(ctx) + _code_settings(ctx, scanned, _env_readers(ctx, scanned))
         if relevant is not None:
             found = _keep_relevant(state, found, *relevant())
         report = ConfigReport(
@@ -283,10 +320,48 @@ def _settings_files(ctx: Context) -> list[_Found]:
     return out
 
 
-def _code_settings(ctx: Context, paths: list[str]) -> list[_Found]:
+def _env_readers(ctx: Context, paths: list[str]) -> dict[str, list[tuple[str, re.Pattern[str]]]]:
+    """By language family, a rule for the calls of the project's own environment readers:
+    the functions that pass one of their parameters to an environment read."""
+    readers: dict[str, set[str]] = {}
+    for p in paths:
+        family = _FAMILY.get(language_for(p) or "", "")
+        read, define = _ENV_BY_VARIABLE.get(family), _DEFINES.get(family)
+        lines = ctx.lines(p)
+        if read is None or define is None or not lines:
+            continue
+        text = "\n".join(lines)
+        reads = list(re.finditer(read, text))
+        if not reads:
+            continue
+        defs = list(re.finditer(define, text, re.M))
+        starts = [d.start() for d in defs]
+        for m in reads:
+            i = bisect.bisect_right(starts, m.start()) - 1
+            if i < 0:
+                continue
+            name, params = defs[i].group(1), defs[i].group(2)
+            if re.search(rf"(?<![\w$]){re.escape(m.group(1))}(?![\w$])", params):
+                readers.setdefault(family, set()).add(name)
+    out: dict[str, list[tuple[str, re.Pattern[str]]]] = {}
+    for family, names in readers.items():
+        called = "|".join(map(re.escape, sorted(names)[:MAX_READERS]))
+        rx = re.compile(rf"(?<![\w.])(?:\w+\.)?(?:{called})\(\s*{_Q}{_ENV_NAME}{_Q}")
+        out[family] = [("env", rx)]
+    return out
+
+
+def _code_settings(
+    ctx: Context,
+    paths: list[str],
+    extra: dict[str, list[tuple[str, re.Pattern[str]]]] | None = None,
+) -> list[_Found]:
+    """The environment reads, flags and config types in `paths`, by `_RULES` and the
+    `extra` rules of their language family."""
     found: dict[tuple[str, str], _Found] = {}
     for p in sorted(paths):
-        rules = _RULES.get(_FAMILY.get(language_for(p) or "", ""), [])
+        family = _FAMILY.get(language_for(p) or "", "")
+        rules = _RULES.get(family, []) + (extra or {}).get(family, [])
         lines = ctx.lines(p)
         if not rules or not lines:
             continue

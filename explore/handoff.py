@@ -9,11 +9,17 @@ behaviour, a bug report with a traceback — stays one loop: fast, no explorers.
 An exploration plans its tracks from the question: one retrieval loop per sub-question
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
-then the explorers that fit: the callers of the definitions it names (the index's
-references), the subject's tests, the configuration that sets it (an architecture
+then the explorers that fit: the callers and the callees of the definitions it names
+(the index's references), the subject's tests, the configuration that sets it (an architecture
 question, or one about settings, flags or the environment: the settings whose name or
 file shares the question's words or sits in the files that answer it), the history,
 imports for structure, patterns for conventions.
+
+A track is named after what it is about, never with wording of its own: a retrieval
+track by its sub-question's subject; the callers and callees by their targets (`← A`,
+`A →`), the tests by the test files they found, the configuration by the settings it
+kept, the history by the files that change together; before they run (in `plan`), by
+the subject they will look for.
 
 Overlap is kept below 0.3 (Jaccard of two retrieval tracks' best results' files) in
 three steps: sub-questions with the same words are one track (`plan`, from the text
@@ -30,6 +36,7 @@ cited findings and the synthesis with the rest.
 from __future__ import annotations
 
 import functools
+import posixpath
 import re
 import time
 from collections.abc import Callable, Collection
@@ -41,13 +48,21 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.explore.callers import callers_track
+from dowse.explore.callers import Direction, callees_track, callers_track, targets_name
 from dowse.explore.config import config_track
 from dowse.explore.focus import focus_track
 from dowse.explore.git import git_track
 from dowse.explore.imports import imports_track
 from dowse.explore.patterns import patterns_track
-from dowse.explore.records import ExploreResult, GateResult, Synthesis, TrackFindings
+from dowse.explore.records import (
+    ConfigReport,
+    ExploreResult,
+    GateResult,
+    GitReport,
+    ImportReport,
+    Synthesis,
+    TrackFindings,
+)
 from dowse.explore.render import compact_tracks, finding_line
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, run_track
@@ -129,7 +144,7 @@ _CONFIGURED = re.compile(
 """A question about how something is set: the configuration track joins its tracks."""
 _PRONOUN = re.compile(r"\b(they|them|their|it|its|those|these)\b", re.I)
 TEST_GLOBS = ["tests/", "test/", "test_*", "*_test.*", "*.test.*", "*.spec.*", "spec/"]
-MAX_TRACKS = 6
+MAX_TRACKS = 7
 REPORT_WORDS = 60
 """Beyond this many words a question is a report: a pasted issue, its code and traceback.
 Its sentences describe one problem rather than ask several things, so it is not split
@@ -156,7 +171,12 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns", "callers", "config"] | None = None
+    explorer: Literal["imports", "git", "patterns", "callers", "callees", "config"] | None = None
+    results_named: bool = Field(
+        default=False,
+        description="a retrieval track named after the files it finds once it ran (the "
+        "subject's tests)",
+    )
 
 
 class Plan(BaseModel):
@@ -288,16 +308,34 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     first_explorer = {"architecture": "imports", "cross-cutting": "patterns"}.get(kind)
     if first_explorer is not None:
         out[0].explorer = first_explorer  # type: ignore[assignment]
-    # Callers from the index's references, not a search for the word "callers".
-    out.append(TrackPlan(name="callers", explorer="callers", exclude=TEST_GLOBS))
+    # Callers and callees from the index's references, not a search for those words;
+    # named after the definitions the question names (else its subject) until they ran.
+    about = [i for i in analyze(question).identifiers if i.replace(".", "").isidentifier()]
+    short = _clip(subject, 30)
+    directions: tuple[Direction, ...] = ("callers", "callees")
+    for direction in directions:
+        out.append(
+            TrackPlan(
+                name=targets_name(about or [short], direction),
+                explorer=direction,  # leaves out tests unless the question is about them
+            )
+        )
     if not any(_about_tests(c) for c in parts):
         # The subject's own words, confined to the tests: no template wording to match.
-        out.append(TrackPlan(name="tests", question=subject, include=TEST_GLOBS))
+        out.append(
+            TrackPlan(
+                name=f"{short} (tests/)",
+                question=subject,
+                include=TEST_GLOBS,
+                results_named=True,
+            )
+        )
     if kind == "architecture" or _CONFIGURED.search(question):
         # Where the subject is configured: settings files, environment, flags, config types.
-        out.append(TrackPlan(name="configuration", explorer="config"))
+        out.append(TrackPlan(name=f"{short} (settings)", explorer="config"))
     if kind in ("architecture", "bug"):
-        out.append(TrackPlan(name="history", explorer="git"))  # co-change of the answer's files
+        # Co-change of the answer's files.
+        out.append(TrackPlan(name=f"{short} (history)", explorer="git"))
     return out
 
 
@@ -550,12 +588,9 @@ def investigate(
             # Co-change coupling is asked for the files that answer the question.
             return git_track(ctx, focus_files=[f.path for f in main.result().files[:5]])
 
-        def callers_after_main(name: str) -> Track:
-            # Without a definition the question names, the callers of what answers it.
-            def seeds() -> list[str]:
-                return [b.symbol for b in main.result().context if b.symbol]
-
-            return callers_track(ctx, question, name=name, seeds=seeds)
+        def seeds() -> list[str]:
+            # Without a definition the question names, those of what answers it.
+            return [b.symbol for b in main.result().context if b.symbol]
 
         def config_after_main(name: str) -> Track:
             # The settings of what answers the question, or that share its words.
@@ -564,32 +599,35 @@ def investigate(
 
             return config_track(ctx, name=name, relevant=relevant)
 
-        makers: list[Callable[[], Track]] = []
+        makers: list[tuple[TrackPlan, str, Callable[[], Track]]] = []
         for tp in p.tracks:
             if tp.question is not None:
-                makers.append(
-                    functools.partial(
-                        focus_track,
-                        ctx,
-                        tp.question,
-                        include=tp.include,
-                        exclude=tp.exclude,
-                        name=tp.name,
-                    )
+                loop_track = functools.partial(
+                    focus_track,
+                    ctx,
+                    tp.question,
+                    include=tp.include,
+                    exclude=tp.exclude,
+                    name=tp.name,
                 )
+                makers.append((tp, "loop", loop_track))
             if tp.explorer == "imports":
-                makers.append(functools.partial(imports_track, ctx))
+                makers.append((tp, tp.explorer, functools.partial(imports_track, ctx)))
             elif tp.explorer == "git":
-                makers.append(git_after_main)
+                makers.append((tp, tp.explorer, git_after_main))
             elif tp.explorer == "patterns":
-                makers.append(functools.partial(patterns_track, ctx))
+                makers.append((tp, tp.explorer, functools.partial(patterns_track, ctx)))
             elif tp.explorer == "callers":
-                makers.append(functools.partial(callers_after_main, tp.name))
+                make = functools.partial(callers_track, ctx, question, seeds=seeds)
+                makers.append((tp, tp.explorer, make))
+            elif tp.explorer == "callees":
+                make = functools.partial(callees_track, ctx, question, seeds=seeds)
+                makers.append((tp, tp.explorer, make))
             elif tp.explorer == "config":
-                makers.append(functools.partial(config_after_main, tp.name))
-        runs = list(pool.map(lambda make: run_track(ctx, make()), makers))
+                makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
+        runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
         answer = main.result()
-    retrieval = {tp.name for tp in p.tracks if tp.question is not None}
+    retrieval = _name_after_results(makers, runs)
     # A configuration track that found no setting the question concerns adds nothing.
     ran = [t for t, out in runs if not ("config" in out and not t.findings)]
     tracks, merges = merge_overlapping(ran, retrieval)
@@ -622,13 +660,58 @@ def investigate(
     return report
 
 
+def _name_after_results(
+    makers: list[tuple[TrackPlan, str, Callable[[], Track]]],
+    runs: list[tuple[TrackFindings, dict[str, Any]]],
+) -> set[str]:
+    """Name the tracks that are named after what they found (the plan's entry too, for
+    a track that is one explorer or a results-named loop); the retrieval tracks' names."""
+    retrieval: set[str] = set()
+    for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
+        name = _results_name(role, tp, found, out)
+        if not name and role in ("git", "config"):
+            name = tp.name  # found nothing to be named after: the plan's name
+        if name:
+            found.track = found.track.model_copy(update={"name": name})
+        if role == "loop":
+            retrieval.add(found.track.name)
+        if role == "loop" or tp.question is None:
+            tp.name = found.track.name
+    return retrieval
+
+
+def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str, Any]) -> str:
+    """A track's name from what it found: the tests by their files, the configuration by
+    its settings, the history by the files that change together, the import graph by its
+    central modules; "" to keep its name."""
+    if role == "loop" and tp.results_named:
+        files = [posixpath.basename(f.citations[0].path) for f in found.findings]
+        return ", ".join(list(dict.fromkeys(files))[:2])
+    if role == "config" and isinstance(out.get("config"), ConfigReport):
+        report = out["config"]
+        names = [s.name for s in report.env] + [f"--{s.name}" for s in report.flags]
+        names += [s.name for s in report.classes] + [posixpath.basename(f) for f in report.files]
+        return ", ".join(names[:3])
+    if role == "git" and isinstance(out.get("git"), GitReport) and out["git"].co_change:
+        a, b, _ = out["git"].co_change[0]
+        return f"{posixpath.basename(a)} ± {posixpath.basename(b)}"
+    if (
+        role == "imports"
+        and isinstance(out.get("imports"), ImportReport)
+        and out["imports"].central
+    ):
+        central = [posixpath.basename(path) for path, _ in out["imports"].central[:2]]
+        return "⇄ " + ", ".join(central)
+    return ""
+
+
 def _findings_tokens(report: AskReport) -> int:
     total = 0
     for t in report.tracks:
         total += sum(estimate_tokens(finding_line(f)) for f in t.findings)
     if report.synthesis is not None:
         syn = report.synthesis
-        total += sum(estimate_tokens(x) for x in syn.unified + syn.nuances + syn.open_questions)
+        total += sum(estimate_tokens(x) for x in syn.unified + syn.divergences + syn.open_questions)
     return total
 
 
@@ -652,7 +735,7 @@ def _fit_tracks(report: AskReport, room: int) -> None:
         t.findings = t.findings[: kept[i]]
     if report.synthesis is not None:
         syn = report.synthesis
-        for name in ("nuances", "open_questions"):
+        for name in ("divergences", "open_questions"):
             items, out = getattr(syn, name), []
             for x in items:
                 if estimate_tokens(x) <= room:
@@ -670,8 +753,8 @@ def fit_report(
     report: AskReport, budget: int, fmt: Literal["markdown", "json"], *, trace: bool = False
 ) -> AskReport:
     """A copy of `report` that prints (as `fmt`) in at most `budget` tokens: `fit_result`'s
-    order, the tracks' findings and the synthesis' nuances and open questions going
-    right after the files' evidence, the lowest-ranked first."""
+    order, the synthesis' divergences and open questions, the tracks' findings and then the
+    synthesis' findings going right after the files' evidence, the lowest-ranked first."""
 
     def render(r: AskReport) -> str:
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
@@ -699,7 +782,7 @@ def fit_report(
     notes: list[Entry] = (
         []
         if syn is None
-        else [(("nuances", x), None) for x in syn.nuances]
+        else [(("divergences", x), None) for x in syn.divergences]
         + [(("open_questions", x), None) for x in syn.open_questions]
     )
 
@@ -708,15 +791,28 @@ def fit_report(
             out.synthesis = out.synthesis.model_copy(
                 update={
                     name: [x for n, x in kept if n == name]
-                    for name in ("nuances", "open_questions")
+                    for name in ("divergences", "open_questions")
                 }
+            )
+
+    # The synthesis' findings go last, the least supported first.
+    stated: list[Entry] = (
+        []
+        if syn is None
+        else [((u, f), None) for u, f in zip(syn.unified, syn.findings, strict=False)]
+    )
+
+    def put_stated(out: AskReport, kept: list[tuple[str, Any]]) -> None:
+        if out.synthesis is not None:
+            out.synthesis = out.synthesis.model_copy(
+                update={"unified": [u for u, _ in kept], "findings": [f for _, f in kept]}
             )
 
     return fit_result(
         report,
         budget,
         render,
-        more=[(notes, put_notes), (findings, put_findings)],
+        more=[(notes, put_notes), (findings, put_findings), (stated, put_stated)],
         lines_first=fmt == "json",
     )
 
@@ -745,7 +841,7 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
         lines += [f"- {one_line(x)}" for x in syn.unified]
-        lines += [f"- nuance: {one_line(x)}" for x in syn.nuances]
+        lines += [f"- divergence: {one_line(x)}" for x in syn.divergences]
         lines += [f"- open: {one_line(x)}" for x in syn.open_questions]
         lines.append("")
     for t in report.tracks:

@@ -144,50 +144,11 @@ def manifest_track(ctx: Context) -> Track:
 
     def understand(state: TrackState) -> tuple[bool, str]:
         failures.clear()
-        paths, above = _manifests(ctx)
+        paths = _chosen_manifests(ctx, state)
         if not paths:
-            state.gaps.append(f"no dependency manifest in {ctx.scope or '.'} or above it")
             return False, "no manifests found"
-        # The project's own first: an example's manifest declares the example's needs.
-        paths.sort(key=lambda p: (is_example_path(p), p.count("/"), p))
-        if len(paths) > MAX_MANIFESTS:
-            state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
-            paths = paths[:MAX_MANIFESTS]
-        if above:
-            state.conclusions.append(
-                f"no manifest in {ctx.scope}; using the nearest above: " + ", ".join(paths)
-            )
-        report = ManifestReport(manifests=paths, examples=[p for p in paths if is_example_path(p)])
-        if report.examples and len(report.examples) < len(paths):
-            state.conclusions.append(
-                f"{plural(len(report.examples), 'manifest')} of examples and docs, listed "
-                "after the project's: " + ", ".join(report.examples[:5])
-            )
-        parsed: list[Parsed] = []
-        failed = 0
-        for path in paths:
-            lines = ctx.lines(path)
-            parser = parser_for(path)
-            if lines is None or parser is None:
-                state.gaps.append(f"{path}: could not be read")
-                failed += 1
-                continue
-            out = Parsed(Src(path, lines), ctx)
-            try:
-                parser(out)
-            except Exception as exc:  # any malformed manifest is a gap, never a crash
-                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-                state.gaps.append(f"{path}: could not parse: {why}")
-                failed += 1
-                continue
-            parsed.append(out)
-            state.conclusions.extend(f"{path}: {note}" for note in out.notes)
-            state.gaps.extend(f"{path}: {gap}" for gap in out.gaps)
-            unplaced = [d.name for d in out.deps if d.line is None]
-            if unplaced:
-                state.gaps.append(
-                    f"{path}: could not find the declaring line of " + ", ".join(unplaced[:5])
-                )
+        report = _new_report(state, paths)
+        parsed, failed = _parse_manifests(ctx, state, paths)
         _record(state, parsed, report)
         state.output["dependencies"] = report
         failures.append(failed)
@@ -207,3 +168,66 @@ def manifest_track(ctx: Context) -> Track:
 
     # No split: a sub-scope without manifests would only repeat the nearest ones above.
     return Track(spec=spec, understand=understand, complete=complete, make=manifest_track)
+
+
+# -- the phases: which manifests, the report, parsing them ----------------------------------
+
+
+def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
+    """The manifests to parse: in scope (else the nearest above it), the project's own
+    first, at most MAX_MANIFESTS; [] (and a gap) when there is none."""
+    paths, above = _manifests(ctx)
+    if not paths:
+        state.gaps.append(f"no dependency manifest in {ctx.scope or '.'} or above it")
+        return []
+    # The project's own first: an example's manifest declares the example's needs.
+    paths.sort(key=lambda p: (is_example_path(p), p.count("/"), p))
+    if len(paths) > MAX_MANIFESTS:
+        state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
+        paths = paths[:MAX_MANIFESTS]
+    if above:
+        state.conclusions.append(
+            f"no manifest in {ctx.scope}; using the nearest above: " + ", ".join(paths)
+        )
+    return paths
+
+
+def _new_report(state: TrackState, paths: list[str]) -> ManifestReport:
+    """The report of `paths`, its examples' manifests named as such."""
+    report = ManifestReport(manifests=paths, examples=[p for p in paths if is_example_path(p)])
+    if report.examples and len(report.examples) < len(paths):
+        state.conclusions.append(
+            f"{plural(len(report.examples), 'manifest')} of examples and docs, listed "
+            "after the project's: " + ", ".join(report.examples[:5])
+        )
+    return report
+
+
+def _parse_manifests(ctx: Context, state: TrackState, paths: list[str]) -> tuple[list[Parsed], int]:
+    """Each manifest parsed, and how many could not be read or parsed (each a gap)."""
+    parsed: list[Parsed] = []
+    failed = 0
+    for path in paths:
+        lines = ctx.lines(path)
+        parser = parser_for(path)
+        if lines is None or parser is None:
+            state.gaps.append(f"{path}: could not be read")
+            failed += 1
+            continue
+        out = Parsed(Src(path, lines), ctx)
+        try:
+            parser(out)
+        except Exception as exc:  # any malformed manifest is a gap, never a crash
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            state.gaps.append(f"{path}: could not parse: {why}")
+            failed += 1
+            continue
+        parsed.append(out)
+        state.conclusions.extend(f"{path}: {note}" for note in out.notes)
+        state.gaps.extend(f"{path}: {gap}" for gap in out.gaps)
+        unplaced = [d.name for d in out.deps if d.line is None]
+        if unplaced:
+            state.gaps.append(
+                f"{path}: could not find the declaring line of " + ", ".join(unplaced[:5])
+            )
+    return parsed, failed

@@ -296,8 +296,11 @@ class Synthesis(BaseModel):
         description="statements about the code, each citing the lines that hold the "
         "definition or use it names (topic: that name), most supported first",
     )
-    nuances: list[str] = Field(
-        default_factory=list, description="where tracks diverge or qualify each other"
+    divergences: list[str] = Field(
+        default_factory=list,
+        description="where two tracks disagree (the same name at different locations, an "
+        "entry point others import, an import no manifest declares, answers in files with "
+        "uncommitted changes), each side named; empty when they agree",
     )
     open_questions: list[str] = Field(default_factory=list)
     confidence: Literal["High", "Moderate", "Low"] = "Low"

@@ -132,7 +132,12 @@ def _sections(r: ExploreResult) -> list[_Section]:
         syn.unified, syn.findings = syn.unified[:k], syn.findings[:k]
 
     add("unified", 0.08, syn.unified, keep_findings)
-    add("nuances", 0.06, syn.nuances, lambda k: setattr(syn, "nuances", syn.nuances[:k]))
+    add(
+        "divergences",
+        0.06,
+        syn.divergences,
+        lambda k: setattr(syn, "divergences", syn.divergences[:k]),
+    )
     add(
         "open_questions",
         0.05,
@@ -395,7 +400,7 @@ def render_markdown(r: ExploreResult) -> str:
     section("How to work in this repository", "commands", r.commands)
     section("Rules its instructions state", "instructions", r.instructions)
     section("Findings", "unified", syn.unified)
-    section("Nuances", "nuances", syn.nuances)
+    section("Divergences", "divergences", syn.divergences)
     section("Open questions", "open_questions", syn.open_questions)
     if r.focus:
         section(f"Focus: {one_line(r.focus)}", "focus", r.focus_findings)

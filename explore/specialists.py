@@ -836,40 +836,14 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
         nonlocal review
         review = _Review()
         state.gaps.extend(notes)
-        code = [
-            p
-            for p in ctx.files()
-            if language_for(p) in CODE_LANGUAGES
-            and not (kind == "internal" and p.startswith(module + "/"))
-        ]
-        if kind == "internal":
-            docs = given
-            calls = _internal_calls(ctx, code, docs)
-        else:
-            uses, imported_at = _package_uses(ctx, code, module)
-            docs = Docs(module=module, kind="package", sources=sources)
-            read_package_docs(docs, priority=set(uses))
-            calls = {n: sites for n, sites in uses.items() if n in docs.apis}
+        code = _code_outside(ctx, given)
+        docs, calls, imported_at = _read_docs(ctx, given, code)
         state.gaps.extend(docs.notes)
         if not docs.apis and not docs.rules:
             state.gaps.append(f"{module}: its documentation names none of its APIs")
             return False, "the documentation names no API of the module and no usage rule"
         topic = f"specialist:{module}"
-        if kind == "internal":
-            first = [a.doc for a in docs.apis.values() if a.doc][:MAX_SITES]
-            state.claim(
-                f"{module} documents {len(docs.apis)} of its APIs in "
-                f"{', '.join(sources)}: {', '.join(sorted(docs.apis)) or 'none'}",
-                *_cite_all(ctx, first or [r.doc for r in docs.rules][:1]),
-                topic=topic,
-            )
-        else:
-            state.claim(
-                f"`{module}` is imported by {plural(len(imported_at), 'file')} in "
-                f"scope: {_refs(imported_at)}",
-                *_cite_all(ctx, imported_at[:MAX_SITES]),
-                topic=topic,
-            )
+        _claim_documented(ctx, state, docs, imported_at, topic)
         spans = _Spans(ctx)
         _report_used(ctx, state, docs, calls, review, topic)
         flagged = _report_misuse(ctx, state, docs, code, calls, spans, review, topic)
@@ -889,6 +863,53 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
         )
 
     return Track(spec=spec, understand=understand, complete=complete)
+
+
+# -- the phases: the code to review, the documentation, what it documents ------------------
+
+
+def _code_outside(ctx: Context, given: Docs) -> list[str]:
+    """The code files to review: all in scope but an internal module's own."""
+    return [
+        p
+        for p in ctx.files()
+        if language_for(p) in CODE_LANGUAGES
+        and not (given.kind == "internal" and p.startswith(given.module + "/"))
+    ]
+
+
+def _read_docs(
+    ctx: Context, given: Docs, code: list[str]
+) -> tuple[Docs, dict[str, list[Site]], list[Site]]:
+    """The module's documentation, the calls of its documented APIs in `code`, and (for
+    an installed package) where `code` imports it."""
+    if given.kind == "internal":
+        return given, _internal_calls(ctx, code, given), []
+    uses, imported_at = _package_uses(ctx, code, given.module)
+    docs = Docs(module=given.module, kind="package", sources=given.sources)
+    read_package_docs(docs, priority=set(uses))
+    return docs, {n: sites for n, sites in uses.items() if n in docs.apis}, imported_at
+
+
+def _claim_documented(
+    ctx: Context, state: TrackState, docs: Docs, imported_at: list[Site], topic: str
+) -> None:
+    """The first claim: what an internal module documents, or where a package is imported."""
+    if docs.kind == "internal":
+        first = [a.doc for a in docs.apis.values() if a.doc][:MAX_SITES]
+        state.claim(
+            f"{docs.module} documents {len(docs.apis)} of its APIs in "
+            f"{', '.join(docs.sources)}: {', '.join(sorted(docs.apis)) or 'none'}",
+            *_cite_all(ctx, first or [r.doc for r in docs.rules][:1]),
+            topic=topic,
+        )
+    else:
+        state.claim(
+            f"`{docs.module}` is imported by {plural(len(imported_at), 'file')} in "
+            f"scope: {_refs(imported_at)}",
+            *_cite_all(ctx, imported_at[:MAX_SITES]),
+            topic=topic,
+        )
 
 
 def _report_used(

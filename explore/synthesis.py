@@ -7,13 +7,19 @@ how much to trust the whole.
   name the statement is about (`topic`), so a reader can check it at `path:start-end`.
   They are ordered by how many independent tracks cite the same file (support), every
   track's best first; a finding with one track's support says so.
-- nuances: cross-checks between tracks that disagree or qualify each other: a conventional
-  entry point that other modules import, a package imported in code but declared in no
-  manifest of the project, focus results in files with uncommitted changes, failed gates,
-  dropped claims. A package counts as declared when a distribution that provides its
-  import name is (explore.distributions: `dotenv` is `python-dotenv`); manifests of
-  examples and docs declare nothing for the project; a package no module needs to run
-  (imported only under TYPE_CHECKING, in try/except ImportError, in tests or in examples:
+- divergences: where two tracks disagree, each side cited: two tracks that state the
+  same code name at locations that do not overlap (`X` at a.py:10-20 by one, `X`
+  (b.py:5) by another: different definitions, or lines that moved); a conventional entry
+  point (the tree) that other modules import (the import graph); a package the code
+  imports (the import graph) that no manifest of the project declares (the manifests);
+  focus results (the index) in files with uncommitted changes (git). Empty when the
+  tracks agree: failed gates and dropped claims are the basis' and the tracks' own, an
+  import cycle is the import graph's finding, neither is a disagreement. A package counts
+  as declared when a distribution that provides its import name is
+  (explore.distributions: `dotenv` is `python-dotenv`), or an extra of a declared one is
+  named after it (`h5netcdf[h5py]`); manifests of examples and docs
+  declare nothing for the project; a package no module needs to run (imported only under
+  TYPE_CHECKING, in try/except ImportError, in tests or in examples:
   `ImportReport.conditional`) is never undeclared.
 - open questions: what an agent would need and the explorers could not determine: every
   track's gaps about the repository (a name the focus uses that is not found, a
@@ -50,7 +56,10 @@ _LISTINGS = frozenset({"commands", "tree", "manifest", "patterns"})
 """Tracks whose claims list or count (commands, key files, dependencies, conventions:
 their own sections): they support findings, they do not state them."""
 _CODE = re.compile(r"`([^`]+)`")
+_PLACED = re.compile(r"`([^`]+)`(?: at | \()([^\s:()`]+):(\d+)(?:-(\d+))?")
+"""A claim's statement of where a code name is: "`X` at a.py:10-20", "`X` (a.py:5)"."""
 _NAME_PARTS = re.compile(r"[^\w]+")
+_EXTRAS = re.compile(r"\s*\[([^\]]+)\]")
 
 
 def _flatten(tracks: Sequence[TrackFindings]) -> list[TrackFindings]:
@@ -174,10 +183,58 @@ def _stated(
     return out[:MAX_ITEMS]
 
 
+def _placements(tracks: Sequence[TrackFindings]) -> dict[str, dict[str, tuple[str, int, int]]]:
+    """code name -> track group -> the first location that track states for it."""
+    out: dict[str, dict[str, tuple[str, int, int]]] = {}
+    for t in tracks:
+        group = _track_group(t.track.name)
+        for f in t.findings:
+            for m in _PLACED.finditer(f.claim):
+                name, path, start = m.group(1), m.group(2), int(m.group(3))
+                end = int(m.group(4) or start)
+                out.setdefault(name, {}).setdefault(group, (path, start, end))
+    return out
+
+
+def _apart(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
+    return a[0] != b[0] or a[2] < b[1] or b[2] < a[1]
+
+
+def _where(at: tuple[str, int, int]) -> str:
+    path, start, end = at
+    return f"{path}:{start}" + (f"-{end}" if end != start else "")
+
+
+def _path_declared(package: str, declared: set[str]) -> bool:
+    """Whether a module path (Go's `google.golang.org/protobuf/types`) is declared by a
+    module that holds it, or names a part of one (`github.com/cncf/xds` of the module
+    `github.com/cncf/xds/go`): a path's packages are declared by their module."""
+    if "/" not in package:
+        return False
+    p = normalize(package)
+    return any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in declared)
+
+
+def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
+    """Code names that two tracks place at locations that do not overlap."""
+    out = []
+    for name, by in sorted(_placements(tracks).items()):
+        groups = sorted(by)
+        for i, a in enumerate(groups):
+            other = next((b for b in groups[i + 1 :] if _apart(by[a], by[b])), None)
+            if other is not None:
+                out.append(
+                    f"`{name}`: {a} places it at {_where(by[a])}, {other} at "
+                    f"{_where(by[other])} (two definitions of the name, or lines that moved)"
+                )
+                break
+    return out
+
+
 def synthesize(result: ExploreResult) -> Synthesis:
     tracks = _flatten(result.tracks)
     unified: list[str] = []
-    nuances: list[str] = []
+    divergences: list[str] = _disagreements(tracks)
 
     # Files cited by several independent tracks.
     cited: dict[str, dict[str, str]] = {}
@@ -192,7 +249,7 @@ def synthesize(result: ExploreResult) -> Synthesis:
     for f, support in findings:
         ref = f.citations[0].ref
         where = "" if ref in f.claim else f" ({ref})"
-        tracks_named = ", ".join(sorted(support))
+        tracks_named = "; ".join(sorted(support))  # a track's name may hold commas
         unified.append(
             f"{f.claim}{where} — supported by {len(support)} "
             f"track{'s' if len(support) != 1 else ''} ({tracks_named})"
@@ -208,13 +265,18 @@ def synthesize(result: ExploreResult) -> Synthesis:
                 and path in central
                 and path not in result.imports.entry_points
             ):
-                nuances.append(
+                divergences.append(
                     f"`{path}` is an entry point by convention ({role}) but other modules import it"
                 )
-        declared = {
-            normalize(d.name)
-            for d in result.dependencies.dependencies
-            if not is_example_path(d.manifest)
+        project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
+        declared = {normalize(d.name) for d in project}
+        # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
+        declared |= {
+            normalize(x.strip())
+            for d in project
+            if (m := _EXTRAS.match(d.spec))
+            for x in m.group(1).split(",")
+            if x.strip()
         }
         needed = [
             (package, users)
@@ -223,27 +285,20 @@ def synthesize(result: ExploreResult) -> Synthesis:
         ]
         if declared:
             for package, users in needed:
-                if users >= 2 and not distributions(package) & declared:
-                    nuances.append(
+                if (
+                    users >= 2
+                    and not distributions(package) & declared
+                    and not _path_declared(package, declared)
+                ):
+                    divergences.append(
                         f"`{package}` is imported by {users} files but no manifest "
                         "declares it under that name"
                     )
-        for cycle in result.imports.cycles[:3]:
-            nuances.append(f"import cycle: {' → '.join(cycle + cycle[:1])}")
     if result.git is not None and result.focus_findings:
         dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
         for path in sorted({c.path for f in result.focus_findings for c in f.citations} & dirty):
-            nuances.append(
+            divergences.append(
                 f"`{path}` answers the focus and has uncommitted changes: its lines may move"
-            )
-    for t in tracks:
-        for g in t.gates:
-            if not g.passed and g.ran:
-                nuances.append(f"{t.track.name}: the {g.name} gate failed ({g.detail})")
-        if t.dropped:
-            nuances.append(
-                f"{t.track.name}: {len(t.dropped)} claim(s) dropped for a "
-                "citation that did not hold"
             )
 
     open_questions = []
@@ -276,7 +331,7 @@ def synthesize(result: ExploreResult) -> Synthesis:
     return Synthesis(
         unified=unified,
         findings=[f for f, _ in findings],
-        nuances=nuances[: MAX_ITEMS * 2],
+        divergences=divergences[: MAX_ITEMS * 2],
         open_questions=open_questions,
         confidence=confidence,
         basis=basis,

@@ -445,43 +445,9 @@ def tree_track(ctx: Context) -> Track:
         found = _find_key_files(ctx, files, top, state)
         kept = _cap(found)
         state.output["key_files"] = [KeyFile(path=k.path, role=k.role) for k in kept]
-        for k in kept:
-            if k.line is not None:
-                state.claim(f"{k.path}: {k.role}", cite(ctx, k.path, k.line), topic="key_files")
-
-        state.conclusions.append(_describe(tree))
-        exts: dict[str, int] = {}
-        for p in files:
-            name = basename(p)
-            ext = name.rpartition(".")[2].lower() if "." in name.lstrip(".") else "(none)"
-            exts[ext] = exts.get(ext, 0) + 1
-        common = sorted(exts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
-        state.conclusions.append("files by extension: " + ", ".join(f"{e} {n}" for e, n in common))
-        if kept:
-            state.conclusions.append(
-                "key files: " + ", ".join(f"{k.path} ({k.role})" for k in kept[:8])
-            )
-        if len(found) > len(kept):
-            state.gaps.append(f"listed {len(kept)} of {len(found)} key files by convention")
-        single = files == [ctx.scope]
-        if not found:
-            state.gaps.append("no key files by convention in scope")
-        if not state.findings:  # nothing citable yet (e.g. only empty __init__.py files)
-            _claim_samples(state, tree)
-        if found and not single:
-            if not any(k.kind in (_README, _SUBREADME) for k in found):
-                state.gaps.append("no README in scope")
-            if not any(k.kind in (_ENTRY, _SCRIPT) for k in found):
-                state.gaps.append(
-                    "no entry point found by convention (main files, __main__ "
-                    "guards, func main, bin/)"
-                )
-        if n := _count_truncated(tree):
-            state.gaps.append(
-                f"{n} directories list only their first {MAX_CHILDREN} children"
-                if n > 1
-                else f"1 directory lists only its first {MAX_CHILDREN} children"
-            )
+        _claim_key_files(ctx, state, tree, kept)
+        _conclude(state, tree, files, kept)
+        _state_gaps(ctx, state, tree, files, found, kept)
         return True, f"{len(files)} files; {len(kept)} key files"
 
     def complete(state: TrackState) -> tuple[bool, str]:
@@ -494,3 +460,61 @@ def tree_track(ctx: Context) -> Track:
         return True, f"tree of {tree.files} files; {len(keys)} key files"
 
     return Track(spec=spec, understand=understand, complete=complete, split=_split, make=tree_track)
+
+
+# -- the phases: the key files' claims, the conclusions, the gaps ----------------------------
+
+
+def _claim_key_files(ctx: Context, state: TrackState, tree: TreeNode, kept: list[_Key]) -> None:
+    """A claim per key file at the line that shows its role; samples when none cites."""
+    for k in kept:
+        if k.line is not None:
+            state.claim(f"{k.path}: {k.role}", cite(ctx, k.path, k.line), topic="key_files")
+    if not state.findings:  # nothing citable yet (e.g. only empty __init__.py files)
+        _claim_samples(state, tree)
+
+
+def _conclude(state: TrackState, tree: TreeNode, files: list[str], kept: list[_Key]) -> None:
+    """The tree described, the files by extension, the key files."""
+    state.conclusions.append(_describe(tree))
+    exts: dict[str, int] = {}
+    for p in files:
+        name = basename(p)
+        ext = name.rpartition(".")[2].lower() if "." in name.lstrip(".") else "(none)"
+        exts[ext] = exts.get(ext, 0) + 1
+    common = sorted(exts.items(), key=lambda kv: (-kv[1], kv[0]))[:6]
+    state.conclusions.append("files by extension: " + ", ".join(f"{e} {n}" for e, n in common))
+    if kept:
+        state.conclusions.append(
+            "key files: " + ", ".join(f"{k.path} ({k.role})" for k in kept[:8])
+        )
+
+
+def _state_gaps(
+    ctx: Context,
+    state: TrackState,
+    tree: TreeNode,
+    files: list[str],
+    found: list[_Key],
+    kept: list[_Key],
+) -> None:
+    """What the tree leaves open: key files left out, no README or entry point, long
+    directories cut."""
+    if len(found) > len(kept):
+        state.gaps.append(f"listed {len(kept)} of {len(found)} key files by convention")
+    single = files == [ctx.scope]
+    if not found:
+        state.gaps.append("no key files by convention in scope")
+    if found and not single:
+        if not any(k.kind in (_README, _SUBREADME) for k in found):
+            state.gaps.append("no README in scope")
+        if not any(k.kind in (_ENTRY, _SCRIPT) for k in found):
+            state.gaps.append(
+                "no entry point found by convention (main files, __main__ guards, func main, bin/)"
+            )
+    if n := _count_truncated(tree):
+        state.gaps.append(
+            f"{n} directories list only their first {MAX_CHILDREN} children"
+            if n > 1
+            else f"1 directory lists only its first {MAX_CHILDREN} children"
+        )

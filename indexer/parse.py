@@ -27,6 +27,9 @@ Invariants:
                                                     symbols note `impl <trait> for <name>`
                                                     first in their decorators
       @import, @import.module, @import.name         an import, its module(s), its names
+      @import.alias                                 the name a module or name is bound
+                                                    to instead (`np` of `import numpy
+                                                    as np`): the node beside it
       @import.path                                  one segment of a module path split
                                                     into several nodes (Scala); the
                                                     module spans them all
@@ -81,6 +84,7 @@ _FIXED_CAPTURES = frozenset(
         "import.module",
         "import.path",
         "import.name",
+        "import.alias",
     }
 )
 # Above this, tree-sitter's query cursor is too slow to run; see `_query_cost`.
@@ -126,8 +130,8 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
     try:
         matches = QueryCursor(grammar.query).matches(tree.root_node)
         symbols = _symbols(path, source, language, matches)
-        imports = _imports(path, source, matches)
-        references = extract_references(path, source, matches, symbols, imports)
+        imports, aliases = _imports(path, source, matches)
+        references = extract_references(path, source, matches, symbols, imports, aliases)
     except Exception as exc:
         return Parsed(tree=None, note=f"symbol extraction error: {_describe(exc)}")
     return Parsed(tree=tree, symbols=symbols, imports=imports, references=references)
@@ -467,9 +471,11 @@ class _Statement:
     modules: dict[int, Node] = field(default_factory=dict)  # by start byte
     path: list[Node] = field(default_factory=list)
     names: dict[int, Node] = field(default_factory=dict)
+    aliases: dict[int, Node] = field(default_factory=dict)
 
 
-def _imports(path: str, source: bytes, matches: _Matches) -> list[Import]:
+def _imports(path: str, source: bytes, matches: _Matches) -> tuple[list[Import], dict[str, str]]:
+    """The file's imports, and its import aliases: each alias with what it stands for."""
     # One statement can take several matches (one per imported name): merge by statement.
     statements: dict[tuple[int, int], _Statement] = {}
     for _, captures in matches:
@@ -482,7 +488,10 @@ def _imports(path: str, source: bytes, matches: _Matches) -> list[Import]:
         statement.path.extend(captures.get("import.path", []))
         for name in captures.get("import.name", []):
             statement.names[name.start_byte] = name
+        for alias in captures.get("import.alias", []):
+            statement.aliases[alias.start_byte] = alias
     imports: list[Import] = []
+    aliases: dict[str, str] = {}
     for key in sorted(statements):
         statement = statements[key]
         names = [_one_line(_text(source, statement.names[k])) for k in sorted(statement.names)]
@@ -500,7 +509,27 @@ def _imports(path: str, source: bytes, matches: _Matches) -> list[Import]:
                 module = statement.modules[k]
                 row = module.start_point.row + 1
                 imports.append(_import(path, _text(source, module), [], row))
-    return imports
+        for alias in statement.aliases.values():
+            stands_for = _aliased(source, alias, statement)
+            if stands_for:
+                aliases[_text(source, alias)] = stands_for
+    return imports, aliases
+
+
+def _aliased(source: bytes, alias: Node, statement: _Statement) -> str:
+    """What `alias` stands for: the imported name beside it (its last part), or the
+    module beside it as a qualifier reaches it (`numpy`, `a::b`; a path's last part,
+    `http` of "net/http"); "" when neither is beside it."""
+    for name in statement.names.values():
+        if name.parent == alias.parent:
+            return re.split(r"::|\.", _one_line(_text(source, name)))[-1]
+    for module in statement.modules.values():
+        if module.parent == alias.parent:
+            written = _one_line(_text(source, module)).strip("\"'`<>")
+            if "/" in written:
+                return written.rstrip("/").rsplit("/", 1)[-1]
+            return written
+    return ""
 
 
 def _import(path: str, module: str, names: list[str], line: int) -> Import:

@@ -129,7 +129,10 @@ class Import(_Record):
 class Reference(_Record):
     path: str = Field(description="the file the reference is in")
     line: int = Field(ge=1)
-    name: str = Field(description="the name referenced, as written (its last part)")
+    name: str = Field(
+        description="the name referenced, as written (its last part; an import alias is "
+        "replaced by the name it stands for)"
+    )
     kind: ReferenceKind
     qualifier: str = Field(
         default="", description="what the name is reached through: `store` in `store.save()`"

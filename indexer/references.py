@@ -8,10 +8,13 @@ Invariants:
   through (``store`` in ``store.save()``). This module knows only those capture names.
 - Imports are references too (kind "import"): each imported name, or for a bare module
   import the module's last part, taken from the file's `Import` records.
+- A name bound by an import alias is stored as what it stands for: `z()` after
+  `from x import y as z` is a reference to `y`, `np.array()` after `import numpy as np`
+  is `array` reached through `numpy` (the line still shows the alias).
 - A reference belongs to the innermost definition whose lines hold its line (`from_id`),
   or to the file (None). Lines are 1-based, like the symbols'.
-- Nothing is resolved here: a reference is a name as written. Which definitions it means
-  is decided at query time (`retrieval.references`), against the whole index.
+- Nothing is resolved here: a reference is a name as written (an alias undone). Which
+  definitions it means is decided at query time (`retrieval.references`), against the whole index.
 - One reference per (line, name, kind, qualifier): two patterns matching the same call
   count once, and a name that is also seen with a qualifier on the same line is kept with
   it only.
@@ -20,7 +23,7 @@ Invariants:
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import cast, get_args
 
 from tree_sitter import Node
@@ -36,6 +39,7 @@ REFERENCE_CAPTURES = frozenset({_QUALIFIER, *(_PREFIX + k for k in _CAPTURED_KIN
 """The capture names a tags query may use for references."""
 QUALIFIER_MAX_CHARS = 80
 _MODULE_PARTS = re.compile(r"[./:\\]+")
+_HEAD = re.compile(r"([A-Za-z_$][\w$]*)(?:$|\.|::)")
 _FILE_SUFFIX = re.compile(r"\.(?:h|hh|hpp|hxx|sh|bash|js|jsx|mjs|cjs|ts|tsx|py|rb|php|go)$")
 
 _Matches = list[tuple[int, dict[str, list[Node]]]]
@@ -51,8 +55,11 @@ def extract_references(
     matches: _Matches,
     symbols: Sequence[Symbol],
     imports: Sequence[Import] = (),
+    aliases: Mapping[str, str] | None = None,
 ) -> list[Reference]:
-    """The references in one file, in line order, from the matches of its tags query."""
+    """The references in one file, in line order, from the matches of its tags query;
+    `aliases` maps each import alias of the file to what it stands for."""
+    aliases = aliases or {}
     spans = sorted(symbols, key=lambda s: (s.start_line, -s.end_line))
     found: dict[tuple[int, str, str, str], Reference] = {}
 
@@ -78,12 +85,13 @@ def extract_references(
             kind = cast(ReferenceKind, capture[len(_PREFIX) :])
             qualifier = captures.get(_QUALIFIER)
             for node in nodes:
-                add(
-                    node.start_point.row + 1,
-                    _one_line(_text(source, node)),
-                    kind,
-                    _qualifier(source, qualifier[0]) if qualifier else "",
-                )
+                through = _qualifier(source, qualifier[0]) if qualifier else ""
+                name = _one_line(_text(source, node))
+                if through:
+                    through = _unaliased(through, aliases)
+                else:
+                    name = aliases.get(name, name)
+                add(node.start_point.row + 1, name, kind, through)
     for imp in imports:
         names = [n for n in imp.names if n != "*"]
         if not names:
@@ -95,6 +103,14 @@ def extract_references(
     qualified = {(r.line, r.name, r.kind) for r in found.values() if r.qualifier}
     kept = [r for r in found.values() if r.qualifier or (r.line, r.name, r.kind) not in qualified]
     return sorted(kept, key=lambda r: (r.line, r.name, r.kind))
+
+
+def _unaliased(qualifier: str, aliases: Mapping[str, str]) -> str:
+    """`qualifier` with an alias at its head replaced by what it stands for."""
+    m = _HEAD.match(qualifier)
+    if m is None or m.group(1) not in aliases:
+        return qualifier
+    return aliases[m.group(1)] + qualifier[m.end(1) :]
 
 
 def _module_name(module: str) -> list[str]:

@@ -104,9 +104,10 @@ __all__ = [
     "where_prefix",
 ]
 
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 """5: an import has one `imports` row per file it resolves to (Go packages, C headers with
-their implementation); Rust `mod foo;` declarations are imports."""
+their implementation); Rust `mod foo;` declarations are imports. 6: a reference through an
+import alias names what the alias stands for (`np.array` is `array` through `numpy`)."""
 MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = (
     "files",

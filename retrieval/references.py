@@ -56,6 +56,7 @@ __all__ = [
     "References",
     "Via",
     "Link",
+    "callees_of",
     "find_references",
     "links_of",
     "render_references",
@@ -171,6 +172,22 @@ def find_references(
             "truncated": len(found_callers) > limit or len(found_callees) > limit,
         }
     )
+
+
+def callees_of(
+    store: Store, definition: DefinitionRef, *, kinds: Sequence[ReferenceKind] = DEFAULT_KINDS
+) -> list[Callee]:
+    """The definitions of the index that one definition's body references, strongest
+    evidence first (`find_references` takes them for every definition of a name)."""
+    if not store.has_table("refs"):
+        return []
+    row = {
+        "id": definition.id,
+        "path": definition.path,
+        "start_line": definition.start_line,
+        "end_line": definition.end_line,
+    }
+    return _callees(store, [row], kinds)
 
 
 class Link(_Record):

@@ -128,3 +128,65 @@ def test_explore_leaves_out_a_configuration_track_that_found_nothing(tmp_path):
     full = explore(make_tree(tmp_path / "full", TREE))
     assert "configuration" in [t.track.name for t in full.tracks]
     assert full.config is not None and [s.name for s in full.config.flags]
+
+
+OWN_SYSTEMS = {
+    # grpc-go's envconfig: a reader of its own, passing its parameter to os.Getenv.
+    "internal/envconfig/envconfig.go": (
+        "package envconfig\n"  # 1
+        "\n"
+        'import "os"\n'
+        "\n"
+        "var (\n"  # 5
+        '\tRetry = boolFromEnv("APP_RETRY", true)\n'  # 6
+        '\tlevel = lower("not-a-variable")\n'  # lower reads no environment
+        ")\n"
+        "\n"
+        "func boolFromEnv(envVar string, def bool) bool {\n"  # 10
+        '\treturn os.Getenv(envVar) == "true" || def\n'
+        "}\n"
+        "\n"
+        "func lower(s string) string { return s }\n"
+    ),
+    # another module calling the Python reader below
+    "app/main.py": 'from app import env\n\nPORT = env.env_flag("APP_PORT")\n',
+    # ripgrep's flags: a trait method returns each flag's long name; no clap.
+    "crates/core/flags/defs.rs": (
+        "trait Flag {\n"  # 1
+        "    fn name_long(&self) -> &'static str;\n"  # the trait's declaration: no flag
+        "}\n"
+        "\n"
+        "impl Flag for AfterContext {\n"  # 5
+        "    fn name_long(&self) -> &'static str {\n"
+        '        "after-context"\n'  # 7
+        "    }\n"
+        "}\n"
+    ),
+    # a Python reader: a helper taking the variable's name.
+    "app/env.py": (
+        "import os\n"  # 1
+        "\n"
+        "\n"
+        "def env_flag(name, default=False):\n"  # 4
+        "    return os.environ.get(name, default)\n"
+        "\n"
+        "\n"
+        'DEBUG = env_flag("APP_DEBUG")\n'  # 8
+        'LABEL = env_flag("lower-case is not a variable")\n'
+    ),
+}
+
+
+def test_a_projects_own_env_readers_and_flag_system_are_found(tmp_path):
+    root = make_tree(tmp_path / "repo", OWN_SYSTEMS)
+    _, found, report = _run(root)
+    assert isinstance(report, ConfigReport)
+    assert {(s.name, s.path, s.line) for s in report.env} == {
+        ("APP_RETRY", "internal/envconfig/envconfig.go", 6),
+        ("APP_DEBUG", "app/env.py", 8),
+        ("APP_PORT", "app/main.py", 3),
+    }
+    assert {(s.name, s.path, s.line) for s in report.flags} == {
+        ("after-context", "crates/core/flags/defs.rs", 7)
+    }
+    assert all(verify_citation(root, f.citations[0]) is None for f in found.findings)

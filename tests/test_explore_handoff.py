@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from test_explore_cli import _assert_findings_hold
 
+from dowse.explore.callers import targets_name
 from dowse.explore.handoff import (
     TEST_GLOBS,
     TrackPlan,
@@ -44,32 +45,65 @@ def test_a_focused_question_stays_one_loop(question):
         (
             "how does authentication work?",
             "architecture",
-            ["authentication", "callers", "tests", "configuration", "history"],
+            [
+                "authentication",
+                "← authentication",
+                "authentication →",
+                "authentication (tests/)",
+                "authentication (settings)",
+                "authentication (history)",
+            ],
         ),
         (
             "why does checkout sometimes fail with a timeout?",
             "bug",
-            ["checkout fail timeout", "callers", "tests", "history"],
+            [
+                "checkout fail timeout",
+                "← checkout fail timeout",
+                "checkout fail timeout →",
+                "checkout fail timeout (tests/)",
+                "checkout fail timeout (history)",
+            ],
         ),
         (
             "how is error handling done across the modules?",
             "cross-cutting",
-            ["error handling", "callers", "tests"],
+            ["error handling", "← error handling", "error handling →", "error handling (tests/)"],
         ),
         (
             "how are tokens issued, and where are they validated, and what tests cover expiry?",
             "multi",
-            ["tokens issued", "validated", "tests cover expiry", "callers"],
+            [
+                "tokens issued",
+                "validated",
+                "tests cover expiry",
+                "← tokens issued validated tests",
+                "tokens issued validated tests →",
+            ],
         ),
         (
             "how are parsing, routing and error handling implemented?",
             "multi",
-            ["parsing", "routing", "error handling", "callers", "tests"],
+            [
+                "parsing",
+                "routing",
+                "error handling",
+                "← parsing routing error handling",
+                "parsing routing error handling →",
+                "parsing routing error handling (tests/)",
+            ],
         ),
         (
             "how is the retry limit configured and where are retries counted?",
             "multi",
-            ["retry limit configured", "retries counted", "callers", "tests", "configuration"],
+            [
+                "retry limit configured",
+                "retries counted",
+                "← retry limit configured retries",
+                "retry limit configured retries →",
+                "retry limit configured retries (tests/)",
+                "retry limit configured retries (settings)",
+            ],
         ),
     ],
 )
@@ -77,7 +111,7 @@ def test_a_broad_question_is_decomposed_into_tracks(question, kind, names):
     p = plan(question)
     assert (p.mode, p.kind) == ("exploration", kind)
     assert [t.name for t in p.tracks] == names
-    assert 3 <= len(p.tracks) <= 6
+    assert 3 <= len(p.tracks) <= 7
 
 
 @pytest.mark.parametrize(
@@ -117,19 +151,27 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
         "how are tokens issued",
         "where are they validated (tokens issued)",
         None,
+        None,
         "tokens issued validated",
     ]
     # No template words in the queries: the tests track is the subject, confined to tests.
-    assert p.tracks[3].include == TEST_GLOBS and p.tracks[0].exclude == TEST_GLOBS
+    assert p.tracks[4].include == TEST_GLOBS and p.tracks[0].exclude == TEST_GLOBS
     arch = plan("give me an overview of the payment flow")
     explorers = [(t.name, t.explorer) for t in arch.tracks]
     assert explorers == [
         ("payment", "imports"),
-        ("callers", "callers"),
-        ("tests", None),
-        ("configuration", "config"),
-        ("history", "git"),
+        ("← payment", "callers"),
+        ("payment →", "callees"),
+        ("payment (tests/)", None),
+        ("payment (settings)", "config"),
+        ("payment (history)", "git"),
     ]
+    # A definition the question names names the callers and callees tracks.
+    named = [t.name for t in plan("how does validate_token work?").tracks]
+    assert named[1:3] == ["← validate_token", "validate_token →"]
+    # A name with several definitions is named once; more targets are counted.
+    assert targets_name(["Glob", "Glob", "GlobSet"], "callers") == "← Glob, GlobSet"
+    assert targets_name(["a", "a", "b", "c", "d"], "callees") == "a, b +2 →"
     assert arch.tracks[1].question is None  # callers come from the references, not a search
     assert arch.tracks[0].question == "give me an overview of the payment flow"
 
@@ -235,18 +277,34 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     report = investigate(searcher, "how does token authentication work?", budget=3000)
     assert report.mode == "exploration"
     names = [t.track.name for t in report.tracks]
-    # the question's own retrieval with the imports explorer, the callers from the index's
-    # references, the subject's tests, git for the history; the configuration track found
-    # no setting (the example has none) and is left out
-    assert [tp.name for tp in report.plan][3] == "configuration"
-    assert sorted(names) == ["callers", "git", "imports", "tests", "token authentication"]
+    # the question's own retrieval with the imports explorer (named after the central
+    # modules), the callers and callees of the definitions the retrieval found first (named
+    # after them), the subject's tests, git for the history (not a repository here: the
+    # plan's name); the configuration track found no setting (the example has none) and is
+    # left out. No track is named with wording of its own.
+    assert [tp.name for tp in report.plan][4] == "token authentication (settings)"
+    assert names == [
+        "token authentication",
+        "⇄ tokens.py, format.js",
+        "← validate_token, PaymentDeclined",
+        "validate_token, PaymentDeclined →",
+        "token authentication (tests/)",
+        "token authentication (history)",
+    ]
+    assert [tp.name for tp in report.plan][1:3] == names[2:4]
     assert report.merged == [] and report.overlap < 0.3
-    tests = next(t for t in report.tracks if t.track.name == "tests")
+    tests = next(t for t in report.tracks if t.track.name.endswith("(tests/)"))
     assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
     # Real callers, cited at the calling line: routes.py's authenticate calls validate_token.
-    callers = next(t for t in report.tracks if t.track.name == "callers")
+    callers = report.tracks[2]
     assert [c.ref for f in callers.findings for c in f.citations] == ["shop/api/routes.py:22"]
     assert callers.findings[0].claim.startswith("`authenticate` in shop/api/routes.py calls")
+    # Real callees, cited at the line of validate_token that calls them.
+    callees = report.tracks[3]
+    assert [(f.topic, f.citations[0].ref) for f in callees.findings] == [
+        ("TokenError", "shop/auth/tokens.py:35"),
+        ("_sign", "shop/auth/tokens.py:36"),
+    ]
     assert report.synthesis is not None and report.synthesis.basis
     _assert_findings_hold(report.synthesis, searcher.root)
     assert 0.0 <= report.overlap <= 1.0

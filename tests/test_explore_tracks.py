@@ -216,7 +216,7 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
     # it supports findings, it states none.
     assert (
         s.unified[0]
-        == "`a` is in a.py (imports) (a.py:1) — supported by 3 tracks (git, imports, tree)"
+        == "`a` is in a.py (imports) (a.py:1) — supported by 3 tracks (git; imports; tree)"
     )
     assert [f.topic for f in s.findings] == ["a", "c"]
     assert [f.citations[0].ref for f in s.findings] == ["a.py:1", "c.py:1"]
@@ -226,7 +226,54 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
     r.tracks.append(_findings("patterns", "d.py", passed=False))
     s = synthesize(r)
     assert s.confidence == "Moderate"
-    assert "patterns: the understood gate failed (d)" in s.nuances
+    # A failed gate is the basis' and its track's, not a disagreement between tracks.
+    assert s.divergences == [] and "3/4 tracks passed all gates" in s.basis
+
+
+def _placing(track: str, claim: str, path: str, line: int, quote: str) -> TrackFindings:
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": track}),
+        findings=[Finding(claim=claim, citations=[_cit(path, line, quote=quote)])],
+        gates=[GateResult(name="understood", passed=True, detail="d")],
+    )
+
+
+def test_divergences_are_two_tracks_placing_one_name_apart():
+    retrieval = _placing(
+        "parsing",
+        "`Parser.parse` at src/a.py:10-30 (relevance 0.9): it parses",
+        "src/a.py",
+        10,
+        "def parse(self):",
+    )
+    agreeing = _placing(
+        "← Parser.parse",
+        "`main` in src/cli.py calls `Parser.parse` (src/a.py:10); resolved by import",
+        "src/cli.py",
+        4,
+        "Parser().parse()",
+    )
+    elsewhere = _placing(
+        "Parser.parse →",
+        "`run` calls `Parser.parse` (src/legacy/a.py:3) at src/run.py:8; resolved by name",
+        "src/run.py",
+        8,
+        "Parser().parse()",
+    )
+    same = ExploreResult(path=".", root="/r", depth="standard", tracks=[retrieval, agreeing])
+    # The same definition (line 10 inside 10-30): the tracks agree, there is no section.
+    assert synthesize(same).divergences == []
+    assert "## Divergences" not in render_markdown(
+        same.model_copy(update={"synthesis": synthesize(same)})
+    )
+    apart = same.model_copy(update={"tracks": [retrieval, agreeing, elsewhere]})
+    s = synthesize(apart)
+    assert s.divergences == [
+        "`Parser.parse`: Parser.parse → places it at src/legacy/a.py:3, parsing at "
+        "src/a.py:10-30 (two definitions of the name, or lines that moved)"
+    ]
+    text = render_markdown(apart.model_copy(update={"synthesis": s}))
+    assert "## Divergences" in text and "src/legacy/a.py:3" in text
 
 
 def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():

@@ -1,4 +1,4 @@
-"""The "imported but declared in no manifest" nuance is true: import names map to their
+"""The "imported but declared in no manifest" divergence is true: import names map to their
 distributions; TYPE_CHECKING-only, optional, test and example imports are not needed;
 examples' manifests are not the project's; open questions are about the repository."""
 
@@ -118,7 +118,7 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
         "celery": "only in examples or docs",
         "requests": "only in examples or docs",
     }
-    undeclared = [n for n in result.synthesis.nuances if "no manifest declares" in n]
+    undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
     assert undeclared == [
         "`missingpkg` is imported by 2 files but no manifest declares it under that name"
     ]
@@ -148,7 +148,7 @@ def test_an_examples_manifest_declares_nothing_for_the_project():
         imports=ImportReport(external=[("celery", 3), ("click", 4)]),
         tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
     )
-    assert synthesize(result).nuances == [
+    assert synthesize(result).divergences == [
         "`celery` is imported by 3 files but no manifest declares it under that name"
     ]
 
@@ -176,4 +176,35 @@ def test_open_questions_are_about_the_repository(tmp_path: Path):
     assert synthesize(result).open_questions == [
         "no README in scope",
         "3 relative imports name no file here (generated or missing modules)",
+    ]
+
+
+def test_a_package_is_declared_by_its_module_path_or_an_extra_named_after_it():
+    spec = TrackSpec(name="imports", focus=".", approach="", gates=[], deliverable="")
+    result = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        dependencies=ManifestReport(
+            manifests=["go.mod"],
+            dependencies=[
+                Dependency(name="google.golang.org/protobuf", manifest="go.mod"),
+                Dependency(name="github.com/cncf/xds/go", manifest="go.mod"),
+                Dependency(name="h5netcdf", spec="[h5py, scipy]>=1.8", manifest="go.mod"),
+            ],
+        ),
+        imports=ImportReport(
+            external=[
+                ("google.golang.org/protobuf/types", 9),  # a package of a declared module
+                ("github.com/cncf/xds", 4),  # the part of a module path it imports from
+                ("github.com/other/thing", 3),
+                ("h5py", 5),  # pulled in by an extra named after it
+                ("scipy", 2),
+            ]
+        ),
+        tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
+    )
+    assert synthesize(result).divergences == [
+        "`github.com/other/thing` is imported by 3 files but no manifest declares it under "
+        "that name"
     ]

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
+from dowse.errors import IndexVersionMismatch
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.parse import parse_source
-from dowse.indexer.store import MANIFEST, Store
+from dowse.indexer.store import FORMAT_VERSION, MANIFEST, Store
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig, run_loop
@@ -199,6 +200,78 @@ def test_an_index_from_before_the_refs_table_reads_and_fills_it(repo, fake_embed
     stats = build_index(repo, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert stats.parsed == len(REPO)  # each file once, for its references
     assert len(_callers(repo, "normalise")) == 2
+
+
+ALIASED = {
+    "pkg/__init__.py": "",
+    "pkg/core.py": "def normalise(text):\n    return text.strip()\n",
+    "pkg/app.py": (
+        "import pkg.core as c\n"  # 1
+        "from pkg.core import normalise as norm\n"
+        "from pkg import core as k\n"
+        "\n"
+        "\n"
+        "def main(arg):\n"  # 6
+        "    first = norm(arg)\n"
+        "    second = c.normalise(first)\n"
+        "    return k.normalise(second)\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("language", "name", "source", "expected"),
+    [
+        (
+            "python",
+            "a.py",
+            b"import numpy as np\nfrom x import y as z\nz(np.array(1))\n",
+            {("y", ""), ("array", "numpy")},
+        ),
+        ("javascript", "a.js", b"import { a as b } from './x'\nb()\n", {("a", "")}),
+        (
+            "go",
+            "a.go",
+            b'package m\nimport h "net/http"\nfunc f() { h.Get() }\n',
+            {("Get", "http")},
+        ),
+        (
+            "rust",
+            "a.rs",
+            b"use a::b as c;\nuse x::{y as z};\nfn f() { c::g(); z(); }\n",
+            {("g", "a::b"), ("y", "")},
+        ),
+    ],
+)
+def test_an_import_alias_is_stored_as_what_it_stands_for(language, name, source, expected):
+    parsed = parse_source(name, source, language)
+    calls = {(r.name, r.qualifier) for r in parsed.references if r.kind == "call"}
+    assert calls == expected
+
+
+def test_callers_follow_import_aliases(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", ALIASED)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    # `norm(...)` (a name aliased), `c.normalise(...)` (a module aliased) and
+    # `k.normalise(...)` (a module imported from its package, aliased).
+    assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
+
+
+def test_an_index_from_before_aliases_is_refused_then_rebuilt_whole(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", ALIASED)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    manifest = root / ".dowse" / MANIFEST
+    data = json.loads(manifest.read_text())
+    data["format"] = FORMAT_VERSION - 1  # written before references followed aliases
+    manifest.write_text(json.dumps(data))
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        Store.open(root / ".dowse")  # never read as if its references followed aliases
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    config = IndexConfig(embed=False, rebuild=True)
+    stats = build_index(root, config=config, embedder=fake_embedder)
+    assert stats.parsed == len(ALIASED)  # every file parsed again, not only the changed
+    assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
 
 
 # -- the command line and the MCP tool ----------------------------------------------------

@@ -40,6 +40,10 @@
 (import_spec
   path: (_) @import.module) @import
 
+(import_spec
+  name: (package_identifier) @import.alias
+  path: (_) @import.module) @import
+
 ; References.
 (call_expression function: (identifier) @name.reference.call)
 (call_expression

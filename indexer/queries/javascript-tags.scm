@@ -91,6 +91,10 @@
   (import_clause
     (named_imports (import_specifier name: (_) @import.name)))) @import
 
+(import_statement
+  (import_clause
+    (named_imports (import_specifier name: (_) @import.name alias: (_) @import.alias)))) @import
+
 ; export { a } from "m"   /   export * from "m"
 (export_statement
   source: (string (string_fragment) @import.module)) @import

@@ -16,11 +16,11 @@
     left: (identifier) @name.definition.constant) @definition.constant
   (#match? @name.definition.constant "^[A-Z][A-Z0-9_]*$"))
 
-; import a.b, c as d
+; import a.b, c as d   (@import.alias: the name a module or name is bound to instead)
 (import_statement
   name: [
     (dotted_name) @import.module
-    (aliased_import name: (dotted_name) @import.module)
+    (aliased_import name: (dotted_name) @import.module alias: (identifier) @import.alias)
   ]) @import
 
 ; from a.b import c, d as e   /   from . import x   /   from a import *
@@ -28,7 +28,7 @@
   module_name: (_) @import.module
   name: [
     (dotted_name) @import.name
-    (aliased_import name: (dotted_name) @import.name)
+    (aliased_import name: (dotted_name) @import.name alias: (identifier) @import.alias)
   ]?) @import
 
 (import_from_statement

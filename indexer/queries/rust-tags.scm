@@ -58,7 +58,7 @@
   ] @import.module) @import
 
 (use_declaration
-  argument: (use_as_clause path: (_) @import.module)) @import
+  argument: (use_as_clause path: (_) @import.module alias: (identifier) @import.alias)) @import
 
 (use_declaration
   argument: (use_wildcard (_) @import.module)) @import
@@ -72,7 +72,7 @@
 (use_declaration
   argument: (scoped_use_list
     path: (_) @import.module
-    list: (use_list (use_as_clause path: (_) @import.name)))) @import
+    list: (use_list (use_as_clause path: (_) @import.name alias: (identifier) @import.alias)))) @import
 
 (extern_crate_declaration
   name: (identifier) @import.module) @import
