@@ -48,6 +48,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.budgets import DEFAULT_BUDGET
 from dowse.errors import ConfigError
 
 __all__ = [
@@ -218,7 +219,7 @@ KEYS: dict[str, Key] = {
         "the Ray cluster `dowse index --engine ray` connects to (default: a local Ray)",
         in_repo=False,
     ),
-    "budget": Key("--budget", _int(50), 8000, "`dowse ask`'s token budget"),
+    "budget": Key("--budget", _int(50), DEFAULT_BUDGET, "`dowse ask`'s token budget"),
     "evaluator": Key(
         "--evaluator",
         _choice("offline", "llm"),

@@ -62,7 +62,8 @@ def _md_item(section: str, item: Any) -> str:
     if section == "tree":
         node, level = item
         label = one_line(node.path.rsplit("/", 1)[-1]) + ("/" if node.kind == "dir" else "")
-        return "  " * level + label + (f" ({node.files})" if node.kind == "dir" else "")
+        indent: str = "  " * level
+        return indent + label + (f" ({node.files})" if node.kind == "dir" else "")
     if section == "key_files":
         return f"- {code_span(item.path)} — {one_line(item.role)}"
     if section == "dependencies":

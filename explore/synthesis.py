@@ -147,6 +147,7 @@ def named_in(f: Finding) -> str | None:
     """The code name the claim states (between backquotes) whose last part its first
     citation's quote holds, or None."""
     quote = f.citations[0].quote
+    name: str
     for name in _CODE.findall(f.claim):
         parts = [p for p in _NAME_PARTS.split(name) if p]
         if parts and re.search(rf"(?<!\w){re.escape(parts[-1])}(?!\w)", quote):

@@ -55,7 +55,7 @@ from dowse.indexer.store import (
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.trust import trusted_walk, widening
-from dowse.indexer.walk import WalkConfig, WalkResult, walk
+from dowse.indexer.walk import INDEX_DIR_NAME, WalkConfig, WalkResult, walk
 from dowse.languages import (
     TEXT_LANGUAGES,
     header_language,
@@ -106,7 +106,7 @@ Progress = Callable[[str, int, int], None]
 
 
 def default_index_dir(root: Path) -> Path:
-    return root / ".dowse"
+    return root / INDEX_DIR_NAME
 
 
 def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:

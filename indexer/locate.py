@@ -31,10 +31,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.errors import DowseError, IndexNotFound
 from dowse.indexer.store import MANIFEST, Manifest, Store
 from dowse.indexer.trust import vouched
+from dowse.indexer.walk import INDEX_DIR_NAME
 
 __all__ = ["IndexLocation", "is_index_of", "locate_index", "names_root", "own_manifest", "why_not"]
-
-INDEX_DIR_NAME = ".dowse"
 
 
 class IndexLocation(BaseModel):

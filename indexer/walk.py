@@ -128,11 +128,13 @@ class WalkResult:
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 
-_INDEX_DIR_NAME = ".dowse"
+INDEX_DIR_NAME = ".dowse"
+"""The directory an index lives in under its root, by default (`indexer.locate` looks for
+it); the walk never enters one."""
 
 _DEFAULT_EXCLUDED_DIRS = frozenset(
     {
-        _INDEX_DIR_NAME,  # another dowse index, when this one lives elsewhere
+        INDEX_DIR_NAME,  # another dowse index, when this one lives elsewhere
         "node_modules",
         "bower_components",
         "__pycache__",
@@ -647,7 +649,7 @@ def walk(
         raise InvalidPath(f"cannot index {root_str}: not a directory")
     root_real = os.path.realpath(root_str)
     index_real = os.path.realpath(
-        index_dir if index_dir is not None else os.path.join(root_str, _INDEX_DIR_NAME)
+        index_dir if index_dir is not None else os.path.join(root_str, INDEX_DIR_NAME)
     )
     walker = _Walker(root_str, root_real, config, index_real)
     walker.run()

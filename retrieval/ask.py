@@ -183,9 +183,9 @@ def rank_score(item: ContextItem, fusion: FileFusion = FileFusion()) -> float:  
 
 def _files(
     items: list[ContextItem],
-    by_words: Sequence[tuple[str, dict]] = (),
-    by_closeness: Sequence[tuple[str, dict]] = (),
-    by_history: Sequence[tuple[str, list[dict]]] = (),
+    by_words: Sequence[tuple[str, dict[str, Any]]] = (),
+    by_closeness: Sequence[tuple[str, dict[str, Any]]] = (),
+    by_history: Sequence[tuple[str, list[dict[str, Any]]]] = (),
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
     searched: Sequence[str] = (),
 ) -> list[FileResult]:
@@ -252,13 +252,13 @@ def _search_first(
 
 
 def _unevaluated(
-    by_words: Sequence[tuple[str, dict]],
-    by_closeness: Sequence[tuple[str, dict]],
+    by_words: Sequence[tuple[str, dict[str, Any]]],
+    by_closeness: Sequence[tuple[str, dict[str, Any]]],
     evaluated: Collection[str],
-) -> dict[str, tuple[dict, str]]:
+) -> dict[str, tuple[dict[str, Any], str]]:
     """The files only the word or the closeness ranking found, in that order, each with
     the chunk it came with (the word ranking's first) and the reason it is listed."""
-    out: dict[str, tuple[dict, str]] = {}
+    out: dict[str, tuple[dict[str, Any], str]] = {}
     for ranking, reason in (
         (by_words, UNEVALUATED_REASON),
         (by_closeness, UNEVALUATED_CLOSE_REASON),
@@ -295,9 +295,9 @@ def _evaluated_files(
     return out
 
 
-def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list[dict]]:
+def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list[dict[str, Any]]]:
     """The definitions of `paths`, by path, in line order."""
-    out: dict[str, list[dict]] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
     if paths:
         for r in searcher.store.rows(
             "symbols",
@@ -315,14 +315,14 @@ def _lead_items(
     analysis: QueryAnalysis,
     files: Sequence[FileResult],
     items: Sequence[ContextItem],
-    symbols: dict[str, list[dict]],
+    symbols: dict[str, list[dict[str, Any]]],
     stale: Collection[str],
 ) -> list[list[ContextItem]]:
     """The best parts of each of `files`, in their order (`best_parts`): one for each
     file, up to `FIRST_FILE_PARTS` for the first, best first. Each is the loop's own
     item when it evaluated that chunk, else a new item of the lowest relevance the
     context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
-    evaluated: dict[str, list[tuple[dict, float]]] = {}
+    evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
     by_key: dict[tuple[str, int], ContextItem] = {}
     for it in items:
         by_key.setdefault((it.hit.path, it.hit.start_line), it)
@@ -361,7 +361,7 @@ def _lead_items(
 
 
 def _widen(
-    items: list[ContextItem], symbols: dict[str, list[dict]], max_lines: int
+    items: list[ContextItem], symbols: dict[str, list[dict[str, Any]]], max_lines: int
 ) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
     """Each item with the ranges that would show it, widest first: its enclosing
     definition when that is small enough, then (last) its own lines."""
@@ -415,7 +415,7 @@ def _signature_line(
     symbol: str | None,
     text: str,
     text_at: int,
-    symbols: dict[str, list[dict]],
+    symbols: dict[str, list[dict[str, Any]]],
 ) -> tuple[str, int, int, str | None, str | None] | None:
     """The definition line that stands for a range: (line, start, end, symbol, kind) of
     the range's own definition, else of the first definition inside it (a value only
@@ -653,7 +653,7 @@ def ask(
         )
         for path, (row, reason) in unevaluated.items()
     ]
-    firsts: dict[str, tuple] = {}
+    firsts: dict[str, tuple[str, int, int, str | None, float, str, str, int, bool]] = {}
     others = []
     for entry in lines:
         if entry[0] in shown or entry[0] in firsts:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -197,46 +198,108 @@ def run_loop(
     config: LoopConfig | None = None,
     evaluator: Evaluator | None = None,
 ) -> LoopResult:
-    config = config or LoopConfig()
-    evaluator = evaluator or OfflineEvaluator()
-    analysis = analyze(question)
-    items: dict[str, ContextItem] = {}
-    excluded: list[str] = []
-    keywords: list[str] = []
-    targeted: list[str] = []
-    trace: list[Cycle] = []
-    stop_reason = ""
-    pending_gaps: list[str] = []
-    resolved: set[str] = set()  # gap names whose definitions were looked up
-    memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
-    definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
-    links: list[Link] = []  # callers and callees of high hits, for the next cycle
-    followed: set[tuple[str, int]] = set()  # (path, first line) of the hits followed
-    searched: list[str] = []
-    for n in range(1, config.max_cycles + 1):
-        keep = PathFilter(config.include, [*config.exclude, *excluded])
-        cands = searcher.candidates(
-            analysis, keep=keep, languages=config.languages, extra_tokens=keywords, memo=memo
+    """The loop's context for `question`: at most `config.max_cycles` cycles of
+    DISPATCH, EVALUATE and REFINE (the module docstring), each recorded in the trace."""
+    return _Loop(searcher, question, config or LoopConfig(), evaluator or OfflineEvaluator()).run()
+
+
+@dataclass
+class _Assessed:
+    """What one cycle's evaluations say about the context so far (REFINE's input)."""
+
+    ranked: list[ContextItem]
+    """Every item so far, by relevance."""
+    high: list[ContextItem]
+    gaps: list[str]
+    critical: list[str]
+
+
+class _Loop:
+    """One task's run of the loop: the state its cycles share, and one method a phase."""
+
+    def __init__(
+        self, searcher: HybridSearcher, question: str, config: LoopConfig, evaluator: Evaluator
+    ) -> None:
+        self.searcher, self.question = searcher, question
+        self.config, self.evaluator = config, evaluator
+        self.analysis = analyze(question)
+        self.items: dict[str, ContextItem] = {}
+        self.excluded: list[str] = []
+        self.keywords: list[str] = []
+        self.targeted: list[str] = []
+        self.trace: list[Cycle] = []
+        self.pending_gaps: list[str] = []
+        self.resolved: set[str] = set()  # gap names whose definitions were looked up
+        self.memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
+        self.definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
+        self.links: list[Link] = []  # callers and callees of high hits, for the next cycle
+        self.followed: set[tuple[str, int]] = set()  # (path, first line) of the hits followed
+        self.searched: list[str] = []
+
+    def run(self) -> LoopResult:
+        """DISPATCH, EVALUATE and REFINE a cycle at a time until a stop; then the items in
+        the order the context shows them."""
+        stop_reason = ""
+        for n in range(1, self.config.max_cycles + 1):
+            keep = PathFilter(self.config.include, [*self.config.exclude, *self.excluded])
+            cands, looked_up, linked = self._dispatch(keep)
+            batch = self._batch(n, cands)
+            cycle, evals = self._evaluate(n, batch, looked_up, linked)
+            assessed = self._assess(cycle, batch, evals)
+            stop = self._stop(n, assessed)
+            if stop is not None:
+                stop_reason = cycle.stop = stop
+                break
+            self._refine(assessed)
+        return LoopResult(
+            question=self.question,
+            analysis=self.analysis,
+            items=self._ordered(),
+            searched=self.searched,
+            trace=self.trace,
+            stop_reason=stop_reason,
+        )
+
+    def _dispatch(self, keep: PathFilter) -> tuple[dict[str, Candidate], list[str], list[str]]:
+        """The cycle's pool: the search's candidates for the query and the refined
+        keywords, the definitions of the pending gaps and the chunks of the links
+        followed; with the gap names looked up and the links added."""
+        cands = self.searcher.candidates(
+            self.analysis,
+            keep=keep,
+            languages=self.config.languages,
+            extra_tokens=self.keywords,
+            memo=self.memo,
         )
         # Target the gaps: definitions of missing names go straight into the pool.
-        looked_up = [g for g in pending_gaps if g not in targeted][: config.refine.gaps]
-        targeted += looked_up
-        gap_symbols = searcher.lookups.symbols_named(looked_up)
-        gap_rows = searcher.lookups.definition_chunks(gap_symbols)
+        looked_up = [g for g in self.pending_gaps if g not in self.targeted][
+            : self.config.refine.gaps
+        ]
+        self.targeted += looked_up
+        gap_symbols = self.searcher.lookups.symbols_named(looked_up)
+        gap_rows = self.searcher.lookups.definition_chunks(gap_symbols)
         for sym in gap_symbols:
             row = gap_rows.get((sym["path"], sym["start_line"]))
             if row is None or not keep(row["path"]):
                 continue
-            resolved.add(sym["name"])
+            self.resolved.add(sym["name"])
             if row["id"] in cands:
                 cands[row["id"]].signals["gap"] = 1.0
             else:
                 cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
-        linked = _add_links(searcher, links, keep, cands)
+        linked = _add_links(self.searcher, self.links, keep, cands)
+        return cands, looked_up, linked
+
+    def _batch(self, n: int, cands: dict[str, Candidate]) -> list[Candidate]:
+        """What the cycle evaluates: the best new candidates spread over files, the gaps'
+        definitions and the links not yet in the context, and what the task names."""
+        config = self.config
         ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
         if n == 1:  # nothing looked up or followed yet: the search's own pool
-            searched = [h.path for h in to_hits(searcher.lookups, ranked, _SEARCHED)]
-        fresh = _spread([c for c in ranked if c.id not in items], config.per_cycle, config.per_file)
+            self.searched = [h.path for h in to_hits(self.searcher.lookups, ranked, _SEARCHED)]
+        fresh = _spread(
+            [c for c in ranked if c.id not in self.items], config.per_cycle, config.per_file
+        )
         if n > 1:  # new to this cycle: found by the refined query, not the task's words
             for c in fresh:
                 c.signals.setdefault("refined", 1.0)
@@ -244,20 +307,27 @@ def run_loop(
             c
             for c in ranked
             if ("gap" in c.signals or _LINKS & c.signals.keys())
-            and c.id not in items
+            and c.id not in self.items
             and c not in fresh
         ]
         batch = fresh + gap_cands
-        batch += _named(ranked, items, batch, config.refine.named)
-        in_context = resolved | {
-            it.hit.symbol.split(".")[-1] for it in items.values() if it.hit.symbol
+        batch += _named(ranked, self.items, batch, config.refine.named)
+        return batch
+
+    def _evaluate(
+        self, n: int, batch: list[Candidate], looked_up: list[str], linked: list[str]
+    ) -> tuple[Cycle, list[Evaluation]]:
+        """The evaluator's verdict on each of `batch`, recorded in the cycle; the best
+        evaluation of each chunk is kept."""
+        in_context = self.resolved | {
+            it.hit.symbol.split(".")[-1] for it in self.items.values() if it.hit.symbol
         }
-        known = _known_names(searcher, batch, definitions)
-        evals = evaluator.evaluate(analysis, batch, known, in_context)
+        known = _known_names(self.searcher, batch, self.definitions)
+        evals = self.evaluator.evaluate(self.analysis, batch, known, in_context)
         cycle = Cycle(
             n=n,
-            keywords=[*analysis.identifiers, *analysis.terms[:12], *keywords],
-            excluded=list(excluded),
+            keywords=[*self.analysis.identifiers, *self.analysis.terms[:12], *self.keywords],
+            excluded=list(self.excluded),
             targeted=looked_up,
             followed=linked,
         )
@@ -268,15 +338,21 @@ def run_loop(
                     ev.relevance,
                 )
             )
-            _keep_best(items, cand, ev, n)
-        # REFINE
+            _keep_best(self.items, cand, ev, n)
+        return cycle, evals
+
+    def _assess(self, cycle: Cycle, batch: list[Candidate], evals: list[Evaluation]) -> _Assessed:
+        """REFINE's reading of the cycle: files whose every candidate scored below
+        `exclude_below` are excluded; the high hits, the gaps the relevant items name and
+        the critical gaps are recorded in the cycle, which joins the trace."""
+        config = self.config
         by_file: dict[str, float] = {}
         for cand, ev in zip(batch, evals, strict=True):
             by_file[cand.row["path"]] = max(by_file.get(cand.row["path"], 0.0), ev.relevance)
         for path, best in by_file.items():
-            if best < config.exclude_below and path not in excluded:
-                excluded.append(path)
-        ranked_items = sorted(items.values(), key=lambda it: -it.relevance)
+            if best < config.exclude_below and path not in self.excluded:
+                self.excluded.append(path)
+        ranked_items = sorted(self.items.values(), key=lambda it: -it.relevance)
         high = [it for it in ranked_items if it.relevance >= config.high]
         gaps = list(
             dict.fromkeys(
@@ -284,80 +360,88 @@ def run_loop(
                 for it in ranked_items[:10]
                 if it.relevance >= 0.5
                 for g in it.missing_context
-                if g not in resolved
+                if g not in self.resolved
             )
         )
-        critical = _critical_gaps(analysis, items)
+        critical = _critical_gaps(self.analysis, self.items)
         cycle.gaps, cycle.critical_gaps, cycle.high_hits = gaps, critical, len(high)
-        trace.append(cycle)
-        if len(high) >= config.stop_hits and not critical:
-            stop_reason = f"{len(high)} results scored >= {config.high} and no critical gap remains"
-            cycle.stop = stop_reason
-            break
+        self.trace.append(cycle)
+        return _Assessed(ranked_items, high, gaps, critical)
+
+    def _stop(self, n: int, assessed: _Assessed) -> str | None:
+        """Why the loop stops after cycle `n`, or None to go on."""
+        config = self.config
+        if len(assessed.high) >= config.stop_hits and not assessed.critical:
+            return (
+                f"{len(assessed.high)} results scored >= {config.high} and no critical gap remains"
+            )
         if n > 1 and not any(
-            it.cycle == n and it.relevance >= config.exclude_below for it in items.values()
+            it.cycle == n and it.relevance >= config.exclude_below for it in self.items.values()
         ):
-            stop_reason = "converged: the last cycle found nothing new of relevance"
-            cycle.stop = stop_reason
-            break
+            return "converged: the last cycle found nothing new of relevance"
         if n == config.max_cycles:
-            stop_reason = f"reached {config.max_cycles} cycles"
-            cycle.stop = stop_reason
-            break
-        new_keywords = _refine_keywords(high or ranked_items[:3], analysis, config.refine)
-        keywords = list(dict.fromkeys([*keywords, *new_keywords]))
-        pending_gaps = [*critical, *gaps]
+            return f"reached {config.max_cycles} cycles"
+        return None
+
+    def _refine(self, assessed: _Assessed) -> None:
+        """The next cycle's query: the high hits' identifiers as keywords, the gaps to
+        look up, and the best caller and callee of a few high hits not followed yet."""
+        high, analysis, items = assessed.high, self.analysis, self.items
+        new_keywords = _refine_keywords(high or assessed.ranked[:3], analysis, self.config.refine)
+        self.keywords = list(dict.fromkeys([*self.keywords, *new_keywords]))
+        self.pending_gaps = [*assessed.critical, *assessed.gaps]
         spans = [
             (it.hit.path, it.hit.start_line, it.hit.end_line, it.hit.symbol)
             for it in high
-            if (it.hit.path, it.hit.start_line) not in followed
-        ][: config.refine.followed]
-        followed.update((path, start) for path, start, _, _ in spans)
-        links = links_of(
-            searcher.store,
+            if (it.hit.path, it.hit.start_line) not in self.followed
+        ][: self.config.refine.followed]
+        self.followed.update((path, start) for path, start, _, _ in spans)
+        self.links = links_of(
+            self.searcher.store,
             spans,
             limit=1,
             # Not what the context already shows, nor tests the task is not about.
             skip=lambda path, line: analysis.unasked_test(path) or _shown(items, path, line),
         )
-    # Within what is relevant, the code that holds the behaviour comes before a
-    # docstring, a class header or an import block that only names it (behaviour.py).
-    for it in items.values():
-        share = behaviour_share(
-            it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
+
+    def _ordered(self) -> list[ContextItem]:
+        """The items as the context shows them: by relevance and behaviour, the gaps a
+        later cycle found left out, without files now outside the root, stale ones
+        marked."""
+        analysis, lookups = self.analysis, self.searcher.lookups
+        # Within what is relevant, the code that holds the behaviour comes before a
+        # docstring, a class header or an import block that only names it (behaviour.py).
+        for it in self.items.values():
+            share = behaviour_share(
+                it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
+            )
+            if share < 1:
+                it.behaviour = share
+                it.reason += "; mostly docstring, comments or imports"
+        ranked_items = sorted(
+            self.items.values(),
+            key=lambda it: (
+                -it.relevance * it.behaviour,
+                -it.relevance,
+                it.hit.path,
+                it.hit.start_line,
+            ),
         )
-        if share < 1:
-            it.behaviour = share
-            it.reason += "; mostly docstring, comments or imports"
-    ranked_items = sorted(
-        items.values(),
-        key=lambda it: (
-            -it.relevance * it.behaviour,
-            -it.relevance,
-            it.hit.path,
-            it.hit.start_line,
-        ),
-    )
-    # A gap found by a later cycle is no gap any more.
-    in_context = resolved | {it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol}
-    for it in ranked_items:
-        it.missing_context = [m for m in it.missing_context if m not in in_context]
-    # A file that became a symlink leading out of the root since it was indexed is not
-    # shown: its blocks would be read from outside.
-    outside = searcher.lookups.outside_paths(it.hit.path for it in ranked_items)
-    ranked_items = [it for it in ranked_items if it.hit.path not in outside]
-    stale = searcher.lookups.stale_paths(it.hit.path for it in ranked_items)
-    for it in ranked_items:
-        if it.hit.path in stale:
-            it.hit = it.hit.model_copy(update={"stale": True})
-    return LoopResult(
-        question=question,
-        analysis=analysis,
-        items=ranked_items,
-        searched=searched,
-        trace=trace,
-        stop_reason=stop_reason,
-    )
+        # A gap found by a later cycle is no gap any more.
+        in_context = self.resolved | {
+            it.hit.symbol.split(".")[-1] for it in ranked_items if it.hit.symbol
+        }
+        for it in ranked_items:
+            it.missing_context = [m for m in it.missing_context if m not in in_context]
+        # A file that became a symlink leading out of the root since it was indexed is not
+        # shown: its blocks would be read from outside.
+        outside = lookups.outside_paths(it.hit.path for it in ranked_items)
+        ranked_items = [it for it in ranked_items if it.hit.path not in outside]
+        stale = lookups.stale_paths(it.hit.path for it in ranked_items)
+        for it in ranked_items:
+            if it.hit.path in stale:
+                it.hit = it.hit.model_copy(update={"stale": True})
+        return ranked_items
 
 
 def _spread(ranked: Sequence[Candidate], limit: int, per_file: int) -> list[Candidate]:

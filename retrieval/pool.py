@@ -142,18 +142,10 @@ def gather(
     dense, file_dense = memo["dense"].result()
     if dense is not None:
         _dense_signal(pool, lookups, dense)
-    for row, strength in memo["symbol"]:
-        if (cand := pool.add(row)) is not None:
-            cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
-    rows, raised = memo["path"]
-    for row in rows:
-        if (cand := pool.add(row)) is not None:
-            cand.signals["path"] = 1.0
+    raised = _named_signals(pool, memo["symbol"], memo["path"])
     _summary_signal(pool, file_dense, keep, memo["summary"], limits)
     if raised:
-        for cand in pool.cands.values():
-            if cand.row["path"] == raised:
-                cand.signals["raised"] = 1.0
+        _raised_signal(pool, raised)
     _score(
         pool,
         analysis,
@@ -199,6 +191,31 @@ def _dense_signal(pool: _Pool, lookups: IndexLookups, dense: list[tuple[str, flo
         if found is not None and (cand := pool.add(found)) is not None:
             cand.signals["dense"] = round(max(sim, 0.0) / best, 4)
             cand.signals["cosine"] = round(max(sim, 0.0), 4)
+
+
+def _named_signals(
+    pool: _Pool,
+    symbols: list[tuple[dict[str, Any], float]],
+    paths: tuple[list[dict[str, Any]], str | None],
+) -> str | None:
+    """The chunks defining the names the task mentions (`_symbol_rows`, with their
+    strength) and those of the files it names (`_path_rows`) join with their signals;
+    the file where the task's error was raised, if any."""
+    for row, strength in symbols:
+        if (cand := pool.add(row)) is not None:
+            cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+    rows, raised = paths
+    for row in rows:
+        if (cand := pool.add(row)) is not None:
+            cand.signals["path"] = 1.0
+    return raised
+
+
+def _raised_signal(pool: _Pool, raised: str) -> None:
+    """Every candidate of the file where the task's error was raised is marked so."""
+    for cand in pool.cands.values():
+        if cand.row["path"] == raised:
+            cand.signals["raised"] = 1.0
 
 
 def _score(

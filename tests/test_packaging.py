@@ -74,46 +74,44 @@ def test_wheel_holds_only_the_dowse_namespace(wheel: Path):
 
 
 def test_installed_wheel_runs(wheel: Path, tmp_path: Path):
-    target = tmp_path / "site-packages"
+    # A fresh virtual environment (no pip, so its site-packages starts empty); the
+    # running environment's pip installs the wheel into it.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    (site,) = venv.glob("lib/python3*/site-packages")
+    assert sorted(p.name for p in site.iterdir()) == []
     subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pip",
-            "install",
-            "--no-deps",
-            "-q",
-            "--target",
-            str(target),
-            str(wheel),
-        ],
+        [sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "-q"]
+        + [str(wheel)],
         check=True,
         capture_output=True,
     )
-    assert sorted(p.name for p in target.iterdir() if p.name != "bin") == [
+    assert sorted(p.name for p in site.iterdir()) == [
         "dowse",
         wheel.name.split("-py3")[0] + ".dist-info",
     ]
-    # Run from outside the repository with only the installed copy of dowse importable.
-    env = {**os.environ, "PYTHONPATH": str(target)}
+    # Its dependencies come from the running environment, after the venv's own
+    # site-packages (a .pth line appends a path; the running environment's own .pth
+    # files, an editable dowse among them, are not read from there).
+    deps = [p for p in sys.path if p.endswith("site-packages")]
+    (site / "zz_dependencies.pth").write_text("\n".join(deps) + "\n")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Run from outside the repository: the installed copy of dowse is the one imported.
     code = "import dowse, dowse.cli; print(dowse.__file__)"
     where = subprocess.run(
-        [sys.executable, "-c", code],
+        [str(python), "-c", code],
         env=env,
         cwd=tmp_path,
         check=True,
         capture_output=True,
         text=True,
     ).stdout.strip()
-    assert Path(where).is_relative_to(target)
-    usage = subprocess.run(
-        [sys.executable, "-m", "dowse", "--help"],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-    )
-    assert usage.returncode == 0, usage.stderr
-    assert usage.stdout.startswith("Usage: dowse [OPTIONS] COMMAND [ARGS]...")
-    entry = (target / "bin" / "dowse").read_text()
-    assert "from dowse.cli import main" in entry
+    assert Path(where).is_relative_to(site)
+    for command in ([str(python), "-m", "dowse"], [str(venv / "bin" / "dowse")]):
+        usage = subprocess.run(
+            [*command, "--help"], env=env, cwd=tmp_path, capture_output=True, text=True
+        )
+        assert usage.returncode == 0, usage.stderr
+        assert usage.stdout.startswith("Usage: dowse [OPTIONS] COMMAND [ARGS]...")
+    assert "from dowse.cli import main" in (venv / "bin" / "dowse").read_text()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,14 @@ def test_ruff_lint_passes():
 def test_ruff_format_is_applied():
     done = ruff("format", "--check", ".")
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_mypy_checks_the_whole_library_strictly():
+    # No module of the library is let off a strict check: an override would hide its
+    # errors from test_mypy_passes_on_the_library.
+    mypy = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert mypy.get("strict") is True
+    assert [o["module"] for o in mypy.get("overrides", [])] == []
 
 
 @pytest.mark.slow

@@ -123,6 +123,7 @@ def test_embed_files_scope_gives_one_vector_per_file_and_no_chunk_vectors(
     assert store.count("file_vectors") == store.count("files") + len(_defined(store))
 
 
+@pytest.mark.model
 def test_cli_remembers_the_embed_scope(example_repo, run):
     run("index", str(example_repo), "--embed", "files", "-q", "--embedder", "minilm-onnx")
     store = Store.open(example_repo / ".dowse")

@@ -306,12 +306,13 @@ def test_explore_takes_no_unsigned_include_secrets(secret_repo, run):
     assert "secrets.yaml" not in result.stdout
 
 
-def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run):
+def test_the_mcp_answers_carry_the_dropped_option_as_a_warning(secret_repo, run, fake_embedder):
     """The server has no stderr: a planted include_secrets it leaves off is said in the
     reindex root's `warnings`, not dropped silently; until then the index serves nothing."""
     run("index", str(secret_repo), "--no-embed", "--quiet")
     _edit_manifest(secret_repo / ".dowse", walk={"include_secrets": True})
-    workspace = Workspace([ServedRoot(secret_repo)])
+    # The index built anew is embedded: by the fake, the point here is what is said.
+    workspace = Workspace([ServedRoot(secret_repo)], embedder="fake")
     with pytest.raises(InvalidPath, match="did not build it on this machine"):
         workspace.search(SearchRequest(query="hunter2 main"))
     done = workspace.reindex(ReindexRequest()).roots[0]
