@@ -6,6 +6,9 @@ signals in 0..1 and its fused score (retrieval/fusion.py `fuse`).
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
+- `literal`: the chunk holds verbatim a flag or a message the query quotes
+  (`QueryAnalysis.literals`), held by few files: 1 over the number of code files
+  holding it;
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
   cosine (path, docstring, names defined) and its closest definition's (its name and
   signature, and docstring), divided by the best (`file_cosine` keeps the
@@ -35,7 +38,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QUERY_NOISE, QueryAnalysis, base_tokens, title_tokens
 from dowse.retrieval.questions import QuestionVectors
 
-__all__ = ["Candidate", "PoolLimits", "gather"]
+__all__ = ["Candidate", "PoolLimits", "gather", "literal_rows"]
 
 
 class PoolLimits(BaseModel):
@@ -74,6 +77,18 @@ class PoolLimits(BaseModel):
     )
     summary_files: int = Field(
         default=10, gt=0, description="the best files by summary similarity that bring a chunk in"
+    )
+    few_holding: int = Field(
+        default=3,
+        gt=0,
+        description=(
+            "a flag or message the query quotes that more code files than this hold names "
+            "none of them (`--version`, `unsigned long long`); tests, documentation and "
+            "copies the query is not about do not count"
+        ),
+    )
+    literal_chunks: int = Field(
+        default=2, gt=0, description="the chunks of each file holding a quoted literal that join"
     )
 
 
@@ -139,12 +154,17 @@ def gather(
         memo["symbol"] = _symbol_rows(lookups, analysis, limits)
     if "path" not in memo:
         memo["path"] = _path_rows(lookups, analysis, base, limits)
+    if "literal" not in memo:
+        memo["literal"] = literal_rows(lookups, analysis, limits)
     dense, file_dense = memo["dense"].result()
     if dense is not None:
         _dense_signal(pool, lookups, dense)
     for row, strength in memo["symbol"]:
         if (cand := pool.add(row)) is not None:
             cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+    for row, strength in memo["literal"]:
+        if (cand := pool.add(row)) is not None:
+            cand.signals["literal"] = max(cand.signals.get("literal", 0.0), strength)
     rows, raised = memo["path"]
     for row in rows:
         if (cand := pool.add(row)) is not None:
@@ -292,6 +312,41 @@ def _symbol_rows(
         if row is not None:
             many = defined[(sym["name_lower"], strength)]
             out.append((row, round(strength * min(1.0, limits.few_definitions / many), 4)))
+    return out
+
+
+def literal_rows(
+    lookups: IndexLookups,
+    analysis: QueryAnalysis,
+    limits: PoolLimits = PoolLimits(),  # noqa: B008
+) -> list[tuple[dict[str, Any], float]]:
+    """The chunks holding a flag or message the task quotes (`QueryAnalysis.literals`),
+    each with 1 over the number of code files holding it: a message printed by one
+    function names it as surely as its name would. A flag is also looked for as its
+    name in quotes (`--smart-case` as clap's `"smart-case"`). A literal held by more
+    than `few_holding` code files names none; tests, documentation and copies the task
+    is not about are passed over."""
+    wants_docs = analysis.mentions_docs
+    out: list[tuple[dict[str, Any], float]] = []
+    for literal in analysis.literals:
+        forms = [literal]
+        if literal.startswith("--") and len(literal) > 5:
+            forms.append(f'"{literal[2:]}"')
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for form in forms:
+            for row in lookups.chunks_holding(form):
+                path = row["path"]
+                if analysis.unasked_test(path) or (
+                    not wants_docs and is_documentation(path, row["language"])
+                ):
+                    continue
+                held = by_path.setdefault(path, [])
+                if len(held) < limits.literal_chunks and row not in held:
+                    held.append(row)
+        if not by_path or len(by_path) > limits.few_holding:
+            continue
+        strength = round(1 / len(by_path), 4)
+        out.extend((row, strength) for rows in by_path.values() for row in rows)
     return out
 
 
