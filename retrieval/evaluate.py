@@ -131,9 +131,11 @@ class Evaluator(Protocol):
 # files (an outer frame's in 4 more). A prior, not yet fitted (no calibration run had
 # the feature); the same in both models.
 RAISED = 1.5
-# A flag or message the task quotes, held by few code files: the file defining it was among
-# the fixed files in about half of the Multi-SWE-bench dev issues quoting one. A prior
-# below RAISED's, not fitted (no calibration run had the feature); the same in both models.
+# A flag or message the task quotes, held by few code files (`pool.literal_rows`): on the
+# Multi-SWE-bench dev split the file holding a quoted message was among the fixed files for
+# about half of the messages, a flag's for one flag in five (a flag's strength is shared
+# among the flags a task names). A prior below RAISED's, not fitted (no calibration run had
+# the feature); the same in both models.
 LITERAL = 1.0
 
 # Log-odds weights of the calibrated model (benchmarks/calibrate.py on the 140 dev

@@ -8,7 +8,7 @@ signals in 0..1 and its fused score (retrieval/fusion.py `fuse`).
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
 - `literal`: the chunk holds verbatim a flag or a message the query quotes
   (`QueryAnalysis.literals`), held by few files: 1 over the number of code files
-  holding it;
+  holding it (and over the number of flags the query names, for a flag);
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
   cosine (path, docstring, names defined) and its closest definition's (its name and
   signature, and docstring), divided by the best (`file_cosine` keeps the
@@ -323,14 +323,19 @@ def literal_rows(
     """The chunks holding a flag or message the task quotes (`QueryAnalysis.literals`),
     each with 1 over the number of code files holding it: a message printed by one
     function names it as surely as its name would. A flag is also looked for as its
-    name in quotes (`--smart-case` as clap's `"smart-case"`). A literal held by more
-    than `few_holding` code files names none; tests, documentation and copies the task
-    is not about are passed over."""
+    name in quotes (`--smart-case` as clap's `"smart-case"`), and a task naming several
+    flags gives each a share: a pasted command line of eight flags (how the bug was
+    seen) is about none of them in particular, and on the Multi-SWE-bench dev split a
+    flag's file was among the fixed ones for one flag in five, a message's for half.
+    A literal held by more than `few_holding` code files names none; tests,
+    documentation and copies the task is not about are passed over."""
     wants_docs = analysis.mentions_docs
+    flags = sum(1 for literal in analysis.literals if literal.startswith("--"))
     out: list[tuple[dict[str, Any], float]] = []
     for literal in analysis.literals:
         forms = [literal]
-        if literal.startswith("--") and len(literal) > 5:
+        flag = literal.startswith("--")
+        if flag and len(literal) > 5:
             forms.append(f'"{literal[2:]}"')
         by_path: dict[str, list[dict[str, Any]]] = {}
         for form in forms:
@@ -345,7 +350,7 @@ def literal_rows(
                     held.append(row)
         if not by_path or len(by_path) > limits.few_holding:
             continue
-        strength = round(1 / len(by_path), 4)
+        strength = round(1 / len(by_path) / (flags if flag else 1), 4)
         out.extend((row, strength) for rows in by_path.values() for row in rows)
     return out
 
