@@ -42,6 +42,7 @@ __all__ = [
     "literals_of",
     "prepare_question",
     "question_vector",
+    "script_modules",
     "title_of",
     "title_tokens",
     "without_template",
@@ -145,6 +146,13 @@ _FILLED_IN = re.compile(r"[\d/\\'\"`{}%<>\[\]$]")
 LITERAL_MIN_WORDS = 3
 """A quoted message counts as a literal from this many words on, two of them plain words
 that are no stop words: "in front of" and "to the right" are prose."""
+# A JavaScript or TypeScript module a pasted snippet loads by a path inside a package:
+# `require('dayjs/plugin/weekYear')`, `import x from "lodash/fp/map"`.
+_MODULE_SPECIFIER = re.compile(
+    r"""(?:\brequire\(\s*|\bimport\(\s*|\bfrom\s+|\bimport\s+)['"]"""
+    r"""((?:@[\w.-]+/)?[\w.-]+(?:/[\w.-]+)+)['"]"""
+)
+_SCRIPT_EXTENSIONS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
 # A name written as a call, `decompose()`: code, whatever it looks like.
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
@@ -235,7 +243,8 @@ class QueryAnalysis(BaseModel):
     modules: list[str] = Field(
         default_factory=list,
         description="the files dotted names could be modules of (`django.db.migrations.writer`"
-        " -> django/db/migrations/writer.py), each prefix of two parts or more",
+        " -> django/db/migrations/writer.py), each prefix of two parts or more, and those a"
+        " script's `require('dayjs/plugin/utc')` could load (plugin/utc.js, plugin/utc/index.js)",
     )
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
@@ -461,10 +470,15 @@ def analyze(text: str) -> QueryAnalysis:
             identifiers.append(f[2])
     modules = list(
         dict.fromkeys(
-            "/".join(parts[:n]) + ".py"
-            for parts in (i.split(".") for i in identifiers)
-            if parts[0] not in ("self", "cls")
-            for n in range(len(parts), 1, -1)
+            [
+                *(
+                    "/".join(parts[:n]) + ".py"
+                    for parts in (i.split(".") for i in identifiers)
+                    if parts[0] not in ("self", "cls")
+                    for n in range(len(parts), 1, -1)
+                ),
+                *script_modules(text),
+            ]
         )
     )
     terms: list[str] = []
@@ -488,6 +502,28 @@ def analyze(text: str) -> QueryAnalysis:
         terms=terms,
         lexical_weight=lexical_weight,
     )
+
+
+def script_modules(text: str) -> list[str]:
+    """The files the JavaScript and TypeScript modules `text` loads by a path inside a
+    package could be: `require('dayjs/plugin/weekYear')` is `plugin/weekYear.js` or
+    `plugin/weekYear/index.js` of the package (any script extension), the package's
+    name (`dayjs`, `@scope/name`) left out, as its published layout maps `src/`
+    or `esm/` away."""
+    out: list[str] = []
+    for m in _MODULE_SPECIFIER.finditer(text):
+        parts = m.group(1).split("/")
+        if parts[0] in (".", ".."):
+            continue  # the reporter's own module, beside their script
+        rest = "/".join(parts[2:] if parts[0].startswith("@") else parts[1:])
+        if not rest:
+            continue
+        if rest.endswith(_SCRIPT_EXTENSIONS):
+            out.append(rest)
+            continue
+        out.extend(f"{rest}{ext}" for ext in (".js", ".ts"))
+        out.extend(f"{rest}/index{ext}" for ext in (".js", ".ts"))
+    return list(dict.fromkeys(out))
 
 
 def literals_of(text: str, quoted: list[str]) -> list[str]:

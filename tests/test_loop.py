@@ -1196,3 +1196,35 @@ def test_a_literal_many_files_hold_names_none(tmp_path, fake_embedder):
     wider = literal_rows(s.lookups, analyze("what does --version print"), PoolLimits(few_holding=4))
     assert sorted(r["path"] for r, _ in wider) == [f"m{i}.c" for i in range(4)]
     assert {st for _, st in wider} == {0.25}
+
+
+def test_a_script_module_path_names_the_file_it_loads(tmp_path, fake_embedder):
+    from dowse.retrieval.query import script_modules
+
+    text = (
+        "const weekYear = require('dayjs/plugin/weekYear')\n"
+        'import parse from "@babel/core/lib/parse"\n'
+        "import helper from './helper'\n"
+    )
+    assert script_modules(text) == [
+        "plugin/weekYear.js",
+        "plugin/weekYear.ts",
+        "plugin/weekYear/index.js",
+        "plugin/weekYear/index.ts",
+        "lib/parse.js",
+        "lib/parse.ts",
+        "lib/parse/index.js",
+        "lib/parse/index.ts",
+    ]
+    for name in ("weekYear", "utc"):
+        (tmp_path / "src" / "plugin" / name).mkdir(parents=True)
+        (tmp_path / "src" / "plugin" / name / "index.js").write_text(
+            "export default (o, c, d) => {\n  const proto = c.prototype\n"
+            "  proto.week = function () { return this.$W }\n}\n"
+        )
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    named = s.lookups.files_named(analyze(text).modules)
+    assert sorted({f for found in named.values() for f in found}) == [
+        "src/plugin/weekYear/index.js"
+    ]
