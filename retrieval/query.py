@@ -133,10 +133,12 @@ _QUOTED = re.compile(
 )
 # What a bug report quotes that the code holds verbatim: a command-line flag (`--no-ignore`,
 # zstd's `--rm`), and a message a program printed, after "error:", "panicked at" or an
-# exception's name.
+# exception's name. The name's length is bounded: a line of "ErrorError..." would
+# otherwise be tried at every position.
 _FLAG = re.compile(r"(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w-])")
 _MESSAGE_LINE = re.compile(
-    r"^[ \t>]*(?:[\w.$]*(?:Exception|Error)\w*:|(?:\w+: )?(?:fatal|error|warning)(?:\[\w+\])?:"
+    r"^[ \t>]*(?:[\w.$]{0,120}(?:Exception|Error):"
+    r"|(?:\w{1,40}: )?(?:fatal|error|warning)(?:\[\w+\])?:"
     r"|thread '[^'\n]*' panicked at)[ \t]+(.+)$",
     re.M | re.I,
 )
