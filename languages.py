@@ -31,6 +31,7 @@ __all__ = [
     "is_documentation",
     "is_example_path",
     "is_generated_path",
+    "is_legacy_path",
     "is_test_code",
     "is_test_path",
     "is_vendored_path",
@@ -244,7 +245,7 @@ class PathConvention(NamedTuple):
     """One ecosystem's way of marking a file's role in its path."""
 
     ecosystem: str
-    role: Literal["test", "benchmark", "example", "generated", "vendored"]
+    role: Literal["test", "benchmark", "example", "generated", "vendored", "legacy"]
     pattern: str
     """A regular expression searched in the POSIX path relative to the root."""
 
@@ -283,7 +284,7 @@ CONVENTIONS: tuple[PathConvention, ...] = (
     PathConvention("c", "vendored", r"(^|/)contrib/.*\.(c|h|cc|cpp|cxx|hh|hpp)$"),
     # Older versions kept for compatibility: zstd's lib/legacy/ decoders of the v0.1-v0.7
     # formats repeat every name of lib/decompress/.
-    PathConvention("any", "vendored", r"(^|/)legacy/"),
+    PathConvention("any", "legacy", r"(^|/)legacy/"),
 )
 """Each ecosystem's path conventions; a role holds when any of its patterns matches.
 Patterns are kept apart by ecosystem for the reader; all of them apply to every path (a
@@ -299,6 +300,7 @@ _BENCHMARK_PATH = _role_pattern("benchmark")
 _EXAMPLE_PATH = _role_pattern("example")
 _GENERATED_PATH = _role_pattern("generated")
 _VENDORED_PATH = _role_pattern("vendored")
+_LEGACY_PATH = _role_pattern("legacy")
 
 
 def is_test_path(path: str) -> bool:
@@ -328,7 +330,13 @@ def is_vendored_path(path: str) -> bool:
     3rdparty/, dependencies/ and deps/, C and C++ files under contrib/, and the older
     versions kept under legacy/. Its code is the other project's (or a port or an old
     version of this one's), rarely where a behaviour of today is decided."""
-    return bool(_VENDORED_PATH.search(path))
+    return bool(_VENDORED_PATH.search(path)) or is_legacy_path(path)
+
+
+def is_legacy_path(path: str) -> bool:
+    """An older version kept for compatibility, under legacy/ (zstd's lib/legacy/
+    decoders of the v0.1-v0.7 formats): one of `is_vendored_path`'s copies."""
+    return bool(_LEGACY_PATH.search(path))
 
 
 # A test module inside a source file, by its language's convention: Rust's `#[cfg(test)]

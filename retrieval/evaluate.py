@@ -107,6 +107,8 @@ class Features:
     linked: bool = False  # a caller or callee of a high-relevance hit (`loop` REFINE)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
+    literal: float = 0.0  # holds a flag or message the task quotes (1 over the files holding it)
+    role: str = ""  # what a test-like file is ("a test", "generated code", ...) when `test`
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
     terms: int = 0
@@ -129,6 +131,12 @@ class Evaluator(Protocol):
 # files (an outer frame's in 4 more). A prior, not yet fitted (no calibration run had
 # the feature); the same in both models.
 RAISED = 1.5
+# A flag or message the task quotes, held by few code files (`pool.literal_rows`): on the
+# Multi-SWE-bench dev split the file holding a quoted message was among the fixed files for
+# about half of the messages, a flag's for one flag in five (a flag's strength is shared
+# among the flags a task names). A prior below RAISED's, not fitted (no calibration run had
+# the feature); the same in both models.
+LITERAL = 1.0
 
 # Log-odds weights of the calibrated model (benchmarks/calibrate.py on the 140 dev
 # instances, lexical index: 10,360 candidates). The fit gave tests and documentation
@@ -151,6 +159,7 @@ WEIGHTS = {
     "linked": 0.2,
     "summary": 0.0,
     "raised": RAISED,
+    "literal": LITERAL,
 }
 # The same fit on an index with file summary vectors (benchmarks/calibrate.py --embed
 # files on the 140 dev instances: 11,896 candidates). The summary's closeness is the
@@ -175,6 +184,7 @@ SEMANTIC_WEIGHTS = {
     "linked": 1.2,  # a prior, as above
     "summary": 2.15,
     "raised": RAISED,
+    "literal": LITERAL,
 }
 # (probability, relevance) knots of the monotone map onto the rubric's bands.
 _KNOTS = ((0.0, 0.0), (0.02, 0.2), (0.24, 0.5), (0.6, 0.8), (1.0, 1.0))
@@ -198,6 +208,7 @@ def probability(f: Features, weights: Mapping[str, float] = WEIGHTS) -> float:
         + w.get("linked", 0.0) * f.linked
         + w["summary"] * f.summary
         + w["raised"] * f.raised
+        + w.get("literal", 0.0) * f.literal
     )
     return 1 / (1 + math.exp(-logit))
 
@@ -248,6 +259,7 @@ class OfflineEvaluator:
             term_hit = sorted(t for t in terms if t in tokens or stem(t) in stems)
             wanted = 2 * len(idents) + len(terms)
             s = cand.signals
+            role = analysis.unasked_role(path)
             out.append(
                 Features(
                     coverage=(2 * len(id_hit) + len(term_hit)) / wanted if wanted else 0.0,
@@ -256,13 +268,15 @@ class OfflineEvaluator:
                     closeness=_ramp(s.get("cosine", 0.0), 0.25, 0.70),
                     rank_prior=1 / (1 + rank[i] / 3),
                     gap="gap" in s,
-                    test=analysis.unasked_test(path),
+                    test=role is not None,
                     score=cand.score,
                     text=is_documentation(path, cand.row["language"]) and not wants_docs,
                     refined="refined" in s,
                     linked="caller" in s or "callee" in s,
                     summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6),
                     raised="raised" in s,
+                    literal=s.get("literal", 0.0),
+                    role=role or "",
                     id_hit=id_hit,
                     term_hit=term_hit,
                     terms=len(terms),
@@ -291,6 +305,8 @@ class OfflineEvaluator:
             reasons.append("where the task's stack trace ends")
         elif f.path:
             reasons.append("in a file the task names")
+        if f.literal:
+            reasons.append("holds a flag or message the task quotes")
         if f.id_hit:
             reasons.append("uses " + ", ".join(f"`{i}`" for i in f.id_hit[:4]))
         if f.term_hit:
@@ -300,7 +316,7 @@ class OfflineEvaluator:
         if f.summary >= 0.6:
             reasons.append("its file is about the task")
         if f.test:
-            reasons.append("a test")
+            reasons.append(f.role or "a test")
         if f.text:
             reasons.append("documentation")
         if f.refined:

@@ -26,6 +26,14 @@ class FusionWeights(BaseModel):
         default=0.5, ge=0, description="a definition the query names (1.0 qualified, 0.8 bare)"
     )
     path: float = Field(default=0.25, ge=0, description="the chunk's file is named by the query")
+    literal: float = Field(
+        default=0.5,
+        ge=0,
+        description=(
+            "the chunk holds a flag or message the query quotes, which few files hold (1 over "
+            "their number): as strong as a definition the query names"
+        ),
+    )
     summary: float = Field(
         default=1.0,
         ge=0,
@@ -85,7 +93,7 @@ def fuse(
     weights: FusionWeights = FusionWeights(),  # noqa: B008 - frozen
 ) -> float:
     """A chunk's fused score from its signals (`lexical`, `dense`, `symbol`, `path`,
-    `summary`; absent ones count 0), `lexical_weight` the lexical share
+    `literal`, `summary`; absent ones count 0), `lexical_weight` the lexical share
     (`lexical_share`), lowered for a test or a document the question is not about;
     rounded to 4 places."""
     score = (
@@ -93,6 +101,7 @@ def fuse(
         + (1 - lexical_weight) * signals.get("dense", 0.0)
         + weights.symbol * signals.get("symbol", 0.0)
         + weights.path * signals.get("path", 0.0)
+        + weights.literal * signals.get("literal", 0.0)
         + weights.summary * signals.get("summary", 0.0)
     )
     if unasked_test:

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
@@ -281,6 +282,20 @@ class IndexLookups:
         """The chunk rows (`CHUNK_COLUMNS`) of chosen spans, under the same keys."""
         rows = self.chunks_by_id(dict.fromkeys(r["id"] for r in spans.values()))
         return {key: rows[r["id"]] for key, r in spans.items() if r["id"] in rows}
+
+    def chunks_holding(self, text: str, limit: int = 50) -> list[dict[str, Any]]:
+        """The chunks (`CHUNK_COLUMNS`) whose text holds `text` verbatim (any case), at
+        most `limit`, in the table's order; none when the chunks are not held in memory
+        (a scan of every chunk's text in the store would cost more than the evidence is
+        worth)."""
+        data = self.held("chunks")
+        if data is None or not text:
+            return []
+        found = pc.match_substring(data.column("text"), text, ignore_case=True)
+        rows = pc.indices_nonzero(pc.fill_null(found, False)).to_pylist()[:limit]
+        if not rows:
+            return []
+        return data.take(pa.array(rows, type=pa.int64())).to_pylist()  # type: ignore[no-any-return]
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit`, the rarest names'

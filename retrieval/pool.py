@@ -6,6 +6,9 @@ signals in 0..1 and its fused score (retrieval/fusion.py `fuse`).
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
+- `literal`: the chunk holds verbatim a flag or a message the query quotes
+  (`QueryAnalysis.literals`), held by few files: 1 over the number of code files
+  holding it (and over the number of flags the query names, for a flag);
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
   cosine (path, docstring, names defined) and its closest definition's (its name and
   signature, and docstring), divided by the best (`file_cosine` keeps the
@@ -35,7 +38,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QUERY_NOISE, QueryAnalysis, base_tokens, title_tokens
 from dowse.retrieval.questions import QuestionVectors
 
-__all__ = ["Candidate", "PoolLimits", "gather"]
+__all__ = ["Candidate", "PoolLimits", "gather", "literal_rows"]
 
 
 class PoolLimits(BaseModel):
@@ -74,6 +77,18 @@ class PoolLimits(BaseModel):
     )
     summary_files: int = Field(
         default=10, gt=0, description="the best files by summary similarity that bring a chunk in"
+    )
+    few_holding: int = Field(
+        default=3,
+        gt=0,
+        description=(
+            "a flag or message the query quotes that more code files than this hold names "
+            "none of them (`--version`, `unsigned long long`); tests, documentation and "
+            "copies the query is not about do not count"
+        ),
+    )
+    literal_chunks: int = Field(
+        default=2, gt=0, description="the chunks of each file holding a quoted literal that join"
     )
 
 
@@ -139,10 +154,12 @@ def gather(
         memo["symbol"] = _symbol_rows(lookups, analysis, limits)
     if "path" not in memo:
         memo["path"] = _path_rows(lookups, analysis, base, limits)
+    if "literal" not in memo:
+        memo["literal"] = literal_rows(lookups, analysis, limits)
     dense, file_dense = memo["dense"].result()
     if dense is not None:
         _dense_signal(pool, lookups, dense)
-    raised = _named_signals(pool, memo["symbol"], memo["path"])
+    raised = _named_signals(pool, memo["symbol"], memo["literal"], memo["path"])
     _summary_signal(pool, file_dense, keep, memo["summary"], limits)
     if raised:
         _raised_signal(pool, raised)
@@ -196,14 +213,19 @@ def _dense_signal(pool: _Pool, lookups: IndexLookups, dense: list[tuple[str, flo
 def _named_signals(
     pool: _Pool,
     symbols: list[tuple[dict[str, Any], float]],
+    literals: list[tuple[dict[str, Any], float]],
     paths: tuple[list[dict[str, Any]], str | None],
 ) -> str | None:
     """The chunks defining the names the task mentions (`_symbol_rows`, with their
-    strength) and those of the files it names (`_path_rows`) join with their signals;
-    the file where the task's error was raised, if any."""
+    strength), those holding a flag or message it quotes (`literal_rows`) and those of
+    the files it names (`_path_rows`) join with their signals; the file where the task's
+    error was raised, if any."""
     for row, strength in symbols:
         if (cand := pool.add(row)) is not None:
             cand.signals["symbol"] = max(cand.signals.get("symbol", 0.0), strength)
+    for row, strength in literals:
+        if (cand := pool.add(row)) is not None:
+            cand.signals["literal"] = max(cand.signals.get("literal", 0.0), strength)
     rows, raised = paths
     for row in rows:
         if (cand := pool.add(row)) is not None:
@@ -309,6 +331,46 @@ def _symbol_rows(
         if row is not None:
             many = defined[(sym["name_lower"], strength)]
             out.append((row, round(strength * min(1.0, limits.few_definitions / many), 4)))
+    return out
+
+
+def literal_rows(
+    lookups: IndexLookups,
+    analysis: QueryAnalysis,
+    limits: PoolLimits = PoolLimits(),  # noqa: B008
+) -> list[tuple[dict[str, Any], float]]:
+    """The chunks holding a flag or message the task quotes (`QueryAnalysis.literals`),
+    each with 1 over the number of code files holding it: a message printed by one
+    function names it as surely as its name would. A flag is also looked for as its
+    name in quotes (`--smart-case` as clap's `"smart-case"`), and a task naming several
+    flags gives each a share: a pasted command line of eight flags (how the bug was
+    seen) is about none of them in particular, and on the Multi-SWE-bench dev split a
+    flag's file was among the fixed ones for one flag in five, a message's for half.
+    A literal held by more than `few_holding` code files names none; tests,
+    documentation and copies the task is not about are passed over."""
+    wants_docs = analysis.mentions_docs
+    flags = sum(1 for literal in analysis.literals if literal.startswith("--"))
+    out: list[tuple[dict[str, Any], float]] = []
+    for literal in analysis.literals:
+        forms = [literal]
+        flag = literal.startswith("--")
+        if flag and len(literal) > 5:
+            forms.append(f'"{literal[2:]}"')
+        by_path: dict[str, list[dict[str, Any]]] = {}
+        for form in forms:
+            for row in lookups.chunks_holding(form):
+                path = row["path"]
+                if analysis.unasked_test(path) or (
+                    not wants_docs and is_documentation(path, row["language"])
+                ):
+                    continue
+                held = by_path.setdefault(path, [])
+                if len(held) < limits.literal_chunks and row not in held:
+                    held.append(row)
+        if not by_path or len(by_path) > limits.few_holding:
+            continue
+        strength = round(1 / len(by_path) / (flags if flag else 1), 4)
+        out.extend((row, strength) for rows in by_path.values() for row in rows)
     return out
 
 

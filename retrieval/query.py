@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.languages import (
     is_benchmark_path,
     is_generated_path,
+    is_legacy_path,
     is_test_path,
     is_vendored_path,
 )
@@ -38,8 +39,10 @@ __all__ = [
     "base_tokens",
     "compact_paths",
     "file_query",
+    "literals_of",
     "prepare_question",
     "question_vector",
+    "script_modules",
     "title_of",
     "title_tokens",
     "without_template",
@@ -128,6 +131,30 @@ _QUOTED = re.compile(
     r"`([^`\n]{2,80})`|\"([^\"\n]{2,80})\"|(?<![A-Za-z0-9])'([^'\n]{2,80})'"
     r"(?![A-Za-z0-9])"
 )
+# What a bug report quotes that the code holds verbatim: a command-line flag (`--no-ignore`,
+# zstd's `--rm`), and a message a program printed, after "error:", "panicked at" or an
+# exception's name. The name's length is bounded: a line of "ErrorError..." would
+# otherwise be tried at every position.
+_FLAG = re.compile(r"(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w-])")
+_MESSAGE_LINE = re.compile(
+    r"^[ \t>]*(?:[\w.$]{0,120}(?:Exception|Error):"
+    r"|(?:\w{1,40}: )?(?:fatal|error|warning)(?:\[\w+\])?:"
+    r"|thread '[^'\n]*' panicked at)[ \t]+(.+)$",
+    re.M | re.I,
+)
+# A word that stops a quoted message where the program's own text ends: a number, a path,
+# a quote or a placeholder's value ("Unrecognized token 'foo': was expecting ...").
+_FILLED_IN = re.compile(r"[\d/\\'\"`{}%<>\[\]$]")
+LITERAL_MIN_WORDS = 3
+"""A quoted message counts as a literal from this many words on, two of them plain words
+that are no stop words: "in front of" and "to the right" are prose."""
+# A JavaScript or TypeScript module a pasted snippet loads by a path inside a package:
+# `require('dayjs/plugin/weekYear')`, `import x from "lodash/fp/map"`.
+_MODULE_SPECIFIER = re.compile(
+    r"""(?:\brequire\(\s*|\bimport\(\s*|\bfrom\s+|\bimport\s+)['"]"""
+    r"""((?:@[\w.-]+/)?[\w.-]+(?:/[\w.-]+)+)['"]"""
+)
+_SCRIPT_EXTENSIONS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
 # A name written as a call, `decompose()`: code, whatever it looks like.
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
@@ -205,6 +232,11 @@ class QueryAnalysis(BaseModel):
     text: str
     identifiers: list[str] = Field(default_factory=list, description="code-like names, as written")
     quoted: list[str] = Field(default_factory=list)
+    literals: list[str] = Field(
+        default_factory=list,
+        description="text the code may hold verbatim: the flags the question names"
+        " (`--no-ignore`) and the messages it quotes, each cut where a filled-in value starts",
+    )
     paths: list[str] = Field(default_factory=list, description="file paths named in the text")
     frames: list[tuple[str, int, str]] = Field(
         default_factory=list,
@@ -213,7 +245,8 @@ class QueryAnalysis(BaseModel):
     modules: list[str] = Field(
         default_factory=list,
         description="the files dotted names could be modules of (`django.db.migrations.writer`"
-        " -> django/db/migrations/writer.py), each prefix of two parts or more",
+        " -> django/db/migrations/writer.py), each prefix of two parts or more, and those a"
+        " script's `require('dayjs/plugin/utc')` could load (plugin/utc.js, plugin/utc/index.js)",
     )
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
@@ -252,11 +285,25 @@ class QueryAnalysis(BaseModel):
         names and words, a copy repeats its source's, and none is where the behaviour is
         decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
         all rank lower unless asked for."""
-        return (
-            (is_test_path(path) and not self.mentions_tests)
-            or (is_benchmark_path(path) and not self.mentions_benchmarks)
-            or ((is_generated_path(path) or is_vendored_path(path)) and not self.mentions_copies)
-        )
+        return self.unasked_role(path) is not None
+
+    def unasked_role(self, path: str) -> str | None:
+        """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
+        benchmark", "generated code", "an older version" (legacy/) or "a vendored copy";
+        None when it is none of them or the question is about it."""
+        if is_test_path(path) and not self.mentions_tests:
+            return "a test"
+        if is_benchmark_path(path) and not self.mentions_benchmarks:
+            return "a benchmark"
+        if self.mentions_copies:
+            return None
+        if is_generated_path(path):
+            return "generated code"
+        if is_legacy_path(path):
+            return "an older version"
+        if is_vendored_path(path):
+            return "a vendored copy"
+        return None
 
     @property
     def mentions_docs(self) -> bool:
@@ -425,10 +472,15 @@ def analyze(text: str) -> QueryAnalysis:
             identifiers.append(f[2])
     modules = list(
         dict.fromkeys(
-            "/".join(parts[:n]) + ".py"
-            for parts in (i.split(".") for i in identifiers)
-            if parts[0] not in ("self", "cls")
-            for n in range(len(parts), 1, -1)
+            [
+                *(
+                    "/".join(parts[:n]) + ".py"
+                    for parts in (i.split(".") for i in identifiers)
+                    if parts[0] not in ("self", "cls")
+                    for n in range(len(parts), 1, -1)
+                ),
+                *script_modules(text),
+            ]
         )
     )
     terms: list[str] = []
@@ -445,12 +497,61 @@ def analyze(text: str) -> QueryAnalysis:
         text=text,
         identifiers=identifiers,
         quoted=quoted,
+        literals=literals_of(text, quoted),
         paths=paths,
         frames=frames,
         modules=modules,
         terms=terms,
         lexical_weight=lexical_weight,
     )
+
+
+def script_modules(text: str) -> list[str]:
+    """The files the JavaScript and TypeScript modules `text` loads by a path inside a
+    package could be: `require('dayjs/plugin/weekYear')` is `plugin/weekYear.js` or
+    `plugin/weekYear/index.js` of the package (any script extension), the package's
+    name (`dayjs`, `@scope/name`) left out, as its published layout maps `src/`
+    or `esm/` away."""
+    out: list[str] = []
+    for m in _MODULE_SPECIFIER.finditer(text):
+        parts = m.group(1).split("/")
+        if parts[0] in (".", ".."):
+            continue  # the reporter's own module, beside their script
+        rest = "/".join(parts[2:] if parts[0].startswith("@") else parts[1:])
+        if not rest:
+            continue
+        if rest.endswith(_SCRIPT_EXTENSIONS):
+            out.append(rest)
+            continue
+        out.extend(f"{rest}{ext}" for ext in (".js", ".ts"))
+        out.extend(f"{rest}/index{ext}" for ext in (".js", ".ts"))
+    return list(dict.fromkeys(out))
+
+
+def literals_of(text: str, quoted: list[str]) -> list[str]:
+    """The flags `text` names and the messages it quotes (`QueryAnalysis.literals`): a
+    quoted span or a message line ("error: ...", "thread 'main' panicked at ...",
+    "FooException: ...") cut at its first filled-in word and its trailing stop words,
+    kept from `LITERAL_MIN_WORDS` words on."""
+    out = list(dict.fromkeys(_FLAG.findall(text)))
+    spans = [*quoted, *(m.group(1) for m in _MESSAGE_LINE.finditer(text))]
+    for span in spans:
+        kept: list[str] = []
+        for word in span.split():
+            if _FILLED_IN.search(word):
+                break
+            kept.append(word)
+        # Whatever came before the value ("... in name at [Source: ...]") may join it
+        # in the code: a trailing stop word is left out.
+        while kept and kept[-1].lower().strip(" .,:;!?") in STOPWORDS:
+            kept.pop()
+        message = " ".join(kept).strip(" .,:;!?")
+        plain = {
+            w.lower() for w in _WORD.findall(message) if w.lower() not in STOPWORDS and len(w) > 2
+        }
+        if len(message.split()) >= LITERAL_MIN_WORDS and len(plain) >= 2 and message not in out:
+            out.append(message)
+    return out
 
 
 # -- the queries made of a question ------------------------------------------------------

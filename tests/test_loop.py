@@ -13,6 +13,7 @@ import pytest
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import ask
+from dowse.retrieval.evaluate import OfflineEvaluator
 from dowse.retrieval.file_ranking import (
     FileRankingConfig,
     file_dense,
@@ -22,6 +23,7 @@ from dowse.retrieval.file_ranking import (
 from dowse.retrieval.fusion import FileFusion
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig, run_loop
+from dowse.retrieval.pool import Candidate, PoolLimits, literal_rows
 from dowse.retrieval.query import analyze
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -775,10 +777,11 @@ def test_benchmarks_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
     plain = ask(s, "evict_oldest keeps too many oldest entries over the limit")
     assert plain.files[0].path == "shop/cache.py"
     bench = next(f for f in plain.files if f.path.startswith("asv_bench/"))
-    assert "a test" in bench.reason
+    assert "a benchmark" in bench.reason
+    assert "a test" not in bench.reason
     asked = ask(s, "the benchmarks for evict_oldest entries")
     asked_bench = next(f for f in asked.files if f.path == bench.path)
-    assert "a test" not in asked_bench.reason
+    assert "a benchmark" not in asked_bench.reason
     assert asked_bench.relevance > bench.relevance
 
 
@@ -973,6 +976,28 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
 
 
 @pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("tests/test_cache.py", "a test"),
+        ("benches/cache.rs", "a benchmark"),
+        ("singleheader/simdjson.h", "generated code"),
+        ("api/grpc_lb_v1/load_balancer.pb.go", "generated code"),
+        ("vendor/golang.org/x/net/http2/frame.go", "a vendored copy"),
+        ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
+        ("lib/legacy/zstd_v07.c", "an older version"),
+        ("lib/decompress/zstd_decompress.c", None),
+    ],
+)
+def test_a_reason_says_what_a_lowered_file_is(path, role):
+    analysis = analyze("the decoder keeps too many entries")
+    assert analysis.unasked_role(path) == role
+    assert analysis.unasked_test(path) is (role is not None)
+    cand = Candidate({"id": "c", "path": path, "language": "c", "symbol": None, "text": "x"})
+    (evaluation,) = OfflineEvaluator().evaluate(analysis, [cand], set(), set())
+    assert (role in evaluation.reason) if role else ("a test" not in evaluation.reason)
+
+
+@pytest.mark.parametrize(
     ("text", "asked"),
     [
         ("evictOldest keeps too many entries", False),
@@ -1093,3 +1118,121 @@ def test_the_loop_records_the_search_file_ranking_it_started_from(searcher):
     kept = ask(searcher, question, fusion=FileFusion(search_first=1.0)).files
     assert kept[0].path == searched[0]
     assert sorted(f.path for f in kept) == sorted(f.path for f in fused)
+
+
+def _cli_repo(root: Path) -> None:
+    """A C command line that holds a flag and a message, a file whose words match the
+    question better, and a test that quotes the message too."""
+    (root / "programs").mkdir()
+    (root / "programs" / "cli.c").write_text(
+        "static int parse_args(int argc, const char** argv, int* opt)\n{\n"
+        "    for (int i = 1; i < argc; i++) {\n"
+        '        if (!strcmp(argv[i], "--rm")) { *opt = 1; continue; }\n'
+        '        if (!strcmp(argv[i], "-o")) {\n'
+        '            fprintf(stderr, "output ignored by this option\\n");\n        }\n'
+        "    }\n    return 0;\n}\n"
+    )
+    (root / "programs" / "fileio.c").write_text(
+        "/* Keeps the source file after compression unless asked to remove the source. */\n"
+        "int keep_source_file(const char* source, int remove)\n{\n"
+        "    /* the source file is kept: the compression of the source file is done */\n"
+        "    if (remove) return unlink(source);\n    return 0;\n}\n"
+    )
+    (root / "tests").mkdir()
+    (root / "tests" / "cli_test.c").write_text(
+        'void test_rm(void)\n{\n    run("zstd --rm file -o out");\n'
+        "    /* output ignored by this option */\n}\n"
+    )
+
+
+def test_a_quoted_flag_or_message_finds_the_code_that_holds_it(tmp_path, fake_embedder):
+    _cli_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    question = (
+        "The source file is kept after compression\n"
+        "zstd --rm keeps the source file when -o comes after it.\n"
+        "```\nwarning: output ignored by this option\n```"
+    )
+    assert analyze(question).literals == ["--rm", "output ignored by this option"]
+    result = ask(s, question)
+    cli = next(f for f in result.files if f.path == "programs/cli.c")
+    assert "holds a flag or message the task quotes" in cli.reason
+    # Its words alone rate it "indirectly related" (0.21); what it holds makes it related.
+    assert cli.relevance > 0.3
+    shown = "\n".join(b.text for b in result.context if b.path == "programs/cli.c")
+    assert '"--rm"' in shown
+    # The test quoting both is passed over: cli.c alone holds them, at full strength.
+    rows = literal_rows(s.lookups, analyze(question))
+    assert {(r["path"], strength) for r, strength in rows} == {("programs/cli.c", 1.0)}
+
+
+def test_literals_of_cut_where_a_value_is_filled_in():
+    text = (
+        "rg --no-ignore --smart-case fails, and so does `rg -e x`\n"
+        "thread 'main' panicked at 'a semaphore may not have more than MAX_PERMITS permits'\n"
+        "com.fasterxml.jackson.core.JsonParseException: Unexpected end-of-input in name at 3\n"
+        "error: invalid format specifier for '{:x}'\n"
+        "and `in front of` is prose, `x.y(1, 2)` a call."
+    )
+    assert analyze(text).literals == [
+        "--no-ignore",
+        "--smart-case",
+        "a semaphore may not have more than MAX_PERMITS permits",
+        "Unexpected end-of-input in name",
+        "invalid format specifier",
+    ]
+
+
+def test_a_long_line_of_error_names_is_read_in_linear_time():
+    # Each "Error" of an unbounded `[\w.]*(?:Exception|Error)\w*:` started a scan to the
+    # line's end: 200,000 characters took 38 s. Bounded, it is one pass; a real message
+    # on the next line is still found.
+    text = "ErrorError" * 20000 + "\nValueError: could not convert the frame header"
+    assert analyze(text).literals == ["could not convert the frame header"]
+
+
+def test_a_literal_many_files_hold_names_none(tmp_path, fake_embedder):
+    for i in range(4):
+        (tmp_path / f"m{i}.c").write_text(f'int f{i}(void) {{ puts("--version"); return {i}; }}\n')
+    (tmp_path / "one.c").write_text('int g(void) { return !strcmp(opt, "--only-here"); }\n')
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    rows = literal_rows(s.lookups, analyze("what do --version and --only-here print"))
+    # Held by one file; one of the two flags the question names.
+    assert [(r["path"], st) for r, st in rows] == [("one.c", 0.5)]
+    wider = literal_rows(s.lookups, analyze("what does --version print"), PoolLimits(few_holding=4))
+    assert sorted(r["path"] for r, _ in wider) == [f"m{i}.c" for i in range(4)]
+    assert {st for _, st in wider} == {0.25}
+
+
+def test_a_script_module_path_names_the_file_it_loads(tmp_path, fake_embedder):
+    from dowse.retrieval.query import script_modules
+
+    text = (
+        "const weekYear = require('dayjs/plugin/weekYear')\n"
+        'import parse from "@babel/core/lib/parse"\n'
+        "import helper from './helper'\n"
+    )
+    assert script_modules(text) == [
+        "plugin/weekYear.js",
+        "plugin/weekYear.ts",
+        "plugin/weekYear/index.js",
+        "plugin/weekYear/index.ts",
+        "lib/parse.js",
+        "lib/parse.ts",
+        "lib/parse/index.js",
+        "lib/parse/index.ts",
+    ]
+    for name in ("weekYear", "utc"):
+        (tmp_path / "src" / "plugin" / name).mkdir(parents=True)
+        (tmp_path / "src" / "plugin" / name / "index.js").write_text(
+            "export default (o, c, d) => {\n  const proto = c.prototype\n"
+            "  proto.week = function () { return this.$W }\n}\n"
+        )
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    named = s.lookups.files_named(analyze(text).modules)
+    assert sorted({f for found in named.values() for f in found}) == [
+        "src/plugin/weekYear/index.js"
+    ]
