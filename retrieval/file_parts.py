@@ -19,7 +19,8 @@ fusion of up to four rankings inside the file:
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the four count alike, so the order holds on repositories nobody
 tuned it on. A module-level part that is mostly docstring, comments or imports counts
-by its share of code (`behaviour_share`), as in the loop's own order.
+by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
+name the question mentions (`defines_any`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.indexer.store import where_in
-from dowse.retrieval.behaviour import behaviour_share
+from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
@@ -123,6 +124,8 @@ def best_parts(
             lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
             if lines < WHOLE_DEFINITION_LINES:
                 continue
+        if defines_any(part.row.get("text") or "", analysis.identifiers):
+            continue  # the definition the question names: the behaviour asked about
         part.score *= behaviour_share(
             part.row.get("text") or "",
             part.row.get("language"),

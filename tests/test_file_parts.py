@@ -87,6 +87,28 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
     assert [p.row["start_line"] for p in parts["b.py"]] == [1]
 
 
+def test_a_header_that_defines_the_named_constant_is_not_demoted():
+    header = '"""Logging."""\nimport logging\nimport os\nimport re\nimport sys\n\nDEFAULT_LOG_FORMAT = "%(x)s"\n'
+    rows = [
+        _row("a.py", 1, 7, header),
+        _row(
+            "a.py",
+            10,
+            30,
+            "def add_options(parser):\n    parser.add('--log-format')\n",
+            "add_options",
+        ),
+    ]
+    question = "DEFAULT_LOG_FORMAT should show the module name"
+    parts = best_parts(_Searcher(rows), analyze(question), ["a.py"])  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.py"]] == [1, 10]
+    # The same header, for a question that names nothing it defines, yields to the code.
+    parts = best_parts(
+        _Searcher(rows), analyze("the log format should show the module name"), ["a.py"]
+    )  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.py"]] == [10, 1]
+
+
 def test_the_loops_evaluations_count_as_a_ranking():
     rows = [
         _row("a.py", 1, 9, "def first():\n    return cart\n", "first"),
