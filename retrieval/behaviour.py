@@ -164,7 +164,9 @@ def defines_any(text: str, names: Iterable[str]) -> bool:
     alternatives = "|".join(re.escape(n) for n in wanted)
     pattern = re.compile(
         rf"\b{_DEFINER}\s+(?:{alternatives})\b"
-        rf"|^[ \t]*(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)",
+        # an optional type or keywords, the name, an optional annotation, one `=`
+        rf"|^[ \t]*(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?"
+        rf"(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)",
         re.M,
     )
     return pattern.search(text) is not None

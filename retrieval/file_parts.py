@@ -9,15 +9,16 @@ context had the fixed file listed and shown, but by another part of it
 (benchmarks/RESULTS-context.md).
 
 `best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
-fusion of up to four rankings inside the file:
+fusion of up to five rankings inside the file:
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
 - the definitions the question names (an identifier it mentions);
+- the lines the question's stack-trace frames point at, innermost first;
 - the loop's own evaluations of the file's chunks, by relevance.
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
-No weight is fitted: the four count alike, so the order holds on repositories nobody
+No weight is fitted: the rankings count alike, so the order holds on repositories nobody
 tuned it on. A module-level part that is mostly docstring, comments or imports counts
 by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
 name the question mentions (`defines_any`).
@@ -105,6 +106,11 @@ def best_parts(
         keys = ((s["path"], s["start_line"]) for s in definitions)
         rank((rows[key] for key in keys if key in rows), why)
 
+    spots = _frame_spots(searcher, analysis, paths)
+    if spots:
+        at = searcher.lookups.chunks_at(spots)
+        rank((at[s] for s in spots if s in at), "a stack-trace frame of the question is in it")
+
     if evaluated:
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
         pairs.sort(key=lambda p: -p[1])
@@ -135,6 +141,25 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
+
+
+def _frame_spots(
+    searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
+) -> list[tuple[str, int]]:
+    """The (path, line) of each stack-trace frame of the question inside `paths`,
+    innermost first: the call that failed, then the calls that led to it. A frame names
+    the installed copy (`site-packages/_pytest/assertion/rewrite.py`); it points into the
+    repository's file its path ends with (`IndexLookups.files_named`)."""
+    if not analysis.frames:
+        return []
+    wanted = set(paths)
+    named = searcher.lookups.files_named(dict.fromkeys(f[0] for f in analysis.frames))
+    spots: list[tuple[str, int]] = []
+    for frame_path, line, _ in reversed(analysis.frames):
+        found = [p for p in named.get(frame_path, ()) if p in wanted]
+        if len(found) == 1 and (found[0], line) not in spots:
+            spots.append((found[0], line))
+    return spots
 
 
 def _closest_definitions(

@@ -88,7 +88,10 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
 
 
 def test_a_header_that_defines_the_named_constant_is_not_demoted():
-    header = '"""Logging."""\nimport logging\nimport os\nimport re\nimport sys\n\nDEFAULT_LOG_FORMAT = "%(x)s"\n'
+    header = (
+        '"""Logging."""\nimport logging\nimport os\nimport re\nimport sys\n\n'
+        'DEFAULT_LOG_FORMAT = "%(x)s"\n'
+    )
     rows = [
         _row("a.py", 1, 7, header),
         _row(
@@ -207,3 +210,45 @@ def test_the_first_file_shows_its_next_parts_within_its_share(
     monkeypatch.setattr(ask_module, "FIRST_FILE_SHARE", 0)
     plain = ask_module.ask(searcher, question, budget=6000)
     assert not any(b.reason.startswith("a next-best part") for b in plain.context)
+
+
+def _function(name: str, word: str) -> str:
+    body = "".join(f"    step_{i} = {word}_rate * cart.total + {i}\n" for i in range(18))
+    return f"def {name}(cart):\n{body}    return step_0\n\n\n"
+
+
+def test_the_first_files_scored_parts_come_before_the_other_files_second_ones(
+    tmp_path, fake_embedder, monkeypatch
+):
+    """The loop scored four parts of the first file highly and two of each other file
+    lower: the first file's next parts are placed, within its share, before the other
+    files' second items, though the room holds only a few blocks."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pricing.py").write_text(
+        "".join(_function(f"discount_{n}", "discount") for n in ("a", "b", "c", "d"))
+    )
+    for name in ("orders", "invoices"):
+        (repo / f"{name}.py").write_text(
+            _function(f"{name}_discount", "discount") + _function(f"{name}_total", "discount")
+        )
+    build_index(repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder)
+    question = "how is the discount rate applied to the cart total?"
+    loop = ask_module.run_loop(searcher, question)
+    scored = [
+        it.model_copy(update={"relevance": 0.9 if it.hit.path == "pricing.py" else 0.5})
+        for it in loop.items
+    ]
+    scored.sort(key=lambda it: -it.relevance)
+    assert {it.hit.path for it in scored} == {"pricing.py", "orders.py", "invoices.py"}
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": scored})
+    )
+    result = ask_module.ask(searcher, question, budget=2200)
+    assert result.files[0].path == "pricing.py"
+    full = [b for b in result.context if b.form == "full"]
+    mine = [b for b in full if b.path == "pricing.py"]
+    theirs = [b for b in full if b.path != "pricing.py"]
+    assert len(mine) >= 3
+    assert len(theirs) <= 2  # one part of each other file, no second one
