@@ -17,8 +17,9 @@ Invariants: the lines are read by lexical rules per language (`_SYNTAX`), never 
 blank lines count for neither side; a language without rules (text, markdown) is all
 code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_documentation`).
 Imports count as code when the question is about imports. A chunk that defines a name
-the question mentions (`defines_any`: a module's header that sets `DEFAULT_LOG_FORMAT`
-among its imports) is not demoted: the definition asked about is the behaviour.
+the question mentions as a value (`defines_any`: a module's header that sets
+`DEFAULT_LOG_FORMAT` among its imports) is not demoted: the value asked about is the
+behaviour.
 """
 
 from __future__ import annotations
@@ -70,9 +71,6 @@ for _alias, _base in (
     ("cpp", "c"),
 ):
     _SYNTAX[_alias] = _SYNTAX[_base]
-
-_DEFINER = r"(?:def|class|fn|func|function|struct|enum|trait|interface|type|macro_rules!|define)"
-"""Keywords that declare the name after them (`#define` included: `#` is not matched)."""
 
 _DOCSTRING = re.compile(r"[rRbBuU]{0,2}(\"\"\"|''')")
 _OPENERS = {"(": ")", "{": "}", "[": "]"}
@@ -153,17 +151,18 @@ def behaviour_share(text: str, language: str | None, *, imports_are_code: bool =
 
 
 def defines_any(text: str, names: Iterable[str]) -> bool:
-    """Whether a line of `text` defines one of `names`: declares it (`def NAME`, `class
-    NAME`, `fn NAME`, `#define NAME`, ...) or assigns it at the start of a statement
-    (`NAME = `, `NAME: int = `, `const NAME = `, `static int NAME = `), in any language.
-    Dotted names count by their last part; names shorter than four characters are too
-    common to tell."""
+    """Whether a line of `text` defines one of `names` as a value: assigns it at the start
+    of a statement (`NAME = `, `NAME: int = `, `const NAME = `, `static int NAME = `) or
+    `#define`s it, in any language. A value's definition is whole on its line; a function
+    or class chunk of mostly docstring is not its body (the context widens it to the
+    whole definition instead). Dotted names count by their last part; names shorter than
+    four characters are too common to tell."""
     wanted = sorted({n.split(".")[-1] for n in names if len(n.split(".")[-1]) >= 4})
     if not wanted:
         return False
     alternatives = "|".join(re.escape(n) for n in wanted)
     pattern = re.compile(
-        rf"\b{_DEFINER}\s+(?:{alternatives})\b"
+        rf"^[ \t]*#[ \t]*define[ \t]+(?:{alternatives})\b"
         # an optional type or keywords, the name, an optional annotation, one `=`
         rf"|^[ \t]*(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?"
         rf"(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)",
