@@ -13,7 +13,8 @@ fusion of up to five rankings inside the file:
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
-- the definitions the question names (an identifier it mentions);
+- the definitions the question names (an identifier it mentions), and the chunks of the
+  body of such a definition too long to show whole;
 - the lines the question's stack-trace frames point at, innermost first;
 - the loop's own evaluations of the file's chunks, by relevance.
 
@@ -105,6 +106,12 @@ def best_parts(
     ):
         keys = ((s["path"], s["start_line"]) for s in definitions)
         rank((rows[key] for key in keys if key in rows), why)
+    shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
+    bodies = _bodies(searcher, named, words)
+    rank(
+        (r for r in bodies if (r["path"], int(r["start_line"])) not in shown),
+        "in the body of a long definition the question names",
+    )
 
     spots = _frame_spots(searcher, analysis, paths)
     if spots:
@@ -141,6 +148,35 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
+
+
+def _bodies(
+    searcher: HybridSearcher, named: Sequence[dict[str, Any]], words: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The chunks inside the named definitions too long to show whole
+    (`WHOLE_DEFINITION_LINES`), each file's best by the question's words first, then in
+    line order. The chunk holding a long function's name line is a few lines of its
+    signature; the question is about its body, and the context cannot widen to all of
+    it."""
+    long = [
+        s
+        for s in named
+        if s.get("end_line") is not None
+        and s["end_line"] - s["start_line"] >= WHOLE_DEFINITION_LINES
+    ]
+    if not long:
+        return []
+    spans = searcher.lookups.spans_of(dict.fromkeys(s["path"] for s in long))
+    inside = {
+        (r["path"], int(r["start_line"])): r
+        for s in long
+        for r in spans.get(s["path"], ())
+        if s["start_line"] <= r["start_line"] and r["end_line"] <= s["end_line"]
+    }
+    place = {(r["path"], int(r["start_line"])): i for i, r in enumerate(words)}
+    order = sorted(inside, key=lambda k: (k[0], place.get(k, len(place)), k[1]))
+    rows = searcher.lookups.rows_of({k: inside[k] for k in order})
+    return [rows[k] for k in order if k in rows]
 
 
 def _frame_spots(

@@ -40,6 +40,16 @@ class _Searcher:
     def question_cosines(self, text):
         return None
 
+    def spans_of(self, paths):
+        out: dict[str, list[dict]] = {}
+        for r in self.rows:
+            if r["path"] in paths:
+                out.setdefault(r["path"], []).append(r)
+        return out
+
+    def rows_of(self, spans):
+        return dict(spans)
+
     def definition_chunks(self, symbols):
         out = {}
         for s in symbols:
@@ -110,6 +120,58 @@ def test_a_header_that_defines_the_named_constant_is_not_demoted():
         _Searcher(rows), analyze("the log format should show the module name"), ["a.py"]
     )  # type: ignore[arg-type]
     assert [p.row["start_line"] for p in parts["a.py"]] == [10, 1]
+
+
+def test_a_long_named_definition_is_ranked_by_its_body():
+    """The question names a function too long to show whole: the chunk of its body that
+    the question's words match best outranks its few signature lines' chunk and the
+    words' best chunk elsewhere in the file."""
+    rows = [
+        _row(
+            "a.py",
+            1,
+            30,
+            "def cart_rounding(cart):\n    return round(cart.total)\n",
+            "cart_rounding",
+        ),
+        _row("a.py", 40, 43, "def check_array(array, dtype='numeric'):\n", "check_array"),
+        _row("a.py", 44, 100, "    if dtype_orig is None:\n        warn()\n", "check_array"),
+        _row("a.py", 101, 200, "    array = np.asarray(array, dtype=dtype)\n", "check_array"),
+    ]
+    searcher = _Searcher([rows[0], rows[3], rows[1], rows[2]])  # the words' order
+    symbols = {
+        "a.py": [
+            {
+                "path": "a.py",
+                "qualified_name": "cart_rounding",
+                "kind": "function",
+                "start_line": 1,
+                "end_line": 30,
+            },
+            {
+                "path": "a.py",
+                "qualified_name": "check_array",
+                "kind": "function",
+                "start_line": 40,
+                "end_line": 200,
+            },
+        ]
+    }
+    parts = best_parts(
+        searcher,  # type: ignore[arg-type]
+        analyze("check_array converts the dtype of a DataFrame without a warning"),
+        ["a.py"],
+        symbols=symbols,
+    )
+    ranked = [p.row["start_line"] for p in parts["a.py"]]
+    assert ranked[0] == 101
+    assert "in the body of a long definition the question names" in parts["a.py"][0].why
+    # Short enough to show whole, the definition is widened from its first chunk instead.
+    symbols["a.py"][1]["end_line"] = 120
+    parts = best_parts(
+        searcher, analyze("check_array converts the dtype"), ["a.py"], symbols=symbols
+    )  # type: ignore[arg-type]
+    assert not any("in the body" in w for p in parts["a.py"] for w in p.why)
 
 
 def test_the_loops_evaluations_count_as_a_ranking():
