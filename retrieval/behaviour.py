@@ -16,15 +16,19 @@ outweigh prose", the +1 keeps an all-prose chunk above zero.
 Invariants: the lines are read by lexical rules per language (`_SYNTAX`), never parsed;
 blank lines count for neither side; a language without rules (text, markdown) is all
 code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_documentation`).
-Imports count as code when the question is about imports.
+Imports count as code when the question is about imports. A chunk that defines a name
+the question mentions as a value (`defines_any`: a module's header that sets
+`DEFAULT_LOG_FORMAT` among its imports) is not demoted: the value asked about is the
+behaviour.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
-__all__ = ["LineCounts", "behaviour_share", "count_lines"]
+__all__ = ["LineCounts", "behaviour_share", "count_lines", "defines_any"]
 
 
 @dataclass(frozen=True)
@@ -144,3 +148,24 @@ def behaviour_share(text: str, language: str | None, *, imports_are_code: bool =
     if code >= other:
         return 1.0
     return round((code + 1) / (other + 1), 3)
+
+
+def defines_any(text: str, names: Iterable[str]) -> bool:
+    """Whether a line of `text` defines one of `names` as a value: assigns it at the start
+    of a statement (`NAME = `, `NAME: int = `, `const NAME = `, `static int NAME = `) or
+    `#define`s it, in any language. A value's definition is whole on its line; a function
+    or class chunk of mostly docstring is not its body (the context widens it to the
+    whole definition instead). Dotted names count by their last part; names shorter than
+    four characters are too common to tell."""
+    wanted = sorted({n.split(".")[-1] for n in names if len(n.split(".")[-1]) >= 4})
+    if not wanted:
+        return False
+    alternatives = "|".join(re.escape(n) for n in wanted)
+    pattern = re.compile(
+        rf"^[ \t]*#[ \t]*define[ \t]+(?:{alternatives})\b"
+        # an optional type or keywords, the name, an optional annotation, one `=`
+        rf"|^[ \t]*(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?"
+        rf"(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)",
+        re.M,
+    )
+    return pattern.search(text) is not None

@@ -9,17 +9,20 @@ context had the fixed file listed and shown, but by another part of it
 (benchmarks/RESULTS-context.md).
 
 `best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
-fusion of up to four rankings inside the file:
+fusion of up to five rankings inside the file:
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
-- the definitions the question names (an identifier it mentions);
+- the definitions the question names (an identifier it mentions), and the chunks of the
+  body of such a definition too long to show whole;
+- the lines the question's stack-trace frames point at, innermost first;
 - the loop's own evaluations of the file's chunks, by relevance.
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
-No weight is fitted: the four count alike, so the order holds on repositories nobody
+No weight is fitted: the rankings count alike, so the order holds on repositories nobody
 tuned it on. A module-level part that is mostly docstring, comments or imports counts
-by its share of code (`behaviour_share`), as in the loop's own order.
+by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
+name the question mentions (`defines_any`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.indexer.store import where_in
-from dowse.retrieval.behaviour import behaviour_share
+from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
@@ -103,6 +106,17 @@ def best_parts(
     ):
         keys = ((s["path"], s["start_line"]) for s in definitions)
         rank((rows[key] for key in keys if key in rows), why)
+    shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
+    bodies = _bodies(searcher, named, words)
+    rank(
+        (r for r in bodies if (r["path"], int(r["start_line"])) not in shown),
+        "in the body of a long definition the question names",
+    )
+
+    spots = _frame_spots(searcher, analysis, paths)
+    if spots:
+        at = searcher.lookups.chunks_at(spots)
+        rank((at[s] for s in spots if s in at), "a stack-trace frame of the question is in it")
 
     if evaluated:
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
@@ -123,6 +137,8 @@ def best_parts(
             lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
             if lines < WHOLE_DEFINITION_LINES:
                 continue
+        if defines_any(part.row.get("text") or "", analysis.identifiers):
+            continue  # the definition the question names: the behaviour asked about
         part.score *= behaviour_share(
             part.row.get("text") or "",
             part.row.get("language"),
@@ -132,6 +148,54 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
+
+
+def _bodies(
+    searcher: HybridSearcher, named: Sequence[dict[str, Any]], words: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """The chunks inside the named definitions too long to show whole
+    (`WHOLE_DEFINITION_LINES`), each file's best by the question's words first, then in
+    line order. The chunk holding a long function's name line is a few lines of its
+    signature; the question is about its body, and the context cannot widen to all of
+    it."""
+    long = [
+        s
+        for s in named
+        if s.get("end_line") is not None
+        and s["end_line"] - s["start_line"] >= WHOLE_DEFINITION_LINES
+    ]
+    if not long:
+        return []
+    spans = searcher.lookups.spans_of(dict.fromkeys(s["path"] for s in long))
+    inside = {
+        (r["path"], int(r["start_line"])): r
+        for s in long
+        for r in spans.get(s["path"], ())
+        if s["start_line"] <= r["start_line"] and r["end_line"] <= s["end_line"]
+    }
+    place = {(r["path"], int(r["start_line"])): i for i, r in enumerate(words)}
+    order = sorted(inside, key=lambda k: (k[0], place.get(k, len(place)), k[1]))
+    rows = searcher.lookups.rows_of({k: inside[k] for k in order})
+    return [rows[k] for k in order if k in rows]
+
+
+def _frame_spots(
+    searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
+) -> list[tuple[str, int]]:
+    """The (path, line) of each stack-trace frame of the question inside `paths`,
+    innermost first: the call that failed, then the calls that led to it. A frame names
+    the installed copy (`site-packages/_pytest/assertion/rewrite.py`); it points into the
+    repository's file its path ends with (`IndexLookups.files_named`)."""
+    if not analysis.frames:
+        return []
+    wanted = set(paths)
+    named = searcher.lookups.files_named(dict.fromkeys(f[0] for f in analysis.frames))
+    spots: list[tuple[str, int]] = []
+    for frame_path, line, _ in reversed(analysis.frames):
+        found = [p for p in named.get(frame_path, ()) if p in wanted]
+        if len(found) == 1 and (found[0], line) not in spots:
+            spots.append((found[0], line))
+    return spots
 
 
 def _closest_definitions(

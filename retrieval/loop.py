@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.retrieval.behaviour import behaviour_share
+from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.evaluate import (
     CALL,
     Evaluation,
@@ -411,11 +411,12 @@ class _Loop:
         analysis, lookups = self.analysis, self.searcher.lookups
         # Within what is relevant, the code that holds the behaviour comes before a
         # docstring, a class header or an import block that only names it (behaviour.py).
+        # A chunk that defines a value the question names keeps its place (`defines_any`).
         for it in self.items.values():
             share = behaviour_share(
                 it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
             )
-            if share < 1:
+            if share < 1 and not defines_any(it.hit.text or "", analysis.identifiers):
                 it.behaviour = share
                 it.reason += "; mostly docstring, comments or imports"
         ranked_items = sorted(

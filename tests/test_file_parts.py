@@ -40,6 +40,16 @@ class _Searcher:
     def question_cosines(self, text):
         return None
 
+    def spans_of(self, paths):
+        out: dict[str, list[dict]] = {}
+        for r in self.rows:
+            if r["path"] in paths:
+                out.setdefault(r["path"], []).append(r)
+        return out
+
+    def rows_of(self, spans):
+        return dict(spans)
+
     def definition_chunks(self, symbols):
         out = {}
         for s in symbols:
@@ -85,6 +95,83 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
     # The module's import header matched the words first, yet it holds no behaviour.
     assert parts["a.py"][-1].row["start_line"] == 1
     assert [p.row["start_line"] for p in parts["b.py"]] == [1]
+
+
+def test_a_header_that_defines_the_named_constant_is_not_demoted():
+    header = (
+        '"""Logging."""\nimport logging\nimport os\nimport re\nimport sys\n\n'
+        'DEFAULT_LOG_FORMAT = "%(x)s"\n'
+    )
+    rows = [
+        _row("a.py", 1, 7, header),
+        _row(
+            "a.py",
+            10,
+            30,
+            "def add_options(parser):\n    parser.add('--log-format')\n",
+            "add_options",
+        ),
+    ]
+    question = "DEFAULT_LOG_FORMAT should show the module name"
+    parts = best_parts(_Searcher(rows), analyze(question), ["a.py"])  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.py"]] == [1, 10]
+    # The same header, for a question that names nothing it defines, yields to the code.
+    parts = best_parts(
+        _Searcher(rows), analyze("the log format should show the module name"), ["a.py"]
+    )  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.py"]] == [10, 1]
+
+
+def test_a_long_named_definition_is_ranked_by_its_body():
+    """The question names a function too long to show whole: the chunk of its body that
+    the question's words match best outranks its few signature lines' chunk and the
+    words' best chunk elsewhere in the file."""
+    rows = [
+        _row(
+            "a.py",
+            1,
+            30,
+            "def cart_rounding(cart):\n    return round(cart.total)\n",
+            "cart_rounding",
+        ),
+        _row("a.py", 40, 43, "def check_array(array, dtype='numeric'):\n", "check_array"),
+        _row("a.py", 44, 100, "    if dtype_orig is None:\n        warn()\n", "check_array"),
+        _row("a.py", 101, 200, "    array = np.asarray(array, dtype=dtype)\n", "check_array"),
+    ]
+    searcher = _Searcher([rows[0], rows[3], rows[1], rows[2]])  # the words' order
+    symbols = {
+        "a.py": [
+            {
+                "path": "a.py",
+                "qualified_name": "cart_rounding",
+                "kind": "function",
+                "start_line": 1,
+                "end_line": 30,
+            },
+            {
+                "path": "a.py",
+                "qualified_name": "check_array",
+                "kind": "function",
+                "start_line": 40,
+                "end_line": 200,
+            },
+        ]
+    }
+    parts = best_parts(
+        searcher,  # type: ignore[arg-type]
+        analyze("check_array converts the dtype of a DataFrame without a warning"),
+        ["a.py"],
+        symbols=symbols,
+    )
+    ranked = [p.row["start_line"] for p in parts["a.py"]]
+    assert ranked[0] == 101
+    assert "in the body of a long definition the question names" in parts["a.py"][0].why
+    # Short enough to show whole, the definition is widened from its first chunk instead.
+    symbols["a.py"][1]["end_line"] = 120
+    parts = best_parts(
+        searcher, analyze("check_array converts the dtype"), ["a.py"], symbols=symbols
+    )  # type: ignore[arg-type]
+    assert not any("in the body" in w for p in parts["a.py"] for w in p.why)
 
 
 def test_the_loops_evaluations_count_as_a_ranking():
@@ -185,3 +272,45 @@ def test_the_first_file_shows_its_next_parts_within_its_share(
     monkeypatch.setattr(ask_module, "FIRST_FILE_SHARE", 0)
     plain = ask_module.ask(searcher, question, budget=6000)
     assert not any(b.reason.startswith("a next-best part") for b in plain.context)
+
+
+def _function(name: str, word: str) -> str:
+    body = "".join(f"    step_{i} = {word}_rate * cart.total + {i}\n" for i in range(18))
+    return f"def {name}(cart):\n{body}    return step_0\n\n\n"
+
+
+def test_the_first_files_scored_parts_come_before_the_other_files_second_ones(
+    tmp_path, fake_embedder, monkeypatch
+):
+    """The loop scored four parts of the first file highly and two of each other file
+    lower: the first file's next parts are placed, within its share, before the other
+    files' second items, though the room holds only a few blocks."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pricing.py").write_text(
+        "".join(_function(f"discount_{n}", "discount") for n in ("a", "b", "c", "d"))
+    )
+    for name in ("orders", "invoices"):
+        (repo / f"{name}.py").write_text(
+            _function(f"{name}_discount", "discount") + _function(f"{name}_total", "discount")
+        )
+    build_index(repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder)
+    question = "how is the discount rate applied to the cart total?"
+    loop = ask_module.run_loop(searcher, question)
+    scored = [
+        it.model_copy(update={"relevance": 0.9 if it.hit.path == "pricing.py" else 0.5})
+        for it in loop.items
+    ]
+    scored.sort(key=lambda it: -it.relevance)
+    assert {it.hit.path for it in scored} == {"pricing.py", "orders.py", "invoices.py"}
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": scored})
+    )
+    result = ask_module.ask(searcher, question, budget=2200)
+    assert result.files[0].path == "pricing.py"
+    full = [b for b in result.context if b.form == "full"]
+    mine = [b for b in full if b.path == "pricing.py"]
+    theirs = [b for b in full if b.path != "pricing.py"]
+    assert len(mine) >= 3
+    assert len(theirs) <= 2  # one part of each other file, no second one

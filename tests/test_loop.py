@@ -953,6 +953,29 @@ def test_imports_are_code_when_the_question_is_about_them():
 
 
 @pytest.mark.parametrize(
+    ("text", "names", "defines"),
+    [
+        ('import os\nDEFAULT_LOG_FORMAT = "%(name)s"\n', ["DEFAULT_LOG_FORMAT"], True),
+        ("MAX: int = 3\n", ["MAX"], False),  # too short a name to tell
+        ("MAX_SIZE: int = 3\n", ["config.MAX_SIZE"], True),  # a dotted name by its last part
+        ("static const int MAX_LEN = 4;\n", ["MAX_LEN"], True),
+        ("#define ZSTD_MAX 3\n", ["ZSTD_MAX"], True),
+        ("pub const LIMITS: usize = 3;\n", ["LIMITS"], True),
+        # A function's or class's chunk is not its value: widened, it shows its body.
+        ('    def resolve_redirects(self):\n        """Doc."""\n', ["resolve_redirects"], False),
+        ("fmt = DEFAULT_LOG_FORMAT\n", ["DEFAULT_LOG_FORMAT"], False),  # used, not defined
+        ("if MAX_LEN == 4:\n", ["MAX_LEN"], False),
+        ("call(MAX_LEN=4)\n", ["MAX_LEN"], False),  # a keyword argument
+        ("MAX_LEN = 4\n", [], False),
+    ],
+)
+def test_a_chunk_defines_a_name_the_question_mentions(text, names, defines):
+    from dowse.retrieval.behaviour import defines_any
+
+    assert defines_any(text, names) is defines
+
+
+@pytest.mark.parametrize(
     ("path", "copy"),
     [
         ("singleheader/simdjson.h", True),  # an amalgamation of include/
