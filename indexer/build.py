@@ -90,6 +90,10 @@ definitions more (sections 14 and 15), and django embeds in under two minutes in
 fifteen."""
 
 VECTOR_INDEX_MIN_ROWS = 50_000
+WRITE_EVERY_ROWS = 20_000
+"""Parsed files are written to the tables (uncommitted) once their rows (symbols,
+chunks, references, imports) reach this many, so a run holds one batch of them at a time
+whatever the tree's size; the commit still makes them visible all at once."""
 EMBED_COMMIT_EVERY = 2048
 """Vectors are committed every this many embedded chunks, so a long run is usable early."""
 
@@ -286,6 +290,16 @@ class _Walked:
     """The snapshot's text was stored under other rules: every file is read again."""
 
 
+@dataclass(frozen=True)
+class _Parsed:
+    """What the plan and the commit need of a file extracted this run, whose rows are
+    already written (uncommitted) to the tables."""
+
+    path: str
+    hash: str
+    redacted: bool
+
+
 @dataclass
 class _Read:
     """The per-file phases' finding: each walked file is in exactly one list."""
@@ -296,8 +310,13 @@ class _Read:
     """Read, same content: only the stat changes."""
     touched: list[dict[str, Any]] = field(default_factory=list)
     """Their `files` rows, with the stat of what was read."""
-    parsed: list[FileOutcome] = field(default_factory=list)
+    parsed: list[_Parsed] = field(default_factory=list)
+    """Extracted, their rows written in batches as they came (`_Run._write_parsed`)."""
     skipped: list[SkippedFile] = field(default_factory=list)
+    reused: int = 0
+    """Chunk vectors the written rows took from the cache."""
+    missing: list[dict[str, Any]] = field(default_factory=list)
+    """Texts of the written rows that no cached vector has, to embed."""
 
 
 @dataclass
@@ -388,6 +407,7 @@ class _Run:
         versions = self.store.manifest.versions
         no_refs = bool(versions) and "refs" not in versions
         t = time.perf_counter()
+        written = self.seconds["write"]
         read = _Read(skipped=list(walked.result.skipped))
         todo: list[FileJob] = []
         for e in walked.result.files:
@@ -418,6 +438,8 @@ class _Run:
             header_language=header_language(e.path for e in walked.result.files),
         )
         read_stat: dict[str, tuple[int, int]] = {}
+        batch: list[FileOutcome] = []
+        held = 0
         for out in self.engine.extract(
             todo,
             extract_cfg,
@@ -430,7 +452,13 @@ class _Run:
                 read.touched_paths.append(out.path)
                 read_stat[out.path] = (out.size, out.mtime_ns)
             else:
-                read.parsed.append(out)
+                batch.append(out)
+                held += len(out.symbols) + len(out.chunks) + len(out.references)
+                held += len(out.imports) + 1
+                if held >= WRITE_EVERY_ROWS:
+                    self._write_parsed(batch, walked, read)
+                    batch, held = [], 0
+        self._write_parsed(batch, walked, read)
         if read.touched_paths:
             rows = self.store.rows("files", where=f"path IN ({quote_list(read.touched_paths)})")
             # The stat of what was read, not the walk's: a write in between must leave
@@ -439,8 +467,38 @@ class _Run:
                 {**r, "size": read_stat[r["path"]][0], "mtime_ns": read_stat[r["path"]][1]}
                 for r in rows
             ]
-        self._timed("parse", t)
+        # The batches' writes are counted as "write", not "parse".
+        self.seconds["parse"] += time.perf_counter() - t - (self.seconds["write"] - written)
         return read
+
+    def _write_parsed(self, batch: list[FileOutcome], walked: _Walked, read: _Read) -> None:
+        """Replace the rows of the files in `batch` with theirs and give them the vectors
+        already cached, before the commit: the tables move past the manifest's versions,
+        which readers keep using, and an interrupted run's rows are undone by the next
+        writer (`Store._recover`). Only the batch is held, not the tree's rows."""
+        if not batch:
+            return
+        t = time.perf_counter()
+        indexed = [o.path for o in batch if o.path in walked.old]  # no rows for new files
+        for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors", "files"):
+            self.store.delete_paths(name, indexed)
+        self.store.add("files", [o.file for o in batch])
+        self.store.add("symbols", [s for o in batch for s in o.symbols])
+        self.store.add("refs", [r for o in batch for r in o.references])
+        chunk_rows = [c for o in batch for c in o.chunks]
+        self.store.add("chunks", chunk_rows)
+        # Resolved against the whole file set at the commit (`_write_imports`).
+        self.store.add("imports", [{**i, "resolved": None} for o in batch for i in o.imports])
+        if self.cfg.embed_chunks:
+            reused, missing = self._attach_vectors(chunk_rows)
+            read.reused += reused
+            read.missing += missing
+        read.missing += self._attach_file_vectors(
+            [_summary_row(o.file) for o in batch]
+            + _definition_rows(s for o in batch for s in o.symbols)
+        )
+        read.parsed += [_Parsed(o.path, o.hash, o.redacted) for o in batch]
+        self._timed("write", t)
 
     # -- plan: what the commit changes -------------------------------------------------
 
@@ -522,43 +580,33 @@ class _Run:
     # -- commit 1: the lexical and symbol snapshot -------------------------------------
 
     def _commit_rows(self, read: _Read, plan: _Plan) -> tuple[int, list[dict[str, Any]]]:
-        """Replace the rows of every changed, deleted or renamed file, give new rows the
-        vectors already known, and commit: the index answers from here on. Returns
-        (chunk vectors reused, texts still to embed)."""
+        """Drop the rows of every deleted or renamed file (the files read are written
+        already), resolve the imports, build the indexes, and commit: the index answers
+        from here on. Returns (chunk vectors reused, texts still to embed)."""
         t = time.perf_counter()
-        parsed, deleted, renames = read.parsed, plan.deleted, plan.renames
+        deleted, renames = plan.deleted, plan.renames
         self.progress("write", 0, 1)
-        changed = [p.path for p in parsed]
-        gone = changed + deleted
-        renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
+        changed = [p.path for p in read.parsed]
+        reused, missing = read.reused, read.missing
+        if renames and self.cfg.embed_chunks:
+            found, missing = self._renamed_vectors(missing, renames)
+            reused += found
         for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors"):
-            self.store.delete_paths(name, gone)
+            self.store.delete_paths(name, deleted)
         if plan.drop_chunk_vectors:
             self.store.overwrite("vectors", [])
-        self.store.delete_paths("files", gone + [r["path"] for r in read.touched])
-        self.store.add("files", read.touched + [p.file for p in parsed])
-        self.store.add("symbols", [s for p in parsed for s in p.symbols])
-        self.store.add("refs", [r for p in parsed for r in p.references])
-        chunk_rows = [c for p in parsed for c in p.chunks]
-        self.store.add("chunks", chunk_rows)
+        self.store.delete_paths("files", deleted + [r["path"] for r in read.touched])
+        self.store.add("files", read.touched)
         if plan.skipped_changed:
             self.store.overwrite("skipped", [s.model_dump() for s in read.skipped])
-        if parsed or deleted:
-            self._write_imports(parsed, plan.live)
+        if changed or deleted:
+            self._write_imports(plan.live)
         if plan.history:
             head, rows, replace = plan.history
             (self.store.overwrite if replace else self.store.add)("commits", rows)
         if plan.purge:
             self.store.rewrite()
         self._ensure_indexes()
-        missing: list[dict[str, Any]] = []
-        reused = 0
-        if self.cfg.embed_chunks:
-            reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
-        missing += self._attach_file_vectors(
-            [_summary_row(p.file) for p in parsed]
-            + _definition_rows(s for p in parsed for s in p.symbols)
-        )
         if reused or deleted or changed or plan.purge:
             self._ensure_vector_index()
         self.store.commit(
@@ -594,7 +642,7 @@ class _Run:
     # -- helpers ---------------------------------------------------------------------
 
     def _renames(
-        self, parsed: list[FileOutcome], deleted: list[str], old: dict[str, dict[str, Any]]
+        self, parsed: list[_Parsed], deleted: list[str], old: dict[str, dict[str, Any]]
     ) -> dict[str, str]:
         """new path -> deleted path with the same content."""
         by_hash = {old[p]["hash"]: p for p in deleted}
@@ -602,16 +650,17 @@ class _Run:
 
     # -- writing -----------------------------------------------------------------------
 
-    def _write_imports(self, parsed: list[FileOutcome], live: set[str]) -> None:
+    def _write_imports(self, live: set[str]) -> None:
         """Resolve every import against the current file set (it may have grown): one row
         per file an import resolves to (a Go package is several files, a header brings its
-        implementation), one row with no `resolved` for an import that resolves to none."""
+        implementation), one row with no `resolved` for an import that resolves to none.
+        The rows of the files read this run are in the table already, unresolved."""
         kept = self.store.rows("imports", ["path", "module", "names", "line"])
         languages = {
             r["path"]: r["language"] for r in self.store.rows("files", ["path", "language"])
         }
         statements: dict[tuple[str, str, int, tuple[str, ...]], dict[str, Any]] = {}
-        for row in [*kept, *(i for p in parsed for i in p.imports)]:
+        for row in kept:
             names = tuple(row["names"] or ())
             statements.setdefault((row["path"], row["module"], int(row["line"]), names), row)
         resolver = ImportResolver(live, read_layout(live, lambda p: read_inside(self.root, p)))
@@ -701,33 +750,42 @@ class _Run:
         self._add_vectors([r for r in rows if r["hash"] in cached], cached)
         return [r for r in rows if r["hash"] not in cached]
 
-    def _attach_vectors(
-        self,
-        chunk_rows: list[dict[str, Any]],
-        renames: dict[str, str],
-        renamed_vectors: dict[str, list[float]],
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """Give new chunks the vectors already known; return (reused, still missing)."""
+    def _attach_vectors(self, chunk_rows: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+        """Give new chunks the vectors already cached; return (reused, still missing)."""
         if not chunk_rows:
             return 0, []
         cached = self._cache_lookup(sorted({r["hash"] for r in chunk_rows}))
         rows: list[dict[str, Any]] = []
-        recache: list[dict[str, Any]] = []
         missing: list[dict[str, Any]] = []
         for r in chunk_rows:
             vec = cached.get(r["hash"])
-            if vec is None and r["path"] in renames:
-                old_id = renames[r["path"]] + r["id"][len(r["path"]) :]
-                vec = renamed_vectors.get(old_id)
-                if vec is not None:
-                    recache.append({"hash": r["hash"], "vector": vec})
             if vec is None:
                 missing.append({**r, "table": "vectors"})
             else:
                 rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
         self.store.add("vectors", rows)
-        self.store.add(CACHE_TABLE, recache)
         return len(rows), missing
+
+    def _renamed_vectors(
+        self, missing: list[dict[str, Any]], renames: dict[str, str]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Give the chunks of renamed files that the cache lacks the vectors of the same
+        chunks under their old path (whose rows are still in the tables), and cache them;
+        returns (how many, the rows still missing)."""
+        renamed_vectors = self._vectors_of(list(renames.values()))
+        rows: list[dict[str, Any]] = []
+        still: list[dict[str, Any]] = []
+        for r in missing:
+            vec = None
+            if r.get("table") == "vectors" and r["path"] in renames:
+                vec = renamed_vectors.get(renames[r["path"]] + r["id"][len(r["path"]) :])
+            if vec is None:
+                still.append(r)
+            else:
+                rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
+        self.store.add("vectors", rows)
+        self.store.add(CACHE_TABLE, [{"hash": r["hash"], "vector": r["vector"]} for r in rows])
+        return len(rows), still
 
     def _cache_lookup(self, hashes: Sequence[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
@@ -878,7 +936,7 @@ def _summary_row(file: dict[str, Any]) -> dict[str, Any]:
 
 
 def _holds_secret(
-    parsed: list[FileOutcome],
+    parsed: list[_Parsed],
     skipped: list[SkippedFile],
     deleted: list[str],
     old: dict[str, Any],
