@@ -47,6 +47,7 @@ from dowse.indexer.resolve import ImportResolver, read_layout
 from dowse.indexer.secrets import SCANNER
 from dowse.indexer.store import (
     CACHE_TABLE,
+    SNAPSHOT_TABLES,
     Manifest,
     Store,
     WriteLock,
@@ -353,6 +354,9 @@ class _Run:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
         self.engine = engine
         self.progress = progress
+        self.fresh = [n for n in SNAPSHOT_TABLES if n not in store.manifest.versions]
+        """The tables no commit named before this run: none of their versions but the
+        last is ever read (`Store.forget_drafts`)."""
         self.seconds: dict[str, float] = {
             "walk": 0.0,
             "parse": 0.0,
@@ -376,6 +380,7 @@ class _Run:
         if plan.purge:
             self.store.forget_versions()
         self.store.cleanup()
+        self.store.forget_drafts(self.fresh)
         return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
 
     # -- walk --------------------------------------------------------------------------

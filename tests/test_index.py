@@ -453,3 +453,28 @@ def test_a_run_interrupted_between_batches_keeps_the_snapshot_and_resumes(
         embedder=fake_embedder,
     )
     assert _contents(example_repo / ".dowse") == _contents(example_repo / "fresh")
+
+
+def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder, monkeypatch):
+    with monkeypatch.context() as m:
+        _streamed(m, rows=1)
+        _build(example_repo, fake_embedder)
+    store = Store.open(example_repo / ".dowse")
+    store.verify()
+    # No reader can have opened a new index's earlier versions: the batches' copies of
+    # the rows are gone with them.
+    for name in ("files", "symbols", "chunks", "imports", "vectors", "file_vectors"):
+        assert [v["version"] for v in store.table(name).list_versions()] == [
+            store.manifest.versions[name]
+        ], name
+    first = store.manifest.versions["chunks"]
+    pay = example_repo / "shop" / "payments.py"
+    pay.write_text(pay.read_text() + "\n\ndef refund():\n    pass\n")
+    with monkeypatch.context() as m:
+        _streamed(m, rows=1)
+        _build(example_repo, fake_embedder)
+    # A table a reader may be using keeps the version it reads, for `GRACE`.
+    kept = {
+        v["version"] for v in Store.open(example_repo / ".dowse").table("chunks").list_versions()
+    }
+    assert first in kept and len(kept) > 1
