@@ -36,21 +36,13 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.explore.callers import callers_track
-from dowse.explore.config import config_track
-from dowse.explore.focus import focus_track
-from dowse.explore.git import git_track
-from dowse.explore.imports import imports_track
-from dowse.explore.patterns import patterns_track
 from dowse.explore.records import ExploreResult, GateResult, Synthesis, TrackFindings
 from dowse.explore.render import compact_tracks, finding_line
-from dowse.explore.synthesis import synthesize
-from dowse.explore.tracks import Context, Track, run_track
 from dowse.quote import one_line
 from dowse.retrieval.ask import AskResult, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
@@ -61,6 +53,9 @@ from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import analyze
 from dowse.retrieval.records import SearchOptions
 from dowse.tokens import tokenize
+
+if TYPE_CHECKING:
+    from dowse.explore.tracks import Track
 
 __all__ = [
     "AskReport",
@@ -526,6 +521,17 @@ def investigate(
             kind="architecture",
             tracks=_tracks_for("architecture", question, subject),
         )
+    # The explorers, imported only when tracks run: a question the loop answers alone
+    # (most of them) does not pay for them.
+    from dowse.explore.callers import callers_track
+    from dowse.explore.config import config_track
+    from dowse.explore.focus import focus_track
+    from dowse.explore.git import git_track
+    from dowse.explore.imports import imports_track
+    from dowse.explore.patterns import patterns_track
+    from dowse.explore.synthesis import synthesize
+    from dowse.explore.tracks import Context, run_track
+
     joins: list[str] = []
     if predict:
         tracks_run, joins = predict_merges(searcher, p.tracks)

@@ -21,15 +21,12 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
 from dowse.indexer import settled
@@ -40,9 +37,22 @@ from dowse.indexer.embed import Embedder
 from dowse.indexer.engine import Engine, LocalEngine
 from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, in_worker_startup
 from dowse.indexer.lance import check_location
-from dowse.indexer.locate import is_index_of, names_root, own_manifest, why_not
+from dowse.indexer.locate import is_index_of, names_root, why_not
+from dowse.indexer.options import (
+    DEFAULT_EMBED_SCOPE,
+    EMBED_SCOPES,
+    changed_since,
+    default_index_dir,
+    embed_flags,
+    remembered_options,
+    resolve_embed_scope,
+    resolve_walk_config,
+    walk_config_from,
+    walk_config_of,
+    walk_record,
+)
 from dowse.indexer.reading import read_inside
-from dowse.indexer.records import SkippedFile, content_hash
+from dowse.indexer.records import IndexStats, SkippedFile, content_hash
 from dowse.indexer.resolve import ImportResolver, read_layout
 from dowse.indexer.secrets import SCANNER
 from dowse.indexer.store import (
@@ -55,8 +65,8 @@ from dowse.indexer.store import (
     storage_error,
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
-from dowse.indexer.trust import trusted_walk, widening
 from dowse.indexer.walk import WalkConfig, WalkResult, walk
+from dowse.indexer.walked import record as record_walk
 from dowse.languages import (
     TEXT_LANGUAGES,
     header_language,
@@ -82,14 +92,6 @@ __all__ = [
     "walk_config_of",
 ]
 
-EMBED_SCOPES = ("all", "files", "none")
-"""What gets a vector: chunks too, file summaries and definitions, nothing."""
-DEFAULT_EMBED_SCOPE = "files"
-"""File summaries and definitions: on the dev split summaries alone put as many gold
-files in the top 5 as chunk vectors do (benchmarks/RESULTS-eval.md section 10),
-definitions more (sections 14 and 15), and django embeds in under two minutes instead of
-fifteen."""
-
 VECTOR_INDEX_MIN_ROWS = 50_000
 WRITE_EVERY_ROWS = 20_000
 """Parsed files are written to the tables (uncommitted) once their rows (symbols,
@@ -108,131 +110,6 @@ def _embed_priority(path: str) -> int:
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
-
-
-def default_index_dir(root: Path) -> Path:
-    return root / ".dowse"
-
-
-def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:
-    """A WalkConfig from the options a manifest recorded, with the given ones (not None)
-    on top; keys this version does not know are ignored."""
-    merged = {**stored, **{k: v for k, v in overrides.items() if v is not None}}
-    if "exclude" in merged:
-        merged["exclude"] = tuple(merged["exclude"])
-    known = {f.name for f in dataclasses.fields(WalkConfig)}
-    return WalkConfig(**{k: v for k, v in merged.items() if k in known})
-
-
-def walk_config_of(manifest: Manifest) -> WalkConfig:
-    """The walk options `manifest` remembers: those that widen the walk only when this
-    machine signed them (`indexer.trust`)."""
-    return walk_config_from(trusted_walk(manifest.root, manifest.walk, manifest.signature)[0])
-
-
-def _walk_record(config: WalkConfig) -> dict[str, Any]:
-    """The walk options as the manifest stores them (JSON: lists, not tuples), so that
-    options read back from disk compare equal to the same options in memory."""
-    return {**dataclasses.asdict(config), "exclude": list(config.exclude)}
-
-
-def resolve_walk_config(
-    index_dir: Path,
-    *,
-    root: Path,
-    warn: Callable[[str], None] | None = None,
-    **overrides: Any,
-) -> WalkConfig:
-    """The walk options of the index's last run, with the given ones (not None) on top, so
-    `dowse index` after `dowse index --exclude X` keeps excluding X.
-
-    Only this user's index of `root` remembers anything (`indexer.locate.is_index_of`):
-    a widening option that another index of this root names is left out and named
-    through `warn`, unless given again."""
-    try:
-        manifest = Store.read_manifest(index_dir)
-    except DowseError:  # a damaged manifest remembers nothing a run could use
-        return walk_config_from({}, **overrides)
-    if is_index_of(manifest, root):
-        return walk_config_from(dict(manifest.walk), **overrides)
-    # Not this user's index of `root` (another root's, shipped, edited, from before
-    # signing): nothing it remembers is reused, and a widening option it names for this
-    # root is asked for again.
-    dropped = widening(manifest.walk) if names_root(manifest, root) else {}
-    flags = [
-        _FLAGS[name].format(value)
-        for name, value in dropped.items()
-        if overrides.get(name) is None and name in _FLAGS
-    ]
-    if flags and warn is not None:
-        warn(
-            f"the index at {index_dir} remembers {' '.join(flags)}, but this machine's "
-            "dowse did not sign it (an index from elsewhere, or from before dowse signed "
-            f"its options), so it is off: pass {' '.join(flags)} again to keep it"
-        )
-    return walk_config_from({}, **overrides)
-
-
-_FLAGS = {"include_secrets": "--include-secrets", "max_file_bytes": "--max-file-size {}"}
-"""How `dowse index` spells each widening walk option, for the message asking for it."""
-
-
-def _remembered(index_dir: Path, root: Path | None) -> Manifest | None:
-    if root is not None:
-        return own_manifest(index_dir, root)
-    try:
-        return Store.read_manifest(index_dir)
-    except DowseError:
-        return None
-
-
-def embed_flags(scope: str) -> tuple[bool, bool]:
-    """(embed, embed_chunks) of an EMBED_SCOPES value, as IndexConfig takes them."""
-    if scope not in EMBED_SCOPES:
-        raise ValueError(f"unknown embed scope {scope!r}")
-    return scope != "none", scope == "all"
-
-
-def resolve_embed_scope(
-    index_dir: Path, requested: str | None, *, root: Path | None = None
-) -> tuple[bool, bool]:
-    """(embed, embed_chunks) for a run: the requested scope, else the one the index was
-    built with (a `--embed all` index stays one), else DEFAULT_EMBED_SCOPE. With `root`,
-    only an index of `root` counts."""
-    scope = requested
-    if scope is None:
-        m = _remembered(index_dir, root)
-        if m is None:
-            scope = DEFAULT_EMBED_SCOPE
-        else:
-            scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
-    return embed_flags(scope)
-
-
-def resolve_history(index_dir: Path, requested: bool | None, *, root: Path | None = None) -> bool:
-    """Whether to keep the commits table: as asked, else as the index was built. With
-    `root`, only an index of `root` counts."""
-    if requested is not None:
-        return requested
-    m = _remembered(index_dir, root)
-    return True if m is None else not m.no_history
-
-
-def remembered_options(index_dir: Path, root: Path) -> dict[str, Any]:
-    """What a run without flags would reuse from `root`'s index, named as the command line
-    names them (`exclude`, `max_file_size`, `include_secrets`, `embed`, `history`); empty
-    without such an index. A widening option counts only when signed (`indexer.trust`)."""
-    manifest = own_manifest(index_dir, root)
-    if manifest is None:
-        return {}
-    walk = walk_config_of(manifest)
-    return {
-        "exclude": list(walk.exclude),
-        "max_file_size": walk.max_file_bytes,
-        "include_secrets": walk.include_secrets,
-        "embed": "none" if manifest.no_embed else "all" if manifest.embed_chunks else "files",
-        "history": not manifest.no_history,
-    }
 
 
 @dataclass(frozen=True)
@@ -254,35 +131,13 @@ class IndexConfig:
     """Where the history comes from (default: the repository the root lies in, at HEAD)."""
 
 
-class IndexStats(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    root: str
-    index_dir: str
-    files: int = Field(description="files in the snapshot")
-    parsed: int = Field(description="files read and parsed in this run")
-    unchanged: int
-    deleted: int
-    renamed: int
-    skipped: int
-    symbols: int
-    chunks: int
-    embedded: int = Field(description="texts (chunks, file summaries) embedded in this run")
-    reused_vectors: int = Field(description="chunk vectors taken from the cache")
-    vectors_pending: int = Field(description="chunks and file summaries still without a vector")
-    seconds: dict[str, float]
-    notes: list[str] = Field(
-        default_factory=list,
-        description="what the run found and mended besides: a damaged index, or one built "
-        "for another root, that it built anew",
-    )
-
-
 @dataclass
 class _Walked:
     """The walk phase's finding: the files it admits, the snapshot's record of each."""
 
     result: WalkResult
+    started_ns: int
+    """When the walk began (`indexer.walked`)."""
     old: dict[str, dict[str, Any]]
     """path -> the snapshot's `files` row (stat, hash, counts)."""
     scan: str
@@ -381,6 +236,7 @@ class _Run:
             self.store.forget_versions()
         self.store.cleanup()
         self.store.forget_drafts(self.fresh)
+        self._record_walk(walked)
         return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
 
     # -- walk --------------------------------------------------------------------------
@@ -388,6 +244,7 @@ class _Run:
     def _walk(self) -> _Walked:
         """The files the walk admits, and the snapshot's record of each file."""
         t = time.perf_counter()
+        started = time.time_ns()
         result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
         old = {
             r["path"]: r
@@ -400,7 +257,21 @@ class _Run:
         # Text stored under other secret rules (another dowse, --include-secrets) is read
         # again whole, and the history with it, so that none of it outlives this run.
         scan = "included" if self.cfg.walk.include_secrets else SCANNER
-        return _Walked(result, old, scan=scan, rescan=self.store.manifest.secret_scan != scan)
+        return _Walked(
+            result, started, old, scan=scan, rescan=self.store.manifest.secret_scan != scan
+        )
+
+    def _record_walk(self, walked: _Walked) -> None:
+        """What the walk saw, for the snapshot now committed: a query's check for
+        changes then stats those paths instead of walking (`indexer.walked`)."""
+        record_walk(
+            self.store.index_dir,
+            self.store.manifest,
+            self.root,
+            self.cfg.walk,
+            walked.result.seen,
+            walked_ns=walked.started_ns,
+        )
 
     # -- read, parse, chunk, summarise (per file) --------------------------------------
 
@@ -525,7 +396,7 @@ class _Run:
             renamed=len(renames),
             skipped=len(read.skipped),
         )
-        walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
+        walk_changed = self.store.manifest.walk != walk_record(self.cfg.walk)
         drop_chunk_vectors = (
             self.cfg.embed and not self.cfg.embed_chunks and self.store.count("vectors") > 0
         )
@@ -567,6 +438,7 @@ class _Run:
         the next such run skip opening the tables."""
         old = walked.old
         done = self._stats(len(old), plan.stats, embedded=0, reused=0)
+        self._record_walk(walked)
         settled.record(
             self.store.index_dir,
             self.store.manifest,
@@ -620,7 +492,7 @@ class _Run:
             definitions=True,
             undocumented=True,
             embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
-            walk=_walk_record(self.cfg.walk),
+            walk=walk_record(self.cfg.walk),
             no_history=not self.cfg.history,
             secret_scan=plan.scan,
             **({"history": plan.history[0]} if plan.history else {}),
@@ -1037,7 +909,7 @@ def _options(config: IndexConfig, embedder: Embedder) -> dict[str, Any]:
     return {
         "model": embedder.name,
         "dim": embedder.dim,
-        "walk": _walk_record(config.walk),
+        "walk": walk_record(config.walk),
         "scan": "included" if config.walk.include_secrets else SCANNER,
         "embed": config.embed,
         "embed_chunks": config.embed_chunks,
@@ -1061,6 +933,7 @@ def _unchanged(
     if record is None:
         return None
     t = time.perf_counter()
+    started = time.time_ns()
     result = walk(root, config.walk, index_dir=index_dir)
     skipped = [(s.path, s.reason) for s in result.skipped]
     unchanged = 0
@@ -1079,6 +952,7 @@ def _unchanged(
     source = (config.history_source or source_of(root)) if config.history else None
     if update_history(manifest.history, source) is not None:
         return None
+    record_walk(index_dir, manifest, root, config.walk, result.seen, walked_ns=started)
     return IndexStats(
         root=str(root),
         index_dir=str(index_dir),
@@ -1134,27 +1008,6 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     except IndexCorrupt as exc:
         return [f"{str(exc).removesuffix('; run `dowse index --rebuild`')}: building it anew"]
     return []
-
-
-def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str, int]:
-    """How the tree differs from the snapshot, by stat only (no file is read)."""
-    result = walk(root, walk_config, index_dir=store.index_dir)
-    old = {
-        r["path"]: (r["size"], r["mtime_ns"])
-        for r in store.rows("files", ["path", "size", "mtime_ns"])
-    }
-    # A file the last run read and left out (binary or secret content) is not new: it
-    # would count as added on every check.
-    left_out = {r["path"] for r in store.rows("skipped", ["path"])}
-    seen = {e.path for e in result.files}
-    modified = sum(1 for e in result.files if e.path in old and old[e.path] != (e.size, e.mtime_ns))
-    added = sum(
-        1
-        for e in result.files
-        if e.path not in old and e.path not in left_out and language_for(e.path)
-    )
-    deleted = sum(1 for p in old if p not in seen)
-    return {"modified": modified, "added": added, "deleted": deleted}
 
 
 _DEFINITION_COLUMNS = ["id", "path", "qualified_name", "kind", "signature", "docstring"]
