@@ -369,10 +369,11 @@ class _Run:
             reused, missing = self._attach_vectors(chunk_rows)
             read.reused += reused
             read.missing += missing
-        read.missing += self._attach_file_vectors(
-            [_summary_row(o.file) for o in batch]
-            + _definition_rows(s for o in batch for s in o.symbols)
-        )
+        if self.cfg.embed:  # (a lexical index keeps no vectors: no texts to make)
+            read.missing += self._attach_file_vectors(
+                [_summary_row(o.file) for o in batch]
+                + _definition_rows(s for o in batch for s in o.symbols)
+            )
         read.parsed += [_Parsed(o.path, o.hash, o.redacted) for o in batch]
         self._timed("write", t)
 

@@ -7,6 +7,8 @@ Layout of an index directory (default `<root>/.dowse/`):
     write.lock      held (flock) by the one process that writes
     settled.json    what the last run that found nothing to do saw (`indexer.settled`):
                     the next such run answers from it without opening a table
+    walked.json     what the last run's walk depended on, with each path's stat
+                    (`indexer.walked`): the check for changes before a query stats them
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),

@@ -19,7 +19,7 @@ PAST = 1_600_000_000  # 2020: far from any walk, so no stat is racy
 
 def _age(root: Path, when: int = PAST) -> None:
     """Every file and directory under `root` last modified at `when`."""
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _, filenames in os.walk(root):
         for name in filenames:
             os.utime(os.path.join(dirpath, name), (when, when))
     for dirpath, _, _ in sorted(os.walk(root), key=lambda d: -len(d[0])):
