@@ -10,8 +10,12 @@ Invariants:
   Both kinds of short text live in `file_vectors`: a summary's row has the file's path as
   its id, a definition's the symbol's id.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
-  the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
-  run finishes the work, reusing every vector that reached the embedding cache.
+  the vectors (besides those that record the same rows compacted, `Store`). An
+  interrupted run (a rebuild too) leaves the previous snapshot; the next run finishes
+  the work, reusing every vector that reached the embedding cache.
+- Parsed files are held one batch at a time (`WRITE_EVERY_ROWS`): their rows go to the
+  tables as they come, past the manifest's versions and so invisible to readers until
+  the lexical commit; an interrupted run's are undone by the next writer.
 - One writer at a time (WriteLock); readers are never blocked.
 - An index that is damaged (a data file cut short, confirmed by reading the snapshot),
   was built for another root or was not signed by this user's dowse (indexer.trust) is
