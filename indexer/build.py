@@ -71,6 +71,7 @@ from dowse.indexer.store import (
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.walk import WalkConfig, WalkResult, walk
 from dowse.indexer.walked import record as record_walk
+from dowse.indexer.walked import unchanged as tree_unchanged
 from dowse.languages import (
     TEXT_LANGUAGES,
     header_language,
@@ -177,6 +178,8 @@ class _Read:
     """Chunk vectors the written rows took from the cache."""
     missing: list[dict[str, Any]] = field(default_factory=list)
     """Texts of the written rows that no cached vector has, to embed."""
+    moved: bool = False
+    """A file read had another stat than the walk's: the tree moved during the run."""
 
 
 @dataclass
@@ -240,7 +243,8 @@ class _Run:
             self.store.forget_versions()
         self.store.cleanup()
         self.store.forget_drafts(self.fresh)
-        self._record_walk(walked)
+        if not read.moved:
+            self._record_walk(walked)
         return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
 
     # -- walk --------------------------------------------------------------------------
@@ -266,8 +270,9 @@ class _Run:
         )
 
     def _record_walk(self, walked: _Walked) -> None:
-        """What the walk saw, for the snapshot now committed: a query's check for
-        changes then stats those paths instead of walking (`indexer.walked`)."""
+        """What the walk saw, for the snapshot now committed, whose files have the stats
+        it found (not called when a file read had another): a query's check for changes
+        then stats those paths instead of walking (`indexer.walked`)."""
         record_walk(
             self.store.index_dir,
             self.store.manifest,
@@ -320,12 +325,15 @@ class _Run:
         read_stat: dict[str, tuple[int, int]] = {}
         batch: list[FileOutcome] = []
         held = 0
+        walked_stat = {j.path: (j.size, j.mtime_ns) for j in todo}
         for out in self.engine.extract(
             todo,
             extract_cfg,
             progress=lambda d, n: self.progress("parse", d, n),
             workers=self.cfg.workers,
         ):
+            if not out.skipped and (out.size, out.mtime_ns) != walked_stat[out.path]:
+                read.moved = True
             if out.skipped:
                 read.skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
@@ -938,26 +946,32 @@ def _unchanged(
     if record is None:
         return None
     t = time.perf_counter()
-    started = time.time_ns()
-    result = walk(root, config.walk, index_dir=index_dir)
-    skipped = [(s.path, s.reason) for s in result.skipped]
-    unchanged = 0
-    for e in result.files:
-        if record.files.get(e.path) == (e.size, e.mtime_ns):
-            unchanged += 1
-        elif language_for(e.path) is None:
-            skipped.append((e.path, "not a known text file type"))
-        else:
-            return None  # to be read
-    if unchanged != len(record.files) or sorted(skipped) != record.skipped:
-        return None  # deleted files, or other files skipped
+    if tree_unchanged(index_dir, manifest, root, config.walk):
+        # The tree stats as the walk of the last run found it, whose files had the
+        # snapshot's stats, which this record holds: no walk tells more.
+        unchanged, skipped_count = len(record.files), len(record.skipped)
+    else:
+        started = time.time_ns()
+        result = walk(root, config.walk, index_dir=index_dir)
+        skipped = [(s.path, s.reason) for s in result.skipped]
+        unchanged = 0
+        for e in result.files:
+            if record.files.get(e.path) == (e.size, e.mtime_ns):
+                unchanged += 1
+            elif language_for(e.path) is None:
+                skipped.append((e.path, "not a known text file type"))
+            else:
+                return None  # to be read
+        if unchanged != len(record.files) or sorted(skipped) != record.skipped:
+            return None  # deleted files, or other files skipped
+        record_walk(index_dir, manifest, root, config.walk, result.seen, walked_ns=started)
+        skipped_count = len(skipped)
     walked = time.perf_counter() - t
-    progress("walk", len(result.files), len(result.files))
+    progress("walk", unchanged, unchanged)
     t = time.perf_counter()
     source = (config.history_source or source_of(root)) if config.history else None
     if update_history(manifest.history, source) is not None:
         return None
-    record_walk(index_dir, manifest, root, config.walk, result.seen, walked_ns=started)
     return IndexStats(
         root=str(root),
         index_dir=str(index_dir),
@@ -966,7 +980,7 @@ def _unchanged(
         unchanged=unchanged,
         deleted=0,
         renamed=0,
-        skipped=len(skipped),
+        skipped=skipped_count,
         symbols=record.counts["symbols"],
         chunks=record.counts["chunks"],
         embedded=0,

@@ -123,3 +123,51 @@ def test_the_refresh_before_a_query_walks_only_without_a_record(
     (indexed / ".dowse" / walked.WALKED).unlink()
     searcher, fresh = workspace.fresh_searcher(indexed, indexed / ".dowse")
     assert walks == [1] and fresh.reindexed == 0
+
+
+def test_a_no_op_index_run_walks_only_when_the_tree_moved(indexed, fake_embedder, monkeypatch):
+    from datetime import timedelta
+
+    from dowse.indexer import build, settled
+
+    monkeypatch.setattr(settled, "GRACE", timedelta(0))  # the record is usable at once
+    walks = []
+    real = build.walk
+
+    def counting(*args, **kwargs):
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "walk", counting)
+    config = IndexConfig(embed=False)
+    slow = build_index(indexed, config=config, embedder=fake_embedder)  # records `settled`
+    walks.clear()
+    fast = build_index(indexed, config=config, embedder=fake_embedder)
+    assert walks == [] and fast.model_dump(exclude={"seconds"}) == slow.model_dump(
+        exclude={"seconds"}
+    )
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target)
+    assert build_index(indexed, config=config, embedder=fake_embedder).parsed == 1
+    assert walks
+
+
+def test_a_run_whose_files_moved_under_it_leaves_no_record(indexed, fake_embedder, monkeypatch):
+    from dowse.indexer import extract
+
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target)
+    real = extract.process_file
+
+    def edited_meanwhile(job, cfg, **kw):
+        if job.path == "shop/pricing.py":  # after the walk, before the read
+            target.write_text(target.read_text() + "# and more\n")
+            _later(target, PAST + 500)
+        return real(job, cfg, **kw)
+
+    monkeypatch.setattr(extract, "process_file", edited_meanwhile)
+    (indexed / ".dowse" / walked.WALKED).unlink()
+    build_index(indexed, config=IndexConfig(embed=False, workers=1), embedder=fake_embedder)
+    assert not (indexed / ".dowse" / walked.WALKED).exists()
