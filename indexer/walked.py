@@ -29,6 +29,7 @@ import contextlib
 import dataclasses
 import json
 import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -81,31 +82,34 @@ def record(
 
 def unchanged(index_dir: Path, manifest: Manifest, root: Path, config: WalkConfig) -> bool:
     """True when the record says, by stat alone, that a walk of `root` would find the
-    tree as `manifest`'s snapshot has it; False when it cannot say (then walk)."""
+    tree as `manifest`'s snapshot has it; False when it cannot say (then walk). A record
+    that is not one this module wrote (damaged, edited) says nothing."""
     try:
         data = json.loads((index_dir / WALKED).read_text())
-        if data["stamp"] != json.loads(json.dumps(_stamp(manifest))) or data[
-            "options"
-        ] != json.loads(json.dumps(_options(root, config))):
+        snapshot = json.loads(json.dumps([_stamp(manifest), _options(root, config)]))
+        if [data["stamp"], data["options"]] != snapshot:
             return False
-        limit = int(data["walked_ns"]) - RACY_NS
-        seen = data["seen"]
-    except (OSError, ValueError, KeyError, TypeError):
+        return _same(data["seen"], int(data["walked_ns"]) - RACY_NS)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
         return False
+
+
+def _same(seen: list[Any], limit: int) -> bool:
+    """Whether every path of `seen` stats as recorded, none of them at `limit` or later."""
     for path, follow, key in seen:
         try:
-            st = os.stat(path, follow_symlinks=follow)
+            st = os.stat(path, follow_symlinks=bool(follow))
         except OSError:
             if key is None:
                 continue  # still absent
             return False
         if key is None:
             return False  # there now
-        now = stat_key(st)
         if len(key) == 1:  # only its kind counts
-            if key[0] != (st.st_mode & 0o170000):
+            if key[0] != stat.S_IFMT(st.st_mode):
                 return False
             continue
+        now = stat_key(st)
         if list(now) != key or now[1] >= limit:
             return False
     return True

@@ -171,3 +171,16 @@ def test_a_run_whose_files_moved_under_it_leaves_no_record(indexed, fake_embedde
     (indexed / ".dowse" / walked.WALKED).unlink()
     build_index(indexed, config=IndexConfig(embed=False, workers=1), embedder=fake_embedder)
     assert not (indexed / ".dowse" / walked.WALKED).exists()
+
+
+@pytest.mark.parametrize(
+    "text", ["{not json", '{"stamp": 1}', "[]", '{"stamp": [], "options": [], "seen": 5}']
+)
+def test_a_damaged_record_sends_the_check_to_the_walk(indexed, text):
+    path = indexed / ".dowse" / walked.WALKED
+    data = path.read_text()
+    path.write_text(text)
+    assert not _unchanged(indexed)
+    seen_bad = data.replace('"seen":[', '"seen":[[1],', 1)  # an entry of the wrong shape
+    path.write_text(seen_bad)
+    assert not _unchanged(indexed)
