@@ -125,16 +125,10 @@ def index(
         dowse index fixtures/example
         dowse index . --embed files --exclude 'docs/'
     """
-    from dowse.indexer.build import (
-        IndexConfig,
-        build_index,
-        default_index_dir,
-        resolve_embed_scope,
-        resolve_history,
-        resolve_walk_config,
-    )
+    from dowse.indexer.build import IndexConfig, build_index, default_index_dir
     from dowse.indexer.embed import get_embedder
     from dowse.indexer.engine import load_engine
+    from dowse.indexer.options import resolve_embed_scope, resolve_history, resolve_walk_config
     from dowse.quote import one_line
 
     root = root_arg(path)

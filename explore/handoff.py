@@ -43,17 +43,11 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from itertools import zip_longest
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.explore.callers import Direction, callees_track, callers_track, targets_name
-from dowse.explore.config import config_track
-from dowse.explore.focus import focus_track
-from dowse.explore.git import git_track
-from dowse.explore.imports import imports_track
-from dowse.explore.patterns import patterns_track
 from dowse.explore.records import (
     ConfigReport,
     ExploreResult,
@@ -64,8 +58,6 @@ from dowse.explore.records import (
     TrackFindings,
 )
 from dowse.explore.render import compact_tracks, finding_line
-from dowse.explore.synthesis import synthesize
-from dowse.explore.tracks import Context, Track, run_track
 from dowse.quote import one_line
 from dowse.retrieval.ask import AskResult, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
@@ -76,6 +68,10 @@ from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import analyze
 from dowse.retrieval.records import SearchOptions
 from dowse.tokens import tokenize
+
+if TYPE_CHECKING:
+    from dowse.explore.callers import Direction
+    from dowse.explore.tracks import Track
 
 __all__ = [
     "AskReport",
@@ -310,6 +306,8 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
         out[0].explorer = first_explorer  # type: ignore[assignment]
     # Callers and callees from the index's references, not a search for those words;
     # named after the definitions the question names (else its subject) until they ran.
+    from dowse.explore.callers import targets_name  # with the explorers: only for tracks
+
     about = [i for i in analyze(question).identifiers if i.replace(".", "").isidentifier()]
     short = _clip(subject, 30)
     directions: tuple[Direction, ...] = ("callers", "callees")
@@ -564,6 +562,17 @@ def investigate(
             kind="architecture",
             tracks=_tracks_for("architecture", question, subject),
         )
+    # The explorers, imported only when tracks run: a question the loop answers alone
+    # (most of them) does not pay for them.
+    from dowse.explore.callers import callees_track, callers_track
+    from dowse.explore.config import config_track
+    from dowse.explore.focus import focus_track
+    from dowse.explore.git import git_track
+    from dowse.explore.imports import imports_track
+    from dowse.explore.patterns import patterns_track
+    from dowse.explore.synthesis import synthesize
+    from dowse.explore.tracks import Context, run_track
+
     joins: list[str] = []
     if predict:
         tracks_run, joins = predict_merges(searcher, p.tracks)

@@ -10,8 +10,12 @@ Invariants:
   Both kinds of short text live in `file_vectors`: a summary's row has the file's path as
   its id, a definition's the symbol's id.
 - Two commits per run at most: the lexical and symbol snapshot (queryable at once), then
-  the vectors. An interrupted run (a rebuild too) leaves the previous snapshot; the next
-  run finishes the work, reusing every vector that reached the embedding cache.
+  the vectors (besides those that record the same rows compacted, `Store`). An
+  interrupted run (a rebuild too) leaves the previous snapshot; the next run finishes
+  the work, reusing every vector that reached the embedding cache.
+- Parsed files are held one batch at a time (`WRITE_EVERY_ROWS`): their rows go to the
+  tables as they come, past the manifest's versions and so invisible to readers until
+  the lexical commit; an interrupted run's are undone by the next writer.
 - One writer at a time (WriteLock); readers are never blocked.
 - An index that is damaged (a data file cut short, confirmed by reading the snapshot),
   was built for another root or was not signed by this user's dowse (indexer.trust) is
@@ -21,15 +25,12 @@ Invariants:
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
 from dowse.indexer import settled
@@ -40,13 +41,27 @@ from dowse.indexer.embed import Embedder
 from dowse.indexer.engine import Engine, LocalEngine
 from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, in_worker_startup
 from dowse.indexer.lance import check_location
-from dowse.indexer.locate import is_index_of, names_root, own_manifest, why_not
+from dowse.indexer.locate import is_index_of, names_root, why_not
+from dowse.indexer.options import (
+    DEFAULT_EMBED_SCOPE,
+    EMBED_SCOPES,
+    changed_since,
+    default_index_dir,
+    embed_flags,
+    remembered_options,
+    resolve_embed_scope,
+    resolve_walk_config,
+    walk_config_from,
+    walk_config_of,
+    walk_record,
+)
 from dowse.indexer.reading import read_inside
-from dowse.indexer.records import SkippedFile, content_hash
+from dowse.indexer.records import IndexStats, SkippedFile, content_hash
 from dowse.indexer.resolve import ImportResolver, read_layout
 from dowse.indexer.secrets import SCANNER
 from dowse.indexer.store import (
     CACHE_TABLE,
+    SNAPSHOT_TABLES,
     Manifest,
     Store,
     WriteLock,
@@ -54,8 +69,9 @@ from dowse.indexer.store import (
     storage_error,
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
-from dowse.indexer.trust import trusted_walk, widening
-from dowse.indexer.walk import INDEX_DIR_NAME, WalkConfig, WalkResult, walk
+from dowse.indexer.walk import WalkConfig, WalkResult, walk
+from dowse.indexer.walked import record as record_walk
+from dowse.indexer.walked import unchanged as tree_unchanged
 from dowse.languages import (
     TEXT_LANGUAGES,
     header_language,
@@ -81,15 +97,11 @@ __all__ = [
     "walk_config_of",
 ]
 
-EMBED_SCOPES = ("all", "files", "none")
-"""What gets a vector: chunks too, file summaries and definitions, nothing."""
-DEFAULT_EMBED_SCOPE = "files"
-"""File summaries and definitions: on the dev split summaries alone put as many gold
-files in the top 5 as chunk vectors do (benchmarks/RESULTS-eval.md section 10),
-definitions more (sections 14 and 15), and django embeds in under two minutes instead of
-fifteen."""
-
 VECTOR_INDEX_MIN_ROWS = 50_000
+WRITE_EVERY_ROWS = 20_000
+"""Parsed files are written to the tables (uncommitted) once their rows (symbols,
+chunks, references, imports) reach this many, so a run holds one batch of them at a time
+whatever the tree's size; the commit still makes them visible all at once."""
 EMBED_COMMIT_EVERY = 2048
 """Vectors are committed every this many embedded chunks, so a long run is usable early."""
 
@@ -103,131 +115,6 @@ def _embed_priority(path: str) -> int:
 
 Progress = Callable[[str, int, int], None]
 """progress(stage, done, total): stages are 'walk', 'parse', 'embed', 'write'."""
-
-
-def default_index_dir(root: Path) -> Path:
-    return root / INDEX_DIR_NAME
-
-
-def walk_config_from(stored: dict[str, Any], **overrides: Any) -> WalkConfig:
-    """A WalkConfig from the options a manifest recorded, with the given ones (not None)
-    on top; keys this version does not know are ignored."""
-    merged = {**stored, **{k: v for k, v in overrides.items() if v is not None}}
-    if "exclude" in merged:
-        merged["exclude"] = tuple(merged["exclude"])
-    known = {f.name for f in dataclasses.fields(WalkConfig)}
-    return WalkConfig(**{k: v for k, v in merged.items() if k in known})
-
-
-def walk_config_of(manifest: Manifest) -> WalkConfig:
-    """The walk options `manifest` remembers: those that widen the walk only when this
-    machine signed them (`indexer.trust`)."""
-    return walk_config_from(trusted_walk(manifest.root, manifest.walk, manifest.signature)[0])
-
-
-def _walk_record(config: WalkConfig) -> dict[str, Any]:
-    """The walk options as the manifest stores them (JSON: lists, not tuples), so that
-    options read back from disk compare equal to the same options in memory."""
-    return {**dataclasses.asdict(config), "exclude": list(config.exclude)}
-
-
-def resolve_walk_config(
-    index_dir: Path,
-    *,
-    root: Path,
-    warn: Callable[[str], None] | None = None,
-    **overrides: Any,
-) -> WalkConfig:
-    """The walk options of the index's last run, with the given ones (not None) on top, so
-    `dowse index` after `dowse index --exclude X` keeps excluding X.
-
-    Only this user's index of `root` remembers anything (`indexer.locate.is_index_of`):
-    a widening option that another index of this root names is left out and named
-    through `warn`, unless given again."""
-    try:
-        manifest = Store.read_manifest(index_dir)
-    except DowseError:  # a damaged manifest remembers nothing a run could use
-        return walk_config_from({}, **overrides)
-    if is_index_of(manifest, root):
-        return walk_config_from(dict(manifest.walk), **overrides)
-    # Not this user's index of `root` (another root's, shipped, edited, from before
-    # signing): nothing it remembers is reused, and a widening option it names for this
-    # root is asked for again.
-    dropped = widening(manifest.walk) if names_root(manifest, root) else {}
-    flags = [
-        _FLAGS[name].format(value)
-        for name, value in dropped.items()
-        if overrides.get(name) is None and name in _FLAGS
-    ]
-    if flags and warn is not None:
-        warn(
-            f"the index at {index_dir} remembers {' '.join(flags)}, but this machine's "
-            "dowse did not sign it (an index from elsewhere, or from before dowse signed "
-            f"its options), so it is off: pass {' '.join(flags)} again to keep it"
-        )
-    return walk_config_from({}, **overrides)
-
-
-_FLAGS = {"include_secrets": "--include-secrets", "max_file_bytes": "--max-file-size {}"}
-"""How `dowse index` spells each widening walk option, for the message asking for it."""
-
-
-def _remembered(index_dir: Path, root: Path | None) -> Manifest | None:
-    if root is not None:
-        return own_manifest(index_dir, root)
-    try:
-        return Store.read_manifest(index_dir)
-    except DowseError:
-        return None
-
-
-def embed_flags(scope: str) -> tuple[bool, bool]:
-    """(embed, embed_chunks) of an EMBED_SCOPES value, as IndexConfig takes them."""
-    if scope not in EMBED_SCOPES:
-        raise ValueError(f"unknown embed scope {scope!r}")
-    return scope != "none", scope == "all"
-
-
-def resolve_embed_scope(
-    index_dir: Path, requested: str | None, *, root: Path | None = None
-) -> tuple[bool, bool]:
-    """(embed, embed_chunks) for a run: the requested scope, else the one the index was
-    built with (a `--embed all` index stays one), else DEFAULT_EMBED_SCOPE. With `root`,
-    only an index of `root` counts."""
-    scope = requested
-    if scope is None:
-        m = _remembered(index_dir, root)
-        if m is None:
-            scope = DEFAULT_EMBED_SCOPE
-        else:
-            scope = "none" if m.no_embed else "all" if m.embed_chunks else "files"
-    return embed_flags(scope)
-
-
-def resolve_history(index_dir: Path, requested: bool | None, *, root: Path | None = None) -> bool:
-    """Whether to keep the commits table: as asked, else as the index was built. With
-    `root`, only an index of `root` counts."""
-    if requested is not None:
-        return requested
-    m = _remembered(index_dir, root)
-    return True if m is None else not m.no_history
-
-
-def remembered_options(index_dir: Path, root: Path) -> dict[str, Any]:
-    """What a run without flags would reuse from `root`'s index, named as the command line
-    names them (`exclude`, `max_file_size`, `include_secrets`, `embed`, `history`); empty
-    without such an index. A widening option counts only when signed (`indexer.trust`)."""
-    manifest = own_manifest(index_dir, root)
-    if manifest is None:
-        return {}
-    walk = walk_config_of(manifest)
-    return {
-        "exclude": list(walk.exclude),
-        "max_file_size": walk.max_file_bytes,
-        "include_secrets": walk.include_secrets,
-        "embed": "none" if manifest.no_embed else "all" if manifest.embed_chunks else "files",
-        "history": not manifest.no_history,
-    }
 
 
 @dataclass(frozen=True)
@@ -249,41 +136,29 @@ class IndexConfig:
     """Where the history comes from (default: the repository the root lies in, at HEAD)."""
 
 
-class IndexStats(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    root: str
-    index_dir: str
-    files: int = Field(description="files in the snapshot")
-    parsed: int = Field(description="files read and parsed in this run")
-    unchanged: int
-    deleted: int
-    renamed: int
-    skipped: int
-    symbols: int
-    chunks: int
-    embedded: int = Field(description="texts (chunks, file summaries) embedded in this run")
-    reused_vectors: int = Field(description="chunk vectors taken from the cache")
-    vectors_pending: int = Field(description="chunks and file summaries still without a vector")
-    seconds: dict[str, float]
-    notes: list[str] = Field(
-        default_factory=list,
-        description="what the run found and mended besides: a damaged index, or one built "
-        "for another root, that it built anew",
-    )
-
-
 @dataclass
 class _Walked:
     """The walk phase's finding: the files it admits, the snapshot's record of each."""
 
     result: WalkResult
+    started_ns: int
+    """When the walk began (`indexer.walked`)."""
     old: dict[str, dict[str, Any]]
     """path -> the snapshot's `files` row (stat, hash, counts)."""
     scan: str
     """The secret rules this run stores text under (`Manifest.secret_scan`)."""
     rescan: bool
     """The snapshot's text was stored under other rules: every file is read again."""
+
+
+@dataclass(frozen=True)
+class _Parsed:
+    """What the plan and the commit need of a file extracted this run, whose rows are
+    already written (uncommitted) to the tables."""
+
+    path: str
+    hash: str
+    redacted: bool
 
 
 @dataclass
@@ -296,8 +171,15 @@ class _Read:
     """Read, same content: only the stat changes."""
     touched: list[dict[str, Any]] = field(default_factory=list)
     """Their `files` rows, with the stat of what was read."""
-    parsed: list[FileOutcome] = field(default_factory=list)
+    parsed: list[_Parsed] = field(default_factory=list)
+    """Extracted, their rows written in batches as they came (`_Run._write_parsed`)."""
     skipped: list[SkippedFile] = field(default_factory=list)
+    reused: int = 0
+    """Chunk vectors the written rows took from the cache."""
+    missing: list[dict[str, Any]] = field(default_factory=list)
+    """Texts of the written rows that no cached vector has, to embed."""
+    moved: bool = False
+    """A file read had another stat than the walk's: the tree moved during the run."""
 
 
 @dataclass
@@ -334,6 +216,9 @@ class _Run:
         self.root, self.store, self.cfg, self.embedder = root, store, cfg, embedder
         self.engine = engine
         self.progress = progress
+        self.fresh = [n for n in SNAPSHOT_TABLES if n not in store.manifest.versions]
+        """The tables no commit named before this run: none of their versions but the
+        last is ever read (`Store.forget_drafts`)."""
         self.seconds: dict[str, float] = {
             "walk": 0.0,
             "parse": 0.0,
@@ -357,6 +242,9 @@ class _Run:
         if plan.purge:
             self.store.forget_versions()
         self.store.cleanup()
+        self.store.forget_drafts(self.fresh)
+        if not read.moved:
+            self._record_walk(walked)
         return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
 
     # -- walk --------------------------------------------------------------------------
@@ -364,6 +252,7 @@ class _Run:
     def _walk(self) -> _Walked:
         """The files the walk admits, and the snapshot's record of each file."""
         t = time.perf_counter()
+        started = time.time_ns()
         result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
         old = {
             r["path"]: r
@@ -376,7 +265,22 @@ class _Run:
         # Text stored under other secret rules (another dowse, --include-secrets) is read
         # again whole, and the history with it, so that none of it outlives this run.
         scan = "included" if self.cfg.walk.include_secrets else SCANNER
-        return _Walked(result, old, scan=scan, rescan=self.store.manifest.secret_scan != scan)
+        return _Walked(
+            result, started, old, scan=scan, rescan=self.store.manifest.secret_scan != scan
+        )
+
+    def _record_walk(self, walked: _Walked) -> None:
+        """What the walk saw, for the snapshot now committed, whose files have the stats
+        it found (not called when a file read had another): a query's check for changes
+        then stats those paths instead of walking (`indexer.walked`)."""
+        record_walk(
+            self.store.index_dir,
+            self.store.manifest,
+            self.root,
+            self.cfg.walk,
+            walked.result.seen,
+            walked_ns=walked.started_ns,
+        )
 
     # -- read, parse, chunk, summarise (per file) --------------------------------------
 
@@ -388,6 +292,7 @@ class _Run:
         versions = self.store.manifest.versions
         no_refs = bool(versions) and "refs" not in versions
         t = time.perf_counter()
+        written = self.seconds["write"]
         read = _Read(skipped=list(walked.result.skipped))
         todo: list[FileJob] = []
         for e in walked.result.files:
@@ -418,19 +323,30 @@ class _Run:
             header_language=header_language(e.path for e in walked.result.files),
         )
         read_stat: dict[str, tuple[int, int]] = {}
+        batch: list[FileOutcome] = []
+        held = 0
+        walked_stat = {j.path: (j.size, j.mtime_ns) for j in todo}
         for out in self.engine.extract(
             todo,
             extract_cfg,
             progress=lambda d, n: self.progress("parse", d, n),
             workers=self.cfg.workers,
         ):
+            if not out.skipped and (out.size, out.mtime_ns) != walked_stat[out.path]:
+                read.moved = True
             if out.skipped:
                 read.skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
                 read.touched_paths.append(out.path)
                 read_stat[out.path] = (out.size, out.mtime_ns)
             else:
-                read.parsed.append(out)
+                batch.append(out)
+                held += len(out.symbols) + len(out.chunks) + len(out.references)
+                held += len(out.imports) + 1
+                if held >= WRITE_EVERY_ROWS:
+                    self._write_parsed(batch, walked, read)
+                    batch, held = [], 0
+        self._write_parsed(batch, walked, read)
         if read.touched_paths:
             rows = self.store.rows("files", where=f"path IN ({quote_list(read.touched_paths)})")
             # The stat of what was read, not the walk's: a write in between must leave
@@ -439,8 +355,39 @@ class _Run:
                 {**r, "size": read_stat[r["path"]][0], "mtime_ns": read_stat[r["path"]][1]}
                 for r in rows
             ]
-        self._timed("parse", t)
+        # The batches' writes are counted as "write", not "parse".
+        self.seconds["parse"] += time.perf_counter() - t - (self.seconds["write"] - written)
         return read
+
+    def _write_parsed(self, batch: list[FileOutcome], walked: _Walked, read: _Read) -> None:
+        """Replace the rows of the files in `batch` with theirs and give them the vectors
+        already cached, before the commit: the tables move past the manifest's versions,
+        which readers keep using, and an interrupted run's rows are undone by the next
+        writer (`Store._recover`). Only the batch is held, not the tree's rows."""
+        if not batch:
+            return
+        t = time.perf_counter()
+        indexed = [o.path for o in batch if o.path in walked.old]  # no rows for new files
+        for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors", "files"):
+            self.store.delete_paths(name, indexed)
+        self.store.add("files", [o.file for o in batch])
+        self.store.add("symbols", [s for o in batch for s in o.symbols])
+        self.store.add("refs", [r for o in batch for r in o.references])
+        chunk_rows = [c for o in batch for c in o.chunks]
+        self.store.add("chunks", chunk_rows)
+        # Resolved against the whole file set at the commit (`_write_imports`).
+        self.store.add("imports", [{**i, "resolved": None} for o in batch for i in o.imports])
+        if self.cfg.embed_chunks:
+            reused, missing = self._attach_vectors(chunk_rows)
+            read.reused += reused
+            read.missing += missing
+        if self.cfg.embed:  # (a lexical index keeps no vectors: no texts to make)
+            read.missing += self._attach_file_vectors(
+                [_summary_row(o.file) for o in batch]
+                + _definition_rows(s for o in batch for s in o.symbols)
+            )
+        read.parsed += [_Parsed(o.path, o.hash, o.redacted) for o in batch]
+        self._timed("write", t)
 
     # -- plan: what the commit changes -------------------------------------------------
 
@@ -462,7 +409,7 @@ class _Run:
             renamed=len(renames),
             skipped=len(read.skipped),
         )
-        walk_changed = self.store.manifest.walk != _walk_record(self.cfg.walk)
+        walk_changed = self.store.manifest.walk != walk_record(self.cfg.walk)
         drop_chunk_vectors = (
             self.cfg.embed and not self.cfg.embed_chunks and self.store.count("vectors") > 0
         )
@@ -504,6 +451,7 @@ class _Run:
         the next such run skip opening the tables."""
         old = walked.old
         done = self._stats(len(old), plan.stats, embedded=0, reused=0)
+        self._record_walk(walked)
         settled.record(
             self.store.index_dir,
             self.store.manifest,
@@ -522,43 +470,33 @@ class _Run:
     # -- commit 1: the lexical and symbol snapshot -------------------------------------
 
     def _commit_rows(self, read: _Read, plan: _Plan) -> tuple[int, list[dict[str, Any]]]:
-        """Replace the rows of every changed, deleted or renamed file, give new rows the
-        vectors already known, and commit: the index answers from here on. Returns
-        (chunk vectors reused, texts still to embed)."""
+        """Drop the rows of every deleted or renamed file (the files read are written
+        already), resolve the imports, build the indexes, and commit: the index answers
+        from here on. Returns (chunk vectors reused, texts still to embed)."""
         t = time.perf_counter()
-        parsed, deleted, renames = read.parsed, plan.deleted, plan.renames
+        deleted, renames = plan.deleted, plan.renames
         self.progress("write", 0, 1)
-        changed = [p.path for p in parsed]
-        gone = changed + deleted
-        renamed_vectors = self._vectors_of(list(renames.values())) if renames else {}
+        changed = [p.path for p in read.parsed]
+        reused, missing = read.reused, read.missing
+        if renames and self.cfg.embed_chunks:
+            found, missing = self._renamed_vectors(missing, renames)
+            reused += found
         for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors"):
-            self.store.delete_paths(name, gone)
+            self.store.delete_paths(name, deleted)
         if plan.drop_chunk_vectors:
             self.store.overwrite("vectors", [])
-        self.store.delete_paths("files", gone + [r["path"] for r in read.touched])
-        self.store.add("files", read.touched + [p.file for p in parsed])
-        self.store.add("symbols", [s for p in parsed for s in p.symbols])
-        self.store.add("refs", [r for p in parsed for r in p.references])
-        chunk_rows = [c for p in parsed for c in p.chunks]
-        self.store.add("chunks", chunk_rows)
+        self.store.delete_paths("files", deleted + [r["path"] for r in read.touched])
+        self.store.add("files", read.touched)
         if plan.skipped_changed:
             self.store.overwrite("skipped", [s.model_dump() for s in read.skipped])
-        if parsed or deleted:
-            self._write_imports(parsed, plan.live)
+        if changed or deleted:
+            self._write_imports(plan.live)
         if plan.history:
             head, rows, replace = plan.history
             (self.store.overwrite if replace else self.store.add)("commits", rows)
         if plan.purge:
             self.store.rewrite()
         self._ensure_indexes()
-        missing: list[dict[str, Any]] = []
-        reused = 0
-        if self.cfg.embed_chunks:
-            reused, missing = self._attach_vectors(chunk_rows, renames, renamed_vectors)
-        missing += self._attach_file_vectors(
-            [_summary_row(p.file) for p in parsed]
-            + _definition_rows(s for p in parsed for s in p.symbols)
-        )
         if reused or deleted or changed or plan.purge:
             self._ensure_vector_index()
         self.store.commit(
@@ -567,7 +505,7 @@ class _Run:
             definitions=True,
             undocumented=True,
             embed_chunks=self.cfg.embed and self.cfg.embed_chunks,
-            walk=_walk_record(self.cfg.walk),
+            walk=walk_record(self.cfg.walk),
             no_history=not self.cfg.history,
             secret_scan=plan.scan,
             **({"history": plan.history[0]} if plan.history else {}),
@@ -594,7 +532,7 @@ class _Run:
     # -- helpers ---------------------------------------------------------------------
 
     def _renames(
-        self, parsed: list[FileOutcome], deleted: list[str], old: dict[str, dict[str, Any]]
+        self, parsed: list[_Parsed], deleted: list[str], old: dict[str, dict[str, Any]]
     ) -> dict[str, str]:
         """new path -> deleted path with the same content."""
         by_hash = {old[p]["hash"]: p for p in deleted}
@@ -602,16 +540,17 @@ class _Run:
 
     # -- writing -----------------------------------------------------------------------
 
-    def _write_imports(self, parsed: list[FileOutcome], live: set[str]) -> None:
+    def _write_imports(self, live: set[str]) -> None:
         """Resolve every import against the current file set (it may have grown): one row
         per file an import resolves to (a Go package is several files, a header brings its
-        implementation), one row with no `resolved` for an import that resolves to none."""
+        implementation), one row with no `resolved` for an import that resolves to none.
+        The rows of the files read this run are in the table already, unresolved."""
         kept = self.store.rows("imports", ["path", "module", "names", "line"])
         languages = {
             r["path"]: r["language"] for r in self.store.rows("files", ["path", "language"])
         }
         statements: dict[tuple[str, str, int, tuple[str, ...]], dict[str, Any]] = {}
-        for row in [*kept, *(i for p in parsed for i in p.imports)]:
+        for row in kept:
             names = tuple(row["names"] or ())
             statements.setdefault((row["path"], row["module"], int(row["line"]), names), row)
         resolver = ImportResolver(live, read_layout(live, lambda p: read_inside(self.root, p)))
@@ -701,33 +640,42 @@ class _Run:
         self._add_vectors([r for r in rows if r["hash"] in cached], cached)
         return [r for r in rows if r["hash"] not in cached]
 
-    def _attach_vectors(
-        self,
-        chunk_rows: list[dict[str, Any]],
-        renames: dict[str, str],
-        renamed_vectors: dict[str, list[float]],
-    ) -> tuple[int, list[dict[str, Any]]]:
-        """Give new chunks the vectors already known; return (reused, still missing)."""
+    def _attach_vectors(self, chunk_rows: list[dict[str, Any]]) -> tuple[int, list[dict[str, Any]]]:
+        """Give new chunks the vectors already cached; return (reused, still missing)."""
         if not chunk_rows:
             return 0, []
         cached = self._cache_lookup(sorted({r["hash"] for r in chunk_rows}))
         rows: list[dict[str, Any]] = []
-        recache: list[dict[str, Any]] = []
         missing: list[dict[str, Any]] = []
         for r in chunk_rows:
             vec = cached.get(r["hash"])
-            if vec is None and r["path"] in renames:
-                old_id = renames[r["path"]] + r["id"][len(r["path"]) :]
-                vec = renamed_vectors.get(old_id)
-                if vec is not None:
-                    recache.append({"hash": r["hash"], "vector": vec})
             if vec is None:
                 missing.append({**r, "table": "vectors"})
             else:
                 rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
         self.store.add("vectors", rows)
-        self.store.add(CACHE_TABLE, recache)
         return len(rows), missing
+
+    def _renamed_vectors(
+        self, missing: list[dict[str, Any]], renames: dict[str, str]
+    ) -> tuple[int, list[dict[str, Any]]]:
+        """Give the chunks of renamed files that the cache lacks the vectors of the same
+        chunks under their old path (whose rows are still in the tables), and cache them;
+        returns (how many, the rows still missing)."""
+        renamed_vectors = self._vectors_of(list(renames.values()))
+        rows: list[dict[str, Any]] = []
+        still: list[dict[str, Any]] = []
+        for r in missing:
+            vec = None
+            if r.get("table") == "vectors" and r["path"] in renames:
+                vec = renamed_vectors.get(renames[r["path"]] + r["id"][len(r["path"]) :])
+            if vec is None:
+                still.append(r)
+            else:
+                rows.append({"id": r["id"], "path": r["path"], "hash": r["hash"], "vector": vec})
+        self.store.add("vectors", rows)
+        self.store.add(CACHE_TABLE, [{"hash": r["hash"], "vector": r["vector"]} for r in rows])
+        return len(rows), still
 
     def _cache_lookup(self, hashes: Sequence[str]) -> dict[str, list[float]]:
         out: dict[str, list[float]] = {}
@@ -878,7 +826,7 @@ def _summary_row(file: dict[str, Any]) -> dict[str, Any]:
 
 
 def _holds_secret(
-    parsed: list[FileOutcome],
+    parsed: list[_Parsed],
     skipped: list[SkippedFile],
     deleted: list[str],
     old: dict[str, Any],
@@ -974,7 +922,7 @@ def _options(config: IndexConfig, embedder: Embedder) -> dict[str, Any]:
     return {
         "model": embedder.name,
         "dim": embedder.dim,
-        "walk": _walk_record(config.walk),
+        "walk": walk_record(config.walk),
         "scan": "included" if config.walk.include_secrets else SCANNER,
         "embed": config.embed,
         "embed_chunks": config.embed_chunks,
@@ -998,20 +946,28 @@ def _unchanged(
     if record is None:
         return None
     t = time.perf_counter()
-    result = walk(root, config.walk, index_dir=index_dir)
-    skipped = [(s.path, s.reason) for s in result.skipped]
-    unchanged = 0
-    for e in result.files:
-        if record.files.get(e.path) == (e.size, e.mtime_ns):
-            unchanged += 1
-        elif language_for(e.path) is None:
-            skipped.append((e.path, "not a known text file type"))
-        else:
-            return None  # to be read
-    if unchanged != len(record.files) or sorted(skipped) != record.skipped:
-        return None  # deleted files, or other files skipped
+    if tree_unchanged(index_dir, manifest, root, config.walk):
+        # The tree stats as the walk of the last run found it, whose files had the
+        # snapshot's stats, which this record holds: no walk tells more.
+        unchanged, skipped_count = len(record.files), len(record.skipped)
+    else:
+        started = time.time_ns()
+        result = walk(root, config.walk, index_dir=index_dir)
+        skipped = [(s.path, s.reason) for s in result.skipped]
+        unchanged = 0
+        for e in result.files:
+            if record.files.get(e.path) == (e.size, e.mtime_ns):
+                unchanged += 1
+            elif language_for(e.path) is None:
+                skipped.append((e.path, "not a known text file type"))
+            else:
+                return None  # to be read
+        if unchanged != len(record.files) or sorted(skipped) != record.skipped:
+            return None  # deleted files, or other files skipped
+        record_walk(index_dir, manifest, root, config.walk, result.seen, walked_ns=started)
+        skipped_count = len(skipped)
     walked = time.perf_counter() - t
-    progress("walk", len(result.files), len(result.files))
+    progress("walk", unchanged, unchanged)
     t = time.perf_counter()
     source = (config.history_source or source_of(root)) if config.history else None
     if update_history(manifest.history, source) is not None:
@@ -1024,7 +980,7 @@ def _unchanged(
         unchanged=unchanged,
         deleted=0,
         renamed=0,
-        skipped=len(skipped),
+        skipped=skipped_count,
         symbols=record.counts["symbols"],
         chunks=record.counts["chunks"],
         embedded=0,
@@ -1071,27 +1027,6 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     except IndexCorrupt as exc:
         return [f"{str(exc).removesuffix('; run `dowse index --rebuild`')}: building it anew"]
     return []
-
-
-def changed_since(store: Store, root: Path, walk_config: WalkConfig) -> dict[str, int]:
-    """How the tree differs from the snapshot, by stat only (no file is read)."""
-    result = walk(root, walk_config, index_dir=store.index_dir)
-    old = {
-        r["path"]: (r["size"], r["mtime_ns"])
-        for r in store.rows("files", ["path", "size", "mtime_ns"])
-    }
-    # A file the last run read and left out (binary or secret content) is not new: it
-    # would count as added on every check.
-    left_out = {r["path"] for r in store.rows("skipped", ["path"])}
-    seen = {e.path for e in result.files}
-    modified = sum(1 for e in result.files if e.path in old and old[e.path] != (e.size, e.mtime_ns))
-    added = sum(
-        1
-        for e in result.files
-        if e.path not in old and e.path not in left_out and language_for(e.path)
-    )
-    deleted = sum(1 for p in old if p not in seen)
-    return {"modified": modified, "added": added, "deleted": deleted}
 
 
 _DEFINITION_COLUMNS = ["id", "path", "qualified_name", "kind", "signature", "docstring"]

@@ -13,7 +13,7 @@ import os
 import re
 import stat
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pathspec import GitIgnoreSpec, Pattern
@@ -151,11 +151,19 @@ def read_text(path: str) -> str | None:
         return None
 
 
-def git_context(root_real: str) -> list[Rules]:
+def git_context(root_real: str, probe: Callable[[str, bool], None] | None = None) -> list[Rules]:
     """Rules that come from outside the walk: the repository's info/exclude and the
-    .gitignore files between the work tree's top and the root (exclusive)."""
+    .gitignore files between the work tree's top and the root (exclusive). `probe` is
+    given every path looked at for them, and whether only its kind counts (whether
+    `.git` is there, and a file or a directory; `walk.WalkResult.seen`)."""
+
+    def look(path: str, kind: bool = False) -> str:
+        if probe is not None:
+            probe(path, kind)
+        return path
+
     top = root_real
-    while not os.path.lexists(os.path.join(top, ".git")):
+    while not os.path.lexists(look(os.path.join(top, ".git"), kind=True)):
         parent = os.path.dirname(top)
         if parent == top:
             return []
@@ -168,14 +176,14 @@ def git_context(root_real: str) -> list[Rules]:
         if not pointer.startswith("gitdir:"):
             return []
         git_dir = os.path.join(top, pointer[len("gitdir:") :].strip())
-        common = read_text(os.path.join(git_dir, "commondir"))
+        common = read_text(look(os.path.join(git_dir, "commondir")))
         if common is not None:
             git_dir = os.path.join(git_dir, common.strip())
     below = os.path.relpath(root_real, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
 
     levels: list[Rules] = []
-    exclude = read_text(os.path.join(git_dir, "info", "exclude"))
+    exclude = read_text(look(os.path.join(git_dir, "info", "exclude")))
     if exclude is not None:
         rules = compile_rules(exclude, strip=0, prepend=prefix)
         if rules is not None:
@@ -184,7 +192,7 @@ def git_context(root_real: str) -> list[Rules]:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
             base = "/".join(parts[:depth])
-            text = read_text(os.path.join(top, base, ".gitignore"))
+            text = read_text(look(os.path.join(top, base, ".gitignore")))
             if text is None:
                 continue
             rest = "/".join(parts[depth:]) + "/"

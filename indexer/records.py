@@ -15,6 +15,7 @@ __all__ = [
     "Chunk",
     "File",
     "Import",
+    "IndexStats",
     "Reference",
     "ReferenceKind",
     "SkippedFile",
@@ -142,3 +143,27 @@ class Reference(_Record):
         description="id of the innermost definition the reference is in, None at file level",
     )
     from_name: str = Field(default="", description="qualified name of that definition")
+
+
+class IndexStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    root: str
+    index_dir: str
+    files: int = Field(description="files in the snapshot")
+    parsed: int = Field(description="files read and parsed in this run")
+    unchanged: int
+    deleted: int
+    renamed: int
+    skipped: int
+    symbols: int
+    chunks: int
+    embedded: int = Field(description="texts (chunks, file summaries) embedded in this run")
+    reused_vectors: int = Field(description="chunk vectors taken from the cache")
+    vectors_pending: int = Field(description="chunks and file summaries still without a vector")
+    seconds: dict[str, float]
+    notes: list[str] = Field(
+        default_factory=list,
+        description="what the run found and mended besides: a damaged index, or one built "
+        "for another root, that it built anew",
+    )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.indexer.build import changed_since, walk_config_of
+from dowse.indexer.options import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
 from dowse.quote import one_line

@@ -7,6 +7,8 @@ Layout of an index directory (default `<root>/.dowse/`):
     write.lock      held (flock) by the one process that writes
     settled.json    what the last run that found nothing to do saw (`indexer.settled`):
                     the next such run answers from it without opening a table
+    walked.json     what the last run's walk depended on, with each path's stat
+                    (`indexer.walked`): the check for changes before a query stats them
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),
@@ -853,6 +855,26 @@ class Store:
                 self.table(name).optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
         self._drop_unused(timedelta(0))
         self.commit(superseded={})
+
+    def forget_drafts(self, names: Sequence[str]) -> None:
+        """Delete, now, every version but the latest of the snapshot tables `names`,
+        which no commit named before this run (a new index, a rebuild's generation, a
+        table added to an older index): no reader can have opened any of their earlier
+        versions. A run writes the files it parsed in batches and compacts them at its
+        commit, which leaves a second copy of those rows behind in the batches' versions;
+        an older table's copy goes `GRACE` later (`_prune_versions`). After the last
+        commit, the lock held."""
+        drafts = [n for n in names if len(self.table(n).list_versions()) > 1]
+        # Compacted and committed first, as in `forget_versions`: the pruning below then
+        # only deletes versions the manifest on disk does not name.
+        for name in drafts:
+            self.table(name).optimize()
+        if any(self.table(n).version != self.manifest.versions.get(n) for n in drafts):
+            self.commit()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # "removes every version": wanted
+            for name in drafts:
+                self.table(name).optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     # -- reading -----------------------------------------------------------------------
     # The queries against the tables are built here; a LanceDB failure inside one (a

@@ -118,10 +118,25 @@ class WalkEntry:
     """The walked file's identity: the read refuses any other file found at `abspath`."""
 
 
+Seen = tuple[str, bool, tuple[int, ...] | None]
+"""A path whose stat the walk's result depends on, whether it is stat'ed through links
+(a directory as scanned) or not (a file, an ignore file), and its `stat_key`, or None
+when it was absent."""
+
+
+def stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """What of a stat decides the walk: size, mtime, type and permission bits, owner."""
+    return (st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid, st.st_gid)
+
+
 @dataclass
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    """Every directory the walk listed, every file it stat'ed and every ignore file it
+    read or looked for, with its stat: a walk that finds each of them as it was returns
+    the same result (`indexer.walked`)."""
 
 
 # --- default excludes -------------------------------------------------------------------
@@ -439,8 +454,10 @@ class _Walker:
         self.index_real = index_real
         self.files: list[WalkEntry] = []
         self.skipped: list[SkippedFile] = []
+        self.seen: list[Seen] = []
         self.visited: set[str] = {root_real}
-        self.stack = [_Dir(root, "", root_real, tuple(git_context(root_real)), (), False)]
+        outside = tuple(git_context(root_real, probe=self.probe))
+        self.stack = [_Dir(root, "", root_real, outside, (), False)]
         self.deferred: list[tuple[_Dir, str]] = []
         """Symlinked directories with their parent's real path, walked once every real
         directory has been, so that a directory reachable both ways keeps its real path."""
@@ -468,13 +485,28 @@ class _Walker:
     def skip(self, rel: str, reason: str) -> None:
         self.skipped.append(SkippedFile(path=rel, reason=reason))
 
+    def probe(self, path: str, kind: bool = False) -> None:
+        """Note a path an ignore rule comes from (or would), as it is now; with `kind`,
+        only whether it is there and as what (a `.git` directory changes with every
+        git command, which changes nothing the walk sees)."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            self.seen.append((path, False, None))
+            return
+        key = (stat.S_IFMT(st.st_mode),) if kind else stat_key(st)
+        self.seen.append((path, False, key))
+
     def load(self, levels: tuple[Rules, ...], path: str, strip: int) -> tuple[Rules, ...]:
+        self.probe(path)
         text = read_text(path)
         rules = compile_rules(text, strip=strip, prepend="") if text is not None else None
         return levels if rules is None else (*levels, rules)
 
     def scan(self, d: _Dir) -> None:
         try:
+            # Before the listing: an entry added while it is read changes the mtime after.
+            self.seen.append((d.path, True, stat_key(os.stat(d.path))))
             with os.scandir(d.path) as it:
                 entries = list(it)
         except (FileNotFoundError, NotADirectoryError):
@@ -599,6 +631,7 @@ class _Walker:
             self.deferred.append((replace(d, real=target), parent_real))
 
     def file(self, rel: str, name: str, forced: bool, st: os.stat_result, abspath: Path) -> None:
+        self.seen.append((str(abspath), False, stat_key(st)))
         ext = _extension(name)
         reason = None if forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:
@@ -656,4 +689,5 @@ def walk(
     return WalkResult(
         files=sorted(walker.files, key=lambda f: f.path),
         skipped=sorted(walker.skipped, key=lambda s: s.path),
+        seen=walker.seen,
     )

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.records import Depth, ExploreResult
-from dowse.indexer.build import IndexStats
+from dowse.indexer.records import IndexStats
 from dowse.indexer.status import StatusReport
 from dowse.retrieval.ask import ContextBlock, FileResult, signature_block
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps

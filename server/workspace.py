@@ -47,10 +47,11 @@ from dowse.errors import (
     InvalidPath,
 )
 from dowse.explore.records import ExploreResult
-from dowse.indexer.build import (
-    IndexConfig,
-    IndexStats,
-    build_index,
+from dowse.indexer import walked
+from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.locate import is_index_of, why_not
+from dowse.indexer.options import (
+    DEFAULT_EMBED_SCOPE,
     changed_since,
     default_index_dir,
     embed_flags,
@@ -58,9 +59,8 @@ from dowse.indexer.build import (
     resolve_walk_config,
     walk_config_of,
 )
-from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
-from dowse.indexer.locate import is_index_of, why_not
 from dowse.indexer.reading import inside
+from dowse.indexer.records import IndexStats
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, where_in
 from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
@@ -257,7 +257,7 @@ class Workspace:
         *,
         embedder: str = DEFAULT_EMBEDDER,
         embed: bool = True,
-        embed_chunks: bool = IndexConfig.embed_chunks,
+        embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1],
         lock_wait_s: float = FRESHNESS_LOCK_WAIT_S,
         refresh: bool = True,
     ) -> None:
@@ -421,6 +421,8 @@ class Workspace:
                     "reindex with rebuild=true"
                 )
             embedder = found
+        from dowse.indexer.build import IndexConfig, build_index  # only when there is work
+
         warnings: list[str] = []
         config = IndexConfig(
             walk=resolve_walk_config(
@@ -442,7 +444,12 @@ class Workspace:
         manifest = searcher.store.manifest
         if not self.refresh:
             return searcher, Freshness(snapshot=manifest.updated)
-        changes = sum(changed_since(searcher.store, root.path, walk_config_of(manifest)).values())
+        config = walk_config_of(manifest)
+        # The paths the last run's walk depended on, stat'ed, when it left a record for
+        # this snapshot (`indexer.walked`); else the walk.
+        if walked.unchanged(root.index_dir, manifest, root.path, config):
+            return searcher, Freshness(snapshot=manifest.updated)
+        changes = sum(changed_since(searcher.store, root.path, config).values())
         if not changes:
             return searcher, Freshness(snapshot=manifest.updated)
         missing = (

@@ -1,0 +1,115 @@
+"""What the walk of the last run saw, kept beside the manifest (`walked.json`), so that
+the check before a query ("has anything changed since the snapshot?") stats the paths
+the walk's result depends on instead of walking the tree again.
+
+A walk's result (`walk.walk`) depends on the listings of the directories it scanned, the
+stat of each file it admitted or left out by its stat, and the ignore files it read or
+looked for (`walk.WalkResult.seen`). When every one of them stats as it did, a new walk
+returns the same files with the same sizes and mtimes and the same skipped ones: the
+tree is as the snapshot has it, by the same stat-only rule the refresh applies
+(`options.changed_since`). Django's ~900 directories and ~6k files stat in a fraction of
+the time their walk takes (matching every name against the ignore rules).
+
+Invariants:
+- A record describes one snapshot under one set of walk options and one root: it names
+  the manifest's `updated` stamp, table versions and generation, and is written by the
+  writer (the lock held) after its last commit, from the walk that run made. Any commit
+  since makes it stale; a stale, damaged or missing record only means the check walks
+  the tree as before. It is never trusted partially.
+- Only ever a "nothing changed" answer comes from it. A file changed between that walk
+  and its read, or after, stats differently from the record, so the check walks.
+- Racy stats are not trusted: a directory or file whose mtime lies within `RACY_NS` of
+  the walk could change again within the same timestamp tick without showing it, so a
+  record holding one sends the check to the walk (as git does with its index).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from dowse.indexer.store import Manifest
+from dowse.indexer.walk import Seen, WalkConfig, stat_key
+
+__all__ = ["WALKED", "record", "unchanged"]
+
+WALKED = "walked.json"
+RACY_NS = 2_000_000_000
+"""A stat this close to the walk (2 s, beyond any file system's timestamp step) is not
+taken as proof that nothing changed."""
+
+
+def _stamp(manifest: Manifest) -> list[Any]:
+    return [manifest.updated, sorted(manifest.versions.items()), sorted(manifest.tables.items())]
+
+
+def _options(root: Path, config: WalkConfig) -> list[Any]:
+    return [str(root), sorted(dataclasses.asdict(config).items())]
+
+
+def record(
+    index_dir: Path,
+    manifest: Manifest,
+    root: Path,
+    config: WalkConfig,
+    seen: list[Seen],
+    *,
+    walked_ns: int,
+) -> None:
+    """Write what the walk that started at `walked_ns` saw, for `manifest`'s snapshot
+    (after the run's last commit, the lock held). Best effort: without a record the check
+    walks."""
+    data = {
+        "stamp": _stamp(manifest),
+        "options": _options(root, config),
+        "walked_ns": walked_ns,
+        "seen": seen,
+    }
+    path = index_dir / WALKED
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    try:
+        tmp.write_text(json.dumps(data, separators=(",", ":")))
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def unchanged(index_dir: Path, manifest: Manifest, root: Path, config: WalkConfig) -> bool:
+    """True when the record says, by stat alone, that a walk of `root` would find the
+    tree as `manifest`'s snapshot has it; False when it cannot say (then walk). A record
+    that is not one this module wrote (damaged, edited) says nothing."""
+    try:
+        data = json.loads((index_dir / WALKED).read_text())
+        snapshot = json.loads(json.dumps([_stamp(manifest), _options(root, config)]))
+        if [data["stamp"], data["options"]] != snapshot:
+            return False
+        return _same(data["seen"], int(data["walked_ns"]) - RACY_NS)
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return False
+
+
+def _same(seen: list[Any], limit: int) -> bool:
+    """Whether every path of `seen` stats as recorded, none of them at `limit` or later."""
+    for path, follow, key in seen:
+        try:
+            st = os.stat(path, follow_symlinks=bool(follow))
+        except OSError:
+            if key is None:
+                continue  # still absent
+            return False
+        if key is None:
+            return False  # there now
+        if len(key) == 1:  # only its kind counts
+            if key[0] != stat.S_IFMT(st.st_mode):
+                return False
+            continue
+        now = stat_key(st)
+        if list(now) != key or now[1] >= limit:
+            return False
+    return True

@@ -1,0 +1,186 @@
+"""The stat-only check for changes (`indexer.walked`): it says "unchanged" only when a
+walk would find the tree as the snapshot has it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from dowse.indexer import walked
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.options import changed_since, walk_config_of
+from dowse.indexer.store import Store
+
+PAST = 1_600_000_000  # 2020: far from any walk, so no stat is racy
+
+
+def _age(root: Path, when: int = PAST) -> None:
+    """Every file and directory under `root` last modified at `when`."""
+    for dirpath, _, filenames in os.walk(root):
+        for name in filenames:
+            os.utime(os.path.join(dirpath, name), (when, when))
+    for dirpath, _, _ in sorted(os.walk(root), key=lambda d: -len(d[0])):
+        os.utime(dirpath, (when, when))
+
+
+def _unchanged(root: Path) -> bool:
+    store = Store.open(root / ".dowse")
+    config = walk_config_of(store.manifest)
+    said = walked.unchanged(store.index_dir, store.manifest, root.resolve(), config)
+    if said:  # never "unchanged" where the walk finds a change
+        assert sum(changed_since(store, root.resolve(), config).values()) == 0
+    return said
+
+
+@pytest.fixture
+def indexed(example_repo, fake_embedder) -> Path:
+    _age(example_repo)
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    _age(example_repo, PAST + 10)  # the new .dowse too (the root's listing changed)
+    os.utime(example_repo, (PAST, PAST))
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _unchanged(example_repo)
+    return example_repo
+
+
+def _later(path: Path, when: int = PAST + 100) -> None:
+    os.utime(path, (when, when))
+
+
+def test_an_edit_a_new_file_or_a_deletion_is_seen(indexed):
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target)
+    assert not _unchanged(indexed)
+    target.write_text(target.read_text()[:-8])  # the same size as indexed, another mtime
+    _later(target, PAST + 200)
+    assert not _unchanged(indexed)
+
+
+@pytest.mark.parametrize("change", ["add", "delete", "gitignore"])
+def test_a_listing_or_an_ignore_rule_that_changed_is_seen(indexed, change):
+    folder = indexed / "shop" / "auth"
+    if change == "add":
+        (folder / "new.py").write_text("def new():\n    pass\n")
+        _later(folder / "new.py")
+    elif change == "delete":
+        (folder / "tokens.py").unlink()
+    else:
+        (folder / ".gitignore").write_text("tokens.py\n")
+        _later(folder / ".gitignore")
+    _later(folder)
+    assert not _unchanged(indexed)
+
+
+def test_a_rule_from_above_the_root_is_watched(tmp_path, example_repo, fake_embedder):
+    top = tmp_path / "work"
+    root = top / "sub" / "example"
+    root.parent.mkdir(parents=True)
+    example_repo.rename(root)
+    subprocess.run(["git", "init", "-q", str(top)], check=True)
+    _age(top)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    _age(root, PAST + 10)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _unchanged(root)
+    (top / "sub" / ".gitignore").write_text("example/shop/pricing.py\n")
+    assert not _unchanged(root)
+
+
+def test_a_racy_stat_or_another_snapshot_is_not_trusted(indexed, fake_embedder):
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")  # mtime: now, as the walk's
+    build_index(indexed, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert not _unchanged(indexed)  # it could change again within its mtime's tick
+    _age(indexed, PAST + 300)
+    build_index(indexed, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _unchanged(indexed)
+    store = Store.open(indexed / ".dowse")
+    store.commit()  # another snapshot: the record is not its
+    assert not walked.unchanged(
+        store.index_dir, store.manifest, indexed.resolve(), walk_config_of(store.manifest)
+    )
+
+
+def test_the_refresh_before_a_query_walks_only_without_a_record(
+    indexed, fake_embedder, monkeypatch
+):
+    from dowse.server import workspace
+
+    walks = []
+
+    def counting(*args, **kwargs):
+        walks.append(1)
+        return changed_since(*args, **kwargs)
+
+    monkeypatch.setattr(workspace, "changed_since", counting)
+    monkeypatch.setattr(workspace, "get_embedder", lambda name: fake_embedder)
+    searcher, fresh = workspace.fresh_searcher(indexed, indexed / ".dowse")
+    assert walks == [] and fresh.reindexed == 0
+    (indexed / ".dowse" / walked.WALKED).unlink()
+    searcher, fresh = workspace.fresh_searcher(indexed, indexed / ".dowse")
+    assert walks == [1] and fresh.reindexed == 0
+
+
+def test_a_no_op_index_run_walks_only_when_the_tree_moved(indexed, fake_embedder, monkeypatch):
+    from datetime import timedelta
+
+    from dowse.indexer import build, settled
+
+    monkeypatch.setattr(settled, "GRACE", timedelta(0))  # the record is usable at once
+    walks = []
+    real = build.walk
+
+    def counting(*args, **kwargs):
+        walks.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(build, "walk", counting)
+    config = IndexConfig(embed=False)
+    slow = build_index(indexed, config=config, embedder=fake_embedder)  # records `settled`
+    walks.clear()
+    fast = build_index(indexed, config=config, embedder=fake_embedder)
+    assert walks == [] and fast.model_dump(exclude={"seconds"}) == slow.model_dump(
+        exclude={"seconds"}
+    )
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target)
+    assert build_index(indexed, config=config, embedder=fake_embedder).parsed == 1
+    assert walks
+
+
+def test_a_run_whose_files_moved_under_it_leaves_no_record(indexed, fake_embedder, monkeypatch):
+    from dowse.indexer import extract
+
+    target = indexed / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target)
+    real = extract.process_file
+
+    def edited_meanwhile(job, cfg, **kw):
+        if job.path == "shop/pricing.py":  # after the walk, before the read
+            target.write_text(target.read_text() + "# and more\n")
+            _later(target, PAST + 500)
+        return real(job, cfg, **kw)
+
+    monkeypatch.setattr(extract, "process_file", edited_meanwhile)
+    (indexed / ".dowse" / walked.WALKED).unlink()
+    build_index(indexed, config=IndexConfig(embed=False, workers=1), embedder=fake_embedder)
+    assert not (indexed / ".dowse" / walked.WALKED).exists()
+
+
+@pytest.mark.parametrize(
+    "text", ["{not json", '{"stamp": 1}', "[]", '{"stamp": [], "options": [], "seen": 5}']
+)
+def test_a_damaged_record_sends_the_check_to_the_walk(indexed, text):
+    path = indexed / ".dowse" / walked.WALKED
+    data = path.read_text()
+    path.write_text(text)
+    assert not _unchanged(indexed)
+    seen_bad = data.replace('"seen":[', '"seen":[[1],', 1)  # an entry of the wrong shape
+    path.write_text(seen_bad)
+    assert not _unchanged(indexed)
