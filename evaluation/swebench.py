@@ -73,7 +73,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dowse.errors import EvalError
+from dowse.errors import EvalError, IndexVersionMismatch
 from dowse.evaluation.gittree import clone_for, commit_order, missing_commits, sync_tree
 from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.build import IndexConfig, build_index
@@ -591,9 +591,9 @@ class MethodRunner:
             seconds["bm25"] = time.perf_counter() - t
         if any(m != "bm25" for m in methods):
             t = time.perf_counter()
-            build_index(
+            _index_work_tree(
                 self.tree,
-                index_dir=self.index_dir,
+                self.index_dir,
                 embedder=self.embedder,
                 config=IndexConfig(
                     embed=self.embed,
@@ -752,15 +752,38 @@ def indexed_instances(
         home = work / repo.replace("/", "__")
         for inst in todo:
             sync_tree(git_dir, inst.base_commit, home / "tree")
-            build_index(
+            _index_work_tree(
                 home / "tree",
-                index_dir=home / ".dowse-index",
+                home / ".dowse-index",
                 embedder=embedder,
                 config=dataclasses.replace(
                     config, history_source=HistorySource(git_dir, inst.base_commit)
                 ),
             )
             yield inst, Store.open(home / ".dowse-index")
+
+
+def _index_work_tree(
+    tree: Path,
+    index_dir: Path,
+    *,
+    embedder: Embedder,
+    config: IndexConfig,
+    progress: Progress = no_progress,
+) -> None:
+    """Index a work tree incrementally; an index an older dowse wrote there (another
+    format) is rebuilt: the work directory is the harness's own cache, and a rerun after
+    an upgrade must not stop at it."""
+    try:
+        build_index(tree, index_dir=index_dir, embedder=embedder, config=config, progress=progress)
+    except IndexVersionMismatch:
+        build_index(
+            tree,
+            index_dir=index_dir,
+            embedder=embedder,
+            config=dataclasses.replace(config, rebuild=True),
+            progress=progress,
+        )
 
 
 def run_swebench(

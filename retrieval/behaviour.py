@@ -151,20 +151,22 @@ def behaviour_share(text: str, language: str | None, *, imports_are_code: bool =
 
 
 def defines_any(text: str, names: Iterable[str]) -> bool:
-    """Whether a line of `text` defines one of `names` as a value: assigns it at the start
-    of a statement (`NAME = `, `NAME: int = `, `const NAME = `, `static int NAME = `) or
-    `#define`s it, in any language. A value's definition is whole on its line; a function
-    or class chunk of mostly docstring is not its body (the context widens it to the
-    whole definition instead). Dotted names count by their last part; names shorter than
-    four characters are too common to tell."""
+    """Whether a line of `text` defines one of `names` as a module's value: assigns it at
+    the start of an unindented line (`NAME = `, `NAME: int = `, `const NAME = `, `static
+    int NAME = `) or `#define`s it, in any language; a function's local or keyword
+    parameter of that name is not its definition. A value's definition is whole on its
+    line; a function or class chunk of mostly docstring is not its body (the context
+    widens it to the whole definition instead). Dotted names count by their last part;
+    names shorter than four characters are too common to tell."""
     wanted = sorted({n.split(".")[-1] for n in names if len(n.split(".")[-1]) >= 4})
     if not wanted:
         return False
     alternatives = "|".join(re.escape(n) for n in wanted)
     pattern = re.compile(
         rf"^[ \t]*#[ \t]*define[ \t]+(?:{alternatives})\b"
-        # an optional type or keywords, the name, an optional annotation, one `=`
-        rf"|^[ \t]*(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?"
+        # at a line's start (a module's value, not a function's local or parameter): an
+        # optional type or keywords, the name, an optional annotation, one `=`
+        rf"|^(?:[A-Za-z_][\w:<>\[\],*& \t]*[ \t*&])?"
         rf"(?:{alternatives})[ \t]*(?::[^=\n]*)?=(?!=)",
         re.M,
     )

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 from conftest import commit_files, git
 
 from dowse.cli import cli
+from dowse.errors import DowseError
 from dowse.evaluation.history import HistoryConfig, run_history
 from dowse.evaluation.swebench import (
     EvalConfig,
@@ -962,3 +963,25 @@ def test_a_clone_is_found_whatever_the_case_of_its_name(tmp_path, shop):
     assert clone_for(repos, "acme/shop").parent.name == "Acme__Shop"
     with pytest.raises(EvalError, match="no clone of acme/cart"):
         clone_for(repos, "acme/cart")
+
+
+def test_an_index_an_older_dowse_left_in_the_work_directory_is_rebuilt(
+    tmp_path, shop, dataset, fake_embedder
+):
+    """The work directory is the harness's cache: an index there in another format (an
+    upgrade since the last run) is rebuilt, not an error that stops the run."""
+    config = _config(tmp_path, dataset, methods=["lexical"], instances=["acme__shop-2"])
+    run_swebench(config, embedder=fake_embedder)
+    manifests = list(config.work.glob("*/.dowse-index/manifest.json"))
+    assert len(manifests) == 1
+    data = json.loads(manifests[0].read_text())
+    data["format"] -= 1
+    manifests[0].write_text(json.dumps(data))
+    with pytest.raises(DowseError, match="format"):
+        Store.open(manifests[0].parent)
+    again = _config(
+        tmp_path, dataset, methods=["lexical"], instances=["acme__shop-2"], out=tmp_path / "b.jsonl"
+    )
+    run_swebench(again, embedder=fake_embedder)
+    assert [p.found_files[0] for p in load_predictions(again.out)] == ["shop/pricing.py"]
+    assert Store.open(manifests[0].parent).manifest.format == data["format"] + 1

@@ -967,6 +967,8 @@ def test_imports_are_code_when_the_question_is_about_them():
         ("if MAX_LEN == 4:\n", ["MAX_LEN"], False),
         ("call(MAX_LEN=4)\n", ["MAX_LEN"], False),  # a keyword argument
         ("MAX_LEN = 4\n", [], False),
+        # A function's parameter default and its local of that name are not the value.
+        ("def f(\n    mode: str = 'a',\n):\n    mode = Mode(mode)\n", ["mode"], False),
     ],
 )
 def test_a_chunk_defines_a_name_the_question_mentions(text, names, defines):
