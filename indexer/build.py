@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
+from dowse.errors import (
+    DowseError,
+    IndexCorrupt,
+    IndexVersionMismatch,
+    IndexWriteError,
+    InvalidPath,
+)
 from dowse.indexer import settled
 from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
@@ -873,13 +879,21 @@ def build_index(
     check_location(index_dir)  # before the lock: nothing is written where no index can be
     lock = WriteLock(index_dir)
     lock.acquire(config.lock_timeout_s, on_wait)
+    outdated: list[str] = []
     try:  # a run that fails leaves a readable snapshot as it was, a rebuild too
         old: Manifest | None = Store.read_manifest(index_dir)
+    except IndexVersionMismatch as exc:
+        old = None
+        # `root`'s own index, written by another dowse in a format this one cannot read:
+        # no reader of this version can use it, so it is built anew (an index elsewhere
+        # may be another tree's: only --rebuild replaces it).
+        if index_dir == default_index_dir(root):
+            outdated = [f"{str(exc).removesuffix(_REBUILD_HINT)}: building it anew"]
     except DowseError:
         old = None
     had_index = old is not None
     try:
-        notes = [] if config.rebuild or old is None else _mend(root, index_dir, old)
+        notes = outdated or ([] if config.rebuild or old is None else _mend(root, index_dir, old))
         if old is not None and not config.rebuild and not notes:
             quiet = _unchanged(root, index_dir, old, config, embedder, progress)
             if quiet is not None:
@@ -892,10 +906,11 @@ def build_index(
             rebuild=config.rebuild or bool(notes),
             # Only this root's own index vouches for its cache: a shipped one (another
             # root's, or a cache without a manifest) may hold planted vectors. A manifest
-            # that is there but unreadable is this index's own damage: its cache stays.
+            # that is there but unreadable is this index's own damage: its cache stays; an
+            # outdated one's signature cannot be read, so its cache is not trusted.
             trust_cache=is_index_of(old, root)
             if old is not None
-            else (index_dir / "manifest.json").exists(),
+            else (index_dir / "manifest.json").exists() and not outdated,
         )
         stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
@@ -996,6 +1011,9 @@ def _unchanged(
     )
 
 
+_REBUILD_HINT = "; run `dowse index --rebuild`"
+
+
 def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     """Why the index at `index_dir` must be built anew before this run ([] when it need
     not); the caller holds the WriteLock.
@@ -1025,7 +1043,7 @@ def _mend(root: Path, index_dir: Path, manifest: Manifest) -> list[str]:
     try:
         Store.open(index_dir).verify()
     except IndexCorrupt as exc:
-        return [f"{str(exc).removesuffix('; run `dowse index --rebuild`')}: building it anew"]
+        return [f"{str(exc).removesuffix(_REBUILD_HINT)}: building it anew"]
     return []
 
 

@@ -257,7 +257,7 @@ def test_callers_follow_import_aliases(tmp_path, fake_embedder):
     assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
 
 
-def test_an_index_from_before_aliases_is_refused_then_rebuilt_whole(tmp_path, fake_embedder):
+def test_an_index_from_before_aliases_is_never_read_and_indexing_builds_it_anew(tmp_path, fake_embedder):
     root = make_tree(tmp_path / "repo", ALIASED)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     manifest = root / ".dowse" / MANIFEST
@@ -266,12 +266,25 @@ def test_an_index_from_before_aliases_is_refused_then_rebuilt_whole(tmp_path, fa
     manifest.write_text(json.dumps(data))
     with pytest.raises(IndexVersionMismatch, match="--rebuild"):
         Store.open(root / ".dowse")  # never read as if its references followed aliases
-    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
-        build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
-    config = IndexConfig(embed=False, rebuild=True)
-    stats = build_index(root, config=config, embedder=fake_embedder)
+    # `dowse index` builds the root's own outdated index anew, saying so.
+    stats = build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert stats.parsed == len(ALIASED)  # every file parsed again, not only the changed
+    assert any("format" in n and "building it anew" in n for n in stats.notes)
     assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
+    assert Store.read_manifest(root / ".dowse").format == FORMAT_VERSION
+    # An outdated index elsewhere may be another tree's: only --rebuild replaces it.
+    elsewhere = tmp_path / "elsewhere"
+    build_index(root, index_dir=elsewhere, config=IndexConfig(embed=False), embedder=fake_embedder)
+    data = json.loads((elsewhere / MANIFEST).read_text())
+    data["format"] = FORMAT_VERSION - 1
+    (elsewhere / MANIFEST).write_text(json.dumps(data))
+    with pytest.raises(IndexVersionMismatch, match="--rebuild"):
+        build_index(
+            root, index_dir=elsewhere, config=IndexConfig(embed=False), embedder=fake_embedder
+        )
+    config = IndexConfig(embed=False, rebuild=True)
+    stats = build_index(root, index_dir=elsewhere, config=config, embedder=fake_embedder)
+    assert stats.parsed == len(ALIASED)
 
 
 # -- the command line and the MCP tool ----------------------------------------------------
