@@ -172,6 +172,12 @@ def test_a_long_named_definition_is_ranked_by_its_body():
         searcher, analyze("check_array converts the dtype"), ["a.py"], symbols=symbols
     )  # type: ignore[arg-type]
     assert not any("in the body" in w for p in parts["a.py"] for w in p.why)
+    # A long class is many behaviours: naming it ranks none of its chunks as its body.
+    symbols["a.py"][1].update(kind="class", end_line=200)
+    parts = best_parts(
+        searcher, analyze("check_array converts the dtype"), ["a.py"], symbols=symbols
+    )  # type: ignore[arg-type]
+    assert not any("in the body" in w for p in parts["a.py"] for w in p.why)
 
 
 def test_the_loops_evaluations_count_as_a_ranking():
