@@ -150,18 +150,23 @@ def best_parts(
     return out
 
 
+_BODY_KINDS = frozenset({"function", "method", "constructor"})
+
+
 def _bodies(
     searcher: HybridSearcher, named: Sequence[dict[str, Any]], words: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The chunks inside the named definitions too long to show whole
+    """The chunks inside the named functions too long to show whole
     (`WHOLE_DEFINITION_LINES`), each file's best by the question's words first, then in
     line order. The chunk holding a long function's name line is a few lines of its
     signature; the question is about its body, and the context cannot widen to all of
-    it."""
+    it. A class's or namespace's chunks are many behaviours, not one body: naming the
+    type (often the project's own, dayjs's `Dayjs`) says nothing of which."""
     long = [
         s
         for s in named
-        if s.get("end_line") is not None
+        if s.get("kind") in _BODY_KINDS
+        and s.get("end_line") is not None
         and s["end_line"] - s["start_line"] >= WHOLE_DEFINITION_LINES
     ]
     if not long:

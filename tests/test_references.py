@@ -257,7 +257,9 @@ def test_callers_follow_import_aliases(tmp_path, fake_embedder):
     assert _callers(root, "normalise") == [("pkg/app.py", "main", [7, 8, 9], "import")]
 
 
-def test_an_index_from_before_aliases_is_never_read_and_indexing_builds_it_anew(tmp_path, fake_embedder):
+def test_an_index_from_before_aliases_is_never_read_and_indexing_builds_it_anew(
+    tmp_path, fake_embedder
+):
     root = make_tree(tmp_path / "repo", ALIASED)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     manifest = root / ".dowse" / MANIFEST
