@@ -244,10 +244,13 @@ class OfflineEvaluator:
         if not candidates:
             return []
         wants_docs = analysis.mentions_docs
-        idents = {i.split(".")[-1].lower() for i in analysis.identifiers}
+        # The project's own name, as a prose word, is no evidence for one of its files
+        # (retrieval.project); written otherwise (`Flask`) it names the code.
+        own = set(analysis.project)
+        idents = {i.split(".")[-1].lower() for i in analysis.identifiers if i not in own}
         # Sub-words of a named identifier are not separate terms: the identifier counts.
         parts = {t for i in analysis.identifiers for t in tokenize(i)}
-        terms = set(analysis.terms) - idents - parts
+        terms = set(analysis.terms) - idents - parts - own
         order = sorted(range(len(candidates)), key=lambda i: -candidates[i].score)
         rank = {i: r for r, i in enumerate(order)}
         out = []

@@ -249,6 +249,11 @@ class QueryAnalysis(BaseModel):
         " script's `require('dayjs/plugin/utc')` could load (plugin/utc.js, plugin/utc/index.js)",
     )
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
+    project: list[str] = Field(
+        default_factory=list,
+        description="the names the indexed project goes by (`retrieval.project`): every file"
+        " is about them, so they are no evidence for one",
+    )
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
     @property
@@ -574,7 +579,8 @@ def title_of(text: str) -> str | None:
 def base_tokens(analysis: QueryAnalysis) -> list[str]:
     """The full-text query of a question: its tokens and its plain words' variants."""
     plain = [v for t in analysis.terms for v in variants(t)]
-    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain]) if t not in QUERY_NOISE]
+    skip = QUERY_NOISE.union(analysis.project)
+    return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain]) if t not in skip]
 
 
 def title_tokens(analysis: QueryAnalysis) -> list[str]:
