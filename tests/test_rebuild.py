@@ -261,8 +261,11 @@ def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_emb
         counts.append(_versions(index_dir, "chunks"))
         if i == 11:
             reader = Store.open(index_dir)
-    # Three versions a run: without pruning, 14 runs would add 40 (they did).
-    assert counts[-1] < 2 * counts[0] + 8, counts
+    # Three versions a run: without pruning, 14 runs would add 40 (they did); pruned,
+    # the count levels off once runs pass GRACE (how soon depends on the machine's
+    # load), well below that. (Not relative to twice the first count: since the first
+    # build keeps only its committed version, that count is smaller.)
+    assert counts[-1] < counts[0] + 20, counts
     assert reader is not None
     reader.verify()  # opened two runs ago, within GRACE
     assert Store.read_manifest(index_dir).superseded["chunks"]
