@@ -22,7 +22,7 @@ Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds 
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
 tuned it on. A module-level part that is mostly docstring, comments or imports counts
 by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
-name the question mentions (`defines_any`).
+value the question names (`defines_any`).
 """
 
 from __future__ import annotations
@@ -137,13 +137,13 @@ def best_parts(
             lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
             if lines < WHOLE_DEFINITION_LINES:
                 continue
-        if defines_any(part.row.get("text") or "", analysis.identifiers):
-            continue  # the definition the question names: the behaviour asked about
-        part.score *= behaviour_share(
-            part.row.get("text") or "",
-            part.row.get("language"),
-            imports_are_code=analysis.mentions_imports,
+        text = part.row.get("text") or ""
+        share = behaviour_share(
+            text, part.row.get("language"), imports_are_code=analysis.mentions_imports
         )
+        # A value the question names, defined there, is the behaviour asked about.
+        if share < 1 and not defines_any(text, analysis.identifiers):
+            part.score *= share
     out: dict[str, list[Part]] = {}
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
