@@ -46,6 +46,13 @@ _VERBS = {
     "import": "imports",
     "macro": "invokes",
 }
+_RESOLVED = {
+    "same-file": "resolved within the file",
+    "import": "resolved through an import",
+    "package": "resolved within the package",
+    "name": "matched by name alone",
+}
+"""How a reference was tied to its definition, in words (not the index's `via` values)."""
 Direction = Literal["callers", "callees"]
 
 
@@ -202,7 +209,7 @@ def _claim_callers(
         )
         claimed = state.claim(
             f"`{owner}` in {caller.path} {_VERBS[caller.kinds[0]]} `{target.qualified_name}` "
-            f"({target.path}:{target.start_line}){more}; resolved by {caller.via}",
+            f"({target.path}:{target.start_line}){more}; {_RESOLVED[caller.via]}",
             cite(ctx, caller.path, line),
             topic=target.qualified_name,
         )
@@ -222,7 +229,7 @@ def _claim_callees(ctx: Context, state: TrackState, store: Store, target: Defini
         claimed = state.claim(
             f"`{target.qualified_name}` {_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
             f"({d.path}:{d.start_line}) at {target.path}:{callee.lines[0]}{more}; "
-            f"resolved by {callee.via}",
+            f"{_RESOLVED[callee.via]}",
             cite(ctx, target.path, callee.lines[0]),
             topic=d.qualified_name,
         )

@@ -207,6 +207,11 @@ class AskReport(AskResult):
         description="tracks merged into another: before running, for the same words or the "
         "same predicted files; after, for the same best results",
     )
+    empty: list[str] = Field(
+        default_factory=list,
+        description="planned tracks that found nothing to report, left out of `tracks`: "
+        "what each looked for and the gate it failed",
+    )
     timings: dict[str, float] = Field(default_factory=dict)
 
 
@@ -636,9 +641,13 @@ def investigate(
                 makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
         runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
         answer = main.result()
-    retrieval = _name_after_results(makers, runs)
-    # A configuration track that found no setting the question concerns adds nothing.
-    ran = [t for t, out in runs if not ("config" in out and not t.findings)]
+    for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
+        if role == "patterns":
+            _patterns_asked(found, out, question)
+    retrieval, empty = _name_after_results(makers, runs)
+    # A track that found nothing to be named after adds nothing: it is left out of the
+    # tracks, and its plan entry and the gate that failed are stated in `empty`.
+    ran = [t for t, _ in runs if id(t) not in empty]
     tracks, merges = merge_overlapping(ran, retrieval)
     retrieval |= {t.track.name for t in tracks if " + " in t.track.name}
     merged = ExploreResult(
@@ -659,6 +668,7 @@ def investigate(
         synthesis=synthesis,
         overlap=_overlap([t for t in tracks if t.track.name in retrieval]),
         merged=p.merged + joins + merges,
+        empty=list(empty.values()),
     )
     _fit_tracks(report, limit - answer.tokens)
     report.tokens = answer.tokens + _findings_tokens(report)
@@ -672,21 +682,50 @@ def investigate(
 def _name_after_results(
     makers: list[tuple[TrackPlan, str, Callable[[], Track]]],
     runs: list[tuple[TrackFindings, dict[str, Any]]],
-) -> set[str]:
+) -> tuple[set[str], dict[int, str]]:
     """Name the tracks that are named after what they found (the plan's entry too, for
-    a track that is one explorer or a results-named loop); the retrieval tracks' names."""
+    a track that is one explorer or a results-named loop). Returns the retrieval tracks'
+    names, and the tracks (by id) that found nothing to be named after — a results-named
+    loop, the configuration, the history or the conventions with no finding — each with
+    what it looked for and the gate it failed: the plan's name is no name for a result."""
     retrieval: set[str] = set()
+    empty: dict[int, str] = {}
     for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
+        named_by_results = tp.results_named or role in ("git", "config", "patterns")
+        if named_by_results and not found.findings:
+            failed = next((g for g in found.gates if not g.passed), None)
+            why = f"{failed.name} failed: {failed.detail}" if failed else "no finding"
+            empty[id(found)] = f"{tp.name}: {why}"
+            continue
         name = _results_name(role, tp, found, out)
-        if not name and role in ("git", "config"):
-            name = tp.name  # found nothing to be named after: the plan's name
+        if not name and named_by_results:
+            # Findings but nothing the role names itself after: the files they cite.
+            files = [posixpath.basename(f.citations[0].path) for f in found.findings]
+            name = ", ".join(list(dict.fromkeys(files))[:2])
         if name:
             found.track = found.track.model_copy(update={"name": name})
         if role == "loop":
             retrieval.add(found.track.name)
         if role == "loop" or tp.question is None:
             tp.name = found.track.name
-    return retrieval
+    return retrieval, empty
+
+
+def _patterns_asked(found: TrackFindings, out: dict[str, Any], question: str) -> None:
+    """Keep the conventions the question concerns (a pattern whose name shares a word
+    with it: "error handling" for "how are errors handled across the code?"), all of
+    them when it names none."""
+    words = {w.rstrip("s") for w in _keywords(question)}
+    patterns = out.get("patterns") or []
+    asked = [
+        p for p in patterns if {w.rstrip("s") for w in tokenize(p.name.split(" (")[0])} & words
+    ]
+    if not asked:
+        return
+    kept = {f"{p.name}: {p.description}" for p in asked}
+    out["patterns"] = asked
+    found.findings = [f for f in found.findings if f.claim in kept]
+    found.conclusions = [c for c in found.conclusions if c in kept]
 
 
 def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str, Any]) -> str:
@@ -704,6 +743,9 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
     if role == "git" and isinstance(out.get("git"), GitReport) and out["git"].co_change:
         a, b, _ = out["git"].co_change[0]
         return f"{posixpath.basename(a)} ± {posixpath.basename(b)}"
+    if role == "patterns" and out.get("patterns"):
+        names = [p.name for p in out["patterns"]]
+        return ", ".join(names[:2]) + (f" +{len(names) - 2}" if len(names) > 2 else "")
     if (
         role == "imports"
         and isinstance(out.get("imports"), ImportReport)
@@ -844,7 +886,8 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
         "",
     ]
     lines += [f"- merged: {one_line(m)}" for m in report.merged]
-    if report.merged:
+    lines += [f"- found nothing: {one_line(m)}" for m in report.empty]
+    if report.merged or report.empty:
         lines.append("")
     syn = report.synthesis
     if syn is not None:

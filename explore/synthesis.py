@@ -92,6 +92,7 @@ _OWN_LIMITS = re.compile(
             r"^read \d+ of \d+ .*files",
             r"^parsed \d+ of \d+ manifests",
             r"more \w+ commands? not listed$",
+            r"^settings read through a framework's own loader",
         )
     )
 )

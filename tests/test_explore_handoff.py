@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from test_explore_cli import _assert_findings_hold
 
@@ -279,22 +281,27 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     names = [t.track.name for t in report.tracks]
     # the question's own retrieval with the imports explorer (named after the central
     # modules), the callers and callees of the definitions the retrieval found first (named
-    # after them), the subject's tests, git for the history (not a repository here: the
-    # plan's name); the configuration track found no setting (the example has none) and is
-    # left out. No track is named with wording of its own.
-    assert [tp.name for tp in report.plan][4] == "token authentication (settings)"
+    # after them). The subject's tests (no test scored relevant), git for the history (not
+    # a repository here) and the configuration (the example has none) found nothing to be
+    # named after: they are left out of the tracks and stated, with the gate that failed,
+    # under `empty` — no track is named with the plan's wording.
+    plan_names = [tp.name for tp in report.plan]
+    assert plan_names[3:] == [
+        "token authentication (tests/)",
+        "token authentication (settings)",
+        "token authentication (history)",
+    ]
     assert names == [
         "token authentication",
         "⇄ tokens.py, format.js",
         "← validate_token, PaymentDeclined",
         "validate_token, PaymentDeclined →",
-        "token authentication (tests/)",
-        "token authentication (history)",
     ]
-    assert [tp.name for tp in report.plan][1:3] == names[2:4]
+    assert not any(n.endswith(("(tests/)", "(settings)", "(history)")) for n in names)
+    assert [e.split(":")[0] for e in report.empty] == plan_names[3:]
+    assert all(" failed: " in e for e in report.empty)
+    assert plan_names[1:3] == names[2:4]
     assert report.merged == [] and report.overlap < 0.3
-    tests = next(t for t in report.tracks if t.track.name.endswith("(tests/)"))
-    assert all(c.path.startswith("tests/") for f in tests.findings for c in f.citations)
     # Real callers, cited at the calling line: routes.py's authenticate calls validate_token.
     callers = report.tracks[2]
     assert [c.ref for f in callers.findings for c in f.citations] == ["shop/api/routes.py:22"]
@@ -311,6 +318,8 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert report.tokens <= 3000
     text = render_report(report)
     assert "## Track: token authentication" in text and "## Curated context" in text
+    assert "- found nothing: token authentication (history): " in text
+    assert "## Track: token authentication (tests/)" not in text
     assert estimate_tokens(text) < 3000 * 1.5
     assert report.timings["wall"] <= report.timings["sum"] + 1.0
 
@@ -333,3 +342,23 @@ def test_a_pasted_report_is_one_loop_and_a_long_title_is_cut():
     assert "report" in plan(report).why
     assert plan("why does checkout sometimes fail?\n```\ntotal = 0\n```").mode == "retrieval"
     assert len(title(report)) <= TITLE_CHARS
+
+
+def test_a_conventions_track_keeps_and_is_named_after_the_conventions_asked(searcher):
+    report = investigate(searcher, "how is error handling done across the codebase?")
+    assert report.mode == "exploration"
+    by_name = {t.track.name: t for t in report.tracks}
+    # The patterns explorer ran for the cross-cutting question, but under the name of the
+    # convention the question concerns, with that convention alone: not "patterns".
+    assert "patterns" not in by_name
+    conventions = [n for n in by_name if n.startswith("error handling (")]
+    assert conventions, list(by_name)
+    found = by_name[conventions[0]].findings
+    assert found and all(f.claim.startswith("error handling") for f in found)
+    # The callers' claims say how a reference was tied to its definition in words, not
+    # with the index's resolution labels.
+    claims = [f.claim for t in report.tracks for f in t.findings if t.track.name[0] in "←"]
+    assert claims and not any(
+        re.search(r"resolved by (same-file|import|package|name)\b", c) for c in claims
+    )
+    assert all(re.search(r"; (resolved (within|through)|matched by name)", c) for c in claims)

@@ -380,6 +380,9 @@ def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
         "`_typeshed` is imported by 5 of 83 Python files but is not installed here as Python "
         "source: no offline documentation, no specialist",
         "measured on a sample of 40 of 83 files in 21 directories: counts are estimates",
+        # The configuration explorer's own reach, stated by every configuration track.
+        "settings read through a framework's own loader (a dict of defaults, a config "
+        "object filled from a file by name) are found only as the files and types above",
     ]
     r = ExploreResult(path=".", root="/r", depth="deep", tracks=[track], commands=[install, *ci])
     assert synthesize(r).open_questions == [
