@@ -641,7 +641,7 @@ def investigate(
                 makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
         runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
         answer = main.result()
-    for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
+    for (_, role, _), (found, out) in zip(makers, runs, strict=True):
         if role == "patterns":
             _patterns_asked(found, out, question)
     retrieval, empty = _name_after_results(makers, runs)
