@@ -790,6 +790,9 @@ def _rule_text(text: str) -> str | None:
     return sentence if len(sentence) <= _MAX_RULE else sentence[: _MAX_RULE - 1] + "…"
 
 
+_TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
+
+
 def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
     source = basename(path)
     fence: str | None = None
@@ -812,6 +815,10 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
 
     def command(number: int, text: str) -> None:
         text = _PROMPT.sub("", text)
+        # A shell comment after the command (`pytest -n auto  # all tests`) is no part of it.
+        m = _TRAILING_COMMENT.search(text)
+        if m and text[: m.start()].count('"') % 2 == 0 and text[: m.start()].count("'") % 2 == 0:
+            text = text[: m.start()]
         sink.add(classify(text), text, source, path, number, _GUIDE)
 
     for i, raw in enumerate(lines):

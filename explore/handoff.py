@@ -739,7 +739,7 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
         report = out["config"]
         names = [s.name for s in report.env] + [f"--{s.name}" for s in report.flags]
         names += [s.name for s in report.classes] + [posixpath.basename(f) for f in report.files]
-        return ", ".join(names[:3])
+        return ", ".join(list(dict.fromkeys(names))[:3])  # two settings.py are one name
     if role == "git" and isinstance(out.get("git"), GitReport) and out["git"].co_change:
         a, b, _ = out["git"].co_change[0]
         return f"{posixpath.basename(a)} ± {posixpath.basename(b)}"

@@ -353,3 +353,21 @@ def test_explore_puts_the_commands_first_in_markdown_and_json(tmp_path):
     assert "- test: `python -m pytest -x --maxfail=1` — `.github/workflows/ci.yml:12` (CI)" in text
     fields = list(json.loads(result.model_dump_json()))
     assert fields.index("commands") < fields.index("tree")
+
+
+def test_a_shell_comment_after_a_command_in_agent_docs_is_no_part_of_it(tmp_path):
+    root = make_tree(
+        tmp_path,
+        {
+            "CLAUDE.md": "# Guide\n\n## Run tests\n\n```bash\n"
+            "uv run pytest pkg -n auto  # All tests in parallel\n"
+            "pytest -k 'a # b'\n```\n",
+            "pkg/__init__.py": "",
+        },
+    )
+    _, commands, _ = run(root)
+    tests = [(c.command, c.citation.ref) for c in commands if c.kind == "test"]
+    # The comment is dropped; a `#` inside quotes is the command's own.
+    assert ("uv run pytest pkg -n auto", "CLAUDE.md:6") in tests
+    assert ("pytest -k 'a # b'", "CLAUDE.md:7") in tests
+    assert not any("All tests" in c for c, _ in tests)
