@@ -15,12 +15,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from itertools import zip_longest
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from dowse.errors import BudgetTooSmall
-from dowse.explore.records import Command, ExploreResult, Finding, TrackFindings, TreeNode
+from dowse.explore.records import (
+    Command,
+    ConfigReport,
+    ExploreResult,
+    Finding,
+    TrackFindings,
+    TreeNode,
+)
 from dowse.explore.tree import tree_rank
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import estimate_tokens
@@ -77,6 +85,13 @@ def _md_item(section: str, item: Any) -> str:
         refs = ", ".join(code_span(c.ref) for c in item.examples)
         line = f"- **{one_line(item.name)}**: {one_line(item.description)}"
         return line + (f" ({refs})" if refs else "")
+    if section == "config":
+        kind, value = item
+        if kind == "settings file":
+            return f"- {kind} {code_span(value)}"
+        more = f" ({value.sites} sites)" if value.sites > 1 else ""
+        name = f"--{value.name}" if kind == "flag" else value.name
+        return f"- {kind} {code_span(name)} — {code_span(f'{value.path}:{value.line}')}{more}"
     if section in ("imports", "git"):
         kind, value = item
         return f"- {kind}: {one_line(value)}"
@@ -111,6 +126,22 @@ def _prune(node: TreeNode, kept: set[int]) -> TreeNode:
             "truncated": node.truncated + len(node.children) - len(children),
         }
     )
+
+
+def _config_items(cfg: ConfigReport) -> list[tuple[str, Any]]:
+    """The configuration's items, round robin over the kinds: a small budget keeps a
+    few of each."""
+    return [
+        it
+        for row in zip_longest(
+            [("environment variable", x) for x in cfg.env],
+            [("flag", x) for x in cfg.flags],
+            [("configuration type", x) for x in cfg.classes],
+            [("settings file", x) for x in cfg.files],
+        )
+        for it in row
+        if it is not None
+    ]
 
 
 def _sections(r: ExploreResult) -> list[_Section]:
@@ -178,6 +209,18 @@ def _sections(r: ExploreResult) -> list[_Section]:
 
     add("scripts", 0.03, scripts, keep_scripts)
     add("patterns", 0.12, r.patterns, lambda k: setattr(r, "patterns", r.patterns[:k]))
+    if r.config is not None:
+        cfg = r.config
+        citems = _config_items(cfg)
+
+        def keep_config(k: int) -> None:
+            kept = citems[:k]
+            cfg.env = [x for kind, x in kept if kind == "environment variable"]
+            cfg.flags = [x for kind, x in kept if kind == "flag"]
+            cfg.classes = [x for kind, x in kept if kind == "configuration type"]
+            cfg.files = [x for kind, x in kept if kind == "settings file"]
+
+        add("config", 0.06, citems, keep_config)
     if r.imports is not None:
         imp = r.imports
         items = (
@@ -419,6 +462,8 @@ def render_markdown(r: ExploreResult) -> str:
         + [("entry point", k, v) for k, v in deps.entry_points.items()],
     )
     section("Patterns", "patterns", r.patterns)
+    if r.config is not None:
+        section("Configuration", "config", _config_items(r.config))
     if r.imports is not None:
         imp = r.imports
         lines += [

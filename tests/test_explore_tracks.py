@@ -392,3 +392,34 @@ def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
         "the test command at .github/workflows/t.yml:7 takes `matrix.testflags` from CI: the "
         "values to run it with locally are not stated",
     ]
+
+
+def test_the_configuration_shares_the_budget_a_few_of_each_kind():
+    from dowse.explore.records import ConfigReport, Setting
+    from dowse.explore.render import render_json
+
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        config=ConfigReport(
+            files=["config.toml"],
+            env=[Setting(name=f"APP_VAR_{i}", path="src/env.py", line=i + 1) for i in range(60)],
+            flags=[Setting(name=f"flag-{i}", path="src/cli.rs", line=i + 1) for i in range(150)],
+            classes=[Setting(name="Options", path="src/opts.py", line=3)],
+        ),
+    )
+    full = render_json(r)
+    for fmt, show in (("json", render_json), ("markdown", render_markdown)):
+        fitted = fit_budget(r, 800, fmt)
+        assert fitted.config is not None
+        cfg = fitted.config
+        # It fits where the whole configuration (over 3,000 tokens) would not, and keeps
+        # some of every kind, each at its site, saying how many it left out.
+        assert len(show(fitted)) / 3 <= 800 < len(full) / 3
+        assert cfg.env and cfg.flags and cfg.classes and cfg.files == ["config.toml"]
+        assert cfg.flags[0].name == "flag-0" and cfg.env[0].name == "APP_VAR_0"
+        assert fitted.omitted["config"] == 212 - len(cfg.env + cfg.flags + cfg.classes) - 1
+    text = render_markdown(fit_budget(r, 800))
+    assert "## Configuration" in text and "- flag `--flag-0` — `src/cli.rs:1`" in text
+    assert fit_budget(r, 100_000).omitted == {}
