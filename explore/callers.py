@@ -209,7 +209,8 @@ def _claim_callers(
         )
         claimed = state.claim(
             f"`{owner}` in {caller.path} {_VERBS[caller.kinds[0]]} `{target.qualified_name}` "
-            f"({target.path}:{target.start_line}){more}; {_RESOLVED[caller.via]}",
+            f"({target.path}:{target.start_line}-{target.end_line}){more}; "
+            f"{_RESOLVED[caller.via]}",
             cite(ctx, caller.path, line),
             topic=target.qualified_name,
         )
@@ -228,7 +229,7 @@ def _claim_callees(ctx: Context, state: TrackState, store: Store, target: Defini
         )
         claimed = state.claim(
             f"`{target.qualified_name}` {_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
-            f"({d.path}:{d.start_line}) at {target.path}:{callee.lines[0]}{more}; "
+            f"({d.path}:{d.start_line}-{d.end_line}) at {target.path}:{callee.lines[0]}{more}; "
             f"{_RESOLVED[callee.via]}",
             cite(ctx, target.path, callee.lines[0]),
             topic=d.qualified_name,

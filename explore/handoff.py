@@ -767,8 +767,20 @@ def _findings_tokens(report: AskReport) -> int:
 
 
 def _fit_tracks(report: AskReport, room: int) -> None:
-    """Keep the tracks' findings round-robin (every track's best first) while they fit."""
+    """Keep the synthesis' divergences and open questions, then the tracks' findings
+    round-robin (every track's best first), while they fit."""
     room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis else []))
+    if report.synthesis is not None:
+        # The synthesis' divergences and open questions before the tracks' findings: they
+        # are what no single track says.
+        syn = report.synthesis
+        for name in ("divergences", "open_questions"):
+            items, out = getattr(syn, name), []
+            for x in items:
+                if estimate_tokens(x) <= room:
+                    room -= estimate_tokens(x)
+                    out.append(x)
+            setattr(syn, name, out)
     kept: dict[int, int] = {i: 0 for i in range(len(report.tracks))}
     progress = True
     while progress:
@@ -784,15 +796,6 @@ def _fit_tracks(report: AskReport, room: int) -> None:
                     progress = True
     for i, t in enumerate(report.tracks):
         t.findings = t.findings[: kept[i]]
-    if report.synthesis is not None:
-        syn = report.synthesis
-        for name in ("divergences", "open_questions"):
-            items, out = getattr(syn, name), []
-            for x in items:
-                if estimate_tokens(x) <= room:
-                    room -= estimate_tokens(x)
-                    out.append(x)
-            setattr(syn, name, out)
 
 
 def report_json(report: AskReport) -> str:

@@ -362,3 +362,29 @@ def test_a_conventions_track_keeps_and_is_named_after_the_conventions_asked(sear
         re.search(r"resolved by (same-file|import|package|name)\b", c) for c in claims
     )
     assert all(re.search(r"; (resolved (within|through)|matched by name)", c) for c in claims)
+
+
+def test_divergences_are_kept_before_the_tracks_findings_under_a_budget():
+    from dowse.explore.handoff import AskReport, _fit_tracks
+    from dowse.explore.records import Synthesis
+
+    many = [
+        Finding(
+            claim=f"`f{i}` at a.py:{i} does a thing " * 3,
+            citations=[Citation(path="a.py", start_line=i, end_line=i, quote="x")],
+        )
+        for i in range(1, 40)
+    ]
+    track = TrackFindings(
+        track=TrackSpec(name="t", focus=".", approach="a", gates=[], deliverable="d"), findings=many
+    )
+    divergence = "`load` : t places it at a.py:1-9, u at b.py:4-8 (two definitions of the name)"
+    report = AskReport.model_construct(  # the curated context's fields play no part here
+        question="q",
+        tracks=[track],
+        synthesis=Synthesis(divergences=[divergence], confidence="Low", basis="b"),
+    )
+    _fit_tracks(report, 120)
+    # The tracks' findings fill what the divergence leaves, not the other way round.
+    assert report.synthesis is not None and report.synthesis.divergences == [divergence]
+    assert 0 < len(report.tracks[0].findings) < len(many)

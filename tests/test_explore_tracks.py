@@ -276,6 +276,33 @@ def test_divergences_are_two_tracks_placing_one_name_apart():
     assert "## Divergences" in text and "src/legacy/a.py:3" in text
 
 
+def test_a_part_of_a_long_definition_and_its_whole_agree():
+    # xarray: the retrieval cites a chunk inside a long method (313-352), the callers its
+    # definition (305-352): one definition, no divergence. With the definition's start
+    # line alone (305) the two were taken for two definitions.
+    part = _placing(
+        "groupby",
+        "`DataArrayResample.map` at xarray/core/resample.py:313-352 (relevance 0.8): maps",
+        "xarray/core/resample.py",
+        313,
+        "return self.map(func)",
+    )
+    whole = _placing(
+        "← DataArrayResample.map",
+        "`DataArrayResample.apply` in xarray/core/resample.py calls `DataArrayResample.map` "
+        "(xarray/core/resample.py:305-352); resolved within the file",
+        "xarray/core/resample.py",
+        360,
+        "return self.map(func)",
+    )
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[part, whole])
+    assert synthesize(r).divergences == []
+    start_only = whole.model_copy(deep=True)
+    start_only.findings[0].claim = start_only.findings[0].claim.replace("305-352", "305")
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[part, start_only])
+    assert len(synthesize(r).divergences) == 1  # the detector fires on what it is given
+
+
 def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():
     quoted = Finding(
         claim="`pkg.check` validates", citations=[_cit("a.py", 3, quote="def check(x):")]
