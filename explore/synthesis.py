@@ -56,8 +56,9 @@ _LISTINGS = frozenset({"commands", "tree", "manifest", "patterns"})
 """Tracks whose claims list or count (commands, key files, dependencies, conventions:
 their own sections): they support findings, they do not state them."""
 _CODE = re.compile(r"`([^`]+)`")
-_PLACED = re.compile(r"`([^`]+)`(?: at | \()([^\s:()`]+):(\d+)(?:-(\d+))?")
-"""A claim's statement of where a code name is: "`X` at a.py:10-20", "`X` (a.py:5)"."""
+_PLACED = re.compile(r"`([^`]+)`( at | \()([^\s:()`]+):(\d+)(?:-(\d+))?")
+"""A claim's statement of where a code name is: "`X` at a.py:10-20" (a retrieved part of
+its definition), "`X` (a.py:5-9)" (its definition, from the references)."""
 _NAME_PARTS = re.compile(r"[^\w]+")
 _EXTRAS = re.compile(r"\s*\[([^\]]+)\]")
 
@@ -185,25 +186,36 @@ def _stated(
     return out[:MAX_ITEMS]
 
 
-def _placements(tracks: Sequence[TrackFindings]) -> dict[str, dict[str, tuple[str, int, int]]]:
+_Place = tuple[str, int, int, bool]
+"""path, start, end, and whether it is a retrieved part (a chunk) rather than the whole."""
+
+
+def _placements(tracks: Sequence[TrackFindings]) -> dict[str, dict[str, _Place]]:
     """code name -> track group -> the first location that track states for it."""
-    out: dict[str, dict[str, tuple[str, int, int]]] = {}
+    out: dict[str, dict[str, _Place]] = {}
     for t in tracks:
         group = _track_group(t.track.name)
         for f in t.findings:
             for m in _PLACED.finditer(f.claim):
-                name, path, start = m.group(1), m.group(2), int(m.group(3))
-                end = int(m.group(4) or start)
-                out.setdefault(name, {}).setdefault(group, (path, start, end))
+                name, part, path, start = m.group(1), m.group(2) == " at ", m.group(3), m.group(4)
+                end = int(m.group(5) or start)
+                out.setdefault(name, {}).setdefault(group, (path, int(start), end, part))
     return out
 
 
-def _apart(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
-    return a[0] != b[0] or a[2] < b[1] or b[2] < a[1]
+def _apart(a: _Place, b: _Place) -> bool:
+    """Two locations of one name that cannot be one definition: in two files, or lines
+    that do not overlap — unless both are retrieved parts of a file, which may be two
+    chunks of one long class (flask's `Flask` at app.py:178-204 and app.py:248-252)."""
+    if a[0] != b[0]:
+        return True
+    if a[3] and b[3]:
+        return False
+    return a[2] < b[1] or b[2] < a[1]
 
 
-def _where(at: tuple[str, int, int]) -> str:
-    path, start, end = at
+def _where(at: _Place) -> str:
+    path, start, end, _ = at
     return f"{path}:{start}" + (f"-{end}" if end != start else "")
 
 

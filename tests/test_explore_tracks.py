@@ -301,6 +301,16 @@ def test_a_part_of_a_long_definition_and_its_whole_agree():
     start_only.findings[0].claim = start_only.findings[0].claim.replace("305-352", "305")
     r = ExploreResult(path=".", root="/r", depth="standard", tracks=[part, start_only])
     assert len(synthesize(r).divergences) == 1  # the detector fires on what it is given
+    # Two retrieved chunks of one long class in one file (flask's `Flask` at app.py:178-204
+    # and app.py:248-252) are parts of one definition; in two files they are two.
+    chunks = [
+        _placing(n, f"`Flask` at src/flask/app.py:{a}-{b} (relevance 0.7): r", "app.py", a, "x")
+        for n, a, b in (("sessions", 248, 252), ("templates", 178, 204))
+    ]
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=chunks)
+    assert synthesize(r).divergences == []
+    chunks[1].findings[0].claim = chunks[1].findings[0].claim.replace("app.py", "other.py")
+    assert len(synthesize(r).divergences) == 1
 
 
 def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():
