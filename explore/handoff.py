@@ -728,6 +728,20 @@ def _patterns_asked(found: TrackFindings, out: dict[str, Any], question: str) ->
     found.conclusions = [c for c in found.conclusions if c in kept]
 
 
+def _short_paths(paths: list[str]) -> list[str]:
+    """Each path by its file name, or by as many of its last parts as tell it from the
+    others (two crates' `lib.rs`: `core/lib.rs`, `ignore/src/lib.rs`)."""
+    out = []
+    for p in paths:
+        parts, k = p.split("/"), 1
+        while k < len(p.split("/")) and any(
+            q != p and q.split("/")[-k:] == parts[-k:] for q in paths
+        ):
+            k += 1
+        out.append("/".join(parts[-k:]))
+    return out
+
+
 def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str, Any]) -> str:
     """A track's name from what it found: the tests by their files, the configuration by
     its settings, the history by the files that change together, the import graph by its
@@ -751,8 +765,7 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
         and isinstance(out.get("imports"), ImportReport)
         and out["imports"].central
     ):
-        central = [posixpath.basename(path) for path, _ in out["imports"].central[:2]]
-        return "⇄ " + ", ".join(central)
+        return "⇄ " + ", ".join(_short_paths([path for path, _ in out["imports"].central[:2]]))
     return ""
 
 

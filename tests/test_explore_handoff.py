@@ -388,3 +388,14 @@ def test_divergences_are_kept_before_the_tracks_findings_under_a_budget():
     # The tracks' findings fill what the divergence leaves, not the other way round.
     assert report.synthesis is not None and report.synthesis.divergences == [divergence]
     assert 0 < len(report.tracks[0].findings) < len(many)
+
+
+def test_a_track_named_after_files_tells_two_of_one_name_apart():
+    from dowse.explore.handoff import _short_paths
+
+    # ripgrep's central modules were named "⇄ lib.rs, lib.rs".
+    assert _short_paths(["crates/core/lib.rs", "crates/ignore/src/lib.rs"]) == [
+        "core/lib.rs",
+        "src/lib.rs",
+    ]
+    assert _short_paths(["shop/auth/tokens.py", "web/format.js"]) == ["tokens.py", "format.js"]
