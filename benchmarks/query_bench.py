@@ -2,7 +2,8 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
-        [--repeat N] [--phases] [--no-hold] [--no-query-graph] [--interleave]
+        [--repeat N] [--phases] [--no-hold | --hold-rows N] [--index-dir DIR]
+        [--no-query-graph] [--interleave]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -158,6 +159,14 @@ def main() -> None:
         help="hold nothing in memory: every look-up is a LanceDB query",
     )
     ap.add_argument(
+        "--hold-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"hold tables of up to N rows in memory (default {MEMORY_ROWS})",
+    )
+    ap.add_argument("--index-dir", type=Path, help="the index, when not at INDEX_ROOT/.dowse")
+    ap.add_argument(
         "--no-query-graph", action="store_true", help="embed questions on the index's int8 graph"
     )
     ap.add_argument(
@@ -166,15 +175,17 @@ def main() -> None:
         help="compare search with and without the query graph, alternating",
     )
     args = ap.parse_args()
+    global HELD_ROWS
     if args.no_hold:
-        global HELD_ROWS
         HELD_ROWS = 0
+    elif args.hold_rows is not None:
+        HELD_ROWS = args.hold_rows
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
         rows = [json.loads(x) for x in args.queries.read_text().splitlines()]
         queries = [r["problem_statement"] for r in rows if r.get("repo") == args.repo]
     queries = queries[: args.limit]
-    store = Store.open(args.index_root / ".dowse")
+    store = Store.open(args.index_dir or args.index_root / ".dowse")
     # The backend `dowse search` itself would use (the fast one first): picking the
     # first registered backend with the model's name timed sentence-transformers instead.
     factory = embedder_for_model(store.manifest.model)
@@ -267,7 +278,10 @@ def main() -> None:
             print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
     t = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "dowse", "ask", queries[0], "--path", str(args.index_root)],
+        [
+            *(sys.executable, "-m", "dowse", "ask", queries[0], "--path", str(args.index_root)),
+            *(("--index-dir", str(args.index_dir)) if args.index_dir else ()),
+        ],
         check=True,
         capture_output=True,
         cwd=Path(__file__).resolve().parent.parent,

@@ -60,6 +60,16 @@ def test_status_imports_only_the_index_reader(example_repo, fake_embedder):
     assert _imported(_cli("status", str(example_repo)), example_repo) <= {"lancedb"}
 
 
+@pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
+def test_an_ask_on_a_lexical_index_loads_no_model(example_repo, fake_embedder, fmt):
+    # No vectors to compare the question with: no embedder is imported or loaded, and no
+    # MCP SDK for the agent's answer.
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
+    probe = _cli(*args, *fmt) + "assert 'dowse.retrieval.loop' in sys.modules\n"
+    assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
+
+
 def test_the_package_roots_import_no_stage(tmp_path):
     code = "import dowse.indexer, dowse.retrieval, dowse.explore, dowse.indexer.walk"
     assert _imported(code, tmp_path) == set()
