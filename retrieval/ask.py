@@ -10,14 +10,14 @@ closeness in meaning joins the fusion the same way (`FileFusion.closeness`), and
 ranking by the past commits whose messages match the question (`FileFusion.history`)
 reorders the files listed, never adding one.
 
-Packing: first the best part of each of the first `LEAD_FILES` files (`file_parts`:
+Packing (`Packing`): first the best part of each of the first `lead_files` files (`file_parts`:
 each file's chunks ranked by the question's words, closeness in meaning, the names it
 mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
 Then each delivered item grows to its whole enclosing definition, when that is small
 enough, while it still fits. The source gets the budget less the printed frame at its
 smallest (title cut to `TITLE_CHARS`, summary, the files list without its evidence,
-which printing trims first: `fit_result`) and less a reserve (`SIGNATURE_SHARE`);
+which printing trims first: `fit_result`) and less a reserve (`signature_share`);
 blocks are costed with their reasons. The rest are listed as signatures with their
 citations: first one for each ranked file that has no block yet, in file order, then
 the others, while the whole budget allows. So a reader always learns where the
@@ -56,6 +56,7 @@ __all__ = [
     "AskResult",
     "ContextBlock",
     "FileResult",
+    "Packing",
     "ask",
     "block_plan",
     "estimate_tokens",
@@ -82,21 +83,59 @@ TITLE_CHARS = 200
 """The longest title: the question's first characters. The asker has the question; a
 pasted issue echoed whole (often 1,000 tokens and more) would take the budget its
 answer needs, and at 2,000 tokens leave no room for a single block."""
-SIGNATURE_SHARE = 0.1
-"""The share of the source's room kept for the signature lines of what did not fit
-whole: pointers to the next places to read, ten or so lines at 4,000 tokens."""
-LEAD_FILES = 3
-"""The first files whose best part (`file_parts.best_parts`) is shown before the loop's
-other items."""
-LEAD_SHARE = 0.5
-"""At most this share of the source's room goes to the first files' whole definitions
-before the loop's other items are placed (their own lines are placed regardless)."""
-FIRST_FILE_PARTS = 6
-"""How many of the first file's best parts are candidates for the context."""
-FIRST_FILE_SHARE = 0.5
-"""The first file's next parts are shown while that file holds at most this share of the
-source's room: the first file is the one to change in two of three SWE-bench Lite dev
-instances, and its fixed lines were most often in a part next to the one shown."""
+
+
+class Packing(BaseModel):
+    """How `ask` shares the source's room among the first files' parts, the loop's items
+    and the signature lines (the packing's shares and limits; `FileFusion` ranks)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    signature_share: float = Field(
+        default=0.1,
+        ge=0,
+        le=1,
+        description=(
+            "the share of the source's room kept for the signature lines of what did not "
+            "fit whole: pointers to the next places to read, ten or so lines at 4,000 tokens"
+        ),
+    )
+    lead_files: int = Field(
+        default=3,
+        ge=0,
+        description=(
+            "the first files whose best part (`file_parts.best_parts`) is shown before the "
+            "loop's other items"
+        ),
+    )
+    lead_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description=(
+            "at most this share of the source's room goes to the first files' whole "
+            "definitions before the loop's other items are placed (their own lines are "
+            "placed regardless)"
+        ),
+    )
+    first_file_parts: int = Field(
+        default=6,
+        ge=0,
+        description="how many of the first file's best parts are candidates for the context",
+    )
+    first_file_share: float = Field(
+        default=0.5,
+        ge=0,
+        le=1,
+        description=(
+            "the first file's next parts are shown while that file holds at most this share "
+            "of the source's room: the first file is the one to change in two of three "
+            "SWE-bench Lite dev instances, and its fixed lines were most often in a part "
+            "next to the one shown"
+        ),
+    )
+
+
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
@@ -317,9 +356,11 @@ def _lead_items(
     items: Sequence[ContextItem],
     symbols: dict[str, list[dict[str, Any]]],
     stale: Collection[str],
+    *,
+    first_file_parts: int = Packing().first_file_parts,
 ) -> list[list[ContextItem]]:
     """The best parts of each of `files`, in their order (`best_parts`): one for each
-    file, up to `FIRST_FILE_PARTS` for the first, best first. Each is the loop's own
+    file, up to `first_file_parts` for the first, best first. Each is the loop's own
     item when it evaluated that chunk, else a new item of the lowest relevance the
     context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
     evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
@@ -337,7 +378,7 @@ def _lead_items(
         if not ranked:
             continue
         mine = []
-        for place, part in enumerate(ranked[: FIRST_FILE_PARTS if n == 1 else 1]):
+        for place, part in enumerate(ranked[: first_file_parts if n == 1 else 1]):
             known = by_key.get(part.key)
             if known is not None:
                 # The loop's own item, with its relevance and reason, at the part's place:
@@ -505,9 +546,11 @@ def ask(
     evaluator: Evaluator | None = None,
     with_trace: bool = True,
     fusion: FileFusion | None = None,
+    packing: Packing | None = None,
 ) -> AskResult:
     check_query(question, "question")
     fusion = fusion or FileFusion()
+    packing = packing or Packing()
     ranking = searcher.file_ranking
     config = loop or LoopConfig()
     keep = PathFilter(config.include, config.exclude)
@@ -553,9 +596,15 @@ def ask(
         + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: listed_files(budget)])
     )
     room = max(limit - frame, 0)
-    whole = room - math.floor(room * SIGNATURE_SHARE)
+    whole = room - math.floor(room * packing.signature_share)
     leads_by_file = _lead_items(
-        searcher, result.analysis, files[:LEAD_FILES], items, symbols, stale
+        searcher,
+        result.analysis,
+        files[: packing.lead_files],
+        items,
+        symbols,
+        stale,
+        first_file_parts=packing.first_file_parts,
     )
     lead = [mine[0] for mine in leads_by_file]
     more = [it for mine in leads_by_file for it in mine[1:]]
@@ -591,10 +640,10 @@ def ask(
         if id(it) in nexts:
             nexts.discard(id(it))  # once: met again among the loop's items, it is one
             # The first file's next parts, whole definitions first, while that file
-            # holds at most `FIRST_FILE_SHARE` of the room; a part that does not fit is
+            # holds at most `Packing.first_file_share` of the room; a part that does not fit is
             # left to the loop's order.
             held = sum(b.tokens for b in blocks if b.path == it.hit.path)
-            cap = used - held + math.floor(whole * FIRST_FILE_SHARE)
+            cap = used - held + math.floor(whole * packing.first_file_share)
             placed = None
             for start, end in (ranges[0], ranges[-1]):
                 placed = _place(
@@ -608,10 +657,10 @@ def ask(
             continue
         placed_keys.add(key)
         # A first file's best part is shown as its whole definition at once, while the
-        # first files' take at most half the room (`LEAD_SHARE`): its body is what the
+        # first files' take at most half the room (`Packing.lead_share`): its body is what the
         # reader came for, and the other half stays for the loop's other items.
         if id(it) in leads and len(ranges) > 1:
-            share = math.floor(whole * LEAD_SHARE)
+            share = math.floor(whole * packing.lead_share)
             placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)
             if placed is not None:
                 blocks, used = placed

@@ -42,6 +42,7 @@ from dowse.errors import (
     BudgetTooSmall,
     DowseError,
     EmbedderError,
+    IndexCorrupt,
     IndexLocked,
     IndexNotFound,
     InvalidPath,
@@ -484,11 +485,10 @@ class Workspace:
         searcher, fresh = self._fresh(root)
         try:
             return run(searcher), searcher, fresh
-        except DowseError:
-            raise
-        except Exception:
-            # Another process may have committed and cleaned up the snapshot this query
-            # was reading; then the query runs once more, on the new snapshot.
+        except IndexCorrupt:
+            # The store's word for a LanceDB failure mid-query. Another process may have
+            # committed and cleaned up the snapshot this query was reading; then the query
+            # runs once more, on the new snapshot. On the same snapshot it is damage.
             if _stamp(self._manifest(root)) == root.stamp:
                 raise
             searcher = self._searcher(root)

@@ -21,7 +21,7 @@ from dowse.explore.render import fit_budget, render_json, render_markdown
 from dowse.explore.run import explore
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, ask
+from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Packing, ask
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
@@ -182,7 +182,6 @@ def test_signature_lines_skip_future_imports_docstrings_and_decorators(tmp_path,
 
 def test_overlapping_blocks_merge_into_one(example_searcher, monkeypatch):
     """Two items of one file whose ranges overlap print as one block, once."""
-    monkeypatch.setattr(ask_module, "LEAD_FILES", 0)  # only the loop's two items
     question = "how are discounts applied to the cart total?"
     loop = ask_module.run_loop(example_searcher, question)
     path = "shop/pricing.py"
@@ -200,7 +199,8 @@ def test_overlapping_blocks_merge_into_one(example_searcher, monkeypatch):
         "run_loop",
         lambda *a, **k: loop.model_copy(update={"items": [first, second]}),
     )
-    result = ask(example_searcher, question, budget=4000)
+    only_the_loops = Packing(lead_files=0)  # only the loop's two items
+    result = ask(example_searcher, question, budget=4000, packing=only_the_loops)
     mine = [b for b in result.context if b.path == path]
     assert [(b.start_line, b.end_line, b.form) for b in mine] == [(25, 55, "full")]
     assert mine[0].relevance == 0.9
@@ -405,7 +405,6 @@ def test_the_lines_that_scored_come_first_then_whole_definitions(
 ):
     """Every item's own lines first, then whole definitions where they still fit; a
     definition that does not fit leaves its item's lines, not a signature line."""
-    monkeypatch.setattr(ask_module, "LEAD_FILES", 0)  # only the loop's two items
     root = _big_function_repo(tmp_path / "repo")
     build_index(root, embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
@@ -444,7 +443,8 @@ def test_the_lines_that_scored_come_first_then_whole_definitions(
     )
 
     def shown(budget: int) -> list[tuple[str, int, int, str]]:
-        result = ask(searcher, question, budget=budget)
+        # Only the loop's two items: no first files' best parts before them.
+        result = ask(searcher, question, budget=budget, packing=Packing(lead_files=0))
         _check_context(result, root)
         return [(b.path, b.start_line, b.end_line, b.form) for b in result.context]
 

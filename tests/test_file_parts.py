@@ -225,8 +225,9 @@ def test_the_first_file_shows_its_best_part_though_the_loop_scored_another_file(
     text = (example_repo / block.path).read_text().split("\n")
     assert block.text == "\n".join(text[block.start_line - 1 : block.end_line])
     # Without the lead pass that file shows no code at all.
-    monkeypatch.setattr(ask_module, "LEAD_FILES", 0)
-    plain = ask_module.ask(searcher, question, budget=3000)
+    plain = ask_module.ask(
+        searcher, question, budget=3000, packing=ask_module.Packing(lead_files=0)
+    )
     assert not any(b.path == lead.path and b.form == "full" for b in plain.context)
 
 
@@ -262,7 +263,7 @@ def test_the_first_file_shows_its_next_parts_within_its_share(
     example_repo, fake_embedder, monkeypatch
 ):
     """Beyond its best part, the first file shows its next-best parts while it holds at
-    most `FIRST_FILE_SHARE` of the room; with no share, none."""
+    most `Packing.first_file_share` of the room; with no share, none."""
     build_index(example_repo, embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
     question = "how are discounts applied to the cart total?"
@@ -275,8 +276,9 @@ def test_the_first_file_shows_its_next_parts_within_its_share(
     nexts = [b for b in result.context if b.reason.startswith("a next-best part of the file")]
     assert nexts and all(b.path == first and b.form == "full" for b in nexts)
     assert len({(b.start_line, b.end_line) for b in result.context if b.path == first}) >= 2
-    monkeypatch.setattr(ask_module, "FIRST_FILE_SHARE", 0)
-    plain = ask_module.ask(searcher, question, budget=6000)
+    plain = ask_module.ask(
+        searcher, question, budget=6000, packing=ask_module.Packing(first_file_share=0)
+    )
     assert not any(b.reason.startswith("a next-best part") for b in plain.context)
 
 

@@ -1,0 +1,61 @@
+"""The MCP workspace's query seam: it retries a query on the store's own error for a LanceDB
+failure when another process moved the snapshot, and catches nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from dowse.errors import IndexCorrupt
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.server.app import ServedRoot, Workspace
+
+
+@pytest.fixture
+def served(example_repo, fake_embedder):
+    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+    root = ServedRoot(example_repo)
+    return Workspace([root], refresh=False), root, fake_embedder
+
+
+def test_a_query_whose_snapshot_moved_runs_once_more_on_the_new_one(served):
+    workspace, root, fake_embedder = served
+    seen = []
+
+    def run(searcher):
+        seen.append(searcher)
+        if len(seen) == 1:
+            # Another writer commits a new snapshot (and cleans up the one being read).
+            (root.path / "shop" / "added.py").write_text("def added():\n    return 1\n")
+            build_index(root.path, embedder=fake_embedder, config=IndexConfig(embed=False))
+            raise IndexCorrupt("the index is damaged (a file of the old snapshot is gone)")
+        return "answer"
+
+    answer, searcher, _ = workspace._query(root, run)
+    assert answer == "answer"
+    assert len(seen) == 2 and seen[1] is searcher and seen[0] is not searcher
+
+
+def test_a_failure_on_the_same_snapshot_is_reported_not_retried(served):
+    workspace, root, _ = served
+    calls = []
+
+    def run(searcher):
+        calls.append(searcher)
+        raise IndexCorrupt("the index is damaged (garbled); run `dowse index --rebuild`")
+
+    with pytest.raises(IndexCorrupt, match="garbled"):
+        workspace._query(root, run)
+    assert len(calls) == 1
+
+
+def test_a_bug_inside_a_query_keeps_its_traceback_and_is_not_retried(served):
+    workspace, root, _ = served
+    calls = []
+
+    def run(searcher):
+        calls.append(searcher)
+        raise KeyError("a bug")
+
+    with pytest.raises(KeyError):
+        workspace._query(root, run)
+    assert len(calls) == 1
