@@ -82,7 +82,7 @@ from dowse.indexer.embed import Embedder
 from dowse.indexer.parse import parse_source
 from dowse.indexer.store import Store, where_in
 from dowse.languages import CODE_LANGUAGES, language_for
-from dowse.retrieval.ask import AskResult, ContextBlock, estimate_tokens
+from dowse.retrieval.ask import AskResult, ContextBlock, Packing, estimate_tokens
 from dowse.retrieval.file_ranking import files_by_closeness
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
@@ -400,6 +400,20 @@ class Answer:
     functions: list[str]
     spans: list[Span]
 
+    def prediction(self, instance_id: str, method: Method, index_seconds: float) -> Prediction:
+        """The predictions file's line for this answer."""
+        return Prediction(
+            instance_id=instance_id,
+            method=method,
+            found_files=self.found,
+            context_files=self.context,
+            found_functions=self.functions,
+            context_spans=self.spans,
+            tokens=self.tokens,
+            seconds=round(self.seconds, 4),
+            index_seconds=round(index_seconds, 3),
+        )
+
 
 def _block_cost(path: str, start: int, end: int, text: str) -> int:
     """What a search method's ranked chunk costs in the context: its text and citation.
@@ -574,6 +588,7 @@ class MethodRunner:
         self.embed_chunks = embed_chunks
         self.found_limit, self.workers, self.progress = found_limit, workers, progress
         self.bm25 = _BM25Corpus()
+        self.packing: Packing | None = None  # how `ask` packs its answer (None: the default)
         self._warm = False
 
     def prepare(
@@ -631,7 +646,7 @@ class MethodRunner:
         elif method == "ask":
             # What `dowse ask QUESTION --budget B` prints: the same routing (one loop or
             # an exploration) and the same fit of the whole markdown into the budget.
-            report = investigate(self.searcher, text, budget=self.budget)
+            report = investigate(self.searcher, text, budget=self.budget, packing=self.packing)
             printed = fit_report(report, self.budget, "markdown")
             seconds = time.perf_counter() - t
             found = [f.path for f in report.files][: self.found_limit]
@@ -829,17 +844,7 @@ def run_swebench(
                 for method in wanted:
                     answer = run.query(method, inst.problem_statement)
                     kind = "bm25" if method == "bm25" else "dowse"
-                    pred = Prediction(
-                        instance_id=inst.instance_id,
-                        method=method,
-                        found_files=answer.found,
-                        context_files=answer.context,
-                        found_functions=answer.functions,
-                        context_spans=answer.spans,
-                        tokens=answer.tokens,
-                        seconds=round(answer.seconds, 4),
-                        index_seconds=round(index_seconds[kind], 3),
-                    )
+                    pred = answer.prediction(inst.instance_id, method, index_seconds[kind])
                     out.write(pred.model_dump_json() + "\n")
                     out.flush()
                     done.add((inst.instance_id, method))

@@ -59,7 +59,7 @@ from dowse.explore.records import (
 )
 from dowse.explore.render import compact_tracks, finding_line
 from dowse.quote import one_line
-from dowse.retrieval.ask import AskResult, ask, fit_result, render_json, title
+from dowse.retrieval.ask import AskResult, Packing, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
 from dowse.retrieval.evaluate import Evaluator
@@ -542,16 +542,24 @@ def investigate(
     with_trace: bool = False,
     force: Literal["retrieval", "exploration"] | None = None,
     predict: bool = True,
+    packing: Packing | None = None,
 ) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
 
     `predict`: join the tracks predicted to overlap before they run (`predict_merges`);
-    False runs every planned track, as a measurement of what the prediction saves."""
+    False runs every planned track, as a measurement of what the prediction saves.
+    `packing`: how one loop's answer is packed into the budget (default `Packing()`)."""
     t0 = time.perf_counter()
     p = plan(question)
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
         answer = ask(
-            searcher, question, budget=budget, loop=loop, evaluator=evaluator, with_trace=with_trace
+            searcher,
+            question,
+            budget=budget,
+            loop=loop,
+            evaluator=evaluator,
+            with_trace=with_trace,
+            packing=packing,
         )
         return AskReport(
             **{**dict(answer), "mode": "retrieval"},

@@ -123,6 +123,19 @@ class Packing(BaseModel):
         ge=0,
         description="how many of the first file's best parts are candidates for the context",
     )
+    first_file_leads: int = Field(
+        default=1,
+        ge=1,
+        description=(
+            "how many of the first file's best parts are placed right after its loop-best "
+            "item, before the other first files' best parts (the rest of its parts come "
+            "after those), within `first_file_share`; the room they take is added to "
+            "`lead_share`, so the other files' best parts still fit. On the SWE-bench Lite "
+            "dev split the first file's second and third parts held changed lines more "
+            "often than the second file's best blocks, outside Python less often: 1 until "
+            "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
+        ),
+    )
     first_file_share: float = Field(
         default=0.5,
         ge=0,
@@ -613,24 +626,33 @@ def ask(
     rest = []
     # Three passes: first, file by file, the best part of each of the first files (the
     # file ranking is the strongest evidence there is, and it often rests on a part the
-    # loop did not evaluate) and the loop's best item in that file, then the first file's
-    # next parts in their rank (those the loop evaluated too) within its share; then
+    # loop did not evaluate) and the loop's best item in that file (and right after the
+    # first file's two, its next `Packing.first_file_leads - 1` parts, their room added
+    # to the leads' share), then the first file's other next parts in their rank (those
+    # the loop evaluated too) within its share; then
     # every item's own lines, in the loop's order, while they fit; then each delivered
     # item grows to its whole definition while that fits. The second and third files'
-    # best items come before the first file's next parts: most fixes outside Python
-    # change several files (placing them after cost 24 Multi-SWE-bench instances a
-    # quarter of their shown changed lines). The lines that scored relevant come before
-    # completing any one definition: widening the first item to a 120-line function
-    # must not push the next items' lines out.
+    # best items come before the first file's other next parts: most fixes outside
+    # Python change several files (placing all of them after cost 24 Multi-SWE-bench
+    # instances a quarter of their shown changed lines). The lines that scored relevant
+    # come before completing any one definition: widening the first item to a 120-line
+    # function must not push the next items' lines out.
     delivered = []
     placed_keys: set[tuple[str, int]] = set()
     leads = {id(it) for it in lead}
     first: list[ContextItem] = []
-    for it in lead:
+    early: list[ContextItem] = []  # the first file's parts placed right after its own two
+    for n, it in enumerate(lead):
         first.append(it)
         first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
+        if n == 0:
+            parts = leads_by_file[0][1 : packing.first_file_leads]
+            early = [o for o in parts if all(o is not f for f in first)]
+            first += early
     more = [it for it in more if all(it is not f for f in first)]
-    nexts = {id(it) for it in more}
+    nexts = {id(it) for it in [*early, *more]}
+    early_ids = {id(it) for it in early}
+    early_used = 0  # the tokens the first file's early parts took: not the leads' share
     for it, ranges, symbol, kind in _widen(
         [*first, *more, *items], symbols, max_lines=WHOLE_DEFINITION_LINES
     ):
@@ -653,6 +675,8 @@ def ask(
                     break
             if placed is not None:
                 placed_keys.add(key)
+                if id(it) in early_ids:
+                    early_used += placed[1] - used
                 blocks, used = placed
             continue
         placed_keys.add(key)
@@ -660,7 +684,7 @@ def ask(
         # first files' take at most half the room (`Packing.lead_share`): its body is what the
         # reader came for, and the other half stays for the loop's other items.
         if id(it) in leads and len(ranges) > 1:
-            share = math.floor(whole * packing.lead_share)
+            share = math.floor(whole * packing.lead_share) + early_used
             placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)
             if placed is not None:
                 blocks, used = placed

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import commit_files, git
+from conftest import commit_files, git, load_benchmark
 
 from dowse.cli import cli
 from dowse.errors import DowseError
@@ -312,6 +312,46 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
     assert [p.method for p in preds] == report.methods
     assert all(p.found_files[0] == "shop/pricing.py" for p in preds if p.method != "dense")
     assert "shop/pricing.py" in next(p for p in preds if p.method == "dense").found_files
+
+
+def test_packing_sweep_runs_asks_packings_on_one_index(
+    tmp_path, dataset, fake_embedder, monkeypatch
+):
+    """benchmarks/packing_sweep.py: one predictions file per variant and budget, a line
+    per instance; the shipped packing's predictions are `dowse eval swebench`'s `ask`
+    ones (the same runner), and a rerun adds nothing."""
+    sweep = load_benchmark("packing_sweep")
+    monkeypatch.setattr(sweep, "get_embedder", lambda: fake_embedder)
+    out = tmp_path / "sweep"
+    args = ["--dataset", str(dataset), "--repos", str(tmp_path / "repos")]
+    args += ["--work", str(tmp_path / "sweep-work"), "--out", str(out), "--budgets", "400,300"]
+    variants = ["base", "early:first_file_leads=3,lead_share=0.6"]
+    assert sweep.main([*args, *variants]) == 0
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["base-300.jsonl", "base-400.jsonl", "early-300.jsonl", "early-400.jsonl"]
+    for name in names:
+        lines = [json.loads(x) for x in (out / name).read_text().splitlines()]
+        assert sorted(x["instance_id"] for x in lines) == [f"acme__shop-{n}" for n in (1, 2, 3)]
+        budget = int(name.removesuffix(".jsonl").rpartition("-")[2])
+        assert all(x["method"] == "ask" and x["tokens"] <= budget for x in lines)
+    config = _config(tmp_path, dataset, methods=["ask"], embed=True)
+    run_swebench(config, embedder=fake_embedder)
+    same = ("found_files", "context_files", "found_functions", "context_spans", "tokens")
+    swept = {x["instance_id"]: x for x in map(json.loads, (out / "base-400.jsonl").open())}
+    for p in load_predictions(config.out):
+        recorded = p.model_dump()
+        assert all(swept[p.instance_id][k] == recorded[k] for k in same), p.instance_id
+    before = (out / "early-400.jsonl").read_text()
+    assert sweep.main([*args, *variants]) == 0
+    assert (out / "early-400.jsonl").read_text() == before
+    # The packing reaches `ask` (through `investigate` and the runner): with all the
+    # source's room kept for signature lines, no block is shown whole.
+    assert sweep.main([*args, "--budgets", "400", "lines:signature_share=1.0"]) == 0
+    lines = {x["instance_id"]: x for x in map(json.loads, (out / "lines-400.jsonl").open())}
+    assert all(s["start"] == s["end"] for x in lines.values() for s in x["context_spans"])
+    assert any(s["start"] < s["end"] for x in swept.values() for s in x["context_spans"])
+    with pytest.raises(SystemExit, match="no Packing field"):
+        sweep.parse_variant("bad:first_file_lead=2")
 
 
 def test_configuration_errors(tmp_path, dataset, fake_embedder):

@@ -308,3 +308,50 @@ def test_the_first_files_next_parts_keep_their_rank_though_the_loop_scored_them(
     assert [[it.hit.start_line for it in m] for m in mine] == [[10, 20, 30]]
     assert mine[0][1] is scored  # the loop's own item, at the part's place
     assert mine[0][2].reason.startswith("a next-best part of the file ranked 1")
+
+
+def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
+    example_repo, fake_embedder, monkeypatch
+):
+    """`Packing.first_file_leads` of the first file's parts are placed before the other
+    files' best parts, the rest after them: of the first file's second part and the
+    second file's best part (the same size), a budget with room for one shows the one
+    placed first (the first file's share of the room lifted, to see the order alone)."""
+    from dowse.retrieval.pool import Candidate
+
+    body = "".join(f"    total += {n}\n" for n in range(12))
+    for name in ("first", "second"):
+        text = "".join(f"def {name}_{part}(total):\n{body}    return total\n\n\n" for part in "ab")
+        (example_repo / "shop" / f"{name}.py").write_text(text)
+    build_index(example_repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    question = "how are discounts applied to the cart total?"
+    loop = ask_module.run_loop(searcher, question)
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": []})
+    )
+
+    def item(path: str, start: int, reason: str) -> ask_module.ContextItem:
+        row = _row(path, start, start + 13, "", None)
+        return ask_module.ContextItem(
+            hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
+            relevance=ask_module.MIN_RELEVANCE,
+            reason=reason,
+            cycle=1,
+        )
+
+    lead = item("shop/first.py", 1, "the first file's best part")
+    nxt = item("shop/first.py", 17, "the first file's second part")
+    other = item("shop/second.py", 1, "the second file's best part")
+    monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead, nxt], [other]])
+
+    def shown(budget: int, leads: int) -> set[str]:
+        packing = ask_module.Packing(first_file_leads=leads, lead_files=2, first_file_share=1)
+        result = ask_module.ask(searcher, question, budget=budget, packing=packing)
+        return {b.reason for b in result.context if b.form == "full"} & {nxt.reason, other.reason}
+
+    one = [b for b in range(300, 2000, 20) if len(shown(b, 1)) == 1]
+    assert one  # some budget has room for one of the two
+    for budget in one:
+        assert shown(budget, 1) == {other.reason}
+        assert shown(budget, 2) == {nxt.reason}

@@ -12,7 +12,7 @@ import pytest
 
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import ask
+from dowse.retrieval.ask import Packing, ask
 from dowse.retrieval.evaluate import OfflineEvaluator
 from dowse.retrieval.file_ranking import (
     FileRankingConfig,
@@ -357,6 +357,18 @@ def test_ask_packs_into_the_budget(searcher):
     delivered = {b.path for b in tight.context if b.form == "full"}
     assert tight.tokens <= 600 and tight.files[0].path in delivered
     assert any(b.form == "signature" for b in tight.context)
+
+
+def test_the_first_files_loop_best_item_keeps_its_room_among_its_early_parts(searcher):
+    """The loop's best item of the first file, when it is also one of the parts placed
+    early (`Packing.first_file_leads`), is placed as the loop's item (the whole room), not
+    as a next part under the first file's share: at 1,200 tokens `validate_token`, where
+    expired tokens are rejected, stays a full block whatever the number of early parts."""
+    question = "where are expired session tokens rejected?"
+    for leads in (1, 2, 3):
+        result = ask(searcher, question, budget=1200, packing=Packing(first_file_leads=leads))
+        full = [(b.path, b.symbol) for b in result.context if b.form == "full"]
+        assert ("shop/auth/tokens.py", "validate_token") in full, leads
 
 
 def test_golden_ask(searcher):
