@@ -117,6 +117,47 @@ def test_a_library_process_keeps_pandas_for_pyarrow(tmp_path):
     assert _probe(code, tmp_path) == [1]
 
 
+def test_lancedb_imports_only_the_namespace_models_it_asks_for(tmp_path):
+    code = (
+        "import json, sys\n"
+        "from dowse.indexer import lance\n"
+        "lance.import_lancedb()\n"
+        "models = 'lance_namespace_urllib3_client.models.'\n"
+        "before = sum(m.startswith(models) for m in sys.modules)\n"
+        "import lance_namespace as ns\n"
+        "from lance_namespace_urllib3_client import models as m\n"
+        "same = [ns.AlterTableAddColumnsRequest is m.AlterTableAddColumnsRequest,\n"
+        "        ns.CreateEmptyTableRequest is m.CreateTableRequest,\n"
+        "        issubclass(lance.import_lancedb().db.LanceNamespace, ns.LanceNamespace)]\n"
+        "after = sum(m.startswith(models) for m in sys.modules)\n"
+        "exec('from lance_namespace import *', {})\n"
+        "print(json.dumps([before, after, same]))"
+    )
+    before, after, same = _probe(code, tmp_path)
+    # lancedb's own imports take a few dozen; the package defines more than a hundred.
+    assert before < after / 2 and after > 100
+    assert same == [True, True, True]
+
+
+def test_a_model_name_used_at_run_time_keeps_the_namespace_import_as_it_is():
+    import ast
+
+    from dowse.indexer.lance import _uses_at_run_time
+
+    def uses(source: str) -> bool:
+        return _uses_at_run_time(ast.parse(source).body, {"Request"})
+
+    # Only annotations, which `from __future__ import annotations` leaves unevaluated.
+    assert not uses("class A:\n    def f(self, r: Request) -> Request:\n        pass\n")
+    assert not uses("x: Request = 1\n")
+    assert uses("def f():\n    return Request()\n")
+    assert uses("def f(r=Request):\n    pass\n")
+    assert uses("class B(Request):\n    pass\n")
+    assert uses("Request = 1\n")
+    assert uses("def __getattr__(name):\n    pass\n")
+    assert uses("from elsewhere import Request\n")
+
+
 # -- the no-op run -----------------------------------------------------------------------
 
 
