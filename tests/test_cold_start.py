@@ -16,7 +16,15 @@ from dowse.indexer import store as store_module
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.walk import WalkConfig
 
-HEAVY = ("lancedb", "torch", "sentence_transformers", "onnxruntime", "mcp", "detect_secrets")
+HEAVY = (
+    "lancedb",
+    "torch",
+    "sentence_transformers",
+    "onnxruntime",
+    "mcp",
+    "detect_secrets",
+    "requests",  # detect-secrets imports it to verify secrets online, never asked here
+)
 
 
 def _imported(code: str, cwd: Path) -> set[str]:
@@ -68,6 +76,23 @@ def test_an_ask_on_a_lexical_index_loads_no_model(example_repo, fake_embedder, f
     args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
     probe = _cli(*args, *fmt) + "assert 'dowse.retrieval.loop' in sys.modules\n"
     assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
+
+
+def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
+    code = (
+        "import json, sys\n"
+        "from dowse.indexer.secrets import redact\n"
+        "shown = redact('token = \"ghp_' + 'a1B2' * 9 + '\"\\n')\n"
+        "before = 'requests' in sys.modules\n"
+        "from detect_secrets.plugins import base\n"
+        "error = base.requests.exceptions.RequestException\n"  # what verifying would catch
+        "import requests\n"
+        "print(json.dumps([shown, before, error is requests.exceptions.RequestException,\n"
+        "                  type(requests).__name__]))"
+    )
+    shown, before, same, kind = _probe(code, tmp_path)
+    assert shown == 'token = "[REDACTED]"\n' and not before
+    assert same and kind == "module"
 
 
 def test_the_package_roots_import_no_stage(tmp_path):
