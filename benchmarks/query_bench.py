@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
         [--repeat N] [--phases] [--no-hold | --hold-rows N] [--index-dir DIR]
-        [--no-query-graph] [--interleave]
+        [--no-query-graph] [--interleave] [--profile FILE]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
@@ -17,14 +17,18 @@ the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB qu
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by
 query (each order in turn, `--repeat` rounds): a comparison the machine's drift does not
-bias.
+bias. `--profile FILE` runs the timed `ask` calls under cProfile (so their times are the
+profiler's), writes its stats to FILE (`python -m pstats FILE`) and prints the functions
+with the most cumulative time.
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import dataclasses
 import json
+import pstats
 import shutil
 import statistics
 import subprocess
@@ -174,6 +178,7 @@ def main() -> None:
         action="store_true",
         help="compare search with and without the query graph, alternating",
     )
+    ap.add_argument("--profile", type=Path, metavar="FILE", help="profile the timed asks into FILE")
     args = ap.parse_args()
     global HELD_ROWS
     if args.no_hold:
@@ -206,6 +211,7 @@ def main() -> None:
     if rg:
         timings["rg"] = []
     cycles = []
+    profiler = cProfile.Profile() if args.profile else None
     phases: dict[str, float] = {}
     if args.phases:
         # A second searcher, warmed like the first, whose steps are timed (the wrappers
@@ -245,7 +251,11 @@ def main() -> None:
             runs["search_cpu"].append(time.process_time() - cpu)
             searcher.questions.clear_query_cache()
             t = time.perf_counter()
+            if profiler:
+                profiler.enable()
             result = ask(searcher, q, budget=4000)
+            if profiler:
+                profiler.disable()
             runs["ask"].append(time.perf_counter() - t)
         for name, values in runs.items():
             timings.setdefault(name, []).append(statistics.median(values))
@@ -276,11 +286,23 @@ def main() -> None:
         )
         for name in PHASES:
             print(f"  {name:<16} {phases.get(name, 0.0) / len(queries) * 1000:7.1f} ms")
+    if profiler:
+        profiler.dump_stats(args.profile)
+        print(f"profile of the timed asks in {args.profile}, by cumulative time:")
+        pstats.Stats(str(args.profile)).sort_stats("cumulative").print_stats("dowse", 25)
     t = time.perf_counter()
     subprocess.run(
         [
-            *(sys.executable, "-m", "dowse", "ask", queries[0], "--path", str(args.index_root)),
-            *(("--index-dir", str(args.index_dir)) if args.index_dir else ()),
+            *(
+                sys.executable,
+                "-m",
+                "dowse",
+                "ask",
+                queries[0],
+                "--path",
+                str(args.index_root.resolve()),
+            ),
+            *(("--index-dir", str(args.index_dir.resolve())) if args.index_dir else ()),
         ],
         check=True,
         capture_output=True,

@@ -5,8 +5,9 @@ Invariants:
   `IndexCorrupt` (a file is missing or damaged) through `storage_error`; any other
   exception is a bug and keeps its traceback.
 - `import lancedb` goes through `import_lancedb`, which leaves out the REST client a
-  local index never calls and the `@override` checks lancedb skips from Python 3.12
-  on; LanceDB's Rust-side log stays quiet below errors.
+  local index never calls (its API modules, and the request and response models
+  `lance_namespace` re-exports until one is asked for) and the `@override` checks
+  lancedb skips from Python 3.12 on; LanceDB's Rust-side log stays quiet below errors.
 - In the `dowse` command's own process (`leave_out_pandas`), LanceDB and pyarrow are
   imported as if pandas were not installed: nothing dowse hands them is a DataFrame.
   A library caller's process keeps their pandas integration.
@@ -17,7 +18,9 @@ Invariants:
 """
 
 from __future__ import annotations
+import __future__
 
+import ast
 import contextlib
 import errno
 import importlib
@@ -88,24 +91,13 @@ def import_lancedb() -> Any:
         import lancedb
 
         return lancedb
-    if _NAMESPACE_CLIENT not in sys.modules:
-        spec = importlib.util.find_spec(_NAMESPACE_CLIENT)
-        if spec is not None and spec.loader is not None:
-            module = importlib.util.module_from_spec(spec)
-            loader = spec.loader
-
-            def __getattr__(name: str) -> Any:
-                delattr(module, "__getattr__")
-                loader.exec_module(module)
-                return getattr(module, name)
-
-            setattr(module, "__getattr__", __getattr__)  # noqa: B010
-            sys.modules[_NAMESPACE_CLIENT] = module
+    _register_unrun(_NAMESPACE_CLIENT)
     hidden = _WITHOUT_PANDAS["on"] and "pandas" not in sys.modules
     if hidden:
         sys.meta_path.insert(0, _NO_PANDAS)
     try:
         with _override_marker(), _deferred_models():
+            _lazy_namespace()
             import lancedb
         import pyarrow.lib
 
@@ -115,6 +107,149 @@ def import_lancedb() -> Any:
         if hidden:
             sys.meta_path.remove(_NO_PANDAS)
     return lancedb
+
+
+def _register_unrun(name: str) -> None:
+    """Put package `name` in `sys.modules` without running its `__init__`, which runs on
+    the first attribute anything asks of the package (its submodules import as usual)."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> Any:
+        delattr(module, "__getattr__")
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    setattr(module, "__getattr__", __getattr__)  # noqa: B010
+    sys.modules[name] = module
+
+
+_NAMESPACE = "lance_namespace"
+_MODELS = f"{_NAMESPACE_CLIENT}.models"
+_MODEL_LINE = re.compile(rf"^from {re.escape(_MODELS)}\.(\w+) import (\w+)$", re.MULTILINE)
+
+
+def _lazy_namespace() -> None:
+    """Import `lance_namespace` with the REST models it re-exports bound on first use.
+
+    Its `__init__` imports ~110 of the REST client's pydantic models by name (for
+    `LanceNamespace`'s annotations and as re-exports), and the models package's own
+    `__init__` all 146 of them: about a tenth of a cold `dowse ask`, for records a local
+    index never makes. Here the module runs from its own source with that one import
+    statement (and the aliases of its names) taken out and its annotations left
+    unevaluated (`from __future__ import annotations`); a module `__getattr__` imports a
+    model's own submodule when a name is first asked for (lancedb asks for a dozen), and
+    the models package runs its `__init__` only when asked for a name itself.
+
+    Any other shape of source (another version, a model name used at import time or in
+    a function's body) is imported as it is, as is the module if running it fails.
+    """
+    if _NAMESPACE in sys.modules:
+        return
+    try:
+        prepared = _namespace_without_models()
+        models = _model_modules() if prepared is not None else {}
+    except (ImportError, OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        prepared = None
+    if prepared is None:
+        return
+    spec, code, lazy = prepared
+    _register_unrun(_MODELS)
+    module = importlib.util.module_from_spec(spec)
+
+    def __getattr__(attr: str) -> Any:
+        model = lazy.get(attr)
+        if model is None:
+            raise AttributeError(f"module {_NAMESPACE!r} has no attribute {attr!r}")
+        home = models.get(model)
+        source = importlib.import_module(f"{_MODELS}.{home}" if home else _MODELS)
+        value = getattr(source, model)
+        setattr(module, attr, value)
+        return value
+
+    setattr(module, "__getattr__", __getattr__)  # noqa: B010
+    sys.modules[_NAMESPACE] = module
+    try:
+        exec(code, module.__dict__)  # noqa: S102  # the installed module's own source
+    except Exception:
+        sys.modules.pop(_NAMESPACE, None)  # `import lancedb` imports it as it is
+
+
+def _model_modules() -> dict[str, str]:
+    """Each REST model's name -> the submodule of the models package that defines it,
+    read from that package's `__init__` (one `from .x import X` line each)."""
+    spec = importlib.util.find_spec(_MODELS)
+    if spec is None or spec.origin is None:
+        return {}
+    text = Path(spec.origin).read_text(encoding="utf-8")
+    return {name: home for home, name in _MODEL_LINE.findall(text)}
+
+
+def _namespace_without_models() -> tuple[Any, Any, dict[str, str]] | None:
+    """(spec, code object, {name: model}) for `lance_namespace` without its import of the
+    models, or None when its source is not of the shape this expects."""
+    spec = importlib.util.find_spec(_NAMESPACE)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    tree = ast.parse(Path(spec.origin).read_bytes(), spec.origin)
+    lazy: dict[str, str] = {}
+    kept: list[ast.stmt] = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == _MODELS and not node.level:
+            for alias in node.names:
+                if alias.name == "*":
+                    return None
+                lazy[alias.asname or alias.name] = alias.name
+        elif (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in lazy
+        ):
+            lazy[node.targets[0].id] = lazy[node.value.id]
+        else:
+            kept.append(node)
+    if not lazy or _uses_at_run_time(kept, set(lazy)):
+        return None
+    tree.body = kept
+    flags = __future__.annotations.compiler_flag
+    return spec, compile(tree, spec.origin, "exec", flags=flags, dont_inherit=True), lazy
+
+
+def _uses_at_run_time(body: list[Any], names: set[str]) -> bool:
+    """Whether `body` binds any of `names`, or reads one anywhere but in an annotation
+    (which `from __future__ import annotations` leaves a string), or defines the
+    module's own `__getattr__`."""
+    import ast
+
+    stack: list[Any] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Name) and node.id in names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            if node.name in names or node.name == "__getattr__":
+                return True
+        if isinstance(node, ast.alias) and (node.asname or node.name) in names:
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            # Its decorators, defaults and body; not its arguments' or return annotations.
+            args = node.args
+            stack.extend(node.decorator_list)
+            stack.extend(d for d in [*args.defaults, *args.kw_defaults] if d is not None)
+            stack.extend(node.body)
+            continue
+        if isinstance(node, ast.AnnAssign):
+            stack.extend(n for n in (node.target, node.value) if n is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")

@@ -16,7 +16,15 @@ from dowse.indexer import store as store_module
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.walk import WalkConfig
 
-HEAVY = ("lancedb", "torch", "sentence_transformers", "onnxruntime", "mcp", "detect_secrets")
+HEAVY = (
+    "lancedb",
+    "torch",
+    "sentence_transformers",
+    "onnxruntime",
+    "mcp",
+    "detect_secrets",
+    "requests",  # detect-secrets imports it to verify secrets online, never asked here
+)
 
 
 def _imported(code: str, cwd: Path) -> set[str]:
@@ -70,6 +78,23 @@ def test_an_ask_on_a_lexical_index_loads_no_model(example_repo, fake_embedder, f
     assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
 
 
+def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
+    code = (
+        "import json, sys\n"
+        "from dowse.indexer.secrets import redact\n"
+        "shown = redact('token = \"ghp_' + 'a1B2' * 9 + '\"\\n')\n"
+        "before = 'requests' in sys.modules\n"
+        "from detect_secrets.plugins import base\n"
+        "error = base.requests.exceptions.RequestException\n"  # what verifying would catch
+        "import requests\n"
+        "print(json.dumps([shown, before, error is requests.exceptions.RequestException,\n"
+        "                  type(requests).__name__]))"
+    )
+    shown, before, same, kind = _probe(code, tmp_path)
+    assert shown == 'token = "[REDACTED]"\n' and not before
+    assert same and kind == "module"
+
+
 def test_the_package_roots_import_no_stage(tmp_path):
     code = "import dowse.indexer, dowse.retrieval, dowse.explore, dowse.indexer.walk"
     assert _imported(code, tmp_path) == set()
@@ -115,6 +140,47 @@ def test_a_library_process_keeps_pandas_for_pyarrow(tmp_path):
         "print(json.dumps([pyarrow.table(pandas.DataFrame({'a': [1]})).num_rows]))"
     )
     assert _probe(code, tmp_path) == [1]
+
+
+def test_lancedb_imports_only_the_namespace_models_it_asks_for(tmp_path):
+    code = (
+        "import json, sys\n"
+        "from dowse.indexer import lance\n"
+        "lance.import_lancedb()\n"
+        "models = 'lance_namespace_urllib3_client.models.'\n"
+        "before = sum(m.startswith(models) for m in sys.modules)\n"
+        "import lance_namespace as ns\n"
+        "from lance_namespace_urllib3_client import models as m\n"
+        "same = [ns.AlterTableAddColumnsRequest is m.AlterTableAddColumnsRequest,\n"
+        "        ns.CreateEmptyTableRequest is m.CreateTableRequest,\n"
+        "        issubclass(lance.import_lancedb().db.LanceNamespace, ns.LanceNamespace)]\n"
+        "after = sum(m.startswith(models) for m in sys.modules)\n"
+        "exec('from lance_namespace import *', {})\n"
+        "print(json.dumps([before, after, same]))"
+    )
+    before, after, same = _probe(code, tmp_path)
+    # lancedb's own imports take a few dozen; the package defines more than a hundred.
+    assert before < after / 2 and after > 100
+    assert same == [True, True, True]
+
+
+def test_a_model_name_used_at_run_time_keeps_the_namespace_import_as_it_is():
+    import ast
+
+    from dowse.indexer.lance import _uses_at_run_time
+
+    def uses(source: str) -> bool:
+        return _uses_at_run_time(ast.parse(source).body, {"Request"})
+
+    # Only annotations, which `from __future__ import annotations` leaves unevaluated.
+    assert not uses("class A:\n    def f(self, r: Request) -> Request:\n        pass\n")
+    assert not uses("x: Request = 1\n")
+    assert uses("def f():\n    return Request()\n")
+    assert uses("def f(r=Request):\n    pass\n")
+    assert uses("class B(Request):\n    pass\n")
+    assert uses("Request = 1\n")
+    assert uses("def __getattr__(name):\n    pass\n")
+    assert uses("from elsewhere import Request\n")
 
 
 # -- the no-op run -----------------------------------------------------------------------
