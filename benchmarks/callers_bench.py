@@ -2,6 +2,7 @@
 
 Usage:
     python benchmarks/callers_bench.py INDEX_DIR [INDEX_DIR ...] [--sample N] [--misses K]
+    python benchmarks/callers_bench.py INDEX_DIR [INDEX_DIR ...] --questions Q.txt [Q.txt ...]
 
 For each index (built with `dowse index TREE --index-dir INDEX_DIR`; `--no-embed` is
 enough, references need no vectors), a deterministic sample of N function and method
@@ -23,6 +24,15 @@ table's own recall before resolution (a "call" row named `name` on the line: wha
 parser saw), and K misses of each kind to read. A unique name makes grep a fair ground
 truth; its own errors (a same-named method of a library, a call spread over lines) are
 left in and show up as misses to read, not as fixes.
+
+With `--questions` (one file of questions, one a line, per index, in the same order),
+the callers track of `ask` is measured instead: for each question, the definitions it
+targets (named by the question's identifiers, else by its words through the index, else
+the retrieval's first definitions: how each was found is printed), and for each target
+name, every definition of that name's callers of kind "call" against a grep of the name
+(a name defined several times is grepped once: grep cannot tell its definitions apart,
+so all of theirs are compared). The call sites the track itself reports ("`C` in p
+calls `X`", at most its MAX_CALLERS a target) are checked against the same grep.
 """
 
 from __future__ import annotations
@@ -266,14 +276,121 @@ def measure(index_dir: Path, n: int, k: int) -> None:
         print(f"  extra {line}")
 
 
+def _definitions_named(store: Store, name: str) -> list[dict[str, Any]]:
+    return store.rows(
+        "symbols",
+        ["id", "path", "name", "kind", "start_line", "name_line", "language"],
+        where=f"name IN ({quote_list([name])}) AND kind != 'heading'",
+    )
+
+
+def _called(
+    store: Store, tree: Tree, name: str
+) -> tuple[set[tuple[str, int]], set[tuple[str, int]]]:
+    """(grep's call sites of `name`, dowse's call sites of every definition of it)."""
+    defs = _definitions_named(store, name)
+    truth: set[tuple[str, int]] = set()
+    for family in {FAMILY[d["language"]] for d in defs if FAMILY.get(d["language"] or "")}:
+        own = [d for d in defs if FAMILY.get(d["language"] or "") == family]
+        sites = tree.grep(name, family, own[0])
+        truth |= {
+            (p, i)
+            for p, i in sites
+            if not any(p == d["path"] and d["start_line"] <= i <= d["name_line"] for d in own)
+        }
+    refs = find_references(store, name, callees=False, limit=100_000)
+    found = {
+        (c.path, line)
+        for c in refs.callers
+        for line, kind in zip(c.lines, c.kinds, strict=True)
+        if kind == "call"
+    }
+    return truth, found
+
+
+def measure_track(index_dir: Path, questions: list[str], k: int) -> None:
+    from dowse.explore.callers import _targets, callers_track, named_by_words
+    from dowse.explore.tracks import Context, run_track
+    from dowse.retrieval.ask import ask
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.query import analyze
+
+    searcher = HybridSearcher.open(index_dir)
+    store = searcher.store
+    tree = Tree(store)
+    ctx = Context(root=tree.root)
+    ctx.use_searcher(searcher)
+    tp = fp = fn = 0
+    track_sites = track_hold = 0
+    how: dict[str, int] = defaultdict(int)
+    misses: list[str] = []
+    print(f"## {tree.root.name} ({index_dir}): the callers track on {len(questions)} questions")
+    for q in questions:
+        a = analyze(q)
+        named = [i for i in a.identifiers if i.replace(".", "").isidentifier()]
+        worded = named_by_words(store, a.terms, skip=a.unasked_test)
+
+        def seeds(q: str = q) -> list[str]:
+            return [b.symbol for b in ask(searcher, q).context if b.symbol]
+
+        targets, _ = _targets(ctx, a, seeds, with_callers=True)
+        names = {d.qualified_name for r in targets for d in r.definitions}
+        source = (
+            "identifiers"
+            if any(r.name in named for r in targets)
+            else "words"
+            if any(r.name in worded for r in targets)
+            else "retrieval"
+            if targets
+            else "none"
+        )
+        how[source] += 1
+        last = sorted({n.rsplit(".", 1)[-1] for n in names})
+        truth_all: set[tuple[str, int]] = set()
+        for name in last:
+            truth, found = _called(store, tree, name)
+            truth_all |= truth
+            tp += len(found & truth)
+            fp += len(found - truth)
+            fn += len(truth - found)
+            for path, line in sorted(truth - found)[:1]:
+                misses.append(f"{name} {path}:{line}")
+        found_track, _ = run_track(ctx, callers_track(ctx, q, seeds=seeds))
+        calls = [f for f in found_track.findings if " calls `" in f.claim]
+        track_sites += len(calls)
+        track_hold += sum(
+            (f.citations[0].path, f.citations[0].start_line) in truth_all for f in calls
+        )
+        print(f"  {q!r}: {source}: {found_track.track.name}; {len(calls)} call sites reported")
+    sites = tp + fn
+    found_n = tp + fp
+    print(
+        f"questions {len(questions)} (targets from: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(how.items()))
+        + f"); targets' grep sites {sites}, dowse sites {found_n}, "
+        f"precision {tp / found_n if found_n else 1.0:.3f}, "
+        f"recall {tp / sites if sites else 1.0:.3f}; "
+        f"track's reported call sites {track_sites}, in grep {track_hold}"
+    )
+    for line in misses[:k]:
+        print(f"  miss  {line}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("indexes", nargs="+", type=Path)
     ap.add_argument("--sample", type=int, default=60)
     ap.add_argument("--misses", type=int, default=8)
+    ap.add_argument("--questions", nargs="+", type=Path, default=[])
     args = ap.parse_args()
-    for index_dir in args.indexes:
-        measure(index_dir, args.sample, args.misses)
+    if args.questions and len(args.questions) != len(args.indexes):
+        ap.error("give one questions file per index")
+    for i, index_dir in enumerate(args.indexes):
+        if args.questions:
+            lines = args.questions[i].read_text().splitlines()
+            measure_track(index_dir, [q for q in lines if q.strip()], args.misses)
+        else:
+            measure(index_dir, args.sample, args.misses)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
 """The Check of the exploration issue on one indexed tree: the test command found, the
-share of the MCP `explore` answer that is tracks' bookkeeping (gates), the synthesis'
-findings with a valid citation, and, per broad question of `ask`: the tracks, the
+share of the MCP `explore` answer that is tracks (`tracks` and `track_lines` whole) and
+that is their bookkeeping (`track_lines`, and the tracks' records apart from their
+findings, conclusions and evidence), the track names, the synthesis' findings with a
+valid citation, and, per broad question of `ask`: the tracks, the
 largest overlap left, the findings with a valid citation, the top finding's support and
 the confidence (Low whenever the top finding has one source), and the divergence
 detector's material: the code names two tracks both place, and how many of them apart.
@@ -21,7 +23,7 @@ from explore_trees import holds
 
 from dowse.explore.handoff import investigate
 from dowse.explore.run import explore
-from dowse.explore.synthesis import _apart, _flatten, _placements
+from dowse.explore.synthesis import _apart, _placements
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.server.records import ExploreRequest
 from dowse.server.workspace import ServedRoot, Workspace
@@ -51,10 +53,17 @@ def main() -> None:
     text = answer.model_dump_json()
     d = answer.result.model_dump(mode="json")
     gates = len(json.dumps(d["tracks"])) + len(json.dumps(d["track_lines"]))
+    # Bookkeeping alone: the one-line tracks, and what a track with findings holds besides
+    # its findings, conclusions and evidence (its name, focus, empty fields).
+    content = ("findings", "conclusions", "evidence")
+    kept = [{k: v for k, v in t.items() if k not in content} for t in d["tracks"]]
+    bookkeeping = len(json.dumps(kept)) + len(json.dumps(d["track_lines"]))
+    names = [line.split(":", 1)[0] for line in d["track_lines"]]
     print(
-        f"MCP explore max_tokens {args.max_tokens}: {len(text) // 3} tokens, gates "
-        f"{gates / len(text):.1%} ({len(d['track_lines'])} one-line tracks, "
-        f"{len(d['tracks'])} with findings)"
+        f"MCP explore max_tokens {args.max_tokens}: {len(text) // 3} tokens, tracks "
+        f"{gates / len(text):.1%}, bookkeeping {bookkeeping / len(text):.1%} "
+        f"({len(d['track_lines'])} track lines, {len(d['tracks'])} tracks with findings); "
+        f"tracks named: {names}"
     )
     searcher = HybridSearcher.open(root / ".dowse")
     for q in args.questions:
@@ -63,7 +72,7 @@ def main() -> None:
         n = len(s.findings) if s else 0
         valid = sum(holds(root, f) for f in s.findings) if s else 0
         top = s.unified[0].rsplit("supported by ", 1)[-1].split(" ")[0] if s and s.unified else "-"
-        placed = _placements(_flatten(rep.tracks))
+        placed = _placements(rep.tracks)
         shared = {k: v for k, v in placed.items() if len(v) >= 2}
         apart = sum(
             any(_apart(a, b) for a in v.values() for b in v.values() if a is not b)

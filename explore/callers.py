@@ -7,11 +7,13 @@ Invariants:
   references the target; a callee finding is one definition the target's body
   references, cited at that line of the target (the quote is the line as the file has
   it now).
-- The targets are the definitions the question names (its identifiers the index
-  defines), else those of the best context the question's own retrieval found (`seeds`,
-  called once, when the track runs). At most `MAX_TARGETS` targets, `MAX_CALLERS`
-  callers or callees each, strongest evidence first; tests only when the question is
-  about tests.
+- The targets are the definitions the question names: its identifiers the index
+  defines, else the definitions whose names the index holds for its words
+  (`named_by_words`: "how are blueprints registered?" names `register_blueprint` and
+  `Blueprint`; a name of two of its words before a name of one), else those of the best
+  context the question's own retrieval found (`seeds`, called once, when the track
+  runs). At most `MAX_TARGETS` targets, `MAX_CALLERS` callers or callees each,
+  strongest evidence first; tests only when the question is about tests.
 - A track given no name is named after its targets once it has them: `← A, B` for their
   callers, `A, B →` for their callees (what the track is about, no wording of its own).
 - No index, or an index without references: the understood gate fails with the reason.
@@ -19,12 +21,14 @@ Invariants:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from dowse.explore.records import TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
-from dowse.indexer.store import Store
+from dowse.indexer.store import Store, where_in
+from dowse.languages import is_example_path
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.references import (
     DefinitionRef,
@@ -33,10 +37,12 @@ from dowse.retrieval.references import (
     find_references,
 )
 
-__all__ = ["callees_track", "callers_track", "targets_name"]
+__all__ = ["callees_track", "callers_track", "named_by_words", "targets_name"]
 
 MAX_TARGETS = 4
 MAX_CALLERS = 6
+COMMON = 16
+"""A one-word name defined more often than this is no definition a question names."""
 NAMED_TARGETS = 2
 """How many targets a track's name shows."""
 _VERBS = {
@@ -132,6 +138,9 @@ def _track(
         definitions = [d for r in targets for d in r.definitions]
         if name is None:
             spec.name = targets_name([d.qualified_name for d in definitions], direction)
+        # The callers and the callees of the same definitions are one look-up of the
+        # references: one source for the synthesis, not two.
+        spec.source = "references of " + ", ".join(sorted(d.id for d in definitions))
         store = ctx.searcher().store
         for refs in targets:
             for target in refs.definitions:
@@ -172,20 +181,102 @@ def _targets(
     if not store.has_table("refs"):
         return [], "the index has no references yet; run `dowse index`"
     names = [i for i in analysis.identifiers if i.replace(".", "").isidentifier()]
-    targets = _look_up(store, names, with_callers)
+    targets = _look_up(store, names, with_callers, analysis.unasked_test)
     if not targets:
-        targets = _look_up(store, list(seeds()), with_callers)
+        named = named_by_words(store, analysis.terms, skip=analysis.unasked_test)
+        targets = _look_up(store, named, with_callers, analysis.unasked_test)
+    if not targets:
+        targets = _look_up(store, list(seeds()), with_callers, analysis.unasked_test)
     if not targets:
         return [], "no definition the question names or its retrieval found"
     return targets, ""
 
 
-def _look_up(store: Store, names: Sequence[str], with_callers: bool) -> list[References]:
+_NOT_NAMES = frozenset(
+    """implemented implement handled works work done used made found called set get run
+    make new way ways thing things code file files data value values""".split()
+)
+"""Question words too generic to name a definition alone (the definitions named `run`
+or `get` are everyone's)."""
+_KIND_ORDER = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "function": 1, "method": 2}
+
+
+def _forms(word: str) -> list[str]:
+    """A question word and the base forms a definition's name would use: blueprints →
+    blueprint, registered → register, handled → handle, retried → retry, matching →
+    match."""
+    w = word.lower()
+    out = [w]
+    if len(w) >= 5:
+        if w.endswith("ies") or w.endswith("ied"):
+            out.append(w[:-3] + "y")
+        elif w.endswith("es") or w.endswith("ed"):
+            out += [w[:-2], w[:-1]]
+        elif w.endswith("s") and not w.endswith("ss"):
+            out.append(w[:-1])
+        if w.endswith("ing"):
+            out += [w[:-3], w[:-3] + "e"]
+    return list(dict.fromkeys(out))
+
+
+def named_by_words(
+    store: Store, words: Sequence[str], *, skip: Callable[[str], bool] = lambda _: False
+) -> list[str]:
+    """The qualified names of the definitions the index holds for a question's words:
+    named after two of them (`register_blueprint`, `dispatchRequest`, `HandleError` for
+    "how are requests dispatched", either order) before one (`Blueprint`), then in the
+    question's order, types before functions before methods; never examples, nor what
+    `skip` says (tests the question does not ask about), nor a one-word name defined
+    more than `COMMON` times."""
+    words = [w for w in dict.fromkeys(x.lower() for x in words) if w not in _NOT_NAMES]
+    forms = {w: _forms(w) for w in words if len(w) >= 3}
+    wanted: dict[str, tuple[int, int]] = {}  # name_lower -> (words covered, position)
+    for i, w in enumerate(forms):
+        for f in forms[w]:
+            wanted.setdefault(f, (1, i))
+    for (i, a), (j, b) in itertools.permutations(enumerate(forms), 2):
+        for x, y in itertools.product(forms[a], forms[b]):
+            for joined in (f"{x}_{y}", f"{x}{y}"):
+                wanted[joined] = max(wanted.get(joined, (0, 0)), (2, -min(i, j)))
+    if not wanted:
+        return []
+    columns = ["qualified_name", "name_lower", "kind", "path", "start_line"]
+    rows: list[dict[str, Any]] = store.rows(
+        "symbols", columns, where=where_in("name_lower", sorted(wanted))
+    )
+
+    def rank(r: dict[str, Any]) -> tuple[int, int, int, str, int]:
+        covered, position = wanted[r["name_lower"]]
+        at = -position if covered == 2 else position
+        return (-covered, at, _KIND_ORDER.get(r["kind"], 3), r["path"], r["start_line"])
+
+    kept = [r for r in rows if not is_example_path(r["path"]) and not skip(r["path"])]
+    # A one-word name the index defines more than COMMON times (grpc-go's 59 `Name`s, 19
+    # `Read`s) is everyone's method, not the one the question means; xarray's 9 `align`s
+    # and ripgrep's 13 `config`s are what their questions mean.
+    defined: dict[str, int] = {}
+    for r in kept:
+        defined[r["name_lower"]] = defined.get(r["name_lower"], 0) + 1
+    kept = [
+        r for r in kept if wanted[r["name_lower"]][0] == 2 or defined[r["name_lower"]] <= COMMON
+    ]
+    return list(dict.fromkeys(r["qualified_name"] for r in sorted(kept, key=rank)))
+
+
+def _look_up(
+    store: Store, names: Sequence[str], with_callers: bool, skip: Callable[[str], bool]
+) -> list[References]:
+    """The references of each name, without the definitions in examples or in what
+    `skip` says (tests the question does not ask about): `Config` is the project's
+    class, not a test's class of the same name."""
     out: list[References] = []
     for n in dict.fromkeys(names):
         refs = find_references(store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS)
-        if refs.definitions:
-            out.append(refs)
+        kept = [d for d in refs.definitions if not skip(d.path) and not is_example_path(d.path)]
+        if kept:
+            ids = {d.id for d in kept}
+            callers = [c for c in refs.callers if c.target in ids]
+            out.append(refs.model_copy(update={"definitions": kept, "callers": callers}))
         if len(out) == MAX_TARGETS:
             break
     return out

@@ -90,6 +90,12 @@ class TrackSpec(BaseModel):
     approach: str
     gates: list[str] = Field(description="the checkpoints, each verified by code")
     deliverable: str
+    source: str = Field(
+        default="",
+        description="what the track's findings are drawn from, when other tracks draw on "
+        "it too (the callers and the callees of the same definitions): tracks of one "
+        "source are not independent support",
+    )
 
 
 class TrackFindings(BaseModel):
@@ -336,8 +342,8 @@ class ExploreResult(BaseModel):
     tracks: list[TrackFindings] = Field(default_factory=list)
     track_lines: list[str] = Field(
         default_factory=list,
-        description="the tracks a budget left without findings, one line each: name, gates, "
-        "claims verified",
+        description="under a budget, every track's bookkeeping in one line: name, gates, "
+        "claims verified (a track with findings keeps them under `tracks`)",
     )
     timings: dict[str, float] = Field(
         default_factory=dict, description="seconds per track, plus 'wall' and 'sum'"

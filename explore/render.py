@@ -295,13 +295,15 @@ def _verdict(t: TrackFindings) -> str:
 
 
 def _fold_tracks(r: ExploreResult) -> None:
-    """In JSON, a track the budget left with nothing to say becomes one line."""
+    """In JSON, each track's bookkeeping is one line of `track_lines` (its gates and
+    claims); a track the budget left with nothing to say is that line alone, one with
+    findings keeps them under `tracks` without repeating the line."""
     kept = []
     for t in r.tracks:
+        r.track_lines.append(f"{t.track.name}: {t.verdict or _verdict(t)}")
         if t.findings or t.conclusions or t.subtracks or t.evidence:
+            t.verdict = ""
             kept.append(t)
-        else:
-            r.track_lines.append(f"{t.track.name}: {t.verdict or _verdict(t)}")
     r.tracks = kept
 
 

@@ -810,7 +810,7 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
     module, kind, sources = given.module, given.kind, given.sources
     where = "the module's directory" if kind == "internal" else "the installed package"
     spec = TrackSpec(
-        name=f"specialist:{module}",
+        name=f"uses of {module}",
         focus=f"how {ctx.scope or '.'} uses {module}",
         approach=f"read only {module}'s documentation ("
         + (
@@ -842,7 +842,7 @@ def specialist_track(ctx: Context, given: Docs, notes: list[str]) -> Track:
         if not docs.apis and not docs.rules:
             state.gaps.append(f"{module}: its documentation names none of its APIs")
             return False, "the documentation names no API of the module and no usage rule"
-        topic = f"specialist:{module}"
+        topic = f"uses of {module}"
         _claim_documented(ctx, state, docs, imported_at, topic)
         spans = _Spans(ctx)
         _report_used(ctx, state, docs, calls, review, topic)

@@ -5,15 +5,23 @@ how much to trust the whole.
   tracks' verified claims — a definition that answers the question, who calls it, a
   cycle, an entry point — each kept only when its citation's quoted line holds the code
   name the statement is about (`topic`), so a reader can check it at `path:start-end`.
-  They are ordered by how many independent tracks cite the same file (support), every
-  track's best first; a finding with one track's support says so.
-- divergences: where two tracks disagree, each side cited: two tracks that state the
-  same code name at locations that do not overlap (`X` at a.py:10-20 by one, `X`
-  (b.py:5) by another: different definitions, or lines that moved); a conventional entry
+  A track supports a finding when it cites or places a location overlapping the
+  finding's lines (citing the same file elsewhere is no support); tracks that share
+  their hits (`SHARED`: two searches that returned the same chunks) or are drawn from
+  one source (the callers and the callees of the same definitions) are one source.
+  Findings are ordered by their independent sources, every track's best first; a
+  finding with one source says so.
+- divergences: where two tracks disagree, each side cited: two tracks answering the
+  same question (the same focus, or one's question holding the other's: a sub-question
+  and the whole question) whose top findings place one code name at locations that do
+  not overlap (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different
+  definitions, or lines that moved); lines two tracks cite that give one setting two
+  literal values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry
   point (the tree) that other modules import (the import graph); a package the code
   imports (the import graph) that no manifest of the project declares (the manifests);
   focus results (the index) in files with uncommitted changes (git). Empty when the
-  tracks agree: failed gates and dropped claims are the basis' and the tracks' own, an
+  tracks agree or cover different ground (two sub-questions naming two `Parser`s):
+  failed gates and dropped claims are the basis' and the tracks' own, an
   import cycle is the import graph's finding, neither is a disagreement. A package counts
   as declared when a distribution that provides its import name is
   (explore.distributions: `dotenv` is `python-dotenv`), or an extra of a declared one is
@@ -28,9 +36,9 @@ how much to trust the whole.
   that settles it), a CI test command whose values come from the CI matrix. Gaps that
   state an explorer's own limits (sampling, caps, languages it has no rules for, what static
   import parsing cannot see: `_OWN_LIMITS`) stay in their tracks.
-- confidence: High when every track passed every gate, nothing was dropped and the top
-  finding is supported by at least two tracks; Low when most tracks failed or the top
-  finding has one source; Moderate otherwise.
+- confidence: Low when the top finding has one independent source, or most tracks
+  failed; High when every track passed every gate, nothing was dropped and the top
+  finding has two independent sources or more; Moderate otherwise.
 """
 
 from __future__ import annotations
@@ -46,7 +54,7 @@ from dowse.explore.records import (
     Synthesis,
     TrackFindings,
 )
-from dowse.explore.tracks import STDLIB
+from dowse.explore.tracks import STDLIB, plural
 from dowse.languages import is_example_path
 
 __all__ = ["synthesize"]
@@ -71,8 +79,11 @@ def _flatten(tracks: Sequence[TrackFindings]) -> list[TrackFindings]:
     return out
 
 
-def _track_group(name: str) -> str:
-    return name.split("/", 1)[0]
+def _groups(tracks: Sequence[TrackFindings]) -> dict[int, str]:
+    """Each track (by id) and subtrack -> its group: the name of the top-level track it
+    is part of (a track's subtracks are parts of it, not second opinions). Names may hold
+    a slash (`uses of crates/core`): the group comes from the structure, not the name."""
+    return {id(sub): t.track.name for t in tracks for sub in _flatten([t])}
 
 
 _OWN_LIMITS = re.compile(
@@ -158,49 +169,84 @@ def named_in(f: Finding) -> str | None:
 
 
 def _stated(
-    tracks: Sequence[TrackFindings], cited: dict[str, dict[str, str]]
-) -> list[tuple[Finding, set[str]]]:
-    """The tracks' claims that name code their citation holds, each with the tracks that
-    cite its file: the most supported first, round-robin over the tracks within a level
-    (every track's best before any track's second)."""
-    candidates: list[tuple[int, int, int, Finding, set[str]]] = []
+    tracks: Sequence[TrackFindings],
+    group_of: dict[int, str],
+    hits: dict[str, set[_Hit]],
+    drawn: dict[str, str],
+) -> list[tuple[Finding, list[list[str]]]]:
+    """The tracks' claims that name code their citation holds, each with its independent
+    sources: the tracks that cite or place a location overlapping its citation, those
+    that share their hits counted as one (`_sources`). The best supported first,
+    round-robin over the tracks within a level (every track's best before any track's
+    second)."""
+    candidates: list[tuple[int, int, int, Finding, list[list[str]]]] = []
     for order, t in enumerate(tracks):
-        if _track_group(t.track.name) in _LISTINGS:
+        group = group_of[id(t)]
+        if group in _LISTINGS:
             continue
         rank = 0
         for f in t.findings:
             name = named_in(f)
             if name is None:
                 continue
-            support = set(cited.get(f.citations[0].path, {})) | {_track_group(t.track.name)}
+            c = f.citations[0]
+            at = (c.path, c.start_line, c.end_line)
+            support = {g for g, hs in hits.items() if any(_overlap(at, h) for h in hs)}
+            sources = _sources(support | {group}, hits, drawn)
             stated = Finding(claim=f.claim, citations=f.citations[:1], topic=name)
-            candidates.append((-len(support), rank, order, stated, support))
+            candidates.append((-len(sources), rank, order, stated, sources))
             rank += 1
     candidates.sort(key=lambda c: c[:3])
-    out: list[tuple[Finding, set[str]]] = []
+    out: list[tuple[Finding, list[list[str]]]] = []
     seen: set[str] = set()
-    for *_, f, support in candidates:
+    for *_, f, sources in candidates:
         if f.citations[0].ref not in seen:
             seen.add(f.citations[0].ref)
-            out.append((f, support))
+            out.append((f, sources))
     return out[:MAX_ITEMS]
 
 
 _Place = tuple[str, int, int, bool]
 """path, start, end, and whether it is a retrieved part (a chunk) rather than the whole."""
+_Hit = tuple[str, int, int]
+"""A location a track cites or places: path, first and last line."""
+SHARED = 0.5
+"""Two tracks are one source when at least this share of one's hits (two or more) are
+the other's too: they found the same places (two searches that returned the same
+chunks, a track and the tests track of the same words)."""
+_FOCUS_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
+_NOT_ASKED = frozenset(
+    """how does do is are what where when why which who the and for with work works its
+    they them this that from into are was were been has have""".split()
+)
+_ENV_DEFAULT = re.compile(
+    r"""\b(?:getenv|environ\.get|environ\.setdefault|\w*[Ff]rom[Ee]nv\w*)\(\s*["']"""
+    r"""([A-Za-z_][A-Za-z0-9_]*)["']\s*,\s*([^,()]+?)\s*[,)]"""
+)
+_CONSTANT = re.compile(
+    r"""^\s*(?:(?:pub\s+)?(?:const|static|final|let|var)\s+)?([A-Z][A-Z0-9_]{2,})"""
+    r"""\s*(?::\s*[\w\[\]&' .]+?)?\s*:?=\s*([^=].*?)\s*;?\s*(?:#.*|//.*)?$"""
+)
+_LITERAL = re.compile(
+    r"""^(?:-?\d+(?:\.\d+)?(?:_\d+)*[a-z]*|"[^"]*"|'[^']*'|true|false|True|False|None|nil)$"""
+)
 
 
 def _placements(tracks: Sequence[TrackFindings]) -> dict[str, dict[str, _Place]]:
     """code name -> track group -> the first location that track states for it."""
     out: dict[str, dict[str, _Place]] = {}
-    for t in tracks:
-        group = _track_group(t.track.name)
+    group_of = _groups(tracks)
+    for t in _flatten(tracks):
+        group = group_of[id(t)]
         for f in t.findings:
             for m in _PLACED.finditer(f.claim):
-                name, part, path, start = m.group(1), m.group(2) == " at ", m.group(3), m.group(4)
-                end = int(m.group(5) or start)
-                out.setdefault(name, {}).setdefault(group, (path, int(start), end, part))
+                out.setdefault(m.group(1), {}).setdefault(group, _place(m))
     return out
+
+
+def _place(m: re.Match[str]) -> _Place:
+    start = int(m.group(4))
+    return m.group(3), start, int(m.group(5) or start), m.group(2) == " at "
 
 
 def _apart(a: _Place, b: _Place) -> bool:
@@ -229,44 +275,186 @@ def _path_declared(package: str, declared: set[str]) -> bool:
     return any(p == m or p.startswith(m + "/") or m.startswith(p + "/") for m in declared)
 
 
-def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
-    """Code names that two tracks place at locations that do not overlap."""
+def _asked(focus: str) -> frozenset[str]:
+    """The words of a track's question (its focus), for telling whether two tracks
+    answer the same one."""
+    return frozenset(w.lower() for w in _FOCUS_WORDS.findall(focus) if w.lower() not in _NOT_ASKED)
+
+
+def _same_question(a: TrackFindings, b: TrackFindings) -> bool:
+    """Two tracks answer the same question when they were given the same focus, or one
+    track's question holds the other's (a sub-question and the whole question); two
+    sub-questions of one question cover different ground."""
+    if a.track.focus == b.track.focus:
+        return True
+    wa, wb = _asked(a.track.focus), _asked(b.track.focus)
+    return bool(wa and wb) and (wa <= wb or wb <= wa)
+
+
+def _one_source(a: TrackFindings, b: TrackFindings) -> bool:
+    """Two tracks drawn from one look-up (the callers and the callees of the same
+    definitions: a callee's `Config` is not a second answer to the callers' `Config`)."""
+    return bool(a.track.source) and a.track.source == b.track.source
+
+
+def _answer(t: TrackFindings) -> tuple[str, _Place, str] | None:
+    """A track's top finding that places a code name: the name, where, the citation."""
+    for f in t.findings:
+        m = _PLACED.search(f.claim)
+        if m is not None:
+            return m.group(1), _place(m), f.citations[0].ref
+    return None
+
+
+def _other_definitions(groups: dict[str, TrackFindings]) -> list[str]:
+    """Two tracks answering the same question, not drawn from one source, whose top
+    findings name one code name at two different definitions."""
     out = []
-    for name, by in sorted(_placements(tracks).items()):
-        groups = sorted(by)
-        for i, a in enumerate(groups):
-            other = next((b for b in groups[i + 1 :] if _apart(by[a], by[b])), None)
-            if other is not None:
-                out.append(
-                    f"`{name}`: {a} places it at {_where(by[a])}, {other} at "
-                    f"{_where(by[other])} (two definitions of the name, or lines that moved)"
-                )
-                break
+    answers = {g: ans for g, t in groups.items() if (ans := _answer(t)) is not None}
+    by_name: dict[str, list[str]] = {}
+    for g in sorted(answers):
+        by_name.setdefault(answers[g][0], []).append(g)
+    for name, named in sorted(by_name.items()):
+        pair = next(
+            (
+                (a, b)
+                for i, a in enumerate(named)
+                for b in named[i + 1 :]
+                if _apart(answers[a][1], answers[b][1])
+                and _same_question(groups[a], groups[b])
+                and not _one_source(groups[a], groups[b])
+            ),
+            None,
+        )
+        if pair is not None:
+            (a, b), (at_a, ref_a), (at_b, ref_b) = pair, answers[pair[0]][1:], answers[pair[1]][1:]
+            out.append(
+                f"`{name}`: {a} answers with the definition at {_where(at_a)} "
+                f"(cited at {ref_a}), {b} with the one at {_where(at_b)} (cited at {ref_b}): "
+                "two definitions of the name, or lines that moved"
+            )
     return out
 
 
+def _setting_values(t: TrackFindings) -> list[tuple[str, str, str]]:
+    """(setting, value, citation) for each literal value a track's cited lines give a
+    setting: the default of an environment read (`os.getenv("X", "0")`,
+    `boolFromEnv("GRPC_X", true)`) or an UPPER_CASE constant (`TIMEOUT = 30`)."""
+    out = []
+    for f in t.findings:
+        for c in f.citations:
+            found = _ENV_DEFAULT.findall(c.quote) or _CONSTANT.findall(c.quote)
+            out += [(n, v.strip(), c.ref) for n, v in found if _LITERAL.match(v.strip())]
+    return out
+
+
+def _other_values(groups: dict[str, TrackFindings]) -> list[str]:
+    """One setting given different literal values in lines two tracks cite."""
+    values: dict[str, dict[str, tuple[str, str]]] = {}
+    for g, t in groups.items():
+        for name, value, ref in _setting_values(t):
+            values.setdefault(name, {}).setdefault(g, (value, ref))
+    out = []
+    for name, by in sorted(values.items()):
+        groups_ = sorted(by)
+        pair = next(
+            (
+                (a, b)
+                for i, a in enumerate(groups_)
+                for b in groups_[i + 1 :]
+                if _unquoted(by[a][0]) != _unquoted(by[b][0]) and by[a][1] != by[b][1]
+            ),
+            None,
+        )
+        if pair is not None:
+            a, b = pair
+            out.append(
+                f"`{name}`: {a} cites the value {by[a][0]} ({by[a][1]}), {b} the value "
+                f"{by[b][0]} ({by[b][1]}): two values of one setting"
+            )
+    return out
+
+
+def _unquoted(value: str) -> str:
+    return value.strip("\"'").lower()
+
+
+def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
+    """Where two tracks disagree, each side cited: their top findings for the same
+    question name two definitions of one name, or the lines they cite give one setting
+    two values. Tracks that agree, or answer different questions, give none."""
+    groups = {t.track.name: t for t in reversed(tracks)}  # the first of a name
+    return _other_definitions(groups) + _other_values(groups)
+
+
+def _hits(t: TrackFindings) -> set[_Hit]:
+    """The locations a track cites, and those its claims place a name at."""
+    out: set[_Hit] = set()
+    for f in t.findings:
+        out |= {(c.path, c.start_line, c.end_line) for c in f.citations}
+        out |= {_place(m)[:3] for m in _PLACED.finditer(f.claim)}
+    return out
+
+
+def _overlap(a: _Hit, b: _Hit) -> bool:
+    return a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2]
+
+
+def _dependent(a: set[_Hit], b: set[_Hit]) -> bool:
+    """Whether two tracks share their hits: at least two of one track's locations, and
+    `SHARED` of them, are the other's too. Two tracks that meet at one location
+    corroborate it; two that meet at most of theirs found the same things."""
+    same = len(a & b)
+    return same >= 2 and same >= SHARED * min(len(a), len(b))
+
+
+def _sources(
+    support: set[str], hits: dict[str, set[_Hit]], drawn: dict[str, str]
+) -> list[list[str]]:
+    """The supporting tracks grouped into independent sources: tracks that share their
+    hits (`SHARED`), or that are drawn from one source (`TrackSpec.source`: the callers
+    and callees of the same definitions), are one source."""
+    names = sorted(support)
+    parent = {n: n for n in names}
+
+    def root(n: str) -> str:
+        while parent[n] != n:
+            n = parent[n]
+        return n
+
+    for i, a in enumerate(names):
+        for b in names[i + 1 :]:
+            one = bool(drawn.get(a)) and drawn.get(a) == drawn.get(b)
+            if root(a) != root(b) and (one or _dependent(hits.get(a, set()), hits.get(b, set()))):
+                parent[root(b)] = root(a)
+    out: dict[str, list[str]] = {}
+    for n in names:
+        out.setdefault(root(n), []).append(n)
+    return list(out.values())
+
+
 def synthesize(result: ExploreResult) -> Synthesis:
+    group_of = _groups(result.tracks)
     tracks = _flatten(result.tracks)
     unified: list[str] = []
-    divergences: list[str] = _disagreements(tracks)
+    divergences: list[str] = _disagreements(result.tracks)
 
-    # Files cited by several independent tracks.
-    cited: dict[str, dict[str, str]] = {}
+    # What each track cites or places, by track group (a track and its subtracks).
+    hits: dict[str, set[_Hit]] = {}
+    drawn: dict[str, str] = {}
     for t in tracks:
-        for f in t.findings:
-            for c in f.citations:
-                cited.setdefault(c.path, {}).setdefault(_track_group(t.track.name), c.ref)
-    agreements = sorted(
-        ((p, by) for p, by in cited.items() if len(by) >= 2), key=lambda kv: (-len(kv[1]), kv[0])
-    )
-    findings = _stated(tracks, cited)
-    for f, support in findings:
+        hits.setdefault(group_of[id(t)], set()).update(_hits(t))
+        drawn.setdefault(group_of[id(t)], t.track.source)
+    findings = _stated(tracks, group_of, hits, drawn)
+    for f, sources in findings:
         ref = f.citations[0].ref
         where = "" if ref in f.claim else f" ({ref})"
-        tracks_named = "; ".join(sorted(support))  # a track's name may hold commas
+        # A track's name may hold commas; tracks that share their hits are joined by "&".
+        named = "; ".join(" & ".join(s) for s in sources)
+        n = len(sources)
         unified.append(
-            f"{f.claim}{where} — supported by {len(support)} "
-            f"track{'s' if len(support) != 1 else ''} ({tracks_named})"
+            f"{f.claim}{where} — supported by {n} independent "
+            f"track{'s' if n != 1 else ''} ({named})"
         )
 
     # Cross-checks.
@@ -328,20 +516,22 @@ def synthesize(result: ExploreResult) -> Synthesis:
 
     passed = sum(t.passed for t in tracks)
     dropped = sum(len(t.dropped) for t in tracks)
+    corroborated = sum(len(sources) >= 2 for _, sources in findings)
     basis = (
-        f"{passed}/{len(tracks)} tracks passed all gates; {len(agreements)} files "
-        f"corroborated by several tracks; {dropped} claims dropped"
+        f"{passed}/{len(tracks)} tracks passed all gates; {corroborated} of "
+        f"{len(findings)} findings supported by several independent tracks; "
+        f"{dropped} claims dropped"
     )
     confidence: Literal["High", "Moderate", "Low"]
     top = len(findings[0][1]) if findings else 0
-    if tracks and passed == len(tracks) and not dropped and (top >= 2 or len(tracks) == 1):
-        confidence = "High"
-    elif not tracks or passed * 2 < len(tracks) or (len(tracks) > 1 and top == 1):
+    if not tracks or passed * 2 < len(tracks) or top == 1:
         confidence = "Low"
+    elif passed == len(tracks) and not dropped and top >= 2:
+        confidence = "High"
     else:
         confidence = "Moderate"
     if findings:
-        basis += f"; the top finding is supported by {len(findings[0][1])} track(s)"
+        basis += f"; the top finding has {plural(top, 'independent source')}"
     return Synthesis(
         unified=unified,
         findings=[f for f, _ in findings],

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 from test_explore_cli import _assert_findings_hold
 
-from dowse.explore.callers import targets_name
+from dowse.explore.callers import callers_track, named_by_words, targets_name
 from dowse.explore.handoff import (
     TEST_GLOBS,
     TrackPlan,
@@ -21,10 +22,12 @@ from dowse.explore.handoff import (
     render_report,
 )
 from dowse.explore.records import Citation, Finding, GateResult, TrackFindings, TrackSpec
-from dowse.indexer.build import build_index
+from dowse.explore.tracks import Context, run_track
+from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze
 
 
 @pytest.mark.parametrize(
@@ -322,6 +325,38 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert "## Track: token authentication (tests/)" not in text
     assert estimate_tokens(text) < 3000 * 1.5
     assert report.timings["wall"] <= report.timings["sum"] + 1.0
+
+
+def test_the_callers_track_targets_the_definitions_the_questions_words_name(searcher):
+    # No identifier in the question: its words name `validate_token` and `issue_token`
+    # (two words each: tokens + validated, tokens + issued), not what a search ranks first.
+    question = "how are tokens validated and how are they issued?"
+    words = analyze(question).terms
+    assert named_by_words(searcher.store, words) == ["issue_token", "validate_token"]
+    # One word alone names a definition only when no two words do; generic words never.
+    assert named_by_words(searcher.store, ["charge", "implemented"]) == ["charge"]
+    assert named_by_words(searcher.store, ["implemented", "works"]) == []
+    ctx = Context(root=Path(searcher.root))
+    ctx.use_searcher(searcher)
+    seeded: list[str] = []
+    track = callers_track(ctx, question, seeds=lambda: seeded.append("x") or ["charge"])
+    found, _ = run_track(ctx, track)
+    assert seeded == []  # the question's words named the targets: no retrieval needed
+    assert found.track.name == "← issue_token, validate_token"
+    # Real call sites from the references, the test callers left out (not asked about).
+    assert [c.ref for f in found.findings for c in f.citations] == ["shop/api/routes.py:22"]
+
+
+def test_a_one_word_name_everyone_defines_is_no_target(tmp_path, fake_embedder):
+    classes = "".join(
+        f"class C{i}:\n    def read(self):\n        return {i}\n\n" for i in range(17)
+    )
+    (tmp_path / "many.py").write_text(classes + "def read_metadata():\n    return 0\n")
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(tmp_path / ".dowse")
+    # Seventeen `read` methods: not the one "how is metadata read?" means; its two words are.
+    assert named_by_words(store, ["metadata", "read"]) == ["read_metadata"]
+    assert named_by_words(store, ["read"]) == []
 
 
 def test_exploration_can_be_forced_and_refused(searcher):

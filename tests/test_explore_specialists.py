@@ -185,8 +185,8 @@ def test_an_internal_module_with_agents_md(tmp_path):
     results = _run_all(Context(root=root))
     assert _tree_hash(root) == before  # review only
     # The root README documents the repository, not a module.
-    assert list(results) == ["specialist:app/config"]
-    result = results["specialist:app/config"]
+    assert list(results) == ["uses of app/config"]
+    result = results["uses of app/config"]
     assert [g.passed for g in result.gates] == [True, True, True]
     assert result.dropped == []
 
@@ -245,7 +245,7 @@ def test_an_internal_module_with_agents_md(tmp_path):
 
 def test_a_literal_a_helper_is_documented_to_handle(tmp_path):
     files = {**REPO, "app/config/AGENTS.md": "`load_config()` reads settings.json and caches it.\n"}
-    result = _run_all(Context(root=make_tree(tmp_path, files)))["specialist:app/config"]
+    result = _run_all(Context(root=make_tree(tmp_path, files)))["uses of app/config"]
     assert result.dropped == [] and all(g.passed for g in result.gates)
     assert [f.claim for f in _claims(result, "Missed")] == [
         "Missed convenience: 'settings.json' is handled by hand at app/report.py:6, but "
@@ -259,8 +259,8 @@ def test_an_installed_package_read_from_its_docstrings(tmp_path, library):
     before = _tree_hash(root)
     results = _run_all(Context(root=root))
     assert _tree_hash(root) == before
-    assert list(results) == ["specialist:dowsefakelib"]
-    result = results["specialist:dowsefakelib"]
+    assert list(results) == ["uses of dowsefakelib"]
+    result = results["uses of dowsefakelib"]
     assert [g.passed for g in result.gates] == [True, True, True]
     assert result.dropped == []
     assert result.findings[0].claim == (
@@ -303,10 +303,10 @@ def test_internal_modules_and_packages_alternate_up_to_the_cap(tmp_path, library
     names = [t.spec.name for t in specialist_tracks(Context(root=root))]
     assert len(names) == MAX_SPECIALISTS
     assert names == [
-        "specialist:mod0",
-        "specialist:dowsefakelib",
-        "specialist:mod1",
-        "specialist:mod2",
+        "uses of mod0",
+        "uses of dowsefakelib",
+        "uses of mod1",
+        "uses of mod2",
     ]
 
 
@@ -322,7 +322,7 @@ def test_the_scope_limits_what_is_reviewed(tmp_path):
     root = make_tree(tmp_path, REPO)
     # Inside app/config only the module itself is in scope: it is not its own specialist.
     assert specialist_tracks(Context(root=root, scope="app/config")) == []
-    result = _run_all(Context(root=root, scope="app"))["specialist:app/config"]
+    result = _run_all(Context(root=root, scope="app"))["uses of app/config"]
     assert result.track.focus == "how app uses app/config"
     assert all(c.path.startswith("app/") for f in result.findings for c in f.citations)
 

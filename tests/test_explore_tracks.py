@@ -215,12 +215,12 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
     # Statements with their citation, the most supported first; the tree lists key files:
     # it supports findings, it states none.
     assert (
-        s.unified[0]
-        == "`a` is in a.py (imports) (a.py:1) — supported by 3 tracks (git; imports; tree)"
+        s.unified[0] == "`a` is in a.py (imports) (a.py:1) — supported by 3 independent tracks "
+        "(git; imports; tree)"
     )
     assert [f.topic for f in s.findings] == ["a", "c"]
     assert [f.citations[0].ref for f in s.findings] == ["a.py:1", "c.py:1"]
-    assert s.unified[1].endswith("supported by 1 track (git)")
+    assert s.unified[1].endswith("supported by 1 independent track (git)")
     assert s.open_questions == ["tree gap", "imports gap", "git gap"]
     assert s.confidence == "High"
     r.tracks.append(_findings("patterns", "d.py", passed=False))
@@ -230,117 +230,200 @@ def test_synthesis_finds_agreement_divergence_gaps_and_confidence():
     assert s.divergences == [] and "3/4 tracks passed all gates" in s.basis
 
 
-def _placing(track: str, claim: str, path: str, line: int, quote: str) -> TrackFindings:
+def _placing(
+    track: str, claim: str, path: str, line: int, quote: str, focus: str = "."
+) -> TrackFindings:
     return TrackFindings(
-        track=SPEC.model_copy(update={"name": track}),
+        track=SPEC.model_copy(update={"name": track, "focus": focus}),
         findings=[Finding(claim=claim, citations=[_cit(path, line, quote=quote)])],
         gates=[GateResult(name="understood", passed=True, detail="d")],
     )
 
 
-def test_divergences_are_two_tracks_placing_one_name_apart():
+QUESTION = "how does Parser.parse read the input and how are errors reported?"
+
+
+def test_divergences_are_two_tracks_answering_one_question_with_two_definitions():
     retrieval = _placing(
         "parsing",
         "`Parser.parse` at src/a.py:10-30 (relevance 0.9): it parses",
         "src/a.py",
         10,
         "def parse(self):",
+        focus="how does Parser.parse read the input",
     )
     agreeing = _placing(
         "← Parser.parse",
-        "`main` in src/cli.py calls `Parser.parse` (src/a.py:10); resolved by import",
+        "`main` in src/cli.py calls `Parser.parse` (src/a.py:10-30); resolved by import",
         "src/cli.py",
         4,
         "Parser().parse()",
+        focus=QUESTION,
     )
     elsewhere = _placing(
-        "Parser.parse →",
-        "`run` calls `Parser.parse` (src/legacy/a.py:3) at src/run.py:8; resolved by name",
+        "← Parser.parse",
+        "`run` in src/run.py calls `Parser.parse` (src/legacy/a.py:3-9); matched by name alone",
         "src/run.py",
         8,
         "Parser().parse()",
+        focus=QUESTION,
     )
     same = ExploreResult(path=".", root="/r", depth="standard", tracks=[retrieval, agreeing])
-    # The same definition (line 10 inside 10-30): the tracks agree, there is no section.
+    # The same definition (line 10-30 both): the tracks agree, there is no section.
     assert synthesize(same).divergences == []
     assert "## Divergences" not in render_markdown(
         same.model_copy(update={"synthesis": synthesize(same)})
     )
-    apart = same.model_copy(update={"tracks": [retrieval, agreeing, elsewhere]})
+    apart = same.model_copy(update={"tracks": [retrieval, elsewhere]})
     s = synthesize(apart)
     assert s.divergences == [
-        "`Parser.parse`: Parser.parse → places it at src/legacy/a.py:3, parsing at "
-        "src/a.py:10-30 (two definitions of the name, or lines that moved)"
+        "`Parser.parse`: parsing answers with the definition at src/a.py:10-30 (cited at "
+        "src/a.py:10), ← Parser.parse with the one at src/legacy/a.py:3-9 (cited at "
+        "src/run.py:8): two definitions of the name, or lines that moved"
     ]
     text = render_markdown(apart.model_copy(update={"synthesis": s}))
-    assert "## Divergences" in text and "src/legacy/a.py:3" in text
+    assert "## Divergences" in text and "src/legacy/a.py:3-9" in text
 
 
-def test_a_part_of_a_long_definition_and_its_whole_agree():
-    # xarray: the retrieval cites a chunk inside a long method (313-352), the callers its
-    # definition (305-352): one definition, no divergence. With the definition's start
-    # line alone (305) the two were taken for two definitions.
-    part = _placing(
-        "groupby",
-        "`DataArrayResample.map` at xarray/core/resample.py:313-352 (relevance 0.8): maps",
-        "xarray/core/resample.py",
-        313,
-        "return self.map(func)",
+def test_tracks_on_different_ground_or_past_their_top_finding_do_not_diverge():
+    # ripgrep: globset's `Parser` answers "glob sets compiled", the flags' `Parser`
+    # answers "flags parsed": two sub-questions, two names that happen to be one word.
+    globs = _placing(
+        "glob sets",
+        "`Parser` at globset/src/glob.rs:700-760 (relevance 0.8): parses globs",
+        "globset/src/glob.rs",
+        700,
+        "struct Parser",
+        focus="how are glob sets compiled",
     )
-    whole = _placing(
-        "← DataArrayResample.map",
-        "`DataArrayResample.apply` in xarray/core/resample.py calls `DataArrayResample.map` "
-        "(xarray/core/resample.py:305-352); resolved within the file",
-        "xarray/core/resample.py",
-        360,
-        "return self.map(func)",
+    flags = _placing(
+        "flags parsed",
+        "`Parser` at core/flags/parse.rs:20-80 (relevance 0.8): parses flags",
+        "core/flags/parse.rs",
+        20,
+        "struct Parser",
+        focus="how are flags parsed",
     )
-    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[part, whole])
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[globs, flags])
     assert synthesize(r).divergences == []
-    start_only = whole.model_copy(deep=True)
-    start_only.findings[0].claim = start_only.findings[0].claim.replace("305-352", "305")
-    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[part, start_only])
-    assert len(synthesize(r).divergences) == 1  # the detector fires on what it is given
-    # Two retrieved chunks of one long class in one file (flask's `Flask` at app.py:178-204
-    # and app.py:248-252) are parts of one definition; in two files they are two.
-    chunks = [
-        _placing(n, f"`Flask` at src/flask/app.py:{a}-{b} (relevance 0.7): r", "app.py", a, "x")
-        for n, a, b in (("sessions", 248, 252), ("templates", 178, 204))
+    # One question, but the name is not the second track's top finding: no disagreement
+    # about what answers it.
+    flags.track.focus = globs.track.focus
+    flags.findings.insert(
+        0,
+        Finding(
+            claim="`Glob` at globset/src/glob.rs:80-120 (relevance 0.9): a glob",
+            citations=[_cit("globset/src/glob.rs", 80, quote="pub struct Glob")],
+        ),
+    )
+    assert synthesize(r).divergences == []
+    flags.findings.pop(0)
+    assert len(synthesize(r).divergences) == 1  # the same question, top findings apart
+    # Unless both come from one look-up (the callers and the callees of one definition).
+    globs.track.source = flags.track.source = "references of glob.rs:Parser"
+    assert synthesize(r).divergences == []
+
+
+def test_one_setting_given_two_values_by_two_tracks_is_a_divergence():
+    config = _placing(
+        "FLASK_RUN_PORT",
+        "the environment variable `FLASK_RUN_PORT` is used at src/cli.py:40",
+        "src/cli.py",
+        40,
+        'port = int(os.environ.get("FLASK_RUN_PORT", "5000"))',
+    )
+    retrieval = _placing(
+        "server port",
+        "`run` at src/app.py:10-20 (relevance 0.8): runs the server",
+        "src/app.py",
+        12,
+        'port = os.getenv("FLASK_RUN_PORT", 8000)',
+    )
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[config, retrieval])
+    assert synthesize(r).divergences == [
+        '`FLASK_RUN_PORT`: FLASK_RUN_PORT cites the value "5000" (src/cli.py:40), server port '
+        "the value 8000 (src/app.py:12): two values of one setting"
     ]
-    r = ExploreResult(path=".", root="/r", depth="standard", tracks=chunks)
+    # The same value (quoted or not) in both: they agree.
+    retrieval.findings[0].citations[0].quote = 'port = os.getenv("FLASK_RUN_PORT", 5000)'
     assert synthesize(r).divergences == []
-    chunks[1].findings[0].claim = chunks[1].findings[0].claim.replace("app.py", "other.py")
-    assert len(synthesize(r).divergences) == 1
+    # A constant given two values, and a value read with no default: one divergence.
+    config.findings[0].citations[0].quote = "DEFAULT_TIMEOUT = 30"
+    retrieval.findings[0].citations[0].quote = "const DEFAULT_TIMEOUT: u64 = 60;"
+    assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`DEFAULT_TIMEOUT`"]
+    retrieval.findings[0].citations[0].quote = 'timeout = os.environ["DEFAULT_TIMEOUT"]'
+    assert synthesize(r).divergences == []
 
 
-def test_a_claim_is_a_finding_only_when_its_citation_holds_the_name_it_states():
-    quoted = Finding(
-        claim="`pkg.check` validates", citations=[_cit("a.py", 3, quote="def check(x):")]
-    )
-    elsewhere = Finding(claim="`check` validates", citations=[_cit("a.py", 3, quote="import os")])
-    partial = Finding(
-        claim="`check` validates", citations=[_cit("a.py", 3, quote="def checked():")]
-    )
-    r = ExploreResult(
-        path=".",
-        root="/r",
-        depth="deep",
-        tracks=[
-            TrackFindings(
-                track=SPEC.model_copy(update={"name": "focus"}),
-                findings=[quoted, elsewhere, partial],
-                gates=[GateResult(name="understood", passed=True, detail="d")],
-            ),
-            _findings("git", "b.py"),
+def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": name}),
+        findings=[
+            Finding(
+                claim=f"`{_stem(p)}` at {p}:{a}-{b} (relevance 0.9): it is",
+                citations=[_cit(p, a, b, quote=f"def {_stem(p)}():")],
+            )
+            for p, a, b in ranges
         ],
+        gates=[GateResult(name="understood", passed=True, detail="d")],
+    )
+
+
+def test_support_counts_independent_tracks_at_the_finding_not_its_file():
+    # Two searches that returned the same chunks are one source; the callers of what they
+    # found, from the index's references, are a second. A track that cites the same file
+    # at other lines supports nothing.
+    tokens = _retrieved("tokens", ("a.py", 10, 30), ("b.py", 1, 20))
+    expiry = _retrieved("expiry", ("a.py", 10, 30), ("b.py", 1, 20), ("d.py", 1, 5))
+    callers = TrackFindings(
+        track=SPEC.model_copy(update={"name": "← a"}),
+        findings=[
+            Finding(
+                claim=f"`c{i}` in b.py calls `a` (a.py:10-30); resolved through an import",
+                citations=[_cit("b.py", i, quote="a(x)")],
+            )
+            for i in (3, 9)
+        ],
+        gates=[GateResult(name="understood", passed=True, detail="d")],
+    )
+    elsewhere = _findings("git", "a.py")
+    elsewhere.findings[0].citations[0].start_line = elsewhere.findings[0].citations[0].end_line = 90
+    r = ExploreResult(
+        path=".", root="/r", depth="standard", tracks=[tokens, expiry, callers, elsewhere]
     )
     s = synthesize(r)
-    assert [(f.topic, f.citations[0].ref) for f in s.findings] == [
-        ("pkg.check", "a.py:3"),
-        ("b", "b.py:1"),
-    ]
-    # The top finding has one source: Low, whatever the gates say.
-    assert s.confidence == "Low" and "supported by 1 track(s)" in s.basis
+    assert s.unified[0] == (
+        "`a` at a.py:10-30 (relevance 0.9): it is — supported by 2 independent tracks "
+        "(expiry & tokens; ← a)"
+    )
+    assert s.confidence == "High" and "the top finding has 2 independent sources" in s.basis
+    # Without the callers the searches are the top finding's only source: Low.
+    r.tracks = [tokens, expiry, elsewhere]
+    s = synthesize(r)
+    assert s.unified[0].endswith("supported by 1 independent track (expiry & tokens)")
+    assert s.confidence == "Low" and "the top finding has 1 independent source" in s.basis
+    # The callees of the callers' definitions are one look-up of the references with
+    # them: one source, whatever their hits.
+    callers.track.source = "references of a.py:a"
+    callees = TrackFindings(
+        track=SPEC.model_copy(update={"name": "a →", "source": "references of a.py:a"}),
+        findings=[
+            Finding(
+                claim="`a` calls `h` (c.py:1-3) at a.py:12; resolved through an import",
+                citations=[_cit("a.py", 12, quote="h(t)")],
+            )
+        ],
+        gates=[GateResult(name="understood", passed=True, detail="d")],
+    )
+    r.tracks = [tokens, callers, callees]
+    assert (
+        synthesize(r).unified[0].endswith("supported by 2 independent tracks (a → & ← a; tokens)")
+    )
+    callees.track.source = ""
+    assert synthesize(r).unified[0].endswith("supported by 3 independent tracks (a →; tokens; ← a)")
+    # Searches that met at one chunk only corroborate it.
+    r.tracks = [tokens, _retrieved("expiry", ("a.py", 10, 30), ("e.py", 1, 5)), elsewhere]
+    assert synthesize(r).unified[0].endswith("supported by 2 independent tracks (expiry; tokens)")
 
 
 def _big_result() -> ExploreResult:
