@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import tempfile
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from test_chunk import _check_cover
 
 from dowse.errors import IndexCorrupt, IndexWriteError
+from dowse.indexer import ignore as ignore_module
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.chunk import ChunkConfig, chunk_file
 from dowse.indexer.extract import ExtractConfig, FileJob, process_file
@@ -232,7 +234,7 @@ def test_text_outside_every_node_is_still_chunked():
     assert [(c.start_line, c.end_line, c.text) for c in chunks] == [(1, 1, "\\")]
 
 
-def test_a_long_gitignore_keeps_git_precedence_and_linear_time():
+def test_a_long_gitignore_keeps_git_precedence_in_bounded_regexes():
     lines = ["*.log", *[f"filler_{i}/" for i in range(3000)], "!keep.log", "drop_me.py"]
     rules = compile_rules("\n".join(lines), strip=0, prepend="")
     assert rules is not None
@@ -241,10 +243,16 @@ def test_a_long_gitignore_keeps_git_precedence_and_linear_time():
     assert decide((rules,), "drop_me.py", False) is True
     assert decide((rules,), "filler_2999", True) is True
     assert decide((rules,), "src/app.py", False) is None
-    started = time.perf_counter()
-    for _ in range(100):
-        decide((rules,), "deep/" + "d/" * 30 + "leaf.py", False)
-    assert time.perf_counter() - started < 3.0  # 14 s when one regex held every line
+
+    # Matching stays linear in the file's lines because no regex holds more than a
+    # block of them (one alternation of all 3,002 took 14 s for 100 deep paths); the time
+    # itself is measured by benchmarks, not asserted here.
+    def lines_in(regex: re.Pattern[str]) -> int:
+        return len(re.findall(r"\(\?P<p\d+>", regex.pattern))  # one named group a line
+
+    assert len(rules.file_regexes) > 1
+    assert max(map(lines_in, (*rules.file_regexes, *rules.dir_regexes))) <= ignore_module._BLOCK
+    assert sum(map(lines_in, rules.file_regexes)) == len(lines)
 
 
 # -- kills ------------------------------------------------------------------------------------
