@@ -11,7 +11,6 @@ import json
 import re
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -310,11 +309,9 @@ def test_server_problems_fall_back_to_offline_without_raising(llm, reply, cause)
 def test_a_timeout_falls_back_and_stops_asking(llm):
     llm.respond = llm.hang
     evaluator = LLMEvaluator(config(llm, timeout_s=0.3, max_candidates_per_call=1))
-    started = time.monotonic()
     evals = evaluator.evaluate(TASK, CANDS, set(), set())
     again = evaluator.evaluate(TASK, CANDS[:1], set(), set())
-    assert time.monotonic() - started < 2.0  # one timeout, not one per batch
-    assert len(llm.requests) == 1
+    assert len(llm.requests) == 1  # one timeout, not one per batch or per call
     cause = f"{llm.url} did not answer within 0.3s"
     assert all(e.reason.startswith(f"offline fallback: {cause}; ") for e in evals + again)
     assert [e.relevance for e in evals] == [e.relevance for e in offline()]

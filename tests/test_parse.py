@@ -9,7 +9,6 @@ definitions, some after a note a blank line away that stays out.
 from __future__ import annotations
 
 import random
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -541,12 +540,11 @@ def test_random_binary_does_not_raise(language: str):
 
 def test_unmatched_brackets_fall_back_quickly():
     # Error recovery leaves 60k anonymous "(" side by side under one ERROR node; a query
-    # over that takes minutes, so extraction refuses it.
-    started = time.monotonic()
+    # over that takes minutes, so extraction refuses it before querying (the note says
+    # which refusal it was; how long it takes is for benchmarks, not a test's clock).
     parsed = parse_source("x.c", b"(" * 60_000, "c")
     assert parsed.tree is None
     assert parsed.note == "too many unmatched tokens to extract symbols"
-    assert time.monotonic() - started < 10
 
 
 def test_timeout_falls_back_to_text_and_the_parser_recovers():
