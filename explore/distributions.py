@@ -11,6 +11,7 @@ Invariant: names are compared normalized (PEP 503: lowercase, runs of ``-_.`` as
 
 from __future__ import annotations
 
+import csv
 import re
 from functools import cache
 from importlib import metadata
@@ -73,7 +74,9 @@ def normalize(name: str) -> str:
 def _installed() -> dict[str, tuple[str, ...]]:
     try:
         return {k: tuple(v) for k, v in metadata.packages_distributions().items()}
-    except Exception:  # broken metadata in the environment: the table still answers
+    # Broken metadata in the environment (an unreadable or undecodable file, a garbled
+    # RECORD): the table still answers.
+    except (OSError, ValueError, csv.Error):
         return {}
 
 

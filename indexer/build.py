@@ -46,7 +46,7 @@ from dowse.indexer.commits import update as update_history
 from dowse.indexer.embed import Embedder
 from dowse.indexer.engine import Engine, LocalEngine
 from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, in_worker_startup
-from dowse.indexer.lance import check_location
+from dowse.indexer.lance import LANCE_ERRORS, check_location
 from dowse.indexer.locate import is_index_of, names_root, why_not
 from dowse.indexer.options import (
     DEFAULT_EMBED_SCOPE,
@@ -914,9 +914,7 @@ def build_index(
         )
         stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
-    except DowseError:
-        raise
-    except Exception as exc:
+    except LANCE_ERRORS as exc:
         # LanceDB reports a full disk, a read-only directory or a damaged table file as a
         # RuntimeError with a Rust backtrace location: say which it was, in one line.
         error = storage_error(exc, index_dir)

@@ -84,6 +84,8 @@ class SentenceTransformerEmbedder:
                     model = SentenceTransformer(model_path(), device="cpu")
                 except EmbedderError:
                     raise
+                # As the ONNX export (onnx_embed.export_models): the loading libraries'
+                # own error types, several deriving from Exception alone.
                 except Exception as exc:
                     raise EmbedderError(f"cannot load the embedding model: {exc}") from exc
                 model.max_seq_length = self.max_seq_length

@@ -36,7 +36,14 @@ from typing import Any
 from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
 from dowse.quote import one_line
 
-__all__ = ["check_location", "import_lancedb", "lance_detail", "quote_list", "storage_error"]
+__all__ = [
+    "LANCE_ERRORS",
+    "check_location",
+    "import_lancedb",
+    "lance_detail",
+    "quote_list",
+    "storage_error",
+]
 
 os.environ.setdefault("LANCE_LOG", "error")  # keep Rust-side deprecation chatter off stderr
 
@@ -322,11 +329,17 @@ _RUST_LOCATION = re.compile(r",? /\S+\.rs:\d+:\d+")
 _LANCE_PREFIX = re.compile(r"^(?:lance error: )?(?:LanceError\(\w+\): )?")
 
 
+LANCE_ERRORS: tuple[type[Exception], ...] = (RuntimeError, OSError, ValueError)
+"""The exception types a LanceDB storage failure arrives as (its Rust errors, and Python
+I/O errors under it): what a handler around a LanceDB call catches. Which of them is a
+storage failure, and which a bug, `lance_detail` tells by the text."""
+
+
 def lance_detail(exc: BaseException) -> str | None:
     """What a LanceDB storage failure says, without its Rust source locations; None for
     any other exception."""
     text = str(exc)
-    if not isinstance(exc, (RuntimeError, OSError, ValueError)) or not (
+    if not isinstance(exc, LANCE_ERRORS) or not (
         "lance error" in text
         or "LanceError" in text
         # A data file overwritten with other bytes: its magic number is not Lance's.

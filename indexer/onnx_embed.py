@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from dowse.errors import EmbedderError
+from dowse.errors import DowseError, EmbedderError
 from dowse.indexer.embed import MODEL_NAME, model_path
 
 if TYPE_CHECKING:
@@ -145,12 +145,25 @@ def export_models(*, cache_dir: Path | None = None, model_dir: Path | None = Non
             os.replace(int8, models.int8)
         except EmbedderError:
             raise
+        # torch, transformers, safetensors, onnx and onnxruntime each fail with types of
+        # their own, several deriving from Exception alone (SafetensorError, onnx's
+        # ValidationError): whatever the export raises is why there is no model.
         except Exception as exc:
             detail = " ".join(str(exc).split())[:300] or type(exc).__name__
             raise EmbedderError(f"cannot export the ONNX embedding model: {detail}") from exc
         finally:
             shutil.rmtree(work, ignore_errors=True)
     return OnnxModels(int8=models.int8, fp32=models.fp32, query=models.query, exported=True)
+
+
+def _runtime_errors() -> tuple[type[Exception], ...]:
+    """onnxruntime's own exception types (NoSuchFile, InvalidProtobuf, Fail, ...), which
+    derive from Exception alone: what loading a graph raises for a file it cannot use."""
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    return tuple(
+        v for v in vars(state).values() if isinstance(v, type) and issubclass(v, Exception)
+    )
 
 
 @contextlib.contextmanager
@@ -317,6 +330,8 @@ class OnnxEmbedder:
                 source = self._model_dir or Path(model_path())
                 try:
                     tokenizer = Tokenizer.from_file(str(source / "tokenizer.json"))
+                # tokenizers raises Exception itself, no subclass, for a file it cannot
+                # read or parse: the one call here is what this catches.
                 except Exception as exc:
                     raise EmbedderError(f"cannot load the tokenizer from {source}: {exc}") from exc
                 # The file pads every input to 128 and truncates there; the reference
@@ -344,11 +359,12 @@ class OnnxEmbedder:
                 # (benchmarks/RESULTS.md, query latency); batch throughput is unchanged.
                 options.add_session_config_entry("session.intra_op.allow_spinning", "0")
                 options.log_severity_level = 3  # errors only: the library never prints
+                unusable: tuple[type[Exception], ...] = (OSError, *_runtime_errors())
                 try:
                     session = ort.InferenceSession(
                         str(path), options, providers=["CPUExecutionProvider"]
                     )
-                except Exception as exc:
+                except unusable as exc:
                     raise EmbedderError(
                         f"cannot load {path} ({' '.join(str(exc).split())[:200]}); "
                         "delete it to export it again"
@@ -394,7 +410,7 @@ class OnnxEmbedder:
             kinds = {"fp32" if len(e.ids) <= SHORT_TOKENS else long_kind for e in encodings}
             for kind in sorted(kinds):
                 self._session(kind)
-        except Exception:  # noqa: BLE001  # embed_queries reports it, where it is needed
+        except (DowseError, OSError):  # embed_queries reports it, where it is needed
             return
 
     def _exported(self) -> OnnxModels | None:

@@ -123,7 +123,7 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
         tree = _parse(parser, source, deadline)
     except _TimedOut:
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")
-    except Exception as exc:
+    except Exception as exc:  # as above: one file's failure is that file's note
         return Parsed(tree=None, note=f"parse error: {_describe(exc)}")
     if _query_cost(tree.root_node) > _MAX_QUERY_COST:
         return Parsed(tree=None, note="too many unmatched tokens to extract symbols")
@@ -132,7 +132,7 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
         symbols = _symbols(path, source, language, matches)
         imports, aliases = _imports(path, source, matches)
         references = extract_references(path, source, matches, symbols, imports, aliases)
-    except Exception as exc:
+    except Exception as exc:  # a bug of the extraction falls back to text, with its note
         return Parsed(tree=None, note=f"symbol extraction error: {_describe(exc)}")
     return Parsed(tree=tree, symbols=symbols, imports=imports, references=references)
 

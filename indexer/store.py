@@ -70,7 +70,6 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import (
-    DowseError,
     IndexCorrupt,
     IndexLocked,
     IndexNotFound,
@@ -78,6 +77,7 @@ from dowse.errors import (
     IndexWriteError,
 )
 from dowse.indexer.lance import (
+    LANCE_ERRORS,
     check_location,
     import_lancedb,
     lance_detail,
@@ -537,7 +537,7 @@ class Store:
             if table.version != want:
                 try:
                     table.restore(want)  # an interrupted write went past the snapshot
-                except Exception as exc:
+                except LANCE_ERRORS as exc:
                     # LanceDB says ValueError for a version that is gone (cleaned up, or
                     # a manifest from elsewhere): the snapshot cannot be brought back.
                     if not isinstance(exc, ValueError) and storage_error(exc) is None:
@@ -563,7 +563,7 @@ class Store:
                     if verify:
                         table.to_arrow()
                     return table
-            except Exception as exc:
+            except LANCE_ERRORS as exc:
                 if storage_error(exc) is None:
                     raise
             self._drop(CACHE_TABLE)
@@ -589,7 +589,7 @@ class Store:
     def _drop(self, name: str) -> None:
         try:
             self.db.drop_table(name)
-        except Exception as exc:
+        except LANCE_ERRORS as exc:
             if storage_error(exc) is None:
                 raise
             shutil.rmtree(self.index_dir / "db" / f"{name}.lance", ignore_errors=True)
@@ -602,7 +602,7 @@ class Store:
                 version = self.manifest.versions.get(name)
                 if version is not None:
                     table.checkout(version)
-            except Exception as exc:
+            except LANCE_ERRORS as exc:
                 raise IndexCorrupt(
                     f"the index table {name!r} at {self.index_dir} cannot be read "
                     f"({lance_detail(exc) or exc}); run `dowse index --rebuild`"
@@ -622,7 +622,7 @@ class Store:
                 if data.num_rows:
                     for index in table.list_indices():
                         self._probe(table, index, data)
-            except Exception as exc:
+            except LANCE_ERRORS as exc:
                 detail = lance_detail(exc)
                 if detail is None:
                     raise
@@ -884,9 +884,7 @@ class Store:
     def _reading(self) -> Iterator[None]:
         try:
             yield
-        except DowseError:
-            raise
-        except Exception as exc:
+        except LANCE_ERRORS as exc:
             # Worded as the CLI and MCP seams worded it before the store converted it.
             error = storage_error(exc)
             if error is None:

@@ -318,7 +318,7 @@ class Workspace:
                     if searcher.questions.has_vectors or searcher.questions.has_file_vectors:
                         searcher.questions.embed_query("warm up")
                     searcher.warm()
-                except Exception:  # best effort: the first call reports what failed
+                except DowseError:  # best effort: the first call reports it, as a tool error
                     pass
 
     # -- snapshots and freshness -------------------------------------------------------
