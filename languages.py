@@ -245,7 +245,7 @@ class PathConvention(NamedTuple):
     """One ecosystem's way of marking a file's role in its path."""
 
     ecosystem: str
-    role: Literal["test", "benchmark", "example", "generated", "vendored", "legacy", "declaration"]
+    role: Literal["test", "benchmark", "example", "generated", "vendored", "legacy"]
     pattern: str
     """A regular expression searched in the POSIX path relative to the root."""
 
@@ -285,11 +285,6 @@ CONVENTIONS: tuple[PathConvention, ...] = (
     # Older versions kept for compatibility: zstd's lib/legacy/ decoders of the v0.1-v0.7
     # formats repeat every name of lib/decompress/.
     PathConvention("any", "legacy", r"(^|/)legacy/"),
-    # Type declarations of code kept elsewhere: TypeScript's `.d.ts` (a JavaScript
-    # library's hand-written typings, or tsc's output) and Python's `.pyi` stubs. They
-    # name every function and option of the code they describe, and decide nothing.
-    PathConvention("typescript", "declaration", r"\.d\.[cm]?ts$"),
-    PathConvention("python", "declaration", r"\.pyi$"),
 )
 """Each ecosystem's path conventions; a role holds when any of its patterns matches.
 Patterns are kept apart by ecosystem for the reader; all of them apply to every path (a
@@ -306,7 +301,6 @@ _EXAMPLE_PATH = _role_pattern("example")
 _GENERATED_PATH = _role_pattern("generated")
 _VENDORED_PATH = _role_pattern("vendored")
 _LEGACY_PATH = _role_pattern("legacy")
-_DECLARATION_PATH = _role_pattern("declaration")
 
 
 def is_test_path(path: str) -> bool:
@@ -343,13 +337,6 @@ def is_legacy_path(path: str) -> bool:
     """An older version kept for compatibility, under legacy/ (zstd's lib/legacy/
     decoders of the v0.1-v0.7 formats): one of `is_vendored_path`'s copies."""
     return bool(_LEGACY_PATH.search(path))
-
-
-def is_declaration_path(path: str) -> bool:
-    """A file of type declarations only, by its extension: TypeScript's `*.d.ts` (also
-    `.d.mts`, `.d.cts`) and Python's `*.pyi` stubs. A change of behaviour is made in the
-    code they declare; they change with it only when its interface does."""
-    return bool(_DECLARATION_PATH.search(path))
 
 
 # A test module inside a source file, by its language's convention: Rust's `#[cfg(test)]

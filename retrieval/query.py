@@ -19,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.languages import (
     is_benchmark_path,
-    is_declaration_path,
     is_generated_path,
     is_legacy_path,
     is_test_path,
@@ -214,12 +213,6 @@ _COPIES_SUBJECT = re.compile(
     r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
     re.I,
 )
-# Types as the subject: the typings, a type checker or its error codes (tsc's TS2345).
-_TYPES_SUBJECT = re.compile(
-    r"\b(?:typescript|typings?|type (?:definitions?|declarations?|hints?|stubs?|check\w*)|"
-    r"stubs? files?|tsc|TS\d{4}|mypy|pyright)\b|\.d\.[cm]?ts\b|\.pyi\b",
-    re.I,
-)
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -291,33 +284,22 @@ class QueryAnalysis(BaseModel):
         single header", "regenerate the protobuf code")."""
         return _COPIES_SUBJECT.search(self.text) is not None
 
-    @property
-    def mentions_types(self) -> bool:
-        """The question is about the type declarations: TypeScript or its typings, type
-        hints or stubs, a type checker (tsc and its `TS2345` codes, mypy, pyright), or a
-        `.d.ts` or `.pyi` file."""
-        return _TYPES_SUBJECT.search(self.text) is not None
-
     def unasked_test(self, path: str) -> bool:
-        """A test, a benchmark, type declarations or a copy (generated, amalgamated or
-        vendored code) the question is not about: tests and benchmarks call the code under
-        test with its own names and words, declarations name every function and option of
-        the code they describe (dayjs's types/index.d.ts), a copy repeats its source's,
-        and none is where the behaviour is decided (simdjson's singleheader/simdjson.h
-        holds every word of every issue), so all rank lower unless asked for."""
+        """A test, a benchmark or a copy (generated, amalgamated or vendored code) the
+        question is not about: tests and benchmarks call the code under test with its own
+        names and words, a copy repeats its source's, and none is where the behaviour is
+        decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
+        all rank lower unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
-        benchmark", "type declarations" (`.d.ts`, `.pyi`), "generated code", "an older
-        version" (legacy/) or "a vendored copy"; None when it is none of them or the
-        question is about it."""
+        benchmark", "generated code", "an older version" (legacy/) or "a vendored copy";
+        None when it is none of them or the question is about it."""
         if is_test_path(path) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"
-        if is_declaration_path(path) and not self.mentions_types:
-            return "type declarations"
         if self.mentions_copies:
             return None
         if is_generated_path(path):

@@ -1010,12 +1010,7 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("vendor/golang.org/x/net/http2/frame.go", "a vendored copy"),
         ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
         ("lib/legacy/zstd_v07.c", "an older version"),
-        ("types/plugin/utc.d.ts", "type declarations"),
-        ("dist/index.d.mts", "type declarations"),
-        ("src/requests/api.pyi", "type declarations"),
         ("lib/decompress/zstd_decompress.c", None),
-        ("src/plugin/utc/index.ts", None),
-        ("src/d.ts/index.js", None),  # a directory named so is no declaration file
     ],
 )
 def test_a_reason_says_what_a_lowered_file_is(path, role):
@@ -1040,58 +1035,6 @@ def test_a_reason_says_what_a_lowered_file_is(path, role):
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
-
-
-@pytest.mark.parametrize(
-    ("text", "asked"),
-    [
-        ("utcOffset() keeps the wrong hour after add()", False),
-        ("the utc plugin's typings lack the keepLocalTime argument", True),
-        ("TypeScript: Property 'tz' does not exist on type 'Dayjs'", True),
-        ("error TS2345: Argument of type 'string' is not assignable", True),
-        ("types/plugin/utc.d.ts declares utcOffset wrongly", True),
-        ("mypy rejects the return type of get()", True),
-        ("the type of a value is wrong after parsing", False),
-    ],
-)
-def test_a_question_is_about_type_declarations_only_when_it_says_so(text, asked):
-    assert analyze(text).mentions_types is asked
-
-
-def _typed_repo(root: Path) -> None:
-    (root / "src" / "plugin" / "utc").mkdir(parents=True)
-    (root / "src" / "plugin" / "utc" / "index.js").write_text(
-        "export default (option, Dayjs) => {\n"
-        "  Dayjs.prototype.utcOffset = function (input, keepLocalTime) {\n"
-        "    const offset = Math.abs(input) <= 16 ? input * 60 : input\n"
-        "    return keepLocalTime ? this.add(offset, 'minute') : this.local(offset)\n"
-        "  }\n}\n"
-    )
-    # The typings name the method and each of its arguments, with nothing else around.
-    (root / "types" / "plugin").mkdir(parents=True)
-    (root / "types" / "plugin" / "utc.d.ts").write_text(
-        "declare module 'dayjs' {\n  interface Dayjs {\n"
-        "    utcOffset(offset: number, keepLocalTime?: boolean): Dayjs\n"
-        "    utcOffset(): number\n  }\n}\n"
-    )
-
-
-def test_type_declarations_rank_below_the_code_they_declare_unless_asked_for(
-    tmp_path, fake_embedder
-):
-    _typed_repo(tmp_path)
-    build_index(tmp_path, embedder=fake_embedder)
-    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
-    plain = ask(s, "utcOffset with keepLocalTime returns the wrong offset")
-    assert plain.files[0].path == "src/plugin/utc/index.js"
-    (typings,) = [f for f in plain.files if f.path.endswith(".d.ts")]
-    assert typings.relevance < plain.files[0].relevance
-    assert "type declarations" in typings.reason
-    # Asked about, the typings are ranked as code again.
-    asked = ask(s, "the typings of utcOffset with keepLocalTime return the wrong offset")
-    (typed,) = [f for f in asked.files if f.path.endswith(".d.ts")]
-    assert "type declarations" not in typed.reason
-    assert typed.relevance > typings.relevance
 
 
 def _copies_repo(root: Path) -> None:
