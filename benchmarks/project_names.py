@@ -4,8 +4,9 @@ Usage:
     python benchmarks/project_names.py --dataset DEV.jsonl --repos CLONES
 
 For every repository of the dataset (its first instance's base commit), the root
-manifests `project_names` reads are taken from the bare mirror `CLONES/<owner>__<name>`
-(matched case-blind) and it prints the repository, the manifests present and the names
+manifests `project_names` reads (and the Cargo.toml of each directory below the root, for
+a workspace's members) are taken from the bare mirror `CLONES/<owner>__<name>` (matched
+case-blind) and it prints the repository, the root manifests present and the names
 found. An empty list means the project's own name is still taken as evidence there.
 """
 
@@ -29,12 +30,40 @@ MANIFESTS = (
     "CMakeLists.txt",
     "meson.build",
     "pom.xml",
+    "settings.gradle",
+    "settings.gradle.kts",
+    "Package.swift",
 )
 
 
 def _clone(repos: Path, repo: str) -> Path | None:
     want = repo.replace("/", "__").lower()
     return next((p for p in sorted(repos.iterdir()) if p.name.lower() == want), None)
+
+
+def _extract(clone: Path, commit: str, name: str, root: Path) -> bool:
+    shown = subprocess.run(
+        ["git", "--git-dir", str(clone), "show", f"{commit}:{name}"],
+        capture_output=True,
+        check=False,
+    )
+    if shown.returncode != 0:
+        return False
+    (root / name).parent.mkdir(parents=True, exist_ok=True)
+    (root / name).write_bytes(shown.stdout)
+    return True
+
+
+def _member_manifests(clone: Path, commit: str) -> list[str]:
+    listed = subprocess.run(
+        ["git", "--git-dir", str(clone), "ls-tree", "-r", "--name-only", commit],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return [
+        p for p in listed.stdout.splitlines() if p.endswith("/Cargo.toml") and p.count("/") <= 2
+    ]
 
 
 def main() -> None:
@@ -54,16 +83,9 @@ def main() -> None:
             continue
         with tempfile.TemporaryDirectory() as tmp:
             root = Path(tmp)
-            present = []
-            for name in MANIFESTS:
-                shown = subprocess.run(
-                    ["git", "--git-dir", str(clone), "show", f"{commit}:{name}"],
-                    capture_output=True,
-                    check=False,
-                )
-                if shown.returncode == 0:
-                    (root / name).write_bytes(shown.stdout)
-                    present.append(name)
+            present = [n for n in MANIFESTS if _extract(clone, commit, n, root)]
+            for member in _member_manifests(clone, commit):
+                _extract(clone, commit, member, root)
             names = sorted(project_names(root))
             print(f"{repo}\t{commit[:8]}\t{','.join(present) or '-'}\t{','.join(names) or '-'}")
 

@@ -9,9 +9,16 @@ names out of a candidate's coverage (`retrieval.evaluate`).
 The names come from the package metadata at the index root, not a list: Cargo.toml
 (`[package]`, `[lib]` and `[[bin]]` names: ripgrep's binary is `rg`), package.json,
 pyproject.toml, setup.cfg, setup.py, go.mod (the module path's last part, a `/vN` suffix
-left out), CMakeLists.txt's `project(...)`, meson.build's `project(...)` and pom.xml's own
-`artifactId`. A name is kept as written, lowercased, and with `-` as `_` (how Rust code
-and Python imports spell it); a scope (`@scope/name`) is dropped.
+left out), CMakeLists.txt's `project(...)`, meson.build's `project(...)`, pom.xml's own
+`artifactId`, Gradle's `rootProject.name` (settings.gradle or settings.gradle.kts) and
+Package.swift's `Package(name: ...)`. A name is kept as written, lowercased, and with `-`
+as `_` (how Rust code and Python imports spell it); a scope (`@scope/name`) is dropped.
+
+A Cargo workspace root (`[workspace]`, no `[package]`) names no crate of its own; its
+project's name is the member crate that its sibling crates are named after (tokio's
+`tokio` beside `tokio-util` and `tokio-macros`, serde's `serde` beside `serde_derive`),
+read from the members listed by path (globs are not expanded). A workspace whose members
+share no such name (a crate of each tool) names nothing.
 """
 
 from __future__ import annotations
@@ -33,6 +40,11 @@ _POM_PARENT = re.compile(r"<parent>.*?</parent>", re.S)
 _POM_DEPENDENCIES = re.compile(r"<(dependencies|dependencyManagement|build|profiles)>.*", re.S)
 _POM_ARTIFACT = re.compile(r"<artifactId>\s*([\w.-]+)\s*</artifactId>")
 _GO_MAJOR = re.compile(r"^v\d+$")
+_GRADLE_ROOT = re.compile(r"""^\s*rootProject\.name\s*=\s*["']([A-Za-z0-9][\w.-]*)["']""", re.M)
+_SWIFT_PACKAGE = re.compile(r'\bPackage\s*\(\s*name\s*:\s*"([A-Za-z0-9][\w.-]*)"')
+_CRATE_SEPARATORS = ("-", "_")
+_LITERAL_MEMBER = re.compile(r"^(?!/)(?!.*\.\.)[\w./-]+$")
+"""A workspace member given by a relative path inside the root (no glob, no `..`)."""
 
 
 def _read(root: Path, name: str) -> str | None:
@@ -67,6 +79,35 @@ def _cargo(text: str | None) -> list[str]:
     if isinstance(bins, list):
         names.extend(n for b in bins for n in _named(b))
     return names
+
+
+def _workspace(root: Path, text: str | None) -> list[str]:
+    """A workspace root's name: the member crate the other members are named after."""
+    data = _toml(text)
+    workspace = data.get("workspace")
+    if "package" in data or not isinstance(workspace, dict):
+        return []
+    members = workspace.get("members")
+    if not isinstance(members, list):
+        return []
+    crates: list[str] = []
+    for member in members:
+        if not isinstance(member, str) or not _LITERAL_MEMBER.match(member):
+            continue
+        own = _named(_toml(_read(root / member, "Cargo.toml")).get("package"))
+        crates.extend(own or [member.rstrip("/").rsplit("/", 1)[-1]])
+
+    def extends(name: str, base: str) -> bool:
+        return any(name.startswith(base + sep) for sep in _CRATE_SEPARATORS)
+
+    # serde_derive is named after serde, and serde_derive_internals after it: only the
+    # name no other member's extends is the project's.
+    return [
+        name
+        for name in dict.fromkeys(crates)
+        if any(extends(other, name) for other in crates)
+        and not any(extends(name, other) for other in crates)
+    ]
 
 
 def _package_json(text: str | None) -> list[str]:
@@ -124,6 +165,16 @@ def _project_call(text: str | None) -> list[str]:
     return [match.group(1)] if match else []
 
 
+def _gradle_settings(text: str | None) -> list[str]:
+    match = _GRADLE_ROOT.search(text) if text else None
+    return [match.group(1)] if match else []
+
+
+def _package_swift(text: str | None) -> list[str]:
+    match = _SWIFT_PACKAGE.search(text) if text else None
+    return [match.group(1)] if match else []
+
+
 def _pom(text: str | None) -> list[str]:
     if not text:
         return []
@@ -145,8 +196,10 @@ def _spellings(names: Iterable[str]) -> set[str]:
 def project_names(root: Path) -> frozenset[str]:
     """The names the project at `root` goes by (the module doc), lowercased; empty when
     no manifest names it."""
+    cargo = _read(root, "Cargo.toml")
     names = [
-        *_cargo(_read(root, "Cargo.toml")),
+        *_cargo(cargo),
+        *_workspace(root, cargo),
         *_package_json(_read(root, "package.json")),
         *_pyproject(_read(root, "pyproject.toml")),
         *_setup_cfg(_read(root, "setup.cfg")),
@@ -155,5 +208,8 @@ def project_names(root: Path) -> frozenset[str]:
         *_project_call(_read(root, "CMakeLists.txt")),
         *_project_call(_read(root, "meson.build")),
         *_pom(_read(root, "pom.xml")),
+        *_gradle_settings(_read(root, "settings.gradle.kts")),
+        *_gradle_settings(_read(root, "settings.gradle")),
+        *_package_swift(_read(root, "Package.swift")),
     ]
     return frozenset(_spellings(names))

@@ -39,6 +39,20 @@ from dowse.retrieval.query import analyze
             },
             {"jackson-core", "jackson_core"},
         ),
+        (
+            {"settings.gradle.kts": 'plugins { id("x") }\nrootProject.name = "mockito"\n'},
+            {"mockito"},
+        ),
+        ({"settings.gradle": "include ':core'\nrootProject.name = 'jib'\n"}, {"jib"}),
+        # A Gradle build that names no root project takes its directory's name: unknown here.
+        ({"settings.gradle": "include ':jib-core'\ninclude ':jib-cli'\n"}, set()),
+        (
+            {
+                "Package.swift": "import PackageDescription\n"
+                'let package = Package(\n  name: "zstd",\n)\n'
+            },
+            {"zstd"},
+        ),
         # Broken or missing manifests name nothing, and are no error.
         ({"Cargo.toml": "[package\nname = "}, set()),
         ({"package.json": "[1, 2]"}, set()),
@@ -48,6 +62,83 @@ from dowse.retrieval.query import analyze
 def test_the_projects_names_come_from_its_manifests(tmp_path, files, names):
     for name, text in files.items():
         (tmp_path / name).write_text(text)
+    assert project_names(tmp_path) == names
+
+
+def _write(root, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+
+
+def _crate(name: str) -> str:
+    return f'[package]\nname = "{name}"\nversion = "1.0.0"\n'
+
+
+@pytest.mark.parametrize(
+    ("files", "names"),
+    [
+        # tokio: the crate the others are named after is the project.
+        (
+            {
+                "Cargo.toml": '[workspace]\nmembers = ["tokio", "tokio-util", "benches"]\n',
+                "tokio/Cargo.toml": _crate("tokio"),
+                "tokio-util/Cargo.toml": _crate("tokio-util"),
+                "benches/Cargo.toml": _crate("benches"),
+            },
+            {"tokio"},
+        ),
+        # serde: serde_derive_internals is named after serde_derive, which is itself named
+        # after serde; only serde is the project's name.
+        (
+            {
+                "Cargo.toml": '[workspace]\nmembers = ["serde", "serde_derive", '
+                '"serde_derive_internals", "test_suite"]\n',
+                "serde/Cargo.toml": _crate("serde"),
+                "serde_derive/Cargo.toml": _crate("serde_derive"),
+                "serde_derive_internals/Cargo.toml": _crate("serde_derive_internals"),
+            },
+            {"serde"},
+        ),
+        # A member's package name counts, not its directory's; a member without a
+        # manifest goes by its directory.
+        (
+            {
+                "Cargo.toml": '[workspace]\nmembers = ["crates/core", "crates/cli"]\n',
+                "crates/core/Cargo.toml": _crate("grep"),
+                "crates/cli/Cargo.toml": _crate("grep-cli"),
+            },
+            {"grep"},
+        ),
+        (
+            {"Cargo.toml": '[workspace]\nmembers = ["widget", "widget-macros"]\n'},
+            {"widget"},
+        ),
+        # Members that share no name, globs and paths out of the root name nothing.
+        (
+            {
+                "Cargo.toml": '[workspace]\nmembers = ["parser", "printer"]\n',
+                "parser/Cargo.toml": _crate("parser"),
+                "printer/Cargo.toml": _crate("printer"),
+            },
+            set(),
+        ),
+        (
+            {"Cargo.toml": '[workspace]\nmembers = ["crates/*", "../tokio", "../tokio-util"]\n'},
+            set(),
+        ),
+        # A root with its own package is named by it, not by its workspace's members.
+        (
+            {
+                "Cargo.toml": '[package]\nname = "ripgrep"\n\n'
+                '[workspace]\nmembers = ["grep", "grep-cli"]\n',
+            },
+            {"ripgrep"},
+        ),
+    ],
+)
+def test_a_cargo_workspace_is_named_after_the_crate_its_members_extend(tmp_path, files, names):
+    _write(tmp_path, files)
     assert project_names(tmp_path) == names
 
 
