@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
+from typing import Any
 
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
@@ -201,19 +203,34 @@ def test_the_loops_evaluations_count_as_a_ranking():
     assert best_parts(_Searcher(rows), analyze("x"), []) == {}  # type: ignore[arg-type]
 
 
+QUESTION = "how are discounts applied to the cart total?"
+
+
+def _loop_keeping(
+    example_repo, fake_embedder, monkeypatch, keep: Callable[[Any], bool]
+) -> tuple[HybridSearcher, list[ask_module.ContextItem]]:
+    """The example indexed, and `ask`'s loop for QUESTION made to return only the items
+    `keep` accepts (what the loop evaluated stays out of the test's way); the searcher and
+    those items."""
+    build_index(example_repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+    loop = ask_module.run_loop(searcher, QUESTION)
+    kept = [it for it in loop.items if keep(it)]
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": kept})
+    )
+    return searcher, kept
+
+
 def test_the_first_file_shows_its_best_part_though_the_loop_scored_another_file(
     example_repo, fake_embedder, monkeypatch
 ):
     """The files ranking puts a file first whose parts the loop never evaluated: its best
     part is delivered whole, with a reason saying why, before the loop's items."""
-    build_index(example_repo, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
-    question = "how are discounts applied to the cart total?"
-    loop = ask_module.run_loop(searcher, question)
-    others = [it for it in loop.items if it.hit.path != "shop/pricing.py"]
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": others})
+    searcher, others = _loop_keeping(
+        example_repo, fake_embedder, monkeypatch, lambda it: it.hit.path != "shop/pricing.py"
     )
+    question = QUESTION
     result = ask_module.ask(searcher, question, budget=3000)
     scored = {it.hit.path for it in others}
     n, lead = next(
@@ -264,13 +281,8 @@ def test_the_first_file_shows_its_next_parts_within_its_share(
 ):
     """Beyond its best part, the first file shows its next-best parts while it holds at
     most `Packing.first_file_share` of the room; with no share, none."""
-    build_index(example_repo, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
-    question = "how are discounts applied to the cart total?"
-    loop = ask_module.run_loop(searcher, question)
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": []})
-    )
+    searcher, _ = _loop_keeping(example_repo, fake_embedder, monkeypatch, lambda it: False)
+    question = QUESTION
     result = ask_module.ask(searcher, question, budget=6000)
     first = result.files[0].path
     nexts = [b for b in result.context if b.reason.startswith("a next-best part of the file")]
@@ -323,13 +335,8 @@ def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
     for name in ("first", "second"):
         text = "".join(f"def {name}_{part}(total):\n{body}    return total\n\n\n" for part in "ab")
         (example_repo / "shop" / f"{name}.py").write_text(text)
-    build_index(example_repo, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
-    question = "how are discounts applied to the cart total?"
-    loop = ask_module.run_loop(searcher, question)
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": []})
-    )
+    searcher, _ = _loop_keeping(example_repo, fake_embedder, monkeypatch, lambda it: False)
+    question = QUESTION
 
     def item(path: str, start: int, reason: str) -> ask_module.ContextItem:
         row = _row(path, start, start + 13, "", None)
