@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from dowse.evaluation.gittree import sync_tree
-from dowse.evaluation.swebench import MethodRunner, by_repository, load_dataset
+from dowse.evaluation.swebench import MethodRunner, by_repository, load_dataset, unrecorded
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import get_embedder
 from dowse.retrieval.ask import Packing
@@ -65,12 +65,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = chosen[: args.limit]
     args.out.mkdir(parents=True, exist_ok=True)
     outs = {(n, b): args.out / f"{n}-{b}.jsonl" for n, _ in variants for b in budgets}
-    done = {
-        key: {json.loads(line)["instance_id"] for line in path.open() if line.strip()}
-        for key, path in outs.items()
-        if path.exists()
-    }
-    todo = [i for i in chosen if any(i.instance_id not in done.get(k, ()) for k in outs)]
+    pending = {key: {i.instance_id for i in unrecorded(chosen, path)} for key, path in outs.items()}
+    todo = [i for i in chosen if any(i.instance_id in ids for ids in pending.values())]
     embedder = get_embedder()
     for repo, git_dir, insts in by_repository(todo, args.repos):
         home = args.work / repo.replace("/", "__")
@@ -91,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
             seconds = run.prepare(files, ["ask"], HistorySource(git_dir, inst.base_commit))
             for name, packing in variants:
                 for budget in budgets:
-                    if inst.instance_id in done.get((name, budget), ()):
+                    if inst.instance_id not in pending[(name, budget)]:
                         continue
                     run.budget, run.packing = budget, packing
                     answer = run.query("ask", inst.problem_statement)
