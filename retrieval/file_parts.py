@@ -36,7 +36,7 @@ from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
-__all__ = ["RRF_K", "WHOLE_DEFINITION_LINES", "Part", "best_parts"]
+__all__ = ["RANKINGS", "RRF_K", "WHOLE_DEFINITION_LINES", "Part", "best_parts"]
 
 RRF_K = 1
 """The reciprocal-rank constant: a file has tens of chunks, not thousands of documents, so
@@ -45,6 +45,9 @@ POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
 WHOLE_DEFINITION_LINES = 120
 """The longest definition the context shows whole when one of its parts is chosen."""
+RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "evaluated"})
+"""The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
+turn to measure what it adds)."""
 
 
 @dataclass
@@ -67,18 +70,21 @@ def best_parts(
     *,
     evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
     symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
+    rankings: frozenset[str] = RANKINGS,
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
     `evaluated`: per path, the loop's (chunk row, relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
-    mentions."""
+    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
     paths = list(dict.fromkeys(paths))
     if not paths:
         return {}
     parts: dict[tuple[str, int], Part] = {}
 
-    def rank(ranked: Iterable[dict[str, Any]], why: str) -> None:
+    def rank(ranked: Iterable[dict[str, Any]], why: str, name: str) -> None:
+        if name not in rankings:
+            return
         seen: dict[str, int] = {}
         for row in ranked:
             place = seen.get(row["path"], 0)
@@ -94,34 +100,39 @@ def best_parts(
     tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
     where = where_in("path", paths)
     words = [row for row, _ in searcher.lookups.lexical(tokens, POOL_PER_FILE * len(paths), where)]
-    rank(words, "matches the question's words best in its file")
+    rank(words, "matches the question's words best in its file", "words")
 
     # One look-up of the chunks that show the definitions both rankings name.
     close = _closest_definitions(searcher, analysis, paths)
     named = _named_definitions(analysis, paths, symbols or {})
     rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
-    for definitions, why in (
-        (close, "closest in meaning in its file"),
-        (named, "defines a name the question mentions"),
+    for definitions, why, name in (
+        (close, "closest in meaning in its file", "closeness"),
+        (named, "defines a name the question mentions", "names"),
     ):
         keys = ((s["path"], s["start_line"]) for s in definitions)
-        rank((rows[key] for key in keys if key in rows), why)
+        rank((rows[key] for key in keys if key in rows), why, name)
     shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
     bodies = _bodies(searcher, named, words)
     rank(
         (r for r in bodies if (r["path"], int(r["start_line"])) not in shown),
         "in the body of a long definition the question names",
+        "bodies",
     )
 
     spots = _frame_spots(searcher, analysis, paths)
     if spots:
         at = searcher.lookups.chunks_at(spots)
-        rank((at[s] for s in spots if s in at), "a stack-trace frame of the question is in it")
+        rank(
+            (at[s] for s in spots if s in at),
+            "a stack-trace frame of the question is in it",
+            "frames",
+        )
 
     if evaluated:
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
         pairs.sort(key=lambda p: -p[1])
-        rank((row for row, _ in pairs), "scored most relevant in its file")
+        rank((row for row, _ in pairs), "scored most relevant in its file", "evaluated")
 
     # The code that acts before a module's header or docstring that only names it
     # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is

@@ -354,6 +354,36 @@ def test_packing_sweep_runs_asks_packings_on_one_index(
         sweep.parse_variant("bad:first_file_lead=2")
 
 
+def test_part_ranking_places_each_hunk_at_the_first_part_that_shows_it(
+    tmp_path, dataset, fake_embedder, monkeypatch, capsys
+):
+    """benchmarks/part_ranking.py: every gold hunk gets the place of the first part
+    of its file whose printed lines hold it, for all rankings and each left out."""
+    bench = load_benchmark("part_ranking")
+    monkeypatch.setattr(bench, "get_embedder", lambda: fake_embedder)
+    out = tmp_path / "parts.jsonl"
+    args = ["--dataset", str(dataset), "--repos", str(tmp_path / "repos")]
+    args += ["--work", str(tmp_path / "work"), "--out", str(out), "--ablate"]
+    assert bench.main(args) == 0
+    printed = capsys.readouterr().out.splitlines()
+    assert [ln.split()[0] for ln in printed] == ["all"] + [
+        f"-{name}" for name in sorted(bench.RANKINGS)
+    ]
+    assert all("hunks 3 " in ln for ln in printed)
+    records = {r["instance_id"]: r for r in map(json.loads, out.read_text().splitlines())}
+    assert sorted(records) == [f"acme__shop-{n}" for n in (1, 2, 3)]
+    for record in records.values():
+        for info in record["files"].values():
+            for (a, b), place in zip(info["hunks"], info["places"], strict=True):
+                if place is not None and place <= len(info["parts"]):
+                    lo, hi = info["parts"][place - 1][:2]
+                    assert lo <= a and b <= hi
+                    # no earlier part holds the hunk
+                    assert not any(p[0] <= a and b <= p[1] for p in info["parts"][: place - 1])
+    # The one-function files of the fixture: the changed function is the first part.
+    assert records["acme__shop-1"]["files"]["shop/auth.py"]["places"] == [1]
+
+
 def test_configuration_errors(tmp_path, dataset, fake_embedder):
     with pytest.raises(EvalError, match="dense needs vectors; run with --embed files or all"):
         run_swebench(_config(tmp_path, dataset, methods=["dense"]), embedder=fake_embedder)

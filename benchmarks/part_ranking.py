@@ -1,0 +1,181 @@
+"""Measure the within-file part ranking (`file_parts.best_parts`) on the files real fixes change.
+
+Usage:
+    python benchmarks/part_ranking.py --dataset DEV.jsonl --repos CLONES --work DIR
+        [--repo OWNER/NAME] [--instances ID,...] [--limit N] [--out PARTS.jsonl]
+        [--ablate]
+
+`ask` shows the best part of each of its first files and the first file's next parts;
+whether the changed lines reach the context is first of all whether the part that holds
+them ranks near the top of its file. This isolates that ranking from the file ranking
+and the packing: for each instance, its repository is synced and indexed as `dowse eval
+swebench` does (the same work directory layout, so an eval's `--work` is reused), the
+loop runs on the issue text as `ask` runs it, and each file the fix changes (whatever its
+place among the files) has its parts ranked as `ask` ranks them, with the loop's
+evaluations. A hunk of `gold_lines` is shown by a part when the lines `ask` would print
+for it (its chunk, widened to its definition when that is shorter than
+`WHOLE_DEFINITION_LINES`) hold the whole hunk; its place is the first such part's.
+
+Printed: hunks, the share whose part is first, in the first 3 and 6, the mean reciprocal
+place, and the share no ranked part shows. `--ablate` repeats the ranking with each of
+`file_parts.RANKINGS` left out. `--out` writes one line per instance: each gold file's
+hunks with their places and the first parts with the rankings that placed them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from dowse.evaluation.gittree import sync_tree
+from dowse.evaluation.swebench import MethodRunner, by_repository, load_dataset
+from dowse.indexer.commits import HistorySource
+from dowse.indexer.embed import get_embedder
+from dowse.indexer.store import where_in
+from dowse.retrieval.ask import MIN_RELEVANCE
+from dowse.retrieval.file_parts import RANKINGS, WHOLE_DEFINITION_LINES, Part, best_parts
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import run_loop
+
+SHOWN = 6
+"""The first parts of each gold file written to `--out`."""
+
+
+def _symbols(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    out: dict[str, list[dict[str, Any]]] = {}
+    for r in searcher.store.rows(
+        "symbols",
+        ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
+        where=where_in("path", sorted(paths)),
+    ):
+        out.setdefault(r["path"], []).append(r)
+    return out
+
+
+def _printed(part: Part, symbols: Sequence[dict[str, Any]]) -> tuple[int, int]:
+    """The lines `ask` prints for a part: its chunk, widened to its definition when short."""
+    lo, hi = int(part.row["start_line"]), int(part.row["end_line"])
+    name = part.row.get("symbol") or ""
+    sym = next((s for s in symbols if s["qualified_name"] == name), None)
+    if sym is not None and sym["end_line"] - sym["start_line"] < WHOLE_DEFINITION_LINES:
+        return min(lo, sym["start_line"]), max(hi, sym["end_line"])
+    return lo, hi
+
+
+def _places(
+    ranked: Sequence[Part], symbols: Sequence[dict[str, Any]], hunks: Sequence[Sequence[int]]
+) -> list[int | None]:
+    """For each hunk, the 1-based place of the first part that shows it whole."""
+    spans = [_printed(p, symbols) for p in ranked]
+    return [
+        next((n for n, (lo, hi) in enumerate(spans, 1) if lo <= a and b <= hi), None)
+        for a, b in hunks
+    ]
+
+
+def _summary(places: Sequence[int | None]) -> str:
+    n = len(places)
+    if not n:
+        return "no hunks"
+
+    def share(k: int) -> float:
+        return 100 * sum(p is not None and p <= k for p in places) / n
+
+    mrr = sum(1 / p for p in places if p is not None) / n
+    missing = 100 * sum(p is None for p in places) / n
+    return (
+        f"hunks {n}  @1 {share(1):.1f}  @3 {share(3):.1f}  @6 {share(6):.1f}  "
+        f"MRR {mrr:.3f}  unranked {missing:.1f}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--dataset", type=Path, required=True)
+    ap.add_argument("--repos", type=Path, required=True)
+    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--repo")
+    ap.add_argument("--instances", default="")
+    ap.add_argument("--limit", type=int)
+    ap.add_argument("--out", type=Path)
+    ap.add_argument("--ablate", action="store_true")
+    args = ap.parse_args(argv)
+    chosen = [i for i in load_dataset(args.dataset) if i.gold_lines]
+    if args.repo:
+        chosen = [i for i in chosen if i.repo == args.repo]
+    if args.instances:
+        wanted = set(args.instances.split(","))
+        chosen = [i for i in chosen if i.instance_id in wanted]
+    chosen = chosen[: args.limit]
+    variants: dict[str, frozenset[str]] = {"all": RANKINGS}
+    if args.ablate:
+        variants |= {f"-{name}": RANKINGS - {name} for name in sorted(RANKINGS)}
+    places: dict[str, list[int | None]] = {v: [] for v in variants}
+    embedder = get_embedder()
+    out = args.out.open("w", encoding="utf-8") if args.out else None
+    for repo, git_dir, insts in by_repository(chosen, args.repos):
+        home = args.work / repo.replace("/", "__")
+        run = MethodRunner(
+            home / "tree",
+            home / ".dowse-index",
+            methods=["ask"],
+            embedder=embedder,
+            embed=True,
+            embed_chunks=False,
+            budget=4000,
+            found_limit=20,
+            workers=1,
+            progress=lambda *a: None,
+        )
+        for inst in insts:
+            files = sync_tree(git_dir, inst.base_commit, home / "tree")
+            run.prepare(files, ["ask"], HistorySource(git_dir, inst.base_commit))
+            searcher = run.searcher
+            result = run_loop(searcher, inst.problem_statement)
+            evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
+            for it in result.items:
+                if it.relevance >= MIN_RELEVANCE:
+                    row = {"path": it.hit.path, "start_line": it.hit.start_line}
+                    evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
+            paths = sorted(inst.gold_lines)
+            symbols = _symbols(searcher, paths)
+            record: dict[str, Any] = {"instance_id": inst.instance_id, "files": {}}
+            for name, rankings in variants.items():
+                ranked = best_parts(
+                    searcher,
+                    result.analysis,
+                    paths,
+                    evaluated=evaluated,
+                    symbols=symbols,
+                    rankings=rankings,
+                )
+                for path in paths:
+                    mine = ranked.get(path, [])
+                    found = _places(mine, symbols.get(path, []), inst.gold_lines[path])
+                    places[name] += found
+                    if name == "all":
+                        record["files"][path] = {
+                            "hunks": inst.gold_lines[path],
+                            "places": found,
+                            "parts": [
+                                [*_printed(p, symbols.get(path, [])), round(p.score, 3), p.why]
+                                for p in mine[:SHOWN]
+                            ],
+                        }
+            if out is not None:
+                out.write(json.dumps(record) + "\n")
+                out.flush()
+            print(inst.instance_id, file=sys.stderr, flush=True)
+    if out is not None:
+        out.close()
+    for name in variants:
+        print(f"{name:12} {_summary(places[name])}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
