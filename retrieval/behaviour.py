@@ -179,13 +179,29 @@ def _words_of(line: str) -> str:
     return _LEADER.sub("", line.strip(), count=1).strip().strip("\"'*/").strip()
 
 
+_DOC_COMMENT = ("///", "//!", "/**", "/*!")
+
+
+def _documents(first: str, language: str | None) -> bool:
+    """Whether a prose run opening with line `first` documents a definition or a module
+    rather than explains the code next to it: a docstring, a doc comment by its syntax
+    (`///`, `/**`), or a comment at the margin (Go's and C's doc comments, a license
+    header). A comment indented inside a body says why the code below it does what it
+    does; a fix often changes it with the code."""
+    stripped = first.strip()
+    if language == "python" and _DOCSTRING.match(stripped):
+        return True
+    return stripped.startswith(_DOC_COMMENT) or not first[:1].isspace()
+
+
 def elide_prose(
     text: str, first_line: int, language: str | None
 ) -> tuple[str, list[tuple[int, int]]]:
     """`text` (lines `first_line`... of a file) with each run of at least
     `PROSE_RUN_LINES` prose lines cut to its first paragraph (at most `PROSE_HEAD_LINES`
     lines) and its closing delimiter, the lines between replaced by one line that says
-    how many were left out and which; and the (first, last) file lines left out.
+    how many were left out and which; and the (first, last) file lines left out. Only
+    prose that documents (`_documents`) is cut, never a comment inside a body.
 
     The context is read for what the code does: a 40-line docstring of parameters shown
     whole costs the room of the next definition's body. What is cut is cited, so the
@@ -207,7 +223,7 @@ def elide_prose(
         while end + 1 < len(lines) and kinds[end + 1] == "prose":
             end += 1
         run = lines[i : end + 1]
-        if len(run) < PROSE_RUN_LINES:
+        if len(run) < PROSE_RUN_LINES or not _documents(run[0], language):
             out += run
             i = end + 1
             continue

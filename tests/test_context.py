@@ -677,3 +677,19 @@ def test_ask_shows_the_code_of_a_documented_function_and_cites_the_docstring_it_
         whole = ask(searcher, question, budget=2000, packing=packing)
         block = next(b for b in whole.context if b.form == "full")
         assert block.omitted == [] and "Parameters" in block.text
+
+
+def test_a_comment_inside_a_body_stays_whole_however_long():
+    """An indented comment explains the code below it (ripgrep's word matcher: the fix
+    changed the last line of such a 22-line comment); only documenting prose is cut."""
+    from dowse.retrieval.behaviour import elide_prose
+
+    rust = "fn find(&self) {\n" + "    // why it works\n" * 12 + "    let x = 1;\n}\n"
+    assert elide_prose(rust, 1, "rust") == (rust, [])
+    python = "def f(x):\n" + "    # why it works\n" * 12 + "    return x\n"
+    assert elide_prose(python, 1, "python") == (python, [])
+    # At the margin it documents what follows (Go's doc comments), as `///` does indented.
+    go = "// Dial connects.\n" + "// more\n" * 10 + "func Dial() {}\n"
+    assert elide_prose(go, 1, "go")[1] == [(4, 11)]  # three lines of summary stay
+    method = "    /// Reads.\n" + "    /// more\n" * 10 + "    fn read(&self) {}\n"
+    assert elide_prose(method, 1, "rust")[1] == [(4, 11)]
