@@ -56,10 +56,16 @@ def _symbols(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[d
     return out
 
 
-def _printed(part: Part, symbols: Sequence[dict[str, Any]]) -> tuple[int, int]:
+Hits = dict[tuple[str, int], dict[str, Any]]
+"""The loop's items by (path, start line): their end line and symbol. A part first ranked
+by the loop's evaluation holds only its key, as in `ask`, which shows the loop's item."""
+
+
+def _printed(part: Part, symbols: Sequence[dict[str, Any]], hits: Hits) -> tuple[int, int]:
     """The lines `ask` prints for a part: its chunk, widened to its definition when short."""
-    lo, hi = int(part.row["start_line"]), int(part.row["end_line"])
-    name = part.row.get("symbol") or ""
+    row = part.row if "end_line" in part.row else hits[part.key]
+    lo, hi = int(row["start_line"]), int(row["end_line"])
+    name = row.get("symbol") or ""
     sym = next((s for s in symbols if s["qualified_name"] == name), None)
     if sym is not None and sym["end_line"] - sym["start_line"] < WHOLE_DEFINITION_LINES:
         return min(lo, sym["start_line"]), max(hi, sym["end_line"])
@@ -67,10 +73,13 @@ def _printed(part: Part, symbols: Sequence[dict[str, Any]]) -> tuple[int, int]:
 
 
 def _places(
-    ranked: Sequence[Part], symbols: Sequence[dict[str, Any]], hunks: Sequence[Sequence[int]]
+    ranked: Sequence[Part],
+    symbols: Sequence[dict[str, Any]],
+    hits: Hits,
+    hunks: Sequence[Sequence[int]],
 ) -> list[int | None]:
     """For each hunk, the 1-based place of the first part that shows it whole."""
-    spans = [_printed(p, symbols) for p in ranked]
+    spans = [_printed(p, symbols, hits) for p in ranked]
     return [
         next((n for n, (lo, hi) in enumerate(spans, 1) if lo <= a and b <= hi), None)
         for a, b in hunks
@@ -137,6 +146,14 @@ def main(argv: list[str] | None = None) -> int:
             searcher = run.searcher
             result = run_loop(searcher, inst.problem_statement)
             evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
+            hits: Hits = {
+                (it.hit.path, it.hit.start_line): {
+                    "start_line": it.hit.start_line,
+                    "end_line": it.hit.end_line,
+                    "symbol": it.hit.symbol,
+                }
+                for it in result.items
+            }
             for it in result.items:
                 if it.relevance >= MIN_RELEVANCE:
                     row = {"path": it.hit.path, "start_line": it.hit.start_line}
@@ -155,14 +172,18 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 for path in paths:
                     mine = ranked.get(path, [])
-                    found = _places(mine, symbols.get(path, []), inst.gold_lines[path])
+                    found = _places(mine, symbols.get(path, []), hits, inst.gold_lines[path])
                     places[name] += found
                     if name == "all":
                         record["files"][path] = {
                             "hunks": inst.gold_lines[path],
                             "places": found,
                             "parts": [
-                                [*_printed(p, symbols.get(path, [])), round(p.score, 3), p.why]
+                                [
+                                    *_printed(p, symbols.get(path, []), hits),
+                                    round(p.score, 3),
+                                    p.why,
+                                ]
                                 for p in mine[:SHOWN]
                             ],
                         }
