@@ -12,9 +12,11 @@ and the packing: for each instance, its repository is synced and indexed as `dow
 swebench` does (the same work directory layout, so an eval's `--work` is reused), the
 loop runs on the issue text as `ask` runs it, and each file the fix changes (whatever its
 place among the files) has its parts ranked as `ask` ranks them, with the loop's
-evaluations. A hunk of `gold_lines` is shown by a part when the lines `ask` would print
-for it (its chunk, widened to its definition when that is shorter than
-`WHOLE_DEFINITION_LINES`) hold the whole hunk; its place is the first such part's.
+evaluations, and without the parts another one's printed lines hold, as `ask` offers
+them (`file_parts.distinct_parts`). A hunk of `gold_lines` is shown by a part when the
+lines `ask` would print for it (`file_parts.printed_lines`: its chunk, widened to its
+definition when that is shorter than `WHOLE_DEFINITION_LINES`) hold the whole hunk; its
+place is the first such part's.
 
 Printed: hunks, the share whose part is first, in the first 3 and 6, the mean reciprocal
 place, and the share no ranked part shows. `--ablate` repeats the ranking with each of
@@ -37,7 +39,13 @@ from dowse.indexer.commits import HistorySource
 from dowse.indexer.embed import get_embedder
 from dowse.indexer.store import where_in
 from dowse.retrieval.ask import MIN_RELEVANCE
-from dowse.retrieval.file_parts import RANKINGS, WHOLE_DEFINITION_LINES, Part, best_parts
+from dowse.retrieval.file_parts import (
+    RANKINGS,
+    Part,
+    best_parts,
+    distinct_parts,
+    printed_lines,
+)
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import run_loop
 
@@ -56,30 +64,11 @@ def _symbols(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[d
     return out
 
 
-Hits = dict[tuple[str, int], dict[str, Any]]
-"""The loop's items by (path, start line): their end line and symbol. A part first ranked
-by the loop's evaluation holds only its key, as in `ask`, which shows the loop's item."""
-
-
-def _printed(part: Part, symbols: Sequence[dict[str, Any]], hits: Hits) -> tuple[int, int]:
-    """The lines `ask` prints for a part: its chunk, widened to its definition when short."""
-    row = part.row if "end_line" in part.row else hits[part.key]
-    lo, hi = int(row["start_line"]), int(row["end_line"])
-    name = row.get("symbol") or ""
-    sym = next((s for s in symbols if s["qualified_name"] == name), None)
-    if sym is not None and sym["end_line"] - sym["start_line"] < WHOLE_DEFINITION_LINES:
-        return min(lo, sym["start_line"]), max(hi, sym["end_line"])
-    return lo, hi
-
-
 def _places(
-    ranked: Sequence[Part],
-    symbols: Sequence[dict[str, Any]],
-    hits: Hits,
-    hunks: Sequence[Sequence[int]],
+    ranked: Sequence[Part], symbols: Sequence[dict[str, Any]], hunks: Sequence[Sequence[int]]
 ) -> list[int | None]:
     """For each hunk, the 1-based place of the first part that shows it whole."""
-    spans = [_printed(p, symbols, hits) for p in ranked]
+    spans = [printed_lines(p.row, symbols) for p in ranked]
     return [
         next((n for n, (lo, hi) in enumerate(spans, 1) if lo <= a and b <= hi), None)
         for a, b in hunks
@@ -146,17 +135,14 @@ def main(argv: list[str] | None = None) -> int:
             searcher = run.searcher
             result = run_loop(searcher, inst.problem_statement)
             evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
-            hits: Hits = {
-                (it.hit.path, it.hit.start_line): {
-                    "start_line": it.hit.start_line,
-                    "end_line": it.hit.end_line,
-                    "symbol": it.hit.symbol,
-                }
-                for it in result.items
-            }
             for it in result.items:
                 if it.relevance >= MIN_RELEVANCE:
-                    row = {"path": it.hit.path, "start_line": it.hit.start_line}
+                    row = {
+                        "path": it.hit.path,
+                        "start_line": it.hit.start_line,
+                        "end_line": it.hit.end_line,
+                        "symbol": it.hit.symbol,
+                    }
                     evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
             paths = sorted(inst.gold_lines)
             symbols = _symbols(searcher, paths)
@@ -171,8 +157,8 @@ def main(argv: list[str] | None = None) -> int:
                     rankings=rankings,
                 )
                 for path in paths:
-                    mine = ranked.get(path, [])
-                    found = _places(mine, symbols.get(path, []), hits, inst.gold_lines[path])
+                    mine = distinct_parts(ranked.get(path, []), symbols.get(path, []))
+                    found = _places(mine, symbols.get(path, []), inst.gold_lines[path])
                     places[name] += found
                     if name == "all":
                         record["files"][path] = {
@@ -180,7 +166,7 @@ def main(argv: list[str] | None = None) -> int:
                             "places": found,
                             "parts": [
                                 [
-                                    *_printed(p, symbols.get(path, []), hits),
+                                    *printed_lines(p.row, symbols.get(path, [])),
                                     round(p.score, 3),
                                     p.why,
                                 ]

@@ -44,7 +44,7 @@ from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.behaviour import elide_prose
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.file_parts import WHOLE_DEFINITION_LINES, best_parts
+from dowse.retrieval.file_parts import WHOLE_DEFINITION_LINES, best_parts, distinct_parts
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
@@ -409,14 +409,19 @@ def _lead_items(
     by_key: dict[tuple[str, int], ContextItem] = {}
     for it in items:
         by_key.setdefault((it.hit.path, it.hit.start_line), it)
-        row = {"path": it.hit.path, "start_line": it.hit.start_line}
+        row = {
+            "path": it.hit.path,
+            "start_line": it.hit.start_line,
+            "end_line": it.hit.end_line,
+            "symbol": it.hit.symbol,
+        }
         evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
     parts = best_parts(
         searcher, analysis, [f.path for f in files], evaluated=evaluated, symbols=symbols
     )
     out: list[list[ContextItem]] = []
     for n, f in enumerate(files, 1):
-        ranked = parts.get(f.path)
+        ranked = distinct_parts(parts.get(f.path, []), symbols.get(f.path, []))
         if not ranked:
             continue
         mine = []

@@ -36,7 +36,15 @@ from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
-__all__ = ["RANKINGS", "RRF_K", "WHOLE_DEFINITION_LINES", "Part", "best_parts"]
+__all__ = [
+    "RANKINGS",
+    "RRF_K",
+    "WHOLE_DEFINITION_LINES",
+    "Part",
+    "best_parts",
+    "distinct_parts",
+    "printed_lines",
+]
 
 RRF_K = 1
 """The reciprocal-rank constant: a file has tens of chunks, not thousands of documents, so
@@ -74,7 +82,8 @@ def best_parts(
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
-    `evaluated`: per path, the loop's (chunk row, relevance) pairs; `symbols`: per path,
+    `evaluated`: per path, the loop's (chunk row: path, start and end line, symbol;
+    relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
     mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
     paths = list(dict.fromkeys(paths))
@@ -159,6 +168,34 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
+
+
+def printed_lines(row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
+    """The lines the context shows for a chunk `row` when it has the room: the chunk,
+    widened to its definition (`symbols`: its file's) when that is shorter than
+    `WHOLE_DEFINITION_LINES`."""
+    lo, hi = int(row["start_line"]), int(row["end_line"])
+    name = row.get("symbol") or ""
+    sym = next((s for s in symbols if s["qualified_name"] == name), None)
+    if sym is not None and sym["end_line"] - sym["start_line"] < WHOLE_DEFINITION_LINES:
+        return min(lo, int(sym["start_line"])), max(hi, int(sym["end_line"]))
+    return lo, hi
+
+
+def distinct_parts(parts: Sequence[Part], symbols: Sequence[Mapping[str, Any]]) -> list[Part]:
+    """`parts` (one file's, best first) without those whose printed lines
+    (`printed_lines`) an earlier part's hold: the chunks of one short function all print
+    that function, and a second one shown adds nothing, while taking a next part's
+    place."""
+    kept: list[Part] = []
+    spans: list[tuple[int, int]] = []
+    for part in parts:
+        lo, hi = printed_lines(part.row, symbols)
+        if any(a <= lo and hi <= b for a, b in spans):
+            continue
+        kept.append(part)
+        spans.append((lo, hi))
+    return kept
 
 
 _BODY_KINDS = frozenset({"function", "method", "constructor"})

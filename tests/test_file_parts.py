@@ -8,7 +8,7 @@ from typing import Any
 
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.file_parts import best_parts
+from dowse.retrieval.file_parts import Part, best_parts, distinct_parts, printed_lines
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
 
@@ -362,3 +362,24 @@ def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
     for budget in one:
         assert shown(budget, 1) == {other.reason}
         assert shown(budget, 2) == {nxt.reason}
+
+
+def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
+    """The chunks of one short function all print that function: the first file's next
+    parts are distinct places, not the same block again."""
+    symbols = [
+        {"qualified_name": "resolve", "start_line": 10, "end_line": 60},
+        {"qualified_name": "Session", "start_line": 100, "end_line": 400},  # too long
+    ]
+    parts = [
+        Part(_row("s.py", 30, 45, "", "resolve")),
+        Part(_row("s.py", 10, 29, "", "resolve")),  # the same function
+        Part(_row("s.py", 200, 230, "", "Session")),  # a part of a long class
+        Part(_row("s.py", 46, 60, "", "resolve")),
+        Part(_row("s.py", 231, 260, "", "Session")),  # another part of it
+        Part(_row("s.py", 205, 220, "", None)),  # inside the first Session part
+    ]
+    assert printed_lines(parts[0].row, symbols) == (10, 60)
+    assert printed_lines(parts[2].row, symbols) == (200, 230)
+    kept = distinct_parts(parts, symbols)
+    assert [p.row["start_line"] for p in kept] == [30, 200, 231]
