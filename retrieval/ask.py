@@ -44,7 +44,7 @@ from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.behaviour import elide_prose
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.file_parts import WHOLE_DEFINITION_LINES, best_parts, distinct_parts
+from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
@@ -450,10 +450,11 @@ def _lead_items(
 
 
 def _widen(
-    items: list[ContextItem], symbols: dict[str, list[dict[str, Any]]], max_lines: int
+    items: list[ContextItem], symbols: dict[str, list[dict[str, Any]]]
 ) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
     """Each item with the ranges that would show it, widest first: its enclosing
-    definition when that is small enough, then (last) its own lines."""
+    definition when that is small enough (`file_parts.printed_lines`), then (last) its
+    own lines."""
     out = []
     for it in items:
         h = it.hit
@@ -464,10 +465,10 @@ def _widen(
         )
         if sym is not None:
             kind = sym["kind"]
-            if sym["end_line"] - sym["start_line"] < max_lines:
-                wide = (min(h.start_line, sym["start_line"]), max(h.end_line, sym["end_line"]))
-                if wide != ranges[0]:
-                    ranges.insert(0, wide)
+            row = {"start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
+            wide = printed_lines(row, [sym])
+            if wide != ranges[0]:
+                ranges.insert(0, wide)
         out.append((it, ranges, h.symbol, kind))
     return out
 
@@ -694,9 +695,7 @@ def ask(
     nexts = {id(it) for it in [*early, *more]}
     early_ids = {id(it) for it in early}
     early_used = 0  # the tokens the first file's early parts took: not the leads' share
-    for it, ranges, symbol, kind in _widen(
-        [*first, *more, *items], symbols, max_lines=WHOLE_DEFINITION_LINES
-    ):
+    for it, ranges, symbol, kind in _widen([*first, *more, *items], symbols):
         key = (it.hit.path, it.hit.start_line)
         if key in placed_keys:
             continue
