@@ -23,9 +23,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dowse.evaluation.gittree import sync_tree
-from dowse.evaluation.swebench import MethodRunner, by_repository, load_dataset, unrecorded
-from dowse.indexer.commits import HistorySource
+from dowse.errors import EvalError
+from dowse.evaluation.swebench import (
+    load_dataset,
+    prepared_runs,
+    select_instances,
+    unrecorded,
+)
 from dowse.indexer.embed import get_embedder
 from dowse.retrieval.ask import Packing
 
@@ -56,45 +60,32 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     variants = [parse_variant(v) for v in args.variants]
     budgets = [int(b) for b in args.budgets.split(",")]
-    chosen = load_dataset(args.dataset)
-    if args.repo:
-        chosen = [i for i in chosen if i.repo == args.repo]
-    if args.instances:
-        wanted = set(args.instances.split(","))
-        chosen = [i for i in chosen if i.instance_id in wanted]
-    chosen = chosen[: args.limit]
+    try:
+        chosen = select_instances(
+            load_dataset(args.dataset),
+            instances=[i for i in args.instances.split(",") if i],
+            repo=args.repo,
+            limit=args.limit,
+            source=args.dataset,
+        )
+    except EvalError as e:
+        raise SystemExit(f"packing_sweep: {e}") from None
     args.out.mkdir(parents=True, exist_ok=True)
     outs = {(n, b): args.out / f"{n}-{b}.jsonl" for n, _ in variants for b in budgets}
     pending = {key: {i.instance_id for i in unrecorded(chosen, path)} for key, path in outs.items()}
     todo = [i for i in chosen if any(i.instance_id in ids for ids in pending.values())]
-    embedder = get_embedder()
-    for repo, git_dir, insts in by_repository(todo, args.repos):
-        home = args.work / repo.replace("/", "__")
-        run = MethodRunner(
-            home / "tree",
-            home / ".dowse-index",
-            methods=["ask"],
-            embedder=embedder,
-            embed=True,
-            embed_chunks=False,
-            budget=budgets[0],
-            found_limit=20,
-            workers=1,
-            progress=lambda *a: None,
-        )
-        for inst in insts:
-            files = sync_tree(git_dir, inst.base_commit, home / "tree")
-            seconds = run.prepare(files, ["ask"], HistorySource(git_dir, inst.base_commit))
-            for name, packing in variants:
-                for budget in budgets:
-                    if inst.instance_id not in pending[(name, budget)]:
-                        continue
-                    run.budget, run.packing = budget, packing
-                    answer = run.query("ask", inst.problem_statement)
-                    pred = answer.prediction(inst.instance_id, "ask", seconds["dowse"])
-                    with outs[(name, budget)].open("a", encoding="utf-8") as out:
-                        out.write(pred.model_dump_json() + "\n")
-            print(inst.instance_id, file=sys.stderr, flush=True)
+    runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=budgets[0])
+    for inst, run, seconds in runs:
+        for name, packing in variants:
+            for budget in budgets:
+                if inst.instance_id not in pending[(name, budget)]:
+                    continue
+                run.budget, run.packing = budget, packing
+                answer = run.query("ask", inst.problem_statement)
+                pred = answer.prediction(inst.instance_id, "ask", seconds["dowse"])
+                with outs[(name, budget)].open("a", encoding="utf-8") as out:
+                    out.write(pred.model_dump_json() + "\n")
+        print(inst.instance_id, file=sys.stderr, flush=True)
     return 0
 
 

@@ -33,9 +33,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from dowse.evaluation.gittree import sync_tree
-from dowse.evaluation.swebench import MethodRunner, by_repository, load_dataset
-from dowse.indexer.commits import HistorySource
+from dowse.errors import EvalError
+from dowse.evaluation.swebench import load_dataset, prepared_runs, select_instances
 from dowse.indexer.embed import get_embedder
 from dowse.indexer.store import where_in
 from dowse.retrieval.ask import MIN_RELEVANCE
@@ -102,81 +101,68 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path)
     ap.add_argument("--ablate", action="store_true")
     args = ap.parse_args(argv)
-    chosen = [i for i in load_dataset(args.dataset) if i.gold_lines]
-    if args.repo:
-        chosen = [i for i in chosen if i.repo == args.repo]
-    if args.instances:
-        wanted = set(args.instances.split(","))
-        chosen = [i for i in chosen if i.instance_id in wanted]
-    chosen = chosen[: args.limit]
+    try:
+        chosen = select_instances(
+            [i for i in load_dataset(args.dataset) if i.gold_lines],
+            instances=[i for i in args.instances.split(",") if i],
+            repo=args.repo,
+            limit=args.limit,
+            source=args.dataset,
+        )
+    except EvalError as e:
+        raise SystemExit(f"part_ranking: {e}") from None
     variants: dict[str, frozenset[str]] = {"all": RANKINGS}
     if args.ablate:
         variants |= {f"-{name}": RANKINGS - {name} for name in sorted(RANKINGS)}
     places: dict[str, list[int | None]] = {v: [] for v in variants}
-    embedder = get_embedder()
     out = args.out.open("w", encoding="utf-8") if args.out else None
-    for repo, git_dir, insts in by_repository(chosen, args.repos):
-        home = args.work / repo.replace("/", "__")
-        run = MethodRunner(
-            home / "tree",
-            home / ".dowse-index",
-            methods=["ask"],
-            embedder=embedder,
-            embed=True,
-            embed_chunks=False,
-            budget=4000,
-            found_limit=20,
-            workers=1,
-            progress=lambda *a: None,
-        )
-        for inst in insts:
-            files = sync_tree(git_dir, inst.base_commit, home / "tree")
-            run.prepare(files, ["ask"], HistorySource(git_dir, inst.base_commit))
-            searcher = run.searcher
-            result = run_loop(searcher, inst.problem_statement)
-            evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
-            for it in result.items:
-                if it.relevance >= MIN_RELEVANCE:
-                    row = {
-                        "path": it.hit.path,
-                        "start_line": it.hit.start_line,
-                        "end_line": it.hit.end_line,
-                        "symbol": it.hit.symbol,
+    runs = prepared_runs(chosen, args.repos, args.work, embedder=get_embedder(), budget=4000)
+    for inst, run, _ in runs:
+        searcher = run.searcher
+        result = run_loop(searcher, inst.problem_statement)
+        evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
+        for it in result.items:
+            if it.relevance >= MIN_RELEVANCE:
+                row = {
+                    "path": it.hit.path,
+                    "start_line": it.hit.start_line,
+                    "end_line": it.hit.end_line,
+                    "symbol": it.hit.symbol,
+                }
+                evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
+        paths = sorted(inst.gold_lines)
+        symbols = _symbols(searcher, paths)
+        record: dict[str, Any] = {"instance_id": inst.instance_id, "files": {}}
+        for name, rankings in variants.items():
+            ranked = best_parts(
+                searcher,
+                result.analysis,
+                paths,
+                evaluated=evaluated,
+                symbols=symbols,
+                rankings=rankings,
+            )
+            for path in paths:
+                mine = distinct_parts(ranked.get(path, []), symbols.get(path, []))
+                found = _places(mine, symbols.get(path, []), inst.gold_lines[path])
+                places[name] += found
+                if name == "all":
+                    record["files"][path] = {
+                        "hunks": inst.gold_lines[path],
+                        "places": found,
+                        "parts": [
+                            [
+                                *printed_lines(p.row, symbols.get(path, [])),
+                                round(p.score, 3),
+                                p.why,
+                            ]
+                            for p in mine[:SHOWN]
+                        ],
                     }
-                    evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
-            paths = sorted(inst.gold_lines)
-            symbols = _symbols(searcher, paths)
-            record: dict[str, Any] = {"instance_id": inst.instance_id, "files": {}}
-            for name, rankings in variants.items():
-                ranked = best_parts(
-                    searcher,
-                    result.analysis,
-                    paths,
-                    evaluated=evaluated,
-                    symbols=symbols,
-                    rankings=rankings,
-                )
-                for path in paths:
-                    mine = distinct_parts(ranked.get(path, []), symbols.get(path, []))
-                    found = _places(mine, symbols.get(path, []), inst.gold_lines[path])
-                    places[name] += found
-                    if name == "all":
-                        record["files"][path] = {
-                            "hunks": inst.gold_lines[path],
-                            "places": found,
-                            "parts": [
-                                [
-                                    *printed_lines(p.row, symbols.get(path, [])),
-                                    round(p.score, 3),
-                                    p.why,
-                                ]
-                                for p in mine[:SHOWN]
-                            ],
-                        }
-            if out is not None:
-                out.write(json.dumps(record) + "\n")
-                out.flush()
-            print(inst.instance_id, file=sys.stderr, flush=True)
+        if out is not None:
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+        print(inst.instance_id, file=sys.stderr, flush=True)
     if out is not None:
         out.close()
     for name in variants:

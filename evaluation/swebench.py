@@ -106,9 +106,11 @@ __all__ = [
     "indexed_instances",
     "load_dataset",
     "load_predictions",
+    "prepared_runs",
     "run_swebench",
     "score",
     "score_report",
+    "select_instances",
     "unrecorded",
 ]
 
@@ -316,22 +318,42 @@ def load_predictions(path: Path) -> list[Prediction]:
     return out
 
 
-def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
+def select_instances(
+    dataset: Sequence[Instance],
+    *,
+    instances: Sequence[str] = (),
+    repo: str | None = None,
+    limit: int | None = None,
+    source: object = "the dataset",
+) -> list[Instance]:
+    """The instances of `dataset` chosen by id, then by repository, then the first
+    `limit`, in the dataset's order; an id it lacks, or a repository without instances,
+    is an EvalError naming `source`."""
     chosen = list(dataset)
-    if config.instances:
+    if instances:
         known = {i.instance_id for i in dataset}
-        unknown = [i for i in config.instances if i not in known]
+        unknown = [i for i in instances if i not in known]
         if unknown:
-            raise EvalError(f"not in {config.dataset}: {', '.join(unknown)}")
-        wanted = set(config.instances)
+            raise EvalError(f"not in {source}: {', '.join(unknown)}")
+        wanted = set(instances)
         chosen = [i for i in chosen if i.instance_id in wanted]
-    if config.repo:
-        chosen = [i for i in chosen if i.repo == config.repo]
+    if repo:
+        chosen = [i for i in chosen if i.repo == repo]
         if not chosen:
-            raise EvalError(f"no instance of {config.repo} in {config.dataset}")
-    if config.limit:
-        chosen = chosen[: config.limit]
+            raise EvalError(f"no instance of {repo} in {source}")
+    if limit:
+        chosen = chosen[:limit]
     return chosen
+
+
+def _select(dataset: Sequence[Instance], config: EvalConfig) -> list[Instance]:
+    return select_instances(
+        dataset,
+        instances=config.instances or (),
+        repo=config.repo,
+        limit=config.limit,
+        source=config.dataset,
+    )
 
 
 def resolve_methods(requested: Sequence[Method] | None, embed: bool) -> list[Method]:
@@ -779,6 +801,38 @@ def indexed_instances(
                 ),
             )
             yield inst, Store.open(home / ".dowse-index")
+
+
+def prepared_runs(
+    instances: Iterable[Instance],
+    repos: Path,
+    work: Path,
+    *,
+    embedder: Embedder,
+    budget: int,
+) -> Iterator[tuple[Instance, MethodRunner, dict[str, float]]]:
+    """Each instance (`by_repository`'s order) with an `ask` runner on its repository's
+    index at its base commit, synced and indexed as `run_swebench` does with its default
+    vectors (file vectors), and the index's seconds: for the benchmarks that ask one
+    index many ways (packings, rankings)."""
+    for repo, git_dir, todo in by_repository(instances, repos):
+        home = work / repo.replace("/", "__")
+        run = MethodRunner(
+            home / "tree",
+            home / ".dowse-index",
+            methods=["ask"],
+            embedder=embedder,
+            embed=True,
+            embed_chunks=False,
+            budget=budget,
+            found_limit=20,
+            workers=1,
+            progress=no_progress,
+        )
+        for inst in todo:
+            files = sync_tree(git_dir, inst.base_commit, home / "tree")
+            seconds = run.prepare(files, ["ask"], HistorySource(git_dir, inst.base_commit))
+            yield inst, run, seconds
 
 
 def _index_work_tree(

@@ -115,12 +115,12 @@ def best_parts(
     close = _closest_definitions(searcher, analysis, paths)
     named = _named_definitions(analysis, paths, symbols or {})
     rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
-    for definitions, why, name in (
+    for definitions, why, ranking in (
         (close, "closest in meaning in its file", "closeness"),
         (named, "defines a name the question mentions", "names"),
     ):
         keys = ((s["path"], s["start_line"]) for s in definitions)
-        rank((rows[key] for key in keys if key in rows), why, name)
+        rank((rows[key] for key in keys if key in rows), why, ranking)
     shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
     bodies = _bodies(searcher, named, words)
     rank(
