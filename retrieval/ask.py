@@ -39,9 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.indexer.store import where_in
-from dowse.languages import language_for
 from dowse.quote import code_span, fence, one_line
-from dowse.retrieval.behaviour import elide_prose
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
@@ -138,14 +136,6 @@ class Packing(BaseModel):
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
         ),
     )
-    cut_prose: bool = Field(
-        default=True,
-        description=(
-            "long docstrings and comments in a shown block are cut to their first paragraph "
-            "(`behaviour.elide_prose`), the lines left out cited in the block, unless the "
-            "question is about docstrings or comments: the room goes to code"
-        ),
-    )
     first_file_share: float = Field(
         default=0.5,
         ge=0,
@@ -179,31 +169,12 @@ class ContextBlock(BaseModel):
         description="full source lines, or only the signature and citation"
     )
     text: str
-    omitted: list[tuple[int, int]] = Field(
-        default_factory=list,
-        description=(
-            "the (first, last) lines inside the block's range that its text leaves out: long "
-            "docstrings and comments, each replaced by one line that cites them"
-        ),
-    )
     stale: bool = False
     tokens: int
 
     @property
     def citation(self) -> str:
         return f"{self.path}:{self.start_line}-{self.end_line}"
-
-    def shown(self) -> list[tuple[int, int]]:
-        """The (first, last) line ranges a full block prints: its range less `omitted`."""
-        out = []
-        start = self.start_line
-        for lo, hi in sorted(self.omitted):
-            if lo > start:
-                out.append((start, lo - 1))
-            start = max(start, hi + 1)
-        if start <= self.end_line:
-            out.append((start, self.end_line))
-        return out
 
 
 class FileResult(BaseModel):
@@ -544,8 +515,6 @@ def _place(
     kind: str | None,
     used: int,
     whole: int,
-    *,
-    cut_prose: bool,
 ) -> tuple[list[ContextBlock], int] | None:
     """`blocks` with lines `start`..`end` of the item's file added whole, and the tokens
     they use; None when they do not fit `whole` or cannot be read. Lines another block
@@ -563,9 +532,6 @@ def _place(
         text = it.hit.text or ""  # an unreadable file: the indexed text, marked stale
     if text is None:
         return None
-    omitted: list[tuple[int, int]] = []
-    if cut_prose:
-        text, omitted = elide_prose(text, lo, language_for(path))
     first = blocks[near[0]] if near else None
     block = ContextBlock(
         path=path,
@@ -577,7 +543,6 @@ def _place(
         reason=first.reason if first is not None else it.reason,
         form="full",
         text=text,
-        omitted=omitted,
         stale=it.hit.stale,
         tokens=0,
     )
@@ -678,7 +643,6 @@ def ask(
     # instances a quarter of their shown changed lines). The lines that scored relevant
     # come before completing any one definition: widening the first item to a 120-line
     # function must not push the next items' lines out.
-    cut_prose = packing.cut_prose and not result.analysis.mentions_doc_comments
     delivered = []
     placed_keys: set[tuple[str, int]] = set()
     leads = {id(it) for it in lead}
@@ -709,16 +673,7 @@ def ask(
             placed = None
             for start, end in (ranges[0], ranges[-1]):
                 placed = _place(
-                    blocks,
-                    searcher,
-                    it,
-                    start,
-                    end,
-                    symbol,
-                    kind,
-                    used,
-                    min(cap, whole),
-                    cut_prose=cut_prose,
+                    blocks, searcher, it, start, end, symbol, kind, used, min(cap, whole)
                 )
                 if placed is not None:
                     break
@@ -734,16 +689,12 @@ def ask(
         # reader came for, and the other half stays for the loop's other items.
         if id(it) in leads and len(ranges) > 1:
             share = math.floor(whole * packing.lead_share) + early_used
-            placed = _place(
-                blocks, searcher, it, *ranges[0], symbol, kind, used, share, cut_prose=cut_prose
-            )
+            placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)
             if placed is not None:
                 blocks, used = placed
                 continue
         start, end = ranges[-1]
-        placed = _place(
-            blocks, searcher, it, start, end, symbol, kind, used, whole, cut_prose=cut_prose
-        )
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
         if placed is None:
             rest.append((it, *ranges[0], symbol, kind))
             continue
@@ -751,9 +702,7 @@ def ask(
         if len(ranges) > 1:
             delivered.append((it, ranges[0], symbol, kind))
     for it, (start, end), symbol, kind in delivered:
-        placed = _place(
-            blocks, searcher, it, start, end, symbol, kind, used, whole, cut_prose=cut_prose
-        )
+        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
         if placed is not None:
             blocks, used = placed
     shown = {b.path for b in blocks}
@@ -947,9 +896,7 @@ def signature_block(block: ContextBlock) -> ContextBlock | None:
     )
     text = "" if n is None else lines[n].removesuffix("{").rstrip()[:160]
     at = block.start_line + (n or 0)
-    cut = block.model_copy(
-        update={"form": "signature", "text": text, "start_line": at, "omitted": []}
-    )
+    cut = block.model_copy(update={"form": "signature", "text": text, "start_line": at})
     cut.end_line = max(cut.end_line, at)
     cut.tokens = _cost(cut)
     return cut

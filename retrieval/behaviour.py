@@ -27,17 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
 
-__all__ = [
-    "PROSE_RUN_LINES",
-    "LineCounts",
-    "behaviour_share",
-    "count_lines",
-    "defines_any",
-    "elide_prose",
-    "line_kinds",
-]
+__all__ = ["LineCounts", "behaviour_share", "count_lines", "defines_any"]
 
 
 @dataclass(frozen=True)
@@ -81,14 +72,6 @@ for _alias, _base in (
 ):
     _SYNTAX[_alias] = _SYNTAX[_base]
 
-PROSE_RUN_LINES = 8
-"""The shortest run of prose lines (a docstring, a doc comment, a license header) that the
-context cuts to its first paragraph: a function's parameter list in prose, a Rust doc
-comment's examples or a Javadoc block can take more lines than the body they describe,
-while a comment that explains a branch is a few lines and stays whole."""
-PROSE_HEAD_LINES = 3
-"""The most lines of a cut run's first paragraph that stay: its summary."""
-
 _DOCSTRING = re.compile(r"[rRbBuU]{0,2}(\"\"\"|''')")
 _OPENERS = {"(": ")", "{": "}", "[": "]"}
 
@@ -100,155 +83,58 @@ class LineCounts:
     imports: int
 
 
-Kind = Literal["code", "prose", "import", "blank"]
-
-
-def line_kinds(text: str, language: str | None) -> list[Kind] | None:
-    """Each line of `text` by kind: code, prose (a docstring's or comment's line), an
-    import's line, or blank (a blank line inside a docstring or block comment is prose);
-    None for a language without rules."""
+def count_lines(text: str, language: str | None) -> LineCounts | None:
+    """The chunk's non-blank lines by kind; None for a language without rules."""
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
-    kinds: list[Kind] = []
+    code = prose = imports = 0
     closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
     in_import: str | None = None  # inside a bracketed import: the bracket that ends it
     in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
     for raw in text.split("\n"):
         line = raw.strip()
         if not line:
-            kinds.append("prose" if closing is not None else "blank")
             continue
         if in_value is not None:
-            kinds.append("code")
+            code += 1
             if in_value in line:
                 in_value = None
             continue
         if closing is not None:
-            kinds.append("prose")
+            prose += 1
             if closing in line:
                 closing = None
             continue
         if in_import is not None:
-            kinds.append("import")
+            imports += 1
             if in_import in line:
                 in_import = None
             continue
         if syntax.docstrings and (m := _DOCSTRING.match(line)):
             quote = m.group(1)
             rest = line[m.end() :]
-            kinds.append("prose")
+            prose += 1
             if quote not in rest:
                 closing = quote
             continue
         if line.startswith(syntax.comments) and not (
             syntax.comments[0] == "#" and line.startswith("#!")
         ):
-            kinds.append("prose")
+            prose += 1
             if line.startswith("/*") and "*/" not in line[2:]:
                 closing = "*/"
             continue
         if syntax.imports.match(line):
-            kinds.append("import")
+            imports += 1
             opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
             if opened and opened[-1] in _OPENERS:
                 in_import = _OPENERS[opened[-1]]
             continue
-        kinds.append("code")
+        code += 1
         if syntax.docstrings:
             in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
-    return kinds
-
-
-def count_lines(text: str, language: str | None) -> LineCounts | None:
-    """The chunk's non-blank lines by kind; None for a language without rules."""
-    kinds = line_kinds(text, language)
-    if kinds is None:
-        return None
-    counted = [k for raw, k in zip(text.split("\n"), kinds, strict=True) if raw.strip()]
-    return LineCounts(counted.count("code"), counted.count("prose"), counted.count("import"))
-
-
-_OPENER = re.compile(r"^(?:[rRbBuU]{0,2}(?:\"\"\"|''')|/\*\*?!?)$")
-_CLOSER = re.compile(r"(?:\"\"\"|'''|\*/)\s*$")
-_LEADER = re.compile(r"^(?:///?!?|#+|\*(?!/)|[rRbBuU]{0,2}(?:\"\"\"|''')|/\*\*?!?)")
-
-
-def _words_of(line: str) -> str:
-    """A prose line without its comment leader or quotes: empty for a paragraph break."""
-    return _LEADER.sub("", line.strip(), count=1).strip().strip("\"'*/").strip()
-
-
-_DOC_COMMENT = ("///", "//!", "/**", "/*!")
-
-
-def _documents(first: str, language: str | None) -> bool:
-    """Whether a prose run opening with line `first` documents a definition or a module
-    rather than explains the code next to it: a docstring, a doc comment by its syntax
-    (`///`, `/**`), or a comment at the margin (Go's and C's doc comments, a license
-    header). A comment indented inside a body says why the code below it does what it
-    does; a fix often changes it with the code."""
-    stripped = first.strip()
-    if language == "python" and _DOCSTRING.match(stripped):
-        return True
-    return stripped.startswith(_DOC_COMMENT) or not first[:1].isspace()
-
-
-def elide_prose(
-    text: str, first_line: int, language: str | None
-) -> tuple[str, list[tuple[int, int]]]:
-    """`text` (lines `first_line`... of a file) with each run of at least
-    `PROSE_RUN_LINES` prose lines cut to its first paragraph (at most `PROSE_HEAD_LINES`
-    lines) and its closing delimiter, the lines between replaced by one line that says
-    how many were left out and which; and the (first, last) file lines left out. Only
-    prose that documents (`_documents`) is cut, never a comment inside a body.
-
-    The context is read for what the code does: a 40-line docstring of parameters shown
-    whole costs the room of the next definition's body. What is cut is cited, so the
-    reader can ask for it; nothing is cut from code, and a language without rules
-    (`line_kinds`) is left whole."""
-    kinds = line_kinds(text, language)
-    if kinds is None:
-        return text, []
-    lines = text.split("\n")
-    out: list[str] = []
-    left_out: list[tuple[int, int]] = []
-    i = 0
-    while i < len(lines):
-        if kinds[i] != "prose":
-            out.append(lines[i])
-            i += 1
-            continue
-        end = i
-        while end + 1 < len(lines) and kinds[end + 1] == "prose":
-            end += 1
-        run = lines[i : end + 1]
-        if len(run) < PROSE_RUN_LINES or not _documents(run[0], language):
-            out += run
-            i = end + 1
-            continue
-        head = 1 if _OPENER.match(run[0].strip()) else 0
-        said = 0
-        while head < len(run) and said < PROSE_HEAD_LINES and _words_of(run[head]):
-            head += 1
-            said += 1
-        tail = len(run) - 1 if _CLOSER.search(run[-1]) and len(run) - 1 >= head else len(run)
-        if tail - head < PROSE_HEAD_LINES:
-            out += run
-            i = end + 1
-            continue
-        cut = next((ln for ln in run[head:tail] if ln.strip()), run[0])
-        indent = cut[: len(cut) - len(cut.lstrip())]
-        leader = _LEADER.match(cut.strip())
-        mark = leader.group(0) + " " if leader and not _DOCSTRING.match(cut.strip()) else ""
-        what = "docstring" if _DOCSTRING.match(run[0].strip()) else "comment"
-        lo, hi = first_line + i + head, first_line + i + tail - 1
-        out += run[:head]
-        out.append(f"{indent}{mark}… {hi - lo + 1} more lines of {what} ({lo}-{hi})")
-        out += run[tail:]
-        left_out.append((lo, hi))
-        i = end + 1
-    return "\n".join(out), left_out
+    return LineCounts(code, prose, imports)
 
 
 def behaviour_share(text: str, language: str | None, *, imports_are_code: bool = False) -> float:

@@ -218,10 +218,6 @@ _IMPORTS_SUBJECT = re.compile(
     r"|\bdependenc(?:y|ies) between\b",
     re.I,
 )
-_DOC_COMMENTS_SUBJECT = re.compile(
-    r"\b(?:doc-?strings?|doc[- ]comments?|javadocs?|jsdoc|rustdoc|godoc|doxygen)\b",
-    re.I,
-)
 _DOCS_SUBJECT = re.compile(
     r"\b(?:docs?|documentation) (?:for|of|about|page|section)\b"
     r"|\b(?:update|fix|improve|add to) (?:the )?(?:docs?|documentation|readme|changelog"
@@ -281,13 +277,6 @@ class QueryAnalysis(BaseModel):
         """The question is about imports or dependencies between modules ("circular
         import", "where is X imported"), so import lines are the answer, not a header."""
         return _IMPORTS_SUBJECT.search(self.text) is not None
-
-    @property
-    def mentions_doc_comments(self) -> bool:
-        """The question names docstrings or doc comments ("the docstring of X is wrong",
-        "the Javadoc of Y"): their lines are the answer, not prose to cut. A bare
-        "comment" is more often the behaviour asked about (a parser that allows comments)."""
-        return _DOC_COMMENTS_SUBJECT.search(self.text) is not None
 
     @property
     def mentions_copies(self) -> bool:

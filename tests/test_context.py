@@ -370,16 +370,14 @@ def test_explore_markdown_escapes_names_and_fences_the_tree(tmp_path):
 def test_ask_cli_fences_a_docstring_that_holds_a_fence(tmp_path, fake_embedder, run):
     root = make_tree(tmp_path / "repo", {"helpers.py": FORGED})
     build_index(root, embedder=fake_embedder)
-    # The question names the docstring, so it is shown whole (a long one is otherwise cut
-    # to its first paragraph, `behaviour.elide_prose`), forged fence included.
-    out = run("ask", "helper function files trust docstring", "--path", str(root)).output
+    out = run("ask", "helper function files trust", "--path", str(root)).output
     assert [ln for ln in _outside_fences(out) if ln.startswith("## ")] == [
         "## Files",
         "## Context",
     ]
     assert "\n````\n" in out
     agent = json.loads(
-        run("ask", "helper function docstring", "--path", str(root), "--format", "agent").output
+        run("ask", "helper function", "--path", str(root), "--format", "agent").output
     )
     assert any("```" in b["text"] for b in agent["context"] if b["form"] == "full")
 
@@ -544,152 +542,3 @@ def test_the_files_list_grows_with_the_budget(budget, listed):
     lines = render_ask(result).split("\n")
     assert lines[0] == "# where? and how?"
     assert sum(ln.startswith("- `pkg/") for ln in lines) == listed
-
-
-# -- prose cut to its first paragraph ------------------------------------------------------
-
-_PY_DOCUMENTED = '''def resample(frame, rule):
-    """Resample `frame` to `rule`.
-
-    Parameters
-    ----------
-    frame : Frame
-        The frame.
-    rule : str
-        The rule.
-
-    Returns
-    -------
-    Frame
-    """
-    if not rule:
-        raise ValueError("no rule")
-    return frame.group(rule)
-'''
-_RUST_DOCUMENTED = """/// Spawns a new task.
-///
-/// # Examples
-///
-/// ```
-/// let handle = spawn(async { 1 });
-/// assert_eq!(handle.await, 1);
-/// ```
-pub fn spawn<F>(future: F) -> JoinHandle<F::Output> {
-    // Counted before it runs.
-    COUNT.fetch_add(1, Ordering::Relaxed);
-    Runtime::current().spawn(future)
-}
-"""
-_JAVA_DOCUMENTED = """    /**
-     * Reads the next token.
-     *
-     * @param input the input
-     * @param offset where to start
-     * @return the token
-     * @throws IOException when reading fails
-     */
-    public Token next(Input input, int offset) throws IOException {
-        return input.read(offset);
-    }
-"""
-
-
-@pytest.mark.parametrize(
-    ("language", "text", "head", "left_out", "what"),
-    [
-        ("python", _PY_DOCUMENTED, '    """Resample `frame` to `rule`.', (13, 23), "docstring"),
-        ("rust", _RUST_DOCUMENTED, "/// Spawns a new task.", (12, 18), "comment"),
-        ("java", _JAVA_DOCUMENTED, "     * Reads the next token.", (13, 17), "comment"),
-    ],
-)
-def test_a_long_docstring_or_doc_comment_is_cut_to_its_first_paragraph(
-    language, text, head, left_out, what
-):
-    from dowse.retrieval.behaviour import elide_prose, line_kinds
-
-    cut, omitted = elide_prose(text, 11, language)
-    assert omitted == [left_out]
-    lines = cut.split("\n")
-    assert head in lines
-    lo, hi = left_out
-    assert sum(f"{hi - lo + 1} more lines of {what} ({lo}-{hi})" in ln for ln in lines) == 1
-    # Every code line stays, in order; only prose lines are gone, and the closing
-    # delimiter of a docstring or block comment is kept.
-    kinds = line_kinds(text, language)
-    code = [ln for ln, k in zip(text.split("\n"), kinds, strict=True) if k == "code"]
-    assert [ln for ln in lines if ln in code] == code
-    assert len(lines) == len(text.split("\n")) - (hi - lo + 1) + 1
-    mark = next(n for n, ln in enumerate(lines) if "more lines of" in ln)
-    assert language == "rust" or lines[mark + 1].strip() in ('"""', "*/")
-
-
-@pytest.mark.parametrize(
-    ("language", "text"),
-    [
-        # An explaining comment of a few lines is read with its branch.
-        ("python", "def f(x):\n" + "    # why\n" * 5 + "    return x\n"),
-        # A long string a code line opens is a value, not prose.
-        ("python", 'SCHEMA = """\n' + "CREATE TABLE t (a INT);\n" * 12 + '"""\n'),
-        # A language without rules is left whole.
-        ("markdown", "# Title\n\n" + "Some prose.\n" * 20),
-    ],
-)
-def test_short_comments_values_and_text_files_stay_whole(language, text):
-    from dowse.retrieval.behaviour import elide_prose
-
-    assert elide_prose(text, 1, language) == (text, [])
-
-
-def test_a_blocks_shown_lines_leave_out_what_it_omits():
-    block = ContextBlock(
-        path="a.py",
-        start_line=10,
-        end_line=40,
-        relevance=1.0,
-        reason="",
-        form="full",
-        text="",
-        omitted=[(30, 35), (12, 20)],
-        tokens=0,
-    )
-    assert block.shown() == [(10, 11), (21, 29), (36, 40)]
-    assert block.model_copy(update={"omitted": [(10, 40)]}).shown() == []
-
-
-def test_ask_shows_the_code_of_a_documented_function_and_cites_the_docstring_it_cuts(
-    tmp_path, fake_embedder
-):
-    root = make_tree(tmp_path / "repo", {"frames/resample.py": _PY_DOCUMENTED})
-    build_index(root, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
-    answer = ask(searcher, "why does resample raise ValueError without a rule?", budget=2000)
-    block = next(b for b in answer.context if b.form == "full")
-    assert (block.start_line, block.end_line, block.omitted) == (1, 17, [(3, 13)])
-    assert "11 more lines of docstring (3-13)" in block.text
-    assert 'raise ValueError("no rule")' in block.text and "Parameters" not in block.text
-    assert block.shown() == [(1, 2), (14, 17)]
-    assert f"\n{block.text}\n" in render_ask(answer)
-    # Asked about the docstring, the answer shows it whole; so does a packing that keeps prose.
-    for question, packing in (
-        ("what does the resample docstring say about a rule?", None),
-        ("why does resample raise ValueError without a rule?", Packing(cut_prose=False)),
-    ):
-        whole = ask(searcher, question, budget=2000, packing=packing)
-        block = next(b for b in whole.context if b.form == "full")
-        assert block.omitted == [] and "Parameters" in block.text
-
-
-def test_a_comment_inside_a_body_stays_whole_however_long():
-    """An indented comment explains the code below it (ripgrep's word matcher: the fix
-    changed the last line of such a 22-line comment); only documenting prose is cut."""
-    from dowse.retrieval.behaviour import elide_prose
-
-    rust = "fn find(&self) {\n" + "    // why it works\n" * 12 + "    let x = 1;\n}\n"
-    assert elide_prose(rust, 1, "rust") == (rust, [])
-    python = "def f(x):\n" + "    # why it works\n" * 12 + "    return x\n"
-    assert elide_prose(python, 1, "python") == (python, [])
-    # At the margin it documents what follows (Go's doc comments), as `///` does indented.
-    go = "// Dial connects.\n" + "// more\n" * 10 + "func Dial() {}\n"
-    assert elide_prose(go, 1, "go")[1] == [(4, 11)]  # three lines of summary stay
-    method = "    /// Reads.\n" + "    /// more\n" * 10 + "    fn read(&self) {}\n"
-    assert elide_prose(method, 1, "rust")[1] == [(4, 11)]

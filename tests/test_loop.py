@@ -900,8 +900,7 @@ def test_the_function_that_raises_comes_before_the_modules_docstring_and_imports
     assert header.behaviour < 0.2 and code.behaviour == 1.0
     assert result.items.index(code) < result.items.index(header)
     assert "mostly docstring, comments or imports" in header.reason
-    # Prose shown whole, so that the header cannot fit beside the code at this budget.
-    answer = ask(billing, question, budget=700, packing=Packing(cut_prose=False))
+    answer = ask(billing, question, budget=700)
     assert answer.files[0].path == "billing/refunds.py"  # the file ranking is the evaluator's
     first = next(b for b in answer.context if b.path == "billing/refunds.py")
     assert first.form == "full" and "raise RefundRejected" in first.text
