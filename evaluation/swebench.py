@@ -507,19 +507,17 @@ def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
     out: list[str] = []
     for path, start, end, symbol, lines in units:
         names = _shown(inside.get(path, []), start, end) if lines else []
-        if symbol and not names:
+        if symbol and symbol not in names:
             names.append(symbol)  # the index's own name for it, when the rows lack it
         out += [f"{path}::{name}" for name in names]
     return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
 
 
 def _shown(definitions: Sequence[tuple[int, int, int, str]], start: int, end: int) -> list[str]:
-    """The definitions lines `start`..`end` show, as qualified names: those whose name
-    line they show, outermost first and in line order (a method before the helper nested
-    in it); lines inside one definition that show none of its names show a part of the
-    innermost. The definitions around what is shown are not what a reader sees (a
-    method's block does not show its class): listing them would push the next shown
-    definition down. Module-level code between definitions names none."""
+    """The definitions lines `start`..`end` show, as qualified names: first those whose
+    name line they show, outermost first and in line order (a method before the helper
+    nested in it), then those they lie inside, innermost first. Module-level code
+    between definitions names none."""
     depth = {
         d: sum(o is not d and o[0] <= d[0] and d[1] <= o[1] for o in definitions)
         for d in definitions
@@ -527,10 +525,11 @@ def _shown(definitions: Sequence[tuple[int, int, int, str]], start: int, end: in
     headed = sorted(
         (d for d in definitions if start <= d[2] <= end), key=lambda d: (depth[d], d[0])
     )
-    if headed:
-        return [d[3] for d in headed]
-    around = [d for d in definitions if d[0] <= start and end <= d[1]]
-    return [max(around, key=lambda d: depth[d])[3]] if around else []
+    around = sorted(
+        (d for d in definitions if d[0] <= start and end <= d[1] and not start <= d[2] <= end),
+        key=lambda d: -depth[d],
+    )
+    return [d[3] for d in [*headed, *around]]
 
 
 def _chunk_units(rows: Iterable[dict[str, Any]]) -> list[Unit]:

@@ -963,10 +963,10 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
             ]
 
     units = [
-        # A chunk filed under the class that shows both methods: the methods and the
-        # helper inside the second, not the class whose name line it does not show.
+        # A chunk filed under the class that shows both methods: the methods, the helper
+        # inside the second, then the class.
         ("p.py", 5, 20, "Pool", True),
-        # Lines inside one method: that method, not the class around it.
+        # Lines inside one method: that method, then the class around it.
         ("p.py", 12, 13, "Pool.close", True),
         # A signature line names its definition only, not what its range holds.
         ("p.py", 32, 40, "retry", False),
@@ -975,13 +975,9 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
         "p.py::Pool.open",
         "p.py::Pool.close",
         "p.py::Pool.close.later",
-    ]
-    assert _definitions(Rows(), units[1:2]) == ["p.py::Pool.close"]  # type: ignore[arg-type]
-    # The whole class: its name line first, then its methods.
-    assert _definitions(Rows(), [("p.py", 1, 30, "Pool", True)])[:2] == [  # type: ignore[arg-type]
         "p.py::Pool",
-        "p.py::Pool.open",
     ]
+    assert _definitions(Rows(), units[1:2]) == ["p.py::Pool.close", "p.py::Pool"]  # type: ignore[arg-type]
     assert _definitions(Rows(), units[2:]) == ["p.py::retry"]  # type: ignore[arg-type]
     # Module-level lines between definitions name none.
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
