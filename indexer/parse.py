@@ -62,7 +62,7 @@ from tree_sitter_language_pack import SupportedLanguage, get_language
 
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
-from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top
+from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top, trails_code
 from .records import Import, Reference, Symbol, SymbolKind
 from .references import extract_references, is_reference_capture
 
@@ -435,7 +435,10 @@ def _docstring(source: bytes, doc: Node | None, leads: list[Node]) -> str:
         text = _text(source, doc)
         text = _strip_comment(text) if is_comment(doc) else _string_body(text)
     else:
-        text = "\n".join(_strip_comment(_text(source, n)) for n in leads if is_comment(n))
+        # A note trailing an attribute's line leads with it, but documents that line.
+        text = "\n".join(
+            _strip_comment(_text(source, n)) for n in leads if is_comment(n) and not trails_code(n)
+        )
     return _truncate(text.strip(), DOCSTRING_MAX_CHARS)
 
 

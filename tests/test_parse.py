@@ -485,6 +485,29 @@ def test_comment_docstrings_need_adjacency_and_skip_shebangs():
     assert docs == {"first": "", "hi": "Says hi.\nTwice.", "bye": ""}
 
 
+def test_a_comment_trailing_an_attribute_keeps_the_doc_comments_above_leading():
+    # `#[cfg(not(test))] // note` is a common way to say why an attribute is there; the
+    # comment belongs to the attribute's line, and the doc comments above still document
+    # the function (a trailing comment after code still stops the run: `x` below).
+    source = (
+        b"/// Runs the entry point.\n"
+        b"///\n"
+        b"/// Needs the runtime.\n"
+        b"#[proc_macro_attribute]\n"
+        b"#[cfg(not(test))] // works around a compiler bug\n"
+        b"pub fn main() {}\n"
+        b"\n"
+        b"const X: u8 = 1; // trailing\n"
+        b"fn after() {}\n"
+    )
+    symbols = {s.name: s for s in parse_source("lib.rs", source, "rust").symbols}
+    main = symbols["main"]
+    assert (main.start_line, main.end_line) == (1, 6)
+    assert main.docstring == "Runs the entry point.\n\nNeeds the runtime."
+    assert main.decorators == ["#[proc_macro_attribute]", "#[cfg(not(test))]"]
+    assert symbols["after"].start_line == 9
+
+
 def test_long_signature_and_docstring_are_truncated():
     params = ", ".join(f"argument_{i}: int" for i in range(40))
     doc = "word " * 300
