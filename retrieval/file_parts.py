@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.indexer.store import where_in
-from dowse.retrieval.behaviour import behaviour_share, defines_any
+from dowse.retrieval.behaviour import (
+    WHOLE_DEFINITION_LINES,
+    behaviour_share,
+    defines_any,
+    documented_lines,
+)
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
@@ -43,8 +48,6 @@ RRF_K = 1
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
-WHOLE_DEFINITION_LINES = 120
-"""The longest definition the context shows whole when one of its parts is chosen."""
 
 
 @dataclass
@@ -137,9 +140,17 @@ def best_parts(
             lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
             if lines < WHOLE_DEFINITION_LINES:
                 continue
-        text = _outside_definitions(part.row, (symbols or {}).get(part.row["path"], ()))
+        text = part.row.get("text") or ""
+        documented = documented_lines(
+            int(part.row["start_line"]),
+            int(part.row["end_line"]),
+            (symbols or {}).get(part.row["path"], ()),
+        )
         share = behaviour_share(
-            text, part.row.get("language"), imports_are_code=analysis.mentions_imports
+            text,
+            part.row.get("language"),
+            imports_are_code=analysis.mentions_imports,
+            documented=documented,
         )
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
@@ -151,26 +162,6 @@ def best_parts(
 
 
 _BODY_KINDS = frozenset({"function", "method", "constructor"})
-_VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
-
-
-def _outside_definitions(row: dict[str, Any], symbols: Iterable[dict[str, Any]]) -> str:
-    """The chunk's text without the lines of the definitions that start in it and are
-    short enough to show whole (`WHOLE_DEFINITION_LINES`): their doc comments document
-    code the chunk or its widening shows, not the module. A chunk of an `impl` block's
-    methods, each under its `///` examples, opens with the `impl` line and so belongs to
-    no one definition; its prose is its methods' own. What is left (a module's doc and
-    imports, a long class's docstring) is what `behaviour_share` weighs."""
-    first, last = int(row["start_line"]), int(row["end_line"])
-    lines = (row.get("text") or "").split("\n")
-    for sym in symbols:
-        start, end = sym.get("start_line"), sym.get("end_line")
-        if start is None or end is None or sym.get("kind") in _VALUE_KINDS:
-            continue
-        if first <= start <= last and end - start < WHOLE_DEFINITION_LINES:
-            for n in range(start, min(end, last, first + len(lines) - 1) + 1):
-                lines[n - first] = ""
-    return "\n".join(lines)
 
 
 def _bodies(

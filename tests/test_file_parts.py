@@ -163,15 +163,16 @@ def test_documented_definitions_whole_in_a_chunk_are_code_not_a_header():
     # Without the definitions the same chunk is read as prose, as before.
     parts = best_parts(_Searcher(rows), question, ["a.rs"], symbols={})  # type: ignore[arg-type]
     assert [p.row["start_line"] for p in parts["a.rs"]] == [1, 7]
-    small = "def helper():\n    return 1\n"
-    py_rows = [_row("b.py", 1, 8, HEADER + small), _row("b.py", 10, 12, BODY, "apply_discount")]
+    header = '"""Pricing.\n\nRules.\n"""\nimport math\nimport os\nimport re\n\n'
+    small = 'def helper():\n    """Helps."""\n    return 1\n'
+    py_rows = [_row("b.py", 1, 11, header + small), _row("b.py", 13, 15, BODY, "apply_discount")]
     py_symbols = {
-        "b.py": [{"qualified_name": "helper", "kind": "function", "start_line": 7, "end_line": 8}]
+        "b.py": [{"qualified_name": "helper", "kind": "function", "start_line": 9, "end_line": 11}]
     }
     parts = best_parts(
         _Searcher(py_rows), analyze("how is the discount applied?"), ["b.py"], symbols=py_symbols
     )  # type: ignore[arg-type]
-    assert [p.row["start_line"] for p in parts["b.py"]] == [10, 1]
+    assert [p.row["start_line"] for p in parts["b.py"]] == [13, 1]
 
 
 def test_a_long_named_definition_is_ranked_by_its_body():
