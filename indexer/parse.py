@@ -63,6 +63,7 @@ from tree_sitter_language_pack import SupportedLanguage, get_language
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
 from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top, trails_code
+from .item_macros import unwrap_item_macros
 from .records import Import, Reference, Symbol, SymbolKind
 from .references import extract_references, is_reference_capture
 
@@ -121,6 +122,8 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
     deadline = time.monotonic() + timeout_s
     try:
         tree = _parse(parser, source, deadline)
+        if language == "rust":  # `cfg_net! { ... }`: the items inside are items
+            source, tree = unwrap_item_macros(source, tree, lambda b: _parse(parser, b, deadline))
     except _TimedOut:
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")
     except Exception as exc:  # as above: one file's failure is that file's note
