@@ -13,7 +13,9 @@ Invariants:
   result is in source order.
 - An attribute leads whatever its distance: it cannot apply to anything but the node after
   it. A comment must touch: after a blank line it is about the code around, not the
-  definition.
+  definition. A comment that trails code belongs to that code, and so leads only when
+  that code is an attribute that leads (``#[cfg(not(test))] // works around ...``): the
+  run goes on above it, doc comments and all.
 - A Rust inner doc comment (``//!``, ``/*!``) documents the item that encloses it and a
   ``#!`` line starts a script; both stop the run.
 - The node types are the union over the grammars (`ATTRIBUTES`, `WRAPPERS`); a name one
@@ -25,7 +27,15 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-__all__ = ["ATTRIBUTES", "WRAPPERS", "attributes_before", "is_comment", "leading", "top"]
+__all__ = [
+    "ATTRIBUTES",
+    "WRAPPERS",
+    "attributes_before",
+    "is_comment",
+    "leading",
+    "top",
+    "trails_code",
+]
 
 ATTRIBUTES: frozenset[str] = frozenset(
     {
@@ -80,13 +90,19 @@ def leading(node: Node, source: bytes) -> list[Node]:
             break
         else:
             before = sibling.prev_sibling
-            if before is not None and _end_row(before) == sibling.start_point.row:
+            if trails_code(sibling) and before is not None and before.type not in ATTRIBUTES:
                 break  # a trailing comment belongs to the code on its line
         found.append(sibling)
         top_row = sibling.start_point.row
         sibling = sibling.prev_named_sibling
     found.reverse()
     return found
+
+
+def trails_code(comment: Node) -> bool:
+    """Whether a comment follows code on its own line (a note on that line, not a doc)."""
+    before = comment.prev_sibling
+    return before is not None and _end_row(before) == comment.start_point.row
 
 
 def top(node: Node, source: bytes) -> tuple[Node, list[Node]]:

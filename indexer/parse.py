@@ -62,7 +62,8 @@ from tree_sitter_language_pack import SupportedLanguage, get_language
 
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
-from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top
+from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top, trails_code
+from .item_macros import unwrap_item_macros
 from .records import Import, Reference, Symbol, SymbolKind
 from .references import extract_references, is_reference_capture
 
@@ -121,6 +122,8 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
     deadline = time.monotonic() + timeout_s
     try:
         tree = _parse(parser, source, deadline)
+        if language == "rust":  # `cfg_net! { ... }`: the items inside are items
+            source, tree = unwrap_item_macros(source, tree, lambda b: _parse(parser, b, deadline))
     except _TimedOut:
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")
     except Exception as exc:  # as above: one file's failure is that file's note
@@ -435,7 +438,10 @@ def _docstring(source: bytes, doc: Node | None, leads: list[Node]) -> str:
         text = _text(source, doc)
         text = _strip_comment(text) if is_comment(doc) else _string_body(text)
     else:
-        text = "\n".join(_strip_comment(_text(source, n)) for n in leads if is_comment(n))
+        # A note trailing an attribute's line leads with it, but documents that line.
+        text = "\n".join(
+            _strip_comment(_text(source, n)) for n in leads if is_comment(n) and not trails_code(n)
+        )
     return _truncate(text.strip(), DOCSTRING_MAX_CHARS)
 
 

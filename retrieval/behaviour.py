@@ -19,16 +19,27 @@ code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_docum
 Imports count as code when the question is about imports. A chunk that defines a name
 the question mentions as a value (`defines_any`: a module's header that sets
 `DEFAULT_LOG_FORMAT` among its imports) is not demoted: the value asked about is the
-behaviour.
+behaviour. The doc comments of the definitions a chunk shows whole are theirs, not the
+chunk's prose (`documented_lines`): Rust, Java, Go and JavaScript document each item
+above it, often at more length than its code (`///` examples), and a chunk of an `impl`
+block's documented methods is code, not a header.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-__all__ = ["LineCounts", "behaviour_share", "count_lines", "defines_any"]
+__all__ = [
+    "WHOLE_DEFINITION_LINES",
+    "LineCounts",
+    "behaviour_share",
+    "count_lines",
+    "defines_any",
+    "documented_lines",
+]
 
 
 @dataclass(frozen=True)
@@ -72,6 +83,10 @@ for _alias, _base in (
 ):
     _SYNTAX[_alias] = _SYNTAX[_base]
 
+WHOLE_DEFINITION_LINES = 120
+"""The longest definition the context shows whole when one of its parts is chosen."""
+_VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
+
 _DOCSTRING = re.compile(r"[rRbBuU]{0,2}(\"\"\"|''')")
 _OPENERS = {"(": ")", "{": "}", "[": "]"}
 
@@ -83,8 +98,12 @@ class LineCounts:
     imports: int
 
 
-def count_lines(text: str, language: str | None) -> LineCounts | None:
-    """The chunk's non-blank lines by kind; None for a language without rules."""
+def count_lines(
+    text: str, language: str | None, *, documented: Collection[int] = ()
+) -> LineCounts | None:
+    """The chunk's non-blank lines by kind; None for a language without rules. Prose on
+    the `documented` lines (0-based: `documented_lines`) is a definition's own and is not
+    counted."""
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
@@ -92,17 +111,18 @@ def count_lines(text: str, language: str | None) -> LineCounts | None:
     closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
     in_import: str | None = None  # inside a bracketed import: the bracket that ends it
     in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
-    for raw in text.split("\n"):
+    for n, raw in enumerate(text.split("\n")):
         line = raw.strip()
         if not line:
             continue
+        own = n in documented  # prose here documents a definition shown whole
         if in_value is not None:
             code += 1
             if in_value in line:
                 in_value = None
             continue
         if closing is not None:
-            prose += 1
+            prose += not own
             if closing in line:
                 closing = None
             continue
@@ -114,14 +134,14 @@ def count_lines(text: str, language: str | None) -> LineCounts | None:
         if syntax.docstrings and (m := _DOCSTRING.match(line)):
             quote = m.group(1)
             rest = line[m.end() :]
-            prose += 1
+            prose += not own
             if quote not in rest:
                 closing = quote
             continue
         if line.startswith(syntax.comments) and not (
             syntax.comments[0] == "#" and line.startswith("#!")
         ):
-            prose += 1
+            prose += not own
             if line.startswith("/*") and "*/" not in line[2:]:
                 closing = "*/"
             continue
@@ -137,10 +157,17 @@ def count_lines(text: str, language: str | None) -> LineCounts | None:
     return LineCounts(code, prose, imports)
 
 
-def behaviour_share(text: str, language: str | None, *, imports_are_code: bool = False) -> float:
+def behaviour_share(
+    text: str,
+    language: str | None,
+    *,
+    imports_are_code: bool = False,
+    documented: Collection[int] = (),
+) -> float:
     """1 when the chunk's code lines are at least its prose and import lines, else
-    (code + 1) / (prose + imports + 1); see the module doc."""
-    counts = count_lines(text, language)
+    (code + 1) / (prose + imports + 1); see the module doc. `documented`: as in
+    `count_lines`."""
+    counts = count_lines(text, language, documented=documented)
     if counts is None:
         return 1.0
     code = counts.code + (counts.imports if imports_are_code else 0)
@@ -171,3 +198,22 @@ def defines_any(text: str, names: Iterable[str]) -> bool:
         re.M,
     )
     return pattern.search(text) is not None
+
+
+def documented_lines(
+    first_line: int, last_line: int, definitions: Iterable[Mapping[str, Any]]
+) -> set[int]:
+    """The lines (0-based in the chunk of lines `first_line`..`last_line`) of the
+    definitions that start in it and are short enough to show whole
+    (`WHOLE_DEFINITION_LINES`): their doc comments document code the chunk or its
+    widening shows. What lies outside them (a module's doc comment and imports, a long
+    class's docstring, the `impl` line above a run of methods) is the chunk's own.
+    Values (constants, fields) are no definitions here: they are what a header holds."""
+    out: set[int] = set()
+    for sym in definitions:
+        start, end = sym.get("start_line"), sym.get("end_line")
+        if start is None or end is None or sym.get("kind") in _VALUE_KINDS:
+            continue
+        if first_line <= start <= last_line and end - start < WHOLE_DEFINITION_LINES:
+            out.update(range(start - first_line, min(end, last_line) - first_line + 1))
+    return out

@@ -32,7 +32,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.indexer.store import where_in
-from dowse.retrieval.behaviour import behaviour_share, defines_any
+from dowse.retrieval.behaviour import (
+    WHOLE_DEFINITION_LINES,
+    behaviour_share,
+    defines_any,
+    documented_lines,
+)
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
@@ -51,8 +56,6 @@ RRF_K = 1
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
-WHOLE_DEFINITION_LINES = 120
-"""The longest definition the context shows whole when one of its parts is chosen."""
 RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "evaluated"})
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
@@ -158,8 +161,16 @@ def best_parts(
             if lines < WHOLE_DEFINITION_LINES:
                 continue
         text = part.row.get("text") or ""
+        documented = documented_lines(
+            int(part.row["start_line"]),
+            int(part.row["end_line"]),
+            (symbols or {}).get(part.row["path"], ()),
+        )
         share = behaviour_share(
-            text, part.row.get("language"), imports_are_code=analysis.mentions_imports
+            text,
+            part.row.get("language"),
+            imports_are_code=analysis.mentions_imports,
+            documented=documented,
         )
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):

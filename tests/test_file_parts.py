@@ -124,6 +124,57 @@ def test_a_header_that_defines_the_named_constant_is_not_demoted():
     assert [p.row["start_line"] for p in parts["a.py"]] == [10, 1]
 
 
+RUST_HEADER = (
+    "//! Channels.\n//!\n//! Queues of values.\nuse std::sync::Arc;\nuse std::cell::Cell;\n"
+)
+RUST_IMPL = (
+    "impl<T> Receiver<T> {\n"
+    + "".join(f"    /// Example line {i}.\n" for i in range(20))
+    + "    pub fn len(&self) -> usize {\n        self.tail - self.next\n    }\n"
+    + "".join(f"    /// Example line {i}.\n" for i in range(20))
+    + "    pub fn is_empty(&self) -> bool {\n        self.len() == 0\n    }\n"
+)
+
+
+def test_documented_definitions_whole_in_a_chunk_are_code_not_a_header():
+    """A chunk of an `impl` block's methods under their `///` examples belongs to no one
+    definition (it opens with the `impl` line), yet its prose documents the methods it
+    shows whole: it is not demoted as a module header is. The module's own doc comment
+    and imports still yield to it; so does a Python module header that also holds a
+    short function, its docstring and imports being the module's."""
+    rows = [
+        {**_row("a.rs", 1, 5, RUST_HEADER), "language": "rust"},
+        {**_row("a.rs", 7, 53, RUST_IMPL), "language": "rust"},
+    ]
+    symbols = {
+        "a.rs": [
+            {"qualified_name": "Receiver.len", "kind": "method", "start_line": 8, "end_line": 30},
+            {
+                "qualified_name": "Receiver.is_empty",
+                "kind": "method",
+                "start_line": 31,
+                "end_line": 53,
+            },
+        ]
+    }
+    question = analyze("how many values does the receiver hold?")
+    parts = best_parts(_Searcher(rows), question, ["a.rs"], symbols=symbols)  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.rs"]] == [7, 1]
+    # Without the definitions the same chunk is read as prose, as before.
+    parts = best_parts(_Searcher(rows), question, ["a.rs"], symbols={})  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["a.rs"]] == [1, 7]
+    header = '"""Pricing.\n\nRules.\n"""\nimport math\nimport os\nimport re\n\n'
+    small = 'def helper():\n    """Helps."""\n    return 1\n'
+    py_rows = [_row("b.py", 1, 11, header + small), _row("b.py", 13, 15, BODY, "apply_discount")]
+    py_symbols = {
+        "b.py": [{"qualified_name": "helper", "kind": "function", "start_line": 9, "end_line": 11}]
+    }
+    parts = best_parts(
+        _Searcher(py_rows), analyze("how is the discount applied?"), ["b.py"], symbols=py_symbols
+    )  # type: ignore[arg-type]
+    assert [p.row["start_line"] for p in parts["b.py"]] == [13, 1]
+
+
 def test_a_long_named_definition_is_ranked_by_its_body():
     """The question names a function too long to show whole: the chunk of its body that
     the question's words match best outranks its few signature lines' chunk and the

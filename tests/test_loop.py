@@ -1273,3 +1273,37 @@ def test_a_script_module_path_names_the_file_it_loads(tmp_path, fake_embedder):
     assert sorted({f for found in named.values() for f in found}) == [
         "src/plugin/weekYear/index.js"
     ]
+
+
+@pytest.mark.parametrize(
+    ("language", "text"),
+    [
+        (
+            "rust",
+            "impl Stack {\n    /// Pushes.\n    ///\n    /// ```\n    /// s.push(1);\n"
+            "    /// s.push(2);\n    /// s.push(3);\n    /// ```\n"
+            "    pub fn push(&mut self, v: u8) {\n        self.items.push(v);\n    }\n}\n",
+        ),
+        (
+            "java",
+            "class Stack {\n    /**\n     * Pushes.\n     *\n     * @param v the value\n"
+            "     * @throws Full when full\n     * @see Queue\n     */\n"
+            "    void push(int v) {\n        items.add(v);\n    }\n}\n",
+        ),
+    ],
+)
+def test_the_doc_comments_of_a_definition_shown_whole_are_not_the_chunks_prose(language, text):
+    """Lines 2-11 are one method, its doc comment above it: the chunk is that
+    method and its type's braces, i.e. code. The same doc comment outside any definition
+    (a module's header) is prose and outweighs two code lines."""
+    from dowse.retrieval.behaviour import behaviour_share, documented_lines
+
+    method = [{"qualified_name": "Stack.push", "kind": "method", "start_line": 2, "end_line": 11}]
+    documented = documented_lines(1, 12, method)
+    assert documented == set(range(1, 11))
+    assert behaviour_share(text, language) < 1
+    assert behaviour_share(text, language, documented=documented) == 1.0
+    # A value's lines and a definition that starts above the chunk are not its own.
+    value = [{**method[0], "kind": "constant"}]
+    assert documented_lines(1, 12, value) == set()
+    assert documented_lines(3, 12, method) == set()

@@ -485,6 +485,29 @@ def test_comment_docstrings_need_adjacency_and_skip_shebangs():
     assert docs == {"first": "", "hi": "Says hi.\nTwice.", "bye": ""}
 
 
+def test_a_comment_trailing_an_attribute_keeps_the_doc_comments_above_leading():
+    # `#[cfg(not(test))] // note` is a common way to say why an attribute is there; the
+    # comment belongs to the attribute's line, and the doc comments above still document
+    # the function (a trailing comment after code still stops the run: `x` below).
+    source = (
+        b"/// Runs the entry point.\n"
+        b"///\n"
+        b"/// Needs the runtime.\n"
+        b"#[proc_macro_attribute]\n"
+        b"#[cfg(not(test))] // works around a compiler bug\n"
+        b"pub fn main() {}\n"
+        b"\n"
+        b"const X: u8 = 1; // trailing\n"
+        b"fn after() {}\n"
+    )
+    symbols = {s.name: s for s in parse_source("lib.rs", source, "rust").symbols}
+    main = symbols["main"]
+    assert (main.start_line, main.end_line) == (1, 6)
+    assert main.docstring == "Runs the entry point.\n\nNeeds the runtime."
+    assert main.decorators == ["#[proc_macro_attribute]", "#[cfg(not(test))]"]
+    assert symbols["after"].start_line == 9
+
+
 def test_long_signature_and_docstring_are_truncated():
     params = ", ".join(f"argument_{i}: int" for i in range(40))
     doc = "word " * 300
@@ -673,3 +696,39 @@ def test_a_trait_impls_methods_note_the_trait():
     assert decorators["Stack.len"] == ["impl Sized2 for Stack"]
     assert decorators["Stack.new"] == []  # an inherent impl notes nothing
     assert decorators["tests.push_fails_when_full"] == ["#[test]"]
+
+
+def test_items_inside_a_brace_macro_call_are_symbols_at_their_lines():
+    # A crate's own `cfg_*! { ... }` wrappers expand to the items unchanged: the items are
+    # read as such (nested calls too), at their own lines; a call whose body is no items
+    # stays a token tree, and so does a macro call inside a function.
+    source = (
+        b"cfg_net! {\n"  # 1
+        b"    /// A socket.\n"  # 2
+        b"    pub struct Socket;\n"  # 3
+        b"}\n"  # 4
+        b"impl Socket {\n"  # 5
+        b"    pub fn send(&self) {}\n"  # 6
+        b"    cfg_io! {\n"  # 7
+        b"        cfg_unix! {\n"  # 8
+        b"            pub fn recv_buf(&self) -> usize {\n"  # 9
+        b"                select! { x = f() => x }\n"  # 10
+        b"            }\n"  # 11
+        b"        }\n"  # 12
+        b"    }\n"  # 13
+        b"}\n"  # 14
+        b"cfg_if! {\n"  # 15
+        b"    if #[cfg(unix)] { fn a() {} } else { fn b() {} }\n"  # 16
+        b"}\n"  # 17
+        b"cfg_io! { use bytes::BufMut; }\n"  # 18
+    )
+    parsed = parse_source("udp.rs", source, "rust")
+    found = {(s.kind, s.qualified_name, s.start_line, s.end_line) for s in parsed.symbols}
+    assert found == {
+        ("struct", "Socket", 2, 3),
+        ("method", "Socket.send", 6, 6),
+        ("method", "Socket.recv_buf", 9, 11),
+    }
+    assert [i.module for i in parsed.imports] == ["bytes::BufMut"]
+    # The tree is the file's own bytes' layout: chunks slice the original text.
+    assert parsed.tree is not None and parsed.tree.root_node.end_byte == len(source)
