@@ -1049,6 +1049,20 @@ def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
 
 
+def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
+    from dowse.retrieval import query
+
+    analysis = analyze("evictOldest keeps too many entries")
+    assert not analysis.mentions_copies
+    # The record is not frozen: the kept answers are the text's, not the record's.
+    analysis.text = "the amalgamated single header fails to compile"
+    assert analysis.mentions_copies
+    for n in range(query.SUBJECT_CACHE + 50):
+        assert not analyze(f"question {n} about tests for the cache").mentions_copies
+    kept = query._names_subject.cache_info()
+    assert kept.maxsize == query.SUBJECT_CACHE and kept.currsize == query.SUBJECT_CACHE
+
+
 def _copies_repo(root: Path) -> None:
     (root / "cache").mkdir()
     (root / "cache" / "cache.go").write_text(
