@@ -34,10 +34,37 @@ CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 """What choosing a file's chunk needs (no text)."""
-HELD_COLUMNS = {"chunks": CHUNK_COLUMNS, "symbols": SYMBOL_COLUMNS}
+DEFINITION_COLUMNS = [
+    "id",
+    "path",
+    "name",
+    "qualified_name",
+    "kind",
+    "signature",
+    "start_line",
+    "end_line",
+    "parent",
+    "language",
+]
+"""What following references reads of a definition (`retrieval.references`)."""
+HELD_COLUMNS = {
+    "chunks": CHUNK_COLUMNS,
+    "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS])),
+    "files": ["path", "language"],
+    "imports": ["path", "module", "names", "resolved"],
+}
 """The columns of each table the look-ups hold in memory."""
-KEYED = (("chunks", "id"), ("chunks", "path"), ("symbols", "name_lower"))
-"""The (table, column) pairs the look-ups find held rows by (`_where_in`)."""
+KEYED = (
+    ("chunks", "id"),
+    ("chunks", "path"),
+    ("symbols", "name_lower"),
+    ("symbols", "name"),
+    ("symbols", "path"),
+    ("symbols", "id"),
+    ("files", "path"),
+    ("imports", "path"),
+)
+"""The (table, column) pairs the look-ups find held rows by (`rows_in`)."""
 MEMORY_ROWS = 100_000
 """Tables of up to this many rows are held in memory (django's 20k chunks with their
 text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
@@ -142,11 +169,13 @@ class IndexLookups:
                     ).combine_chunks()
             return self._tables[table]
 
-    def _where_in(
+    def rows_in(
         self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
     ) -> list[dict[str, Any]]:
-        """The rows of `table` whose `column` is one of `values` (`columns` only), in the
-        table's order."""
+        """The rows of `table` whose `column` is one of `values` (`columns` only, of
+        `HELD_COLUMNS[table]`), in the table's order: from the held rows, or one LanceDB
+        query when the table is not held (the same rows: a filter keeps the table's
+        order)."""
         values = sorted(set(values))
         if not values:
             return []
@@ -201,7 +230,7 @@ class IndexLookups:
         for start in range(0, len(ids), 500):  # a LanceDB filter of a bounded length
             out.update(
                 (r["id"], r)
-                for r in self._where_in("chunks", CHUNK_COLUMNS, "id", ids[start : start + 500])
+                for r in self.rows_in("chunks", CHUNK_COLUMNS, "id", ids[start : start + 500])
             )
         return out
 
@@ -250,7 +279,7 @@ class IndexLookups:
     def spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """The spans (`SPAN_COLUMNS`) of every chunk of the given files, by path."""
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self._where_in("chunks", SPAN_COLUMNS, "path", paths):
+        for r in self.rows_in("chunks", SPAN_COLUMNS, "path", paths):
             by_path.setdefault(r["path"], []).append(r)
         return by_path
 
@@ -304,7 +333,7 @@ class IndexLookups:
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        rows = self._where_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
+        rows = self.rows_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
         rows.sort(
             key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"], r["start_line"])
@@ -315,7 +344,7 @@ class IndexLookups:
         """Where each of `names` (its exact case) is defined: name, qualified name, path
         and start line, in the table's order."""
         wanted = set(names)
-        rows = self._where_in(
+        rows = self.rows_in(
             "symbols",
             ["name", "qualified_name", "path", "start_line"],
             "name_lower",
