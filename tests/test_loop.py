@@ -473,6 +473,18 @@ def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
     assert max(Counter(seen[0]).values()) == 1
 
 
+def test_a_chunk_s_used_names_are_kept_in_a_bounded_cache_and_handed_out_as_copies():
+    from dowse.retrieval import evaluate
+
+    first = evaluate.used_names("x = f(1)\n")
+    first.append("changed by a caller")
+    assert evaluate.used_names("x = f(1)\n") == ["f"]
+    for n in range(evaluate.CHUNK_CACHE + 10):
+        evaluate.used_names(f"g{n}()")
+    kept = evaluate._used_names.cache_info()
+    assert kept.maxsize == evaluate.CHUNK_CACHE and kept.currsize == evaluate.CHUNK_CACHE
+
+
 def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedder):
     from dowse.retrieval.evaluate import used_names
 
