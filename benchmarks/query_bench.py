@@ -9,10 +9,11 @@ Usage:
 field per line; without it a small built-in set of code questions is used. Each query is
 run once to warm caches, then timed (`--repeat N`: N times, its median kept, which steadies
 the figures on a machine whose neighbours take CPU). The embedder is the one matching the
-index's model (loaded once, before timing). Also prints the search's process CPU time, the
-cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for
-the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
-(`memory_rows` 0), to measure what holding the index's rows in memory buys;
+index's model (loaded once, before timing). Also prints the process CPU time of `search`
+and `ask` (all threads; a machine whose neighbours take the cores inflates it far less
+than wall time), the cold time of one `dowse ask` process, and, when `rg` (ripgrep) is
+installed, its time for the same keywords on the same tree. `--no-hold` makes every
+look-up a LanceDB query (`memory_rows` 0), to measure what holding the index's rows in memory buys;
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by
@@ -260,7 +261,7 @@ def main() -> None:
         answer = ask(searcher, q, budget=4000)
         if args.answers:
             write_answer(args.answers, len(cycles), hits, answer)
-        runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": []}
+        runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": [], "ask_cpu": []}
         for _ in range(max(1, args.repeat)):
             searcher.questions.clear_query_cache()  # time the query's embedding too
             t, cpu = time.perf_counter(), time.process_time()
@@ -268,13 +269,14 @@ def main() -> None:
             runs["search"].append(time.perf_counter() - t)
             runs["search_cpu"].append(time.process_time() - cpu)
             searcher.questions.clear_query_cache()
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             if profiler:
                 profiler.enable()
             result = ask(searcher, q, budget=4000)
             if profiler:
                 profiler.disable()
             runs["ask"].append(time.perf_counter() - t)
+            runs["ask_cpu"].append(time.process_time() - cpu)
         for name, values in runs.items():
             timings.setdefault(name, []).append(statistics.median(values))
         if args.phases:
@@ -288,6 +290,7 @@ def main() -> None:
         + (f" ({type(embedder).__name__})" if embedder else "")
     )
     cpu_times = timings.pop("search_cpu")
+    ask_cpu_times = timings.pop("ask_cpu")
     for name, values in timings.items():
         print(
             f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
@@ -295,6 +298,7 @@ def main() -> None:
         )
     # Process CPU time (all threads): on 2 cores a search cannot take less than half of it.
     print(f"search CPU p50 {statistics.median(cpu_times) * 1000:7.1f} ms (all threads)")
+    print(f"ask CPU p50 {statistics.median(ask_cpu_times) * 1000:7.1f} ms (all threads)")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
         print(
