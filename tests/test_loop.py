@@ -745,6 +745,37 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert look(HybridSearcher(searcher.store, None, lookups=unheld)) == held
 
 
+def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
+    searcher, monkeypatch
+):
+    from dowse.retrieval.references import links_of
+
+    symbols = searcher.store.rows("symbols", ["path", "start_line", "end_line", "qualified_name"])
+    spans = [
+        (r["path"], r["start_line"], r["end_line"], name)
+        for r in symbols
+        if r["path"].startswith("shop/")
+        for name in (r["qualified_name"], None)
+    ]
+    queried = links_of(searcher.store, spans, limit=3)
+    assert {link.relation for link in queried} == {"caller", "callee"}
+    searcher.lookups.warm()
+    read: list[str] = []
+    rows = searcher.store.rows
+    monkeypatch.setattr(
+        searcher.store, "rows", lambda name, *a, **k: read.append(name) or rows(name, *a, **k)
+    )
+    assert links_of(searcher.store, spans, limit=3, lookups=searcher.lookups) == queried
+    assert set(read) == {"refs"}  # definitions, files and imports are held
+
+
+def test_held_positions_are_one_row_for_a_unique_value_else_the_rows_in_order():
+    from dowse.retrieval.lookups import _positions
+
+    assert _positions(["b", "a", "c"]) == {"b": 0, "a": 1, "c": 2}
+    assert _positions(["b", "a", "b", None]) == {"b": [0, 2], "a": [1], None: [3]}
+
+
 @pytest.mark.parametrize(
     ("path", "bench"),
     [
