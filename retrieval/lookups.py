@@ -1,7 +1,8 @@
 """Look-ups in one index snapshot that every search step shares: chunks by id, by line or
 by file, the chunk that shows a definition, definitions by name, files named by a path
 (matched by their longest common tail), which files changed since they were indexed,
-and the chunks' full-text and vector searches.
+the definitions, files' languages and imports that following references reads
+(`rows_in`), and the chunks' full-text and vector searches.
 
 `HybridSearcher` (retrieval/hybrid.py) holds one as `.lookups`; they read the store only.
 """
@@ -132,7 +133,8 @@ class IndexLookups:
 
     Each LanceDB query costs a few ms however little it returns, so what the look-ups
     read is read once, on first need, and kept: the file list (path, size, mtime), the
-    definitions by name (`SYMBOL_COLUMNS`) and the chunks (`CHUNK_COLUMNS`). Naming
+    tables of `HELD_COLUMNS` (chunks, symbols, the files' languages, imports) and their
+    keys (`KEYED`). Naming
     files, checking staleness, finding definitions, choosing a file's chunk and reading
     chunks by id are then look-ups in memory, and a full-text query reads only ids."""
 
