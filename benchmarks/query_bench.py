@@ -3,23 +3,26 @@
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
         [--repeat N] [--phases] [--no-hold | --hold-rows N] [--index-dir DIR]
-        [--no-query-graph] [--interleave] [--profile FILE]
+        [--no-query-graph] [--interleave] [--profile FILE] [--answers DIR]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
 field per line; without it a small built-in set of code questions is used. Each query is
 run once to warm caches, then timed (`--repeat N`: N times, its median kept, which steadies
 the figures on a machine whose neighbours take CPU). The embedder is the one matching the
-index's model (loaded once, before timing). Also prints the search's process CPU time, the
-cold time of one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for
-the same keywords on the same tree. `--no-hold` makes every look-up a LanceDB query
-(`memory_rows` 0), to measure what holding the index's rows in memory buys;
+index's model (loaded once, before timing). Also prints the process CPU time of `search`
+and `ask` (all threads; a machine whose neighbours take the cores inflates it far less
+than wall time), the cold time of one `dowse ask` process, and, when `rg` (ripgrep) is
+installed, its time for the same keywords on the same tree. `--no-hold` makes every
+look-up a LanceDB query (`memory_rows` 0), to measure what holding the index's rows in memory buys;
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by
 query (each order in turn, `--repeat` rounds): a comparison the machine's drift does not
 bias. `--profile FILE` runs the timed `ask` calls under cProfile (so their times are the
 profiler's), writes its stats to FILE (`python -m pstats FILE`) and prints the functions
-with the most cumulative time.
+with the most cumulative time. `--answers DIR` writes each query's `search` hits and
+`ask` result as JSON (`NNN.json`, in query order) into DIR: the same command on two
+checkouts and `diff -r` of the two directories shows whether a change kept every answer.
 """
 
 from __future__ import annotations
@@ -40,10 +43,11 @@ from pathlib import Path
 from dowse.indexer.embed import Embedder, embedder_for_model  # noqa: E402
 from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from dowse.indexer.store import Store  # noqa: E402
-from dowse.retrieval.ask import ask  # noqa: E402
+from dowse.retrieval.ask import AskResult, ask  # noqa: E402
 from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
 from dowse.retrieval.lookups import MEMORY_ROWS, IndexLookups  # noqa: E402
 from dowse.retrieval.query import analyze  # noqa: E402
+from dowse.retrieval.records import Hit  # noqa: E402
 
 DEFAULT_QUERIES = [
     "where is the database connection opened",
@@ -145,6 +149,16 @@ def interleave(store: Store, embedder: OnnxEmbedder, queries: list[str], rounds:
         )
 
 
+def write_answer(out: Path, n: int, hits: list[Hit], answer: AskResult) -> None:
+    """The `n`th query's hits and answer, as JSON, into `out/NNN.json`."""
+    out.mkdir(parents=True, exist_ok=True)
+    record = {
+        "hits": [h.model_dump(mode="json") for h in hits],
+        "ask": answer.model_dump(mode="json"),
+    }
+    (out / f"{n:03d}.json").write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index-root", type=Path, required=True)
@@ -179,6 +193,9 @@ def main() -> None:
         help="compare search with and without the query graph, alternating",
     )
     ap.add_argument("--profile", type=Path, metavar="FILE", help="profile the timed asks into FILE")
+    ap.add_argument(
+        "--answers", type=Path, metavar="DIR", help="write each query's hits and answer into DIR"
+    )
     args = ap.parse_args()
     global HELD_ROWS
     if args.no_hold:
@@ -240,9 +257,11 @@ def main() -> None:
             t = time.perf_counter()
             subprocess.run(cmd, capture_output=True)
             timings["rg"].append(time.perf_counter() - t)
-        searcher.search(q)
-        ask(searcher, q, budget=4000)
-        runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": []}
+        hits = searcher.search(q)
+        answer = ask(searcher, q, budget=4000)
+        if args.answers:
+            write_answer(args.answers, len(cycles), hits, answer)
+        runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": [], "ask_cpu": []}
         for _ in range(max(1, args.repeat)):
             searcher.questions.clear_query_cache()  # time the query's embedding too
             t, cpu = time.perf_counter(), time.process_time()
@@ -250,13 +269,14 @@ def main() -> None:
             runs["search"].append(time.perf_counter() - t)
             runs["search_cpu"].append(time.process_time() - cpu)
             searcher.questions.clear_query_cache()
-            t = time.perf_counter()
+            t, cpu = time.perf_counter(), time.process_time()
             if profiler:
                 profiler.enable()
             result = ask(searcher, q, budget=4000)
             if profiler:
                 profiler.disable()
             runs["ask"].append(time.perf_counter() - t)
+            runs["ask_cpu"].append(time.process_time() - cpu)
         for name, values in runs.items():
             timings.setdefault(name, []).append(statistics.median(values))
         if args.phases:
@@ -270,6 +290,7 @@ def main() -> None:
         + (f" ({type(embedder).__name__})" if embedder else "")
     )
     cpu_times = timings.pop("search_cpu")
+    ask_cpu_times = timings.pop("ask_cpu")
     for name, values in timings.items():
         print(
             f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
@@ -277,6 +298,7 @@ def main() -> None:
         )
     # Process CPU time (all threads): on 2 cores a search cannot take less than half of it.
     print(f"search CPU p50 {statistics.median(cpu_times) * 1000:7.1f} ms (all threads)")
+    print(f"ask CPU p50 {statistics.median(ask_cpu_times) * 1000:7.1f} ms (all threads)")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
         print(

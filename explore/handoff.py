@@ -57,7 +57,6 @@ from dowse.explore.records import (
     Synthesis,
     TrackFindings,
 )
-from dowse.explore.render import compact_tracks, finding_line
 from dowse.quote import one_line
 from dowse.retrieval.ask import AskResult, Packing, ask, fit_result, render_json, title
 from dowse.retrieval.ask import render_markdown as render_ask
@@ -778,6 +777,8 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
 
 
 def _findings_tokens(report: AskReport) -> int:
+    from dowse.explore.render import finding_line
+
     total = 0
     for t in report.tracks:
         total += sum(estimate_tokens(finding_line(f)) for f in t.findings)
@@ -790,6 +791,8 @@ def _findings_tokens(report: AskReport) -> int:
 def _fit_tracks(report: AskReport, room: int) -> None:
     """Keep the synthesis' divergences and open questions, then the tracks' findings
     round-robin (every track's best first), while they fit."""
+    from dowse.explore.render import finding_line
+
     room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis else []))
     if report.synthesis is not None:
         # The synthesis' divergences and open questions before the tracks' findings: they
@@ -835,6 +838,8 @@ def fit_report(
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
 
     if fmt == "json" and report.tracks:
+        from dowse.explore.render import compact_tracks
+
         report = report.model_copy(
             update={"tracks": [t.model_copy(deep=True) for t in report.tracks]}
         )
@@ -895,6 +900,9 @@ def fit_report(
 def render_report(report: AskReport, *, trace: bool = False) -> str:
     if report.mode == "retrieval":
         return render_ask(report, trace=trace)
+    # The tracks' rendering (and the explorers it imports) only for an explored answer.
+    from dowse.explore.render import finding_line
+
     lines = [
         f"# {title(report.question)}",
         "",

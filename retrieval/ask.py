@@ -38,7 +38,6 @@ from typing import Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.indexer.store import where_in
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
@@ -351,10 +350,11 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
     """The definitions of `paths`, by path, in line order."""
     out: dict[str, list[dict[str, Any]]] = {}
     if paths:
-        for r in searcher.store.rows(
+        for r in searcher.lookups.rows_in(
             "symbols",
             ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
-            where=where_in("path", sorted(paths)),
+            "path",
+            paths,
         ):
             out.setdefault(r["path"], []).append(r)
     for rows in out.values():

@@ -31,6 +31,7 @@ import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -67,9 +68,21 @@ _EXTENDS = re.compile(r"\b(?:extends|implements)[ \t]+([\w.]+(?:[ \t]*,[ \t]*[\w
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+CHUNK_CACHE = 2048
+"""How many chunks' words and used names `_words` and `used_names` keep: a loop's cycles
+weigh many of the same chunks again (each ask of the django tasks evaluates ~90
+candidates in ~3 cycles), and a chunk's are a function of its text alone. Bounded, as a
+server runs for long: 2,048 django chunks' texts are ~3 MB."""
+
+
 def used_names(text: str) -> list[str]:
     """The names a piece of code depends on that may be defined elsewhere: the base
     classes it extends (first: a subclass's behaviour lives in them), then what it calls."""
+    return list(_used_names(text))
+
+
+@lru_cache(maxsize=CHUNK_CACHE)
+def _used_names(text: str) -> tuple[str, ...]:
     bases: list[str] = []
     for m in [*_PY_BASES.finditer(text), *_EXTENDS.finditer(text)]:
         for part in m.group(1).split(","):
@@ -79,7 +92,14 @@ def used_names(text: str) -> list[str]:
             name = part.split(".")[-1]
             if _NAME.fullmatch(name):
                 bases.append(name)
-    return list(dict.fromkeys([*bases, *CALL.findall(text)]))
+    return tuple(dict.fromkeys([*bases, *CALL.findall(text)]))
+
+
+@lru_cache(maxsize=CHUNK_CACHE)
+def _words(path: str, symbol: str, text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """A candidate's tokens (path, symbol and text) and their stems."""
+    tokens = frozenset(tokenize(f"{path} {symbol} {text}"))
+    return tokens, frozenset(stem(t) for t in tokens)
 
 
 class Evaluation(BaseModel):
@@ -256,8 +276,7 @@ class OfflineEvaluator:
         out = []
         for i, cand in enumerate(candidates):
             path = cand.row["path"]
-            tokens = set(tokenize(f"{path} {cand.row['symbol'] or ''} {cand.row['text']}"))
-            stems = {stem(t) for t in tokens}
+            tokens, stems = _words(path, cand.row["symbol"] or "", cand.row["text"])
             id_hit = sorted(x for x in idents if x in tokens)
             term_hit = sorted(t for t in terms if t in tokens or stem(t) in stems)
             wanted = 2 * len(idents) + len(terms)

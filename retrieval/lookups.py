@@ -1,7 +1,8 @@
 """Look-ups in one index snapshot that every search step shares: chunks by id, by line or
 by file, the chunk that shows a definition, definitions by name, files named by a path
 (matched by their longest common tail), which files changed since they were indexed,
-and the chunks' full-text and vector searches.
+the definitions, files' languages and imports that following references reads
+(`rows_in`), and the chunks' full-text and vector searches.
 
 `HybridSearcher` (retrieval/hybrid.py) holds one as `.lookups`; they read the store only.
 """
@@ -34,15 +35,57 @@ CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 """What choosing a file's chunk needs (no text)."""
-HELD_COLUMNS = {"chunks": CHUNK_COLUMNS, "symbols": SYMBOL_COLUMNS}
+DEFINITION_COLUMNS = [
+    "id",
+    "path",
+    "name",
+    "qualified_name",
+    "kind",
+    "signature",
+    "start_line",
+    "end_line",
+    "parent",
+    "language",
+]
+"""What following references reads of a definition (`retrieval.references`)."""
+HELD_COLUMNS = {
+    "chunks": CHUNK_COLUMNS,
+    "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS])),
+    "files": ["path", "language"],
+    "imports": ["path", "module", "names", "resolved"],
+}
 """The columns of each table the look-ups hold in memory."""
-KEYED = (("chunks", "id"), ("chunks", "path"), ("symbols", "name_lower"))
-"""The (table, column) pairs the look-ups find held rows by (`_where_in`)."""
+KEYED = (
+    ("chunks", "id"),
+    ("chunks", "path"),
+    ("symbols", "name_lower"),
+    ("symbols", "name"),
+    ("symbols", "path"),
+    ("symbols", "id"),
+    ("files", "path"),
+    ("imports", "path"),
+)
+"""The (table, column) pairs the look-ups find held rows by (`rows_in`)."""
 MEMORY_ROWS = 100_000
 """Tables of up to this many rows are held in memory (django's 20k chunks with their
 text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
+_Positions = dict[Any, int] | dict[Any, list[int]]
+"""A held column's rows by value: its one row when every value is unique (ids), else its
+rows in the table's order."""
+
+
+def _positions(values: list[Any]) -> _Positions:
+    """`values`' positions (`_Positions`). A column of unique values is one dict built in C
+    (django's 40k symbol ids: 5 ms, where a list for each took 75 ms of a cold `ask`)."""
+    unique = dict(zip(values, range(len(values)), strict=True))
+    if len(unique) == len(values):
+        return unique
+    repeated: dict[Any, list[int]] = {}
+    for i, value in enumerate(values):
+        repeated.setdefault(value, []).append(i)
+    return repeated
 
 
 def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
@@ -90,7 +133,8 @@ class IndexLookups:
 
     Each LanceDB query costs a few ms however little it returns, so what the look-ups
     read is read once, on first need, and kept: the file list (path, size, mtime), the
-    definitions by name (`SYMBOL_COLUMNS`) and the chunks (`CHUNK_COLUMNS`). Naming
+    tables of `HELD_COLUMNS` (chunks, symbols, the files' languages, imports) and their
+    keys (`KEYED`). Naming
     files, checking staleness, finding definitions, choosing a file's chunk and reading
     chunks by id are then look-ups in memory, and a full-text query reads only ids."""
 
@@ -102,7 +146,7 @@ class IndexLookups:
         self._file_stats: dict[str, tuple[int, int]] | None = None
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
-        self._positions: dict[tuple[str, str], dict[str, list[int]]] | None = None
+        self._positions: dict[tuple[str, str], _Positions] | None = None
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -142,11 +186,13 @@ class IndexLookups:
                     ).combine_chunks()
             return self._tables[table]
 
-    def _where_in(
+    def rows_in(
         self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
     ) -> list[dict[str, Any]]:
-        """The rows of `table` whose `column` is one of `values` (`columns` only), in the
-        table's order."""
+        """The rows of `table` whose `column` is one of `values` (`columns` only, of
+        `HELD_COLUMNS[table]`), in the table's order: from the held rows, or one LanceDB
+        query when the table is not held (the same rows: a filter keeps the table's
+        order)."""
         values = sorted(set(values))
         if not values:
             return []
@@ -154,11 +200,18 @@ class IndexLookups:
         positions = self._positions_of(table, column)
         if data is None or positions is None:
             return self.store.rows(table, columns, where=where_in(column, values))
-        rows = sorted(i for value in values for i in positions.get(value, ()))
+        rows: list[int] = []
+        for value in values:
+            at = positions.get(value)
+            if isinstance(at, int):
+                rows.append(at)
+            elif at is not None:
+                rows += at
+        rows.sort()
         picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
         return picked.to_pylist()  # type: ignore[no-any-return]
 
-    def _positions_of(self, table: str, column: str) -> dict[str, list[int]] | None:
+    def _positions_of(self, table: str, column: str) -> _Positions | None:
         """The held rows of `table` by their `column` value (None when it is not held),
         built once."""
         data = self.held(table)
@@ -169,9 +222,9 @@ class IndexLookups:
                 self._positions = {}
             positions = self._positions.get((table, column))
             if positions is None:
-                positions = self._positions[(table, column)] = {}
-                for i, value in enumerate(data.column(column).to_pylist()):
-                    positions.setdefault(value, []).append(i)
+                positions = self._positions[(table, column)] = _positions(
+                    data.column(column).to_pylist()
+                )
             return positions
 
     def lexical(
@@ -201,7 +254,7 @@ class IndexLookups:
         for start in range(0, len(ids), 500):  # a LanceDB filter of a bounded length
             out.update(
                 (r["id"], r)
-                for r in self._where_in("chunks", CHUNK_COLUMNS, "id", ids[start : start + 500])
+                for r in self.rows_in("chunks", CHUNK_COLUMNS, "id", ids[start : start + 500])
             )
         return out
 
@@ -250,7 +303,7 @@ class IndexLookups:
     def spans_of(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """The spans (`SPAN_COLUMNS`) of every chunk of the given files, by path."""
         by_path: dict[str, list[dict[str, Any]]] = {}
-        for r in self._where_in("chunks", SPAN_COLUMNS, "path", paths):
+        for r in self.rows_in("chunks", SPAN_COLUMNS, "path", paths):
             by_path.setdefault(r["path"], []).append(r)
         return by_path
 
@@ -304,7 +357,7 @@ class IndexLookups:
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        rows = self._where_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
+        rows = self.rows_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
         rows.sort(
             key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"], r["start_line"])
@@ -332,7 +385,7 @@ class IndexLookups:
         """Where each of `names` (its exact case) is defined: name, qualified name, path
         and start line, in the table's order."""
         wanted = set(names)
-        rows = self._where_in(
+        rows = self.rows_in(
             "symbols",
             ["name", "qualified_name", "path", "start_line"],
             "name_lower",

@@ -409,6 +409,7 @@ class _Loop:
             limit=1,
             # Not what the context already shows, nor tests the task is not about.
             skip=lambda path, line: analysis.unasked_test(path) or _shown(items, path, line),
+            lookups=self.searcher.lookups,
         )
 
     def _ordered(self) -> list[ContextItem]:

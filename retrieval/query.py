@@ -12,6 +12,7 @@ title's once more for whole-file rankings, `file_query`) and the question's vect
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -226,6 +227,26 @@ _DOCS_SUBJECT = re.compile(
 )
 
 
+SUBJECT_CACHE = 256
+"""How many (pattern, text) answers `_names_subject` keeps: a few questions' worth (five
+patterns each), bounded because a server answers questions for as long as it runs."""
+
+
+@lru_cache(maxsize=SUBJECT_CACHE)
+def _names_subject(pattern: re.Pattern[str], text: str) -> bool:
+    """Whether `pattern` occurs in `text`. A question's subject tests run for every path
+    a search weighs (`unasked_role`: 16k times in the 20 django tasks' asks), each over the
+    whole task text; the answer depends on the text alone, so it is kept. (A cache here,
+    not on the record: `QueryAnalysis` is not frozen, and the key is its text as it is
+    now.)"""
+    return pattern.search(text) is not None
+
+
+@lru_cache(maxsize=SUBJECT_CACHE)
+def _is_short(text: str) -> bool:
+    return len(text.split()) <= SHORT_QUESTION_WORDS
+
+
 class QueryAnalysis(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -263,26 +284,26 @@ class QueryAnalysis(BaseModel):
         A bug report says "test" in passing (how it was found, a test to add), and its
         answer is the code under test."""
         named = any(t.startswith(("test", "spec")) for t in self.terms)
-        return named and (self._short or _TESTS_SUBJECT.search(self.text) is not None)
+        return named and (self._short or _names_subject(_TESTS_SUBJECT, self.text))
 
     @property
     def mentions_benchmarks(self) -> bool:
         """Likewise for benchmarks: a short question naming them, or benchmarks as the
         subject ("benchmarks for X", "add a benchmark", asv)."""
         named = any(t.startswith("bench") or t == "asv" for t in self.terms)
-        return named and (self._short or _BENCHMARKS_SUBJECT.search(self.text) is not None)
+        return named and (self._short or _names_subject(_BENCHMARKS_SUBJECT, self.text))
 
     @property
     def mentions_imports(self) -> bool:
         """The question is about imports or dependencies between modules ("circular
         import", "where is X imported"), so import lines are the answer, not a header."""
-        return _IMPORTS_SUBJECT.search(self.text) is not None
+        return _names_subject(_IMPORTS_SUBJECT, self.text)
 
     @property
     def mentions_copies(self) -> bool:
         """Generated, amalgamated or vendored code is the subject ("the amalgamated
         single header", "regenerate the protobuf code")."""
-        return _COPIES_SUBJECT.search(self.text) is not None
+        return _names_subject(_COPIES_SUBJECT, self.text)
 
     def unasked_test(self, path: str) -> bool:
         """A test, a benchmark or a copy (generated, amalgamated or vendored code) the
@@ -320,11 +341,11 @@ class QueryAnalysis(BaseModel):
             )
             for t in self.terms
         )
-        return named and (self._short or _DOCS_SUBJECT.search(self.text) is not None)
+        return named and (self._short or _names_subject(_DOCS_SUBJECT, self.text))
 
     @property
     def _short(self) -> bool:
-        return len(self.text.split()) <= SHORT_QUESTION_WORDS
+        return _is_short(self.text)
 
 
 def _is_code_like(word: str) -> bool:

@@ -78,6 +78,18 @@ def test_an_ask_on_a_lexical_index_loads_no_model(example_repo, fake_embedder, f
     assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
 
 
+def test_an_ask_the_loop_answers_alone_imports_no_explorer(example_repo, fake_embedder):
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
+    code = _cli(*args) + (
+        "import json\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dowse.explore.'))))"
+    )
+    # The answer's records and its rendering; the tracks, the explorers and their
+    # rendering only for a question split into tracks.
+    assert _probe(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
+
+
 def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
     code = (
         "import json, sys\n"

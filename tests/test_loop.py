@@ -473,6 +473,18 @@ def test_a_long_questions_first_line_is_searched_twice(searcher, monkeypatch):
     assert max(Counter(seen[0]).values()) == 1
 
 
+def test_a_chunk_s_used_names_are_kept_in_a_bounded_cache_and_handed_out_as_copies():
+    from dowse.retrieval import evaluate
+
+    first = evaluate.used_names("x = f(1)\n")
+    first.append("changed by a caller")
+    assert evaluate.used_names("x = f(1)\n") == ["f"]
+    for n in range(evaluate.CHUNK_CACHE + 10):
+        evaluate.used_names(f"g{n}()")
+    kept = evaluate._used_names.cache_info()
+    assert kept.maxsize == evaluate.CHUNK_CACHE and kept.currsize == evaluate.CHUNK_CACHE
+
+
 def test_a_subclass_base_is_missing_context_looked_up_next(tmp_path, fake_embedder):
     from dowse.retrieval.evaluate import used_names
 
@@ -731,6 +743,37 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
     unheld = lookups.IndexLookups(searcher.store, memory_rows=0)
     assert look(HybridSearcher(searcher.store, None, lookups=unheld)) == held
+
+
+def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
+    searcher, monkeypatch
+):
+    from dowse.retrieval.references import links_of
+
+    symbols = searcher.store.rows("symbols", ["path", "start_line", "end_line", "qualified_name"])
+    spans = [
+        (r["path"], r["start_line"], r["end_line"], name)
+        for r in symbols
+        if r["path"].startswith("shop/")
+        for name in (r["qualified_name"], None)
+    ]
+    queried = links_of(searcher.store, spans, limit=3)
+    assert {link.relation for link in queried} == {"caller", "callee"}
+    searcher.lookups.warm()
+    read: list[str] = []
+    rows = searcher.store.rows
+    monkeypatch.setattr(
+        searcher.store, "rows", lambda name, *a, **k: read.append(name) or rows(name, *a, **k)
+    )
+    assert links_of(searcher.store, spans, limit=3, lookups=searcher.lookups) == queried
+    assert set(read) == {"refs"}  # definitions, files and imports are held
+
+
+def test_held_positions_are_one_row_for_a_unique_value_else_the_rows_in_order():
+    from dowse.retrieval.lookups import _positions
+
+    assert _positions(["b", "a", "c"]) == {"b": 0, "a": 1, "c": 2}
+    assert _positions(["b", "a", "b", None]) == {"b": [0, 2], "a": [1], None: [3]}
 
 
 @pytest.mark.parametrize(
@@ -1047,6 +1090,20 @@ def test_a_reason_says_what_a_lowered_file_is(path, role):
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
+
+
+def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
+    from dowse.retrieval import query
+
+    analysis = analyze("evictOldest keeps too many entries")
+    assert not analysis.mentions_copies
+    # The record is not frozen: the kept answers are the text's, not the record's.
+    analysis.text = "the amalgamated single header fails to compile"
+    assert analysis.mentions_copies
+    for n in range(query.SUBJECT_CACHE + 50):
+        assert not analyze(f"question {n} about tests for the cache").mentions_copies
+    kept = query._names_subject.cache_info()
+    assert kept.maxsize == query.SUBJECT_CACHE and kept.currsize == query.SUBJECT_CACHE
 
 
 def _copies_repo(root: Path) -> None:
