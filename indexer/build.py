@@ -465,6 +465,7 @@ class _Run:
             files={p: (r["size"], r["mtime_ns"]) for p, r in old.items()},
             skipped=[(s.path, s.reason) for s in read.skipped],
             vectors=self.store.count("vectors"),
+            checked=self.store.clock(),
             counts={
                 "symbols": done.symbols,
                 "chunks": done.chunks,
@@ -863,10 +864,12 @@ def build_index(
     progress: Progress = _no_progress,
     on_wait: Callable[[str], None] | None = None,
     engine: Engine | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> IndexStats:
     """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally. `engine`
     runs the per-file stages and the embedding (`indexer.engine`; default: this
-    machine's processes); this process walks, plans and commits whichever it is."""
+    machine's processes); this process walks, plans and commits whichever it is.
+    `clock` dates what the run's commits replace, for `store.GRACE` (`Store.create`)."""
     if in_worker_startup():
         # A worker re-running an unguarded script: indexing here would wait on the
         # parent's write lock. The worker ends without a word; the parent sees that its
@@ -911,6 +914,7 @@ def build_index(
             trust_cache=is_index_of(old, root)
             if old is not None
             else (index_dir / "manifest.json").exists() and not outdated,
+            clock=clock,
         )
         stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats

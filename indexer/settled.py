@@ -25,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import time
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +84,16 @@ def record(
     skipped: list[tuple[str, str]],
     vectors: int,
     counts: dict[str, int],
+    checked: float,
 ) -> None:
-    """Write the record of a run that found nothing to do (the lock held). Best effort:
-    a record that cannot be written leaves the next run to open the index."""
+    """Write the record of a run that found nothing to do (the lock held), at `checked`
+    on the clock the writer dates its commits with (`Store.clock`). Best effort: a
+    record that cannot be written leaves the next run to open the index."""
     settled = Settled(
         stamp=_stamp(manifest),
         options=options,
         disk=_disk(index_dir),
-        checked=time.time(),
+        checked=checked,
         files=files,
         skipped=sorted(skipped),
         vectors=vectors,

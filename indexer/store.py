@@ -62,7 +62,7 @@ import secrets
 import shutil
 import time
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -397,6 +397,9 @@ class Store:
         # them until this store's first commit.
         self._replacing: list[str] = []
         self._trust_cache = True
+        # What `GRACE` is measured on: the times a commit records (`Manifest.updated`,
+        # `retired`, `superseded`) and compares them with. Only a writer reads it.
+        self.clock: Callable[[], float] = time.time
 
     # -- opening -----------------------------------------------------------------------
 
@@ -459,13 +462,16 @@ class Store:
         dim: int,
         rebuild: bool,
         trust_cache: bool = True,
+        clock: Callable[[], float] = time.time,
     ) -> Store:
         """Open (or start) an index for writing; the caller must hold the WriteLock.
 
         A rebuild starts an empty snapshot in new tables; the committed one stays what
         readers see until the first `commit`. Without `trust_cache` (an index that came
         with the files) the embedding cache is started afresh: its vectors are whatever
-        the files' sender put there, for texts they chose."""
+        the files' sender put there, for texts they chose. `clock` (seconds since the
+        epoch) dates what a commit replaces and measures `GRACE` (a test moves it on
+        instead of waiting); LanceDB's own version timestamps stay on the real clock."""
         check_location(index_dir)
         ensure_key()  # what this run writes must be signed, or no later run believes it
         lancedb = import_lancedb()
@@ -494,10 +500,14 @@ class Store:
         if old is not None and not rebuild:
             manifest = old
         elif old is None:
-            manifest = Manifest(model=model, dim=dim, root=str(root))
+            now = clock()
+            manifest = Manifest(model=model, dim=dim, root=str(root), created=now, updated=now)
         else:
             generation = secrets.token_hex(4)
+            now = clock()
             manifest = Manifest(
+                created=now,
+                updated=now,
                 model=model,
                 dim=dim,
                 root=str(root),
@@ -506,6 +516,7 @@ class Store:
             )
             replacing = [old.tables.get(n, n) for n in SNAPSHOT_TABLES]
         store = cls(index_dir, manifest, lancedb.connect(str(dbdir)))
+        store.clock = clock
         store._replacing = replacing
         store._trust_cache = trust_cache
         store._drop_unused(GRACE)  # first: an interrupted rebuild's tables may fill the disk
@@ -575,7 +586,7 @@ class Store:
         rebuild's: no reader can have opened them). The caller holds the WriteLock."""
         live = {self._physical(n) for n in SNAPSHOT_TABLES} | {*self._replacing, CACHE_TABLE}
         retired = self.manifest.retired
-        cutoff = time.time() - older_than.total_seconds()
+        cutoff = self.clock() - older_than.total_seconds()
         kept: dict[str, float] = {}
         for name in set(self.db.list_tables().tables) - live:
             when = retired.get(name)
@@ -702,7 +713,7 @@ class Store:
 
     def commit(self, **changes: Any) -> None:
         """Record the current table versions as the new snapshot, atomically."""
-        now = time.time()
+        now = self.clock()
         versions = {name: self.table(name).version for name in SNAPSHOT_TABLES}
         retired = {**self.manifest.retired, **dict.fromkeys(self._replacing, now)}
         superseded: dict[str, list[tuple[int, float]]] = {}
@@ -787,7 +798,7 @@ class Store:
         (django: 98 -> 132 MB after a no-op re-index).
         The embedding cache, read by writers only, keeps its latest version alone.
         """
-        now = time.time()
+        now = self.clock()
         if not self.manifest.superseded and now - self.manifest.updated < GRACE.total_seconds():
             return  # written by a dowse that did not record what it replaced
         moved = False

@@ -48,10 +48,21 @@ SLOW_MODULES = {
 }
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+# The modules that take longest (mypy from cold, a Ray cluster, many server processes):
+# under pytest-xdist they come first, so that no worker is left with one of them at the
+# end while the other idles. The fast lane's `--dist worksteal` hands each worker half
+# of this order and lets an idle one take the other's last tests; `loadfile` would not
+# do: it orders the modules by their number of tests, the longest (3 tests) last.
+LONGEST_FIRST = ("test_style", "test_engine_ray", "test_server", "test_reliability")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.module is not None and item.module.__name__ in SLOW_MODULES:
             item.add_marker(pytest.mark.slow)
+    if hasattr(config, "workerinput"):  # a pytest-xdist worker: every worker sorts alike
+        rank = {name: i for i, name in enumerate(LONGEST_FIRST)}
+        items.sort(key=lambda it: rank.get(it.module.__name__ if it.module else "", len(rank)))
 
 
 @pytest.fixture(autouse=True, scope="session")

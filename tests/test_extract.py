@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import crashing_parser
 import pytest
 
 from dowse.indexer import extract
@@ -56,23 +57,13 @@ def test_outcomes_skip_touch_or_extract(example_repo):
     assert process_file(gone, cfg).skipped.startswith("unreadable")
 
 
-def _crashing_safe(job, cfg):
-    """Stands in for extract._safe in worker processes: dies like a segfaulting grammar."""
-    if job.path.endswith("payments.py"):
-        os._exit(139)
-    return process_file(job, cfg)
-
-
-def _crashing_batch(jobs, cfg):
-    return [_crashing_safe(job, cfg) for job in jobs]
-
-
 def test_a_worker_crash_loses_no_file(example_repo, monkeypatch):
     jobs = _jobs(example_repo)
     monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
     monkeypatch.setattr(extract, "BATCH", 2)
-    monkeypatch.setattr(extract, "process_batch", _crashing_batch)
-    monkeypatch.setattr(extract, "_safe", _crashing_safe)
+    # Dies like a segfaulting grammar on shop/payments.py, in whichever worker has it.
+    monkeypatch.setattr(extract, "process_batch", crashing_parser.crashing_batch)
+    monkeypatch.setattr(extract, "_safe", crashing_parser.crashing_safe)
     outs = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2)}
     assert outs.keys() == {j.path for j in jobs}
     crashed = outs["shop/payments.py"]

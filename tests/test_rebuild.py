@@ -244,6 +244,18 @@ def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
     assert _versions(index_dir, "chunks") < after["chunks"]
 
 
+class _Clock:
+    """The writer's clock for `GRACE` (`build_index(clock=...)`), moved on by the test
+    instead of waited for. LanceDB dates table versions on the real clock, and
+    `PRUNE_MARGIN` compares those dates: runs stay that far apart in real time."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_embedder, monkeypatch):
     # A server re-indexing on every edit never leaves the index alone for GRACE: the
     # versions replaced more than GRACE ago go all the same, and a reader that opened a
@@ -252,19 +264,21 @@ def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_emb
     target = example_repo / "shop" / "pricing.py"
     monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.2))
     monkeypatch.setattr(store_module, "GRACE", timedelta(seconds=1.5))
-    build_index(example_repo, embedder=fake_embedder)
+    clock = _Clock()
+    build_index(example_repo, embedder=fake_embedder, clock=clock)
     counts, reader = [], None
     for i in range(14):
-        time.sleep(0.3)
+        clock.now += 0.6  # a run every 0.6 s: GRACE covers the two runs before
+        time.sleep(0.3)  # past PRUNE_MARGIN
         target.write_text(f"def price_{i}():\n    return {i}\n")
-        build_index(example_repo, embedder=fake_embedder)
+        build_index(example_repo, embedder=fake_embedder, clock=clock)
         counts.append(_versions(index_dir, "chunks"))
         if i == 11:
             reader = Store.open(index_dir)
     # Three versions a run: without pruning, 14 runs would add 40 (they did); pruned,
-    # the count levels off once runs pass GRACE (how soon depends on the machine's
-    # load), well below that. (Not relative to twice the first count: since the first
-    # build keeps only its committed version, that count is smaller.)
+    # the count levels off once runs pass GRACE, well below that. (Not relative to
+    # twice the first count: since the first build keeps only its committed version,
+    # that count is smaller.)
     assert counts[-1] < counts[0] + 20, counts
     assert reader is not None
     reader.verify()  # opened two runs ago, within GRACE
@@ -277,13 +291,15 @@ def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_emb
     index_dir = example_repo / ".dowse"
     monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.2))
     monkeypatch.setattr(store_module, "GRACE", timedelta(seconds=0.6))
-    build_index(example_repo, embedder=fake_embedder)
+    clock = _Clock()
+    build_index(example_repo, embedder=fake_embedder, clock=clock)
     (example_repo / "shop" / "pricing.py").write_text("def price():\n    return 1\n")
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, clock=clock)
     counts = []
     for _ in range(4):
-        time.sleep(0.8)
-        assert build_index(example_repo, embedder=fake_embedder).parsed == 0
+        clock.now += 0.8  # each run past GRACE
+        time.sleep(0.3)  # past PRUNE_MARGIN
+        assert build_index(example_repo, embedder=fake_embedder, clock=clock).parsed == 0
         counts.append(_versions(index_dir, "chunks"))
     assert counts[-1] == 1, counts
     store = Store.open(index_dir)

@@ -10,7 +10,9 @@ import sys
 
 import jsonschema
 import pytest
+from click.testing import CliRunner
 
+from dowse.cli import cli
 from dowse.schema import RECORDS, json_schema
 
 
@@ -65,17 +67,21 @@ def test_what_json_prints_validates_against_its_schema(indexed, run):
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
 def test_shell_completion(shell):
     def dowse(**env: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "-m", "dowse"],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return done.stdout
+        # In-process: the completions are click's answers, whichever process gives them.
+        result = CliRunner().invoke(cli, [], env=env, prog_name="dowse", catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        return result.stdout
 
-    # The script the README tells each shell to source.
-    assert "_DOWSE_COMPLETE" in dowse(_DOWSE_COMPLETE=f"{shell}_source")
+    # The script the README tells each shell to source, from the real entry point.
+    sourced = subprocess.run(
+        [sys.executable, "-m", "dowse"],
+        env={**os.environ, "_DOWSE_COMPLETE": f"{shell}_source"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert "_DOWSE_COMPLETE" in sourced.stdout
+    assert sourced.stdout == dowse(_DOWSE_COMPLETE=f"{shell}_source")
     # What the shell asks for on `dowse sch<TAB>` and `dowse ask --bud<TAB>`.
     asked = {"COMP_WORDS": "dowse sch", "COMP_CWORD": "1"}
     option = {"COMP_WORDS": "dowse ask --bud", "COMP_CWORD": "2"}
