@@ -14,7 +14,6 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -352,9 +351,10 @@ def test_a_root_whose_path_holds_a_newline_is_refused_in_one_line(tmp_path):
     assert not (root / ".dowse").exists()
 
 
-def test_a_repeated_ask_is_warm_and_matches_the_cli(repo, tmp_path):
+def test_a_repeated_ask_matches_the_cli(repo, tmp_path):
+    """The server's second answer, from its warm searcher, is the CLI's. (How much faster
+    it is is measured by benchmarks/query_bench.py, not asserted here.)"""
     question = "how are discounts applied to a cart?"
-    start = time.perf_counter()
     cold = subprocess.run(
         [*CLI, "ask", question, "--path", str(repo), "--format", "agent"],
         cwd=REPO,
@@ -362,16 +362,14 @@ def test_a_repeated_ask_is_warm_and_matches_the_cli(repo, tmp_path):
         capture_output=True,
         text=True,
     )
-    cold_s = time.perf_counter() - start
 
-    async def body(s: ClientSession) -> tuple[float, dict[str, Any]]:
-        await call(s, "ask", question=question)
-        start = time.perf_counter()
-        answer = await call(s, "ask", question=question)
-        return time.perf_counter() - start, answer
+    async def body(s: ClientSession) -> dict[str, Any]:
+        first = await call(s, "ask", question=question)
+        again = await call(s, "ask", question=question)
+        assert first == again
+        return again
 
-    warm_s, answer = drive(tmp_path, repo)(body)
-    assert warm_s < cold_s / 4, (warm_s, cold_s)
+    answer = drive(tmp_path, repo)(body)
     assert json.loads(cold.stdout) == answer
 
 
