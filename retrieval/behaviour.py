@@ -19,10 +19,12 @@ code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_docum
 Imports count as code when the question is about imports. A chunk that defines a name
 the question mentions as a value (`defines_any`: a module's header that sets
 `DEFAULT_LOG_FORMAT` among its imports) is not demoted: the value asked about is the
-behaviour. The doc comments of the definitions a chunk shows whole are theirs, not the
-chunk's prose (`documented_lines`): Rust, Java, Go and JavaScript document each item
-above it, often at more length than its code (`///` examples), and a chunk of an `impl`
-block's documented methods is code, not a header.
+behaviour. Where a file's parts are ranked (`file_parts`), the doc comments of the
+definitions a chunk shows whole are theirs, not the chunk's prose (`documented_lines`):
+Rust, Java, Go and JavaScript document each item above it, often at more length than its
+code (`///` examples), and a chunk of an `impl` block's documented methods is code, not a
+header. The loop's own order still counts every prose line: there the same rule moved
+changed lines out of tokio's and bat's contexts (benchmarks/RESULTS-multi.md).
 """
 
 from __future__ import annotations

@@ -364,23 +364,6 @@ class IndexLookups:
         )
         return rows[:limit]
 
-    def definitions_in(self, paths: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
-        """The definitions of `paths` (qualified name, kind, first and last line), by path,
-        in line order: one query, not held in memory (the held symbols lack their ends)."""
-        paths = sorted(set(paths))
-        out: dict[str, list[dict[str, Any]]] = {}
-        if not paths:
-            return out
-        for r in self.store.rows(
-            "symbols",
-            ["path", "qualified_name", "kind", "start_line", "end_line"],
-            where=where_in("path", paths),
-        ):
-            out.setdefault(r["path"], []).append(r)
-        for rows in out.values():
-            rows.sort(key=lambda r: (r["start_line"], -r["end_line"]))
-        return out
-
     def definitions_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Where each of `names` (its exact case) is defined: name, qualified name, path
         and start line, in the table's order."""

@@ -30,7 +30,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from dowse.retrieval.behaviour import behaviour_share, defines_any, documented_lines
+from dowse.retrieval.behaviour import behaviour_share, defines_any
 from dowse.retrieval.evaluate import (
     CALL,
     Evaluation,
@@ -420,17 +420,9 @@ class _Loop:
         # Within what is relevant, the code that holds the behaviour comes before a
         # docstring, a class header or an import block that only names it (behaviour.py).
         # A chunk that defines a value the question names keeps its place (`defines_any`).
-        # The doc comments of the definitions an item shows whole are theirs, not prose.
-        definitions = lookups.definitions_in(it.hit.path for it in self.items.values())
         for it in self.items.values():
-            documented = documented_lines(
-                it.hit.start_line, it.hit.end_line, definitions.get(it.hit.path, ())
-            )
             share = behaviour_share(
-                it.hit.text or "",
-                it.hit.language,
-                imports_are_code=analysis.mentions_imports,
-                documented=documented,
+                it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
             )
             if share < 1 and not defines_any(it.hit.text or "", analysis.identifiers):
                 it.behaviour = share
