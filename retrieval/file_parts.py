@@ -161,10 +161,10 @@ def best_parts(
             if lines < WHOLE_DEFINITION_LINES:
                 continue
         text = part.row.get("text") or ""
+        # A part only the loop's evaluations name (`evaluated`) has its path and first line.
+        first = int(part.row["start_line"])
         documented = documented_lines(
-            int(part.row["start_line"]),
-            int(part.row["end_line"]),
-            (symbols or {}).get(part.row["path"], ()),
+            first, first + text.count("\n"), (symbols or {}).get(part.row["path"], ())
         )
         share = behaviour_share(
             text,

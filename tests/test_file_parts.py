@@ -252,6 +252,15 @@ def test_the_loops_evaluations_count_as_a_ranking():
         20: ["scored most relevant in its file"],
     }
     assert best_parts(_Searcher(rows), analyze("x"), []) == {}  # type: ignore[arg-type]
+    # A chunk only the loop evaluated comes as its path and first line, nothing more.
+    evaluated["a.py"].append(({"path": "a.py", "start_line": 40}, 0.5))
+    parts = best_parts(
+        _Searcher(rows),  # type: ignore[arg-type]
+        analyze("how is the cart built?"),
+        ["a.py"],
+        evaluated=evaluated,
+    )
+    assert [p.row["start_line"] for p in parts["a.py"]] == [20, 1, 40]
 
 
 QUESTION = "how are discounts applied to the cart total?"
