@@ -36,8 +36,7 @@ from typing import Any
 from dowse.errors import EvalError
 from dowse.evaluation.swebench import load_dataset, prepared_runs, select_instances
 from dowse.indexer.embed import get_embedder
-from dowse.indexer.store import where_in
-from dowse.retrieval.ask import MIN_RELEVANCE
+from dowse.retrieval.ask import MIN_RELEVANCE, definitions_of, evaluated_parts
 from dowse.retrieval.file_parts import (
     RANKINGS,
     Part,
@@ -45,22 +44,10 @@ from dowse.retrieval.file_parts import (
     distinct_parts,
     printed_lines,
 )
-from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import run_loop
 
 SHOWN = 6
 """The first parts of each gold file written to `--out`."""
-
-
-def _symbols(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in searcher.store.rows(
-        "symbols",
-        ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
-        where=where_in("path", sorted(paths)),
-    ):
-        out.setdefault(r["path"], []).append(r)
-    return out
 
 
 def _places(
@@ -120,18 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     for inst, run, _ in runs:
         searcher = run.searcher
         result = run_loop(searcher, inst.problem_statement)
-        evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
-        for it in result.items:
-            if it.relevance >= MIN_RELEVANCE:
-                row = {
-                    "path": it.hit.path,
-                    "start_line": it.hit.start_line,
-                    "end_line": it.hit.end_line,
-                    "symbol": it.hit.symbol,
-                }
-                evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
+        evaluated = evaluated_parts([it for it in result.items if it.relevance >= MIN_RELEVANCE])
         paths = sorted(inst.gold_lines)
-        symbols = _symbols(searcher, paths)
+        symbols = definitions_of(searcher, paths)
         record: dict[str, Any] = {"instance_id": inst.instance_id, "files": {}}
         for name, rankings in variants.items():
             ranked = best_parts(

@@ -58,7 +58,9 @@ __all__ = [
     "Packing",
     "ask",
     "block_plan",
+    "definitions_of",
     "estimate_tokens",
+    "evaluated_parts",
     "fit_result",
     "is_signature",
     "rank_score",
@@ -346,7 +348,9 @@ def _evaluated_files(
     return out
 
 
-def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list[dict[str, Any]]]:
+def definitions_of(
+    searcher: HybridSearcher, paths: Collection[str]
+) -> dict[str, list[dict[str, Any]]]:
     """The definitions of `paths`, by path, in line order."""
     out: dict[str, list[dict[str, Any]]] = {}
     if paths:
@@ -360,6 +364,23 @@ def _symbols(searcher: HybridSearcher, paths: Collection[str]) -> dict[str, list
     for rows in out.values():
         rows.sort(key=lambda r: (r["start_line"], -r["end_line"]))
     return out
+
+
+def evaluated_parts(
+    items: Sequence[ContextItem],
+) -> dict[str, list[tuple[dict[str, Any], float]]]:
+    """The loop's items as `best_parts`' `evaluated`: per path, (chunk row: path, start and
+    end line, symbol; relevance), in the loop's order."""
+    evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
+    for it in items:
+        row = {
+            "path": it.hit.path,
+            "start_line": it.hit.start_line,
+            "end_line": it.hit.end_line,
+            "symbol": it.hit.symbol,
+        }
+        evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
+    return evaluated
 
 
 def _lead_items(
@@ -376,19 +397,15 @@ def _lead_items(
     file, up to `first_file_parts` for the first, best first. Each is the loop's own
     item when it evaluated that chunk, else a new item of the lowest relevance the
     context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
-    evaluated: dict[str, list[tuple[dict[str, Any], float]]] = {}
     by_key: dict[tuple[str, int], ContextItem] = {}
     for it in items:
         by_key.setdefault((it.hit.path, it.hit.start_line), it)
-        row = {
-            "path": it.hit.path,
-            "start_line": it.hit.start_line,
-            "end_line": it.hit.end_line,
-            "symbol": it.hit.symbol,
-        }
-        evaluated.setdefault(it.hit.path, []).append((row, it.relevance))
     parts = best_parts(
-        searcher, analysis, [f.path for f in files], evaluated=evaluated, symbols=symbols
+        searcher,
+        analysis,
+        [f.path for f in files],
+        evaluated=evaluated_parts(items),
+        symbols=symbols,
     )
     out: list[list[ContextItem]] = []
     for n, f in enumerate(files, 1):
@@ -604,7 +621,7 @@ def ask(
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
     stale = searcher.lookups.stale_paths(unevaluated)
-    symbols = _symbols(searcher, {it.hit.path for it in items} | set(unevaluated))
+    symbols = definitions_of(searcher, {it.hit.path for it in items} | set(unevaluated))
     # The printed frame around the blocks (title, summary, the files list without its
     # evidence: printing trims that first, `fit_result`) is what the source cannot have;
     # the source gets the rest, and a small share of it stays for the signature lines of

@@ -161,7 +161,8 @@ def best_parts(
             if lines < WHOLE_DEFINITION_LINES:
                 continue
         text = part.row.get("text") or ""
-        # A part only the loop's evaluations name (`evaluated`) has its path and first line.
+        # A part only the loop's evaluations name (`evaluated`) carries no text: its lines
+        # are counted from the text it has.
         first = int(part.row["start_line"])
         documented = documented_lines(
             first, first + text.count("\n"), (symbols or {}).get(part.row["path"], ())
