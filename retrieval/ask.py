@@ -39,6 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
+from dowse.retrieval.behaviour import VALUE_KINDS
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
@@ -475,9 +476,6 @@ _DEFINITION_LINE = re.compile(
     fun|record|namespace|macro_rules!)\b""",
     re.X,
 )
-_VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
-"""Kinds whose declaration is a value, not a definition: a signature only when the range
-has no other."""
 
 
 def is_signature(line: str) -> bool:
@@ -503,7 +501,7 @@ def _signature_line(
     rows = symbols.get(path, [])
     own = [r for r in rows if r["qualified_name"] == (symbol or "")]
     inside = [r for r in rows if start <= r["start_line"] <= end]
-    defs = [r for r in inside if r["kind"] not in _VALUE_KINDS]
+    defs = [r for r in inside if r["kind"] not in VALUE_KINDS]  # a value only when no other
     for r in [*own, *defs, *inside]:
         if is_signature(r["signature"]):
             return r["signature"], r["start_line"], r["end_line"], r["qualified_name"], r["kind"]

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 __all__ = [
+    "VALUE_KINDS",
     "WHOLE_DEFINITION_LINES",
     "LineCounts",
     "behaviour_share",
@@ -87,7 +88,8 @@ for _alias, _base in (
 
 WHOLE_DEFINITION_LINES = 120
 """The longest definition the context shows whole when one of its parts is chosen."""
-_VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
+VALUE_KINDS = frozenset({"constant", "variable", "field", "property"})
+"""Kinds whose declaration is a value, not a definition with a body."""
 
 _DOCSTRING = re.compile(r"[rRbBuU]{0,2}(\"\"\"|''')")
 _OPENERS = {"(": ")", "{": "}", "[": "]"}
@@ -214,7 +216,7 @@ def documented_lines(
     out: set[int] = set()
     for sym in definitions:
         start, end = sym.get("start_line"), sym.get("end_line")
-        if start is None or end is None or sym.get("kind") in _VALUE_KINDS:
+        if start is None or end is None or sym.get("kind") in VALUE_KINDS:
             continue
         if first_line <= start <= last_line and end - start < WHOLE_DEFINITION_LINES:
             out.update(range(start - first_line, min(end, last_line) - first_line + 1))
