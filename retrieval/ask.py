@@ -120,6 +120,15 @@ class Packing(BaseModel):
             "placed regardless)"
         ),
     )
+    paired_leads: int = Field(
+        default=3,
+        ge=0,
+        description=(
+            "how many of the first files have the loop's best item in them placed right "
+            "after their best part, before the next file's best part; the others' loop items "
+            "wait for the loop's order"
+        ),
+    )
     first_file_parts: int = Field(
         default=6,
         ge=0,
@@ -665,7 +674,8 @@ def ask(
     early: list[ContextItem] = []  # the first file's parts placed right after its own two
     for n, it in enumerate(lead):
         first.append(it)
-        first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
+        if n < packing.paired_leads:
+            first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
         if n == 0:
             parts = leads_by_file[0][1 : packing.first_file_leads]
             early = [o for o in parts if all(o is not f for f in first)]
