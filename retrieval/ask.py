@@ -121,12 +121,16 @@ class Packing(BaseModel):
         ),
     )
     paired_leads: int = Field(
-        default=3,
+        default=2,
         ge=0,
         description=(
             "how many of the first files have the loop's best item in them placed right "
             "after their best part, before the next file's best part; the others' loop items "
-            "wait for the loop's order"
+            "wait for the loop's order. A third file's second block is worth less than the "
+            "first file's next parts (the first file is the one to change far more often), "
+            "while its best part still holds the fix of a change across files: 2, with "
+            "`first_file_share` 0.7, measured on both splits and on instances outside them "
+            "(benchmarks/RESULTS-context.md)"
         ),
     )
     first_file_parts: int = Field(
@@ -148,14 +152,14 @@ class Packing(BaseModel):
         ),
     )
     first_file_share: float = Field(
-        default=0.5,
+        default=0.7,
         ge=0,
         le=1,
         description=(
             "the first file's next parts are shown while that file holds at most this share "
             "of the source's room: the first file is the one to change in two of three "
             "SWE-bench Lite dev instances, and its fixed lines were most often in a part "
-            "next to the one shown"
+            "next to the one shown (0.5 until the room `paired_leads` frees let them fit)"
         ),
     )
 
@@ -656,7 +660,8 @@ def ask(
     rest = []
     # Three passes: first, file by file, the best part of each of the first files (the
     # file ranking is the strongest evidence there is, and it often rests on a part the
-    # loop did not evaluate) and the loop's best item in that file (and right after the
+    # loop did not evaluate) and, in the first `Packing.paired_leads`, the loop's best
+    # item in that file (and right after the
     # first file's two, its next `Packing.first_file_leads - 1` parts, their room added
     # to the leads' share), then the first file's other next parts in their rank (those
     # the loop evaluated too) within its share; then

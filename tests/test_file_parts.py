@@ -424,6 +424,56 @@ def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
         assert shown(budget, 2) == {nxt.reason}
 
 
+def test_only_the_paired_leads_place_their_loop_item_before_the_first_files_next_parts(
+    example_repo, fake_embedder, monkeypatch
+):
+    """The first `Packing.paired_leads` files have the loop's best item in them placed
+    right after their best part; a later file's waits for the loop's order, after the
+    first file's next parts: of the third file's loop item and the first file's second
+    part (the same size), a budget with room for one shows the third file's item only
+    when the third file is paired (the first file's share lifted, to see the order)."""
+    from dowse.retrieval.pool import Candidate
+
+    body = "".join(f"    total += {n}\n" for n in range(12))
+    for name in ("first", "second", "third"):
+        text = "".join(f"def {name}_{part}(total):\n{body}    return total\n\n\n" for part in "ab")
+        (example_repo / "shop" / f"{name}.py").write_text(text)
+    build_index(example_repo, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+
+    def item(path: str, start: int, reason: str, relevance: float) -> ask_module.ContextItem:
+        row = _row(path, start, start + 13, "", None)
+        return ask_module.ContextItem(
+            hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
+            relevance=relevance,
+            reason=reason,
+            cycle=1,
+        )
+
+    low = ask_module.MIN_RELEVANCE
+    lead = item("shop/first.py", 1, "first best", low)
+    nxt = item("shop/first.py", 17, "next part", low)  # reasons of one length: one cost
+    second = item("shop/second.py", 1, "second best", low)
+    third = item("shop/third.py", 1, "third best", low)
+    scored = item("shop/third.py", 17, "loop item", 0.9)
+    loop = ask_module.run_loop(searcher, QUESTION)
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [scored]})
+    )
+    monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead, nxt], [second], [third]])
+
+    def shown(budget: int, paired: int) -> set[str]:
+        packing = ask_module.Packing(paired_leads=paired, first_file_share=1)
+        result = ask_module.ask(searcher, QUESTION, budget=budget, packing=packing)
+        return {b.reason for b in result.context if b.form == "full"} & {nxt.reason, scored.reason}
+
+    one = [b for b in range(300, 2500, 20) if len(shown(b, 3)) == 1]
+    assert one  # some budget has room for one of the two
+    for budget in one:
+        assert shown(budget, 3) == {scored.reason}
+        assert shown(budget, 2) == {nxt.reason}
+
+
 def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
     """The chunks of one short function all print that function: the first file's next
     parts are distinct places, not the same block again."""
