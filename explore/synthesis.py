@@ -17,9 +17,12 @@ how much to trust the whole.
   not overlap (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different
   definitions, or lines that moved); lines two tracks cite that give one setting two
   literal values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry
-  point (the tree) that other modules import (the import graph); a package the code
-  imports (the import graph) that no manifest of the project declares (the manifests);
-  focus results (the index) in files with uncommitted changes (git). Empty when the
+  point (the tree, at the line that shows its role) that other modules import (the
+  import graph, at an import of it); a package the code imports (at an import of it)
+  that no manifest of the project declares (the manifest, at the line its declared
+  dependencies start); focus results (the index, at the answer's lines) in files with
+  uncommitted changes (git, at the first changed line). A disagreement one side of which
+  has no citation is not stated. Empty when the
   tracks agree or cover different ground (two sub-questions naming two `Parser`s):
   failed gates and dropped claims are the basis' and the tracks' own, an
   import cycle is the import graph's finding, neither is a disagreement. A package counts
@@ -433,6 +436,103 @@ def _sources(
     return list(out.values())
 
 
+def _cited(tracks: Sequence[TrackFindings], topic: str, holds: str) -> str | None:
+    """The citation of the first finding of `topic` whose claim holds `holds`, or None."""
+    return next(
+        (
+            f.citations[0].ref
+            for t in tracks
+            for f in t.findings
+            if f.topic == topic and holds in f.claim
+        ),
+        None,
+    )
+
+
+def _imported_entry_points(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]:
+    """A file the tree calls an entry point by convention that the import graph has other
+    modules import: the tree's line that shows the role, and an import of it."""
+    if result.imports is None:
+        return []
+    central = dict(result.imports.central)
+    out = []
+    for k in result.key_files:
+        if (
+            "entry" in k.role.lower()
+            and k.path in central
+            and k.path not in result.imports.entry_points
+            and (role_at := _cited(tracks, "key_files", f"{k.path}: {k.role}")) is not None
+            and (imported_at := _cited(tracks, "central", f"({k.path})")) is not None
+        ):
+            out.append(
+                f"`{k.path}` is an entry point by convention ({k.role}, {role_at}) but other "
+                f"modules import it (as at {imported_at})"
+            )
+    return out
+
+
+def _undeclared(result: ExploreResult) -> list[str]:
+    """A package the code needs (imported by two files or more, not only under guards or in
+    tests) that no manifest of the project declares: an import of it, and the line where
+    the project's manifest declares its dependencies."""
+    if result.imports is None:
+        return []
+    project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
+    declared = {normalize(d.name) for d in project}
+    # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
+    declared |= {
+        normalize(x.strip())
+        for d in project
+        if (m := _EXTRAS.match(d.spec))
+        for x in m.group(1).split(",")
+        if x.strip()
+    }
+    # The project's manifest side: its first runtime dependency, else its first one.
+    listed = sorted((d for d in project if d.line is not None), key=lambda d: d.group != "runtime")
+    if not declared or not listed:
+        return []
+    manifest = listed[0]
+    out = []
+    for package, users in result.imports.external:
+        if (
+            package not in STDLIB
+            and package not in result.imports.conditional
+            and users >= 2
+            and not distributions(package) & declared
+            and not _path_declared(package, declared)
+            and (site := result.imports.sites.get(package)) is not None
+        ):
+            out.append(
+                f"`{package}` is imported by {users} files (as at {site.ref}) but no manifest "
+                f"declares it under that name ({manifest.manifest} declares the "
+                f"{manifest.group} dependencies from {manifest.manifest}:{manifest.line}, "
+                f"`{manifest.name}` first)"
+            )
+    return out
+
+
+def _moving(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]:
+    """A file that answers the focus (the index) and that git lists with uncommitted
+    changes: the answer's lines, and git's finding about the file."""
+    if result.git is None or not result.focus_findings:
+        return []
+    dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
+    answers: dict[str, str] = {}
+    for f in result.focus_findings:
+        for c in f.citations:
+            answers.setdefault(c.path, c.ref)
+    out = []
+    for path in sorted(answers.keys() & dirty):
+        if (
+            changed := _cited(tracks, "uncommitted", f"{path} has uncommitted changes")
+        ) is not None:
+            out.append(
+                f"`{path}` answers the focus ({answers[path]}) and has uncommitted changes "
+                f"(git, {changed}): its lines may move"
+            )
+    return out
+
+
 def synthesize(result: ExploreResult) -> Synthesis:
     group_of = _groups(result.tracks)
     tracks = _flatten(result.tracks)
@@ -457,51 +557,9 @@ def synthesize(result: ExploreResult) -> Synthesis:
             f"track{'s' if n != 1 else ''} ({named})"
         )
 
-    # Cross-checks.
-    key = {k.path: k.role for k in result.key_files}
-    if result.imports is not None:
-        central = dict(result.imports.central)
-        for path, role in key.items():
-            if (
-                "entry" in role.lower()
-                and path in central
-                and path not in result.imports.entry_points
-            ):
-                divergences.append(
-                    f"`{path}` is an entry point by convention ({role}) but other modules import it"
-                )
-        project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
-        declared = {normalize(d.name) for d in project}
-        # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
-        declared |= {
-            normalize(x.strip())
-            for d in project
-            if (m := _EXTRAS.match(d.spec))
-            for x in m.group(1).split(",")
-            if x.strip()
-        }
-        needed = [
-            (package, users)
-            for package, users in result.imports.external
-            if package not in STDLIB and package not in result.imports.conditional
-        ]
-        if declared:
-            for package, users in needed:
-                if (
-                    users >= 2
-                    and not distributions(package) & declared
-                    and not _path_declared(package, declared)
-                ):
-                    divergences.append(
-                        f"`{package}` is imported by {users} files but no manifest "
-                        "declares it under that name"
-                    )
-    if result.git is not None and result.focus_findings:
-        dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
-        for path in sorted({c.path for f in result.focus_findings for c in f.citations} & dirty):
-            divergences.append(
-                f"`{path}` answers the focus and has uncommitted changes: its lines may move"
-            )
+    divergences += _imported_entry_points(result, tracks)
+    divergences += _undeclared(result)
+    divergences += _moving(result, tracks)
 
     open_questions = []
     for t in tracks:

@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import commit_files, git, make_tree
 
+from dowse.explore import explore
 from dowse.explore.focus import focus_track
 from dowse.explore.records import (
     Citation,
@@ -22,7 +24,7 @@ from dowse.explore.records import (
 from dowse.explore.render import fit_budget, render_markdown
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
-from dowse.indexer.build import build_index
+from dowse.indexer.build import IndexConfig, build_index
 
 SPEC = TrackSpec(name="t", focus=".", approach="test", gates=["g"], deliverable="d")
 
@@ -353,6 +355,55 @@ def test_one_setting_given_two_values_by_two_tracks_is_a_divergence():
     assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`DEFAULT_TIMEOUT`"]
     retrieval.findings[0].citations[0].quote = 'timeout = os.environ["DEFAULT_TIMEOUT"]'
     assert synthesize(r).divergences == []
+
+
+def _line_at(root: Path, ref: str) -> str:
+    path, line = ref.rsplit(":", 1)
+    return (root / path).read_text().splitlines()[int(line) - 1]
+
+
+def test_an_imported_entry_point_cites_the_trees_line_and_an_import(tmp_path):
+    make_tree(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/util.py": "def make():\n    return 1\n",
+            "shop/app.py": "from shop import util\n\napp = util.make()\n",
+            "shop/views.py": "from shop.app import app\n",
+            "shop/admin.py": "import os\nfrom shop.app import app\n",
+        },
+    )
+    result = explore(tmp_path, depth="deep")
+    assert result.synthesis.divergences == [
+        "`shop/app.py` is an entry point by convention (application entry point, "
+        "shop/app.py:3) but other modules import it (as at shop/admin.py:2)"
+    ]
+    # Each side's line holds what it says: the role's line, and an import of the module.
+    assert _line_at(tmp_path, "shop/app.py:3") == "app = util.make()"
+    assert _line_at(tmp_path, "shop/admin.py:2") == "from shop.app import app"
+
+
+def test_an_answer_in_a_changed_file_cites_the_answer_and_the_first_changed_line(
+    tmp_path, fake_embedder, isolated_git
+):
+    body = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(6))
+    source = body + "def validate_token(token):\n    return token == 'ok'\n"
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_files(tmp_path, {"auth.py": source, "other.py": "X = 1\n"}, "first")
+    changed = source.replace("return 3\n", "return 33\n")
+    (tmp_path / "auth.py").write_text(changed)
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    result = explore(tmp_path, focus="where is validate_token defined?", depth="deep")
+    moving = [d for d in result.synthesis.divergences if "uncommitted" in d]
+    assert len(moving) == 1
+    assert moving[0].startswith("`auth.py` answers the focus (auth.py:")
+    assert moving[0].endswith("has uncommitted changes (git, auth.py:11): its lines may move")
+    # git's side is the line that changed, the focus' side a line of the answer.
+    assert _line_at(tmp_path, "auth.py:11") == "    return 33"
+    path, lines = moving[0].split("(", 1)[1].split(")", 1)[0].split(":")
+    first, _, last = lines.partition("-")
+    answer = (tmp_path / path).read_text().splitlines()[int(first) - 1 : int(last or first)]
+    assert any("def validate_token" in line for line in answer)
 
 
 def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
