@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -118,6 +119,20 @@ def _spec(question: str, direction: Direction, name: str | None) -> TrackSpec:
     )
 
 
+_SOURCE_IDS = 3
+
+
+def _source(ids: list[str]) -> str:
+    """The look-up's name, the same for the callers and the callees of one set of
+    definitions: its first ids, and past `_SOURCE_IDS` a digest of them all (django's
+    `NUMBER_GROUPING` is defined in 60 files: a record line, not 60 ids)."""
+    head = ", ".join(ids[:_SOURCE_IDS])
+    if len(ids) <= _SOURCE_IDS:
+        return f"references of {head}"
+    digest = hashlib.blake2b("\n".join(ids).encode(), digest_size=6).hexdigest()
+    return f"references of {head} and {len(ids) - _SOURCE_IDS} more (b2:{digest})"
+
+
 def _track(
     ctx: Context,
     question: str,
@@ -140,7 +155,7 @@ def _track(
             spec.name = targets_name([d.qualified_name for d in definitions], direction)
         # The callers and the callees of the same definitions are one look-up of the
         # references: one source for the synthesis, not two.
-        spec.source = "references of " + ", ".join(sorted(d.id for d in definitions))
+        spec.source = _source(sorted(d.id for d in definitions))
         store = ctx.searcher().store
         for refs in targets:
             for target in refs.definitions:

@@ -178,6 +178,11 @@ class ManifestReport(BaseModel):
         "after the project's and are not the project's",
     )
     dependencies: list[Dependency] = Field(default_factory=list)
+    names: list[str] = Field(
+        default_factory=list,
+        description="the packages the project's own manifests make (npm package, Python "
+        "project, crate, Go module), which its code may import without declaring them",
+    )
     scripts: dict[str, str] = Field(default_factory=dict, description="name → command")
     entry_points: dict[str, str] = Field(default_factory=dict, description="name → target")
 

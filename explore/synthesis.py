@@ -479,6 +479,8 @@ def _undeclared(result: ExploreResult) -> list[str]:
         return []
     project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
     declared = {normalize(d.name) for d in project}
+    # The project's own package (`import dayjs` in dayjs' plugins and tests) is no dependency.
+    declared |= {normalize(n) for n in result.dependencies.names}
     # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
     declared |= {
         normalize(x.strip())

@@ -307,6 +307,11 @@ def test_a_scope_uses_the_nearest_build_files_above_it(tmp_path):
         ("echo done", None),
         ("git diff --exit-code", None),
         ("cd docs", None),
+        # a Python script runs as itself: django's CI test command, tox's `{envpython}`
+        ("python tests/runtests.py -v2", "test"),
+        ("{envpython} runtests.py {posargs}", "test"),
+        ("python utils/convert_attestations.py x", None),  # "attestations" is no test
+        ("npx prettier@3.5 --check .", "lint"),
     ],
 )
 def test_classify(command, kind):
@@ -326,6 +331,10 @@ def test_classify(command, kind):
         ("serve", "run"),
         ("prepublish", None),
         ("changelog", None),
+        ("runtests", "test"),
+        ("unittest", "test"),
+        ("attestations", None),
+        ("contests-page", "test"),
     ],
 )
 def test_kind_of_name(name, kind):
@@ -371,3 +380,45 @@ def test_a_shell_comment_after_a_command_in_agent_docs_is_no_part_of_it(tmp_path
     assert ("uv run pytest pkg -n auto", "CLAUDE.md:6") in tests
     assert ("pytest -k 'a # b'", "CLAUDE.md:7") in tests
     assert not any("All tests" in c for c, _ in tests)
+
+
+FOLDED_AND_JS = """\
+jobs:
+  js:
+    steps:
+      - run: npm test
+      - run: >
+          npx prettier@3.5
+          --check
+          "tests/js/**/*.js"
+
+      - run: python tests/runtests.py -v2
+"""
+
+
+def test_a_folded_run_block_is_one_command_and_js_beside_python_comes_after(tmp_path):
+    # sphinx and django: a package.json for their JavaScript beside pyproject.toml; a
+    # `run: >` block whose lines YAML folds into one `npx prettier` command.
+    make_tree(
+        tmp_path,
+        {
+            ".github/workflows/tests.yml": FOLDED_AND_JS,
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "package.json": '{"name": "p-js", "scripts": {"test": "jest"}}\n',
+        },
+    )
+    _, commands, _ = run(tmp_path)
+    assert [r for r in rows(commands) if r[0] in ("test", "lint")] == [
+        ("test", "python tests/runtests.py -v2", "", ".github/workflows/tests.yml:10"),
+        ("test", "npm test", "jest", ".github/workflows/tests.yml:4"),
+        (
+            "lint",
+            'npx prettier@3.5 --check "tests/js/**/*.js"',
+            "",
+            ".github/workflows/tests.yml:6",
+        ),
+    ]
+    # Without the other language's manifest, the JavaScript test is the project's own.
+    (tmp_path / "pyproject.toml").unlink()
+    _, commands, _ = run(tmp_path)
+    assert [c.command for c in commands if c.kind == "test"][0] == "npm test"

@@ -244,3 +244,27 @@ def test_a_package_is_declared_by_its_module_path_or_an_extra_named_after_it():
         "(go.mod declares the runtime dependencies from go.mod:5, "
         "`google.golang.org/protobuf` first)"
     ]
+
+
+def test_the_projects_own_package_and_newer_stdlib_modules_are_not_undeclared(tmp_path):
+    make_tree(
+        tmp_path,
+        {
+            # dayjs: its plugins and tests import `dayjs`, the package its manifest makes
+            "package.json": (
+                '{\n  "name": "dayjs",\n  "dependencies": {\n    "tslib": "^2"\n  }\n}\n'
+            ),
+            "src/plugin/a.js": "import dayjs from 'dayjs'\nimport pad from 'leftpad'\n",
+            "src/plugin/b.js": "import dayjs from 'dayjs'\nimport pad from 'leftpad'\n",
+            # sphinx on Python 3.14: `annotationlib` is the standard library's
+            "pyproject.toml": '[project]\nname = "sphinxish"\ndependencies = ["docutils"]\n',
+            "sphinxish/__init__.py": "",
+            "sphinxish/a.py": "import annotationlib\nimport docutils\n",
+            "sphinxish/b.py": "import annotationlib\nimport docutils\n",
+        },
+    )
+    result = explore(tmp_path, depth="deep")
+    assert result.dependencies.names == ["dayjs", "sphinxish"]
+    undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
+    assert [n.split("`")[1] for n in undeclared] == ["leftpad"]
+    assert line_at(tmp_path, undeclared[0].split("as at ")[1].split(")")[0]).endswith("'leftpad'")
