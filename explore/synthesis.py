@@ -15,7 +15,9 @@ how much to trust the whole.
   same question (the same focus, or one's question holding the other's: a sub-question
   and the whole question) whose top findings place one code name at locations that do
   not overlap (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different
-  definitions, or lines that moved); lines two tracks cite that give one setting two
+  definitions, or lines that moved), or two names that are one (a class and its method,
+  one name qualified two ways: `Template` and `Template.render`, `block_on` and
+  `LocalSet.block_on`) in two files; lines two tracks cite that give one setting two
   literal values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry
   point (the tree, at the line that shows its role) that other modules import (the
   import graph, at an import of it); a package the code imports (at an import of it)
@@ -217,6 +219,7 @@ SHARED = 0.5
 """Two tracks are one source when at least this share of one's hits (two or more) are
 the other's too: they found the same places (two searches that returned the same
 chunks, a track and the tests track of the same words)."""
+_SCOPE = re.compile(r"\s*\(in [^()]*\)\s*$")
 _FOCUS_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 _NOT_ASKED = frozenset(
     """how does do is are what where when why which who the and for with work works its
@@ -281,7 +284,8 @@ def _path_declared(package: str, declared: set[str]) -> bool:
 def _asked(focus: str) -> frozenset[str]:
     """The words of a track's question (its focus), for telling whether two tracks
     answer the same one."""
-    return frozenset(w.lower() for w in _FOCUS_WORDS.findall(focus) if w.lower() not in _NOT_ASKED)
+    asked = _SCOPE.sub("", focus)  # a retrieval track's "(in .)" is where, not what
+    return frozenset(w.lower() for w in _FOCUS_WORDS.findall(asked) if w.lower() not in _NOT_ASKED)
 
 
 def _same_question(a: TrackFindings, b: TrackFindings) -> bool:
@@ -339,6 +343,49 @@ def _other_definitions(groups: dict[str, TrackFindings]) -> list[str]:
     return out
 
 
+def _related(a: str, b: str) -> str | None:
+    """The name two different code names both are, or None: a class and its method
+    (`Template`, `Template.render`: the method's name), or one name qualified two ways
+    (`block_on`, `LocalSet.block_on`: the shared last part)."""
+    if b.startswith(a + "."):
+        return b
+    if a.startswith(b + "."):
+        return a
+    last_a, last_b = a.rsplit(".", 1)[-1], b.rsplit(".", 1)[-1]
+    return last_a if last_a == last_b else None
+
+
+def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
+    """Two tracks answering the same question, not drawn from one source, whose top
+    findings name two code names that are one name (`_related`) in two files: django's
+    "who calls Template.render?" answered with the `Template` of template/base.py by the
+    retrieval and with `Template.render` of template/backends/django.py by the callers.
+    One file is left out: a class's chunk and its method there may be one definition."""
+    out = []
+    answers = {g: ans for g, t in groups.items() if (ans := _answer(t)) is not None}
+    named = sorted(answers)
+    seen: set[str] = set()
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            (name_a, at_a, ref_a), (name_b, at_b, ref_b) = answers[a], answers[b]
+            name = _related(name_a, name_b) if name_a != name_b else None
+            if (
+                name is None
+                or name in seen
+                or at_a[0] == at_b[0]
+                or not _same_question(groups[a], groups[b])
+                or _one_source(groups[a], groups[b])
+            ):
+                continue
+            seen.add(name)
+            out.append(
+                f"`{name}`: {a} answers with `{name_a}` at {_where(at_a)} (cited at {ref_a}), "
+                f"{b} with `{name_b}` at {_where(at_b)} (cited at {ref_b}): two definitions "
+                "of the name in two files"
+            )
+    return out
+
+
 def _setting_values(t: TrackFindings) -> list[tuple[str, str, str]]:
     """(setting, value, citation) for each literal value a track's cited lines give a
     setting: the default of an environment read (`os.getenv("X", "0")`,
@@ -387,7 +434,7 @@ def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
     question name two definitions of one name, or the lines they cite give one setting
     two values. Tracks that agree, or answer different questions, give none."""
     groups = {t.track.name: t for t in reversed(tracks)}  # the first of a name
-    return _other_definitions(groups) + _other_values(groups)
+    return _other_definitions(groups) + _related_definitions(groups) + _other_values(groups)
 
 
 def _hits(t: TrackFindings) -> set[_Hit]:

@@ -17,7 +17,9 @@ Invariants:
   package) means that outside thing: it resolves to nothing, even when the index
   defines the same name elsewhere.
 - A method call through a receiver (`x.get()`) on a name the language's runtime
-  provides (`builtin_names`) resolves only by evidence above `name`.
+  provides (`builtin_names`) resolves only by evidence above `name`; through a receiver
+  the file does not import as a module, it means a method of the file, never one of its
+  free functions.
 - A reference inside a definition's own lines does not make it its own caller.
 - A macro invocation (kind "macro") means a macro definition; in Rust, where a macro is
   always invoked with `!`, no other reference means one.
@@ -544,8 +546,11 @@ class _Resolver:
         hit = [c for c in candidates if c["path"] in imported]
         if hit:
             return [(c, "import") for c in hit]
-        if same and head not in self.modules.get(path, set()):
-            return [(c, "same-file") for c in same]  # `obj.save()` where obj is local
+        # `obj.save()` where obj is local: a method of the file, never a free function
+        # (tokio's `park.block_on(f)` is not the file's own `fn block_on`).
+        members = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
+        if members and head not in self.modules.get(path, set()):
+            return [(c, "same-file") for c in members]
         directory = posixpath.dirname(path)
         hit = [c for c in candidates if posixpath.dirname(c["path"]) == directory]
         if hit and (not qualifier or qualifier in _SELF):

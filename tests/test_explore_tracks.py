@@ -287,6 +287,46 @@ def test_divergences_are_two_tracks_answering_one_question_with_two_definitions(
     assert "## Divergences" in text and "src/legacy/a.py:3-9" in text
 
 
+def test_a_class_and_a_method_of_one_name_in_two_files_are_two_definitions():
+    # django, "how does Template.render render a context and who calls Template.render?":
+    # the retrieval answers with template/base.py's `Template`, the callers with
+    # template/backends/django.py's `Template.render`; a sub-question's "(in .)" is where
+    # it looked, not what it asked.
+    question = "how does Template.render render a context and who calls Template.render?"
+    retrieval = _placing(
+        "Template.render calls",
+        "`Template` at django/template/base.py:138-173 (relevance 0.8): the template",
+        "django/template/base.py",
+        138,
+        "class Template:",
+        focus="who calls Template.render (in .)",
+    )
+    callers = _placing(
+        "← Template.render",
+        "`render` in django/forms/renderers.py calls `Template.render` "
+        "(django/template/backends/django.py:56-63); resolved by import",
+        "django/forms/renderers.py",
+        29,
+        "template.render(context, request=request)",
+        focus=question,
+    )
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[retrieval, callers])
+    assert synthesize(r).divergences == [
+        "`Template.render`: Template.render calls answers with `Template` at "
+        "django/template/base.py:138-173 (cited at django/template/base.py:138), "
+        "← Template.render with `Template.render` at django/template/backends/django.py:56-63 "
+        "(cited at django/forms/renderers.py:29): two definitions of the name in two files"
+    ]
+    # One name qualified two ways (tokio's `block_on` and `LocalSet.block_on`) likewise.
+    retrieval.findings[0].claim = "`LocalSet.block_on` at src/local.rs:604-642 (relevance 0.7)"
+    callers.findings[0].claim = "`run` in src/a.rs calls `block_on` (src/block_on.rs:4-13)"
+    assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`block_on`"]
+    # In one file a class's chunk and its method may be one definition: no divergence.
+    callers.findings[0].claim = "`run` in src/a.rs calls `LocalSet.block_on` (src/local.rs:700)"
+    retrieval.findings[0].claim = "`LocalSet` at src/local.rs:300-340 (relevance 0.7)"
+    assert synthesize(r).divergences == []
+
+
 def test_tracks_on_different_ground_or_past_their_top_finding_do_not_diverge():
     # ripgrep: globset's `Parser` answers "glob sets compiled", the flags' `Parser`
     # answers "flags parsed": two sub-questions, two names that happen to be one word.
