@@ -508,6 +508,12 @@ def test_a_call_through_a_receiver_is_a_method_of_the_file_never_its_free_functi
             "    save()\n"  # 12: the function
         ),
     }
+    # pytest's legacypath.py imports `MonkeyPatch` from monkeypatch.py, which defines a
+    # free `resolve`: `path.resolve()` is pathlib's method, not that function.
+    files["app/mp.py"] = "class MonkeyPatch:\n    pass\n\n\ndef resolve(name):\n    return name\n"
+    files["app/legacy.py"] = (
+        "from app.mp import MonkeyPatch\n\n\ndef mktemp(path):\n    return path.resolve()\n"
+    )
     root = make_tree(tmp_path / "recv", files)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     refs = find_references(Store.open(root / ".dowse"), "block_on", callees=False)
@@ -517,3 +523,4 @@ def test_a_call_through_a_receiver_is_a_method_of_the_file_never_its_free_functi
     refs = find_references(Store.open(root / ".dowse"), "save", callees=False)
     by_target = sorted((c.target.split("#", 1)[-1], c.lines) for c in refs.callers)
     assert by_target == [("Store.save@2", [11]), ("save@6", [12])]
+    assert find_references(Store.open(root / ".dowse"), "resolve", callees=False).callers == []
