@@ -92,7 +92,7 @@ _TEST_NAME = re.compile(
 )
 _BUILD_NAME = re.compile(r"^(build|all|compile|dist|package|wheel|sdist|docs?|html|bundle)\b")
 _INSTALL_NAME = re.compile(r"^(install|deps|dependencies|setup|bootstrap|develop|requirements)\b")
-_CHORE = re.compile(r"^(update|upgrade|bump|release|publish|clean|deploy)")
+_CHORE = re.compile(r"^(update|upgrade|bump|release|publish|clean|deploy|prepare-release|generate)")
 """Tasks that maintain the repository rather than work in it (`tox -e update-actions`)."""
 _RUN_NAME = re.compile(r"^(run|start|serve|server|dev|watch|up)$")
 
@@ -270,14 +270,17 @@ def _words(command: str) -> list[str]:
     return words
 
 
-def _kind_of_task_runner(words: list[str]) -> CommandKind:
-    """tox or nox: the kind of the envs/sessions it names (-e/-s), test when none."""
+def _kind_of_task_runner(words: list[str]) -> CommandKind | None:
+    """tox or nox: the kind of the envs/sessions it names (-e/-s), test when none; None
+    when they are all chores (pytest's CI `tox -e update-plugin-list`)."""
     names: list[str] = []
     for i, w in enumerate(words):
         if w in ("-e", "-s", "--sessions", "--session", "-m") and i + 1 < len(words):
             names += words[i + 1].split(",")
         elif w.startswith(("-e", "-s")) and len(w) > 2 and not w.startswith("--"):
             names += w[2:].lstrip("=").split(",")
+    if names and all(_CHORE.match(n.lower()) for n in names if n):
+        return None
     kinds = {kind_of_name(n) for n in names if n}
     if kinds and kinds <= {"lint"}:
         return "lint"
@@ -786,6 +789,12 @@ _RULE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _SPAN = re.compile(r"``([^`]+)``|`([^`]+)`")
+_RST_SPAN = re.compile(r"``([^`]+)``()")
+"""reStructuredText's literals are double backquotes; a single pair is interpreted text
+(`pre-commit <https://pre-commit.com>`_ is a link, not a command)."""
+_RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w-]+::")
+"""A directive (`.. note::`) whose content is prose: no literal block follows it, unless
+it is a code directive (`_LITERAL`)."""
 _PROMPT = re.compile(r"^\s*(?:\$|%|>|#)\s+")
 _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
@@ -819,6 +828,7 @@ _TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 
 def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
     source = basename(path)
+    spans = _RST_SPAN if path.lower().endswith((".rst", ".txt")) else _SPAN
     fence: str | None = None
     literal_col: int | None = None  # reStructuredText: a literal block indented past this
     para: list[tuple[int, str]] = []  # the prose paragraph or list item being read
@@ -870,12 +880,14 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
             continue
         if _BULLET.match(raw):
             end_paragraph()
-        for m in _SPAN.finditer(raw):
+        for m in spans.finditer(raw):
             command(number, m.group(1) or m.group(2))
         para.append((number, _BULLET.sub("", text)))
-        if _LITERAL.search(raw):  # `then::` ends its paragraph; the literal block follows
-            literal_col = indent
+        if (m := _LITERAL.search(raw)) is not None:
+            # `then::` ends its paragraph; the literal block follows (not after `.. note::`)
             end_paragraph()
+            if m.group(2) or not _RST_DIRECTIVE.match(raw):
+                literal_col = indent
     end_paragraph()
 
 

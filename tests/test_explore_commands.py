@@ -422,3 +422,47 @@ def test_a_folded_run_block_is_one_command_and_js_beside_python_comes_after(tmp_
     (tmp_path / "pyproject.toml").unlink()
     _, commands, _ = run(tmp_path)
     assert [c.command for c in commands if c.kind == "test"][0] == "npm test"
+
+
+PYTEST_GUIDE = """\
+Contributing
+============
+
+.. note::
+    Build the documentation locally with the following command:
+
+    .. code:: bash
+
+        $ tox -e docs
+
+#. Enable and install `pre-commit <https://pre-commit.com>`_ to ensure style-guides.
+#. Run ``tox -e linting`` before you push.
+"""
+
+CHORES = """\
+jobs:
+  t:
+    steps:
+      - run: tox -e update-plugin-list
+      - run: tox -e prepare-release-pr -- "$BRANCH"
+      - run: tox -e generate-gh-release-notes -- "$VERSION" notes.md
+      - run: tox run -e py312
+"""
+
+
+def test_a_note_is_prose_a_single_backquote_pair_in_rst_is_a_link_and_chores_are_no_tests(
+    tmp_path,
+):
+    # pytest's CONTRIBUTING.rst and CI: `.. note::` holds a sentence, not a command; the
+    # code directive inside it holds one; `pre-commit <...>`_ is a link; its CI's tox
+    # envs that update, prepare a release or generate notes test nothing.
+    make_tree(
+        tmp_path,
+        {"CONTRIBUTING.rst": PYTEST_GUIDE, ".github/workflows/main.yml": CHORES},
+    )
+    _, commands, _ = run(tmp_path)
+    assert rows(commands) == [
+        ("build", "tox -e docs", "", "CONTRIBUTING.rst:9"),
+        ("test", "tox run -e py312", "", ".github/workflows/main.yml:7"),
+        ("lint", "tox -e linting", "", "CONTRIBUTING.rst:12"),
+    ]

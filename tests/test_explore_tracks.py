@@ -595,7 +595,11 @@ def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
         "settings read through a framework's own loader (a dict of defaults, a config "
         "object filled from a file by name) are found only as the files and types above",
     ]
-    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[track], commands=[install, *ci])
+    # pytest's guide names a tool's install first: the project's own install settles it.
+    tool = install.model_copy(update={"command": "pip install --user pre-commit"})
+    r = ExploreResult(
+        path=".", root="/r", depth="deep", tracks=[track], commands=[tool, install, *ci]
+    )
     assert synthesize(r).open_questions == [
         "`werkzeug` is imported by 27 of 83 Python files but is not installed here: its API "
         "could not be read, so whether the code calls it as documented is not known; "
