@@ -213,6 +213,8 @@ _NOT_NAMES = frozenset(
 )
 """Question words too generic to name a definition alone (the definitions named `run`
 or `get` are everyone's)."""
+_WRITTEN = 8
+"""A question word this long that is a definition's whole name was written as a name."""
 _KIND_ORDER = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "function": 1, "method": 2}
 
 
@@ -239,8 +241,9 @@ def named_by_words(
 ) -> list[str]:
     """The qualified names of the definitions the index holds for a question's words:
     named after two of them (`register_blueprint`, `dispatchRequest`, `HandleError` for
-    "how are requests dispatched", either order) before one (`Blueprint`), then in the
-    question's order, types before functions before methods; never examples, nor what
+    "how are requests dispatched", either order) before one (`Blueprint`), a long word
+    written as the name (`getfixturevalue`) before the others, then in the question's
+    order, types before functions before methods; never examples, nor what
     `skip` says (tests the question does not ask about), nor a one-word name defined
     more than `COMMON` times."""
     words = [w for w in dict.fromkeys(x.lower() for x in words) if w not in _NOT_NAMES]
@@ -260,10 +263,17 @@ def named_by_words(
         "symbols", columns, where=where_in("name_lower", sorted(wanted))
     )
 
-    def rank(r: dict[str, Any]) -> tuple[int, int, int, str, int]:
+    # A long word the question writes as a definition's very name (pytest's "who calls
+    # getfixturevalue?") names it before the base forms of its other words (`fixture`
+    # of "fixtures", `resolve` of "resolved").
+    written = {w for w in forms if len(w) >= _WRITTEN}
+
+    def rank(r: dict[str, Any]) -> tuple[int, int, int, int, str, int]:
         covered, position = wanted[r["name_lower"]]
         at = -position if covered == 2 else position
-        return (-covered, at, _KIND_ORDER.get(r["kind"], 3), r["path"], r["start_line"])
+        as_written = 0 if covered == 1 and r["name_lower"] in written else 1
+        kind = _KIND_ORDER.get(r["kind"], 3)
+        return (-covered, as_written, at, kind, r["path"], r["start_line"])
 
     kept = [r for r in rows if not is_example_path(r["path"]) and not skip(r["path"])]
     # A one-word name the index defines more than COMMON times (grpc-go's 59 `Name`s, 19

@@ -486,3 +486,17 @@ def test_the_callers_and_callees_of_many_definitions_name_one_short_source(tmp_p
         r"references of m0\.py\S+, m1\.py\S+, m2\.py\S+ and 3 more \(b2:[0-9a-f]{12}\)",
         sources[0],
     )
+
+
+def test_a_long_word_written_as_a_definitions_name_is_the_first_target(tmp_path, fake_embedder):
+    # pytest: "who calls getfixturevalue?" is about `getfixturevalue`, before the base
+    # forms of "fixtures" and "resolved" (`fixture`, monkeypatch's `resolve`).
+    (tmp_path / "fixtures.py").write_text(
+        "def fixture():\n    return 1\n\n\nclass FixtureRequest:\n"
+        "    def getfixturevalue(self, name):\n        return name\n"
+    )
+    (tmp_path / "monkeypatch.py").write_text("def resolve(name):\n    return name\n")
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(tmp_path / ".dowse")
+    words = analyze("how are fixtures resolved and who calls getfixturevalue?").terms
+    assert named_by_words(store, words) == ["FixtureRequest.getfixturevalue", "fixture", "resolve"]
