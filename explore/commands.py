@@ -20,7 +20,8 @@ Invariants:
 - `ExploreResult.commands` is ordered by kind (install, build, test, lint, run), each kind
   best first: for test, what CI runs comes first (it is what the maintainers check), then
   the instructions files, the task runners and what the manifests imply; for the other
-  kinds the instructions files come before CI; in a repository whose package.json sits
+  kinds the instructions files come before CI; an install of the project before an
+  install of a tool (`installs_project`); in a repository whose package.json sits
   beside another language's manifest, JavaScript commands come after the others of
   their kind (its JavaScript is an asset). Among CI workflows, those that test come
   before coverage, release and other chores, a tool before a repository script, and the
@@ -45,7 +46,7 @@ from dowse.explore.records import Command, CommandKind, Finding, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
 from dowse.languages import is_test_path
 
-__all__ = ["MAX_PER_KIND", "MAX_RULES", "classify", "commands_track"]
+__all__ = ["MAX_PER_KIND", "MAX_RULES", "classify", "commands_track", "installs_project"]
 
 MAX_PER_KIND = 5
 MAX_RULES = 12
@@ -875,8 +876,8 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
                 command(number, text)
                 continue
             literal_col = None
-        if not text or _MD_HEADING.match(raw) or _RST_RULE.match(raw):
-            end_paragraph()
+        if not text or _MD_HEADING.match(raw) or (_RST_RULE.match(raw) and text != "::"):
+            end_paragraph()  # a lone `::` is no rule: it opens a literal block
             continue
         if _BULLET.match(raw):
             end_paragraph()
@@ -966,6 +967,19 @@ def _implied_tests(sink: _Sink) -> None:
 _CI_AUX = re.compile(r"coverage|release|publish|deploy|nightly|bench|docs|lock|stale|label")
 
 
+_PROJECT_INSTALL = re.compile(
+    r"\binstall\b.*(?:\s(?:-e\s+)?\.(?:\[[^\]]*\])?(?:\s|$)|\s-r\s|--group|--extra)|\bsync\b"
+    r"|^(?:npm|yarn|pnpm|bun)\s+(?:ci|install)\b|^cargo\s+(?:build|fetch)|^go\s+mod\s+download"
+)
+
+
+def installs_project(command: str) -> bool:
+    """Whether an install command installs the project and its dependencies (`pip
+    install -e . --group dev`, `uv sync`, `pip install -r requirements.txt`, `npm ci`)
+    rather than a tool (`pip install --user pre-commit`, `pip install tox`)."""
+    return bool(_PROJECT_INSTALL.search(command))
+
+
 _JS_TOOLS = frozenset(
     "npm yarn pnpm bun npx node jest vitest mocha ava karma playwright cypress grunt".split()
 )
@@ -991,6 +1005,8 @@ def _sort_key(c: _Cmd, js_aside: bool = False) -> tuple[int, int, int, int, int,
     command longer, not more typical."""
     words = _words(c.command)
     aside = int(js_aside and bool(words) and words[0].lower() in _JS_TOOLS)
+    # The project's own install before a tool's (pytest's guide names pre-commit first).
+    aside += int(c.kind == "install" and not installs_project(c.command))
     if c.origin != _CI:
         return KINDS.index(c.kind), aside, c.rank, 0, 0, 0
     name = basename(c.path).lower()

@@ -52,6 +52,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from dowse.explore.commands import installs_project
 from dowse.explore.distributions import distributions, normalize
 from dowse.explore.records import (
     ExploreResult,
@@ -116,10 +117,6 @@ _OWN_LIMITS = re.compile(
 """Gaps that describe how an explorer works, not the repository: not open questions."""
 
 
-_PROJECT_INSTALL = re.compile(
-    r"\binstall\b.*(?:\s(?:-e\s+)?\.(?:\[[^\]]*\])?(?:\s|$)|\s-r\s|--group|--extra)|\bsync\b"
-    r"|^(?:npm|yarn|pnpm|bun)\s+(?:ci|install)\b|^cargo\s+(?:build|fetch)|^go\s+mod\s+download"
-)
 _NOT_INSTALLED = re.compile(r" but is not installed here as Python source: .*$")
 _PLACEHOLDER = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
@@ -129,7 +126,7 @@ def _not_installed(result: ExploreResult) -> str:
     installs = [c for c in result.commands if c.kind == "install"]
     # One that installs the project (`pip install -e .`, `uv sync`, `-r requirements`), not
     # a tool (pytest's CONTRIBUTING names `pip install --user pre-commit` first).
-    install = next((c for c in installs if _PROJECT_INSTALL.search(c.command)), None) or next(
+    install = next((c for c in installs if installs_project(c.command)), None) or next(
         iter(installs), None
     )
     how = (

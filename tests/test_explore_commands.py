@@ -466,3 +466,18 @@ def test_a_note_is_prose_a_single_backquote_pair_in_rst_is_a_link_and_chores_are
         ("test", "tox run -e py312", "", ".github/workflows/main.yml:7"),
         ("lint", "tox -e linting", "", "CONTRIBUTING.rst:12"),
     ]
+
+
+def test_the_projects_install_comes_before_a_tools(tmp_path):
+    # pytest's CONTRIBUTING.rst: pre-commit and tox are installed before the project.
+    guide = (
+        "Setup\n=====\n\n::\n\n    $ pip install --user pre-commit\n    $ pip install tox\n"
+        "    $ pip install -e . --group dev\n"
+    )
+    make_tree(tmp_path, {"CONTRIBUTING.rst": guide})
+    _, commands, _ = run(tmp_path)
+    assert [c.command for c in commands if c.kind == "install"] == [
+        "pip install -e . --group dev",
+        "pip install --user pre-commit",
+        "pip install tox",
+    ]
