@@ -213,8 +213,10 @@ _NOT_NAMES = frozenset(
 )
 """Question words too generic to name a definition alone (the definitions named `run`
 or `get` are everyone's)."""
-_WRITTEN = 8
-"""A question word this long that is a definition's whole name was written as a name."""
+_WRITTEN = 10
+"""A question word this long that is a definition's whole name was written as a name
+(`getfixturevalue`); a shorter one is as likely an English word (tokio's "how does sleep
+register a timer?" is about `sleep`, not the `register` methods)."""
 _KIND_ORDER = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "function": 1, "method": 2}
 
 

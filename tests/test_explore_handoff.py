@@ -500,3 +500,12 @@ def test_a_long_word_written_as_a_definitions_name_is_the_first_target(tmp_path,
     store = Store.open(tmp_path / ".dowse")
     words = analyze("how are fixtures resolved and who calls getfixturevalue?").terms
     assert named_by_words(store, words) == ["FixtureRequest.getfixturevalue", "fixture", "resolve"]
+    # A shorter word is as likely English: tokio's "how does sleep register a timer?"
+    # keeps `sleep`, the subject, before the `register` methods.
+    (tmp_path / "time.py").write_text(
+        "def sleep(d):\n    return d\n\n\nclass Source:\n    def register(self):\n        pass\n"
+    )
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(tmp_path / ".dowse")
+    words = analyze("how does sleep register a timer and who calls sleep?").terms
+    assert named_by_words(store, words) == ["sleep", "Source.register"]
