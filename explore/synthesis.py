@@ -358,7 +358,8 @@ def _related(a: str, b: str) -> str | None:
     if a.startswith(b + "."):
         return a
     last_a, last_b = a.rsplit(".", 1)[-1], b.rsplit(".", 1)[-1]
-    return last_a if last_a == last_b else None
+    # Every class has its `__init__`: two of them are two classes, not one name's answers.
+    return last_a if last_a == last_b and not last_a.startswith("__") else None
 
 
 def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
@@ -489,14 +490,17 @@ def _sources(
     return list(out.values())
 
 
-def _cited(tracks: Sequence[TrackFindings], topic: str, holds: str) -> str | None:
-    """The citation of the first finding of `topic` whose claim holds `holds`, or None."""
+def _cited(
+    tracks: Sequence[TrackFindings], topic: str, holds: str, *, first: bool = False
+) -> str | None:
+    """The citation of the first finding of `topic` whose claim holds `holds` (with
+    `first`, begins with it: `auth.py has …` is not `lib/auth.py has …`), or None."""
     return next(
         (
             f.citations[0].ref
             for t in tracks
             for f in t.findings
-            if f.topic == topic and holds in f.claim
+            if f.topic == topic and (f.claim.startswith(holds) if first else holds in f.claim)
         ),
         None,
     )
@@ -514,7 +518,8 @@ def _imported_entry_points(result: ExploreResult, tracks: Sequence[TrackFindings
             "entry" in k.role.lower()
             and k.path in central
             and k.path not in result.imports.entry_points
-            and (role_at := _cited(tracks, "key_files", f"{k.path}: {k.role}")) is not None
+            and (role_at := _cited(tracks, "key_files", f"{k.path}: {k.role}", first=True))
+            is not None
             and (imported_at := _cited(tracks, "central", f"({k.path})")) is not None
         ):
             out.append(
@@ -578,9 +583,8 @@ def _moving(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]
             answers.setdefault(c.path, c.ref)
     out = []
     for path in sorted(answers.keys() & dirty):
-        if (
-            changed := _cited(tracks, "uncommitted", f"{path} has uncommitted changes")
-        ) is not None:
+        changed = _cited(tracks, "uncommitted", f"{path} has uncommitted changes", first=True)
+        if changed is not None:
             out.append(
                 f"`{path}` answers the focus ({answers[path]}) and has uncommitted changes "
                 f"(git, {changed}): its lines may move"

@@ -16,6 +16,7 @@ from dowse.explore.records import (
     ExploreResult,
     Finding,
     GateResult,
+    GitReport,
     KeyFile,
     TrackFindings,
     TrackSpec,
@@ -321,6 +322,10 @@ def test_a_class_and_a_method_of_one_name_in_two_files_are_two_definitions():
     retrieval.findings[0].claim = "`LocalSet.block_on` at src/local.rs:604-642 (relevance 0.7)"
     callers.findings[0].claim = "`run` in src/a.rs calls `block_on` (src/block_on.rs:4-13)"
     assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`block_on`"]
+    # Two classes' constructors are two classes, not two answers for one name.
+    retrieval.findings[0].claim = "`Worker.__init__` at src/local.rs:604-642 (relevance 0.7)"
+    callers.findings[0].claim = "`run` in src/a.rs calls `Pool.__init__` (src/block_on.rs:4-13)"
+    assert synthesize(r).divergences == []
     # In one file a class's chunk and its method may be one definition: no divergence.
     callers.findings[0].claim = "`run` in src/a.rs calls `LocalSet.block_on` (src/local.rs:700)"
     retrieval.findings[0].claim = "`LocalSet` at src/local.rs:300-340 (relevance 0.7)"
@@ -444,6 +449,33 @@ def test_an_answer_in_a_changed_file_cites_the_answer_and_the_first_changed_line
     first, _, last = lines.partition("-")
     answer = (tmp_path / path).read_text().splitlines()[int(first) - 1 : int(last or first)]
     assert any("def validate_token" in line for line in answer)
+
+
+def test_a_changed_answer_cites_gits_claim_about_that_very_file():
+    # git's claim about lib/auth.py is not one about auth.py.
+    git = _placing(
+        "git", "lib/auth.py has uncommitted changes (M) from line 3", "lib/auth.py", 3, "x"
+    )
+    git.findings.append(
+        Finding(
+            claim="auth.py has uncommitted changes (M) from line 11",
+            citations=[_cit("auth.py", 11)],
+            topic="uncommitted",
+        )
+    )
+    git.findings[0].topic = "uncommitted"
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        tracks=[git],
+        git=GitReport(uncommitted=["M auth.py", "M lib/auth.py"]),
+        focus_findings=[Finding(claim="`check` at auth.py:5-9", citations=[_cit("auth.py", 5, 9)])],
+    )
+    assert synthesize(r).divergences == [
+        "`auth.py` answers the focus (auth.py:5-9) and has uncommitted changes (git, "
+        "auth.py:11): its lines may move"
+    ]
 
 
 def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
