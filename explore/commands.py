@@ -797,7 +797,7 @@ _RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w-]+::")
 """A directive (`.. note::`) whose content is prose: no literal block follows it, unless
 it is a code directive (`_LITERAL`)."""
 _PROMPT = re.compile(r"^\s*(?:\$|%|>|#)\s+")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#[.)])\s+")  # rst numbers `#.` items
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _RST_RULE = re.compile(r"""^\s*([=\-`:'"~^_*+#<>.])\1+\s*$""")
 _LITERAL = re.compile(r"(::\s*$)|^\s*\.\.\s+(code-block|code|sourcecode)::")
@@ -829,7 +829,9 @@ _TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 
 def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
     source = basename(path)
-    spans = _RST_SPAN if path.lower().endswith((".rst", ".txt")) else _SPAN
+    rst = path.lower().endswith((".rst", ".txt"))
+    spans = _RST_SPAN if rst else _SPAN
+    known = set(sink.ctx.all_files())
     fence: str | None = None
     literal_col: int | None = None  # reStructuredText: a literal block indented past this
     para: list[tuple[int, str]] = []  # the prose paragraph or list item being read
@@ -864,7 +866,8 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
             elif text and not text.startswith("#"):
                 command(number, text)
             continue
-        if m := _FENCE.match(raw):
+        # reStructuredText has no fences: its `~~~~` underlines a section.
+        if not rst and (m := _FENCE.match(raw)):
             end_paragraph()
             fence = m.group(1)
             continue
@@ -882,13 +885,20 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
         if _BULLET.match(raw):
             end_paragraph()
         for m in spans.finditer(raw):
-            command(number, m.group(1) or m.group(2))
+            span = (m.group(1) or m.group(2)).strip()
+            # A lone path in prose (pytest's ``doc/en/_build/html``, ``joedoe/pytest-xyz``)
+            # names a place, not a command: a script is one the tree holds.
+            if " " in span or "/" not in span or span.lstrip("./") in known:
+                command(number, span)
         para.append((number, _BULLET.sub("", text)))
         if (m := _LITERAL.search(raw)) is not None:
             # `then::` ends its paragraph; the literal block follows (not after `.. note::`)
             end_paragraph()
             if m.group(2) or not _RST_DIRECTIVE.match(raw):
-                literal_col = indent
+                # Indented past the paragraph's text: a list item's text starts after
+                # its marker (`#. Install it::` then `     $ pip install ...`).
+                bullet = _BULLET.match(raw)
+                literal_col = len(bullet.group(0)) if bullet else indent
     end_paragraph()
 
 

@@ -428,6 +428,14 @@ PYTEST_GUIDE = """\
 Contributing
 ============
 
+Preparing
+~~~~~~~~~
+
+Tox is used to run all the tests.
+
+Submitting
+~~~~~~~~~~
+
 .. note::
     Build the documentation locally with the following command:
 
@@ -437,6 +445,13 @@ Contributing
 
 #. Enable and install `pre-commit <https://pre-commit.com>`_ to ensure style-guides.
 #. Run ``tox -e linting`` before you push.
+#. The pages land in ``doc/en/_build/html``; name your plugin ``joedoe/pytest-xyz``.
+#. Or run ``scripts/check.sh``.
+#. Install tox::
+
+     $ pip install tox
+
+   Tox is used to run all the tests.
 """
 
 CHORES = """\
@@ -453,18 +468,26 @@ jobs:
 def test_a_note_is_prose_a_single_backquote_pair_in_rst_is_a_link_and_chores_are_no_tests(
     tmp_path,
 ):
-    # pytest's CONTRIBUTING.rst and CI: `.. note::` holds a sentence, not a command; the
+    # pytest's CONTRIBUTING.rst and CI: `~~~` underlines a section (no fence), a `#.` item's
+    # literal block ends with its indentation, `.. note::` holds a sentence, not a command; the
     # code directive inside it holds one; `pre-commit <...>`_ is a link; its CI's tox
     # envs that update, prepare a release or generate notes test nothing.
+    # A lone path in a code span names a place; a script the tree holds is a command.
     make_tree(
         tmp_path,
-        {"CONTRIBUTING.rst": PYTEST_GUIDE, ".github/workflows/main.yml": CHORES},
+        {
+            "CONTRIBUTING.rst": PYTEST_GUIDE,
+            ".github/workflows/main.yml": CHORES,
+            "scripts/check.sh": "#!/bin/sh\n",
+        },
     )
     _, commands, _ = run(tmp_path)
     assert rows(commands) == [
-        ("build", "tox -e docs", "", "CONTRIBUTING.rst:9"),
+        ("install", "pip install tox", "", "CONTRIBUTING.rst:25"),
+        ("build", "tox -e docs", "", "CONTRIBUTING.rst:17"),
         ("test", "tox run -e py312", "", ".github/workflows/main.yml:7"),
-        ("lint", "tox -e linting", "", "CONTRIBUTING.rst:12"),
+        ("test", "scripts/check.sh", "", "CONTRIBUTING.rst:22"),
+        ("lint", "tox -e linting", "", "CONTRIBUTING.rst:20"),
     ]
 
 
