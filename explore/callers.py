@@ -21,6 +21,7 @@ Invariants:
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
@@ -118,6 +119,20 @@ def _spec(question: str, direction: Direction, name: str | None) -> TrackSpec:
     )
 
 
+_SOURCE_IDS = 3
+
+
+def _source(ids: list[str]) -> str:
+    """The look-up's name, the same for the callers and the callees of one set of
+    definitions: its first ids, and past `_SOURCE_IDS` a digest of them all (django's
+    `NUMBER_GROUPING` is defined in 60 files: a record line, not 60 ids)."""
+    head = ", ".join(ids[:_SOURCE_IDS])
+    if len(ids) <= _SOURCE_IDS:
+        return f"references of {head}"
+    digest = hashlib.blake2b("\n".join(ids).encode(), digest_size=6).hexdigest()
+    return f"references of {head} and {len(ids) - _SOURCE_IDS} more (b2:{digest})"
+
+
 def _track(
     ctx: Context,
     question: str,
@@ -140,7 +155,7 @@ def _track(
             spec.name = targets_name([d.qualified_name for d in definitions], direction)
         # The callers and the callees of the same definitions are one look-up of the
         # references: one source for the synthesis, not two.
-        spec.source = "references of " + ", ".join(sorted(d.id for d in definitions))
+        spec.source = _source(sorted(d.id for d in definitions))
         store = ctx.searcher().store
         for refs in targets:
             for target in refs.definitions:
@@ -198,6 +213,10 @@ _NOT_NAMES = frozenset(
 )
 """Question words too generic to name a definition alone (the definitions named `run`
 or `get` are everyone's)."""
+_WRITTEN = 10
+"""A question word this long that is a definition's whole name was written as a name
+(`getfixturevalue`); a shorter one is as likely an English word (tokio's "how does sleep
+register a timer?" is about `sleep`, not the `register` methods)."""
 _KIND_ORDER = {"class": 0, "struct": 0, "interface": 0, "trait": 0, "function": 1, "method": 2}
 
 
@@ -224,8 +243,9 @@ def named_by_words(
 ) -> list[str]:
     """The qualified names of the definitions the index holds for a question's words:
     named after two of them (`register_blueprint`, `dispatchRequest`, `HandleError` for
-    "how are requests dispatched", either order) before one (`Blueprint`), then in the
-    question's order, types before functions before methods; never examples, nor what
+    "how are requests dispatched", either order) before one (`Blueprint`), a long word
+    written as the name (`getfixturevalue`) before the others, then in the question's
+    order, types before functions before methods; never examples, nor what
     `skip` says (tests the question does not ask about), nor a one-word name defined
     more than `COMMON` times."""
     words = [w for w in dict.fromkeys(x.lower() for x in words) if w not in _NOT_NAMES]
@@ -245,10 +265,17 @@ def named_by_words(
         "symbols", columns, where=where_in("name_lower", sorted(wanted))
     )
 
-    def rank(r: dict[str, Any]) -> tuple[int, int, int, str, int]:
+    # A long word the question writes as a definition's very name (pytest's "who calls
+    # getfixturevalue?") names it before the base forms of its other words (`fixture`
+    # of "fixtures", `resolve` of "resolved").
+    written = {w for w in forms if len(w) >= _WRITTEN}
+
+    def rank(r: dict[str, Any]) -> tuple[int, int, int, int, str, int]:
         covered, position = wanted[r["name_lower"]]
         at = -position if covered == 2 else position
-        return (-covered, at, _KIND_ORDER.get(r["kind"], 3), r["path"], r["start_line"])
+        as_written = 0 if covered == 1 and r["name_lower"] in written else 1
+        kind = _KIND_ORDER.get(r["kind"], 3)
+        return (-covered, as_written, at, kind, r["path"], r["start_line"])
 
     kept = [r for r in rows if not is_example_path(r["path"]) and not skip(r["path"])]
     # A one-word name the index defines more than COMMON times (grpc-go's 59 `Name`s, 19

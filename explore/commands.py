@@ -20,7 +20,10 @@ Invariants:
 - `ExploreResult.commands` is ordered by kind (install, build, test, lint, run), each kind
   best first: for test, what CI runs comes first (it is what the maintainers check), then
   the instructions files, the task runners and what the manifests imply; for the other
-  kinds the instructions files come before CI. Among CI workflows, those that test come
+  kinds the instructions files come before CI; an install of the project before an
+  install of a tool (`installs_project`); in a repository whose package.json sits
+  beside another language's manifest, JavaScript commands come after the others of
+  their kind (its JavaScript is an asset). Among CI workflows, those that test come
   before coverage, release and other chores, a tool before a repository script, and the
   shortest variant of a command first.
   A command stated twice keeps its best source; at most `MAX_PER_KIND` per kind.
@@ -43,7 +46,7 @@ from dowse.explore.records import Command, CommandKind, Finding, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
 from dowse.languages import is_test_path
 
-__all__ = ["MAX_PER_KIND", "MAX_RULES", "classify", "commands_track"]
+__all__ = ["MAX_PER_KIND", "MAX_RULES", "classify", "commands_track", "installs_project"]
 
 MAX_PER_KIND = 5
 MAX_RULES = 12
@@ -85,12 +88,12 @@ _LINT_NAME = re.compile(
     r"black|isort|clippy|pre-?commit|codespell|static|tidy"
 )
 _TEST_NAME = re.compile(
-    r"test|spec\b|^check$|^checks$|coverage|^cov$|^unit|integration|e2e|race|"
+    r"(?:^|[^a-z])test|tests?(?:$|[^a-z])|spec\b|^check$|^checks$|coverage|^cov$|^unit|integration|e2e|race|"
     r"^py$|^py\d|^pypy"
 )
 _BUILD_NAME = re.compile(r"^(build|all|compile|dist|package|wheel|sdist|docs?|html|bundle)\b")
 _INSTALL_NAME = re.compile(r"^(install|deps|dependencies|setup|bootstrap|develop|requirements)\b")
-_CHORE = re.compile(r"^(update|upgrade|bump|release|publish|clean|deploy)")
+_CHORE = re.compile(r"^(update|upgrade|bump|release|publish|clean|deploy|prepare-release|generate)")
 """Tasks that maintain the repository rather than work in it (`tox -e update-actions`)."""
 _RUN_NAME = re.compile(r"^(run|start|serve|server|dev|watch|up)$")
 
@@ -238,6 +241,7 @@ _RUNNERS = {
     ("bundle", "exec"),
     ("yarn", "dlx"),
 }
+_PYTHONS = frozenset({"python", "python3", "py", "{envpython}", "$python"})
 _VALUE_FLAGS = frozenset(
     "--group --extra --python -p --with --package --directory --project --only-group "
     "--env -C".split()
@@ -258,6 +262,8 @@ def _words(command: str) -> list[str]:
             words[0] in ("sudo", "time", "exec", "env", "npx") or _ASSIGN.match(words[0])
         ):
             words, changed = words[1:], True
+        if len(words) >= 2 and words[0] in _PYTHONS and words[1].endswith(".py"):
+            words, changed = words[1:], True  # `python tests/runtests.py`: the script runs
         if len(words) >= 2 and (words[0], words[1]) in _RUNNERS:
             words, changed = words[2:], True
             while words and words[0].startswith("-"):
@@ -265,14 +271,17 @@ def _words(command: str) -> list[str]:
     return words
 
 
-def _kind_of_task_runner(words: list[str]) -> CommandKind:
-    """tox or nox: the kind of the envs/sessions it names (-e/-s), test when none."""
+def _kind_of_task_runner(words: list[str]) -> CommandKind | None:
+    """tox or nox: the kind of the envs/sessions it names (-e/-s), test when none; None
+    when they are all chores (pytest's CI `tox -e update-plugin-list`)."""
     names: list[str] = []
     for i, w in enumerate(words):
         if w in ("-e", "-s", "--sessions", "--session", "-m") and i + 1 < len(words):
             names += words[i + 1].split(",")
         elif w.startswith(("-e", "-s")) and len(w) > 2 and not w.startswith("--"):
             names += w[2:].lstrip("=").split(",")
+    if names and all(_CHORE.match(n.lower()) for n in names if n):
+        return None
     kinds = {kind_of_name(n) for n in names if n}
     if kinds and kinds <= {"lint"}:
         return "lint"
@@ -285,7 +294,7 @@ def _classify_one(command: str) -> CommandKind | None:
     words = _words(command)
     if not words:
         return None
-    tool = words[0].lower()
+    tool = re.sub(r"(?<=.)@[^/]*$", "", words[0].lower())  # `npx prettier@3.5`
     nxt = words[1].lower() if len(words) > 1 else ""
     if tool in ("tox", "nox"):
         return _kind_of_task_runner(words)
@@ -312,7 +321,7 @@ def _classify_one(command: str) -> CommandKind | None:
         return "lint" if "--noEmit" in words else "build"
     if tool in _INSTALL_TOOLS and nxt == "install":
         return "install"
-    if "/" in tool and not tool.startswith(("/", "$")):  # a repository script
+    if ("/" in tool or tool.endswith(".py")) and not tool.startswith(("/", "$")):  # a script
         stem = basename(tool).rsplit(".", 1)[0]
         in_tests = any(p in ("test", "tests") for p in tool.split("/")[:-1])
         return kind_of_name(stem) or ("test" if in_tests else None)
@@ -382,6 +391,24 @@ def _block(lines: list[str], start: int, col: int) -> Iterator[tuple[int, str]]:
             yield number, text
 
 
+def _folded(lines: list[str], block: Iterator[tuple[int, str]]) -> Iterator[tuple[int, str]]:
+    """A folded block scalar's (`run: >`) lines as YAML reads them: the lines of a
+    paragraph (up to a blank line) are one command, at its first line (sphinx's
+    `npx prettier --check` over five lines is one lint command, not five)."""
+    first, last = 0, 0
+    parts: list[str] = []
+    for number, text in block:
+        if parts and any(not lines[n - 1].strip() for n in range(last + 1, number)):
+            yield first, " ".join(parts)
+            parts = []
+        if not parts:
+            first = number
+        parts.append(text)
+        last = number
+    if parts:
+        yield first, " ".join(parts)
+
+
 _RUN_KEY = re.compile(r"^(\s*(?:-\s+)?)run\s*:\s*(.*?)\s*$")
 _BLOCK_SCALAR = re.compile(r"^[|>][-+0-9]*\s*(#.*)?$")
 
@@ -400,7 +427,8 @@ def _github_workflow(sink: _Sink, path: str, lines: list[str]) -> None:
             continue
         value = m.group(2)
         if _BLOCK_SCALAR.match(value):
-            for number, text in _block(lines, i, len(m.group(1))):
+            block = _block(lines, i, len(m.group(1)))
+            for number, text in _folded(lines, block) if value.startswith(">") else block:
                 sink.add(classify(text), text, "CI", path, number, _CI)
         elif value:
             text = _unquote(value)
@@ -762,8 +790,14 @@ _RULE = re.compile(
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])")
 _FENCE = re.compile(r"^\s*(```+|~~~+)")
 _SPAN = re.compile(r"``([^`]+)``|`([^`]+)`")
+_RST_SPAN = re.compile(r"``([^`]+)``()")
+"""reStructuredText's literals are double backquotes; a single pair is interpreted text
+(`pre-commit <https://pre-commit.com>`_ is a link, not a command)."""
+_RST_DIRECTIVE = re.compile(r"^\s*\.\.\s+[\w-]+::")
+"""A directive (`.. note::`) whose content is prose: no literal block follows it, unless
+it is a code directive (`_LITERAL`)."""
 _PROMPT = re.compile(r"^\s*(?:\$|%|>|#)\s+")
-_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)]|#[.)])\s+")  # rst numbers `#.` items
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 _RST_RULE = re.compile(r"""^\s*([=\-`:'"~^_*+#<>.])\1+\s*$""")
 _LITERAL = re.compile(r"(::\s*$)|^\s*\.\.\s+(code-block|code|sourcecode)::")
@@ -795,6 +829,9 @@ _TRAILING_COMMENT = re.compile(r"\s+#(?:\s.*)?$")
 
 def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
     source = basename(path)
+    rst = path.lower().endswith((".rst", ".txt"))
+    spans = _RST_SPAN if rst else _SPAN
+    known = set(sink.ctx.all_files())
     fence: str | None = None
     literal_col: int | None = None  # reStructuredText: a literal block indented past this
     para: list[tuple[int, str]] = []  # the prose paragraph or list item being read
@@ -829,7 +866,8 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
             elif text and not text.startswith("#"):
                 command(number, text)
             continue
-        if m := _FENCE.match(raw):
+        # reStructuredText has no fences: its `~~~~` underlines a section.
+        if not rst and (m := _FENCE.match(raw)):
             end_paragraph()
             fence = m.group(1)
             continue
@@ -841,17 +879,26 @@ def _instructions(sink: _Sink, path: str, lines: list[str]) -> None:
                 command(number, text)
                 continue
             literal_col = None
-        if not text or _MD_HEADING.match(raw) or _RST_RULE.match(raw):
-            end_paragraph()
+        if not text or _MD_HEADING.match(raw) or (_RST_RULE.match(raw) and text != "::"):
+            end_paragraph()  # a lone `::` is no rule: it opens a literal block
             continue
         if _BULLET.match(raw):
             end_paragraph()
-        for m in _SPAN.finditer(raw):
-            command(number, m.group(1) or m.group(2))
+        for m in spans.finditer(raw):
+            span = (m.group(1) or m.group(2)).strip()
+            # A lone path in prose (pytest's ``doc/en/_build/html``, ``joedoe/pytest-xyz``)
+            # names a place, not a command: a script is one the tree holds.
+            if " " in span or "/" not in span or span.lstrip("./") in known:
+                command(number, span)
         para.append((number, _BULLET.sub("", text)))
-        if _LITERAL.search(raw):  # `then::` ends its paragraph; the literal block follows
-            literal_col = indent
+        if (m := _LITERAL.search(raw)) is not None:
+            # `then::` ends its paragraph; the literal block follows (not after `.. note::`)
             end_paragraph()
+            if m.group(2) or not _RST_DIRECTIVE.match(raw):
+                # Indented past the paragraph's text: a list item's text starts after
+                # its marker (`#. Install it::` then `     $ pip install ...`).
+                bullet = _BULLET.match(raw)
+                literal_col = len(bullet.group(0)) if bullet else indent
     end_paragraph()
 
 
@@ -930,23 +977,57 @@ def _implied_tests(sink: _Sink) -> None:
 _CI_AUX = re.compile(r"coverage|release|publish|deploy|nightly|bench|docs|lock|stale|label")
 
 
-def _sort_key(c: _Cmd) -> tuple[int, int, int, int, int]:
-    """Kind, source rank; for CI, the workflow that tests before coverage, release and
-    other chores, a tool's command before a repository script's, and the plainest
-    (shortest) variant first: a matrix's extra features and flags make a command longer,
-    not more typical."""
+_PROJECT_INSTALL = re.compile(
+    r"\binstall\b.*(?:\s(?:-e\s+)?\.(?:\[[^\]]*\])?(?:\s|$)|\s-r\s|--group|--extra)|\bsync\b"
+    r"|^(?:npm|yarn|pnpm|bun)\s+(?:ci|install)\b|^cargo\s+(?:build|fetch)|^go\s+mod\s+download"
+)
+
+
+def installs_project(command: str) -> bool:
+    """Whether an install command installs the project and its dependencies (`pip
+    install -e . --group dev`, `uv sync`, `pip install -r requirements.txt`, `npm ci`)
+    rather than a tool (`pip install --user pre-commit`, `pip install tox`)."""
+    return bool(_PROJECT_INSTALL.search(command))
+
+
+_JS_TOOLS = frozenset(
+    "npm yarn pnpm bun npx node jest vitest mocha ava karma playwright cypress grunt".split()
+)
+_OTHER_MANIFESTS = frozenset(
+    "pyproject.toml setup.py setup.cfg Cargo.toml go.mod pom.xml build.gradle "
+    "build.gradle.kts CMakeLists.txt".split()
+)
+
+
+def _js_aside(ctx: Context) -> bool:
+    """Whether the root's package.json sits beside another language's manifest: then the
+    project is that language's and its JavaScript (django's admin scripts, sphinx's
+    search page) is an asset with tests of its own, not the project's test command."""
+    top = {p for p in ctx.all_files() if "/" not in p}
+    return "package.json" in top and bool(top & _OTHER_MANIFESTS)
+
+
+def _sort_key(c: _Cmd, js_aside: bool = False) -> tuple[int, int, int, int, int, int]:
+    """Kind; a JavaScript command after the others when the project is another
+    language's (`_js_aside`); source rank; for CI, the workflow that tests before
+    coverage, release and other chores, a tool's command before a repository script's,
+    and the plainest (shortest) variant first: a matrix's extra features and flags make a
+    command longer, not more typical."""
+    words = _words(c.command)
+    aside = int(js_aside and bool(words) and words[0].lower() in _JS_TOOLS)
+    # The project's own install before a tool's (pytest's guide names pre-commit first).
+    aside += int(c.kind == "install" and not installs_project(c.command))
     if c.origin != _CI:
-        return KINDS.index(c.kind), c.rank, 0, 0, 0
+        return KINDS.index(c.kind), aside, c.rank, 0, 0, 0
     name = basename(c.path).lower()
     chore = 2 if _CI_AUX.search(name) else 0 if re.search(r"test|^ci\.", name) else 1
-    words = _words(c.command)
     script = int(bool(words) and "/" in words[0])
-    return KINDS.index(c.kind), c.rank, chore, script, len(c.command)
+    return KINDS.index(c.kind), aside, c.rank, chore, script, len(c.command)
 
 
-def _ordered(found: list[_Cmd]) -> tuple[list[_Cmd], dict[str, int]]:
+def _ordered(found: list[_Cmd], js_aside: bool = False) -> tuple[list[_Cmd], dict[str, int]]:
     """By kind, best source first, each command once; at most MAX_PER_KIND per kind."""
-    ranked = sorted(enumerate(found), key=lambda ic: (*_sort_key(ic[1]), ic[0]))
+    ranked = sorted(enumerate(found), key=lambda ic: (*_sort_key(ic[1], js_aside), ic[0]))
     seen: set[tuple[str, str]] = set()
     per_kind: dict[str, int] = {}
     per_file: dict[tuple[str, str], int] = {}
@@ -999,7 +1080,7 @@ def commands_track(ctx: Context) -> Track:
 
     def understand(state: TrackState) -> tuple[bool, str]:
         sink = _gather(ctx)
-        commands, left = _ordered(sink.commands)
+        commands, left = _ordered(sink.commands, _js_aside(ctx))
         pending.clear()
         for c in commands:
             citation = cite(ctx, c.path, c.line)

@@ -8,6 +8,7 @@ resolve become gaps.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -38,6 +39,31 @@ def _named_line(ctx: Context, hit: Any) -> str | None:
     if at is None or at > hit.end_line:
         return None
     return (ctx.lines(hit.path) or [""])[at - 1].strip()
+
+
+_STATED = re.compile(r"`([^`]+)`")
+
+
+def _used_line(ctx: Context, hit: Any, reason: str) -> tuple[str, str] | None:
+    """For a hit that is no one definition (a module's lines: settings, constants): the
+    first line of its range that assigns or defines a name the evaluator's reason states
+    (`uses `number_grouping``), and that name as the code writes it (`NUMBER_GROUPING =
+    0`), so the citation's quote shows the line the claim is about; None without one (a
+    line that only imports or calls the name is no answer to quote)."""
+    names = [n.rsplit(".", 1)[-1] for n in _STATED.findall(reason)]
+    if hit.symbol or not names:
+        return None
+    alternatives = "|".join(re.escape(n) for n in names)
+    words = re.compile(
+        rf"^\s*(?:(?:export|pub(?:\([a-z]+\))?|const|let|var|static|final|def|class|fn|"
+        rf"func|function|type)\s+)*({alternatives})\s*(?::[^=]*)?(?:=(?!=)|\(|:|\{{|<)",
+        re.IGNORECASE,
+    )
+    lines = ctx.lines(hit.path) or []
+    for line in lines[hit.start_line - 1 : hit.end_line]:
+        if (m := words.search(line)) is not None:
+            return m.group(1), line.strip()
+    return None
 
 
 def focus_track(
@@ -84,11 +110,13 @@ def focus_track(
         )
         for it in items[:MAX_FINDINGS]:
             h = it.hit
-            what = f"`{h.symbol}` at " if h.symbol else ""
+            used = _used_line(ctx, h, it.reason)
+            what = f"`{h.symbol}` at " if h.symbol else (f"`{used[0]}` in " if used else "")
             stale = " (file changed since indexing)" if h.stale else ""
+            quote = used[1] if used else _named_line(ctx, h)
             state.claim(
                 f"{what}{h.citation} (relevance {it.relevance:.2f}): {it.reason}{stale}",
-                cite(ctx, h.path, h.start_line, h.end_line, quote=_named_line(ctx, h)),
+                cite(ctx, h.path, h.start_line, h.end_line, quote=quote),
                 topic=h.path,
             )
         for c in result.trace[-1].critical_gaps if result.trace else []:

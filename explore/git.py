@@ -22,6 +22,7 @@ Invariants:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -247,7 +248,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         existing = set(ctx.all_files())
         if report.head is not None:
             _history(ctx, repo, state, report, focus_list, existing)
-        _claim_uncommitted(ctx, state, changes, existing)
+        _claim_uncommitted(ctx, state, repo, changes, existing)
         where = _conclude(state, report, changes, focus)
         if not report.head and not changes:
             return False, "a git repository with no commits and no changes"
@@ -371,14 +372,36 @@ def _history(
         state.gaps.append(f"counts cover the last {HISTORY} commits touching {focus} only")
 
 
+_HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
+
+
+def _first_change(ctx: Context, repo: _Repo, path: str) -> Citation | None:
+    """The first line of the file that differs from HEAD (a line a deletion follows when
+    only lines were removed there); None when git shows no text change (mode, binary)."""
+    out = _try(repo.root, "diff", "-U0", "--no-color", "HEAD", "--", path)
+    m = _HUNK.search(out or "")
+    if m is None:
+        return None
+    start, count = int(m.group(1)), int(m.group(2) or 1)
+    first = max(start, 1)
+    return cite(ctx, path, first, first + max(count, 1) - 1)
+
+
 def _claim_uncommitted(
-    ctx: Context, state: TrackState, changes: list[tuple[str, str]], existing: set[str]
+    ctx: Context,
+    state: TrackState,
+    repo: _Repo,
+    changes: list[tuple[str, str]],
+    existing: set[str],
 ) -> None:
+    """A claim per changed file at its first changed line (a new file: its first line)."""
     for code, path in changes[:CLAIMED_UNCOMMITTED]:
         if path in existing:
+            at = _first_change(ctx, repo, path) if code not in ("??", "A") else None
             state.claim(
-                f"{path} has uncommitted changes ({code})",
-                _cite_file(ctx, path),
+                f"{path} has uncommitted changes ({code})"
+                + (f" from line {at.start_line}" if at is not None else ""),
+                at or _cite_file(ctx, path),
                 topic="uncommitted",
             )
 

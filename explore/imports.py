@@ -742,8 +742,20 @@ def _measure(
         central=[(p, round(rank[p], 4)) for p in central],
         external=external[:MAX_EXTERNAL],
         conditional=conditional(ctx, {p: graph.external[p] for p, _ in external}),
+        sites=_sites(ctx, graph, [p for p, _ in external[:MAX_EXTERNAL]]),
     )
     return _Measured(pred, n_edges, components, cycles, rank, central, entries, external)
+
+
+def _sites(ctx: Context, graph: _Graph, packages: list[str]) -> dict[str, Citation]:
+    """Each package -> a verified import of it, a file outside the tests first."""
+    out: dict[str, Citation] = {}
+    for pkg in packages:
+        importers = sorted(graph.external[pkg].items(), key=lambda kv: (is_test_path(kv[0]), kv))
+        found = (_import_cite(ctx, path, line) for path, line in importers)
+        if (c := next((c for c in found if c is not None), None)) is not None:
+            out[pkg] = c
+    return out
 
 
 def _claim_cycles(ctx: Context, state: TrackState, graph: _Graph, m: _Measured, focus: str) -> None:

@@ -84,6 +84,8 @@ def _record(state: TrackState, parsed: list[Parsed], report: ManifestReport) -> 
                 cite(ctx, path, first),
                 topic="manifests",
             )
+        if p.name and not is_example_path(path) and p.name not in report.names:
+            report.names.append(p.name)
         for dep in p.deps:
             report.dependencies.append(dep)
             kind = "runtime" if dep.group == "runtime" else "other"

@@ -122,6 +122,9 @@ class Parsed:
     ident: tuple[int, int] | None = None
     """The lines that identify the manifest (its name, its compiler options), for a claim."""
     what: str = ""
+    name: str = ""
+    """The package the manifest makes (an npm package, a Python project, a crate, a Go
+    module): the project's own name, which its code may import."""
 
     def dep(self, name: str, spec: str, group: str, line: int | None) -> None:
         self.deps.append(
@@ -134,8 +137,11 @@ class Parsed:
     def entry(self, name: str, target: str, line: int | None, path: str = "") -> None:
         self.entries.append(_Named(name, target, path or self.src.path, line))
 
-    def identify(self, what: str, line: int | None, end: int | None = None) -> None:
+    def identify(
+        self, what: str, line: int | None, end: int | None = None, *, name: str = ""
+    ) -> None:
         self.what = what
+        self.name = name or self.name
         if line is not None:
             self.ident = (line, max(end or line, line))
 
@@ -181,7 +187,9 @@ def pyproject(out: Parsed) -> None:
     if project:
         name, version = project.get("name", "?"), project.get("version", "")
         out.identify(
-            f"the Python project {name} {version}".rstrip(), toml_key(src, "name", at) or at
+            f"the Python project {name} {version}".rstrip(),
+            toml_key(src, "name", at) or at,
+            name=name if isinstance(name, str) and name != "?" else "",
         )
         if isinstance(rp := project.get("requires-python"), str):
             out.notes.append(f"requires Python {rp}")
@@ -228,8 +236,11 @@ def _poetry(out: Parsed, poetry: dict[str, Any]) -> None:
     src = out.src
     at = toml_table(src, "tool", "poetry")
     if out.ident is None:
+        name = poetry.get("name")
         out.identify(
-            f"the Poetry project {poetry.get('name', '?')}", toml_key(src, "name", at) or at
+            f"the Poetry project {name or '?'}",
+            toml_key(src, "name", at) or at,
+            name=name if isinstance(name, str) else "",
         )
     sections: list[tuple[tuple[str, ...], dict[str, Any], str]] = [
         (("dependencies",), as_dict(poetry.get("dependencies")), "runtime"),
@@ -344,7 +355,7 @@ def setup_py(out: Parsed) -> None:
     """setup.py by pattern: literal lists only; the script is never run."""
     src, text = out.src, out.src.text
     if m := re.search(r"\bname\s*=\s*['\"]([^'\"]+)['\"]", text):
-        out.identify(f"the Python project {m.group(1)}", src.line_at(m.start()))
+        out.identify(f"the Python project {m.group(1)}", src.line_at(m.start()), name=m.group(1))
 
     def literal(key: str) -> tuple[str, int] | None:
         m = re.search(rf"\b{key}\s*=\s*([\[{{])", text)
@@ -508,7 +519,7 @@ def _json_scripts(out: Parsed, data: dict[str, Any], key: str) -> None:
 def _json_identity(out: Parsed, data: dict[str, Any], kind: str) -> None:
     name = data.get("name")
     if isinstance(name, str):
-        out.identify(f"the {kind} {name}", _json_key(out.src, "name", 1))
+        out.identify(f"the {kind} {name}", _json_key(out.src, "name", 1), name=name)
 
 
 def package_json(out: Parsed) -> None:
@@ -623,7 +634,7 @@ def go_mod(out: Parsed) -> None:
             continue
         directive, args = (block, words) if block else (words[0], words[1:])
         if directive == "module" and args:
-            out.identify(f"the Go module {args[0]}", number)
+            out.identify(f"the Go module {args[0]}", number, name=args[0])
         elif directive == "go" and args:
             out.notes.append(f"go {args[0]}")
         elif directive == "require" and len(args) >= 2:
@@ -650,7 +661,12 @@ def cargo(out: Parsed) -> None:
     workspace = as_dict(data.get("workspace"))
     at = toml_table(src, "package")
     if package:
-        out.identify(f"the Rust crate {package.get('name', '?')}", toml_key(src, "name", at) or at)
+        crate = package.get("name")
+        out.identify(
+            f"the Rust crate {crate or '?'}",
+            toml_key(src, "name", at) or at,
+            name=crate if isinstance(crate, str) else "",
+        )
     elif workspace:
         out.identify("a Cargo workspace", toml_table(src, "workspace"))
         if members := as_strs(workspace.get("members")):

@@ -178,6 +178,11 @@ class ManifestReport(BaseModel):
         "after the project's and are not the project's",
     )
     dependencies: list[Dependency] = Field(default_factory=list)
+    names: list[str] = Field(
+        default_factory=list,
+        description="the packages the project's own manifests make (npm package, Python "
+        "project, crate, Go module), which its code may import without declaring them",
+    )
     scripts: dict[str, str] = Field(default_factory=dict, description="name → command")
     entry_points: dict[str, str] = Field(default_factory=dict, description="name → target")
 
@@ -207,6 +212,11 @@ class ImportReport(BaseModel):
         default_factory=dict,
         description="third-party packages no module needs to run → why: only under "
         "TYPE_CHECKING, only in try/except ImportError, only in tests, only in examples or docs",
+    )
+    sites: dict[str, Citation] = Field(
+        default_factory=dict,
+        description="each package of `external` → an import of it (in a file outside the "
+        "tests when there is one): where a reader sees it imported",
     )
 
 
@@ -306,7 +316,7 @@ class Synthesis(BaseModel):
         default_factory=list,
         description="where two tracks disagree (the same name at different locations, an "
         "entry point others import, an import no manifest declares, answers in files with "
-        "uncommitted changes), each side named; empty when they agree",
+        "uncommitted changes), each side cited at path:line; empty when they agree",
     )
     open_questions: list[str] = Field(default_factory=list)
     confidence: Literal["High", "Moderate", "Low"] = "Low"

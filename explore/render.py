@@ -234,6 +234,7 @@ def _sections(r: ExploreResult) -> list[_Section]:
             imp.cycles = imp.cycles[: kinds.count("cycle")]
             imp.central = imp.central[: kinds.count("central")]
             imp.external = imp.external[: kinds.count("external")]
+            imp.sites = {p: c for p, c in imp.sites.items() if p in dict(imp.external)}
 
         add("imports", 0.06, items, keep_imports)
     if r.git is not None:

@@ -15,11 +15,16 @@ how much to trust the whole.
   same question (the same focus, or one's question holding the other's: a sub-question
   and the whole question) whose top findings place one code name at locations that do
   not overlap (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different
-  definitions, or lines that moved); lines two tracks cite that give one setting two
+  definitions, or lines that moved), or two names that are one (a class and its method,
+  one name qualified two ways: `Template` and `Template.render`, `block_on` and
+  `LocalSet.block_on`) in two files; lines two tracks cite that give one setting two
   literal values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry
-  point (the tree) that other modules import (the import graph); a package the code
-  imports (the import graph) that no manifest of the project declares (the manifests);
-  focus results (the index) in files with uncommitted changes (git). Empty when the
+  point (the tree, at the line that shows its role) that other modules import (the
+  import graph, at an import of it); a package the code imports (at an import of it)
+  that no manifest of the project declares (the manifest, at the line its declared
+  dependencies start); focus results (the index, at the answer's lines) in files with
+  uncommitted changes (git, at the first changed line). A disagreement one side of which
+  has no citation is not stated. Empty when the
   tracks agree or cover different ground (two sub-questions naming two `Parser`s):
   failed gates and dropped claims are the basis' and the tracks' own, an
   import cycle is the import graph's finding, neither is a disagreement. A package counts
@@ -47,6 +52,7 @@ import re
 from collections.abc import Sequence
 from typing import Literal
 
+from dowse.explore.commands import installs_project
 from dowse.explore.distributions import distributions, normalize
 from dowse.explore.records import (
     ExploreResult,
@@ -117,7 +123,12 @@ _PLACEHOLDER = re.compile(r"\$\{\{\s*([^}]+?)\s*\}\}")
 
 def _not_installed(result: ExploreResult) -> str:
     """What a package missing here leaves open, and the command that would settle it."""
-    install = next((c for c in result.commands if c.kind == "install"), None)
+    installs = [c for c in result.commands if c.kind == "install"]
+    # One that installs the project (`pip install -e .`, `uv sync`, `-r requirements`), not
+    # a tool (pytest's CONTRIBUTING names `pip install --user pre-commit` first).
+    install = next((c for c in installs if installs_project(c.command)), None) or next(
+        iter(installs), None
+    )
     how = (
         f"`{install.command}` ({install.citation.ref}) installs the dependencies"
         if install is not None
@@ -214,6 +225,7 @@ SHARED = 0.5
 """Two tracks are one source when at least this share of one's hits (two or more) are
 the other's too: they found the same places (two searches that returned the same
 chunks, a track and the tests track of the same words)."""
+_SCOPE = re.compile(r"\s*\(in [^()]*\)\s*$")
 _FOCUS_WORDS = re.compile(r"[A-Za-z][A-Za-z0-9]+")
 _NOT_ASKED = frozenset(
     """how does do is are what where when why which who the and for with work works its
@@ -278,7 +290,8 @@ def _path_declared(package: str, declared: set[str]) -> bool:
 def _asked(focus: str) -> frozenset[str]:
     """The words of a track's question (its focus), for telling whether two tracks
     answer the same one."""
-    return frozenset(w.lower() for w in _FOCUS_WORDS.findall(focus) if w.lower() not in _NOT_ASKED)
+    asked = _SCOPE.sub("", focus)  # a retrieval track's "(in .)" is where, not what
+    return frozenset(w.lower() for w in _FOCUS_WORDS.findall(asked) if w.lower() not in _NOT_ASKED)
 
 
 def _same_question(a: TrackFindings, b: TrackFindings) -> bool:
@@ -336,6 +349,50 @@ def _other_definitions(groups: dict[str, TrackFindings]) -> list[str]:
     return out
 
 
+def _related(a: str, b: str) -> str | None:
+    """The name two different code names both are, or None: a class and its method
+    (`Template`, `Template.render`: the method's name), or one name qualified two ways
+    (`block_on`, `LocalSet.block_on`: the shared last part)."""
+    if b.startswith(a + "."):
+        return b
+    if a.startswith(b + "."):
+        return a
+    last_a, last_b = a.rsplit(".", 1)[-1], b.rsplit(".", 1)[-1]
+    # Every class has its `__init__`: two of them are two classes, not one name's answers.
+    return last_a if last_a == last_b and not last_a.startswith("__") else None
+
+
+def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
+    """Two tracks answering the same question, not drawn from one source, whose top
+    findings name two code names that are one name (`_related`) in two files: django's
+    "who calls Template.render?" answered with the `Template` of template/base.py by the
+    retrieval and with `Template.render` of template/backends/django.py by the callers.
+    One file is left out: a class's chunk and its method there may be one definition."""
+    out = []
+    answers = {g: ans for g, t in groups.items() if (ans := _answer(t)) is not None}
+    named = sorted(answers)
+    seen: set[str] = set()
+    for i, a in enumerate(named):
+        for b in named[i + 1 :]:
+            (name_a, at_a, ref_a), (name_b, at_b, ref_b) = answers[a], answers[b]
+            name = _related(name_a, name_b) if name_a != name_b else None
+            if (
+                name is None
+                or name in seen
+                or at_a[0] == at_b[0]
+                or not _same_question(groups[a], groups[b])
+                or _one_source(groups[a], groups[b])
+            ):
+                continue
+            seen.add(name)
+            out.append(
+                f"`{name}`: {a} answers with `{name_a}` at {_where(at_a)} (cited at {ref_a}), "
+                f"{b} with `{name_b}` at {_where(at_b)} (cited at {ref_b}): two definitions "
+                "of the name in two files"
+            )
+    return out
+
+
 def _setting_values(t: TrackFindings) -> list[tuple[str, str, str]]:
     """(setting, value, citation) for each literal value a track's cited lines give a
     setting: the default of an environment read (`os.getenv("X", "0")`,
@@ -384,7 +441,7 @@ def _disagreements(tracks: Sequence[TrackFindings]) -> list[str]:
     question name two definitions of one name, or the lines they cite give one setting
     two values. Tracks that agree, or answer different questions, give none."""
     groups = {t.track.name: t for t in reversed(tracks)}  # the first of a name
-    return _other_definitions(groups) + _other_values(groups)
+    return _other_definitions(groups) + _related_definitions(groups) + _other_values(groups)
 
 
 def _hits(t: TrackFindings) -> set[_Hit]:
@@ -433,6 +490,108 @@ def _sources(
     return list(out.values())
 
 
+def _cited(
+    tracks: Sequence[TrackFindings], topic: str, holds: str, *, first: bool = False
+) -> str | None:
+    """The citation of the first finding of `topic` whose claim holds `holds` (with
+    `first`, begins with it: `auth.py has …` is not `lib/auth.py has …`), or None."""
+    return next(
+        (
+            f.citations[0].ref
+            for t in tracks
+            for f in t.findings
+            if f.topic == topic and (f.claim.startswith(holds) if first else holds in f.claim)
+        ),
+        None,
+    )
+
+
+def _imported_entry_points(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]:
+    """A file the tree calls an entry point by convention that the import graph has other
+    modules import: the tree's line that shows the role, and an import of it."""
+    if result.imports is None:
+        return []
+    central = dict(result.imports.central)
+    out = []
+    for k in result.key_files:
+        if (
+            "entry" in k.role.lower()
+            and k.path in central
+            and k.path not in result.imports.entry_points
+            and (role_at := _cited(tracks, "key_files", f"{k.path}: {k.role}", first=True))
+            is not None
+            and (imported_at := _cited(tracks, "central", f"({k.path})")) is not None
+        ):
+            out.append(
+                f"`{k.path}` is an entry point by convention ({k.role}, {role_at}) but other "
+                f"modules import it (as at {imported_at})"
+            )
+    return out
+
+
+def _undeclared(result: ExploreResult) -> list[str]:
+    """A package the code needs (imported by two files or more, not only under guards or in
+    tests) that no manifest of the project declares: an import of it, and the line where
+    the project's manifest declares its dependencies."""
+    if result.imports is None:
+        return []
+    project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
+    declared = {normalize(d.name) for d in project}
+    # The project's own package (`import dayjs` in dayjs' plugins and tests) is no dependency.
+    declared |= {normalize(n) for n in result.dependencies.names}
+    # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
+    declared |= {
+        normalize(x.strip())
+        for d in project
+        if (m := _EXTRAS.match(d.spec))
+        for x in m.group(1).split(",")
+        if x.strip()
+    }
+    # The project's manifest side: its first runtime dependency, else its first one.
+    listed = sorted((d for d in project if d.line is not None), key=lambda d: d.group != "runtime")
+    if not declared or not listed:
+        return []
+    manifest = listed[0]
+    out = []
+    for package, users in result.imports.external:
+        if (
+            package not in STDLIB
+            and package not in result.imports.conditional
+            and users >= 2
+            and not distributions(package) & declared
+            and not _path_declared(package, declared)
+            and (site := result.imports.sites.get(package)) is not None
+        ):
+            out.append(
+                f"`{package}` is imported by {users} files (as at {site.ref}) but no manifest "
+                f"declares it under that name ({manifest.manifest} declares the "
+                f"{manifest.group} dependencies from {manifest.manifest}:{manifest.line}, "
+                f"`{manifest.name}` first)"
+            )
+    return out
+
+
+def _moving(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]:
+    """A file that answers the focus (the index) and that git lists with uncommitted
+    changes: the answer's lines, and git's finding about the file."""
+    if result.git is None or not result.focus_findings:
+        return []
+    dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
+    answers: dict[str, str] = {}
+    for f in result.focus_findings:
+        for c in f.citations:
+            answers.setdefault(c.path, c.ref)
+    out = []
+    for path in sorted(answers.keys() & dirty):
+        changed = _cited(tracks, "uncommitted", f"{path} has uncommitted changes", first=True)
+        if changed is not None:
+            out.append(
+                f"`{path}` answers the focus ({answers[path]}) and has uncommitted changes "
+                f"(git, {changed}): its lines may move"
+            )
+    return out
+
+
 def synthesize(result: ExploreResult) -> Synthesis:
     group_of = _groups(result.tracks)
     tracks = _flatten(result.tracks)
@@ -457,51 +616,9 @@ def synthesize(result: ExploreResult) -> Synthesis:
             f"track{'s' if n != 1 else ''} ({named})"
         )
 
-    # Cross-checks.
-    key = {k.path: k.role for k in result.key_files}
-    if result.imports is not None:
-        central = dict(result.imports.central)
-        for path, role in key.items():
-            if (
-                "entry" in role.lower()
-                and path in central
-                and path not in result.imports.entry_points
-            ):
-                divergences.append(
-                    f"`{path}` is an entry point by convention ({role}) but other modules import it"
-                )
-        project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
-        declared = {normalize(d.name) for d in project}
-        # An extra named after a package pulls it in: `h5netcdf[h5py]` declares h5py.
-        declared |= {
-            normalize(x.strip())
-            for d in project
-            if (m := _EXTRAS.match(d.spec))
-            for x in m.group(1).split(",")
-            if x.strip()
-        }
-        needed = [
-            (package, users)
-            for package, users in result.imports.external
-            if package not in STDLIB and package not in result.imports.conditional
-        ]
-        if declared:
-            for package, users in needed:
-                if (
-                    users >= 2
-                    and not distributions(package) & declared
-                    and not _path_declared(package, declared)
-                ):
-                    divergences.append(
-                        f"`{package}` is imported by {users} files but no manifest "
-                        "declares it under that name"
-                    )
-    if result.git is not None and result.focus_findings:
-        dirty = {line.split(maxsplit=1)[-1] for line in result.git.uncommitted}
-        for path in sorted({c.path for f in result.focus_findings for c in f.citations} & dirty):
-            divergences.append(
-                f"`{path}` answers the focus and has uncommitted changes: its lines may move"
-            )
+    divergences += _imported_entry_points(result, tracks)
+    divergences += _undeclared(result)
+    divergences += _moving(result, tracks)
 
     open_questions = []
     for t in tracks:

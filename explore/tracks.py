@@ -58,8 +58,10 @@ __all__ = [
 ]
 
 MAX_QUOTE = 80
-STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"}
-"""Python's standard library modules: never a project's own, never a dependency."""
+STDLIB = frozenset(sys.stdlib_module_names) | {"__future__"} | {"annotationlib", "compression"}
+"""Python's standard library modules: never a project's own, never a dependency. The
+running Python's list, plus the modules newer ones added (3.14's `annotationlib` and
+`compression`, which sphinx imports on 3.14)."""
 _SPACE = re.compile(r"\s+")
 
 

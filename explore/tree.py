@@ -204,12 +204,18 @@ def _build(files: list[str], base: str) -> _Dir:
     return top
 
 
+_NOTES_DIR = re.compile(
+    r"(^|/)(changelog|changelog\.d|changes|news|newsfragments|release-?notes)/", re.IGNORECASE
+)
+"""Release-note fragments (pytest's changelog/ of 52 `10128.bugfix.rst`): docs."""
+
+
 def tree_rank(path: str, kind: str = "file") -> int:
     """How far a tree node is from the source: 0 for source packages and top-level files,
-    1 for tests and hidden (configuration) directories, 2 for docs, examples and
-    benchmarks."""
+    1 for tests and hidden (configuration) directories, 2 for docs, release notes,
+    examples and benchmarks."""
     p = path + "/" if kind == "dir" else path
-    if is_example_path(p) or is_benchmark_path(p):
+    if is_example_path(p) or is_benchmark_path(p) or _NOTES_DIR.search(p):
         return 2
     if is_test_path(p) or any(part.startswith(".") for part in p.split("/")[:-1]):
         return 1

@@ -17,7 +17,9 @@ Invariants:
   package) means that outside thing: it resolves to nothing, even when the index
   defines the same name elsewhere.
 - A method call through a receiver (`x.get()`) on a name the language's runtime
-  provides (`builtin_names`) resolves only by evidence above `name`.
+  provides (`builtin_names`) resolves only by evidence above `name`; through a receiver
+  the file does not import as a module, it means a method of the file, never its free
+  function (Python, Rust, Go), and in Python never any free function.
 - A reference inside a definition's own lines does not make it its own caller.
 - A macro invocation (kind "macro") means a macro definition; in Rust, where a macro is
   always invoked with `!`, no other reference means one.
@@ -540,6 +542,21 @@ class _Resolver:
             found = [c for c in candidates if not c["parent"] and _rust_module(qualifier, c)]
             if found:
                 return [(c, "import") for c in found]
+        # Through a qualifier that is no module the file imports, in Python, Rust and Go
+        # the name is a method of the file, never its free function (tokio's
+        # `park.block_on(f)` is not the file's own `fn block_on`); in Python, where a
+        # module's function is reached through an import (above), never any free function
+        # (pytest's `path.resolve()` is not monkeypatch's `resolve` because the file
+        # imports `MonkeyPatch` from there). Rust's `context::f()` keeps its qualifier
+        # as a receiver's would be, Go's `pkg.Func()` is a package's function, and
+        # JavaScript's `helper.broadcast()` may be an object literal's: there only the
+        # same file is narrowed, or nothing.
+        receiver = bool(qualifier) and qualifier not in _SELF and "::" not in qualifier
+        if receiver and head not in self.modules.get(path, set()):
+            if language in ("python", "rust", "go"):
+                same = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
+            if language == "python":
+                candidates = [c for c in candidates if c["parent"] or c["kind"] in _MEMBERS]
         imported = self.imported.get(path, set())
         hit = [c for c in candidates if c["path"] in imported]
         if hit:

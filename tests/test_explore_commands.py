@@ -307,6 +307,11 @@ def test_a_scope_uses_the_nearest_build_files_above_it(tmp_path):
         ("echo done", None),
         ("git diff --exit-code", None),
         ("cd docs", None),
+        # a Python script runs as itself: django's CI test command, tox's `{envpython}`
+        ("python tests/runtests.py -v2", "test"),
+        ("{envpython} runtests.py {posargs}", "test"),
+        ("python utils/convert_attestations.py x", None),  # "attestations" is no test
+        ("npx prettier@3.5 --check .", "lint"),
     ],
 )
 def test_classify(command, kind):
@@ -326,6 +331,10 @@ def test_classify(command, kind):
         ("serve", "run"),
         ("prepublish", None),
         ("changelog", None),
+        ("runtests", "test"),
+        ("unittest", "test"),
+        ("attestations", None),
+        ("contests-page", "test"),
     ],
 )
 def test_kind_of_name(name, kind):
@@ -371,3 +380,127 @@ def test_a_shell_comment_after_a_command_in_agent_docs_is_no_part_of_it(tmp_path
     assert ("uv run pytest pkg -n auto", "CLAUDE.md:6") in tests
     assert ("pytest -k 'a # b'", "CLAUDE.md:7") in tests
     assert not any("All tests" in c for c, _ in tests)
+
+
+FOLDED_AND_JS = """\
+jobs:
+  js:
+    steps:
+      - run: npm test
+      - run: >
+          npx prettier@3.5
+          --check
+          "tests/js/**/*.js"
+
+      - run: python tests/runtests.py -v2
+"""
+
+
+def test_a_folded_run_block_is_one_command_and_js_beside_python_comes_after(tmp_path):
+    # sphinx and django: a package.json for their JavaScript beside pyproject.toml; a
+    # `run: >` block whose lines YAML folds into one `npx prettier` command.
+    make_tree(
+        tmp_path,
+        {
+            ".github/workflows/tests.yml": FOLDED_AND_JS,
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "package.json": '{"name": "p-js", "scripts": {"test": "jest"}}\n',
+        },
+    )
+    _, commands, _ = run(tmp_path)
+    assert [r for r in rows(commands) if r[0] in ("test", "lint")] == [
+        ("test", "python tests/runtests.py -v2", "", ".github/workflows/tests.yml:10"),
+        ("test", "npm test", "jest", ".github/workflows/tests.yml:4"),
+        (
+            "lint",
+            'npx prettier@3.5 --check "tests/js/**/*.js"',
+            "",
+            ".github/workflows/tests.yml:6",
+        ),
+    ]
+    # Without the other language's manifest, the JavaScript test is the project's own.
+    (tmp_path / "pyproject.toml").unlink()
+    _, commands, _ = run(tmp_path)
+    assert [c.command for c in commands if c.kind == "test"][0] == "npm test"
+
+
+PYTEST_GUIDE = """\
+Contributing
+============
+
+Preparing
+~~~~~~~~~
+
+Tox is used to run all the tests.
+
+Submitting
+~~~~~~~~~~
+
+.. note::
+    Build the documentation locally with the following command:
+
+    .. code:: bash
+
+        $ tox -e docs
+
+#. Enable and install `pre-commit <https://pre-commit.com>`_ to ensure style-guides.
+#. Run ``tox -e linting`` before you push.
+#. The pages land in ``doc/en/_build/html``; name your plugin ``joedoe/pytest-xyz``.
+#. Or run ``scripts/check.sh``.
+#. Install tox::
+
+     $ pip install tox
+
+   Tox is used to run all the tests.
+"""
+
+CHORES = """\
+jobs:
+  t:
+    steps:
+      - run: tox -e update-plugin-list
+      - run: tox -e prepare-release-pr -- "$BRANCH"
+      - run: tox -e generate-gh-release-notes -- "$VERSION" notes.md
+      - run: tox run -e py312
+"""
+
+
+def test_a_note_is_prose_a_single_backquote_pair_in_rst_is_a_link_and_chores_are_no_tests(
+    tmp_path,
+):
+    # pytest's CONTRIBUTING.rst and CI: `~~~` underlines a section (no fence), a `#.` item's
+    # literal block ends with its indentation, `.. note::` holds a sentence, not a command; the
+    # code directive inside it holds one; `pre-commit <...>`_ is a link; its CI's tox
+    # envs that update, prepare a release or generate notes test nothing.
+    # A lone path in a code span names a place; a script the tree holds is a command.
+    make_tree(
+        tmp_path,
+        {
+            "CONTRIBUTING.rst": PYTEST_GUIDE,
+            ".github/workflows/main.yml": CHORES,
+            "scripts/check.sh": "#!/bin/sh\n",
+        },
+    )
+    _, commands, _ = run(tmp_path)
+    assert rows(commands) == [
+        ("install", "pip install tox", "", "CONTRIBUTING.rst:25"),
+        ("build", "tox -e docs", "", "CONTRIBUTING.rst:17"),
+        ("test", "tox run -e py312", "", ".github/workflows/main.yml:7"),
+        ("test", "scripts/check.sh", "", "CONTRIBUTING.rst:22"),
+        ("lint", "tox -e linting", "", "CONTRIBUTING.rst:20"),
+    ]
+
+
+def test_the_projects_install_comes_before_a_tools(tmp_path):
+    # pytest's CONTRIBUTING.rst: pre-commit and tox are installed before the project.
+    guide = (
+        "Setup\n=====\n\n::\n\n    $ pip install --user pre-commit\n    $ pip install tox\n"
+        "    $ pip install -e . --group dev\n"
+    )
+    make_tree(tmp_path, {"CONTRIBUTING.rst": guide})
+    _, commands, _ = run(tmp_path)
+    assert [c.command for c in commands if c.kind == "install"] == [
+        "pip install -e . --group dev",
+        "pip install --user pre-commit",
+        "pip install tox",
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_explore_cli import _assert_findings_hold
 
-from dowse.explore.callers import callers_track, named_by_words, targets_name
+from dowse.explore.callers import callees_track, callers_track, named_by_words, targets_name
 from dowse.explore.handoff import (
     TEST_GLOBS,
     TrackPlan,
@@ -434,3 +434,78 @@ def test_a_track_named_after_files_tells_two_of_one_name_apart():
         "src/lib.rs",
     ]
     assert _short_paths(["shop/auth/tokens.py", "web/format.js"]) == ["tokens.py", "format.js"]
+
+
+def test_a_setting_in_a_module_of_constants_is_quoted_at_its_line(tmp_path, fake_embedder):
+    # django's global_settings.py and locale formats: chunks of module-level constants,
+    # no one definition; the claim states the setting as the code writes it and quotes
+    # its line, so the synthesis can read the value (`NUMBER_GROUPING = 0`).
+    head = "".join(f"# comment line {i}\n" for i in range(5))
+    (tmp_path / "app/locale/en").mkdir(parents=True)
+    (tmp_path / "app/global_settings.py").write_text(
+        '"""Default settings."""\n' + head + "DEBUG = False\nNUMBER_GROUPING = 0\nUSE_TZ = True\n"
+    )
+    (tmp_path / "app/locale/en/formats.py").write_text(
+        "# English formats\n" + head + "DATE_FORMAT = 'N j, Y'\nNUMBER_GROUPING = 3\n"
+    )
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    report = investigate(
+        HybridSearcher.open(tmp_path / ".dowse"),
+        "what is the default NUMBER_GROUPING and how do the locale formats set NUMBER_GROUPING?",
+        budget=4000,
+    )
+    quoted = {
+        f.citations[0].path: (f.claim.split(" in ", 1)[0], f.citations[0].quote)
+        for t in report.tracks
+        for f in t.findings
+        if f.citations[0].path.endswith(("settings.py", "formats.py"))
+    }
+    assert quoted == {
+        "app/global_settings.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 0"),
+        "app/locale/en/formats.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 3"),
+    }
+    assert report.synthesis is not None
+    assert {f.topic for f in report.synthesis.findings} >= {"NUMBER_GROUPING"}
+
+
+def test_the_callers_and_callees_of_many_definitions_name_one_short_source(tmp_path, fake_embedder):
+    # django's NUMBER_GROUPING is defined in 60 files: the look-up's name is a line.
+    for i in range(6):
+        (tmp_path / f"m{i}.py").write_text(f"def load_rows():\n    return parse({i})\n")
+    (tmp_path / "use.py").write_text("from m0 import load_rows\n\nload_rows()\n")
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    searcher = HybridSearcher.open(tmp_path / ".dowse")
+    sources = []
+    for make in (callers_track, callees_track):
+        ctx = Context(root=tmp_path)
+        ctx.use_searcher(searcher)
+        found, _ = run_track(ctx, make(ctx, "who calls load_rows?"))
+        sources.append(found.track.source)
+    assert sources[0] == sources[1]
+    assert re.fullmatch(
+        r"references of m0\.py\S+, m1\.py\S+, m2\.py\S+ and 3 more \(b2:[0-9a-f]{12}\)",
+        sources[0],
+    )
+
+
+def test_a_long_word_written_as_a_definitions_name_is_the_first_target(tmp_path, fake_embedder):
+    # pytest: "who calls getfixturevalue?" is about `getfixturevalue`, before the base
+    # forms of "fixtures" and "resolved" (`fixture`, monkeypatch's `resolve`).
+    (tmp_path / "fixtures.py").write_text(
+        "def fixture():\n    return 1\n\n\nclass FixtureRequest:\n"
+        "    def getfixturevalue(self, name):\n        return name\n"
+    )
+    (tmp_path / "monkeypatch.py").write_text("def resolve(name):\n    return name\n")
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(tmp_path / ".dowse")
+    words = analyze("how are fixtures resolved and who calls getfixturevalue?").terms
+    assert named_by_words(store, words) == ["FixtureRequest.getfixturevalue", "fixture", "resolve"]
+    # A shorter word is as likely English: tokio's "how does sleep register a timer?"
+    # keeps `sleep`, the subject, before the `register` methods.
+    (tmp_path / "time.py").write_text(
+        "def sleep(d):\n    return d\n\n\nclass Source:\n    def register(self):\n        pass\n"
+    )
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(tmp_path / ".dowse")
+    words = analyze("how does sleep register a timer and who calls sleep?").terms
+    assert named_by_words(store, words) == ["sleep", "Source.register"]

@@ -478,6 +478,7 @@ def test_example_repository() -> None:
                 group="runtime",
             )
         ],
+        names=["shop"],
         entry_points={"shop": "shop.api.routes:main"},
     )
     assert [(f.claim, f.citations[0].ref, f.citations[0].quote) for f in result.findings] == [

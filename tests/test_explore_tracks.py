@@ -6,7 +6,9 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import commit_files, git, make_tree
 
+from dowse.explore import explore
 from dowse.explore.focus import focus_track
 from dowse.explore.records import (
     Citation,
@@ -14,6 +16,7 @@ from dowse.explore.records import (
     ExploreResult,
     Finding,
     GateResult,
+    GitReport,
     KeyFile,
     TrackFindings,
     TrackSpec,
@@ -22,7 +25,7 @@ from dowse.explore.records import (
 from dowse.explore.render import fit_budget, render_markdown
 from dowse.explore.synthesis import synthesize
 from dowse.explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
-from dowse.indexer.build import build_index
+from dowse.indexer.build import IndexConfig, build_index
 
 SPEC = TrackSpec(name="t", focus=".", approach="test", gates=["g"], deliverable="d")
 
@@ -285,6 +288,50 @@ def test_divergences_are_two_tracks_answering_one_question_with_two_definitions(
     assert "## Divergences" in text and "src/legacy/a.py:3-9" in text
 
 
+def test_a_class_and_a_method_of_one_name_in_two_files_are_two_definitions():
+    # django, "how does Template.render render a context and who calls Template.render?":
+    # the retrieval answers with template/base.py's `Template`, the callers with
+    # template/backends/django.py's `Template.render`; a sub-question's "(in .)" is where
+    # it looked, not what it asked.
+    question = "how does Template.render render a context and who calls Template.render?"
+    retrieval = _placing(
+        "Template.render calls",
+        "`Template` at django/template/base.py:138-173 (relevance 0.8): the template",
+        "django/template/base.py",
+        138,
+        "class Template:",
+        focus="who calls Template.render (in .)",
+    )
+    callers = _placing(
+        "← Template.render",
+        "`render` in django/forms/renderers.py calls `Template.render` "
+        "(django/template/backends/django.py:56-63); resolved by import",
+        "django/forms/renderers.py",
+        29,
+        "template.render(context, request=request)",
+        focus=question,
+    )
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[retrieval, callers])
+    assert synthesize(r).divergences == [
+        "`Template.render`: Template.render calls answers with `Template` at "
+        "django/template/base.py:138-173 (cited at django/template/base.py:138), "
+        "← Template.render with `Template.render` at django/template/backends/django.py:56-63 "
+        "(cited at django/forms/renderers.py:29): two definitions of the name in two files"
+    ]
+    # One name qualified two ways (tokio's `block_on` and `LocalSet.block_on`) likewise.
+    retrieval.findings[0].claim = "`LocalSet.block_on` at src/local.rs:604-642 (relevance 0.7)"
+    callers.findings[0].claim = "`run` in src/a.rs calls `block_on` (src/block_on.rs:4-13)"
+    assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`block_on`"]
+    # Two classes' constructors are two classes, not two answers for one name.
+    retrieval.findings[0].claim = "`Worker.__init__` at src/local.rs:604-642 (relevance 0.7)"
+    callers.findings[0].claim = "`run` in src/a.rs calls `Pool.__init__` (src/block_on.rs:4-13)"
+    assert synthesize(r).divergences == []
+    # In one file a class's chunk and its method may be one definition: no divergence.
+    callers.findings[0].claim = "`run` in src/a.rs calls `LocalSet.block_on` (src/local.rs:700)"
+    retrieval.findings[0].claim = "`LocalSet` at src/local.rs:300-340 (relevance 0.7)"
+    assert synthesize(r).divergences == []
+
+
 def test_tracks_on_different_ground_or_past_their_top_finding_do_not_diverge():
     # ripgrep: globset's `Parser` answers "glob sets compiled", the flags' `Parser`
     # answers "flags parsed": two sub-questions, two names that happen to be one word.
@@ -353,6 +400,82 @@ def test_one_setting_given_two_values_by_two_tracks_is_a_divergence():
     assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`DEFAULT_TIMEOUT`"]
     retrieval.findings[0].citations[0].quote = 'timeout = os.environ["DEFAULT_TIMEOUT"]'
     assert synthesize(r).divergences == []
+
+
+def _line_at(root: Path, ref: str) -> str:
+    path, line = ref.rsplit(":", 1)
+    return (root / path).read_text().splitlines()[int(line) - 1]
+
+
+def test_an_imported_entry_point_cites_the_trees_line_and_an_import(tmp_path):
+    make_tree(
+        tmp_path,
+        {
+            "shop/__init__.py": "",
+            "shop/util.py": "def make():\n    return 1\n",
+            "shop/app.py": "from shop import util\n\napp = util.make()\n",
+            "shop/views.py": "from shop.app import app\n",
+            "shop/admin.py": "import os\nfrom shop.app import app\n",
+        },
+    )
+    result = explore(tmp_path, depth="deep")
+    assert result.synthesis.divergences == [
+        "`shop/app.py` is an entry point by convention (application entry point, "
+        "shop/app.py:3) but other modules import it (as at shop/admin.py:2)"
+    ]
+    # Each side's line holds what it says: the role's line, and an import of the module.
+    assert _line_at(tmp_path, "shop/app.py:3") == "app = util.make()"
+    assert _line_at(tmp_path, "shop/admin.py:2") == "from shop.app import app"
+
+
+def test_an_answer_in_a_changed_file_cites_the_answer_and_the_first_changed_line(
+    tmp_path, fake_embedder, isolated_git
+):
+    body = "".join(f"def helper_{i}():\n    return {i}\n\n" for i in range(6))
+    source = body + "def validate_token(token):\n    return token == 'ok'\n"
+    git(tmp_path, "init", "-q", "-b", "main")
+    commit_files(tmp_path, {"auth.py": source, "other.py": "X = 1\n"}, "first")
+    changed = source.replace("return 3\n", "return 33\n")
+    (tmp_path / "auth.py").write_text(changed)
+    build_index(tmp_path, config=IndexConfig(embed=False), embedder=fake_embedder)
+    result = explore(tmp_path, focus="where is validate_token defined?", depth="deep")
+    moving = [d for d in result.synthesis.divergences if "uncommitted" in d]
+    assert len(moving) == 1
+    assert moving[0].startswith("`auth.py` answers the focus (auth.py:")
+    assert moving[0].endswith("has uncommitted changes (git, auth.py:11): its lines may move")
+    # git's side is the line that changed, the focus' side a line of the answer.
+    assert _line_at(tmp_path, "auth.py:11") == "    return 33"
+    path, lines = moving[0].split("(", 1)[1].split(")", 1)[0].split(":")
+    first, _, last = lines.partition("-")
+    answer = (tmp_path / path).read_text().splitlines()[int(first) - 1 : int(last or first)]
+    assert any("def validate_token" in line for line in answer)
+
+
+def test_a_changed_answer_cites_gits_claim_about_that_very_file():
+    # git's claim about lib/auth.py is not one about auth.py.
+    git = _placing(
+        "git", "lib/auth.py has uncommitted changes (M) from line 3", "lib/auth.py", 3, "x"
+    )
+    git.findings.append(
+        Finding(
+            claim="auth.py has uncommitted changes (M) from line 11",
+            citations=[_cit("auth.py", 11)],
+            topic="uncommitted",
+        )
+    )
+    git.findings[0].topic = "uncommitted"
+    r = ExploreResult(
+        path=".",
+        root="/r",
+        depth="deep",
+        tracks=[git],
+        git=GitReport(uncommitted=["M auth.py", "M lib/auth.py"]),
+        focus_findings=[Finding(claim="`check` at auth.py:5-9", citations=[_cit("auth.py", 5, 9)])],
+    )
+    assert synthesize(r).divergences == [
+        "`auth.py` answers the focus (auth.py:5-9) and has uncommitted changes (git, "
+        "auth.py:11): its lines may move"
+    ]
 
 
 def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
@@ -504,7 +627,11 @@ def test_open_questions_say_what_an_agent_needs_not_the_explorers_limits():
         "settings read through a framework's own loader (a dict of defaults, a config "
         "object filled from a file by name) are found only as the files and types above",
     ]
-    r = ExploreResult(path=".", root="/r", depth="deep", tracks=[track], commands=[install, *ci])
+    # pytest's guide names a tool's install first: the project's own install settles it.
+    tool = install.model_copy(update={"command": "pip install --user pre-commit"})
+    r = ExploreResult(
+        path=".", root="/r", depth="deep", tracks=[track], commands=[tool, install, *ci]
+    )
     assert synthesize(r).open_questions == [
         "`werkzeug` is imported by 27 of 83 Python files but is not installed here: its API "
         "could not be read, so whether the code calls it as documented is not known; "

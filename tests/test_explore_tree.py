@@ -317,3 +317,13 @@ def test_source_packages_come_before_tests_docs_and_examples(tmp_path: Path) -> 
         assert "page00.rst" not in text or modules == 8, budget
         shown.append((modules, "page00.rst" in text))
     assert (8, False) in shown and (8, True) in shown and shown[0][0] < 8
+
+
+def test_release_note_fragments_rank_with_the_docs(tmp_path: Path) -> None:
+    # pytest: changelog/ holds 52 towncrier fragments; they come after source and tests.
+    files = {f"changelog/{1000 + i}.bugfix.rst": "Fixed.\n" for i in range(30)}
+    files |= {f"src/pkg/mod{i}.py": "x = 1\n" for i in range(3)}
+    files |= {"tests/test_a.py": "def test():\n    pass\n", "README.md": "# pkg\n"}
+    make_tree(tmp_path, files)
+    _, output = explore(tmp_path)
+    assert [c.path for c in output["tree"].children] == ["src", "tests", "changelog", "README.md"]

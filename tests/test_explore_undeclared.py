@@ -4,6 +4,7 @@ examples' manifests are not the project's; open questions are about the reposito
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from dowse.explore import explore
 from dowse.explore.distributions import distributions
 from dowse.explore.import_guards import guard
 from dowse.explore.records import (
+    Citation,
     Dependency,
     ExploreResult,
     GateResult,
@@ -50,6 +52,24 @@ def f():
     import toml
     return toml
 """
+
+
+def sites(*packages: str) -> dict[str, Citation]:
+    """An import of each package, as the imports track records it."""
+    return {
+        p: Citation(
+            path=f"src/{re.sub(r'[^a-z]', '_', p)}_user.py",
+            start_line=1,
+            end_line=1,
+            quote=f"import {p}",
+        )
+        for p in packages
+    }
+
+
+def line_at(root: Path, ref: str) -> str:
+    path, line = ref.rsplit(":", 1)
+    return (root / path).read_text().splitlines()[int(line) - 1]
 
 
 @pytest.mark.parametrize(
@@ -119,9 +139,14 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
         "requests": "only in examples or docs",
     }
     undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
+    # Each side cited: an import of the package, and the project's declared dependencies.
     assert undeclared == [
-        "`missingpkg` is imported by 2 files but no manifest declares it under that name"
+        "`missingpkg` is imported by 2 files (as at app/load.py:3) but no manifest declares "
+        "it under that name (pyproject.toml declares the runtime dependencies from "
+        "pyproject.toml:3, `python-dotenv` first)"
     ]
+    assert line_at(tmp_path, "app/load.py:3") == "import missingpkg"
+    assert "python-dotenv" in line_at(tmp_path, "pyproject.toml:3")
     # the project's manifest first, the example's after it and named as such
     assert result.dependencies.manifests == [
         "pyproject.toml",
@@ -141,16 +166,24 @@ def test_an_examples_manifest_declares_nothing_for_the_project():
             manifests=["pyproject.toml", "examples/x/pyproject.toml"],
             examples=["examples/x/pyproject.toml"],
             dependencies=[
-                Dependency(name="click", manifest="pyproject.toml"),
-                Dependency(name="celery", manifest="examples/x/pyproject.toml"),
+                Dependency(name="click", manifest="pyproject.toml", line=4),
+                Dependency(name="celery", manifest="examples/x/pyproject.toml", line=4),
             ],
         ),
-        imports=ImportReport(external=[("celery", 3), ("click", 4)]),
+        imports=ImportReport(
+            external=[("celery", 3), ("click", 4)], sites=sites("celery", "click")
+        ),
         tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
     )
     assert synthesize(result).divergences == [
-        "`celery` is imported by 3 files but no manifest declares it under that name"
+        "`celery` is imported by 3 files (as at src/celery_user.py:1) but no manifest "
+        "declares it under that name (pyproject.toml declares the runtime dependencies from "
+        "pyproject.toml:4, `click` first)"
     ]
+    # Without a line where the package is imported, that side is not cited: no divergence.
+    assert result.imports is not None
+    result.imports.sites.pop("celery")
+    assert synthesize(result).divergences == []
 
 
 def test_open_questions_are_about_the_repository(tmp_path: Path):
@@ -188,7 +221,7 @@ def test_a_package_is_declared_by_its_module_path_or_an_extra_named_after_it():
         dependencies=ManifestReport(
             manifests=["go.mod"],
             dependencies=[
-                Dependency(name="google.golang.org/protobuf", manifest="go.mod"),
+                Dependency(name="google.golang.org/protobuf", manifest="go.mod", line=5),
                 Dependency(name="github.com/cncf/xds/go", manifest="go.mod"),
                 Dependency(name="h5netcdf", spec="[h5py, scipy]>=1.8", manifest="go.mod"),
             ],
@@ -200,11 +233,38 @@ def test_a_package_is_declared_by_its_module_path_or_an_extra_named_after_it():
                 ("github.com/other/thing", 3),
                 ("h5py", 5),  # pulled in by an extra named after it
                 ("scipy", 2),
-            ]
+            ],
+            sites=sites("github.com/other/thing"),
         ),
         tracks=[TrackFindings(track=spec, gates=[GateResult(name="x", passed=True, detail="")])],
     )
     assert synthesize(result).divergences == [
-        "`github.com/other/thing` is imported by 3 files but no manifest declares it under "
-        "that name"
+        "`github.com/other/thing` is imported by 3 files (as at "
+        "src/github_com_other_thing_user.py:1) but no manifest declares it under that name "
+        "(go.mod declares the runtime dependencies from go.mod:5, "
+        "`google.golang.org/protobuf` first)"
     ]
+
+
+def test_the_projects_own_package_and_newer_stdlib_modules_are_not_undeclared(tmp_path):
+    make_tree(
+        tmp_path,
+        {
+            # dayjs: its plugins and tests import `dayjs`, the package its manifest makes
+            "package.json": (
+                '{\n  "name": "dayjs",\n  "dependencies": {\n    "tslib": "^2"\n  }\n}\n'
+            ),
+            "src/plugin/a.js": "import dayjs from 'dayjs'\nimport pad from 'leftpad'\n",
+            "src/plugin/b.js": "import dayjs from 'dayjs'\nimport pad from 'leftpad'\n",
+            # sphinx on Python 3.14: `annotationlib` is the standard library's
+            "pyproject.toml": '[project]\nname = "sphinxish"\ndependencies = ["docutils"]\n',
+            "sphinxish/__init__.py": "",
+            "sphinxish/a.py": "import annotationlib\nimport docutils\n",
+            "sphinxish/b.py": "import annotationlib\nimport docutils\n",
+        },
+    )
+    result = explore(tmp_path, depth="deep")
+    assert result.dependencies.names == ["dayjs", "sphinxish"]
+    undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
+    assert [n.split("`")[1] for n in undeclared] == ["leftpad"]
+    assert line_at(tmp_path, undeclared[0].split("as at ")[1].split(")")[0]).endswith("'leftpad'")

@@ -475,3 +475,52 @@ def test_python_calls_through_an_imported_package_resolve(tmp_path, fake_embedde
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
     assert _callers(root, "shout") == [("tests/test_pkg.py", "test_it", [5], "import")]
     assert _callers(root, "rewind") == [("tests/test_pkg.py", "test_it", [6], "import")]
+
+
+def test_a_call_through_a_receiver_is_a_method_of_the_file_never_its_free_function(
+    tmp_path, fake_embedder
+):
+    # tokio's future/block_on.rs: `park.block_on(f)` inside `fn block_on` is
+    # CachedParkThread's method, not the file's other `fn block_on`.
+    files = {
+        "src/block_on.rs": (
+            "pub fn block_on(f: u8) -> u8 {\n"  # 1
+            "    let mut park = Park::new();\n"
+            "    park.block_on(f)\n"  # 3: a receiver's method
+            "}\n"
+            "\n"
+            "pub fn run(f: u8) -> u8 {\n"  # 6
+            "    block_on(f)\n"  # 7: the free function
+            "}\n"
+        ),
+        "app/store.py": (
+            "class Store:\n"  # 1
+            "    def save(self):\n"
+            "        return 1\n"
+            "\n"
+            "\n"
+            "def save():\n"  # 6
+            "    return 0\n"
+            "\n"
+            "\n"
+            "def main(store):\n"  # 10
+            "    store.save()\n"  # 11: the method, not the module's function
+            "    save()\n"  # 12: the function
+        ),
+    }
+    # pytest's legacypath.py imports `MonkeyPatch` from monkeypatch.py, which defines a
+    # free `resolve`: `path.resolve()` is pathlib's method, not that function.
+    files["app/mp.py"] = "class MonkeyPatch:\n    pass\n\n\ndef resolve(name):\n    return name\n"
+    files["app/legacy.py"] = (
+        "from app.mp import MonkeyPatch\n\n\ndef mktemp(path):\n    return path.resolve()\n"
+    )
+    root = make_tree(tmp_path / "recv", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    refs = find_references(Store.open(root / ".dowse"), "block_on", callees=False)
+    assert [
+        (c.definition.qualified_name if c.definition else "", c.lines) for c in refs.callers
+    ] == [("run", [7])]
+    refs = find_references(Store.open(root / ".dowse"), "save", callees=False)
+    by_target = sorted((c.target.split("#", 1)[-1], c.lines) for c in refs.callers)
+    assert by_target == [("Store.save@2", [11]), ("save@6", [12])]
+    assert find_references(Store.open(root / ".dowse"), "resolve", callees=False).callers == []
