@@ -83,7 +83,8 @@ DEFAULT_KINDS: tuple[ReferenceKind, ...] = ("call", "type", "other", "macro")
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Built on first use: an `ask` follows links without making these records.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class DefinitionRef(_Record):
