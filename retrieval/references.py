@@ -410,6 +410,9 @@ class _Resolver:
         self.by_name: dict[str, list[dict[str, Any]]] = defaultdict(list)
         for c in candidates:
             self.by_name[c["name"]].append(c)
+        # (name, language family) -> its candidates: a name's references are resolved one
+        # by one, hundreds for a common method name, each against the same definitions.
+        self._of_family: dict[tuple[str, str], list[dict[str, Any]]] = {}
         # path -> the indexed files it imports; path -> name -> where the name comes from:
         # an indexed file or package directory ("pkg/"), else the module as written.
         self.imported: dict[str, set[str]] = defaultdict(set)
@@ -507,11 +510,13 @@ class _Resolver:
     def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
         name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
         language = _FAMILY.get(self.languages.get(path, ""), self.languages.get(path, ""))
-        candidates = [
-            c
-            for c in self.by_name.get(name, [])
-            if _FAMILY.get(c["language"], c["language"]) == language
-        ]
+        candidates = self._of_family.get((name, language))
+        if candidates is None:
+            candidates = self._of_family[(name, language)] = [
+                c
+                for c in self.by_name.get(name, [])
+                if _FAMILY.get(c["language"], c["language"]) == language
+            ]
         if not qualifier and language in _IMPORTS_NEEDED:
             # A bare name there never means a method: `open()` in a class with `open`.
             candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
