@@ -11,8 +11,9 @@ run once to warm caches, then timed (`--repeat N`: N times, its median kept, whi
 the figures on a machine whose neighbours take CPU). The embedder is the one matching the
 index's model (loaded once, before timing). Also prints the process CPU time of `search`
 and `ask` (all threads; a machine whose neighbours take the cores inflates it far less
-than wall time), the cold time of one `dowse ask` process, and, when `rg` (ripgrep) is
-installed, its time for the same keywords on the same tree. `--no-hold` makes every
+than wall time) and the calling thread's own (`time.thread_time`), the cold time of
+one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for the same
+keywords on the same tree. `--no-hold` makes every
 look-up a LanceDB query (`memory_rows` 0), to measure what holding the index's rows in memory buys;
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
@@ -261,15 +262,23 @@ def main() -> None:
         answer = ask(searcher, q, budget=4000)
         if args.answers:
             write_answer(args.answers, len(cycles), hits, answer)
-        runs: dict[str, list[float]] = {"search": [], "ask": [], "search_cpu": [], "ask_cpu": []}
+        runs: dict[str, list[float]] = {
+            "search": [],
+            "ask": [],
+            "search_cpu": [],
+            "ask_cpu": [],
+            "search_main": [],
+            "ask_main": [],
+        }
         for _ in range(max(1, args.repeat)):
             searcher.questions.clear_query_cache()  # time the query's embedding too
-            t, cpu = time.perf_counter(), time.process_time()
+            t, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
             searcher.search(q)
             runs["search"].append(time.perf_counter() - t)
             runs["search_cpu"].append(time.process_time() - cpu)
+            runs["search_main"].append(time.thread_time() - main)
             searcher.questions.clear_query_cache()
-            t, cpu = time.perf_counter(), time.process_time()
+            t, cpu, main = time.perf_counter(), time.process_time(), time.thread_time()
             if profiler:
                 profiler.enable()
             result = ask(searcher, q, budget=4000)
@@ -277,6 +286,7 @@ def main() -> None:
                 profiler.disable()
             runs["ask"].append(time.perf_counter() - t)
             runs["ask_cpu"].append(time.process_time() - cpu)
+            runs["ask_main"].append(time.thread_time() - main)
         for name, values in runs.items():
             timings.setdefault(name, []).append(statistics.median(values))
         if args.phases:
@@ -291,6 +301,7 @@ def main() -> None:
     )
     cpu_times = timings.pop("search_cpu")
     ask_cpu_times = timings.pop("ask_cpu")
+    main_times = {name: timings.pop(f"{name}_main") for name in ("search", "ask")}
     for name, values in timings.items():
         print(
             f"{name:<7} p50 {statistics.median(values) * 1000:7.1f} ms   "
@@ -299,6 +310,10 @@ def main() -> None:
     # Process CPU time (all threads): on 2 cores a search cannot take less than half of it.
     print(f"search CPU p50 {statistics.median(cpu_times) * 1000:7.1f} ms (all threads)")
     print(f"ask CPU p50 {statistics.median(ask_cpu_times) * 1000:7.1f} ms (all threads)")
+    # The calling thread's alone: the Python share, beside LanceDB's and the embedder's
+    # threads.
+    for name, values in main_times.items():
+        print(f"{name} main-thread CPU p50 {statistics.median(values) * 1000:7.1f} ms")
     print(f"ask cycles: mean {statistics.mean(cycles):.2f}")
     if args.phases:
         print(

@@ -4,6 +4,10 @@ the `ExploreResult` that `dowse explore` prints.
 Every claim an explorer makes is a `Finding` with at least one `Citation`; a citation
 names a file, a line range and a short quote that must occur in those lines. The evidence
 gate (explore/tracks.py) checks each one against the file and drops claims that fail.
+
+Each record builds its validator on first use (`defer_build`): an `ask` that the loop
+answers alone imports this module and makes none of them (pydantic from 2.14 on builds a
+record once when tracks first make it on several threads at once).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ CommandKind = Literal["install", "build", "test", "lint", "run"]
 
 
 class Citation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str = Field(description="POSIX path relative to the explored root")
     start_line: int = Field(ge=1)
@@ -58,7 +62,7 @@ class Citation(BaseModel):
 
 
 class Finding(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     claim: str
     citations: list[Citation] = Field(min_length=1)
@@ -66,7 +70,7 @@ class Finding(BaseModel):
 
 
 class Evidence(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str
     line: int = Field(ge=1)
@@ -74,7 +78,7 @@ class Evidence(BaseModel):
 
 
 class GateResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(description="understood, evidence or complete")
     passed: bool
@@ -83,7 +87,7 @@ class GateResult(BaseModel):
 
 
 class TrackSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     focus: str = Field(description="the track's scope: a path, a question or both")
@@ -99,7 +103,7 @@ class TrackSpec(BaseModel):
 
 
 class TrackFindings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     track: TrackSpec
     findings: list[Finding] = Field(default_factory=list)
@@ -127,7 +131,7 @@ class TrackFindings(BaseModel):
 class Command(BaseModel):
     """A command to work in the repository with, at the line that states it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     kind: CommandKind
     command: str = Field(description="the command line to type, as its source states it")
@@ -142,7 +146,7 @@ class Command(BaseModel):
 
 
 class TreeNode(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str
     kind: Literal["dir", "file"]
@@ -152,14 +156,14 @@ class TreeNode(BaseModel):
 
 
 class KeyFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str
     role: str
 
 
 class Dependency(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     spec: str = ""
@@ -169,7 +173,7 @@ class Dependency(BaseModel):
 
 
 class ManifestReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     manifests: list[str] = Field(default_factory=list)
     examples: list[str] = Field(
@@ -188,7 +192,7 @@ class ManifestReport(BaseModel):
 
 
 class Pattern(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     description: str
@@ -196,7 +200,7 @@ class Pattern(BaseModel):
 
 
 class ImportReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     modules: int = 0
     edges: int = 0
@@ -221,7 +225,7 @@ class ImportReport(BaseModel):
 
 
 class GraphNode(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str
     package: str = Field(
@@ -235,7 +239,7 @@ class GraphNode(BaseModel):
 
 
 class GraphEdge(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     source: str = Field(description="the importing module")
     target: str = Field(description="the imported module")
@@ -248,7 +252,7 @@ class GraphEdge(BaseModel):
 class ImportGraph(BaseModel):
     """The import graph the imports explorer summarizes, whole: for pictures of it."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str = Field(description="the explored root, absolute")
     scope: str = Field(description="the explored path relative to the root ('.' for all)")
@@ -265,7 +269,7 @@ class ImportGraph(BaseModel):
 
 
 class GitReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     branch: str | None = None
     head: str | None = None
@@ -280,7 +284,7 @@ class GitReport(BaseModel):
 
 
 class Setting(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str = Field(description="the variable, flag (without --) or type")
     path: str = Field(description="its first site")
@@ -291,7 +295,7 @@ class Setting(BaseModel):
 class ConfigReport(BaseModel):
     """Where and how the explored code is configured."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     files: list[str] = Field(default_factory=list, description="settings files")
     env: list[Setting] = Field(default_factory=list, description="environment variables read")
@@ -300,7 +304,7 @@ class ConfigReport(BaseModel):
 
 
 class Synthesis(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     unified: list[str] = Field(
         default_factory=list,
@@ -324,7 +328,7 @@ class Synthesis(BaseModel):
 
 
 class ExploreResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     path: str = Field(description="the explored path, relative to the root ('.' for all)")
     root: str

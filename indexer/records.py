@@ -2,6 +2,9 @@
 
 Invariants: paths are POSIX, relative to the indexed root; line numbers are 1-based and
 inclusive; content hashes carry their algorithm as a prefix (``b2:`` = blake2b-128).
+
+The records build their validators on first use (`defer_build`): a query imports this
+module for the names and makes none of them.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ def content_hash(data: bytes) -> str:
 
 
 class _Record(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class File(_Record):
@@ -146,7 +149,7 @@ class Reference(_Record):
 
 
 class IndexStats(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     index_dir: str

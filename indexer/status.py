@@ -1,4 +1,8 @@
-"""`dowse status`: what an index holds, and how far the tree has moved since."""
+"""`dowse status`: what an index holds, and how far the tree has moved since.
+
+The records build their validators on first use (`defer_build`): every query imports them
+and only `dowse status` makes them.
+"""
 
 from __future__ import annotations
 
@@ -17,7 +21,7 @@ __all__ = ["LanguageCount", "StatusReport", "index_status"]
 
 
 class LanguageCount(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     language: str
     files: int
@@ -26,7 +30,7 @@ class LanguageCount(BaseModel):
 
 
 class StatusReport(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     index_dir: str

@@ -227,6 +227,7 @@ _DOCS_SUBJECT = re.compile(
 )
 
 
+_DOCS_WORDS = ("doc", "readme", "changelog", "guide", "tutorial", "example", "demo", "gallery")
 SUBJECT_CACHE = 256
 """How many (pattern, text) answers `_names_subject` keeps: a few questions' worth (five
 patterns each), bounded because a server answers questions for as long as it runs."""
@@ -240,6 +241,13 @@ def _names_subject(pattern: re.Pattern[str], text: str) -> bool:
     not on the record: `QueryAnalysis` is not frozen, and the key is its text as it is
     now.)"""
     return pattern.search(text) is not None
+
+
+@lru_cache(maxsize=SUBJECT_CACHE)
+def _starts_any(terms: tuple[str, ...], prefixes: tuple[str, ...]) -> bool:
+    """Whether a term starts with one of `prefixes`: asked with the subject tests, for
+    every path a search weighs, of the same few questions' terms."""
+    return any(t.startswith(prefixes) for t in terms)
 
 
 @lru_cache(maxsize=SUBJECT_CACHE)
@@ -283,14 +291,14 @@ class QueryAnalysis(BaseModel):
         question naming them, or tests as the subject ("tests for X", "flaky test").
         A bug report says "test" in passing (how it was found, a test to add), and its
         answer is the code under test."""
-        named = any(t.startswith(("test", "spec")) for t in self.terms)
+        named = _starts_any(tuple(self.terms), ("test", "spec"))
         return named and (self._short or _names_subject(_TESTS_SUBJECT, self.text))
 
     @property
     def mentions_benchmarks(self) -> bool:
         """Likewise for benchmarks: a short question naming them, or benchmarks as the
         subject ("benchmarks for X", "add a benchmark", asv)."""
-        named = any(t.startswith("bench") or t == "asv" for t in self.terms)
+        named = _starts_any(tuple(self.terms), ("bench",)) or "asv" in self.terms
         return named and (self._short or _names_subject(_BENCHMARKS_SUBJECT, self.text))
 
     @property
@@ -335,12 +343,7 @@ class QueryAnalysis(BaseModel):
     def mentions_docs(self) -> bool:
         """Likewise for documentation: a short question naming it, or docs as the
         subject ("the docs for X", "update the README")."""
-        named = any(
-            t.startswith(
-                ("doc", "readme", "changelog", "guide", "tutorial", "example", "demo", "gallery")
-            )
-            for t in self.terms
-        )
+        named = _starts_any(tuple(self.terms), _DOCS_WORDS)
         return named and (self._short or _names_subject(_DOCS_SUBJECT, self.text))
 
     @property

@@ -14,6 +14,9 @@ Invariants:
 - A request record forbids unknown fields, `max_tokens` lies between MIN_TOKENS and
   MAX_TOKENS_LIMIT, and a query, question, name or focus holds at most
   `retrieval.records.MAX_QUERY_CHARS` characters.
+
+Every record builds its validator on first use (`defer_build`): a process serves one or
+two of these tools, and a CLI `ask` in markdown makes only `Freshness`.
 """
 
 from __future__ import annotations
@@ -104,7 +107,7 @@ def _path_field() -> Any:
 
 
 class _Request(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class SearchRequest(_Request):
@@ -233,7 +236,7 @@ class ExploreRequest(_Request):
 
 
 class Budget(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     max_tokens: int
     tokens: int = Field(description="estimated tokens of this answer's JSON")
@@ -242,7 +245,7 @@ class Budget(BaseModel):
 
 
 class Freshness(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     snapshot: float = Field(description="commit time of the index snapshot that answered")
     reindexed: int = Field(default=0, description="changed files indexed before answering")
@@ -256,7 +259,7 @@ class Freshness(BaseModel):
 
 
 class SearchAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     hits: list[Hit] = Field(description="best first; `text` is null when cut to fit")
@@ -265,7 +268,7 @@ class SearchAnswer(BaseModel):
 
 
 class AskAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     files: list[FileResult] = Field(description="the files that answer it, best first")
@@ -279,7 +282,7 @@ class AskAnswer(BaseModel):
 
 
 class ExploreAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     result: ExploreResult = Field(
@@ -301,7 +304,7 @@ class Definition(SymbolMatch):
 
 
 class SymbolAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     definitions: list[Definition]
@@ -310,7 +313,7 @@ class SymbolAnswer(BaseModel):
 
 
 class ReferencesAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     name: str
@@ -324,7 +327,7 @@ class ReferencesAnswer(BaseModel):
 
 
 class RootStatus(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     report: StatusReport | None = None
@@ -332,14 +335,14 @@ class RootStatus(BaseModel):
 
 
 class StatusAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     roots: list[RootStatus]
     budget: Budget
 
 
 class RootReindex(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
     stats: IndexStats | None = None
@@ -352,7 +355,7 @@ class RootReindex(BaseModel):
 
 
 class ReindexAnswer(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     roots: list[RootReindex]
     budget: Budget

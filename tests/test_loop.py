@@ -1364,3 +1364,11 @@ def test_the_doc_comments_of_a_definition_shown_whole_are_not_the_chunks_prose(l
     value = [{**method[0], "kind": "constant"}]
     assert documented_lines(1, 12, value) == set()
     assert documented_lines(3, 12, method) == set()
+
+
+def test_a_question_s_named_subjects_follow_its_terms():
+    analysis = analyze("tests for the cache eviction")
+    assert analysis.mentions_tests and not analysis.mentions_docs
+    # The kept answers are the terms', not the record's: changed terms are asked anew.
+    analysis.terms = [t for t in analysis.terms if not t.startswith("test")] + ["readme"]
+    assert not analysis.mentions_tests and analysis.mentions_docs

@@ -524,3 +524,52 @@ def test_a_call_through_a_receiver_is_a_method_of_the_file_never_its_free_functi
     by_target = sorted((c.target.split("#", 1)[-1], c.lines) for c in refs.callers)
     assert by_target == [("Store.save@2", [11]), ("save@6", [12])]
     assert find_references(Store.open(root / ".dowse"), "resolve", callees=False).callers == []
+
+
+class _Files:
+    """Look-ups holding only a file list (what `_Reads.files_of_module` reads)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self._stats = {p: (0, 0) for p in paths}
+
+    def file_stats(self) -> dict[str, tuple[int, int]]:
+        return self._stats
+
+
+def test_the_files_a_module_names_are_those_the_dotted_forms_end_with():
+    from dowse.retrieval.references import _names_file, _Reads
+
+    paths = [
+        "a/b.py",
+        "b.py",
+        "a/b/__init__.py",
+        "x/a/b.py",
+        "src/a/b/c.py",
+        "c.py",
+        "__init__.py",
+        ".py",
+        "a/b..py",
+        "a/b.c.py",
+        "ab.py",
+        "a/bb.py",
+    ]
+    reads = _Reads(None, _Files(paths))  # type: ignore[arg-type]
+    for module in [
+        "a.b",
+        ".b",
+        "..a.b",
+        "b",
+        "a.b.",
+        "x.a.b",
+        "a.b.c",
+        "a",
+        "",
+        ".",
+        "bb",
+        "a.b.c.d",
+    ]:
+        expected = [p for p in paths if _names_file(module, "", p)]
+        assert reads.files_of_module(module) == expected, module
+    # `a.b` names the files that module would be, not `x/a/b.py` (`x.a.b`); `.py` (the
+    # empty stem) and `a/b..py` (`a.b.`) through the form `a.b.` the lookup also tries.
+    assert reads.files_of_module("a.b") == ["a/b.py", "b.py", "a/b/__init__.py", ".py", "a/b..py"]
