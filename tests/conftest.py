@@ -169,7 +169,7 @@ class IndexedExamples:
     """Indexed copies of fixtures/example, each kind of index built once per session.
 
     Many tests start from the example indexed with the same options, and most of their
-    cost was that build, again and again (a build of these 15 files is a hundred LanceDB
+    cost was that build, again and again (a build of these 15 files is some 150 LanceDB
     operations). Each kind is built once, into a directory of its own, and copied:
     `copy(dest)` leaves at `dest` what `build_index(dest, config=config,
     embedder=embedder())` would, for the test to read, edit or damage as its own.

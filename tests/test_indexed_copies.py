@@ -38,12 +38,14 @@ def _manifest(index_dir: Path) -> dict[str, Any]:
     return {k: v for k, v in manifest.items() if k not in PLACE}
 
 
-def _walked(root: Path) -> list[Any]:
+def _walked(root: Path) -> list[tuple[str, str]]:
     """What the record of the last walk saw inside `root` (the root's own stat aside: its
     listing changed when the index directory was made), by path under the root."""
     seen = json.loads((root / ".dowse" / WALKED).read_text(encoding="utf-8"))["seen"]
     inside = str(root.resolve()) + "/"
-    return [[p.removeprefix(inside), *rest] for p, *rest in seen if p.startswith(inside)]
+    return sorted(
+        (p.removeprefix(inside), json.dumps(rest)) for p, *rest in seen if p.startswith(inside)
+    )
 
 
 @pytest.mark.parametrize("config", [IndexConfig(), IndexConfig(embed=False)], ids=["files", "none"])
