@@ -9,15 +9,20 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pytest
 
 from dowse.indexer import embed
-from dowse.indexer.walk import WalkResult
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import MANIFEST
+from dowse.indexer.trust import sign
+from dowse.indexer.walk import INDEX_DIR_NAME, WalkResult
+from dowse.indexer.walked import WALKED
 from dowse.tokens import tokenize
 
 REPO = Path(__file__).resolve().parent.parent
@@ -158,6 +163,78 @@ def example_repo(tmp_path: Path) -> Path:
     dest = tmp_path / "example"
     shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns(".dowse"))
     return dest
+
+
+class IndexedExamples:
+    """Indexed copies of fixtures/example, each kind of index built once per session.
+
+    Many tests start from the example indexed with the same options, and most of their
+    cost was that build, again and again (a build of these 15 files is some 150 LanceDB
+    operations). Each kind is built once, into a directory of its own, and copied:
+    `copy(dest)` leaves at `dest` what `build_index(dest, config=config,
+    embedder=embedder())` would, for the test to read, edit or damage as its own.
+
+    Files and directories keep their mtimes (shutil.copy2), so they stat as the index
+    and the record of the last walk have them. What names the built tree's place names
+    the copy's: every path under the built tree's parent in the manifest and in that
+    record (`walked.json`), and the manifest's signature over its root
+    (`indexer.trust.sign`, under this session's key). tests/test_indexed_copies.py holds
+    a copy to a build in place.
+
+    The first copy of a kind builds it, under the patches active at that moment: take
+    copies in fixtures, before a test patches what a build reads.
+    """
+
+    def __init__(self, base: Path) -> None:
+        self.base = base
+        self.built: dict[tuple[str, object], Path] = {}
+
+    def copy(
+        self,
+        dest: Path,
+        config: IndexConfig | None = None,
+        embedder: Callable[[], object] = FakeEmbedder,
+    ) -> Path:
+        # The same name: a path under the root's parent moves by its prefix alone.
+        assert dest.name == EXAMPLE.name, f"an indexed copy is named {EXAMPLE.name}"
+        config = config or IndexConfig()
+        key = (repr(config), embedder)
+        built = self.built.get(key)
+        if built is None:
+            built = self.base / f"kind{len(self.built)}" / EXAMPLE.name
+            shutil.copytree(EXAMPLE, built, ignore=shutil.ignore_patterns(".dowse"))
+            build_index(built, config=config, embedder=embedder())
+            self.built[key] = built
+        shutil.copytree(built, dest, symlinks=True)
+        old, new = os.path.realpath(built.parent), os.path.realpath(dest.parent)
+
+        def moved(value: object) -> object:
+            if isinstance(value, str) and (value == old or value.startswith(old + os.sep)):
+                return new + value[len(old) :]
+            if isinstance(value, list):
+                return [moved(v) for v in value]
+            if isinstance(value, dict):
+                return {k: moved(v) for k, v in value.items()}
+            return value
+
+        index_dir = dest / INDEX_DIR_NAME
+        for name in (MANIFEST, WALKED):
+            path = index_dir / name
+            if path.exists():
+                data = moved(json.loads(path.read_text(encoding="utf-8")))
+                if name == MANIFEST:
+                    assert isinstance(data, dict)
+                    data["signature"] = sign(data["root"], data.get("walk", {}))
+                form: dict[str, Any] = (
+                    {"indent": 2} if name == MANIFEST else {"separators": (",", ":")}
+                )
+                path.write_text(json.dumps(data, ensure_ascii=False, **form), encoding="utf-8")
+        return dest
+
+
+@pytest.fixture(scope="session")
+def indexed_examples(tmp_path_factory: pytest.TempPathFactory) -> IndexedExamples:
+    return IndexedExamples(tmp_path_factory.mktemp("indexed-examples"))
 
 
 def cache_env(cache: Path) -> dict[str, str]:

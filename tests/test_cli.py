@@ -15,9 +15,9 @@ from dowse.retrieval.budget import estimate_tokens
 
 
 @pytest.fixture
-def indexed(example_repo, fake_embedder, run):
-    run("index", str(example_repo), "--quiet")
-    return example_repo
+def indexed(tmp_path, fake_embedder, indexed_examples):
+    """The example as `dowse index` leaves it (the session's build, copied: conftest)."""
+    return indexed_examples.copy(tmp_path / "example")
 
 
 def test_every_command_has_help_with_an_example(run):

@@ -62,24 +62,30 @@ def test_help_imports_no_heavy_package(tmp_path):
     assert _imported(_cli("index", "--help"), tmp_path) == set()
 
 
-def test_status_imports_only_the_index_reader(example_repo, fake_embedder):
-    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+@pytest.fixture
+def lexical_example(tmp_path, indexed_examples):
+    """The example, indexed without vectors (the session's build, copied: conftest)."""
+    return indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
+
+
+def test_status_imports_only_the_index_reader(lexical_example):
+    example_repo = lexical_example
     # LanceDB reads the tables status reports on; nothing else heavy is needed.
     assert _imported(_cli("status", str(example_repo)), example_repo) <= {"lancedb"}
 
 
 @pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
-def test_an_ask_on_a_lexical_index_loads_no_model(example_repo, fake_embedder, fmt):
+def test_an_ask_on_a_lexical_index_loads_no_model(lexical_example, fmt):
     # No vectors to compare the question with: no embedder is imported or loaded, and no
     # MCP SDK for the agent's answer.
-    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    example_repo = lexical_example
     args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
     probe = _cli(*args, *fmt) + "assert 'dowse.retrieval.loop' in sys.modules\n"
     assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
 
 
-def test_an_ask_the_loop_answers_alone_imports_no_explorer(example_repo, fake_embedder):
-    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
+    example_repo = lexical_example
     args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
     code = _cli(*args) + (
         "import json\n"

@@ -74,9 +74,9 @@ def _synthetic(root: Path, modules: int = 24) -> Path:
 
 
 @pytest.fixture
-def example_searcher(example_repo, fake_embedder) -> HybridSearcher:
-    build_index(example_repo, embedder=fake_embedder)
-    return HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+def example_searcher(tmp_path, fake_embedder, indexed_examples) -> HybridSearcher:
+    root = indexed_examples.copy(tmp_path / "example")  # the session's build (conftest)
+    return HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
 
 
 @pytest.fixture(scope="module")

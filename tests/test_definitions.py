@@ -68,9 +68,10 @@ def test_closeness_is_the_larger_of_summary_and_closest_definition():
 
 
 def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
-    example_repo, fake_embedder
+    tmp_path, indexed_examples, fake_embedder
 ):
-    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    # the session's build, copied: conftest
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed_chunks=False))
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
     # Words of `cart_total`'s docstring (shop/pricing.py, two chunks): its file is the
     # closest, and the chunk of that definition joins the pool beside the file's best
@@ -108,8 +109,11 @@ def test_a_file_found_by_a_definition_s_docstring_brings_that_definition(
     assert searcher.questions.question_cosines(question) is not cosines
 
 
-def test_an_index_from_before_definitions_embeds_them_on_its_next_run(example_repo, fake_embedder):
-    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+def test_an_index_from_before_definitions_embeds_them_on_its_next_run(
+    tmp_path, indexed_examples, fake_embedder
+):
+    # the session's build, copied: conftest
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed_chunks=False))
     index_dir = example_repo / ".dowse"
     store = Store.open(index_dir)
     complete = sorted(r["id"] for r in store.rows("file_vectors", ["id"]))
@@ -183,8 +187,11 @@ def test_an_index_from_before_undocumented_definitions_embeds_them_on_its_next_r
 
 
 @pytest.mark.parametrize("edit", ["docstring", "body"])
-def test_editing_a_file_re_embeds_only_its_changed_definitions(example_repo, fake_embedder, edit):
-    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+def test_editing_a_file_re_embeds_only_its_changed_definitions(
+    tmp_path, indexed_examples, fake_embedder, edit
+):
+    # the session's build, copied: conftest
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed_chunks=False))
     path = example_repo / "shop" / "payments.py"
     text = path.read_text()
     if edit == "docstring":

@@ -46,9 +46,10 @@ class _Failing:
 
 
 @pytest.fixture
-def store(example_repo: Path, fake_embedder) -> Store:
-    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
-    return Store.open(example_repo / ".dowse")
+def store(tmp_path: Path, indexed_examples) -> Store:
+    """The example's lexical index (the session's build, copied: conftest)."""
+    root = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
+    return Store.open(root / ".dowse")
 
 
 @pytest.mark.parametrize(

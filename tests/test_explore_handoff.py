@@ -264,9 +264,9 @@ def test_track_names_are_cut_between_words():
 
 
 @pytest.fixture
-def searcher(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder)
-    return HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+def searcher(tmp_path, fake_embedder, indexed_examples):
+    root = indexed_examples.copy(tmp_path / "example")  # the session's build, copied: conftest
+    return HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
 
 
 def test_a_simple_question_runs_one_loop_and_no_explorers(searcher):

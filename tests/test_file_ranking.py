@@ -7,7 +7,6 @@ from types import SimpleNamespace
 import pytest
 from conftest import load_benchmark
 
-from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import ask
 from dowse.retrieval.hybrid import HybridSearcher
@@ -23,8 +22,11 @@ fr = load_benchmark("file_ranking")
         "payment retries with backoff when the gateway is unavailable",
     ],
 )
-def test_a_record_replays_to_the_ranking_ask_returns(example_repo, fake_embedder, question):
-    build_index(example_repo, embedder=fake_embedder)
+def test_a_record_replays_to_the_ranking_ask_returns(
+    tmp_path, indexed_examples, fake_embedder, question
+):
+    # The session's build, copied (conftest.IndexedExamples).
+    example_repo = indexed_examples.copy(tmp_path / "example")
     store = Store.open(example_repo / ".dowse")
     searcher = HybridSearcher(store, lambda: fake_embedder)
     inst = SimpleNamespace(

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import re
 import shlex
-import shutil
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from conftest import EXAMPLE
 from test_docs import commands, help_text
 
 SKIP = {
@@ -86,17 +84,12 @@ def test_examples_are_parsed_with_continuations():
 
 
 @pytest.fixture
-def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder):
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_embedder, indexed_examples):
     """The repository's layout as far as the examples need it, after the quick start:
-    fixtures/example, indexed."""
-    from dowse.cli import cli
-
-    shutil.copytree(
-        EXAMPLE, tmp_path / "fixtures" / "example", ignore=shutil.ignore_patterns(".dowse")
-    )
+    fixtures/example, indexed (as `dowse index fixtures/example` leaves it: the session's
+    build, copied, conftest.IndexedExamples)."""
+    indexed_examples.copy(tmp_path / "fixtures" / "example")
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(cli, ["index", "fixtures/example"], catch_exceptions=False)
-    assert result.exit_code == 0, result.output
     return tmp_path
 
 

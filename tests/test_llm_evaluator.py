@@ -22,7 +22,6 @@ from click.testing import CliRunner
 
 from dowse.cli import cli
 from dowse.errors import DowseError
-from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import LEAD_REASON, UNEVALUATED_CLOSE_REASON, UNEVALUATED_REASON
 from dowse.retrieval.evaluate import OfflineEvaluator
@@ -487,9 +486,8 @@ def score_tokens_module(body: dict[str, Any]) -> Reply:
 
 
 @pytest.fixture
-def indexed(example_repo: Path, fake_embedder: Any) -> Path:
-    build_index(example_repo, config=IndexConfig(), embedder=fake_embedder)
-    return example_repo
+def indexed(tmp_path: Path, fake_embedder: Any, indexed_examples: Any) -> Path:
+    return indexed_examples.copy(tmp_path / "example")  # the session's build, copied: conftest
 
 
 def test_run_loop_with_the_llm_evaluator(llm, indexed, fake_embedder):

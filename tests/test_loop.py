@@ -30,9 +30,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 @pytest.fixture
-def searcher(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder)
-    return HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
+def searcher(tmp_path, fake_embedder, indexed_examples):
+    """A searcher on the example, built with the fake embedder (the session's build,
+    copied: conftest.IndexedExamples)."""
+    root = indexed_examples.copy(tmp_path / "example")
+    return HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
 
 
 def test_dispatch_reads_identifiers_paths_frames_and_quotes():

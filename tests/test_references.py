@@ -293,9 +293,9 @@ def test_an_index_from_before_aliases_is_never_read_and_indexing_builds_it_anew(
 
 
 @pytest.fixture
-def indexed(example_repo, fake_embedder):
-    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
-    return example_repo
+def indexed(tmp_path, fake_embedder, indexed_examples):
+    """The example, indexed lexically (the session's build, copied: conftest)."""
+    return indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
 
 
 def test_symbol_callers_and_callees_print_path_line(indexed, run):

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import REPO, load_benchmark
+from conftest import load_benchmark
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import _check_cover
@@ -434,11 +434,10 @@ def test_seeded_secrets_never_reach_the_index(tmp_path, fake_embedder):
 
 
 @pytest.fixture
-def indexed_copy(tmp_path: Path) -> Path:
+def indexed_copy(tmp_path: Path, indexed_examples) -> Path:
     """An indexed copy of the example with one edit since: the next `index` has work."""
-    root = tmp_path / "example"
-    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
-    _build(root)
+    # `_build`'s index, from the session's build (conftest.IndexedExamples).
+    root = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False), _model_stand_in)
     with open(root / "shop" / "payments.py", "a") as fh:
         fh.write("\n\ndef refund_later():\n    return None\n")
     return root
@@ -498,8 +497,10 @@ def test_a_read_only_index_is_one_line_and_still_answers(indexed_copy, read_only
     _build(indexed_copy)
 
 
-def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, fake_embedder, run):
-    build_index(example_repo, embedder=fake_embedder)
+def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(
+    tmp_path, indexed_examples, fake_embedder, run
+):
+    example_repo = indexed_examples.copy(tmp_path / "example")
     index_dir = example_repo / ".dowse"
     for data in (index_dir / "db" / "chunks.lance" / "data").glob("*.lance"):
         with open(data, "r+b") as fh:
@@ -514,10 +515,10 @@ def test_a_damaged_table_file_is_reported_and_rebuild_repairs_it(example_repo, f
     run("search", "validate token", "--path", str(example_repo))
 
 
-def test_the_store_turns_a_failure_inside_a_query_into_its_own_error(example_repo, fake_embedder):
+def test_the_store_turns_a_failure_inside_a_query_into_its_own_error(tmp_path, indexed_examples):
     # The tables are open (as a warm searcher's are) when their files are damaged: the
     # failure comes from inside the query, and leaves the store as IndexCorrupt.
-    build_index(example_repo, embedder=fake_embedder)
+    example_repo = indexed_examples.copy(tmp_path / "example")
     index_dir = example_repo / ".dowse"
     store = Store.open(index_dir)
     assert store.full_text("chunks", "validate token", ["id", "_score"], 3)
@@ -533,14 +534,13 @@ def test_the_store_turns_a_failure_inside_a_query_into_its_own_error(example_rep
         store.rows("chunks", ["id", "text"])
 
 
-def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path):
+def test_the_mcp_tools_report_a_damaged_index_in_one_line(tmp_path, indexed_examples):
     from mcp.server.mcpserver.exceptions import ToolError
 
     from dowse.server.app import TOOLS, ServedRoot, Workspace, _tool_function
 
-    root = tmp_path / "example"
-    shutil.copytree(REPO / "fixtures" / "example", root, ignore=shutil.ignore_patterns(".dowse"))
-    _build(root)
+    # `_build`'s index, from the session's build (conftest.IndexedExamples).
+    root = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False), _model_stand_in)
     for data in (root / ".dowse" / "db" / "chunks.lance" / "data").glob("*.lance"):
         data.write_bytes(b"")
     search = _tool_function(
@@ -574,8 +574,8 @@ def test_an_index_run_with_nothing_to_do_commits_nothing(example_repo, fake_embe
     assert rel.table_heads(example_repo / ".dowse") == heads
 
 
-def test_a_missing_table_is_not_recreated_empty(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder)
+def test_a_missing_table_is_not_recreated_empty(tmp_path, indexed_examples, fake_embedder):
+    example_repo = indexed_examples.copy(tmp_path / "example")
     shutil.rmtree(example_repo / ".dowse" / "db" / "symbols.lance")
     # Recreating it empty would lose every symbol while the files table says "indexed".
     with pytest.raises(IndexCorrupt, match="'symbols' .* is missing; run `dowse index --rebuild`"):
@@ -634,14 +634,14 @@ _QUICK_DAMAGES = [
 
 @pytest.mark.parametrize("damage", _QUICK_DAMAGES)
 def test_a_plain_index_repairs_each_damage_or_fails_in_one_line(
-    example_repo, fake_embedder, damage
+    tmp_path, indexed_examples, fake_embedder, damage
 ):
     from click.testing import CliRunner
 
     from dowse.cli import cli
 
     [corrupt] = [how for what, _, how in rel.CORRUPTIONS if what == damage]
-    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
     index_dir = example_repo / ".dowse"
     corrupt(index_dir)
     result = CliRunner().invoke(cli, ["index", str(example_repo), "-q"], catch_exceptions=False)
@@ -682,12 +682,12 @@ def test_secrets_in_git_history_are_neither_stored_nor_shown(tmp_path, fake_embe
     assert rel._values_on_disk(root / ".dowse", values) == set()
 
 
-def test_input_edges_answer_or_fail_in_one_line(example_repo, fake_embedder):
+def test_input_edges_answer_or_fail_in_one_line(tmp_path, indexed_examples, fake_embedder):
     from click.testing import CliRunner
 
     from dowse.cli import cli
 
-    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
     runner = CliRunner()
     for name, argv in rel._cli_edges(example_repo):
         result = runner.invoke(cli, argv, catch_exceptions=False)
@@ -719,7 +719,7 @@ _READS = [
 
 @pytest.mark.parametrize("damage", [what for what, _, _ in rel.CORRUPTIONS])
 def test_every_read_over_a_damaged_index_answers_or_fails_in_one_line(
-    example_repo, fake_embedder, damage
+    tmp_path, indexed_examples, fake_embedder, damage
 ):
     # The store converts LanceDB's failures itself: neither the CLI seam nor the MCP tools
     # catch anything but dowse's own errors, so each read either answers or says one line.
@@ -730,7 +730,7 @@ def test_every_read_over_a_damaged_index_answers_or_fails_in_one_line(
     from dowse.server.app import TOOLS, ServedRoot, Workspace, _tool_function
 
     [corrupt] = [how for what, _, how in rel.CORRUPTIONS if what == damage]
-    build_index(example_repo, embedder=fake_embedder)
+    example_repo = indexed_examples.copy(tmp_path / "example")
     index_dir = example_repo / ".dowse"
     corrupt(index_dir)
     runner = CliRunner()

@@ -17,9 +17,9 @@ from dowse.schema import RECORDS, json_schema
 
 
 @pytest.fixture
-def indexed(example_repo, fake_embedder, run):
-    run("index", str(example_repo), "-q")
-    return example_repo
+def indexed(tmp_path, fake_embedder, indexed_examples):
+    """The example as `dowse index` leaves it (the session's build, copied: conftest)."""
+    return indexed_examples.copy(tmp_path / "example")
 
 
 def test_every_record_has_a_schema(run):

@@ -11,8 +11,9 @@ from dowse.server.app import ServedRoot, Workspace
 
 
 @pytest.fixture
-def served(example_repo, fake_embedder):
-    build_index(example_repo, embedder=fake_embedder, config=IndexConfig(embed=False))
+def served(tmp_path, fake_embedder, indexed_examples):
+    # The example's lexical index (the session's build, copied: conftest).
+    example_repo = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
     root = ServedRoot(example_repo)
     return Workspace([root], refresh=False), root, fake_embedder
 
