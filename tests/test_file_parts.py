@@ -382,6 +382,43 @@ def test_the_first_files_next_parts_keep_their_rank_though_the_loop_scored_them(
     assert mine[0][2].reason.startswith("a next-best part of the file ranked 1")
 
 
+def _item(
+    path: str, start: int, reason: str, *, relevance: float = ask_module.MIN_RELEVANCE
+) -> ask_module.ContextItem:
+    """An item of 14 lines (one of the two-function files the order tests write)."""
+    from dowse.retrieval.pool import Candidate
+
+    row = _row(path, start, start + 13, "", None)
+    return ask_module.ContextItem(
+        hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
+        relevance=relevance,
+        reason=reason,
+        cycle=1,
+    )
+
+
+def _where_one_fits_the_order_decides(
+    searcher: HybridSearcher,
+    one: ask_module.Packing,
+    other: ask_module.Packing,
+    first: str,
+    second: str,
+) -> None:
+    """Of two blocks of one cost (their reasons `first` and `second`), at every budget
+    with room for only one, packing `one` shows `first` and packing `other` `second`;
+    some budget has room for only one."""
+
+    def shown(budget: int, packing: ask_module.Packing) -> set[str]:
+        result = ask_module.ask(searcher, QUESTION, budget=budget, packing=packing)
+        return {b.reason for b in result.context if b.form == "full"} & {first, second}
+
+    budgets = [b for b in range(300, 2500, 20) if len(shown(b, one)) == 1]
+    assert budgets
+    for budget in budgets:
+        assert shown(budget, one) == {first}
+        assert shown(budget, other) == {second}
+
+
 def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
     example_repo, fake_embedder, monkeypatch
 ):
@@ -389,39 +426,23 @@ def test_the_first_files_early_parts_come_before_the_other_files_best_parts(
     files' best parts, the rest after them: of the first file's second part and the
     second file's best part (the same size), a budget with room for one shows the one
     placed first (the first file's share of the room lifted, to see the order alone)."""
-    from dowse.retrieval.pool import Candidate
 
     body = "".join(f"    total += {n}\n" for n in range(12))
     for name in ("first", "second"):
         text = "".join(f"def {name}_{part}(total):\n{body}    return total\n\n\n" for part in "ab")
         (example_repo / "shop" / f"{name}.py").write_text(text)
     searcher, _ = _loop_keeping(example_repo, fake_embedder, monkeypatch, lambda it: False)
-    question = QUESTION
-
-    def item(path: str, start: int, reason: str) -> ask_module.ContextItem:
-        row = _row(path, start, start + 13, "", None)
-        return ask_module.ContextItem(
-            hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
-            relevance=ask_module.MIN_RELEVANCE,
-            reason=reason,
-            cycle=1,
-        )
-
-    lead = item("shop/first.py", 1, "the first file's best part")
-    nxt = item("shop/first.py", 17, "the first file's second part")
-    other = item("shop/second.py", 1, "the second file's best part")
+    lead = _item("shop/first.py", 1, "the first file's best part")
+    nxt = _item("shop/first.py", 17, "the first file's second part")
+    other = _item("shop/second.py", 1, "the second file's best part")
     monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead, nxt], [other]])
-
-    def shown(budget: int, leads: int) -> set[str]:
-        packing = ask_module.Packing(first_file_leads=leads, lead_files=2, first_file_share=1)
-        result = ask_module.ask(searcher, question, budget=budget, packing=packing)
-        return {b.reason for b in result.context if b.form == "full"} & {nxt.reason, other.reason}
-
-    one = [b for b in range(300, 2000, 20) if len(shown(b, 1)) == 1]
-    assert one  # some budget has room for one of the two
-    for budget in one:
-        assert shown(budget, 1) == {other.reason}
-        assert shown(budget, 2) == {nxt.reason}
+    _where_one_fits_the_order_decides(
+        searcher,
+        ask_module.Packing(first_file_leads=1, lead_files=2, first_file_share=1),
+        ask_module.Packing(first_file_leads=2, lead_files=2, first_file_share=1),
+        other.reason,
+        nxt.reason,
+    )
 
 
 def test_only_the_paired_leads_place_their_loop_item_before_the_first_files_next_parts(
@@ -432,7 +453,6 @@ def test_only_the_paired_leads_place_their_loop_item_before_the_first_files_next
     first file's next parts: of the third file's loop item and the first file's second
     part (the same size), a budget with room for one shows the third file's item only
     when the third file is paired (the first file's share lifted, to see the order)."""
-    from dowse.retrieval.pool import Candidate
 
     body = "".join(f"    total += {n}\n" for n in range(12))
     for name in ("first", "second", "third"):
@@ -440,38 +460,23 @@ def test_only_the_paired_leads_place_their_loop_item_before_the_first_files_next
         (example_repo / "shop" / f"{name}.py").write_text(text)
     build_index(example_repo, embedder=fake_embedder)
     searcher = HybridSearcher(Store.open(example_repo / ".dowse"), lambda: fake_embedder)
-
-    def item(path: str, start: int, reason: str, relevance: float) -> ask_module.ContextItem:
-        row = _row(path, start, start + 13, "", None)
-        return ask_module.ContextItem(
-            hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
-            relevance=relevance,
-            reason=reason,
-            cycle=1,
-        )
-
-    low = ask_module.MIN_RELEVANCE
-    lead = item("shop/first.py", 1, "first best", low)
-    nxt = item("shop/first.py", 17, "next part", low)  # reasons of one length: one cost
-    second = item("shop/second.py", 1, "second best", low)
-    third = item("shop/third.py", 1, "third best", low)
-    scored = item("shop/third.py", 17, "loop item", 0.9)
+    lead = _item("shop/first.py", 1, "first best")
+    nxt = _item("shop/first.py", 17, "next part")  # reasons of one length: one cost
+    second = _item("shop/second.py", 1, "second best")
+    third = _item("shop/third.py", 1, "third best")
+    scored = _item("shop/third.py", 17, "loop item", relevance=0.9)
     loop = ask_module.run_loop(searcher, QUESTION)
     monkeypatch.setattr(
         ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [scored]})
     )
     monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead, nxt], [second], [third]])
-
-    def shown(budget: int, paired: int) -> set[str]:
-        packing = ask_module.Packing(paired_leads=paired, first_file_share=1)
-        result = ask_module.ask(searcher, QUESTION, budget=budget, packing=packing)
-        return {b.reason for b in result.context if b.form == "full"} & {nxt.reason, scored.reason}
-
-    one = [b for b in range(300, 2500, 20) if len(shown(b, 3)) == 1]
-    assert one  # some budget has room for one of the two
-    for budget in one:
-        assert shown(budget, 3) == {scored.reason}
-        assert shown(budget, 2) == {nxt.reason}
+    _where_one_fits_the_order_decides(
+        searcher,
+        ask_module.Packing(paired_leads=3, first_file_share=1),
+        ask_module.Packing(paired_leads=2, first_file_share=1),
+        scored.reason,
+        nxt.reason,
+    )
 
 
 def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
