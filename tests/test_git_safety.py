@@ -218,7 +218,13 @@ def test_explore_does_not_run_hooks(repo, marker, script, tmp_path, run):
         (hooks / name).chmod(0o755)
     git(repo, "config", "core.hooksPath", str(hooks))
     (repo / "app" / "parse.py").write_text(CODE + "# wip\n")
+    # A tracked file whose stat changed and content did not: `git status` refreshes its
+    # entry and so writes the index (the hook's cue) every time, not only when the
+    # modified file's mtime happens to be racy against the index's.
+    same = repo / ".gitattributes"
+    os.utime(same, (2_000_000_000, 2_000_000_000))
     fires(marker, lambda: plain_git(repo, "status"))
+    os.utime(same, (2_000_100_000, 2_000_100_000))
     assert _explore_git(run, repo)["uncommitted"] == ["M app/parse.py"]
     assert not marker.exists()
 
