@@ -661,17 +661,16 @@ def ask(
     # Three passes: first, file by file, the best part of each of the first files (the
     # file ranking is the strongest evidence there is, and it often rests on a part the
     # loop did not evaluate) and, in the first `Packing.paired_leads`, the loop's best
-    # item in that file (and right after the
-    # first file's two, its next `Packing.first_file_leads - 1` parts, their room added
-    # to the leads' share), then the first file's other next parts in their rank (those
-    # the loop evaluated too) within its share; then
-    # every item's own lines, in the loop's order, while they fit; then each delivered
-    # item grows to its whole definition while that fits. The second and third files'
-    # best items come before the first file's other next parts: most fixes outside
-    # Python change several files (placing all of them after cost 24 Multi-SWE-bench
-    # instances a quarter of their shown changed lines). The lines that scored relevant
-    # come before completing any one definition: widening the first item to a 120-line
-    # function must not push the next items' lines out.
+    # item in that file (and right after the first file's two, its next
+    # `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
+    # the first file's other next parts in their rank (those the loop evaluated too)
+    # within its share; then every item's own lines, in the loop's order, while they
+    # fit; then each delivered item grows to its whole definition while that fits. The
+    # second and third files' best parts come before the first file's other next parts:
+    # most fixes outside Python change several files (placing all of them after cost 24
+    # Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
+    # scored relevant come before completing any one definition: widening the first item
+    # to a 120-line function must not push the next items' lines out.
     delivered = []
     placed_keys: set[tuple[str, int]] = set()
     leads = {id(it) for it in lead}
