@@ -830,9 +830,12 @@ def report_json(report: AskReport) -> str:
 def fit_report(
     report: AskReport, budget: int, fmt: Literal["markdown", "json"], *, trace: bool = False
 ) -> AskReport:
-    """A copy of `report` that prints (as `fmt`) in at most `budget` tokens: `fit_result`'s
-    order, the synthesis' divergences and open questions, the tracks' findings and then the
-    synthesis' findings going right after the files' evidence, the lowest-ranked first."""
+    """A copy of `report` that prints (as `fmt`) in at most `budget` tokens, at any budget
+    its frame fits in: `fit_result`'s order, with the exploration's records going right
+    after the files' evidence, the lowest-ranked first: the timings, the plan, the merged
+    and empty tracks, the tracks' conclusions, the synthesis' divergences and open
+    questions, the tracks' findings, the tracks themselves, the synthesis' findings, the
+    synthesis."""
 
     def render(r: AskReport) -> str:
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
@@ -855,7 +858,7 @@ def fit_report(
     def put_findings(out: AskReport, kept: list[tuple[int, Any]]) -> None:
         out.tracks = [
             t.model_copy(update={"findings": [f for j, f in kept if j == i]})
-            for i, t in enumerate(report.tracks)
+            for i, t in enumerate(out.tracks)
         ]
 
     syn = report.synthesis
@@ -888,11 +891,73 @@ def fit_report(
                 update={"unified": [u for u, _ in kept], "findings": [f for _, f in kept]}
             )
 
+    # The exploration's bookkeeping goes before anything the tracks found: the timings,
+    # the plan (the tracks repeat its names), the tracks merged or empty, then the
+    # tracks' conclusions (every track's first the last to go). Once the tracks have lost
+    # their findings and conclusions, their records go, the last track first, before the
+    # synthesis' findings; the synthesis' own record last of all: at a tight budget the
+    # answer is its code.
+    timings: list[Entry] = [(report.timings, None)] if report.timings else []
+
+    def put_timings(out: AskReport, kept: list[dict[str, float]]) -> None:
+        out.timings = kept[0] if kept else {}
+
+    plan: list[Entry] = [(p, None) for p in report.plan]
+
+    def put_plan(out: AskReport, kept: list[TrackPlan]) -> None:
+        out.plan = kept
+
+    asides: list[Entry] = [(("merged", m), None) for m in report.merged] + [
+        (("empty", m), None) for m in report.empty
+    ]
+
+    def put_asides(out: AskReport, kept: list[tuple[str, str]]) -> None:
+        out.merged = [m for n, m in kept if n == "merged"]
+        out.empty = [m for n, m in kept if n == "empty"]
+
+    concluded = sorted(
+        ((k, i, c) for i, t in enumerate(report.tracks) for k, c in enumerate(t.conclusions)),
+        key=lambda x: (x[0], x[1]),
+    )
+    conclusions: list[Entry] = [((i, c), None) for _, i, c in concluded]
+
+    def put_conclusions(out: AskReport, kept: list[tuple[int, str]]) -> None:
+        out.tracks = [
+            t.model_copy(update={"conclusions": [c for j, c in kept if j == i]})
+            for i, t in enumerate(out.tracks)
+        ]
+
+    tracks: list[Entry] = [(i, None) for i in range(len(report.tracks))]
+
+    def put_tracks(out: AskReport, kept: list[int]) -> None:
+        # A track goes only once nothing it found is left; one that still holds a
+        # finding or a conclusion stays.
+        left = set(kept)
+        out.tracks = [
+            t for i, t in enumerate(out.tracks) if i in left or t.findings or t.conclusions
+        ]
+
+    synthesis: list[Entry] = [(syn, None)] if syn is not None else []
+
+    def put_synthesis(out: AskReport, kept: list[Synthesis]) -> None:
+        if not kept and out.synthesis is not None and not out.synthesis.unified:
+            out.synthesis = None
+
     return fit_result(
         report,
         budget,
         render,
-        more=[(notes, put_notes), (findings, put_findings), (stated, put_stated)],
+        more=[
+            (timings, put_timings),
+            (plan, put_plan),
+            (asides, put_asides),
+            (conclusions, put_conclusions),
+            (notes, put_notes),
+            (findings, put_findings),
+            (tracks, put_tracks),
+            (stated, put_stated),
+            (synthesis, put_synthesis),
+        ],
         lines_first=fmt == "json",
     )
 

@@ -15,7 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dowse.errors import BudgetTooSmall
-from dowse.explore.handoff import fit_report, investigate, render_report, report_json
+from dowse.explore.handoff import (
+    AskReport,
+    fit_report,
+    investigate,
+    render_report,
+    report_json,
+)
 from dowse.explore.records import ExploreResult
 from dowse.explore.render import fit_budget, render_json, render_markdown
 from dowse.explore.run import explore
@@ -233,6 +239,30 @@ def test_ask_prints_within_every_budget(searchers, memo_loop, budget, repo, fmt,
     if budget >= 2500:  # room for the example's largest block (a whole module) as JSON
         assert any(b.form == "full" for b in fitted.context), "code survives the fit"
     _check_context(fitted, searcher.root)
+
+
+@pytest.fixture(scope="module")
+def explored_answer(searchers) -> AskReport:
+    """An explored answer (tracks, plan, synthesis) at a budget that holds all of it."""
+    report = investigate(searchers["synthetic"], QUESTIONS[1], budget=20_000, force="exploration")
+    assert report.mode == "exploration" and report.tracks and report.plan
+    return report
+
+
+@pytest.mark.parametrize("fmt", ["markdown", "json"])
+@pytest.mark.parametrize("budget", [256, 600, 1200, 2000, 3000, 4000, 8000])
+def test_an_explored_answer_fits_every_budget_its_bookkeeping_first(explored_answer, budget, fmt):
+    # The plan, the tracks and their conclusions could not be left out: an explored
+    # answer as JSON failed below ~2,000 tokens on a real repository ("cannot hold even
+    # an empty answer"), and what fitted was mostly bookkeeping.
+    fitted = fit_report(explored_answer, budget, fmt)
+    printed = report_json(fitted) if fmt == "json" else render_report(fitted)
+    assert estimate_tokens(printed) == fitted.tokens <= budget
+    whole = {b.citation for b in explored_answer.context if b.form == "full"}
+    kept = {b.citation for b in fitted.context if b.form == "full"}
+    if kept != whole:  # code was cut: the exploration's bookkeeping went before it
+        assert not fitted.plan and not fitted.tracks and not fitted.timings
+        assert not fitted.merged and not fitted.empty
 
 
 def test_ask_cli_output_is_within_the_budget(searchers, run):
