@@ -6,7 +6,7 @@ through. `server.py` re-exports the public ones.
 
 Invariants:
 - Budgeted: an answer's JSON never exceeds the call's `max_tokens`, counted with the
-  one counter, `retrieval.budget.estimate_tokens` (3 characters a token, conservative).
+  one counter, `retrieval.budget.estimate_tokens` (3 characters a token; see its invariants).
   When the full answer is larger, records are cut to signature and citation from the
   lowest-ranked up, then the lowest-ranked are left out whole, in the order the tool
   plans (`fit_answer`); no record is ever cut mid-way. `budget` says how many were cut

@@ -572,3 +572,14 @@ def test_the_files_list_grows_with_the_budget(budget, listed):
     lines = render_ask(result).split("\n")
     assert lines[0] == "# where? and how?"
     assert sum(ln.startswith("- `pkg/") for ln in lines) == listed
+
+
+def test_the_counter_counts_a_token_for_each_byte_beyond_one():
+    # At 3 characters a token, a Thai or Arabic locale file was counted at a half to
+    # a fifth of what real tokenizers spend on it (benchmarks/RESULTS-context.md).
+    assert estimate_tokens("") == 0
+    assert estimate_tokens("x = 1\n" * 5) == 10
+    assert estimate_tokens("é" * 3) == 1 + 3  # two bytes each
+    assert estimate_tokens("ก" * 30) == 10 + 60  # three bytes each
+    assert estimate_tokens("😀") == 1 + 3  # four bytes
+    assert estimate_tokens("\ud800") == 1 + 2  # a lone surrogate counts, never raises
