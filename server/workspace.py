@@ -108,11 +108,15 @@ FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
 REINDEX_LOCK_WAIT_S = 30.0
 MAX_ASK_FILES = 10
-JSON_SHARE = 0.75
-"""The share of an MCP answer's budget its source is packed into, as markdown: the same
-context as JSON cost 1.32-1.33 times its markdown at 4,000 tokens on fixtures/example
-(field names, quotes, newlines escaped), so a context packed into the whole budget
-came back with its best blocks cut to signature lines."""
+JSON_SHARE = 0.85
+"""The share of an MCP answer's budget its source is packed into, as markdown, before the
+JSON is fitted exactly (signature lines, then later blocks, first). The same context as
+JSON costs 1.32-1.33 times its markdown at 4,000 tokens on fixtures/example (field names,
+quotes, escaped newlines), yet at 0.75 the room left went to signature lines and file
+evidence: on flask, requests, dayjs and ripgrep (4 questions each) source was 57-58 % of
+the answer at 4,000 tokens and 51-54 % at 2,000; at 0.85 63-65 % and 59-62 %, with more
+whole blocks in every repository (benchmarks/RESULTS-context.md)."""
+
 
 T = TypeVar("T")
 
@@ -572,7 +576,9 @@ class Workspace:
         listed = files[:MAX_ASK_FILES]
         shown = {b.path for b in context}
         blocks = [(b, cut_block(b, signatures.get((b.path, b.symbol or ""), ""))) for b in context]
-        ranked = [(f, slim_file(f)) for f in listed]
+        # A file a block shows is listed slim from the start: its blocks carry its
+        # citations and their reasons, and the room goes to code.
+        ranked = [(slim_file(f) if f.path in shown else f, slim_file(f)) for f in listed]
         # The answer is the code: the files' ranking evidence and reasons go first, then
         # the files no block shows, then the records of files no part of which scored
         # relevant, then the signature lines (a record around one line is mostly

@@ -319,6 +319,12 @@ def test_mcp_ask_answers_carry_code(searchers):
         assert estimate_tokens(text) == answer.budget.tokens <= 4000
         source = sum(len(b.text) for b in answer.context)
         assert source / len(text) >= 0.6, (question, source / len(text))
+        # A file a block shows is listed without the reason and citations its blocks
+        # carry, whatever the room; a file no block shows keeps its evidence for it.
+        shown = {b.path for b in answer.context}
+        assert shown and all(
+            not f.reason and not f.citations for f in answer.files if f.path in shown
+        )
         tight = workspace.ask(AskRequest(question=question, max_tokens=1000))
         # The files' evidence goes before any code: tight, no file keeps its reason.
         assert all(not f.reason and not f.citations for f in tight.files)
