@@ -73,6 +73,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dowse.budgets import EVAL_BUDGET
 from dowse.errors import EvalError, IndexVersionMismatch
 from dowse.evaluation.gittree import clone_for, commit_order, missing_commits, sync_tree
 from dowse.explore.handoff import fit_report, investigate, render_report
@@ -145,7 +146,7 @@ class EvalConfig(BaseModel):
     methods: list[Method] | None = Field(
         default=None, description="default: every method the index supports"
     )
-    budget: int = Field(default=4000, gt=0, description="context token budget")
+    budget: int = Field(default=EVAL_BUDGET, gt=0, description="context token budget")
     embed: bool = Field(
         default=True, description=("embed (dense and hybrid need file or chunk vectors)")
     )
