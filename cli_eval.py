@@ -2,7 +2,7 @@
 history) and render the score tables.
 
 Registered on the main group by `cli.py`; like it, this module only translates: parse,
-call `retrieval.evaluation` or `retrieval.history`, render. Heavy modules are imported
+call `evaluation.swebench` or `evaluation.history`, render. Heavy modules are imported
 inside the commands so that `--help` stays instant.
 """
 

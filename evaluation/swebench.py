@@ -1,5 +1,5 @@
 """Evaluation: file localization on a SWE-bench-style dataset (a repository's own history
-is in `retrieval.history`, on the same machinery).
+is in `evaluation.history`, on the same machinery).
 
 `run_swebench` indexes each instance's repository at its `base_commit` and asks every
 method to rank files for the issue text (`MethodRunner` keeps one tree and its index in
@@ -23,7 +23,7 @@ step and runs the methods). `score` turns predictions into the numbers of the be
   dataset (Multi-SWE-bench).
 
 Methods:
-- `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `indexer.tokens.tokenize` tokens
+- `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `dowse.tokens.tokenize` tokens
   (identifiers and their snake/camel sub-words) of every file of an indexed code
   language; no dowse index involved.
 - `lexical`: hybrid search at file grain without an embedder (full-text, symbol, path).
