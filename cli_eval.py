@@ -2,7 +2,7 @@
 history) and render the score tables.
 
 Registered on the main group by `cli.py`; like it, this module only translates: parse,
-call `retrieval.evaluation` or `retrieval.history`, render. Heavy modules are imported
+call `evaluation.swebench` or `evaluation.history`, render. Heavy modules are imported
 inside the commands so that `--help` stays instant.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from dowse.budgets import EVAL_BUDGET
 from dowse.cli_common import (
     F,
     embed_options,
@@ -128,7 +129,7 @@ def eval_group() -> None:
 @click.option(
     "--budget",
     type=click.IntRange(min=50),
-    default=4000,
+    default=EVAL_BUDGET,
     show_default=True,
     metavar="TOKENS",
     help="Context budget for context_files and tokens.",
@@ -233,7 +234,11 @@ def eval_swebench(
 )
 @_methods_option
 @click.option(
-    "--budget", type=click.IntRange(min=50), default=4000, show_default=True, metavar="TOKENS"
+    "--budget",
+    type=click.IntRange(min=50),
+    default=EVAL_BUDGET,
+    show_default=True,
+    metavar="TOKENS",
 )
 @click.option(
     "--work",

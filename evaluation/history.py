@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.budgets import EVAL_BUDGET
 from dowse.errors import EvalError
 from dowse.evaluation.gittree import git, git_dir_of, sync_tree
 from dowse.evaluation.swebench import (
@@ -49,7 +50,7 @@ class HistoryConfig(BaseModel):
     work: Path = Field(description="where the tree and its index live")
     commits: int = Field(default=50, gt=0, description="the last N qualifying commits")
     methods: list[Method] | None = None
-    budget: int = Field(default=4000, gt=0)
+    budget: int = Field(default=EVAL_BUDGET, gt=0)
     embed: bool = True
     embed_chunks: bool = IndexConfig.embed_chunks
     found_limit: int = Field(default=20, gt=0, le=1000)

@@ -1,5 +1,5 @@
 """Evaluation: file localization on a SWE-bench-style dataset (a repository's own history
-is in `retrieval.history`, on the same machinery).
+is in `evaluation.history`, on the same machinery).
 
 `run_swebench` indexes each instance's repository at its `base_commit` and asks every
 method to rank files for the issue text (`MethodRunner` keeps one tree and its index in
@@ -23,7 +23,7 @@ step and runs the methods). `score` turns predictions into the numbers of the be
   dataset (Multi-SWE-bench).
 
 Methods:
-- `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `indexer.tokens.tokenize` tokens
+- `bm25`: whole-file BM25Okapi (k1=1.2, b=0.75) over `dowse.tokens.tokenize` tokens
   (identifiers and their snake/camel sub-words) of every file of an indexed code
   language; no dowse index involved.
 - `lexical`: hybrid search at file grain without an embedder (full-text, symbol, path).
@@ -73,6 +73,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from dowse.budgets import EVAL_BUDGET
 from dowse.errors import EvalError, IndexVersionMismatch
 from dowse.evaluation.gittree import clone_for, commit_order, missing_commits, sync_tree
 from dowse.explore.handoff import fit_report, investigate, render_report
@@ -145,7 +146,7 @@ class EvalConfig(BaseModel):
     methods: list[Method] | None = Field(
         default=None, description="default: every method the index supports"
     )
-    budget: int = Field(default=4000, gt=0, description="context token budget")
+    budget: int = Field(default=EVAL_BUDGET, gt=0, description="context token budget")
     embed: bool = Field(
         default=True, description=("embed (dense and hybrid need file or chunk vectors)")
     )

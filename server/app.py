@@ -5,8 +5,8 @@ library function answers it, and the answer record is sent back. The MCP SDK is 
 only by `build_server` and `serve`; what the CLI shares with the tools (`ask_for_agent`,
 the refresh before a query) is library code in `workspace`, re-exported here.
 
-Layout: `server_records` holds the request and answer records and fits an answer into
-its budget; `server_workspace` holds the served roots and the `Workspace` that answers
+Layout: `server.records` holds the request and answer records and fits an answer into
+its budget; `server.workspace` holds the served roots and the `Workspace` that answers
 each tool; this module registers the tools with the SDK and runs the server. The public
 names of all three are importable from here.
 
@@ -18,8 +18,8 @@ Invariants:
   model would drop an unknown field silently (a misspelt `max_token` would run with the
   default budget), so it hands every argument through, and the record refuses unknown
   fields and out-of-bounds values with one line naming the field.
-- Budgeted, and a request record's bounds: see `server_records`.
-- Fresh, Confined, Warm, Concurrent: see `server_workspace`.
+- Budgeted, and a request record's bounds: see `server.records`.
+- Fresh, Confined, Warm, Concurrent: see `server.workspace`.
 """
 
 from __future__ import annotations

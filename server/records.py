@@ -2,7 +2,7 @@
 
 Holds the request records (a tool's input schema is its request model's fields), the
 answer records (its output schema), and `fit_answer`, which every tool's answer goes
-through. `server.py` re-exports the public ones.
+through. `server.app` re-exports the public ones.
 
 Invariants:
 - Budgeted: an answer's JSON never exceeds the call's `max_tokens`, counted with the

@@ -2,7 +2,7 @@
 
 `ServedRoot` is one repository: its index, its confinement, its warm snapshot.
 `Workspace` holds the roots, keeps each index fresh, and turns a request record into an
-answer record (`server_records`); `server.py` registers its methods as tools. The CLI
+answer record (`server.records`); `server.app` registers its methods as tools. The CLI
 uses the same refresh for one query (`fresh_searcher`, `ask_for_agent`).
 
 Invariants:

@@ -73,13 +73,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True, scope="session")
 def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Caches and settings in a temporary directory for the whole run: the suite never
-    writes to the user's cache (the ONNX export is made once per run), and no DOWSE_*
-    variable of the caller's shell changes what a test sees."""
+    writes to the user's cache, dowse's (the ONNX export is made once per run) or another
+    library's, and no DOWSE_* variable of the caller's shell changes what a test sees."""
     mp = pytest.MonkeyPatch()
     # DOWSE_UPDATE_GOLDEN is the suite's own switch (rewrite the golden files), not a setting.
     for name in [n for n in os.environ if n.startswith("DOWSE_") and n != "DOWSE_UPDATE_GOLDEN"]:
         mp.delenv(name)
     mp.setenv("DOWSE_CACHE_DIR", str(tmp_path_factory.mktemp("dowse-user-cache")))
+    # Other libraries' caches too: onnxruntime writes a telemetry database under
+    # $XDG_CACHE_HOME (else ~/.cache) whenever it is imported, and the Hugging Face and
+    # torch caches live there when the real model loads.
+    mp.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     mp.setenv("HF_HUB_OFFLINE", "1")
     # No user config file of the caller's either (dowse.settings).
     mp.setenv("DOWSE_CONFIG", str(tmp_path_factory.mktemp("dowse-user-config") / "config.toml"))

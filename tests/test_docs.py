@@ -7,6 +7,7 @@ docs/cli.md is generated from the commands' `--help`; when a help text changes, 
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from pathlib import Path
@@ -110,6 +111,48 @@ def test_the_changelog_is_in_keep_a_changelog_form():
         elif line.strip():
             # Only the preamble is prose: an entry is one line starting "- ".
             assert version is None, f"{where}: an entry is one line starting '- '"
+
+
+_PACKAGES = ("indexer", "retrieval", "explore", "server", "evaluation")
+_REFERENCE = re.compile(
+    r"`((?:dowse\.)?(?:" + "|".join(_PACKAGES) + r")(?:\.\w+)+|dowse\.\w+(?:\.\w+)*)[`(]"
+)
+"""A backquoted dotted name of dowse's: `indexer.build.changed_since`, `dowse.tokens`."""
+
+
+def _resolves(name: str) -> bool:
+    parts = ("dowse." + name.removeprefix("dowse.")).split(".")
+    for i in range(len(parts), 1, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for attribute in parts[i:]:
+            if not hasattr(found, attribute):
+                return False
+            found = getattr(found, attribute)
+        return True
+    return False
+
+
+def test_module_references_in_docstrings_and_docs_resolve():
+    # Modules moved when the packages got their folders (`retrieval.history` became
+    # `evaluation.history`): a docstring or doc naming the old place misleads its reader.
+    library = [
+        p
+        for p in REPO.rglob("*.py")
+        if not {"tests", "benchmarks", "fixtures", "build", ".venv"}
+        & set(p.relative_to(REPO).parts)
+    ]
+    stale = [
+        f"{path.relative_to(REPO)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"
+        for path in [*library, *sorted((REPO / "docs").glob("*.md")), README]
+        for text in [path.read_text(encoding="utf-8")]
+        for m in _REFERENCE.finditer(text)
+        if not _resolves(m.group(1))
+    ]
+    assert library
+    assert stale == []
 
 
 if __name__ == "__main__":

@@ -43,6 +43,9 @@ def cluster():
     # fake embedder from conftest (tests/ is on this process's path, not a package).
     mp = pytest.MonkeyPatch()
     mp.setenv("PYTHONPATH", os.pathsep.join(filter(None, [*dowse_path(), TESTS])))
+    # No usage reports: the cluster would start an actor to collect them and try to send
+    # them over the network, neither of which the test is about.
+    mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
     c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
     for _ in range(2):
         c.add_node(num_cpus=1)

@@ -1,6 +1,6 @@
 """The public surface of each package is deliberate: changing it must change this test."""
 
-from dowse import explore, indexer, retrieval
+from dowse import evaluation, explore, indexer, retrieval, server
 
 
 def test_indexer_exports():
@@ -53,3 +53,33 @@ def test_explore_exports():
     ]
     for name in explore.__all__:
         assert getattr(explore, name) is not None
+
+
+def test_server_exports():
+    assert sorted(server.__all__) == [
+        "RootOptions",
+        "ServedRoot",
+        "Workspace",
+        "ask_for_agent",
+        "fresh_searcher",
+        "serve",
+    ]
+    for name in server.__all__:
+        assert getattr(server, name) is not None
+
+
+def test_evaluation_exports():
+    assert sorted(evaluation.__all__) == [
+        "EvalConfig",
+        "EvalReport",
+        "HistoryConfig",
+        "HistoryReport",
+        "Prediction",
+        "load_dataset",
+        "load_predictions",
+        "run_history",
+        "run_swebench",
+        "score",
+    ]
+    for name in evaluation.__all__:
+        assert getattr(evaluation, name) is not None

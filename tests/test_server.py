@@ -25,6 +25,8 @@ from conftest import EXAMPLE, REPO
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import get_default_environment, stdio_client
 
+from dowse.indexer.build import IndexConfig
+from dowse.indexer.embed import get_embedder
 from dowse.indexer.store import WriteLock
 from dowse.retrieval.ask import estimate_tokens
 from dowse.server.app import MAX_TOKENS_LIMIT, TOOLS
@@ -47,8 +49,10 @@ def index(run: Callable[..., Any]) -> Callable[[Path], Path]:
 
 
 @pytest.fixture
-def repo(tmp_path: Path, index: Callable[[Path], Path]) -> Path:
-    return index(_copy(tmp_path / "example"))
+def repo(tmp_path: Path, indexed_examples) -> Path:
+    """The example as `dowse index --no-embed` leaves it: the session's build, copied
+    (conftest), with the embedder the CLI names (lexical: its model is never loaded)."""
+    return indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False), get_embedder)
 
 
 @asynccontextmanager
