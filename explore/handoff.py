@@ -832,10 +832,10 @@ def fit_report(
 ) -> AskReport:
     """A copy of `report` that prints (as `fmt`) in at most `budget` tokens, at any budget
     its frame fits in: `fit_result`'s order, with the exploration's records going right
-    after the files' evidence, the lowest-ranked first: the timings, the plan, the merged
-    and empty tracks, the tracks' conclusions, the synthesis' divergences and open
-    questions, the tracks' findings, the tracks themselves, the synthesis' findings, the
-    synthesis."""
+    after the files' evidence, the lowest-ranked first: the timings, the plan's questions
+    and globs, the merged and empty tracks, the tracks' conclusions, the synthesis'
+    divergences and open questions, the tracks' findings, the tracks themselves, the
+    synthesis' findings; after the code, the plan's names and the synthesis."""
 
     def render(r: AskReport) -> str:
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
@@ -892,20 +892,35 @@ def fit_report(
             )
 
     # The exploration's bookkeeping goes before anything the tracks found: the timings,
-    # the plan (the tracks repeat its names), the tracks merged or empty, then the
-    # tracks' conclusions (every track's first the last to go). Once the tracks have lost
-    # their findings and conclusions, their records go, the last track first, before the
-    # synthesis' findings; the synthesis' own record last of all: at a tight budget the
-    # answer is its code.
+    # the plan's questions and globs, the tracks merged or empty, then the tracks'
+    # conclusions (every track's first the last to go). Once the tracks have lost their
+    # findings and conclusions, their records go, the last track first, before the
+    # synthesis' findings. The plan's names (which tracks ran) and the synthesis' own
+    # record go only after the code, so that any budget the frame fits in holds an
+    # answer.
     timings: list[Entry] = [(report.timings, None)] if report.timings else []
 
     def put_timings(out: AskReport, kept: list[dict[str, float]]) -> None:
         out.timings = kept[0] if kept else {}
 
-    plan: list[Entry] = [(p, None) for p in report.plan]
+    # A planned track's question and globs go first (the tracks' records repeat them),
+    # its name and explorer last: two groups over the plan's places.
+    details: list[Entry] = [(i, None) for i in range(len(report.plan))]
 
-    def put_plan(out: AskReport, kept: list[TrackPlan]) -> None:
-        out.plan = kept
+    def put_details(out: AskReport, kept: list[int]) -> None:
+        left = set(kept)
+        out.plan = [
+            p
+            if i in left
+            else p.model_copy(update={"question": None, "include": [], "exclude": []})
+            for i, p in enumerate(out.plan)
+        ]
+
+    names: list[Entry] = [(i, None) for i in range(len(report.plan))]
+
+    def put_names(out: AskReport, kept: list[int]) -> None:
+        left = set(kept)
+        out.plan = [p for i, p in enumerate(out.plan) if i in left]
 
     asides: list[Entry] = [(("merged", m), None) for m in report.merged] + [
         (("empty", m), None) for m in report.empty
@@ -949,15 +964,15 @@ def fit_report(
         render,
         more=[
             (timings, put_timings),
-            (plan, put_plan),
+            (details, put_details),
             (asides, put_asides),
             (conclusions, put_conclusions),
             (notes, put_notes),
             (findings, put_findings),
             (tracks, put_tracks),
             (stated, put_stated),
-            (synthesis, put_synthesis),
         ],
+        last=[(names, put_names), (synthesis, put_synthesis)],
         lines_first=fmt == "json",
     )
 

@@ -93,12 +93,14 @@ class Packing(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     signature_share: float = Field(
-        default=0.1,
+        default=0.05,
         ge=0,
         le=1,
         description=(
             "the share of the source's room kept for the signature lines of what did not "
-            "fit whole: pointers to the next places to read, ten or so lines at 4,000 tokens"
+            "fit whole: pointers to the next places to read, five to ten lines at 4,000 "
+            "tokens (0.1 while a line was a section with a heading and a reason, twice "
+            "the cost of the one-item line it is now)"
         ),
     )
     lead_files: int = Field(
@@ -832,15 +834,19 @@ def _file_line(f: FileResult) -> str:
 
 def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
     """A block's markdown section; its reason is left out when it is `listed`, the
-    reason its file already has in the files list."""
-    what = f" {b.kind} {code_span(b.symbol)}" if b.kind and b.symbol else ""
+    reason its file already has in the files list. A signature line is one item: its
+    citation, relevance and line (a pointer to where to read next; as a section with a
+    heading and a reason it cost twice the tokens, which the budget took from code)."""
     stale = " **(stale: file changed since indexing)**" if b.stale else ""
+    if b.form == "signature":
+        return [
+            f"- {code_span(b.citation)} ({b.relevance:.2f}){stale}: {code_span(one_line(b.text))}"
+        ]
+    what = f" {b.kind} {code_span(b.symbol)}" if b.kind and b.symbol else ""
     lines = [f"### {code_span(b.citation)}{what} ({b.relevance:.2f}){stale}"]
     if b.reason and b.reason != listed:
         lines.append(one_line(b.reason))
-    if b.form == "full":
-        return [*lines, "", *fence(b.text), ""]
-    return [*lines, "", f"    {one_line(b.text)}", ""]
+    return [*lines, "", *fence(b.text), ""]
 
 
 def _cycle_line(c: Cycle) -> str:
@@ -881,6 +887,8 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
     lines += ["", "## Context", ""]
     listed = {f.path: f.reason for f in result.files[: listed_files(result.budget)]}
     for b in result.context:
+        if b.form == "full" and lines[-1].startswith("- "):
+            lines.append("")  # a section after signature lines' items
         lines += _block_lines(b, listed.get(b.path, ""))
     if trace:
         lines += ["## Trace", ""]
@@ -991,6 +999,7 @@ def fit_result(
     render: Callable[[R], str],
     *,
     more: Sequence[Group] = (),
+    last: Sequence[Group] = (),
     cut: Callable[[ContextBlock], ContextBlock | None] = signature_block,
     lines_first: bool = False,
 ) -> R:
@@ -999,7 +1008,8 @@ def fit_result(
     file's ranking evidence and reason (lowest-ranked first), the `more` groups' records,
     the files that have no block, the blocks of files no part of which scored relevant;
     only then are whole blocks cut to their signature line, lowest-ranked first, and
-    lines left out (`lines_first`, for JSON: see `block_plan`)."""
+    lines left out (`lines_first`, for JSON: see `block_plan`); the `last` groups'
+    records go after all of those, so that any budget the frame fits in holds an answer."""
     in_context = {b.path for b in result.context}
     # Before any whole block is cut, the signature lines go and then their files (the
     # lowest-ranked first): at a tight budget the best files' code beats a long list of
@@ -1009,7 +1019,7 @@ def fit_result(
     trace: list[Entry] = [(c, None) for c in result.trace]
     files: list[Entry] = [(f, slim_file(f)) for f in result.files]
     context: list[Entry] = [(b, cut(b)) for b in result.context]
-    groups: list[Sequence[Entry]] = [trace, files, context, *(g for g, _ in more)]
+    groups: list[Sequence[Entry]] = [trace, files, context, *(g for g, _ in [*more, *last])]
     plan = steps(0, trace, 2) + steps(1, files, 1)
     for g in range(len(more)):
         plan += steps(3 + g, groups[3 + g], 2)
@@ -1017,13 +1027,15 @@ def fit_result(
     plan += steps(2, context, 2, only=lambda b: b.form != "full")
     plan += steps(1, files, 2, only=lambda f: f.path not in whole)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
+    for g in range(len(more), len(more) + len(last)):
+        plan += steps(3 + g, groups[3 + g], 2)
 
     def build(levels: Levels, claimed: int) -> R:
         kept = forms(groups, levels)
         out = result.model_copy(
             update={"trace": kept[0], "files": kept[1], "context": kept[2], "tokens": claimed}
         )
-        for (_, put), records in zip(more, kept[3:], strict=True):
+        for (_, put), records in zip([*more, *last], kept[3:], strict=True):
             put(out, records)
         return out
 

@@ -2,14 +2,14 @@
 
 Invariants:
 - One counter: every budget dowse honours (`ask --budget`, `explore --budget`, the MCP
-  tools' `max_tokens`) is counted by `estimate_tokens` on the text as printed: 3
-  characters a token, and a token more for each byte a character takes beyond one in
-  UTF-8. Measured against four real tokenizers (cl100k, o200k, an earlier Claude's,
-  DeepSeek's; `benchmarks/token_counts.py`, benchmarks/RESULTS-context.md), dowse's
-  answers count 0.76-0.97 of it (median 0.8); dense source outside Python up to 1.3.
-  Non-ASCII text is counted by its bytes because a byte-level tokenizer spends up to a
-  token a byte on what its vocabulary covers thinly: at 3 characters a token, a Thai or
-  Arabic locale file counted 1.8-2.4 times its estimate.
+  tools' `max_tokens`) is counted by `estimate_tokens` on the text as printed: 3 ASCII
+  characters a token, and a token for each other character. Measured against four real
+  tokenizers (cl100k, o200k, an earlier Claude's, DeepSeek's; `benchmarks/token_counts.py`,
+  benchmarks/RESULTS-context.md), dowse's answers count 0.76-0.97 of it (median 0.8);
+  dense source outside Python up to 1.3. At 3 characters a token for every character, a
+  Thai or Arabic locale file counted 2.9-3.6 times its estimate (1.6 at most now): a
+  tokenizer's vocabulary covers such text thinly. A token a character, not a token a
+  byte: box drawing, arrows and accented letters are about a token each.
 - A fit is a plan of steps, each moving one record one level down (0 whole, 1 cut to
   its short form, 2 left out), applied in the plan's order; `fit` finds the fewest steps
   whose answer, measured whole, is within the budget. A record is never cut mid-way,
@@ -42,8 +42,8 @@ def estimate_tokens(text: str) -> int:
     n = len(text)
     if text.isascii():
         return math.ceil(n / CHARS_PER_TOKEN)
-    extra = len(text.encode("utf-8", "surrogatepass")) - n
-    return math.ceil(n / CHARS_PER_TOKEN + extra)
+    ascii_chars = len(text.encode("ascii", "ignore"))
+    return math.ceil(ascii_chars / CHARS_PER_TOKEN) + n - ascii_chars
 
 
 def steps(

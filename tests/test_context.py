@@ -261,8 +261,9 @@ def test_an_explored_answer_fits_every_budget_its_bookkeeping_first(explored_ans
     whole = {b.citation for b in explored_answer.context if b.form == "full"}
     kept = {b.citation for b in fitted.context if b.form == "full"}
     if kept != whole:  # code was cut: the exploration's bookkeeping went before it
-        assert not fitted.plan and not fitted.tracks and not fitted.timings
-        assert not fitted.merged and not fitted.empty
+        assert not fitted.tracks and not fitted.timings and not fitted.merged
+        assert not fitted.empty and (fitted.synthesis is None or not fitted.synthesis.unified)
+        assert all(p.question is None and not p.include and not p.exclude for p in fitted.plan)
 
 
 def test_ask_cli_output_is_within_the_budget(searchers, run):
@@ -380,8 +381,9 @@ def test_untrusted_text_cannot_forge_markdown(tmp_path):
         "## Files",
         "## Context",
         "### `odd\\nname.py:1-11` function `` helper`s `` (0.90)",
-        "### `odd\\nname.py:1-11` function `` helper`s `` (0.90)",
     ]
+    # A signature line is one item: its citation and line, escaped the same way.
+    assert "- `odd\\nname.py:1-11` (0.90): `def helper(x)\\x1b[31m`" in text.split("\n")
     # The source is fenced with a longer run than the ``` it holds, verbatim inside.
     assert "\n````\n" + FORGED.rstrip("\n") + "\n````\n" in text
     assert "\x1b" not in text and "def helper(x)\\x1b[31m" in text
@@ -580,12 +582,12 @@ def test_the_files_list_grows_with_the_budget(budget, listed):
     assert sum(ln.startswith("- `pkg/") for ln in lines) == listed
 
 
-def test_the_counter_counts_a_token_for_each_byte_beyond_one():
-    # At 3 characters a token, a Thai or Arabic locale file was counted at a half to
-    # a fifth of what real tokenizers spend on it (benchmarks/RESULTS-context.md).
+def test_the_counter_counts_a_token_for_each_character_beyond_ascii():
+    # At 3 characters a token, a Thai or Arabic locale file was counted at a third of
+    # what real tokenizers spend on it (benchmarks/RESULTS-context.md).
     assert estimate_tokens("") == 0
     assert estimate_tokens("x = 1\n" * 5) == 10
-    assert estimate_tokens("é" * 3) == 1 + 3  # two bytes each
-    assert estimate_tokens("ก" * 30) == 10 + 60  # three bytes each
-    assert estimate_tokens("😀") == 1 + 3  # four bytes
-    assert estimate_tokens("\ud800") == 1 + 2  # a lone surrogate counts, never raises
+    assert estimate_tokens("é" * 3) == 3
+    assert estimate_tokens("ก" * 30) == 30
+    assert estimate_tokens("abc├── 😀") == 2 + 4  # "abc " and four others
+    assert estimate_tokens("\ud800") == 1  # a lone surrogate counts, never raises

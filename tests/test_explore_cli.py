@@ -177,8 +177,16 @@ def test_ask_hands_a_broad_question_to_parallel_tracks(indexed, run):
         ).output
     )
     assert out["mode"] == "exploration" and out["why"].startswith("an architecture question")
-    assert 3 <= len(out["plan"]) <= 7
+    # At 3,000 tokens the code comes first: the plan says which tracks ran, their records
+    # are left out (`fit_report`); with room for everything, they are all there.
+    assert 3 <= len(out["plan"]) <= 7 and "token authentication" in {p["name"] for p in out["plan"]}
     assert out["files"] and out["tokens"] <= 3000
+    assert any(b["form"] == "full" for b in out["context"])
+    question = "how does token authentication work?"
+    out = json.loads(
+        run("ask", question, "--path", str(indexed), "--json", "--budget", "20000").output
+    )
+    assert 3 <= len(out["plan"]) <= 7
     names = {t["track"]["name"] for t in out["tracks"]}
     assert "token authentication" in names
     # The subject's tests found nothing to be named after: stated under `empty`, no track.
