@@ -8,7 +8,9 @@ index, in this order of evidence (`Via`):
     import      the file imports a file that defines it, or imports the name from a
                 package whose directory holds the definition, or reaches it through a
                 module it imports (`flask.helper()`, `requests.utils.helper()`, re-exports
-                followed) or a Rust path naming its module (`grep::cli::helper()`)
+                followed; `from pkg import mod` then `mod.helper()`, the module's file
+                wherever the tree holds it) or a Rust path naming its module
+                (`grep::cli::helper()`)
     package     a file in the same directory defines it (Go, Java, C# need no import)
     name        the index defines the name exactly once, and nothing above applies
 
@@ -455,12 +457,20 @@ class _Resolver:
                 self.named[row["path"]][imported.rsplit(".", 1)[-1]] = (origin, row["module"])
 
     def _from_import(
-        self, path: str, key: str, candidates: list[dict[str, Any]], *, hops: int = 1
+        self,
+        path: str,
+        key: str,
+        candidates: list[dict[str, Any]],
+        *,
+        hops: int = 1,
+        name: str | None = None,
     ) -> list[dict[str, Any]] | None:
         """The candidates `path`'s import of `key` means; None when it imports no `key`,
         [] when it imports it from outside the index. A file of the index that imports
         the name itself (a re-export: `from .budget import estimate_tokens`) is followed
-        `hops` more times."""
+        `hops` more times. `name`: the name reached through `key` (`f` of `key.f()`),
+        when `key` is a qualifier rather than the name itself."""
+        name = key if name is None else name
         entry = self.named.get(path, {}).get(key)
         if entry is None:
             return None
@@ -473,6 +483,13 @@ class _Resolver:
             # whose root is the indexed directory); if none, it is from outside the index.
             hit = [c for c in candidates if _names_file(module, key, c["path"])]
             files = self.reads.files_of_module(module)
+        if (origin is None or origin.endswith("/")) and key != name:
+            # `from pkg import mod` then `mod.f()`: `mod` is the package's module file,
+            # which the import itself does not resolve to when the importer is the
+            # package's own `__init__` (pytest's `from _pytest.assertion import
+            # truncate`) or the package sits under a source directory (`src/`).
+            inside = self.reads.submodule_files(path, module, key)
+            hit = [c for c in candidates if c["path"] in inside] or hit
         if hit or not hops:
             return hit
         for file in files:
@@ -533,7 +550,9 @@ class _Resolver:
             return [(c, "same-file") for c in same]
         head = qualifier.split(".", 1)[0].split("::", 1)[0]
         for key in (name, head) if head else (name,):
-            found = self._from_import(path, key, candidates, hops=1 if key == name else 0)
+            found = self._from_import(
+                path, key, candidates, hops=1 if key == name else 0, name=name
+            )
             if found == [] and key == name:
                 return []  # the file imports the name from elsewhere
             if found:
@@ -641,6 +660,7 @@ class _Reads:
         self.store = store
         self.lookups = lookups
         self._stems: _Stems | None = None
+        self._submodules: dict[str, set[str]] = {}
 
     def rows_in(
         self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
@@ -674,6 +694,31 @@ class _Reads:
             for i in by_stem.get(tail, ())
         }
         return [paths[i] for i in sorted(found)]
+
+    def submodule_files(self, importer: str, module: str, key: str) -> set[str]:
+        """The indexed files `from module import key` imports when `key` is a module:
+        `module/key.py` or `module/key/__init__.py`, a relative `module` from the
+        importer's directory, an absolute one wherever the tree holds its dotted path
+        (`src/_pytest/assertion/truncate.py` for `_pytest.assertion` and `truncate`)."""
+        level = len(module) - len(module.lstrip("."))
+        parts = [p for p in module[level:].split(".") if p] + [key]
+        if level:
+            base = posixpath.dirname(importer)
+            for _ in range(level - 1):
+                base = posixpath.dirname(base)
+            stem = posixpath.join(base, *parts)
+            return {f"{stem}.py", f"{stem}/__init__.py"}
+        dotted = ".".join(parts)
+        found = self._submodules.get(dotted)
+        if found is None:
+            # The dotted path as the end of a file's (under `src/`, a sub-project), never
+            # a part of a name: `x.a.b` ends with `a.b`, `xa.b` does not.
+            found = self._submodules[dotted] = {
+                p
+                for p in self.indexed_paths()
+                if (stem := _dotted_stem(p)) == dotted or stem.endswith("." + dotted)
+            }
+        return found
 
     def _stems_made(self) -> _Stems:
         if self._stems is None:

@@ -573,3 +573,41 @@ def test_the_files_a_module_names_are_those_the_dotted_forms_end_with():
     # `a.b` names the files that module would be, not `x/a/b.py` (`x.a.b`); `.py` (the
     # empty stem) and `a/b..py` (`a.b.`) through the form `a.b.` the lookup also tries.
     assert reads.files_of_module("a.b") == ["a/b.py", "b.py", "a/b/__init__.py", ".py", "a/b..py"]
+
+
+MODULE_IMPORTS = {
+    "src/pkg/__init__.py": (
+        "from pkg import trunc\n"  # 1: the package importing its own module
+        "\n"
+        "\n"
+        "def explain(lines):\n"  # 4
+        "    return trunc.cut(lines)\n"  # 5
+    ),
+    "src/pkg/trunc.py": "def cut(lines):\n    return lines[:1]\n",
+    "src/pkg/sub/__init__.py": "",
+    "src/pkg/sub/fmt.py": "def cut(text):\n    return text\n",
+    "src/pkg/sub/use.py": (
+        "from . import fmt\n"  # 1: relative, from the module's own package
+        "from pkg import trunc\n"  # 2
+        "\n"
+        "\n"
+        "def show(text):\n"  # 5
+        "    fmt.cut(text)\n"  # 6: fmt.py's
+        "    trunc.cut(text)\n"  # 7: trunc.py's
+        "    other.cut(text)\n"  # 8: an object's method, neither
+    ),
+}
+
+
+def test_a_module_imported_from_its_package_resolves_its_calls(tmp_path, fake_embedder):
+    # pytest's assertion/__init__.py: `from _pytest.assertion import truncate`, then
+    # `truncate.materialize_with_truncation(...)`; the import names the importer itself.
+    root = make_tree(tmp_path / "mod", MODULE_IMPORTS)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    refs = find_references(Store.open(root / ".dowse"), "cut", callees=False)
+    by_target = sorted((c.target.split("#", 1)[0], c.path, c.lines, c.via) for c in refs.callers)
+    assert by_target == [
+        ("src/pkg/sub/fmt.py", "src/pkg/sub/use.py", [6], "import"),
+        ("src/pkg/trunc.py", "src/pkg/__init__.py", [5], "import"),
+        ("src/pkg/trunc.py", "src/pkg/sub/use.py", [7], "import"),
+    ]
