@@ -10,7 +10,8 @@ An exploration plans its tracks from the question: one retrieval loop per sub-qu
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
 then the explorers that fit: the callers and the callees of the definitions it names
-(the index's references), the subject's tests, the configuration that sets it (an architecture
+(the index's references), their tests (test files that reference them or the files that
+answer it, and test files named after those files), the configuration that sets it (an architecture
 question, or one about settings, flags or the environment: the settings whose name or
 file shares the question's words or sits in the files that answer it), the history,
 imports for structure, patterns for conventions.
@@ -166,12 +167,9 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns", "callers", "callees", "config"] | None = None
-    results_named: bool = Field(
-        default=False,
-        description="a retrieval track named after the files it finds once it ran (the "
-        "subject's tests)",
-    )
+    explorer: (
+        Literal["imports", "git", "patterns", "callers", "callees", "tests", "config"] | None
+    ) = None
 
 
 class Plan(BaseModel):
@@ -323,15 +321,9 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
             )
         )
     if not any(_about_tests(c) for c in parts):
-        # The subject's own words, confined to the tests: no template wording to match.
-        out.append(
-            TrackPlan(
-                name=f"{short} (tests/)",
-                question=subject,
-                include=TEST_GLOBS,
-                results_named=True,
-            )
-        )
+        # The tests of what answers it: the test files that reference its definitions
+        # (the index's references) and those named after its files, not a search of tests.
+        out.append(TrackPlan(name=f"{short} (tests/)", explorer="tests"))
     if kind == "architecture" or _CONFIGURED.search(question):
         # Where the subject is configured: settings files, environment, flags, config types.
         out.append(TrackPlan(name=f"{short} (settings)", explorer="config"))
@@ -583,6 +575,7 @@ def investigate(
     from dowse.explore.imports import imports_track
     from dowse.explore.patterns import patterns_track
     from dowse.explore.synthesis import synthesize
+    from dowse.explore.tested import tests_track
     from dowse.explore.tracks import Context, run_track
 
     joins: list[str] = []
@@ -612,6 +605,16 @@ def investigate(
         def seeds() -> list[str]:
             # Without a definition the question names, those of what answers it.
             return [b.symbol for b in main.result().context if b.symbol]
+
+        def tests_after_main(name: str) -> Track:
+            # The tests of the question's definitions and of what answers it.
+            return tests_track(
+                ctx,
+                question,
+                name=name,
+                seeds=seeds,
+                answer_files=lambda: [f.path for f in main.result().files[:5]],
+            )
 
         def config_after_main(name: str) -> Track:
             # The settings of what answers the question, or that share its words.
@@ -644,6 +647,8 @@ def investigate(
             elif tp.explorer == "callees":
                 make = functools.partial(callees_track, ctx, question, seeds=seeds)
                 makers.append((tp, tp.explorer, make))
+            elif tp.explorer == "tests":
+                makers.append((tp, tp.explorer, functools.partial(tests_after_main, tp.name)))
             elif tp.explorer == "config":
                 makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
         runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
@@ -691,14 +696,14 @@ def _name_after_results(
     runs: list[tuple[TrackFindings, dict[str, Any]]],
 ) -> tuple[set[str], dict[int, str]]:
     """Name the tracks that are named after what they found (the plan's entry too, for
-    a track that is one explorer or a results-named loop). Returns the retrieval tracks'
-    names, and the tracks (by id) that found nothing to be named after — a results-named
-    loop, the configuration, the history or the conventions with no finding — each with
-    what it looked for and the gate it failed: the plan's name is no name for a result."""
+    a track that is one explorer). Returns the retrieval tracks' names, and the tracks
+    (by id) that found nothing to be named after — the tests, the configuration, the
+    history or the conventions with no finding — each with what it looked for and the
+    gate it failed: the plan's name is no name for a result."""
     retrieval: set[str] = set()
     empty: dict[int, str] = {}
     for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
-        named_by_results = tp.results_named or role in ("git", "config", "patterns")
+        named_by_results = role in ("tests", "git", "config", "patterns")
         if named_by_results and not found.findings:
             failed = next((g for g in found.gates if not g.passed), None)
             why = f"{failed.name} failed: {failed.detail}" if failed else "no finding"
@@ -753,9 +758,9 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
     """A track's name from what it found: the tests by their files, the configuration by
     its settings, the history by the files that change together, the import graph by its
     central modules; "" to keep its name."""
-    if role == "loop" and tp.results_named:
-        files = [posixpath.basename(f.citations[0].path) for f in found.findings]
-        return ", ".join(list(dict.fromkeys(files))[:2])
+    if role == "tests":
+        files = _short_paths(list(dict.fromkeys(f.citations[0].path for f in found.findings)))
+        return ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "")
     if role == "config" and isinstance(out.get("config"), ConfigReport):
         report = out["config"]
         names = [s.name for s in report.env] + [f"--{s.name}" for s in report.flags]
