@@ -10,11 +10,13 @@ An exploration plans its tracks from the question: one retrieval loop per sub-qu
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
 then the explorers that fit: the callers and the callees of the definitions it names
-(the index's references), their tests (test files that reference them or the files that
-answer it, and test files named after those files), the configuration that sets it (an architecture
-question, or one about settings, flags or the environment: the settings whose name or
-file shares the question's words or sits in the files that answer it), the history,
-imports for structure, patterns for conventions.
+(the index's references), their tests (test files that reference them or the answer's
+definitions, and test files named after the answer's files), the configuration that sets
+it (an architecture question, or one about settings, flags or the environment: the
+settings whose name or file shares the question's words or sits in the files that answer
+it), the history (the files that change in the same commits as the answer's files, each
+pair with its commits; not for a convention), imports for structure, patterns for
+conventions.
 
 A track is named after what it is about, never with wording of its own: a retrieval
 track by its sub-question's subject; the callers and callees by their targets (`← A`,
@@ -289,7 +291,7 @@ def _about_tests(text: str) -> bool:
 def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     """The tracks of a broad question: one retrieval loop per sub-question (named by its
     subject, outside the tests unless it is about tests), then the explorers that fit the
-    kind: the callers from the index's references, the tests of the subject, the history."""
+    kind: the callers from the index's references, their tests, the history."""
     parts = _parts(question)
     topic = _subject(parts[0])
     # "how are tokens issued and where are they validated": "they" is the first topic.
@@ -327,8 +329,9 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     if kind == "architecture" or _CONFIGURED.search(question):
         # Where the subject is configured: settings files, environment, flags, config types.
         out.append(TrackPlan(name=f"{short} (settings)", explorer="config"))
-    if kind in ("architecture", "bug"):
-        # Co-change of the answer's files.
+    if kind != "cross-cutting":
+        # The files that change together with the answer's (a convention has no answer
+        # files of its own).
         out.append(TrackPlan(name=f"{short} (history)", explorer="git"))
     return out
 
@@ -599,8 +602,9 @@ def investigate(
         )
 
         def git_after_main() -> Track:
-            # Co-change coupling is asked for the files that answer the question.
-            return git_track(ctx, focus_files=[f.path for f in main.result().files[:5]])
+            # The files that change together with those that answer the question.
+            files = [f.path for f in main.result().files[:5]]
+            return git_track(ctx, focus_files=files, co_change_only=True)
 
         def seeds() -> list[str]:
             # Without a definition the question names, those of what answers it.

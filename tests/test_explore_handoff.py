@@ -84,6 +84,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "tests cover expiry",
                 "← tokens issued validated tests",
                 "tokens issued validated tests →",
+                "tokens issued validated tests (history)",
             ],
         ),
         (
@@ -96,6 +97,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "← parsing routing error handling",
                 "parsing routing error handling →",
                 "parsing routing error handling (tests/)",
+                "parsing routing error handling (history)",
             ],
         ),
         (
@@ -108,6 +110,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "retry limit configured retries →",
                 "retry limit configured retries (tests/)",
                 "retry limit configured retries (settings)",
+                "retry limit configured retries (history)",
             ],
         ),
     ],
@@ -155,6 +158,7 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
     assert [t.question for t in p.tracks] == [
         "how are tokens issued",
         "where are they validated (tokens issued)",
+        None,
         None,
         None,
         None,
