@@ -3,7 +3,8 @@ that answer it, from the index's references and each ecosystem's naming conventi
 
 Invariants:
 - A test is code at a test path (`languages.is_test_path`: tests/ and testing/ dirs,
-  test_*.py, *_test.go, *.test.js, Java's src/test/, ...) or in a Rust `mod tests`.
+  test_*.py, *_test.go, *.test.js, Java's src/test/, ...) or in a Rust `mod tests`, and
+  never an example's (`languages.is_example_path`: a test an example or a guide shows).
 - Tests by reference come from the index (`retrieval.references`), never from a text
   search: a test file that calls or otherwise references one of the definitions (the
   question's own, else those its words name, then those of the best context the
@@ -107,7 +108,10 @@ def _shared_prefix(a: str, b: str) -> int:
 
 
 def _is_test(caller: Caller) -> bool:
-    """A caller in a test file, or in a Rust `mod tests` of a source file."""
+    """A caller in a test file, or in a Rust `mod tests` of a source file; never in an
+    example (pytest's doc/en/example/fixtures/test_*.py show how to write tests)."""
+    if is_example_path(caller.path):
+        return False
     if is_test_path(caller.path):
         return True
     owner = caller.definition.qualified_name if caller.definition else ""
@@ -158,7 +162,7 @@ def tests_track(
             if not is_test_path(p) and not is_example_path(p)
         ]
         looked["files"] = answers
-        tests = [p for p in ctx.all_files() if is_test_path(p)]
+        tests = [p for p in ctx.all_files() if is_test_path(p) and not is_example_path(p)]
         for answer in answers:
             for test in _by_name(answer, tests):
                 if len(state.findings) >= MAX_FINDINGS:

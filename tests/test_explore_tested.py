@@ -75,6 +75,8 @@ REPO = {
         "\n"
         "it('works', () => {})\n"
     ),
+    # An example of how to write a test is no test of the code (pytest's doc/en/example/).
+    "doc/example/test_tmpdir.py": "from pkg.tmpdir import make_tmp\n\nmake_tmp('x')\n",
     "srv/sleep.go": "package srv\n\nfunc Sleep() {}\n",
     "srv/sleep_test.go": 'package srv\n\nimport "testing"\n\nfunc TestSleep(t *testing.T) {}\n',
 }
