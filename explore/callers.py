@@ -116,6 +116,7 @@ def _spec(question: str, direction: Direction, name: str | None) -> TrackSpec:
             f"complete: each definition's {direction} were looked up",
         ],
         deliverable=deliverable,
+        role=direction,
     )
 
 

@@ -226,6 +226,7 @@ def config_track(
             "complete: each kind found was claimed",
         ],
         deliverable="ConfigReport: files, environment variables, flags, config types",
+        role="config",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:

@@ -261,6 +261,7 @@ def git_track(
         ],
         deliverable="GitReport: branch, head, recent commits, uncommitted changes, hot files, "
         "co-change pairs",
+        role="history",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:

@@ -794,6 +794,7 @@ def _findings_tokens(report: AskReport) -> int:
     if report.synthesis is not None:
         syn = report.synthesis
         total += sum(estimate_tokens(x) for x in syn.unified + syn.divergences + syn.open_questions)
+        total += estimate_tokens(syn.statement) if syn.statement else 0
     return total
 
 
@@ -802,7 +803,9 @@ def _fit_tracks(report: AskReport, room: int) -> None:
     round-robin (every track's best first), while they fit."""
     from dowse.explore.render import finding_line
 
-    room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis else []))
+    if report.synthesis is not None:
+        room -= sum(estimate_tokens(x) for x in report.synthesis.unified)
+        room -= estimate_tokens(report.synthesis.statement) if report.synthesis.statement else 0
     if report.synthesis is not None:
         # The synthesis' divergences and open questions before the tracks' findings: they
         # are what no single track says.
@@ -933,6 +936,8 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     syn = report.synthesis
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
+        if syn.statement:
+            lines += [f"In short: {one_line(syn.statement)}", ""]
         lines += [f"- {one_line(x)}" for x in syn.unified]
         lines += [f"- divergence: {one_line(x)}" for x in syn.divergences]
         lines += [f"- open: {one_line(x)}" for x in syn.open_questions]

@@ -429,6 +429,8 @@ def render_markdown(r: ExploreResult) -> str:
             f"({r.timings.get('sum', 0):.2f} s summed)"
         )
     lines += [f"_Confidence: {syn.confidence} — {one_line(syn.basis)}{timing}_", ""]
+    if syn.statement:
+        lines += [f"In short: {one_line(syn.statement)}", ""]
 
     gone: list[str] = []  # sections the budget emptied: one line for all, at the end
 

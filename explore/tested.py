@@ -142,6 +142,7 @@ def tests_track(
         ],
         deliverable="findings: `test` in a test file calls `definition`, cited at the "
         "calling line; a test file named after an answer file, cited at the line naming it",
+        role="tests",
     )
     looked: dict[str, list[str]] = {"definitions": [], "files": []}
 
