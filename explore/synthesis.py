@@ -662,10 +662,19 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
             stated.append(found)
         return found
 
+    asked = " ".join(t.track.focus for t in flat if t.track.role == "answer")
+
+    def written(name: str) -> bool:
+        """Whether the question writes the name (its last part, as a word)."""
+        last = re.escape(name.rsplit(".", 1)[-1])
+        return re.search(rf"(?<![\w.]){last}(?!\w)", asked) is not None
+
     for t in flat:
         if t.track.role != "answer":
             continue
-        top = next((m for f in t.findings if (m := _ANSWER.search(f.claim))), None)
+        placed = [m for f in t.findings if (m := _ANSWER.search(f.claim))]
+        # The definition the question writes, when the track found it; else its top one.
+        top = next((m for m in placed if written(m.group(1))), placed[0] if placed else None)
         if top is not None:
             entry(top.group(1), top.group(2))
     for role in ("callers", "callees", "tests"):
@@ -689,6 +698,7 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
             )
             e = entry(f.topic, where)
             (e.callers if role == "callers" else e.tests).append(ref)
+    stated.sort(key=lambda e: not written(e.name))  # what the question names first
     parts = [e.sentence() for e in stated[:STATED_NAMES]]
     if not parts:
         return ""

@@ -793,3 +793,29 @@ def test_the_statement_composes_the_tracks_findings_each_at_its_citation():
         ).statement
         == ""
     )
+
+
+def test_the_statement_leads_with_the_definition_the_question_writes():
+    answer = _role(
+        "answer",
+        "tokens",
+        *(
+            (f"`{name}` at auth/tokens.py:{a}-{b} (relevance 0.8): r", "auth/tokens.py", a, q, "")
+            for name, a, b, q in [
+                ("_sign", 10, 14, "def _sign(body, key):"),
+                ("validate_token", 30, 42, "def validate_token(token, key):"),
+            ]
+        ),
+    )
+    other = _role(
+        "answer",
+        "expiry",
+        ("`Clock.now` at auth/clock.py:3-5 (relevance 0.9): r", "auth/clock.py", 3, "def now", ""),
+    )
+    answer.track.focus = "how does validate_token check a token (in .)"
+    other.track.focus = "what sets the expiry (in .)"
+    s = synthesize(ExploreResult(path=".", root="/r", depth="standard", tracks=[other, answer]))
+    # The first track's top finding, but the name the question writes leads.
+    assert s.statement == (
+        "`validate_token` is at auth/tokens.py:30-42; `Clock.now` is at auth/clock.py:3-5"
+    )
