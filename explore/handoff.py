@@ -625,7 +625,9 @@ def investigate(
             def relevant() -> tuple[set[str], list[str]]:
                 return _keywords(question), [f.path for f in main.result().files[:8]]
 
-            return config_track(ctx, name=name, relevant=relevant)
+            return config_track(
+                ctx, name=name, relevant=relevant, named=analyze(question).identifiers
+            )
 
         makers: list[tuple[TrackPlan, str, Callable[[], Track]]] = []
         for tp in p.tracks:
@@ -767,7 +769,8 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
         return ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "")
     if role == "config" and isinstance(out.get("config"), ConfigReport):
         report = out["config"]
-        names = [s.name for s in report.env] + [f"--{s.name}" for s in report.flags]
+        names = [s.name for s in report.named] + [s.name for s in report.env]
+        names += [f"--{s.name}" for s in report.flags]
         names += [s.name for s in report.classes] + [posixpath.basename(f) for f in report.files]
         return ", ".join(list(dict.fromkeys(names))[:3])  # two settings.py are one name
     if role == "git" and isinstance(out.get("git"), GitReport) and out["git"].co_change:

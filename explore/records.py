@@ -307,6 +307,12 @@ class ConfigReport(BaseModel):
     env: list[Setting] = Field(default_factory=list, description="environment variables read")
     flags: list[Setting] = Field(default_factory=list, description="command-line flags defined")
     classes: list[Setting] = Field(default_factory=list, description="configuration types")
+    named: list[Setting] = Field(
+        default_factory=list,
+        description="settings a question names: a constant the code sets "
+        "(`NUMBER_GROUPING = 0`, from the index's definitions) or an option registered "
+        'by its name (`addini("tmp_path_retention_count", ...)`)',
+    )
 
 
 class Synthesis(BaseModel):

@@ -477,12 +477,21 @@ def test_a_setting_in_a_module_of_constants_is_quoted_at_its_line(tmp_path, fake
         f.citations[0].path: (f.claim.split(" in ", 1)[0], f.citations[0].quote)
         for t in report.tracks
         for f in t.findings
-        if f.citations[0].path.endswith(("settings.py", "formats.py"))
+        if f.citations[0].path.endswith(("settings.py", "formats.py")) and t.track.role != "config"
     }
     assert quoted == {
         "app/global_settings.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 0"),
         "app/locale/en/formats.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 3"),
     }
+    # The configuration track states the setting the question names, the settings
+    # module's definition first.
+    settings = [f for t in report.tracks if t.track.role == "config" for f in t.findings]
+    assert [(f.claim, f.citations[0].quote) for f in settings] == [
+        (
+            "`NUMBER_GROUPING` is set at app/global_settings.py:8 (2 definitions)",
+            "NUMBER_GROUPING = 0",
+        )
+    ]
     assert report.synthesis is not None
     assert {f.topic for f in report.synthesis.findings} >= {"NUMBER_GROUPING"}
 
