@@ -9,7 +9,9 @@ Invariants:
   reads.
 - Paths are relative to the explored root, which may be a subdirectory of the work tree;
   changes outside the root are not reported. Hot files and co-change partners are files
-  that exist now (a deleted file cannot be cited).
+  that exist now (a deleted file cannot be cited). Release notes (CHANGES.rst,
+  CHANGELOG.md, a changelog/ fragment) are no co-change partner: they change with every
+  fix and say nothing about the code that changed with them.
 - Counts come from a bounded sample: the last `HISTORY` non-merge commits touching the
   scope, found among at most `SCAN_LIMIT` commits. Commits touching more than
   `HUGE_COMMIT` files (mass renames, reformatting) count for hot files but not for
@@ -173,10 +175,18 @@ def _cite_file(ctx: Context, path: str) -> Citation | None:
     return cite(ctx, path, line) if line else None
 
 
+_RELEASE_NOTES = re.compile(
+    r"(^|/)(changelog|changelog\.d|changes|news|newsfragments|release-?notes)/"
+    r"|(^|/)(changes|changelog|history|news|release-?notes|whatsnew)(\.(rst|md|txt|adoc))?$",
+    re.IGNORECASE,
+)
+
+
 def _pairs(
     commits: list[list[str]], anchors: Sequence[str], existing: set[str]
 ) -> dict[tuple[str, str], int]:
-    """(anchor, partner) -> commits touching both, partners being existing files."""
+    """(anchor, partner) -> commits touching both, partners being existing files and no
+    release notes."""
     wanted = set(anchors)
     counts: Counter[tuple[str, str]] = Counter()
     for files in commits:
@@ -185,7 +195,7 @@ def _pairs(
             continue
         for anchor in touched:
             for other in files:
-                if other != anchor and other in existing:
+                if other != anchor and other in existing and not _RELEASE_NOTES.search(other):
                     counts[(anchor, other)] += 1
     return dict(counts)
 

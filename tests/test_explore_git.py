@@ -191,3 +191,24 @@ def test_an_answer_whose_files_change_alone_has_no_history_to_report(repo):
         False,
         "no file changed together with README.md in 2 or more commits",
     )
+
+
+def test_release_notes_are_no_co_change_partner(tmp_path):
+    # flask's CHANGES.rst changes with every fix: as a partner it says nothing.
+    root = tmp_path / "notes"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commits = [
+        ["a.py", "CHANGES.rst", "changelog/1.bugfix.rst"],
+        ["a.py", "CHANGES.rst", "b.py", "history.py"],
+        ["a.py", "CHANGES.rst", "b.py", "history.py"],
+    ]
+    for day, paths in enumerate(commits, 1):
+        for rel in paths:
+            _append(root, rel, f"# {day}")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"change {day}", day=day)
+    ctx = Context(root=root)
+    _, output = run_track(ctx, git_track(ctx, ("a.py",), co_change_only=True))
+    # Two source files, not the release notes that changed with a.py every time.
+    assert output["git"].co_change == [("a.py", "b.py", 2), ("a.py", "history.py", 2)]
