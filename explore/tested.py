@@ -83,6 +83,12 @@ def tested_name(path: str) -> str | None:
     return bare or None
 
 
+def _named_as_test(path: str) -> bool:
+    """A file whose own name says it is a test (`test_x.py`, `x.test.js`, `XTest.java`)."""
+    stem = posixpath.basename(path).rsplit(".", 1)[0]
+    return bool(_TEST_AFFIXES.search(stem)) or stem.startswith("Test")
+
+
 def _key(name: str) -> str:
     return name.replace("_", "").replace("-", "").lower()
 
@@ -251,11 +257,13 @@ def _by_reference(
         out.append((claim, cite(ctx, path, line), path))
 
     # The test file named after the definition's file first (pytest's test_tmpdir.py for
-    # tmpdir.py), then files that call before files that only import, then by path.
-    def rank(x: tuple[str, Citation | None, str]) -> tuple[bool, bool, str]:
+    # tmpdir.py), then files named as tests before the others under a test directory
+    # (flask's tests/test_apps/cliapp/app.py is an app the tests load), then files that
+    # call before files that only import, then by path.
+    def rank(x: tuple[str, Citation | None, str]) -> tuple[bool, bool, bool, str]:
         name = tested_name(x[2])
         named = name is not None and _named_after(definition.path, x[2], name)
-        return (not named, " imports `" in x[0], x[2])
+        return (not named, not _named_as_test(x[2]), " imports `" in x[0], x[2])
 
     return sorted(out, key=rank)
 

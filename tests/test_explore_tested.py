@@ -68,6 +68,8 @@ REPO = {
         "    assert make_tmp('b')\n"  # 9
     ),
     "testing/test_other.py": "import os\n\n\ndef test_it():\n    assert os.sep\n",
+    # An app the tests load, at a test path: after the files named as tests.
+    "testing/apps/app.py": "from pkg.tmpdir import make_tmp\n\nBASE = make_tmp('app')\n",
     "web/src/plugin/utc/index.js": "export default function utc() {\n  return 0\n}\n",
     "web/test/plugin/utc.test.js": (
         "import dayjs from '../../src'\n"  # 1
@@ -111,6 +113,12 @@ def test_the_tests_are_those_that_reference_the_definitions_and_those_named_afte
             "`test_misc` in testing/test_misc.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
             "testing/test_misc.py:5",
             "assert tmpdir.make_tmp('a')",
+        ),
+        # A file under a test directory that is not named as a test: after those that are.
+        (
+            "`BASE` in testing/apps/app.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
+            "testing/apps/app.py:3",
+            "BASE = make_tmp('app')",
         ),
         # By name: each ecosystem's convention, cited where the test names the subject.
         (
