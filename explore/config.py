@@ -19,11 +19,13 @@ Four kinds of setting, each a claim citing the line that shows it:
               (`fn name_long(&self) -> &'static str { "context" }`)
     classes   configuration types: classes, structs and interfaces named *Config,
               *Settings, *Options (Rust and Go also *Args, *Opts), pydantic BaseSettings
-    named     for a question (`named`), the settings it writes by name: a constant of
-              that name the index defines (`NUMBER_GROUPING = 0`, every definition
-              counted, settings modules first), or an option registered with that name as
-              a call's first argument (`parser.addini("tmp_path_retention_count", ...)`,
-              a call named add/register/define/declare… first, else any call)
+    named     for a question (`named`), the settings it writes by name (UPPER_CASE or
+              snake_case: a method it names is no setting): a constant of that name the
+              index defines (`NUMBER_GROUPING = 0`, every definition counted, settings
+              modules first), else an option registered with that name as a call's first
+              argument (`parser.addini("tmp_path_retention_count", ...)`, a call named
+              add/register/define/declare… first, else any call), else the name as a
+              string literal (`const ENV_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS"`)
 
 Invariants:
 
@@ -56,9 +58,23 @@ from dowse.tokens import tokenize
 __all__ = ["config_track"]
 
 MAX_SCAN = 3000
-MAX_CLAIMS = {"constant": 4, "option": 4, "file": 8, "env": 12, "flag": 12, "class": 8}
-_NAMED = ("constant", "option")
-"""The kinds of `ConfigReport.named`: a constant the question names, an option it names."""
+MAX_CLAIMS = {
+    "constant": 4,
+    "option": 4,
+    "literal": 4,
+    "file": 8,
+    "env": 12,
+    "flag": 12,
+    "class": 8,
+}
+_NAMED = ("constant", "option", "literal")
+"""The kinds of `ConfigReport.named`: a constant the question names, an option registered
+by its name, the name as a string literal (a variable's name kept in a constant)."""
+_SETTING_NAME = re.compile(
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,}[0-9]*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+)
+"""A name written as a setting's: UPPER_CASE or snake_case (`NUMBER_GROUPING`,
+`tmp_path_retention_count`), not a method (`Config.read`'s `read`) or a class."""
 
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
 _Q = r"[\"']"
@@ -449,7 +465,7 @@ def _named_settings(
     first), else a call that registers an option by that name (a call named
     add/register/define/declare… first), else any call taking it as its first argument."""
     have = {_key(f.name) for f in found if f.kind != "file"}
-    wanted = [n for n in dict.fromkeys(x.rsplit(".", 1)[-1] for x in named) if _key(n) not in have]
+    wanted = [n for n in dict.fromkeys(named) if _SETTING_NAME.fullmatch(n) and _key(n) not in have]
     if not wanted:
         return []
     out: list[_Found] = []
@@ -477,9 +493,11 @@ def _named_settings(
             sites.sort(key=lambda s: (not _is_settings_module(s[0]), s))
             out.append(_Found("constant", n, sites))
             continue
-        calls = _registrations(ctx, scanned, n)
+        calls, literals = _registrations(ctx, scanned, n)
         if calls:
             out.append(_Found("option", n, calls))
+        elif literals:
+            out.append(_Found("literal", n, literals))
     return out
 
 
@@ -488,11 +506,14 @@ def _is_settings_module(path: str) -> bool:
     return stem in _SETTINGS_MODULES or "settings" in stem or stem in ("conf", "config")
 
 
-def _registrations(ctx: Context, paths: list[str], name: str) -> list[tuple[str, int]]:
+def _registrations(
+    ctx: Context, paths: list[str], name: str
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
     """(path, line) of the calls taking `name` as a string first argument, the registering
-    calls (add…, register…) first; the line is the string's."""
-    call = re.compile(rf"(\b{_REGISTERS})?\(\s*{_Q}{re.escape(name)}{_Q}")
-    registers, others = [], []
+    calls (add…, register…) first; and of the string literals `name` elsewhere (tokio's
+    `const ENV_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS";`). The line is the string's."""
+    call = re.compile(rf"(\b{_REGISTERS})?(\(\s*)?{_Q}{re.escape(name)}{_Q}")
+    registers, others, literals = [], [], []
     for p in paths:
         lines = ctx.lines(p)
         if not lines:
@@ -502,8 +523,11 @@ def _registrations(ctx: Context, paths: list[str], name: str) -> list[tuple[str,
             continue
         for m in call.finditer(text):
             line = text.count("\n", 0, m.end()) + 1
-            (registers if m.group(1) else others).append((p, line))
-    return registers or others
+            if m.group(2) is None:
+                literals.append((p, line))
+            else:
+                (registers if m.group(1) else others).append((p, line))
+    return registers or others, literals
 
 
 def _setting(f: _Found) -> Setting:
@@ -514,6 +538,7 @@ def _setting(f: _Found) -> Setting:
 _WHAT = {
     "constant": "`{name}` is set",
     "option": "the option `{name}` is registered",
+    "literal": "the setting `{name}` is named",
     "env": "the environment variable `{name}` is used",
     "flag": "the command-line flag `--{name}` is defined",
     "class": "`{name}` is a configuration type",

@@ -224,6 +224,18 @@ NAMED = {
         "    )\n"
     ),
     "tests/test_numberformat.py": "NUMBER_GROUPING = 5\n",  # a test's, not the project's
+    "runtime/pool.py": (
+        "import os\n"  # 1
+        'ENV_WORKERS = "APP_WORKER_THREADS"\n'  # 2: tokio keeps its variable's name so
+        "\n"
+        "\n"
+        "def workers():\n"
+        "    return os.environ.get(ENV_WORKERS)\n"
+        "\n"
+        "\n"
+        "def read(path):\n"  # 9
+        '    return open(path).read("read")\n'
+    ),
 }
 
 
@@ -271,3 +283,15 @@ def test_a_question_that_names_a_setting_gets_it_not_the_flags_sharing_its_words
             "plugin/tmpdir.py:7",
         )
     ]
+    # The name kept in a constant, read through it: the line that writes the name.
+    track = config_track(
+        ctx, relevant=lambda: ({"worker", "threads"}, []), named=["APP_WORKER_THREADS"]
+    )
+    found, _ = run_track(ctx, track)
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        ("the setting `APP_WORKER_THREADS` is named at runtime/pool.py:2", "runtime/pool.py:2")
+    ]
+    # A method the question names is no setting, even where a string spells it.
+    track = config_track(ctx, relevant=lambda: ({"config", "read"}, []), named=["Config.read"])
+    found, out = run_track(ctx, track)
+    assert out["config"].named == []
