@@ -43,6 +43,10 @@ PER_FILE = 2
 """Test files named after one answer file: the nearest ones."""
 _REFERENCES = 200
 """Callers read per definition: the tests come after the code's own callers."""
+_WORD_NAMES = 3
+"""Names a question's words make that are looked up, without an identifier of its own."""
+_LOOKUPS = 8
+"""Names looked up at most: the question's, then the answer's definitions."""
 _VERBS = {
     "call": "calls",
     "type": "uses the type",
@@ -215,12 +219,13 @@ def _definitions(
     store = searcher.store
     names = [i for i in identifiers if i.replace(".", "").isidentifier()]
     if not names:
-        names = named_by_words(store, terms, skip=is_test_path)[:3]
+        # The names its words make, each once (tokio's "who calls spawn" names three
+        # `spawn_task`s and the `spawn`s: both names, not the first three definitions).
+        named = named_by_words(store, terms, skip=is_test_path)
+        names = list(dict.fromkeys(n.rsplit(".", 1)[-1] for n in named))[:_WORD_NAMES]
     out: list[tuple[DefinitionRef, list[Caller]]] = []
     seen: set[str] = set()
-    for n in [*names, *seeds()]:
-        if len(out) >= MAX_TARGETS:
-            break
+    for n in [*names, *seeds()][:_LOOKUPS]:
         refs = find_references(
             store, n, callees=False, kinds=(*DEFAULT_KINDS, "import"), limit=_REFERENCES
         )
@@ -230,7 +235,9 @@ def _definitions(
             seen.add(d.id)
             tests = [c for c in refs.callers if c.target == d.id and _is_test(c)]
             out.append((d, tests))
-    return out
+    # The tested definitions first, in the order they were named.
+    out.sort(key=lambda x: not x[1])
+    return out[:MAX_TARGETS]
 
 
 def _by_reference(

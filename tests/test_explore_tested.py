@@ -148,3 +148,28 @@ def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_
     assert not found.findings
     assert found.gates[0].passed is False
     assert found.gates[0].detail == "no test references or is named after rotate"
+
+
+def test_the_names_a_questions_words_make_are_each_looked_up_the_tested_first(
+    tmp_path, fake_embedder
+):
+    # tokio: "who calls spawn?" names three `spawn_task` methods (spawn + task) before
+    # the `spawn` its tests call.
+    files = {
+        "src/sched.py": "".join(
+            f"class S{i}:\n    def spawn_task(self):\n        return {i}\n\n\n" for i in range(3)
+        )
+        + "def spawn(task):\n    return task\n",
+        "tests/test_runtime.py": "from sched import spawn\n\n\ndef test_it():\n    spawn(1)\n",
+    }
+    root = make_tree(tmp_path / "repo", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how is a task spawned and run?"))
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        (
+            "`test_it` in tests/test_runtime.py calls `spawn` (src/sched.py:16-17)",
+            "tests/test_runtime.py:5",
+        )
+    ]
