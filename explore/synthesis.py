@@ -665,9 +665,10 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
     asked = " ".join(t.track.focus for t in flat if t.track.role == "answer")
 
     def written(name: str) -> bool:
-        """Whether the question writes the name (its last part, as a word)."""
+        """Whether the question writes the name: its last part as a word that qualifies
+        nothing (`getini` of `Config.getini`; not `Config`)."""
         last = re.escape(name.rsplit(".", 1)[-1])
-        return re.search(rf"(?<![\w.]){last}(?!\w)", asked) is not None
+        return re.search(rf"(?<!\w){last}(?![\w.])", asked) is not None
 
     for t in flat:
         if t.track.role != "answer":

@@ -246,7 +246,7 @@ def test_a_question_that_names_a_setting_gets_it_not_the_flags_sharing_its_words
 
     root = make_tree(tmp_path / "repo", NAMED)
     build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
-    question = "what is the default NUMBER_GROUPING and how do the locale formats set it?"
+    # "what is the default NUMBER_GROUPING and how do the locale formats set it?"
     ctx = Context(root=root, index_dir=root / ".dowse")
     track = config_track(
         ctx,

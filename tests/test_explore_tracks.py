@@ -811,8 +811,10 @@ def test_the_statement_leads_with_the_definition_the_question_writes():
         "answer",
         "expiry",
         ("`Clock.now` at auth/clock.py:3-5 (relevance 0.9): r", "auth/clock.py", 3, "def now", ""),
+        # The class whose method the question names is not the name it writes.
+        ("`Tokens` at auth/tokens.py:1-50 (relevance 0.7): r", "auth/tokens.py", 1, "class", ""),
     )
-    answer.track.focus = "how does validate_token check a token (in .)"
+    answer.track.focus = "how does Tokens.validate_token check a token (in .)"
     other.track.focus = "what sets the expiry (in .)"
     s = synthesize(ExploreResult(path=".", root="/r", depth="standard", tracks=[other, answer]))
     # The first track's top finding, but the name the question writes leads.
