@@ -13,8 +13,8 @@ then the explorers that fit: the callers and the callees of the definitions it n
 (the index's references), their tests (test files that reference them or the answer's
 definitions, and test files named after the answer's files), the configuration that sets
 it (an architecture question, or one about settings, flags or the environment: the
-settings whose name or file shares the question's words or sits in the files that answer
-it), the history (the files that change in the same commits as the answer's files, each
+settings that sit in the files that answer it or that the question names, and only when
+it names no code, those whose name shares its words), the history (the files that change in the same commits as the answer's files, each
 pair with its commits; not for a convention), imports for structure, patterns for
 conventions.
 
