@@ -513,7 +513,9 @@ def _registrations(
     calls (add…, register…) first; and of the string literals `name` elsewhere (tokio's
     `const ENV_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS";`). The line is the string's."""
     call = re.compile(rf"(\b{_REGISTERS})?(\(\s*)?{_Q}{re.escape(name)}{_Q}")
-    registers, others, literals = [], [], []
+    registers: list[tuple[str, int]] = []
+    others: list[tuple[str, int]] = []
+    literals: list[tuple[str, int]] = []
     for p in paths:
         lines = ctx.lines(p)
         if not lines:

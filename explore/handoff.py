@@ -14,9 +14,9 @@ then the explorers that fit: the callers and the callees of the definitions it n
 definitions, and test files named after the answer's files), the configuration that sets
 it (an architecture question, or one about settings, flags or the environment: the
 settings that sit in the files that answer it or that the question names, and only when
-it names no code, those whose name shares its words), the history (the files that change in the same commits as the answer's files, each
-pair with its commits; not for a convention), imports for structure, patterns for
-conventions.
+it names no code, those whose name shares its words), the history (the files that change
+in the same commits as the answer's files, each pair with its commits; not for a
+convention), imports for structure, patterns for conventions.
 
 A track is named after what it is about, never with wording of its own: a retrieval
 track by its sub-question's subject; the callers and callees by their targets (`← A`,

@@ -681,7 +681,7 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
     for role in ("callers", "callees", "tests"):
         for f in by_role[role]:
             # The location the claim states for the definition it is about (its topic).
-            placed = next((m for m in _PLACED.finditer(f.claim) if m.group(1) == f.topic), None)
+            at = next((m for m in _PLACED.finditer(f.claim) if m.group(1) == f.topic), None)
             ref = f.citations[0].ref
             if role == "callees":
                 # "`A` calls `B` (b.py:1-9) at a.py:12": A is the definition, B its callee.
@@ -689,14 +689,13 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
                 if len(names) < 2:
                     continue
                 e = next((x for x in stated if _same_name(x.name, names[0])), None)
-                if e is not None and ref not in e.callees:
-                    e.callees.append(f"`{names[1]}` ({ref})")
+                callee = f"`{names[1]}` ({ref})"
+                if e is not None and callee not in e.callees:
+                    e.callees.append(callee)
                 continue
-            if placed is None or not f.topic:
+            if at is None or not f.topic:
                 continue
-            where = f"{placed.group(3)}:{placed.group(4)}" + (
-                f"-{placed.group(5)}" if placed.group(5) else ""
-            )
+            where = f"{at.group(3)}:{at.group(4)}" + (f"-{at.group(5)}" if at.group(5) else "")
             e = entry(f.topic, where)
             (e.callers if role == "callers" else e.tests).append(ref)
     stated.sort(key=lambda e: not written(e.name))  # what the question names first
