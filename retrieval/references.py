@@ -19,7 +19,11 @@ Invariants:
   package) means that outside thing: it resolves to nothing, even when the index
   defines the same name elsewhere.
 - A method call through a receiver (`x.get()`) on a name the language's runtime
-  provides (`builtin_names`) resolves only by evidence above `name`; through a receiver
+  provides (`builtin_names`) means a method of the index only when the receiver is named
+  after its class (`cache.get()`, `self._cache.get()` for `Cache.get`) or the calling
+  definition names the class (`s = Session(); s.get(url)`), and then only by evidence
+  above `name`: `self._aliases.get()` is a dict's, whatever the file imports;
+  through a receiver
   the file does not import as a module, it means a method of the file, never its free
   function (Python, Rust, Go), and in Python never any free function.
 - A reference inside a definition's own lines does not make it its own caller.
@@ -427,6 +431,8 @@ class _Resolver:
         self.languages: dict[str, str] = {}
         self.reads = reads
         self._read: set[str] = set()  # files whose imports are loaded
+        # class name -> the (path, definition id) that reference it by name
+        self._mentions: dict[str, set[tuple[str, str | None]]] = {}
         if paths:
             self._load_imports(paths)
             for row in reads.rows_in("files", ["path", "language"], "path", paths):
@@ -526,6 +532,17 @@ class _Resolver:
     def _paths(self) -> list[str]:
         return self.reads.indexed_paths()
 
+    def _names_class(self, ref: dict[str, Any], cls: str) -> bool:
+        """Whether the definition (or the file's top level) that holds `ref` references
+        the class `cls` by name (constructs it, types a parameter with it, imports it)."""
+        holders = self._mentions.get(cls)
+        if holders is None:
+            rows = self.reads.store.rows(
+                "refs", ["path", "from_id"], where=where_equals("name", cls)
+            )
+            holders = self._mentions[cls] = {(r["path"], r["from_id"]) for r in rows}
+        return (ref["path"], ref["from_id"]) in holders
+
     def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
         name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
         language = _FAMILY.get(self.languages.get(path, ""), self.languages.get(path, ""))
@@ -575,6 +592,22 @@ class _Resolver:
         # JavaScript's `helper.broadcast()` may be an object literal's: there only the
         # same file is narrowed, or nothing.
         receiver = bool(qualifier) and qualifier not in _SELF and "::" not in qualifier
+        if receiver and name in builtin_methods(language):
+            # `d.get(k)`, `self._aliases.get(k)`: the runtime's method of a value, unless
+            # the receiver is named after the class (`cache.get(k)` on `Cache`) or the
+            # calling code names the class (`s = Session(); s.get(url)`): a `get` of a
+            # class the file imports is no evidence (pytest's config/__init__.py imports
+            # `Cache` and `Stash`, and its dicts' `get` were theirs).
+            named_for = _receiver_key(qualifier)
+            candidates = [
+                c
+                for c in candidates
+                if _receiver_key(c["parent"] or "") == named_for
+                or (c["parent"] and self._names_class(ref, c["parent"].rsplit(".", 1)[-1]))
+            ]
+            same = [c for c in same if c in candidates]
+            if not candidates:
+                return []
         if receiver and head not in self.modules.get(path, set()):
             if language in ("python", "rust", "go"):
                 same = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
@@ -601,6 +634,13 @@ class _Resolver:
         ):
             return [(candidates[0], "name")]
         return []
+
+
+def _receiver_key(name: str) -> str:
+    """A receiver's or a class's name as one word: its last part, lowercased, without
+    underscores (`self._cache`, `Cache` and `cache` are `cache`)."""
+    last = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    return last.replace("_", "").lower()
 
 
 def _rust_module(qualifier: str, candidate: dict[str, Any]) -> bool:

@@ -611,3 +611,38 @@ def test_a_module_imported_from_its_package_resolves_its_calls(tmp_path, fake_em
         ("src/pkg/trunc.py", "src/pkg/__init__.py", [5], "import"),
         ("src/pkg/trunc.py", "src/pkg/sub/use.py", [7], "import"),
     ]
+
+
+def test_a_runtime_method_name_through_a_receiver_means_the_class_it_is_named_after(
+    tmp_path, fake_embedder
+):
+    # pytest's config/__init__.py imports `Cache` and `Stash` (each with a `get`);
+    # `self._parser._ini_aliases.get(name, name)` is a dict's `get`, not theirs.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cache.py": "class Cache:\n    def get(self, key):\n        return key\n",
+        "pkg/cfg.py": (
+            "from pkg.cache import Cache\n"  # 1
+            "\n"
+            "\n"
+            "class Config:\n"  # 4
+            "    def getini(self, name):\n"  # 5
+            "        alias = self._aliases.get(name, name)\n"  # 6: a dict's
+            "        return self._cache.get(alias)\n"  # 7: the Cache's
+            "\n"
+            "\n"
+            "def warm(key):\n"  # 10
+            "    c = Cache()\n"
+            "    return c.get(key)\n"  # 12: the calling code names the class
+            "\n"
+            "\n"
+            "def lookup(env, key):\n"  # 15
+            "    return env.get(key)\n"  # 16: nothing says what env is
+        ),
+    }
+    root = make_tree(tmp_path / "recv", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "get") == [
+        ("pkg/cfg.py", "Config.getini", [7], "import"),
+        ("pkg/cfg.py", "warm", [12], "import"),
+    ]
