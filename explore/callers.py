@@ -30,6 +30,7 @@ from dowse.explore.records import TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 from dowse.indexer.store import Store, where_in
 from dowse.languages import is_example_path
+from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.references import (
     DefinitionRef,
@@ -197,12 +198,13 @@ def _targets(
     if not store.has_table("refs"):
         return [], "the index has no references yet; run `dowse index`"
     names = [i for i in analysis.identifiers if i.replace(".", "").isidentifier()]
-    targets = _look_up(store, names, with_callers, analysis.unasked_test)
+    lookups = getattr(searcher, "lookups", None)  # the rows a searcher holds, when it does
+    targets = _look_up(store, names, with_callers, analysis.unasked_test, lookups)
     if not targets:
         named = named_by_words(store, analysis.terms, skip=analysis.unasked_test)
-        targets = _look_up(store, named, with_callers, analysis.unasked_test)
+        targets = _look_up(store, named, with_callers, analysis.unasked_test, lookups)
     if not targets:
-        targets = _look_up(store, list(seeds()), with_callers, analysis.unasked_test)
+        targets = _look_up(store, list(seeds()), with_callers, analysis.unasked_test, lookups)
     if not targets:
         return [], "no definition the question names or its retrieval found"
     return targets, ""
@@ -292,14 +294,20 @@ def named_by_words(
 
 
 def _look_up(
-    store: Store, names: Sequence[str], with_callers: bool, skip: Callable[[str], bool]
+    store: Store,
+    names: Sequence[str],
+    with_callers: bool,
+    skip: Callable[[str], bool],
+    lookups: IndexLookups | None = None,
 ) -> list[References]:
     """The references of each name, without the definitions in examples or in what
     `skip` says (tests the question does not ask about): `Config` is the project's
     class, not a test's class of the same name."""
     out: list[References] = []
     for n in dict.fromkeys(names):
-        refs = find_references(store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS)
+        refs = find_references(
+            store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS, lookups=lookups
+        )
         kept = [d for d in refs.definitions if not skip(d.path) and not is_example_path(d.path)]
         if kept:
             ids = {d.id for d in kept}

@@ -117,6 +117,11 @@ def _shared_prefix(a: str, b: str) -> int:
     return n
 
 
+def _may_test(path: str) -> bool:
+    """A file that may hold tests: a test path, or a Rust file (its `mod tests`)."""
+    return (is_test_path(path) or path.endswith(".rs")) and not is_example_path(path)
+
+
 def _is_test(caller: Caller) -> bool:
     """A caller in a test file, or in a Rust `mod tests` of a source file; never in an
     example (pytest's doc/en/example/fixtures/test_*.py show how to write tests)."""
@@ -227,7 +232,13 @@ def _definitions(
     seen: set[str] = set()
     for n in [*names, *seeds()][:_LOOKUPS]:
         refs = find_references(
-            store, n, callees=False, kinds=(*DEFAULT_KINDS, "import"), limit=_REFERENCES
+            store,
+            n,
+            callees=False,
+            kinds=(*DEFAULT_KINDS, "import"),
+            limit=_REFERENCES,
+            within=_may_test,  # the code's own callers are not resolved at all
+            lookups=searcher.lookups,
         )
         for d in refs.definitions:
             if d.id in seen or is_test_path(d.path) or is_example_path(d.path):

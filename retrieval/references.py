@@ -147,17 +147,21 @@ def find_references(
     callees: bool = True,
     kinds: Sequence[ReferenceKind] = DEFAULT_KINDS,
     limit: int = 50,
+    within: Callable[[str], bool] | None = None,
+    lookups: IndexLookups | None = None,
 ) -> References:
     """The definitions `name` means, with their callers and/or callees.
 
     `name` is a definition's name, optionally qualified (`Store.open`, `store.Store`),
     as `dowse symbol` takes it. Callers reference one of those definitions with a
-    reference of one of `kinds`; callees are the definitions of the index their bodies
-    reference. At most `limit` of each, strongest evidence first.
+    reference of one of `kinds`, in a file `within` accepts (default: any); callees are
+    the definitions of the index their bodies reference. At most `limit` of each,
+    strongest evidence first. A searcher's `lookups` answer the reads of definitions,
+    files and imports from the rows they hold (`links_of`).
     """
     check_query(name, "name")
     qualifier, _, last = name.strip().rpartition(".")
-    reads = _Reads(store)
+    reads = _Reads(store, lookups)
     definitions = [d for d in _definitions(reads, [last]) if qualifies(d, qualifier)]
     answer = References(name=name, definitions=[_definition(d) for d in definitions])
     if not store.has_table("refs"):
@@ -165,7 +169,7 @@ def find_references(
     found_callers: list[Caller] = []
     found_callees: list[Callee] = []
     if callers and definitions:
-        found_callers = _callers(reads, definitions, kinds)
+        found_callers = _callers(reads, definitions, kinds, within)
     if callees and definitions:
         found_callees = _callees(reads, definitions, kinds)
     return answer.model_copy(
@@ -312,7 +316,10 @@ def render_references(refs: References, *, callers: bool = True, callees: bool =
 
 
 def _callers(
-    reads: _Reads, targets: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
+    reads: _Reads,
+    targets: list[dict[str, Any]],
+    kinds: Sequence[ReferenceKind],
+    within: Callable[[str], bool] | None = None,
 ) -> list[Caller]:
     names = sorted({t["name"] for t in targets})
     wanted = {t["id"] for t in targets}
@@ -320,7 +327,7 @@ def _callers(
     refs = [
         r
         for r in reads.store.rows("refs", _REFERENCE_COLUMNS, where=where_in("name", names))
-        if r["kind"] in kinds
+        if r["kind"] in kinds and (within is None or within(r["path"]))
     ]
     resolver = _Resolver(reads, {r["path"] for r in refs}, candidates)
     groups: dict[tuple[str, str | None, str], list[_Site]] = defaultdict(list)
