@@ -39,7 +39,7 @@ from dowse.retrieval.references import (
     find_references,
 )
 
-__all__ = ["callees_track", "callers_track", "named_by_words", "targets_name"]
+__all__ = ["REFERENCE_VERBS", "callees_track", "callers_track", "named_by_words", "targets_name"]
 
 MAX_TARGETS = 4
 MAX_CALLERS = 6
@@ -47,13 +47,14 @@ COMMON = 16
 """A one-word name defined more often than this is no definition a question names."""
 NAMED_TARGETS = 2
 """How many targets a track's name shows."""
-_VERBS = {
+REFERENCE_VERBS = {
     "call": "calls",
     "type": "uses the type",
     "other": "passes",
     "import": "imports",
     "macro": "invokes",
 }
+"""What a reference of each kind does, in words (`caller` calls / uses the type / …)."""
 _RESOLVED = {
     "same-file": "resolved within the file",
     "import": "resolved through an import",
@@ -335,8 +336,9 @@ def _claim_callers(
             f" (and {plural(len(caller.lines) - 1, 'more line')})" if len(caller.lines) > 1 else ""
         )
         claimed = state.claim(
-            f"`{owner}` in {caller.path} {_VERBS[caller.kinds[0]]} `{target.qualified_name}` "
-            f"({target.path}:{target.start_line}-{target.end_line}){more}; "
+            f"`{owner}` in {caller.path} {REFERENCE_VERBS[caller.kinds[0]]} "
+            f"`{target.qualified_name}` ({target.path}:{target.start_line}-{target.end_line})"
+            f"{more}; "
             f"{_RESOLVED[caller.via]}",
             cite(ctx, caller.path, line),
             topic=target.qualified_name,
@@ -355,7 +357,7 @@ def _claim_callees(ctx: Context, state: TrackState, store: Store, target: Defini
             f" (and {plural(len(callee.lines) - 1, 'more line')})" if len(callee.lines) > 1 else ""
         )
         claimed = state.claim(
-            f"`{target.qualified_name}` {_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
+            f"`{target.qualified_name}` {REFERENCE_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
             f"({d.path}:{d.start_line}-{d.end_line}) at {target.path}:{callee.lines[0]}{more}; "
             f"{_RESOLVED[callee.via]}",
             cite(ctx, target.path, callee.lines[0]),

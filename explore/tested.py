@@ -28,14 +28,14 @@ import posixpath
 import re
 from collections.abc import Callable, Sequence
 
-from dowse.explore.callers import named_by_words
+from dowse.explore.callers import REFERENCE_VERBS, named_by_words
 from dowse.explore.records import Citation, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
 from dowse.languages import is_example_path, is_test_path
 from dowse.retrieval.query import analyze
 from dowse.retrieval.references import DEFAULT_KINDS, Caller, DefinitionRef, find_references
 
-__all__ = ["tested_name", "tests_track"]
+__all__ = ["subject_of", "tested_name", "tests_track"]
 
 MAX_TARGETS = 6
 MAX_FINDINGS = 8
@@ -47,13 +47,6 @@ _WORD_NAMES = 3
 """Names a question's words make that are looked up, without an identifier of its own."""
 _LOOKUPS = 8
 """Names looked up at most: the question's, then the answer's definitions."""
-_VERBS = {
-    "call": "calls",
-    "type": "uses the type",
-    "other": "passes",
-    "import": "imports",
-    "macro": "invokes",
-}
 _GENERIC_STEMS = frozenset({"index", "mod", "lib", "main", "__init__", "init"})
 _TEST_AFFIXES = re.compile(
     r"^(?:test_|tests_)|(?:_tests?|\.test|\.spec|_spec|Tests?|IT)$", re.IGNORECASE
@@ -109,12 +102,8 @@ def _named_after(answer: str, test: str, subject: str) -> bool:
 
 
 def _shared_prefix(a: str, b: str) -> int:
-    n = 0
-    for x, y in zip(a.split("/"), b.split("/"), strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    """How many leading directories two paths share."""
+    return len([p for p in posixpath.commonpath([a, b]).split("/") if p])
 
 
 def _may_test(path: str) -> bool:
@@ -271,7 +260,7 @@ def _by_reference(
         more = f" (and {plural(tests - 1, 'more test')} in the file)" if tests > 1 else ""
         who = f"`{owner}` in {path}" if owner else path
         line = first.lines[first.kinds.index(kinds[0])]
-        claim = f"{who} {_VERBS[kinds[0]]} `{definition.qualified_name}` ({where}){more}"
+        claim = f"{who} {REFERENCE_VERBS[kinds[0]]} `{definition.qualified_name}` ({where}){more}"
         out.append((claim, cite(ctx, path, line), path))
 
     # The test file named after the definition's file first (pytest's test_tmpdir.py for
