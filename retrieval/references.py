@@ -5,7 +5,8 @@ definition it means is decided here, against the definitions and imports of the 
 index, in this order of evidence (`Via`):
 
     same-file   the referencing file defines the name itself
-    import      the file imports a file that defines it, or imports the name from a
+    import      the file imports a file that defines it (in Rust, a `use` of the module
+                the file is; `use a::b::item` brings `item` alone), or imports the name from a
                 package whose directory holds the definition, or reaches it through a
                 module it imports (`flask.helper()`, `requests.utils.helper()`, re-exports
                 followed; `from pkg import mod` then `mod.helper()`, the module's file
@@ -457,7 +458,14 @@ class _Resolver:
             resolved = row["resolved"]
             origin = resolved
             if resolved is not None:
-                self.imported[row["path"]].add(resolved)
+                if _imports_file(row["path"], row["module"], row["names"], resolved):
+                    self.imported[row["path"]].add(resolved)
+                elif not row["names"]:
+                    # Rust's `use a::b::item`: the item's name comes from there, not all
+                    # of the file's (tokio's tests `use tokio_test::assert_pending`, and
+                    # their `rt.block_on(...)` was tokio-test's free `block_on`).
+                    item = row["module"].rsplit("::", 1)[-1]
+                    self.named[row["path"]][item] = (resolved, row["module"])
                 if posixpath.basename(resolved).startswith("__init__."):
                     # `from pkg import mod`, `from pkg import Name` (re-exported): the
                     # package directory stands for its files.
@@ -648,6 +656,20 @@ def _receiver_key(name: str) -> str:
     underscores (`self._cache`, `Cache` and `cache` are `cache`)."""
     last = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
     return last.replace("_", "").lower()
+
+
+def _imports_file(path: str, module: str, names: Sequence[str] | None, resolved: str) -> bool:
+    """Whether an import makes every name of the file it resolved to reachable: always
+    but in Rust, where `use a::b` does when `b` is the module that file is (`use
+    tokio::fs;`, `mod x;`, a glob, `use a::{self, X}`), while `use a::b::item` and `use
+    a::{X, Y}` bring those names alone."""
+    if not path.endswith(".rs") or module.endswith("*") or module.startswith("mod "):
+        return True
+    if "self" in (names or ()):
+        return True
+    if names:
+        return False
+    return _rust_module(module, {"path": resolved})
 
 
 def _rust_module(qualifier: str, candidate: dict[str, Any]) -> bool:

@@ -646,3 +646,44 @@ def test_a_runtime_method_name_through_a_receiver_means_the_class_it_is_named_af
         ("pkg/cfg.py", "Config.getini", [7], "import"),
         ("pkg/cfg.py", "warm", [12], "import"),
     ]
+
+
+def test_a_rust_use_of_an_item_brings_that_item_not_its_whole_file(tmp_path, fake_embedder):
+    # tokio's tests `use tokio_test::assert_pending;`: their `rt.block_on(...)` is a
+    # runtime's method, not tokio-test's free `block_on`; `use tokio_test::block_on;`
+    # brings that one, and `use crate::util;` (a module) the whole file.
+    files = {
+        "helper/Cargo.toml": '[package]\nname = "helper"\n',
+        "helper/src/lib.rs": (
+            "pub fn block_on(f: u8) -> u8 {\n    f\n}\n\npub fn assert_ready(f: u8) {}\n"
+        ),
+        "app/Cargo.toml": '[package]\nname = "app"\n',
+        "app/src/lib.rs": "pub mod util;\n",
+        "app/src/util.rs": "pub fn block_on(f: u8) -> u8 {\n    f\n}\n",
+        "app/tests/rt.rs": (
+            "use helper::assert_ready;\n"  # 1: an item of helper/src/lib.rs
+            "\n"
+            "fn run(rt: Rt) -> u8 {\n"  # 3
+            "    assert_ready(0);\n"
+            "    rt.block_on(1)\n"  # 5: a method: neither free function
+            "}\n"
+        ),
+        "app/tests/direct.rs": (
+            "use helper::block_on;\n"  # 1: the item itself
+            "\n"
+            "fn go() -> u8 {\n"  # 3
+            "    block_on(2)\n"  # 4
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "rs", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(root / ".dowse")
+    by_target = sorted(
+        (c.target.split("#", 1)[0], c.path, c.lines)
+        for c in find_references(store, "block_on", callees=False).callers
+    )
+    assert by_target == [("helper/src/lib.rs", "app/tests/direct.rs", [4])]
+    assert [c.path for c in find_references(store, "assert_ready", callees=False).callers] == [
+        "app/tests/rt.rs"
+    ]
