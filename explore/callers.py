@@ -30,6 +30,7 @@ from dowse.explore.records import TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
 from dowse.indexer.store import Store, where_in
 from dowse.languages import is_example_path
+from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.references import (
     DefinitionRef,
@@ -38,7 +39,7 @@ from dowse.retrieval.references import (
     find_references,
 )
 
-__all__ = ["callees_track", "callers_track", "named_by_words", "targets_name"]
+__all__ = ["REFERENCE_VERBS", "callees_track", "callers_track", "named_by_words", "targets_name"]
 
 MAX_TARGETS = 4
 MAX_CALLERS = 6
@@ -46,13 +47,14 @@ COMMON = 16
 """A one-word name defined more often than this is no definition a question names."""
 NAMED_TARGETS = 2
 """How many targets a track's name shows."""
-_VERBS = {
+REFERENCE_VERBS = {
     "call": "calls",
     "type": "uses the type",
     "other": "passes",
     "import": "imports",
     "macro": "invokes",
 }
+"""What a reference of each kind does, in words (`caller` calls / uses the type / …)."""
 _RESOLVED = {
     "same-file": "resolved within the file",
     "import": "resolved through an import",
@@ -116,6 +118,7 @@ def _spec(question: str, direction: Direction, name: str | None) -> TrackSpec:
             f"complete: each definition's {direction} were looked up",
         ],
         deliverable=deliverable,
+        role=direction,
     )
 
 
@@ -196,12 +199,13 @@ def _targets(
     if not store.has_table("refs"):
         return [], "the index has no references yet; run `dowse index`"
     names = [i for i in analysis.identifiers if i.replace(".", "").isidentifier()]
-    targets = _look_up(store, names, with_callers, analysis.unasked_test)
+    lookups = getattr(searcher, "lookups", None)  # the rows a searcher holds, when it does
+    targets = _look_up(store, names, with_callers, analysis.unasked_test, lookups)
     if not targets:
         named = named_by_words(store, analysis.terms, skip=analysis.unasked_test)
-        targets = _look_up(store, named, with_callers, analysis.unasked_test)
+        targets = _look_up(store, named, with_callers, analysis.unasked_test, lookups)
     if not targets:
-        targets = _look_up(store, list(seeds()), with_callers, analysis.unasked_test)
+        targets = _look_up(store, list(seeds()), with_callers, analysis.unasked_test, lookups)
     if not targets:
         return [], "no definition the question names or its retrieval found"
     return targets, ""
@@ -291,14 +295,20 @@ def named_by_words(
 
 
 def _look_up(
-    store: Store, names: Sequence[str], with_callers: bool, skip: Callable[[str], bool]
+    store: Store,
+    names: Sequence[str],
+    with_callers: bool,
+    skip: Callable[[str], bool],
+    lookups: IndexLookups | None = None,
 ) -> list[References]:
     """The references of each name, without the definitions in examples or in what
     `skip` says (tests the question does not ask about): `Config` is the project's
     class, not a test's class of the same name."""
     out: list[References] = []
     for n in dict.fromkeys(names):
-        refs = find_references(store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS)
+        refs = find_references(
+            store, n, callers=with_callers, callees=False, limit=4 * MAX_CALLERS, lookups=lookups
+        )
         kept = [d for d in refs.definitions if not skip(d.path) and not is_example_path(d.path)]
         if kept:
             ids = {d.id for d in kept}
@@ -326,8 +336,9 @@ def _claim_callers(
             f" (and {plural(len(caller.lines) - 1, 'more line')})" if len(caller.lines) > 1 else ""
         )
         claimed = state.claim(
-            f"`{owner}` in {caller.path} {_VERBS[caller.kinds[0]]} `{target.qualified_name}` "
-            f"({target.path}:{target.start_line}-{target.end_line}){more}; "
+            f"`{owner}` in {caller.path} {REFERENCE_VERBS[caller.kinds[0]]} "
+            f"`{target.qualified_name}` ({target.path}:{target.start_line}-{target.end_line})"
+            f"{more}; "
             f"{_RESOLVED[caller.via]}",
             cite(ctx, caller.path, line),
             topic=target.qualified_name,
@@ -346,7 +357,7 @@ def _claim_callees(ctx: Context, state: TrackState, store: Store, target: Defini
             f" (and {plural(len(callee.lines) - 1, 'more line')})" if len(callee.lines) > 1 else ""
         )
         claimed = state.claim(
-            f"`{target.qualified_name}` {_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
+            f"`{target.qualified_name}` {REFERENCE_VERBS[callee.kinds[0]]} `{d.qualified_name}` "
             f"({d.path}:{d.start_line}-{d.end_line}) at {target.path}:{callee.lines[0]}{more}; "
             f"{_RESOLVED[callee.via]}",
             cite(ctx, target.path, callee.lines[0]),

@@ -19,6 +19,13 @@ Four kinds of setting, each a claim citing the line that shows it:
               (`fn name_long(&self) -> &'static str { "context" }`)
     classes   configuration types: classes, structs and interfaces named *Config,
               *Settings, *Options (Rust and Go also *Args, *Opts), pydantic BaseSettings
+    named     for a question (`named`), the settings it writes by name (UPPER_CASE or
+              snake_case: a method it names is no setting): a constant of that name the
+              index defines (`NUMBER_GROUPING = 0`, every definition counted, settings
+              modules first), else an option registered with that name as a call's first
+              argument (`parser.addini("tmp_path_retention_count", ...)`, a call named
+              add/register/define/declare… first, else any call), else the name as a
+              string literal (`const ENV_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS"`)
 
 Invariants:
 
@@ -28,8 +35,11 @@ Invariants:
 - Each setting is reported once, at its first site (by path, then line), with the number
   of sites; claims cite that line, whose text names the setting.
 - `relevant` (a broad question's words and the files that answer it) keeps the settings
-  whose name or path shares a word with the question, or that sit in those files; when
-  none does, nothing is reported and a gap says how many settings were passed over.
+  that sit in those files, whose name is a code name the question writes, or — when it
+  writes none — whose name shares a word with it (a file's path is no setting's name: a
+  `config.py`'s every variable does not answer "how is config loaded"; django's
+  NUMBER_GROUPING question, which says "locale", is not about the `--locale` flag);
+  when none is kept, nothing is reported and a gap says how many were passed over.
 """
 
 from __future__ import annotations
@@ -48,7 +58,23 @@ from dowse.tokens import tokenize
 __all__ = ["config_track"]
 
 MAX_SCAN = 3000
-MAX_CLAIMS = {"file": 8, "env": 12, "flag": 12, "class": 8}
+MAX_CLAIMS = {
+    "constant": 4,
+    "option": 4,
+    "literal": 4,
+    "file": 8,
+    "env": 12,
+    "flag": 12,
+    "class": 8,
+}
+_NAMED = ("constant", "option", "literal")
+"""The kinds of `ConfigReport.named`: a constant the question names, an option registered
+by its name, the name as a string literal (a variable's name kept in a constant)."""
+_SETTING_NAME = re.compile(
+    r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{3,}[0-9]*|[a-z][a-z0-9]*(?:_[a-z0-9]+)+"
+)
+"""A name written as a setting's: UPPER_CASE or snake_case (`NUMBER_GROUPING`,
+`tmp_path_retention_count`), not a method (`Config.read`'s `read`) or a class."""
 
 _NAME = r"([A-Za-z_][A-Za-z0-9_]*)"
 _Q = r"[\"']"
@@ -210,10 +236,12 @@ def config_track(
     *,
     name: str = "configuration",
     relevant: Callable[[], tuple[Collection[str], Collection[str]]] | None = None,
+    named: Collection[str] = (),
 ) -> Track:
     """Where the scope is configured: settings files, environment variables read,
     command-line flags, config classes. `relevant` returns (the question's words, the
-    files that answer it), called when the track runs; None reports every setting."""
+    files that answer it), called when the track runs; None reports every setting.
+    `named`: the code names a question writes, looked up as settings of their own."""
     focus = ctx.scope or "."
     spec = TrackSpec(
         name=name,
@@ -226,14 +254,17 @@ def config_track(
             "complete: each kind found was claimed",
         ],
         deliverable="ConfigReport: files, environment variables, flags, config types",
+        role="config",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:
         scanned = _scan_paths(ctx, state)
         found = _settings_files(ctx) + _code_settings(ctx, scanned, _env_readers(ctx, scanned))
         if relevant is not None:
-            found = _keep_relevant(state, found, *relevant())
+            found = _keep_relevant(state, found, *relevant(), named=named)
+        found = _named_settings(ctx, scanned, named, found) + found
         report = ConfigReport(
+            named=[_setting(f) for f in found if f.kind in _NAMED],
             files=[f.name for f in found if f.kind == "file"],
             env=[_setting(f) for f in found if f.kind == "env"],
             flags=[_setting(f) for f in found if f.kind == "flag"],
@@ -257,9 +288,12 @@ def config_track(
         if not isinstance(report, ConfigReport):
             return False, "no configuration report"
         kinds = {f.topic for f in state.findings}
+        if any(f"config {k}" in kinds for k in _NAMED):
+            kinds.add("config named")
         lost = [
             k
             for k, items in (
+                ("named", report.named),
                 ("file", report.files),
                 ("env", report.env),
                 ("flag", report.flags),
@@ -387,15 +421,23 @@ def _code_settings(
 
 
 def _keep_relevant(
-    state: TrackState, found: list[_Found], words: Collection[str], answer: Collection[str]
+    state: TrackState,
+    found: list[_Found],
+    words: Collection[str],
+    answer: Collection[str],
+    *,
+    named: Collection[str] = (),
 ) -> list[_Found]:
     wanted = {w.lower() for w in words if len(w) >= 3}
+    names = {_key(n.rsplit(".", 1)[-1]) for n in named}
 
     def shares(f: _Found) -> bool:
         if any(path in answer for path, _ in f.sites):
             return True
-        names = set(tokenize(f.name)) | {t for path, _ in f.sites for t in tokenize(path)}
-        return bool(wanted & names)
+        if _key(f.name if f.kind != "file" else posixpath.basename(f.name)) in names:
+            return True
+        # A question that writes code names is about them: its other words name nothing.
+        return not names and f.kind != "file" and bool(wanted & set(tokenize(f.name)))
 
     kept = [f for f in found if shares(f)]
     if found and not kept:
@@ -406,12 +448,99 @@ def _keep_relevant(
     return kept
 
 
+def _key(name: str) -> str:
+    """A setting's name as a question may write it (`--max-size`, `MAX_SIZE`, `max_size`)."""
+    return name.lstrip("-").replace("-", "_").lower()
+
+
+_CONSTANT_KINDS = frozenset({"constant", "variable"})
+_REGISTERS = r"(?:add|register|define|declare)\w*"
+
+
+def _named_settings(
+    ctx: Context, scanned: list[str], named: Collection[str], found: list[_Found]
+) -> list[_Found]:
+    """The settings the question writes by name that the other kinds did not find: a
+    constant of that name the index defines (every definition a site, settings modules
+    first), else a call that registers an option by that name (a call named
+    add/register/define/declare… first), else any call taking it as its first argument."""
+    have = {_key(f.name) for f in found if f.kind != "file"}
+    wanted = [n for n in dict.fromkeys(named) if _SETTING_NAME.fullmatch(n) and _key(n) not in have]
+    if not wanted:
+        return []
+    out: list[_Found] = []
+    searcher = ctx.searcher()
+    constants: dict[str, list[tuple[str, int]]] = {}
+    if searcher is not None:
+        from dowse.indexer.store import where_in
+
+        rows = searcher.store.rows(
+            "symbols", ["name", "kind", "path", "start_line"], where=where_in("name", wanted)
+        )
+        for r in rows:
+            if (
+                r["kind"] in _CONSTANT_KINDS
+                and ctx.in_scope(r["path"])
+                and not is_test_path(r["path"])
+                and not is_example_path(r["path"])
+            ):
+                constants.setdefault(r["name"], []).append((r["path"], r["start_line"]))
+    for n in wanted:
+        sites = constants.get(n)
+        if sites:
+            # A settings module's (django's global_settings.py) before the others' (the
+            # locales' formats.py set it too).
+            sites.sort(key=lambda s: (not _is_settings_module(s[0]), s))
+            out.append(_Found("constant", n, sites))
+            continue
+        calls, literals = _registrations(ctx, scanned, n)
+        if calls:
+            out.append(_Found("option", n, calls))
+        elif literals:
+            out.append(_Found("literal", n, literals))
+    return out
+
+
+def _is_settings_module(path: str) -> bool:
+    stem = posixpath.splitext(posixpath.basename(path))[0].lower()
+    return stem in _SETTINGS_MODULES or "settings" in stem or stem in ("conf", "config")
+
+
+def _registrations(
+    ctx: Context, paths: list[str], name: str
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(path, line) of the calls taking `name` as a string first argument, the registering
+    calls (add…, register…) first; and of the string literals `name` elsewhere (tokio's
+    `const ENV_WORKER_THREADS: &str = "TOKIO_WORKER_THREADS";`). The line is the string's."""
+    call = re.compile(rf"(\b{_REGISTERS})?(\(\s*)?{_Q}{re.escape(name)}{_Q}")
+    registers: list[tuple[str, int]] = []
+    others: list[tuple[str, int]] = []
+    literals: list[tuple[str, int]] = []
+    for p in paths:
+        lines = ctx.lines(p)
+        if not lines:
+            continue
+        text = "\n".join(lines)
+        if name not in text:
+            continue
+        for m in call.finditer(text):
+            line = text.count("\n", 0, m.end()) + 1
+            if m.group(2) is None:
+                literals.append((p, line))
+            else:
+                (registers if m.group(1) else others).append((p, line))
+    return registers or others, literals
+
+
 def _setting(f: _Found) -> Setting:
     path, line = f.sites[0]
     return Setting(name=f.name, path=path, line=line, sites=len(f.sites))
 
 
 _WHAT = {
+    "constant": "`{name}` is set",
+    "option": "the option `{name}` is registered",
+    "literal": "the setting `{name}` is named",
     "env": "the environment variable `{name}` is used",
     "flag": "the command-line flag `--{name}` is defined",
     "class": "`{name}` is a configuration type",
@@ -427,7 +556,11 @@ def _claim(ctx: Context, state: TrackState, found: list[_Found]) -> None:
         if f.kind == "file":
             text = f"{path} is a settings file"
         else:
-            unit = ("definition", "definitions") if f.kind == "class" else ("site", "sites")
+            unit = (
+                ("definition", "definitions")
+                if f.kind in ("class", "constant")
+                else ("site", "sites")
+            )
             more = f" ({plural(len(f.sites), *unit)})" if len(f.sites) > 1 else ""
             text = f"{_WHAT[f.kind].format(name=f.name)} at {path}:{line}{more}"
         shown[f.kind] = shown.get(f.kind, 0) + state.claim(
@@ -436,6 +569,11 @@ def _claim(ctx: Context, state: TrackState, found: list[_Found]) -> None:
 
 
 def _conclude(state: TrackState, report: ConfigReport, focus: str) -> None:
+    if report.named:
+        state.conclusions.append(
+            "settings the question names: "
+            + ", ".join(f"{s.name} ({s.path}:{s.line})" for s in report.named[:6])
+        )
     if report.files:
         state.conclusions.append(f"settings files in {focus}: " + ", ".join(report.files[:6]))
     if report.env:

@@ -88,6 +88,7 @@ def focus_track(
         ],
         deliverable="cited code locations that answer the focus question, with the "
         "evaluator's reason for each",
+        role="answer",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:

@@ -9,7 +9,9 @@ Invariants:
   reads.
 - Paths are relative to the explored root, which may be a subdirectory of the work tree;
   changes outside the root are not reported. Hot files and co-change partners are files
-  that exist now (a deleted file cannot be cited).
+  that exist now (a deleted file cannot be cited). Release notes (CHANGES.rst,
+  CHANGELOG.md, a changelog/ fragment) are no co-change partner: they change with every
+  fix and say nothing about the code that changed with them.
 - Counts come from a bounded sample: the last `HISTORY` non-merge commits touching the
   scope, found among at most `SCAN_LIMIT` commits. Commits touching more than
   `HUGE_COMMIT` files (mass renames, reformatting) count for hot files but not for
@@ -68,6 +70,8 @@ class _History:
     """Each commit's files (root-relative; files outside the root left out)."""
     sizes: list[int] = field(default_factory=list)
     """Each commit's number of files, the ones outside the root included."""
+    heads: list[str] = field(default_factory=list)
+    """Each commit's abbreviated hash, date and subject (redacted), newest first."""
 
     @property
     def huge(self) -> int:
@@ -75,6 +79,15 @@ class _History:
 
     def coupled(self) -> list[list[str]]:
         return [c for c, n in zip(self.commits, self.sizes, strict=True) if n <= HUGE_COMMIT]
+
+    def together(self, a: str, b: str) -> list[str]:
+        """The commits (hash, date, subject; newest first) that co-change counts for the
+        pair: those of at most `HUGE_COMMIT` files touching both."""
+        return [
+            head
+            for files, n, head in zip(self.commits, self.sizes, self.heads, strict=True)
+            if n <= HUGE_COMMIT and a in files and b in files
+        ]
 
 
 @dataclass
@@ -103,7 +116,8 @@ class _Repo:
             "log",
             "--no-merges",
             f"-n{HISTORY}",
-            "--format=%x00%H",
+            "--format=%x00%h %ad %s",
+            "--date=short",
             "--name-only",
             "--full-diff",
             *(self.boundary() if bounded else ()),
@@ -113,9 +127,12 @@ class _Repo:
         )
         history = _History()
         for record in out.split("\0")[1:]:
-            names = [ln for ln in record.splitlines()[1:] if ln]
+            head, *rest = record.splitlines() or [""]
+            names = [ln for ln in rest if ln]
             history.sizes.append(len(names))
             history.commits.append(sorted({p for n in names if (p := self.local(n))}))
+            # Subjects are text from the repository: redacted like everything quoted.
+            history.heads.append(redact(head))
         return history
 
 
@@ -158,10 +175,18 @@ def _cite_file(ctx: Context, path: str) -> Citation | None:
     return cite(ctx, path, line) if line else None
 
 
+_RELEASE_NOTES = re.compile(
+    r"(^|/)(changelog|changelog\.d|changes|news|newsfragments|release-?notes)/"
+    r"|(^|/)(changes|changelog|history|news|release-?notes|whatsnew)(\.(rst|md|txt|adoc))?$",
+    re.IGNORECASE,
+)
+
+
 def _pairs(
     commits: list[list[str]], anchors: Sequence[str], existing: set[str]
 ) -> dict[tuple[str, str], int]:
-    """(anchor, partner) -> commits touching both, partners being existing files."""
+    """(anchor, partner) -> commits touching both, partners being existing files and no
+    release notes."""
     wanted = set(anchors)
     counts: Counter[tuple[str, str]] = Counter()
     for files in commits:
@@ -170,7 +195,7 @@ def _pairs(
             continue
         for anchor in touched:
             for other in files:
-                if other != anchor and other in existing:
+                if other != anchor and other in existing and not _RELEASE_NOTES.search(other):
                     counts[(anchor, other)] += 1
     return dict(counts)
 
@@ -215,17 +240,29 @@ def _hot_pairs(
     )[:MAX_PAIRS]
 
 
-def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
+def git_track(
+    ctx: Context, focus_files: Sequence[str] = (), *, co_change_only: bool = False
+) -> Track:
     """What git says about `ctx`'s scope: branch, recent commits, uncommitted changes, hot
-    files, and co-change coupling for `focus_files` (root-relative) or the hot files."""
+    files, and co-change coupling for `focus_files` (root-relative) or the hot files.
+
+    `co_change_only` (the history of an answer, `ask`'s history track): only the files
+    that change together with `focus_files`, each pair with the commits that touched
+    both, and the focus files' uncommitted changes; no hot files of the whole scope."""
     focus = ctx.scope or "."
     focus_list = sorted({f.removeprefix("./").strip("/") for f in focus_files if f.strip()})
+    only = co_change_only and bool(focus_list)
     spec = TrackSpec(
         name="git",
         focus=focus + (f" (focus files: {', '.join(focus_list)})" if focus_list else ""),
-        approach=f"read-only git: branch and HEAD, the last {RECENT} commits and uncommitted "
-        f"changes in scope, file change counts over the last {HISTORY} commits, "
-        f"co-change pairs from commits of at most {HUGE_COMMIT} files",
+        approach=(
+            f"read-only git: the last {HISTORY} commits touching the focus files, the files "
+            f"changed in the same commits (of at most {HUGE_COMMIT} files), with the commits"
+            if only
+            else f"read-only git: branch and HEAD, the last {RECENT} commits and uncommitted "
+            f"changes in scope, file change counts over the last {HISTORY} commits, "
+            f"co-change pairs from commits of at most {HUGE_COMMIT} files"
+        ),
         gates=[
             "understood: the root is in a git work tree with commits or changes in scope",
             "evidence: every hot file, co-change pair and uncommitted file cites the file",
@@ -234,6 +271,7 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         ],
         deliverable="GitReport: branch, head, recent commits, uncommitted changes, hot files, "
         "co-change pairs",
+        role="history",
     )
 
     def understand(state: TrackState) -> tuple[bool, str]:
@@ -246,12 +284,19 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         report = _head(ctx, repo, state)
         changes = _uncommitted(ctx, repo, report)
         existing = set(ctx.all_files())
+        if only:
+            changes = [(code, path) for code, path in changes if path in focus_list]
         if report.head is not None:
-            _history(ctx, repo, state, report, focus_list, existing)
+            _history(ctx, repo, state, report, focus_list, existing, co_change_only=only)
         _claim_uncommitted(ctx, state, repo, changes, existing)
-        where = _conclude(state, report, changes, focus)
+        where = _conclude(state, report, changes, "the focus files" if only else focus)
         if not report.head and not changes:
             return False, "a git repository with no commits and no changes"
+        if only and not state.findings:
+            return False, (
+                f"no file changed together with {', '.join(focus_list[:3])} in "
+                f"{MIN_TOGETHER} or more commits"
+            )
         return True, (
             f"{where}: {plural(len(report.recent), 'recent commit')}, "
             f"{plural(len(changes), 'uncommitted entry', 'uncommitted entries')}, "
@@ -277,7 +322,10 @@ def git_track(ctx: Context, focus_files: Sequence[str] = ()) -> Track:
         )
 
     return Track(
-        spec=spec, understand=understand, complete=complete, make=lambda c: git_track(c, focus_list)
+        spec=spec,
+        understand=understand,
+        complete=complete,
+        make=lambda c: git_track(c, focus_list, co_change_only=co_change_only),
     )
 
 
@@ -315,9 +363,19 @@ def _history(
     report: GitReport,
     focus_list: Sequence[str],
     existing: set[str],
+    *,
+    co_change_only: bool = False,
 ) -> None:
-    """Recent commits, hot files and co-change pairs, each hot file and pair claimed."""
+    """Recent commits, hot files and co-change pairs, each hot file and pair claimed;
+    `co_change_only`: the focus files' recent commits and co-change pairs alone."""
     focus = ctx.scope or "."
+    if co_change_only:
+        sample = repo.history(focus_list, bounded=True)
+        report.recent = sample.heads[:RECENT]
+        report.co_change = _focus_pairs(sample, focus_list, existing, state)
+        _claim_pairs(ctx, state, sample, report.co_change)
+        _sample_gaps(state, sample, sample, " ".join(focus_list[:3]))
+        return
     pathspec = ctx.scope or "."
     narrow = bool(ctx.scope or repo.prefix)
     # Subjects are text from the repository: redacted like everything quoted.
@@ -355,14 +413,38 @@ def _history(
         if focus_list
         else _hot_pairs(sample, [p for p, _ in report.hot_files], existing)
     )
+    _claim_pairs(ctx, state, sample, report.co_change)
+    _sample_gaps(state, sample, history, focus)
+
+
+CITED_COMMITS = 2
+"""Commits a co-change claim names (the newest that touched both files)."""
+_SUBJECT = 60
+
+
+def _claim_pairs(
+    ctx: Context, state: TrackState, sample: _History, pairs: Sequence[tuple[str, str, int]]
+) -> None:
+    """A claim per co-change pair, citing both files and naming the newest commits that
+    touched both (hash and subject: `git show <hash>` shows them together)."""
     of = Counter(p for files in sample.coupled() for p in files)
-    for a, b, n in report.co_change:
+    for a, b, n in pairs:
+        commits = "; ".join(_clip(head, _SUBJECT) for head in sample.together(a, b)[:CITED_COMMITS])
         state.claim(
-            f"{a} and {b} changed together in {n} commits ({n} of {of[a]} commits of {a})",
+            f"{a} and {b} changed together in {n} commits ({n} of {of[a]} commits of {a}), "
+            f"as in {commits}",
             _cite_file(ctx, a),
             _cite_file(ctx, b),
             topic="co-change",
         )
+
+
+def _clip(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _sample_gaps(state: TrackState, sample: _History, history: _History, focus: str) -> None:
     if sample.huge:
         state.gaps.append(
             f"{plural(sample.huge, 'commit')} touching more than "

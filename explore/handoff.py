@@ -10,10 +10,13 @@ An exploration plans its tracks from the question: one retrieval loop per sub-qu
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
 enumeration in a clause, "A, B and C", one sub-question per item; never inside a word),
 then the explorers that fit: the callers and the callees of the definitions it names
-(the index's references), the subject's tests, the configuration that sets it (an architecture
-question, or one about settings, flags or the environment: the settings whose name or
-file shares the question's words or sits in the files that answer it), the history,
-imports for structure, patterns for conventions.
+(the index's references), their tests (test files that reference them or the answer's
+definitions, and test files named after the answer's files), the configuration that sets
+it (an architecture question, or one about settings, flags or the environment: the
+settings that sit in the files that answer it or that the question names, and only when
+it names no code, those whose name shares its words), the history (the files that change
+in the same commits as the answer's files, each pair with its commits; not for a
+convention), imports for structure, patterns for conventions.
 
 A track is named after what it is about, never with wording of its own: a retrieval
 track by its sub-question's subject; the callers and callees by their targets (`← A`,
@@ -166,12 +169,9 @@ class TrackPlan(BaseModel):
     )
     include: list[str] = Field(default_factory=list)
     exclude: list[str] = Field(default_factory=list)
-    explorer: Literal["imports", "git", "patterns", "callers", "callees", "config"] | None = None
-    results_named: bool = Field(
-        default=False,
-        description="a retrieval track named after the files it finds once it ran (the "
-        "subject's tests)",
-    )
+    explorer: (
+        Literal["imports", "git", "patterns", "callers", "callees", "tests", "config"] | None
+    ) = None
 
 
 class Plan(BaseModel):
@@ -291,7 +291,7 @@ def _about_tests(text: str) -> bool:
 def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
     """The tracks of a broad question: one retrieval loop per sub-question (named by its
     subject, outside the tests unless it is about tests), then the explorers that fit the
-    kind: the callers from the index's references, the tests of the subject, the history."""
+    kind: the callers from the index's references, their tests, the history."""
     parts = _parts(question)
     topic = _subject(parts[0])
     # "how are tokens issued and where are they validated": "they" is the first topic.
@@ -323,20 +323,15 @@ def _tracks_for(kind: Kind, question: str, subject: str) -> list[TrackPlan]:
             )
         )
     if not any(_about_tests(c) for c in parts):
-        # The subject's own words, confined to the tests: no template wording to match.
-        out.append(
-            TrackPlan(
-                name=f"{short} (tests/)",
-                question=subject,
-                include=TEST_GLOBS,
-                results_named=True,
-            )
-        )
+        # The tests of what answers it: the test files that reference its definitions
+        # (the index's references) and those named after its files, not a search of tests.
+        out.append(TrackPlan(name=f"{short} (tests/)", explorer="tests"))
     if kind == "architecture" or _CONFIGURED.search(question):
         # Where the subject is configured: settings files, environment, flags, config types.
         out.append(TrackPlan(name=f"{short} (settings)", explorer="config"))
-    if kind in ("architecture", "bug"):
-        # Co-change of the answer's files.
+    if kind != "cross-cutting":
+        # The files that change together with the answer's (a convention has no answer
+        # files of its own).
         out.append(TrackPlan(name=f"{short} (history)", explorer="git"))
     return out
 
@@ -583,6 +578,7 @@ def investigate(
     from dowse.explore.imports import imports_track
     from dowse.explore.patterns import patterns_track
     from dowse.explore.synthesis import synthesize
+    from dowse.explore.tested import tests_track
     from dowse.explore.tracks import Context, run_track
 
     joins: list[str] = []
@@ -606,19 +602,32 @@ def investigate(
         )
 
         def git_after_main() -> Track:
-            # Co-change coupling is asked for the files that answer the question.
-            return git_track(ctx, focus_files=[f.path for f in main.result().files[:5]])
+            # The files that change together with those that answer the question.
+            files = [f.path for f in main.result().files[:5]]
+            return git_track(ctx, focus_files=files, co_change_only=True)
 
         def seeds() -> list[str]:
             # Without a definition the question names, those of what answers it.
             return [b.symbol for b in main.result().context if b.symbol]
+
+        def tests_after_main(name: str) -> Track:
+            # The tests of the question's definitions and of what answers it.
+            return tests_track(
+                ctx,
+                question,
+                name=name,
+                seeds=seeds,
+                answer_files=lambda: [f.path for f in main.result().files[:5]],
+            )
 
         def config_after_main(name: str) -> Track:
             # The settings of what answers the question, or that share its words.
             def relevant() -> tuple[set[str], list[str]]:
                 return _keywords(question), [f.path for f in main.result().files[:8]]
 
-            return config_track(ctx, name=name, relevant=relevant)
+            return config_track(
+                ctx, name=name, relevant=relevant, named=analyze(question).identifiers
+            )
 
         makers: list[tuple[TrackPlan, str, Callable[[], Track]]] = []
         for tp in p.tracks:
@@ -644,6 +653,8 @@ def investigate(
             elif tp.explorer == "callees":
                 make = functools.partial(callees_track, ctx, question, seeds=seeds)
                 makers.append((tp, tp.explorer, make))
+            elif tp.explorer == "tests":
+                makers.append((tp, tp.explorer, functools.partial(tests_after_main, tp.name)))
             elif tp.explorer == "config":
                 makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
         runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
@@ -691,14 +702,14 @@ def _name_after_results(
     runs: list[tuple[TrackFindings, dict[str, Any]]],
 ) -> tuple[set[str], dict[int, str]]:
     """Name the tracks that are named after what they found (the plan's entry too, for
-    a track that is one explorer or a results-named loop). Returns the retrieval tracks'
-    names, and the tracks (by id) that found nothing to be named after — a results-named
-    loop, the configuration, the history or the conventions with no finding — each with
-    what it looked for and the gate it failed: the plan's name is no name for a result."""
+    a track that is one explorer). Returns the retrieval tracks' names, and the tracks
+    (by id) that found nothing to be named after — the tests, the configuration, the
+    history or the conventions with no finding — each with what it looked for and the
+    gate it failed: the plan's name is no name for a result."""
     retrieval: set[str] = set()
     empty: dict[int, str] = {}
     for (tp, role, _), (found, out) in zip(makers, runs, strict=True):
-        named_by_results = tp.results_named or role in ("git", "config", "patterns")
+        named_by_results = role in ("tests", "git", "config", "patterns")
         if named_by_results and not found.findings:
             failed = next((g for g in found.gates if not g.passed), None)
             why = f"{failed.name} failed: {failed.detail}" if failed else "no finding"
@@ -753,12 +764,13 @@ def _results_name(role: str, tp: TrackPlan, found: TrackFindings, out: dict[str,
     """A track's name from what it found: the tests by their files, the configuration by
     its settings, the history by the files that change together, the import graph by its
     central modules; "" to keep its name."""
-    if role == "loop" and tp.results_named:
-        files = [posixpath.basename(f.citations[0].path) for f in found.findings]
-        return ", ".join(list(dict.fromkeys(files))[:2])
+    if role == "tests":
+        files = _short_paths(list(dict.fromkeys(f.citations[0].path for f in found.findings)))
+        return ", ".join(files[:2]) + (f" +{len(files) - 2}" if len(files) > 2 else "")
     if role == "config" and isinstance(out.get("config"), ConfigReport):
         report = out["config"]
-        names = [s.name for s in report.env] + [f"--{s.name}" for s in report.flags]
+        names = [s.name for s in report.named] + [s.name for s in report.env]
+        names += [f"--{s.name}" for s in report.flags]
         names += [s.name for s in report.classes] + [posixpath.basename(f) for f in report.files]
         return ", ".join(list(dict.fromkeys(names))[:3])  # two settings.py are one name
     if role == "git" and isinstance(out.get("git"), GitReport) and out["git"].co_change:
@@ -785,6 +797,7 @@ def _findings_tokens(report: AskReport) -> int:
     if report.synthesis is not None:
         syn = report.synthesis
         total += sum(estimate_tokens(x) for x in syn.unified + syn.divergences + syn.open_questions)
+        total += estimate_tokens(syn.statement) if syn.statement else 0
     return total
 
 
@@ -793,7 +806,9 @@ def _fit_tracks(report: AskReport, room: int) -> None:
     round-robin (every track's best first), while they fit."""
     from dowse.explore.render import finding_line
 
-    room -= sum(estimate_tokens(x) for x in (report.synthesis.unified if report.synthesis else []))
+    if report.synthesis is not None:
+        room -= sum(estimate_tokens(x) for x in report.synthesis.unified)
+        room -= estimate_tokens(report.synthesis.statement) if report.synthesis.statement else 0
     if report.synthesis is not None:
         # The synthesis' divergences and open questions before the tracks' findings: they
         # are what no single track says.
@@ -1004,6 +1019,8 @@ def render_report(report: AskReport, *, trace: bool = False) -> str:
     syn = report.synthesis
     if syn is not None:
         lines += [f"## Synthesis (confidence: {syn.confidence})", "", f"_{syn.basis}_", ""]
+        if syn.statement:
+            lines += [f"In short: {one_line(syn.statement)}", ""]
         lines += [f"- {one_line(x)}" for x in syn.unified]
         lines += [f"- divergence: {one_line(x)}" for x in syn.divergences]
         lines += [f"- open: {one_line(x)}" for x in syn.open_questions]

@@ -100,6 +100,12 @@ class TrackSpec(BaseModel):
         "it too (the callers and the callees of the same definitions): tracks of one "
         "source are not independent support",
     )
+    role: Literal["", "answer", "callers", "callees", "tests", "config", "history"] = Field(
+        default="",
+        description="what the track's findings tell about the question, for the "
+        "synthesis' statement: where the answer is, who calls it, what it calls, its "
+        "tests, its settings, what changes with it ('' for the others)",
+    )
 
 
 class TrackFindings(BaseModel):
@@ -301,6 +307,12 @@ class ConfigReport(BaseModel):
     env: list[Setting] = Field(default_factory=list, description="environment variables read")
     flags: list[Setting] = Field(default_factory=list, description="command-line flags defined")
     classes: list[Setting] = Field(default_factory=list, description="configuration types")
+    named: list[Setting] = Field(
+        default_factory=list,
+        description="settings a question names: a constant the code sets "
+        "(`NUMBER_GROUPING = 0`, from the index's definitions) or an option registered "
+        'by its name (`addini("tmp_path_retention_count", ...)`)',
+    )
 
 
 class Synthesis(BaseModel):
@@ -323,6 +335,13 @@ class Synthesis(BaseModel):
         "uncommitted changes), each side cited at path:line; empty when they agree",
     )
     open_questions: list[str] = Field(default_factory=list)
+    statement: str = Field(
+        default="",
+        description="the tracks' findings composed into one sentence, each part cited: "
+        "where the answer's definitions are, who calls them and which tests reference "
+        "them, the settings and the files that change with them ('' when no track "
+        "places a definition)",
+    )
     confidence: Literal["High", "Moderate", "Low"] = "Low"
     basis: str = ""
 

@@ -134,6 +134,7 @@ def _config_items(cfg: ConfigReport) -> list[tuple[str, Any]]:
     return [
         it
         for row in zip_longest(
+            [("named setting", x) for x in cfg.named],
             [("environment variable", x) for x in cfg.env],
             [("flag", x) for x in cfg.flags],
             [("configuration type", x) for x in cfg.classes],
@@ -215,6 +216,7 @@ def _sections(r: ExploreResult) -> list[_Section]:
 
         def keep_config(k: int) -> None:
             kept = citems[:k]
+            cfg.named = [x for kind, x in kept if kind == "named setting"]
             cfg.env = [x for kind, x in kept if kind == "environment variable"]
             cfg.flags = [x for kind, x in kept if kind == "flag"]
             cfg.classes = [x for kind, x in kept if kind == "configuration type"]
@@ -429,6 +431,8 @@ def render_markdown(r: ExploreResult) -> str:
             f"({r.timings.get('sum', 0):.2f} s summed)"
         )
     lines += [f"_Confidence: {syn.confidence} — {one_line(syn.basis)}{timing}_", ""]
+    if syn.statement:
+        lines += [f"In short: {one_line(syn.statement)}", ""]
 
     gone: list[str] = []  # sections the budget emptied: one line for all, at the end
 

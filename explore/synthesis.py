@@ -11,6 +11,9 @@ how much to trust the whole.
   one source (the callers and the callees of the same definitions) are one source.
   Findings are ordered by their independent sources, every track's best first; a
   finding with one source says so.
+- statement: the findings composed into one sentence, each part at its citation: where
+  the answer's definitions are, who calls them, what they call, the tests that reference
+  them, the settings and the files that change with the answer (`_statement`).
 - divergences: where two tracks disagree, each side cited: two tracks answering the
   same question (the same focus, or one's question holding the other's: a sub-question
   and the whole question) whose top findings place one code name at locations that do
@@ -592,6 +595,135 @@ def _moving(result: ExploreResult, tracks: Sequence[TrackFindings]) -> list[str]
     return out
 
 
+_ANSWER = re.compile(r"`([^`]+)` (?:at|in) ([^\s:()`]+:\d+(?:-\d+)?)")
+"""A retrieval claim's statement of where the answer is: "`X` at a.py:10-20" (a part of
+its definition), "`X` in a.py:1-30" (a module's lines that set it)."""
+_PAIR = re.compile(r"^(\S+) and (\S+) changed together in (\d+) commits.*?, as in (\w+)")
+STATED_NAMES = 3
+"""Definitions the statement names."""
+STATED_EACH = 2
+"""Callers, callees, tests, settings and co-change pairs the statement names, each."""
+
+
+def _and(items: Sequence[str]) -> str:
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _same_name(a: str, b: str) -> bool:
+    """One definition's name written two ways (`getini`, `Config.getini`)."""
+    return a == b or a.endswith("." + b) or b.endswith("." + a)
+
+
+class _Stated:
+    """What the tracks say about one definition, for the statement."""
+
+    def __init__(self, name: str, at: str) -> None:
+        self.name, self.at = name, at
+        self.callers: list[str] = []
+        self.callees: list[str] = []
+        self.tests: list[str] = []
+
+    def sentence(self) -> str:
+        said = [f"`{self.name}` is at {self.at}"]
+        if self.callers:
+            said.append(f"is called from {_and(self.callers[:STATED_EACH])}")
+            if len(self.callers) > STATED_EACH:
+                said[-1] += f" (and {plural(len(self.callers) - STATED_EACH, 'more caller')})"
+        if self.callees:
+            said.append(f"calls {_and(self.callees[:STATED_EACH])}")
+        if self.tests:
+            said.append(f"is tested at {_and(self.tests[:STATED_EACH])}")
+        if len(said) <= 2:
+            return " and ".join(said)
+        return ", ".join(said[:-1]) + ", and " + said[-1]
+
+
+def _statement(tracks: Sequence[TrackFindings]) -> str:
+    """The tracks' findings composed into one sentence, each part at its citation: where
+    the answer's definitions are (the retrieval tracks' top findings, then the
+    definitions the references looked up), who calls them, what they call and the tests
+    that reference them, then the settings and the files that change with the answer
+    ("`validate_token` is at tokens.py:30-42, is called from routes.py:22, and is tested
+    at test_tokens.py:8; set by `TOKEN_TTL` at settings.py:5; tokens.py changes with
+    routes.py (3 commits, as in 1a2b3c4)"). Empty when no track places a definition."""
+    flat = _flatten(tracks)
+    by_role = {
+        role: [f for t in flat if t.track.role == role for f in t.findings]
+        for role in ("answer", "callers", "callees", "tests", "config", "history")
+    }
+    stated: list[_Stated] = []
+
+    def entry(name: str, at: str) -> _Stated:
+        found = next((e for e in stated if _same_name(e.name, name)), None)
+        if found is None:
+            found = _Stated(name, at)
+            stated.append(found)
+        return found
+
+    asked = " ".join(t.track.focus for t in flat if t.track.role == "answer")
+
+    def written(name: str) -> bool:
+        """Whether the question writes the name: its last part as a word that qualifies
+        nothing (`getini` of `Config.getini`; not `Config`)."""
+        last = re.escape(name.rsplit(".", 1)[-1])
+        return re.search(rf"(?<!\w){last}(?![\w.])", asked) is not None
+
+    for t in flat:
+        if t.track.role != "answer":
+            continue
+        placed = [m for f in t.findings if (m := _ANSWER.search(f.claim))]
+        # The definition the question writes, when the track found it; else its top one.
+        top = next((m for m in placed if written(m.group(1))), placed[0] if placed else None)
+        if top is not None:
+            entry(top.group(1), top.group(2))
+    for role in ("callers", "callees", "tests"):
+        for f in by_role[role]:
+            # The location the claim states for the definition it is about (its topic).
+            at = next((m for m in _PLACED.finditer(f.claim) if m.group(1) == f.topic), None)
+            ref = f.citations[0].ref
+            if role == "callees":
+                # "`A` calls `B` (b.py:1-9) at a.py:12": A is the definition, B its callee.
+                names = _CODE.findall(f.claim)
+                if len(names) < 2:
+                    continue
+                e = next((x for x in stated if _same_name(x.name, names[0])), None)
+                callee = f"`{names[1]}` ({ref})"
+                if e is not None and callee not in e.callees:
+                    e.callees.append(callee)
+                continue
+            if at is None or not f.topic:
+                continue
+            where = f"{at.group(3)}:{at.group(4)}" + (f"-{at.group(5)}" if at.group(5) else "")
+            e = entry(f.topic, where)
+            (e.callers if role == "callers" else e.tests).append(ref)
+    stated.sort(key=lambda e: not written(e.name))  # what the question names first
+    parts = [e.sentence() for e in stated[:STATED_NAMES]]
+    if not parts:
+        return ""
+    named_tests = [
+        f.citations[0].ref
+        for f in by_role["tests"]
+        if not any(m.group(1) == f.topic for m in _PLACED.finditer(f.claim))
+    ]
+    if named_tests:
+        parts.append(f"test files named after its files: {_and(named_tests[:STATED_EACH])}")
+    settings = []
+    for f in by_role["config"]:
+        names = _CODE.findall(f.claim)
+        what = f"`{names[0]}`" if names else f.citations[0].path
+        settings.append(f"{what} at {f.citations[0].ref}")
+    if settings:
+        parts.append(f"set by {_and(settings[:STATED_EACH])}")
+    for f in by_role["history"][:STATED_EACH]:
+        m = _PAIR.match(f.claim)
+        if m is not None:
+            a, b, n, commit = m.groups()
+            parts.append(f"{a} changes with {b} ({n} commits, as in {commit})")
+    return "; ".join(parts)
+
+
 def synthesize(result: ExploreResult) -> Synthesis:
     group_of = _groups(result.tracks)
     tracks = _flatten(result.tracks)
@@ -654,6 +786,7 @@ def synthesize(result: ExploreResult) -> Synthesis:
         findings=[f for f, _ in findings],
         divergences=divergences[: MAX_ITEMS * 2],
         open_questions=open_questions,
+        statement=_statement(result.tracks),
         confidence=confidence,
         basis=basis,
     )

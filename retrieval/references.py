@@ -5,10 +5,13 @@ definition it means is decided here, against the definitions and imports of the 
 index, in this order of evidence (`Via`):
 
     same-file   the referencing file defines the name itself
-    import      the file imports a file that defines it, or imports the name from a
+    import      the file imports a file that defines it (in Rust, a `use` of the module
+                the file is; `use a::b::item` brings `item` alone), or imports the name from a
                 package whose directory holds the definition, or reaches it through a
                 module it imports (`flask.helper()`, `requests.utils.helper()`, re-exports
-                followed) or a Rust path naming its module (`grep::cli::helper()`)
+                followed; `from pkg import mod` then `mod.helper()`, the module's file
+                wherever the tree holds it) or a Rust path naming its module
+                (`grep::cli::helper()`)
     package     a file in the same directory defines it (Go, Java, C# need no import)
     name        the index defines the name exactly once, and nothing above applies
 
@@ -17,7 +20,11 @@ Invariants:
   package) means that outside thing: it resolves to nothing, even when the index
   defines the same name elsewhere.
 - A method call through a receiver (`x.get()`) on a name the language's runtime
-  provides (`builtin_names`) resolves only by evidence above `name`; through a receiver
+  provides (`builtin_names`) means a method of the index only when the receiver is named
+  after its class (`cache.get()`, `self._cache.get()` for `Cache.get`) or the calling
+  definition names the class (`s = Session(); s.get(url)`), and then only by evidence
+  above `name`: `self._aliases.get()` is a dict's, whatever the file imports;
+  through a receiver
   the file does not import as a module, it means a method of the file, never its free
   function (Python, Rust, Go), and in Python never any free function.
 - A reference inside a definition's own lines does not make it its own caller.
@@ -141,17 +148,21 @@ def find_references(
     callees: bool = True,
     kinds: Sequence[ReferenceKind] = DEFAULT_KINDS,
     limit: int = 50,
+    within: Callable[[str], bool] | None = None,
+    lookups: IndexLookups | None = None,
 ) -> References:
     """The definitions `name` means, with their callers and/or callees.
 
     `name` is a definition's name, optionally qualified (`Store.open`, `store.Store`),
     as `dowse symbol` takes it. Callers reference one of those definitions with a
-    reference of one of `kinds`; callees are the definitions of the index their bodies
-    reference. At most `limit` of each, strongest evidence first.
+    reference of one of `kinds`, in a file `within` accepts (default: any); callees are
+    the definitions of the index their bodies reference. At most `limit` of each,
+    strongest evidence first. A searcher's `lookups` answer the reads of definitions,
+    files and imports from the rows they hold (`links_of`).
     """
     check_query(name, "name")
     qualifier, _, last = name.strip().rpartition(".")
-    reads = _Reads(store)
+    reads = _Reads(store, lookups)
     definitions = [d for d in _definitions(reads, [last]) if qualifies(d, qualifier)]
     answer = References(name=name, definitions=[_definition(d) for d in definitions])
     if not store.has_table("refs"):
@@ -159,7 +170,7 @@ def find_references(
     found_callers: list[Caller] = []
     found_callees: list[Callee] = []
     if callers and definitions:
-        found_callers = _callers(reads, definitions, kinds)
+        found_callers = _callers(reads, definitions, kinds, within)
     if callees and definitions:
         found_callees = _callees(reads, definitions, kinds)
     return answer.model_copy(
@@ -306,7 +317,10 @@ def render_references(refs: References, *, callers: bool = True, callees: bool =
 
 
 def _callers(
-    reads: _Reads, targets: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
+    reads: _Reads,
+    targets: list[dict[str, Any]],
+    kinds: Sequence[ReferenceKind],
+    within: Callable[[str], bool] | None = None,
 ) -> list[Caller]:
     names = sorted({t["name"] for t in targets})
     wanted = {t["id"] for t in targets}
@@ -314,7 +328,7 @@ def _callers(
     refs = [
         r
         for r in reads.store.rows("refs", _REFERENCE_COLUMNS, where=where_in("name", names))
-        if r["kind"] in kinds
+        if r["kind"] in kinds and (within is None or within(r["path"]))
     ]
     resolver = _Resolver(reads, {r["path"] for r in refs}, candidates)
     groups: dict[tuple[str, str | None, str], list[_Site]] = defaultdict(list)
@@ -425,6 +439,8 @@ class _Resolver:
         self.languages: dict[str, str] = {}
         self.reads = reads
         self._read: set[str] = set()  # files whose imports are loaded
+        # class name -> the (path, definition id) that reference it by name
+        self._mentions: dict[str, set[tuple[str, str | None]]] = {}
         if paths:
             self._load_imports(paths)
             for row in reads.rows_in("files", ["path", "language"], "path", paths):
@@ -442,7 +458,14 @@ class _Resolver:
             resolved = row["resolved"]
             origin = resolved
             if resolved is not None:
-                self.imported[row["path"]].add(resolved)
+                if _imports_file(row["path"], row["module"], row["names"], resolved):
+                    self.imported[row["path"]].add(resolved)
+                elif not row["names"]:
+                    # Rust's `use a::b::item`: the item's name comes from there, not all
+                    # of the file's (tokio's tests `use tokio_test::assert_pending`, and
+                    # their `rt.block_on(...)` was tokio-test's free `block_on`).
+                    item = row["module"].rsplit("::", 1)[-1]
+                    self.named[row["path"]][item] = (resolved, row["module"])
                 if posixpath.basename(resolved).startswith("__init__."):
                     # `from pkg import mod`, `from pkg import Name` (re-exported): the
                     # package directory stands for its files.
@@ -455,12 +478,20 @@ class _Resolver:
                 self.named[row["path"]][imported.rsplit(".", 1)[-1]] = (origin, row["module"])
 
     def _from_import(
-        self, path: str, key: str, candidates: list[dict[str, Any]], *, hops: int = 1
+        self,
+        path: str,
+        key: str,
+        candidates: list[dict[str, Any]],
+        *,
+        hops: int = 1,
+        name: str | None = None,
     ) -> list[dict[str, Any]] | None:
         """The candidates `path`'s import of `key` means; None when it imports no `key`,
         [] when it imports it from outside the index. A file of the index that imports
         the name itself (a re-export: `from .budget import estimate_tokens`) is followed
-        `hops` more times."""
+        `hops` more times. `name`: the name reached through `key` (`f` of `key.f()`),
+        when `key` is a qualifier rather than the name itself."""
+        name = key if name is None else name
         entry = self.named.get(path, {}).get(key)
         if entry is None:
             return None
@@ -473,6 +504,13 @@ class _Resolver:
             # whose root is the indexed directory); if none, it is from outside the index.
             hit = [c for c in candidates if _names_file(module, key, c["path"])]
             files = self.reads.files_of_module(module)
+        if (origin is None or origin.endswith("/")) and key != name:
+            # `from pkg import mod` then `mod.f()`: `mod` is the package's module file,
+            # which the import itself does not resolve to when the importer is the
+            # package's own `__init__` (pytest's `from _pytest.assertion import
+            # truncate`) or the package sits under a source directory (`src/`).
+            inside = self.reads.submodule_files(path, module, key)
+            hit = [c for c in candidates if c["path"] in inside] or hit
         if hit or not hops:
             return hit
         for file in files:
@@ -509,6 +547,17 @@ class _Resolver:
     def _paths(self) -> list[str]:
         return self.reads.indexed_paths()
 
+    def _names_class(self, ref: dict[str, Any], cls: str) -> bool:
+        """Whether the definition (or the file's top level) that holds `ref` references
+        the class `cls` by name (constructs it, types a parameter with it, imports it)."""
+        holders = self._mentions.get(cls)
+        if holders is None:
+            rows = self.reads.store.rows(
+                "refs", ["path", "from_id"], where=where_equals("name", cls)
+            )
+            holders = self._mentions[cls] = {(r["path"], r["from_id"]) for r in rows}
+        return (ref["path"], ref["from_id"]) in holders
+
     def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
         name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
         language = _FAMILY.get(self.languages.get(path, ""), self.languages.get(path, ""))
@@ -533,7 +582,9 @@ class _Resolver:
             return [(c, "same-file") for c in same]
         head = qualifier.split(".", 1)[0].split("::", 1)[0]
         for key in (name, head) if head else (name,):
-            found = self._from_import(path, key, candidates, hops=1 if key == name else 0)
+            found = self._from_import(
+                path, key, candidates, hops=1 if key == name else 0, name=name
+            )
             if found == [] and key == name:
                 return []  # the file imports the name from elsewhere
             if found:
@@ -556,6 +607,22 @@ class _Resolver:
         # JavaScript's `helper.broadcast()` may be an object literal's: there only the
         # same file is narrowed, or nothing.
         receiver = bool(qualifier) and qualifier not in _SELF and "::" not in qualifier
+        if receiver and name in builtin_methods(language):
+            # `d.get(k)`, `self._aliases.get(k)`: the runtime's method of a value, unless
+            # the receiver is named after the class (`cache.get(k)` on `Cache`) or the
+            # calling code names the class (`s = Session(); s.get(url)`): a `get` of a
+            # class the file imports is no evidence (pytest's config/__init__.py imports
+            # `Cache` and `Stash`, and its dicts' `get` were theirs).
+            named_for = _receiver_key(qualifier)
+            candidates = [
+                c
+                for c in candidates
+                if _receiver_key(c["parent"] or "") == named_for
+                or (c["parent"] and self._names_class(ref, c["parent"].rsplit(".", 1)[-1]))
+            ]
+            same = [c for c in same if c in candidates]
+            if not candidates:
+                return []
         if receiver and head not in self.modules.get(path, set()):
             if language in ("python", "rust", "go"):
                 same = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
@@ -582,6 +649,27 @@ class _Resolver:
         ):
             return [(candidates[0], "name")]
         return []
+
+
+def _receiver_key(name: str) -> str:
+    """A receiver's or a class's name as one word: its last part, lowercased, without
+    underscores (`self._cache`, `Cache` and `cache` are `cache`)."""
+    last = name.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
+    return last.replace("_", "").lower()
+
+
+def _imports_file(path: str, module: str, names: Sequence[str] | None, resolved: str) -> bool:
+    """Whether an import makes every name of the file it resolved to reachable: always
+    but in Rust, where `use a::b` does when `b` is the module that file is (`use
+    tokio::fs;`, `mod x;`, a glob, `use a::{self, X}`), while `use a::b::item` and `use
+    a::{X, Y}` bring those names alone."""
+    if not path.endswith(".rs") or module.endswith("*") or module.startswith("mod "):
+        return True
+    if "self" in (names or ()):
+        return True
+    if names:
+        return False
+    return _rust_module(module, {"path": resolved})
 
 
 def _rust_module(qualifier: str, candidate: dict[str, Any]) -> bool:
@@ -641,6 +729,7 @@ class _Reads:
         self.store = store
         self.lookups = lookups
         self._stems: _Stems | None = None
+        self._submodules: dict[str, set[str]] = {}
 
     def rows_in(
         self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
@@ -674,6 +763,31 @@ class _Reads:
             for i in by_stem.get(tail, ())
         }
         return [paths[i] for i in sorted(found)]
+
+    def submodule_files(self, importer: str, module: str, key: str) -> set[str]:
+        """The indexed files `from module import key` imports when `key` is a module:
+        `module/key.py` or `module/key/__init__.py`, a relative `module` from the
+        importer's directory, an absolute one wherever the tree holds its dotted path
+        (`src/_pytest/assertion/truncate.py` for `_pytest.assertion` and `truncate`)."""
+        level = len(module) - len(module.lstrip("."))
+        parts = [p for p in module[level:].split(".") if p] + [key]
+        if level:
+            base = posixpath.dirname(importer)
+            for _ in range(level - 1):
+                base = posixpath.dirname(base)
+            stem = posixpath.join(base, *parts)
+            return {f"{stem}.py", f"{stem}/__init__.py"}
+        dotted = ".".join(parts)
+        found = self._submodules.get(dotted)
+        if found is None:
+            # The dotted path as the end of a file's (under `src/`, a sub-project), never
+            # a part of a name: `x.a.b` ends with `a.b`, `xa.b` does not.
+            found = self._submodules[dotted] = {
+                p
+                for p in self.indexed_paths()
+                if (stem := _dotted_stem(p)) == dotted or stem.endswith("." + dotted)
+            }
+        return found
 
     def _stems_made(self) -> _Stems:
         if self._stems is None:

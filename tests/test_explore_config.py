@@ -190,3 +190,108 @@ def test_a_projects_own_env_readers_and_flag_system_are_found(tmp_path):
         ("after-context", "crates/core/flags/defs.rs", 7)
     }
     assert all(verify_citation(root, f.citations[0]) is None for f in found.findings)
+
+
+NAMED = {
+    "conf/global_settings.py": (
+        "# Number formatting\n"  # 1
+        "DECIMAL_SEPARATOR = '.'\n"
+        "NUMBER_GROUPING = 0\n"  # 3
+    ),
+    "conf/locale/es_CO/formats.py": "DECIMAL_SEPARATOR = ','\nNUMBER_GROUPING = 3\n",
+    "utils/numberformat.py": (
+        "from conf import settings\n"  # 1
+        "\n"
+        "\n"
+        "def format(number):\n"  # 4
+        "    return settings.NUMBER_GROUPING\n"
+    ),
+    "commands/makemessages.py": (
+        "def add_arguments(parser):\n"  # 1
+        '    parser.add_argument("--locale", "-l")\n'  # 2: shares "locale", answers nothing
+        '    return os.environ.get("LOCALE_DIR")\n'  # 3
+    ),
+    "plugin/tmpdir.py": (
+        "def get(config):\n"  # 1
+        '    return int(config.getini("tmp_path_retention_count"))\n'  # 2: a read
+        "\n"
+        "\n"
+        "def pytest_addoption(parser):\n"  # 5
+        "    parser.addini(\n"
+        '        "tmp_path_retention_count",\n'  # 7: the registration
+        '        help="How many sessions to keep",\n'
+        "        default=3,\n"
+        "    )\n"
+    ),
+    "tests/test_numberformat.py": "NUMBER_GROUPING = 5\n",  # a test's, not the project's
+    "runtime/pool.py": (
+        "import os\n"  # 1
+        'ENV_WORKERS = "APP_WORKER_THREADS"\n'  # 2: tokio keeps its variable's name so
+        "\n"
+        "\n"
+        "def workers():\n"
+        "    return os.environ.get(ENV_WORKERS)\n"
+        "\n"
+        "\n"
+        "def read(path):\n"  # 9
+        '    return open(path).read("read")\n'
+    ),
+}
+
+
+def test_a_question_that_names_a_setting_gets_it_not_the_flags_sharing_its_words(
+    tmp_path, fake_embedder
+):
+    from dowse.indexer.build import IndexConfig, build_index
+
+    root = make_tree(tmp_path / "repo", NAMED)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    # "what is the default NUMBER_GROUPING and how do the locale formats set it?"
+    ctx = Context(root=root, index_dir=root / ".dowse")
+    track = config_track(
+        ctx,
+        relevant=lambda: ({"default", "number_grouping", "locale", "formats"}, []),
+        named=["NUMBER_GROUPING"],
+    )
+    found, out = run_track(ctx, track)
+    report = out["config"]
+    # The constant the question names, the settings module's definition first (django's
+    # global_settings.py, then the locales' formats.py); the `--locale` flag and the
+    # LOCALE_DIR variable only share a word with it.
+    assert [(s.name, s.path, s.line, s.sites) for s in report.named] == [
+        ("NUMBER_GROUPING", "conf/global_settings.py", 3, 2)
+    ]
+    assert report.flags == [] and report.env == []
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        (
+            "`NUMBER_GROUPING` is set at conf/global_settings.py:3 (2 definitions)",
+            "conf/global_settings.py:3",
+        )
+    ]
+    assert all(g.passed for g in found.gates)
+    # An option registered by the name the question writes: the registering call before
+    # the reads, cited at the line that names it.
+    track = config_track(
+        ctx,
+        relevant=lambda: ({"default", "retention", "count"}, []),
+        named=["tmp_path_retention_count"],
+    )
+    found, out = run_track(ctx, track)
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        (
+            "the option `tmp_path_retention_count` is registered at plugin/tmpdir.py:7",
+            "plugin/tmpdir.py:7",
+        )
+    ]
+    # The name kept in a constant, read through it: the line that writes the name.
+    track = config_track(
+        ctx, relevant=lambda: ({"worker", "threads"}, []), named=["APP_WORKER_THREADS"]
+    )
+    found, _ = run_track(ctx, track)
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        ("the setting `APP_WORKER_THREADS` is named at runtime/pool.py:2", "runtime/pool.py:2")
+    ]
+    # A method the question names is no setting, even where a string spells it.
+    track = config_track(ctx, relevant=lambda: ({"config", "read"}, []), named=["Config.read"])
+    found, out = run_track(ctx, track)
+    assert out["config"].named == []

@@ -150,3 +150,65 @@ def test_reading_leaves_the_repository_untouched(repo):
     os.utime(repo / "a.py")  # a stat change that `git status` would otherwise record
     _run(Context(root=repo))
     assert (index.stat().st_mtime_ns, index.read_bytes()) == before
+
+
+def test_the_history_of_an_answer_is_what_changes_with_its_files_cited_by_commit(repo):
+    ctx = Context(root=repo)
+    result, output = run_track(ctx, git_track(ctx, ("a.py", "c.py"), co_change_only=True))
+    report = output["git"]
+    assert [g.passed for g in result.gates] == [True, True, True], result.gates
+    # No hot files of the whole tree: only what changes together with the answer's files,
+    # each pair naming the newest commits that touched both (the bulk commit not counted).
+    assert report.hot_files == []
+    assert report.co_change == [("a.py", "b.py", 3), ("a.py", "c.py", 2)]
+    short = dict(
+        reversed(line.split(" ", 1))  # type: ignore[misc]
+        for line in git(repo, "log", "--format=%h %s").splitlines()
+    )
+    assert [(f.claim, [c.ref for c in f.citations]) for f in result.findings] == [
+        (
+            "a.py and b.py changed together in 3 commits (3 of 4 commits of a.py), as in "
+            f"{short['a and b again']} 2024-01-03 a and b again; "
+            f"{short['a and b']} 2024-01-02 a and b",
+            ["a.py:1", "b.py:1"],
+        ),
+        (
+            "a.py and c.py changed together in 2 commits (2 of 4 commits of a.py), as in "
+            f"{short['a and c']} 2024-01-04 a and c; {short['initial']} 2024-01-01 initial",
+            ["a.py:1", "c.py:1"],
+        ),
+        # The answer's own uncommitted change, at its first changed line; not the others'.
+        ("c.py has uncommitted changes (M) from line 3", ["c.py:3"]),
+    ]
+    assert report.recent[0].split(" ", 1)[1] == "2024-01-05 bulk"
+
+
+def test_an_answer_whose_files_change_alone_has_no_history_to_report(repo):
+    ctx = Context(root=repo)
+    result, _ = run_track(ctx, git_track(ctx, ("README.md",), co_change_only=True))
+    assert result.findings == []
+    assert (result.gates[0].passed, result.gates[0].detail) == (
+        False,
+        "no file changed together with README.md in 2 or more commits",
+    )
+
+
+def test_release_notes_are_no_co_change_partner(tmp_path):
+    # flask's CHANGES.rst changes with every fix: as a partner it says nothing.
+    root = tmp_path / "notes"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commits = [
+        ["a.py", "CHANGES.rst", "changelog/1.bugfix.rst"],
+        ["a.py", "CHANGES.rst", "b.py", "history.py"],
+        ["a.py", "CHANGES.rst", "b.py", "history.py"],
+    ]
+    for day, paths in enumerate(commits, 1):
+        for rel in paths:
+            _append(root, rel, f"# {day}")
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", f"change {day}", day=day)
+    ctx = Context(root=root)
+    _, output = run_track(ctx, git_track(ctx, ("a.py",), co_change_only=True))
+    # Two source files, not the release notes that changed with a.py every time.
+    assert output["git"].co_change == [("a.py", "b.py", 2), ("a.py", "history.py", 2)]

@@ -84,6 +84,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "tests cover expiry",
                 "← tokens issued validated tests",
                 "tokens issued validated tests →",
+                "tokens issued validated tests (history)",
             ],
         ),
         (
@@ -96,6 +97,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "← parsing routing error handling",
                 "parsing routing error handling →",
                 "parsing routing error handling (tests/)",
+                "parsing routing error handling (history)",
             ],
         ),
         (
@@ -108,6 +110,7 @@ def test_a_focused_question_stays_one_loop(question):
                 "retry limit configured retries →",
                 "retry limit configured retries (tests/)",
                 "retry limit configured retries (settings)",
+                "retry limit configured retries (history)",
             ],
         ),
     ],
@@ -157,17 +160,19 @@ def test_decomposition_resolves_pronouns_and_picks_explorers():
         "where are they validated (tokens issued)",
         None,
         None,
-        "tokens issued validated",
+        None,
+        None,
     ]
-    # No template words in the queries: the tests track is the subject, confined to tests.
-    assert p.tracks[4].include == TEST_GLOBS and p.tracks[0].exclude == TEST_GLOBS
+    # The tests come from the references and the answer's file names, not a search of
+    # the tests with the subject's words; the question's own tracks leave the tests out.
+    assert p.tracks[4].explorer == "tests" and p.tracks[0].exclude == TEST_GLOBS
     arch = plan("give me an overview of the payment flow")
     explorers = [(t.name, t.explorer) for t in arch.tracks]
     assert explorers == [
         ("payment", "imports"),
         ("← payment", "callers"),
         ("payment →", "callees"),
-        ("payment (tests/)", None),
+        ("payment (tests/)", "tests"),
         ("payment (settings)", "config"),
         ("payment (history)", "git"),
     ]
@@ -284,13 +289,13 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     names = [t.track.name for t in report.tracks]
     # the question's own retrieval with the imports explorer (named after the central
     # modules), the callers and callees of the definitions the retrieval found first (named
-    # after them). The subject's tests (no test scored relevant), git for the history (not
-    # a repository here) and the configuration (the example has none) found nothing to be
-    # named after: they are left out of the tracks and stated, with the gate that failed,
-    # under `empty` — no track is named with the plan's wording.
+    # after them), and their tests (named after the test file that calls them). Git for the
+    # history (not a repository here) and the configuration (the example has none) found
+    # nothing to be named after: they are left out of the tracks and stated, with the
+    # gate that failed, under `empty` — no track is named with the plan's wording.
     plan_names = [tp.name for tp in report.plan]
     assert plan_names[3:] == [
-        "token authentication (tests/)",
+        "test_tokens.py",
         "token authentication (settings)",
         "token authentication (history)",
     ]
@@ -299,11 +304,24 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
         "⇄ tokens.py, format.js",
         "← validate_token, PaymentDeclined",
         "validate_token, PaymentDeclined →",
+        "test_tokens.py",
     ]
     assert not any(n.endswith(("(tests/)", "(settings)", "(history)")) for n in names)
-    assert [e.split(":")[0] for e in report.empty] == plan_names[3:]
+    assert [e.split(":")[0] for e in report.empty] == plan_names[4:]
     assert all(" failed: " in e for e in report.empty)
-    assert plan_names[1:3] == names[2:4]
+    assert plan_names[1:4] == names[2:5]
+    # The tests of what answers it, from the references: the test file that calls
+    # validate_token, cited at the call (test_tokens.py is also named after tokens.py:
+    # one finding for the file). PaymentDeclined has none, and says so.
+    tests = report.tracks[4]
+    assert [(f.claim, f.citations[0].ref) for f in tests.findings] == [
+        (
+            "`test_round_trip` in tests/test_tokens.py calls `validate_token` "
+            "(shop/auth/tokens.py:30-42) (and 1 more test in the file)",
+            "tests/test_tokens.py:8",
+        )
+    ]
+    assert tests.gaps == ["no test references `PaymentDeclined`"]
     assert report.merged == [] and report.overlap < 0.3
     # Real callers, cited at the calling line: routes.py's authenticate calls validate_token.
     callers = report.tracks[2]
@@ -323,6 +341,7 @@ def test_an_architecture_question_runs_tracks_in_parallel_and_merges_them(search
     assert "## Track: token authentication" in text and "## Curated context" in text
     assert "- found nothing: token authentication (history): " in text
     assert "## Track: token authentication (tests/)" not in text
+    assert "## Track: test_tokens.py" in text
     assert estimate_tokens(text) < 3000 * 1.5
     assert report.timings["wall"] <= report.timings["sum"] + 1.0
 
@@ -458,12 +477,21 @@ def test_a_setting_in_a_module_of_constants_is_quoted_at_its_line(tmp_path, fake
         f.citations[0].path: (f.claim.split(" in ", 1)[0], f.citations[0].quote)
         for t in report.tracks
         for f in t.findings
-        if f.citations[0].path.endswith(("settings.py", "formats.py"))
+        if f.citations[0].path.endswith(("settings.py", "formats.py")) and t.track.role != "config"
     }
     assert quoted == {
         "app/global_settings.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 0"),
         "app/locale/en/formats.py": ("`NUMBER_GROUPING`", "NUMBER_GROUPING = 3"),
     }
+    # The configuration track states the setting the question names, the settings
+    # module's definition first.
+    settings = [f for t in report.tracks if t.track.role == "config" for f in t.findings]
+    assert [(f.claim, f.citations[0].quote) for f in settings] == [
+        (
+            "`NUMBER_GROUPING` is set at app/global_settings.py:8 (2 definitions)",
+            "NUMBER_GROUPING = 0",
+        )
+    ]
     assert report.synthesis is not None
     assert {f.topic for f in report.synthesis.findings} >= {"NUMBER_GROUPING"}
 

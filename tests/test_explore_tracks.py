@@ -670,3 +670,154 @@ def test_the_configuration_shares_the_budget_a_few_of_each_kind():
     text = render_markdown(fit_budget(r, 800))
     assert "## Configuration" in text and "- flag `--flag-0` — `src/cli.rs:1`" in text
     assert fit_budget(r, 100_000).omitted == {}
+
+
+def _role(role: str, name: str, *claims: tuple[str, str, int, str, str]) -> TrackFindings:
+    """A track of `role` whose findings are (claim, path, line, quote, topic)."""
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": name, "role": role}),
+        findings=[
+            Finding(claim=c, citations=[_cit(p, n, quote=q)], topic=t) for c, p, n, q, t in claims
+        ],
+        gates=[GateResult(name="understood", passed=True, detail="d")],
+    )
+
+
+def test_the_statement_composes_the_tracks_findings_each_at_its_citation():
+    # The claims as the explorers write them: the retrieval's answer, its callers and
+    # callees (the references), its tests, a setting, a co-change pair.
+    tracks = [
+        _role(
+            "answer",
+            "tokens validated",
+            (
+                "`validate_token` at auth/tokens.py:30-42 (relevance 0.9): checks expiry",
+                "auth/tokens.py",
+                30,
+                "def validate_token(token, key):",
+                "auth/tokens.py",
+            ),
+        ),
+        _role(
+            "callers",
+            "← validate_token",
+            *(
+                (
+                    f"`{who}` in {path} calls `validate_token` (auth/tokens.py:30-42); "
+                    "resolved through an import",
+                    path,
+                    line,
+                    "validate_token(t, KEY)",
+                    "validate_token",
+                )
+                for who, path, line in [
+                    ("authenticate", "api/routes.py", 12),
+                    ("refresh", "api/session.py", 88),
+                    ("login", "api/login.py", 5),
+                ]
+            ),
+        ),
+        _role(
+            "callees",
+            "validate_token →",
+            (
+                "`validate_token` calls `_sign` (auth/tokens.py:10-14) at auth/tokens.py:36; "
+                "resolved within the file",
+                "auth/tokens.py",
+                36,
+                "_sign(body, key)",
+                "_sign",
+            ),
+        ),
+        _role(
+            "tests",
+            "test_tokens.py",
+            (
+                "`test_round_trip` in tests/test_tokens.py calls `validate_token` "
+                "(auth/tokens.py:30-42)",
+                "tests/test_tokens.py",
+                8,
+                "validate_token(token, b'k')",
+                "validate_token",
+            ),
+            (
+                "tests/test_auth.py is named after auth/__init__.py (`test_auth.py` for `auth`)",
+                "tests/test_auth.py",
+                1,
+                "import auth",
+                "auth",
+            ),
+        ),
+        _role(
+            "config",
+            "TOKEN_TTL",
+            (
+                "the environment variable `TOKEN_TTL` is used at conf.py:5",
+                "conf.py",
+                5,
+                "os.environ['TOKEN_TTL']",
+                "config env",
+            ),
+        ),
+        _role(
+            "history",
+            "tokens.py ± routes.py",
+            (
+                "auth/tokens.py and api/routes.py changed together in 3 commits (3 of 4 "
+                "commits of auth/tokens.py), as in 1a2b3c4 2024-01-03 rotate keys",
+                "auth/tokens.py",
+                1,
+                "import hmac",
+                "co-change",
+            ),
+        ),
+    ]
+    s = synthesize(ExploreResult(path=".", root="/r", depth="standard", tracks=tracks))
+    assert s.statement == (
+        "`validate_token` is at auth/tokens.py:30-42, is called from api/routes.py:12 and "
+        "api/session.py:88 (and 1 more caller), calls `_sign` (auth/tokens.py:36), and is "
+        "tested at tests/test_tokens.py:8; test files named after its files: "
+        "tests/test_auth.py:1; set by `TOKEN_TTL` at conf.py:5; auth/tokens.py changes with "
+        "api/routes.py (3 commits, as in 1a2b3c4)"
+    )
+    # A definition only the references found is stated at the location they give it.
+    s = synthesize(ExploreResult(path=".", root="/r", depth="standard", tracks=tracks[1:2]))
+    assert s.statement == (
+        "`validate_token` is at auth/tokens.py:30-42 and is called from api/routes.py:12 and "
+        "api/session.py:88 (and 1 more caller)"
+    )
+    # No track places a definition: nothing to compose.
+    assert (
+        synthesize(
+            ExploreResult(path=".", root="/r", depth="standard", tracks=tracks[4:])
+        ).statement
+        == ""
+    )
+
+
+def test_the_statement_leads_with_the_definition_the_question_writes():
+    answer = _role(
+        "answer",
+        "tokens",
+        *(
+            (f"`{name}` at auth/tokens.py:{a}-{b} (relevance 0.8): r", "auth/tokens.py", a, q, "")
+            for name, a, b, q in [
+                ("_sign", 10, 14, "def _sign(body, key):"),
+                ("validate_token", 30, 42, "def validate_token(token, key):"),
+            ]
+        ),
+    )
+    other = _role(
+        "answer",
+        "expiry",
+        ("`Clock.now` at auth/clock.py:3-5 (relevance 0.9): r", "auth/clock.py", 3, "def now", ""),
+        # The class whose method the question names is not the name it writes.
+        ("`Tokens` at auth/tokens.py:1-50 (relevance 0.7): r", "auth/tokens.py", 1, "class", ""),
+    )
+    answer.track.focus = "how does Tokens.validate_token check a token (in .)"
+    other.track.focus = "what sets the expiry (in .)"
+    s = synthesize(ExploreResult(path=".", root="/r", depth="standard", tracks=[other, answer]))
+    # The first track's top finding, but the name the question writes leads.
+    assert s.statement == (
+        "`validate_token` is at auth/tokens.py:30-42; `Clock.now` is at auth/clock.py:3-5"
+    )

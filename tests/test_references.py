@@ -573,3 +573,117 @@ def test_the_files_a_module_names_are_those_the_dotted_forms_end_with():
     # `a.b` names the files that module would be, not `x/a/b.py` (`x.a.b`); `.py` (the
     # empty stem) and `a/b..py` (`a.b.`) through the form `a.b.` the lookup also tries.
     assert reads.files_of_module("a.b") == ["a/b.py", "b.py", "a/b/__init__.py", ".py", "a/b..py"]
+
+
+MODULE_IMPORTS = {
+    "src/pkg/__init__.py": (
+        "from pkg import trunc\n"  # 1: the package importing its own module
+        "\n"
+        "\n"
+        "def explain(lines):\n"  # 4
+        "    return trunc.cut(lines)\n"  # 5
+    ),
+    "src/pkg/trunc.py": "def cut(lines):\n    return lines[:1]\n",
+    "src/pkg/sub/__init__.py": "",
+    "src/pkg/sub/fmt.py": "def cut(text):\n    return text\n",
+    "src/pkg/sub/use.py": (
+        "from . import fmt\n"  # 1: relative, from the module's own package
+        "from pkg import trunc\n"  # 2
+        "\n"
+        "\n"
+        "def show(text):\n"  # 5
+        "    fmt.cut(text)\n"  # 6: fmt.py's
+        "    trunc.cut(text)\n"  # 7: trunc.py's
+        "    other.cut(text)\n"  # 8: an object's method, neither
+    ),
+}
+
+
+def test_a_module_imported_from_its_package_resolves_its_calls(tmp_path, fake_embedder):
+    # pytest's assertion/__init__.py: `from _pytest.assertion import truncate`, then
+    # `truncate.materialize_with_truncation(...)`; the import names the importer itself.
+    root = make_tree(tmp_path / "mod", MODULE_IMPORTS)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    refs = find_references(Store.open(root / ".dowse"), "cut", callees=False)
+    by_target = sorted((c.target.split("#", 1)[0], c.path, c.lines, c.via) for c in refs.callers)
+    assert by_target == [
+        ("src/pkg/sub/fmt.py", "src/pkg/sub/use.py", [6], "import"),
+        ("src/pkg/trunc.py", "src/pkg/__init__.py", [5], "import"),
+        ("src/pkg/trunc.py", "src/pkg/sub/use.py", [7], "import"),
+    ]
+
+
+def test_a_runtime_method_name_through_a_receiver_means_the_class_it_is_named_after(
+    tmp_path, fake_embedder
+):
+    # pytest's config/__init__.py imports `Cache` and `Stash` (each with a `get`);
+    # `self._parser._ini_aliases.get(name, name)` is a dict's `get`, not theirs.
+    files = {
+        "pkg/__init__.py": "",
+        "pkg/cache.py": "class Cache:\n    def get(self, key):\n        return key\n",
+        "pkg/cfg.py": (
+            "from pkg.cache import Cache\n"  # 1
+            "\n"
+            "\n"
+            "class Config:\n"  # 4
+            "    def getini(self, name):\n"  # 5
+            "        alias = self._aliases.get(name, name)\n"  # 6: a dict's
+            "        return self._cache.get(alias)\n"  # 7: the Cache's
+            "\n"
+            "\n"
+            "def warm(key):\n"  # 10
+            "    c = Cache()\n"
+            "    return c.get(key)\n"  # 12: the calling code names the class
+            "\n"
+            "\n"
+            "def lookup(env, key):\n"  # 15
+            "    return env.get(key)\n"  # 16: nothing says what env is
+        ),
+    }
+    root = make_tree(tmp_path / "recv", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "get") == [
+        ("pkg/cfg.py", "Config.getini", [7], "import"),
+        ("pkg/cfg.py", "warm", [12], "import"),
+    ]
+
+
+def test_a_rust_use_of_an_item_brings_that_item_not_its_whole_file(tmp_path, fake_embedder):
+    # tokio's tests `use tokio_test::assert_pending;`: their `rt.block_on(...)` is a
+    # runtime's method, not tokio-test's free `block_on`; `use tokio_test::block_on;`
+    # brings that one, and `use crate::util;` (a module) the whole file.
+    files = {
+        "helper/Cargo.toml": '[package]\nname = "helper"\n',
+        "helper/src/lib.rs": (
+            "pub fn block_on(f: u8) -> u8 {\n    f\n}\n\npub fn assert_ready(f: u8) {}\n"
+        ),
+        "app/Cargo.toml": '[package]\nname = "app"\n',
+        "app/src/lib.rs": "pub mod util;\n",
+        "app/src/util.rs": "pub fn block_on(f: u8) -> u8 {\n    f\n}\n",
+        "app/tests/rt.rs": (
+            "use helper::assert_ready;\n"  # 1: an item of helper/src/lib.rs
+            "\n"
+            "fn run(rt: Rt) -> u8 {\n"  # 3
+            "    assert_ready(0);\n"
+            "    rt.block_on(1)\n"  # 5: a method: neither free function
+            "}\n"
+        ),
+        "app/tests/direct.rs": (
+            "use helper::block_on;\n"  # 1: the item itself
+            "\n"
+            "fn go() -> u8 {\n"  # 3
+            "    block_on(2)\n"  # 4
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "rs", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(root / ".dowse")
+    by_target = sorted(
+        (c.target.split("#", 1)[0], c.path, c.lines)
+        for c in find_references(store, "block_on", callees=False).callers
+    )
+    assert by_target == [("helper/src/lib.rs", "app/tests/direct.rs", [4])]
+    assert [c.path for c in find_references(store, "assert_ready", callees=False).callers] == [
+        "app/tests/rt.rs"
+    ]

@@ -1,0 +1,175 @@
+"""The tests explorer: test files found through the index's references and by each
+ecosystem's naming convention, each cited."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import make_tree
+
+from dowse.explore import tested
+from dowse.explore.tracks import Context, run_track
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Store
+from dowse.retrieval.hybrid import HybridSearcher
+
+
+@pytest.mark.parametrize(
+    "path, name",
+    [
+        ("testing/test_tmpdir.py", "tmpdir"),
+        ("tests/tmpdir_test.py", "tmpdir"),
+        ("pkg/sleep_test.go", "sleep"),
+        ("test/plugin/utc.test.js", "utc"),
+        ("src/__tests__/format.spec.ts", "format"),
+        ("src/test/java/org/x/ConfigTest.java", "Config"),
+        ("src/test/java/org/x/TestConfig.java", "Config"),
+        ("tokio/tests/time_sleep.rs", "time_sleep"),
+        ("src/tmpdir.py", None),  # no test
+    ],
+)
+def test_a_test_files_name_is_its_subject_without_the_test_affixes(path, name):
+    assert tested.tested_name(path) == name
+
+
+def test_a_generic_file_name_goes_by_its_directory():
+    assert tested.subject_of("src/plugin/utc/index.js") == "utc"
+    assert tested.subject_of("src/_pytest/config/__init__.py") == "config"
+    assert tested.subject_of("tokio/src/time/mod.rs") == "time"
+    assert tested.subject_of("src/lib.rs") == "lib"  # a crate's root is no directory's name
+
+
+REPO = {
+    "src/pkg/__init__.py": "",
+    "src/pkg/tmpdir.py": (
+        "def make_tmp(base):\n"  # 1
+        "    return base + '/tmp'\n"
+        "\n"
+        "\n"
+        "class Factory:\n"  # 5
+        "    pass\n"
+    ),
+    "src/pkg/other.py": "def rotate():\n    return 1\n",
+    "testing/test_misc.py": (
+        "from pkg import tmpdir\n"  # 1
+        "\n"
+        "\n"
+        "def test_misc():\n"  # 4
+        "    assert tmpdir.make_tmp('a')\n"  # 5: through the module
+    ),
+    "testing/test_tmpdir.py": (
+        "from pkg.tmpdir import Factory, make_tmp\n"  # 1
+        "\n"
+        "\n"
+        "def test_make():\n"  # 4
+        "    assert make_tmp('a') == 'a/tmp'\n"  # 5
+        "\n"
+        "\n"
+        "def test_again():\n"  # 8
+        "    assert make_tmp('b')\n"  # 9
+    ),
+    "testing/test_other.py": "import os\n\n\ndef test_it():\n    assert os.sep\n",
+    # An app the tests load, at a test path: after the files named as tests.
+    "testing/apps/app.py": "from pkg.tmpdir import make_tmp\n\nBASE = make_tmp('app')\n",
+    "web/src/plugin/utc/index.js": "export default function utc() {\n  return 0\n}\n",
+    "web/test/plugin/utc.test.js": (
+        "import dayjs from '../../src'\n"  # 1
+        "import utc from '../../src/plugin/utc'\n"  # 2
+        "\n"
+        "it('works', () => {})\n"
+    ),
+    # An example of how to write a test is no test of the code (pytest's doc/en/example/).
+    "doc/example/test_tmpdir.py": "from pkg.tmpdir import make_tmp\n\nmake_tmp('x')\n",
+    "srv/sleep.go": "package srv\n\nfunc Sleep() {}\n",
+    "srv/sleep_test.go": 'package srv\n\nimport "testing"\n\nfunc TestSleep(t *testing.T) {}\n',
+}
+
+
+@pytest.fixture
+def repo(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", REPO)
+    (root / "pyproject.toml").write_text('[project]\nname = "pkg"\n')
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    return root
+
+
+def test_the_tests_are_those_that_reference_the_definitions_and_those_named_after_answers(
+    repo, fake_embedder
+):
+    ctx = Context(root=repo)
+    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    answers = ["src/pkg/other.py", "web/src/plugin/utc/index.js", "srv/sleep.go"]
+    track = tested.tests_track(ctx, "how does make_tmp work?", answer_files=lambda: answers)
+    found, _ = run_track(ctx, track)
+    assert [(f.claim, f.citations[0].ref, f.citations[0].quote) for f in found.findings] == [
+        # By reference: the test file named after the definition's file first, its first
+        # call cited; then the one that reaches it through `from pkg import tmpdir`.
+        (
+            "`test_make` in testing/test_tmpdir.py calls `make_tmp` (src/pkg/tmpdir.py:1-2) "
+            "(and 1 more test in the file)",
+            "testing/test_tmpdir.py:5",
+            "assert make_tmp('a') == 'a/tmp'",
+        ),
+        (
+            "`test_misc` in testing/test_misc.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
+            "testing/test_misc.py:5",
+            "assert tmpdir.make_tmp('a')",
+        ),
+        # A file under a test directory that is not named as a test: after those that are.
+        (
+            "`BASE` in testing/apps/app.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
+            "testing/apps/app.py:3",
+            "BASE = make_tmp('app')",
+        ),
+        # By name: each ecosystem's convention, cited where the test names the subject.
+        (
+            "testing/test_other.py is named after src/pkg/other.py (`test_other.py` for `other`)",
+            "testing/test_other.py:1",
+            "import os",
+        ),
+        (
+            "web/test/plugin/utc.test.js is named after web/src/plugin/utc/index.js and "
+            "names `utc` at line 2",
+            "web/test/plugin/utc.test.js:2",
+            "import utc from '../../src/plugin/utc'",
+        ),
+        (
+            "srv/sleep_test.go is named after srv/sleep.go (`sleep_test.go` for `sleep`)",
+            "srv/sleep_test.go:1",
+            "package srv",
+        ),
+    ]
+    assert all(g.passed for g in found.gates)
+
+
+def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_embedder):
+    ctx = Context(root=repo)
+    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does rotate work?"))
+    assert not found.findings
+    assert found.gates[0].passed is False
+    assert found.gates[0].detail == "no test references or is named after rotate"
+
+
+def test_the_names_a_questions_words_make_are_each_looked_up_the_tested_first(
+    tmp_path, fake_embedder
+):
+    # tokio: "who calls spawn?" names three `spawn_task` methods (spawn + task) before
+    # the `spawn` its tests call.
+    files = {
+        "src/sched.py": "".join(
+            f"class S{i}:\n    def spawn_task(self):\n        return {i}\n\n\n" for i in range(3)
+        )
+        + "def spawn(task):\n    return task\n",
+        "tests/test_runtime.py": "from sched import spawn\n\n\ndef test_it():\n    spawn(1)\n",
+    }
+    root = make_tree(tmp_path / "repo", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how is a task spawned and run?"))
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        (
+            "`test_it` in tests/test_runtime.py calls `spawn` (src/sched.py:16-17)",
+            "tests/test_runtime.py:5",
+        )
+    ]
