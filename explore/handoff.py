@@ -842,6 +842,25 @@ def report_json(report: AskReport) -> str:
     return render_json(report)
 
 
+def _round_robin(
+    tracks: list[TrackFindings], field: Literal["findings", "conclusions"]
+) -> tuple[list[Entry], Callable[[AskReport, list[tuple[int, Any]]], None]]:
+    """The tracks' records of `field` as entries, every track's first the last to go, and
+    the function that puts the kept ones back in each track (by its place in the list)."""
+    rounds = sorted(
+        ((k, i, x) for i, t in enumerate(tracks) for k, x in enumerate(getattr(t, field))),
+        key=lambda r: (r[0], r[1]),
+    )
+
+    def put(out: AskReport, kept: list[tuple[int, Any]]) -> None:
+        out.tracks = [
+            t.model_copy(update={field: [x for j, x in kept if j == i]})
+            for i, t in enumerate(out.tracks)
+        ]
+
+    return [((i, x), None) for _, i, x in rounds], put
+
+
 def fit_report(
     report: AskReport, budget: int, fmt: Literal["markdown", "json"], *, trace: bool = False
 ) -> AskReport:
@@ -864,17 +883,7 @@ def fit_report(
         compact_tracks(report.tracks)
 
     # Round-robin: every track's best finding is the last to go.
-    rounds = sorted(
-        ((k, i, f) for i, t in enumerate(report.tracks) for k, f in enumerate(t.findings)),
-        key=lambda x: (x[0], x[1]),
-    )
-    findings: list[Entry] = [((i, f), None) for _, i, f in rounds]
-
-    def put_findings(out: AskReport, kept: list[tuple[int, Any]]) -> None:
-        out.tracks = [
-            t.model_copy(update={"findings": [f for j, f in kept if j == i]})
-            for i, t in enumerate(out.tracks)
-        ]
+    findings, put_findings = _round_robin(report.tracks, "findings")
 
     syn = report.synthesis
     notes: list[Entry] = (
@@ -945,17 +954,7 @@ def fit_report(
         out.merged = [m for n, m in kept if n == "merged"]
         out.empty = [m for n, m in kept if n == "empty"]
 
-    concluded = sorted(
-        ((k, i, c) for i, t in enumerate(report.tracks) for k, c in enumerate(t.conclusions)),
-        key=lambda x: (x[0], x[1]),
-    )
-    conclusions: list[Entry] = [((i, c), None) for _, i, c in concluded]
-
-    def put_conclusions(out: AskReport, kept: list[tuple[int, str]]) -> None:
-        out.tracks = [
-            t.model_copy(update={"conclusions": [c for j, c in kept if j == i]})
-            for i, t in enumerate(out.tracks)
-        ]
+    conclusions, put_conclusions = _round_robin(report.tracks, "conclusions")
 
     tracks: list[Entry] = [(i, None) for i in range(len(report.tracks))]
 

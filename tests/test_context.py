@@ -294,9 +294,10 @@ def test_explore_prints_within_every_budget(explored, budget, repo, fmt):
         fitted = fit_budget(explored[repo], budget, fmt)  # type: ignore[arg-type]
     except BudgetTooSmall:
         # A deep report's outline (a line per track, the notes of what was left out)
-        # needs a few hundred tokens (the example's, as JSON, about 715); below that it
-        # is refused, never printed longer.
-        assert budget < 750
+        # needs a few hundred tokens (the example's, as JSON, about 775 since the tracks
+        # carry their role and the synthesis its statement); below that it is refused,
+        # never printed longer.
+        assert budget < 800
         return
     printed = render_json(fitted) if fmt == "json" else render_markdown(fitted)
     assert estimate_tokens(printed) <= budget
