@@ -5,8 +5,9 @@ Invariants:
   tools' `max_tokens`) is counted by `estimate_tokens` on the text as printed: 3 ASCII
   characters a token, and a token for each other character. Measured against four real
   tokenizers (cl100k, o200k, an earlier Claude's, DeepSeek's; `benchmarks/token_counts.py`,
-  benchmarks/RESULTS-context.md), dowse's answers count 0.76-0.97 of it (median 0.8);
-  dense source outside Python up to 1.3. At 3 characters a token for every character, a
+  benchmarks/RESULTS-context.md), dowse's answers count 0.84-0.95 of it (median) and at
+  most 1.0 by cl100k, o200k and DeepSeek, 1.06 by the old Claude one; dense source outside
+  Python up to 1.3. At 3 characters a token for every character, a
   Thai or Arabic locale file counted 2.9-3.6 times its estimate (1.6 at most now): a
   tokenizer's vocabulary covers such text thinly. A token a character, not a token a
   byte: box drawing, arrows and accented letters are about a token each.
