@@ -67,8 +67,16 @@ def subject_of(path: str) -> str:
 def tested_name(path: str) -> str | None:
     """The name a test file is named after, its test affixes taken off (`test_tmpdir.py`:
     `tmpdir`, `utc.test.js`: `utc`, `ConfigTest.java`: `Config`, `sleep_test.go`:
-    `sleep`); None for a path that is no test."""
+    `sleep`); None for a path that is no test, or whose own name does not say it is one
+    where the ecosystem's convention asks that (flask's
+    `tests/test_apps/cliapp/inner1/inner2/flask.py` is an app the tests load, not a test
+    of `flask/__init__.py`): only a Rust file under `tests/` and a file under
+    `__tests__/` are tests by their directory alone."""
     if not is_test_path(path):
+        return None
+    dirs = f"/{posixpath.dirname(path)}/"
+    by_directory = "/__tests__/" in dirs or (path.endswith(".rs") and "/tests/" in dirs)
+    if not by_directory and not _named_as_test(path):
         return None
     name = posixpath.basename(path)
     stem = name.rsplit(".", 1)[0]

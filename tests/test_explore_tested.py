@@ -24,7 +24,12 @@ from dowse.retrieval.hybrid import HybridSearcher
         ("src/test/java/org/x/ConfigTest.java", "Config"),
         ("src/test/java/org/x/TestConfig.java", "Config"),
         ("tokio/tests/time_sleep.rs", "time_sleep"),
+        ("src/__tests__/format.js", "format"),
         ("src/tmpdir.py", None),  # no test
+        # Under a test directory, but not named as a test: an app or helper the tests use.
+        ("tests/test_apps/cliapp/inner1/inner2/flask.py", None),
+        ("testing/apps/app.py", None),
+        ("src/test/java/org/x/Fixtures.java", None),
     ],
 )
 def test_a_test_files_name_is_its_subject_without_the_test_affixes(path, name):
