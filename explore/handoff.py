@@ -797,7 +797,7 @@ def _findings_tokens(report: AskReport) -> int:
     if report.synthesis is not None:
         syn = report.synthesis
         total += sum(estimate_tokens(x) for x in syn.unified + syn.divergences + syn.open_questions)
-        total += estimate_tokens(syn.statement) if syn.statement else 0
+        total += estimate_tokens(syn.statement)
     return total
 
 
@@ -807,12 +807,10 @@ def _fit_tracks(report: AskReport, room: int) -> None:
     from dowse.explore.render import finding_line
 
     if report.synthesis is not None:
-        room -= sum(estimate_tokens(x) for x in report.synthesis.unified)
-        room -= estimate_tokens(report.synthesis.statement) if report.synthesis.statement else 0
-    if report.synthesis is not None:
+        syn = report.synthesis
+        room -= sum(estimate_tokens(x) for x in syn.unified) + estimate_tokens(syn.statement)
         # The synthesis' divergences and open questions before the tracks' findings: they
         # are what no single track says.
-        syn = report.synthesis
         for name in ("divergences", "open_questions"):
             items, out = getattr(syn, name), []
             for x in items:

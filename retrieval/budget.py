@@ -7,9 +7,9 @@ Invariants:
   tokenizers (cl100k, o200k, an earlier Claude's, DeepSeek's; `benchmarks/token_counts.py`,
   benchmarks/RESULTS-context.md), dowse's answers count 0.84-0.95 of it (median) and at
   most 1.0 by cl100k, o200k and DeepSeek, 1.06 by the old Claude one; dense source outside
-  Python up to 1.3. At 3 characters a token for every character, a
-  Thai or Arabic locale file counted 2.9-3.6 times its estimate (1.6 at most now): a
-  tokenizer's vocabulary covers such text thinly. A token a character, not a token a
+  Python up to 1.3. At 3 characters a token for every character, a Thai or Arabic
+  locale file counted 2.9-3.6 times its estimate (1.7-2.2 at most now, dayjs's locales):
+  a tokenizer's vocabulary covers such text thinly. A token a character, not a token a
   byte: box drawing, arrows and accented letters are about a token each.
 - A fit is a plan of steps, each moving one record one level down (0 whole, 1 cut to
   its short form, 2 left out), applied in the plan's order; `fit` finds the fewest steps

@@ -23,10 +23,9 @@ Invariants:
   provides (`builtin_names`) means a method of the index only when the receiver is named
   after its class (`cache.get()`, `self._cache.get()` for `Cache.get`) or the calling
   definition names the class (`s = Session(); s.get(url)`), and then only by evidence
-  above `name`: `self._aliases.get()` is a dict's, whatever the file imports;
-  through a receiver
-  the file does not import as a module, it means a method of the file, never its free
-  function (Python, Rust, Go), and in Python never any free function.
+  above `name`: `self._aliases.get()` is a dict's, whatever the file imports; through a
+  receiver the file does not import as a module, it means a method of the file, never
+  its free function (Python, Rust, Go), and in Python never any free function.
 - A reference inside a definition's own lines does not make it its own caller.
 - A macro invocation (kind "macro") means a macro definition; in Rust, where a macro is
   always invoked with `!`, no other reference means one.
