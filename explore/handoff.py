@@ -537,12 +537,14 @@ def investigate(
     force: Literal["retrieval", "exploration"] | None = None,
     predict: bool = True,
     packing: Packing | None = None,
+    context_share: float = CONTEXT_SHARE,
 ) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
 
     `predict`: join the tracks predicted to overlap before they run (`predict_merges`);
     False runs every planned track, as a measurement of what the prediction saves.
-    `packing`: how one loop's answer is packed into the budget (default `Packing()`)."""
+    `packing`: how one loop's answer is packed into the budget (default `Packing()`);
+    `context_share`: the share of an explored answer's budget its curated context takes."""
     t0 = time.perf_counter()
     p = plan(question)
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
@@ -588,7 +590,7 @@ def investigate(
     ctx = Context(root=Path(searcher.root))
     ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
     limit = budget if budget is not None else DEFAULT_BUDGET
-    context_budget = max(int(limit * CONTEXT_SHARE), 50)
+    context_budget = max(int(limit * context_share), 50)
 
     with ThreadPoolExecutor(max_workers=2 * len(p.tracks) + 1) as pool:
         main = pool.submit(

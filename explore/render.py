@@ -40,6 +40,7 @@ __all__ = [
     "fit_budget",
     "render_json",
     "render_markdown",
+    "verdict",
 ]
 
 Format = Literal["markdown", "json"]
@@ -291,7 +292,8 @@ def _cost(section: str, item: Any, fmt: Format) -> int:
     return estimate_tokens(str(item)) + 4
 
 
-def _verdict(t: TrackFindings) -> str:
+def verdict(t: TrackFindings) -> str:
+    """A track's gates and claims in one line."""
     gates = " ".join(f"{g.name} {'✓' if g.passed else ('✗' if g.ran else '–')}" for g in t.gates)
     dropped = f", {len(t.dropped)} dropped" if t.dropped else ""
     return f"{gates or 'no gates'}; {t.claims} claims{dropped}"
@@ -303,7 +305,7 @@ def _fold_tracks(r: ExploreResult) -> None:
     findings keeps them under `tracks` without repeating the line."""
     kept = []
     for t in r.tracks:
-        r.track_lines.append(f"{t.track.name}: {t.verdict or _verdict(t)}")
+        r.track_lines.append(f"{t.track.name}: {t.verdict or verdict(t)}")
         if t.findings or t.conclusions or t.subtracks or t.evidence:
             t.verdict = ""
             kept.append(t)
@@ -316,7 +318,7 @@ def compact_tracks(tracks: list[TrackFindings]) -> None:
     the synthesis' open questions (a budgeted section) repeat them."""
     for t in _all_tracks(tracks):
         if t.gates or not t.verdict:
-            t.verdict = _verdict(t)
+            t.verdict = verdict(t)
         t.track = t.track.model_copy(update={"approach": "", "gates": [], "deliverable": ""})
         t.gates, t.gaps, t.dropped = [], [], []
 

@@ -945,6 +945,7 @@ def block_plan(
     files: Sequence[Entry],
     *,
     lines_first: bool = False,
+    between: Sequence[Step] = (),
 ) -> list[Step]:
     """The steps that shrink the context, in order: the blocks of files no part of which
     scored relevant are left out, then whole blocks are cut to their signature, then
@@ -953,8 +954,9 @@ def block_plan(
 
     `lines_first` is for answers whose every record carries metadata (JSON): after the
     unscored blocks, the signature lines go (the files list says where those files
-    are), then from the lowest-ranked up a file's later blocks go whole and its first
-    is cut to its line; the files' entries stay until last."""
+    are), then the steps `between` (another group's records: worth less than code,
+    more than a pointer), then from the lowest-ranked up a file's later blocks go whole
+    and its first is cut to its line; the files' entries stay until last."""
     left = Counter(b.path for b, _ in blocks)
     index = {f.path: i for i, (f, _) in enumerate(files)}
 
@@ -977,7 +979,7 @@ def block_plan(
             + drops([i for i in last_first if i not in set(unscored)])
         )
     lines = [i for i in last_first if i not in unscored and blocks[i][0].form == "signature"]
-    plan = drops(unscored) + drops(lines, with_files=False)
+    plan = drops(unscored) + drops(lines, with_files=False) + list(between)
     # A file's second and later blocks go whole; its first is cut to its line, so every
     # file that had code still says where its definition is.
     first_of: dict[str, int] = {}

@@ -41,6 +41,7 @@ __all__ = [
     "MIN_TOKENS",
     "AskAnswer",
     "AskRequest",
+    "AskSynthesis",
     "Budget",
     "Definition",
     "Entry",
@@ -267,13 +268,46 @@ class SearchAnswer(BaseModel):
     budget: Budget
 
 
+class AskSynthesis(BaseModel):
+    """What the tracks of an explored question found, together."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    statement: str = Field(
+        description="the answer in a paragraph: where it is, its callers and callees, its "
+        "tests and settings, each place cited"
+    )
+    confidence: Literal["High", "Moderate", "Low"]
+    basis: str = Field(
+        description="what the confidence rests on: the tracks' gates and how many "
+        "independent tracks support the findings"
+    )
+    findings: list[str] = Field(
+        default_factory=list,
+        description="the findings, best first, each cited, with the tracks that support it",
+    )
+    tracks: list[str] = Field(
+        default_factory=list,
+        description="one line per track: its name, its gates and its claims",
+    )
+
+
 class AskAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
+    mode: Literal["retrieval", "exploration"] = Field(
+        default="retrieval",
+        description="retrieval: one loop answered; exploration: a broad question, answered "
+        "by tracks in parallel (callers, callees, tests, settings, history) and summed up "
+        "in `synthesis`",
+    )
     files: list[FileResult] = Field(description="the files that answer it, best first")
     context: list[ContextBlock] = Field(
         description="cited source, best first; form 'signature' when cut to fit"
+    )
+    synthesis: AskSynthesis | None = Field(
+        default=None, description="an explored question's tracks summed up; null otherwise"
     )
     stop_reason: str
     cycles: int

@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import numpy as np
 from pydantic import ValidationError
@@ -65,8 +65,7 @@ from dowse.indexer.records import IndexStats
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, where_in
 from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
-from dowse.retrieval.ask import ask as run_ask
-from dowse.retrieval.budget import steps
+from dowse.retrieval.budget import Step, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
@@ -78,6 +77,7 @@ from dowse.retrieval.symbols import find_symbols
 from dowse.server.records import (
     AskAnswer,
     AskRequest,
+    AskSynthesis,
     Budget,
     Definition,
     Entry,
@@ -102,12 +102,26 @@ from dowse.server.records import (
     invalid_request,
 )
 
-__all__ = ["RootOptions", "ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"]
+if TYPE_CHECKING:
+    from dowse.explore.handoff import AskReport
+
+__all__ = [
+    "RootOptions",
+    "ServedRoot",
+    "Workspace",
+    "ask_for_agent",
+    "ask_plan",
+    "fresh_searcher",
+]
 
 FRESHNESS_LOCK_WAIT_S = 2.0
 """How long a query waits for another process's index run before answering without it."""
 REINDEX_LOCK_WAIT_S = 30.0
 MAX_ASK_FILES = 10
+EXPLORED_CONTEXT_SHARE = 0.95
+"""The share of the packed budget an explored question's curated context takes over MCP
+(`dowse ask` prints 0.6 of it as markdown, beside the tracks' findings): the answer's
+code first, and the synthesis' statement in the rest."""
 JSON_SHARE = 0.85
 """The share of an MCP answer's budget its source is packed into, as markdown, before the
 JSON is fitted exactly (signature lines, then later blocks, first). The same context as
@@ -556,18 +570,27 @@ class Workspace:
         )
 
     def ask(self, req: AskRequest, *, evaluator: Evaluator | None = None) -> AskAnswer:
+        # Imported here: the hand-off imports only its records until a question is explored.
+        from dowse.explore.handoff import investigate
+
         root = self._root(req.root)
         loop = LoopConfig(include=self._scope(root, req.path, req.include), exclude=req.exclude)
         # Packed as for markdown into the share of the budget the JSON leaves (its field
         # names, quotes and escaped newlines: `JSON_SHARE`); the JSON is then fitted
-        # exactly, lines and later blocks first.
+        # exactly, lines and later blocks first. A broad question is explored, as
+        # `dowse ask` explores it: its tracks' synthesis takes the room the context leaves.
         budget = max(math.floor(req.max_tokens * JSON_SHARE), 50)
         with root.lock:
             self._prepare(root, req.question)
             result, searcher, fresh = self._query(
                 root,
-                lambda s: run_ask(
-                    s, req.question, budget=budget, loop=loop, evaluator=evaluator, with_trace=False
+                lambda s: investigate(
+                    s,
+                    req.question,
+                    budget=budget,
+                    loop=loop,
+                    evaluator=evaluator,
+                    context_share=EXPLORED_CONTEXT_SHARE,
                 ),
             )
             signatures = _signatures(searcher, result.context)
@@ -579,28 +602,33 @@ class Workspace:
         # A file a block shows is listed slim from the start: its blocks carry its
         # citations and their reasons, and the room goes to code.
         ranked = [(slim_file(f) if f.path in shown else f, slim_file(f)) for f in listed]
-        # The answer is the code: the files' ranking evidence and reasons go first, then
-        # the files no block shows, then the records of files no part of which scored
-        # relevant, then the signature lines (a record around one line is mostly
-        # metadata, and the files list already says where the next files are); only then
-        # are whole blocks cut to their signature, lowest-ranked first.
-        plan = (
-            steps(1, ranked, 1)
-            + steps(1, ranked, 2, only=lambda f: f.path not in shown)
-            + block_plan(0, blocks, 1, ranked, lines_first=True)
-            + steps(1, ranked, 2)
-        )
-        return fit_answer(
-            lambda forms, budget: AskAnswer(
+        summed = _synthesis(result)
+        findings: list[Entry] = [(f, None) for f in summed.findings] if summed else []
+        tracks: list[Entry] = [(t, None) for t in summed.tracks] if summed else []
+        statement: list[Entry] = [(summed, _first_clause(summed))] if summed else []
+        plan = ask_plan(blocks, ranked, shown, findings, tracks, statement)
+
+        def make(forms: list[list[Any]], budget: Budget) -> AskAnswer:
+            kept = forms[4][0] if forms[4] else None
+            return AskAnswer(
                 root=str(root.path),
+                mode=result.mode,
                 files=forms[1],
                 context=forms[0],
+                synthesis=(
+                    kept.model_copy(update={"findings": forms[2], "tracks": forms[3]})
+                    if kept is not None
+                    else None
+                ),
                 stop_reason=result.stop_reason,
                 cycles=result.cycles,
                 freshness=fresh,
                 budget=budget,
-            ),
-            [blocks, ranked],
+            )
+
+        return fit_answer(
+            make,
+            [blocks, ranked, findings, tracks, statement],
             req.max_tokens,
             omitted=max(len(files) - MAX_ASK_FILES, 0),
             plan=plan,
@@ -747,6 +775,64 @@ class Workspace:
             [[(r, None) for r in done]],
             req.max_tokens,
         )
+
+
+def _synthesis(report: AskReport) -> AskSynthesis | None:
+    """An explored answer's synthesis as the MCP answer carries it: the statement, the
+    confidence and its basis, the findings as their markdown lines and a line per track."""
+    from dowse.explore.render import verdict
+
+    syn = report.synthesis
+    if report.mode != "exploration" or syn is None:
+        return None
+    return AskSynthesis(
+        statement=syn.statement,
+        confidence=syn.confidence,
+        basis=syn.basis,
+        findings=[
+            *syn.unified,
+            *(f"divergence: {x}" for x in syn.divergences),
+            *(f"open: {x}" for x in syn.open_questions),
+        ],
+        tracks=[f"{t.track.name}: {verdict(t)}" for t in report.tracks],
+    )
+
+
+def ask_plan(
+    blocks: Sequence[Entry],
+    ranked: Sequence[Entry],
+    shown: set[str],
+    findings: Sequence[Entry],
+    tracks: Sequence[Entry],
+    statement: Sequence[Entry],
+) -> list[Step]:
+    """The order in which an `ask` answer shrinks to its budget; its groups are 0 the
+    blocks, 1 the files, 2 the synthesis' findings, 3 its track lines, 4 its statement.
+
+    The answer is the code: the files' ranking evidence and reasons go first, then the
+    files no block shows, then an explored answer's track lines and findings (its
+    statement says where the answer, its callers, tests and settings are; the context
+    shows most of the findings' places), then the records of files no part of which
+    scored relevant, then the signature lines (a record around one line is mostly
+    metadata, and the files list already says where the next files are), then the
+    statement's later clauses; only then are whole blocks cut to their signature,
+    lowest-ranked first, and last of all the statement's first clause goes."""
+    return (
+        steps(1, ranked, 1)
+        + steps(1, ranked, 2, only=lambda f: f.path not in shown)
+        + steps(3, tracks, 2)
+        + steps(2, findings, 2)
+        + block_plan(0, blocks, 1, ranked, lines_first=True, between=steps(4, statement, 1))
+        + steps(1, ranked, 2)
+        + steps(4, statement, 2)
+    )
+
+
+def _first_clause(summed: AskSynthesis) -> AskSynthesis | None:
+    """The synthesis with its statement cut to its first clause (the definition that
+    answers, its callers and callees); None when it has one clause only."""
+    first, sep, _ = summed.statement.partition("; ")
+    return summed.model_copy(update={"statement": first}) if sep else None
 
 
 def _signatures(

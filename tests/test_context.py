@@ -337,6 +337,83 @@ def test_mcp_ask_answers_carry_code(searchers):
             assert all(b.relevance > 0 for b in tight.context)
 
 
+def test_mcp_ask_explores_a_broad_question(searchers):
+    """A broad question over MCP is explored as `dowse ask` explores it: the answer says
+    so and carries the tracks' synthesis, cited, within every budget."""
+    from dowse.server.records import AskRequest
+    from dowse.server.workspace import ServedRoot, Workspace
+
+    root = Path(searchers["example"].root)
+    workspace = Workspace([ServedRoot(root)], embed=False)
+    question = "how are tokens issued and where are they validated?"
+    roomy = workspace.ask(AskRequest(question=question, max_tokens=20_000))
+    assert roomy.mode == "exploration" and roomy.synthesis is not None
+    syn = roomy.synthesis
+    assert syn.statement and syn.findings and syn.tracks
+    assert all(": " in line for line in syn.tracks)
+    # Every place the statement cites is a real file's real lines.
+    refs = re.findall(r"([\w./-]+\.py):(\d+)(?:-(\d+))?", syn.statement)
+    assert refs
+    for path, start, end in refs:
+        n = len((root / path).read_text().split("\n"))
+        assert 1 <= int(start) <= int(end or start) <= n
+    # A question one loop answers is not explored.
+    plain = workspace.ask(AskRequest(question=QUESTIONS[0], max_tokens=4000))
+    assert plain.mode == "retrieval" and plain.synthesis is None
+    for max_tokens in range(500, 6000, 500):
+        answer = workspace.ask(AskRequest(question=question, max_tokens=max_tokens))
+        assert estimate_tokens(answer.model_dump_json()) == answer.budget.tokens <= max_tokens
+        assert answer.mode == "exploration"
+        # Its first clause goes last: an answer with any code still says where it is.
+        if answer.context:
+            assert answer.synthesis is not None and answer.synthesis.statement
+
+
+def test_mcp_ask_gives_way_in_order_code_last():
+    """The order an MCP `ask` answer shrinks in: the files' evidence, the files no block
+    shows, the track lines, the findings, the unscored blocks, the signature lines, the
+    statement's later clauses, the whole blocks, the files, the statement."""
+    from dowse.retrieval.ask import ContextBlock, FileResult
+    from dowse.server.workspace import ask_plan
+
+    def block(path: str, relevance: float, form: str) -> ContextBlock:
+        return ContextBlock(
+            path=path,
+            start_line=1,
+            end_line=2,
+            relevance=relevance,
+            reason="",
+            form=form,
+            text="x",
+            tokens=1,
+        )
+
+    blocks = [
+        block("a.py", 0.9, "full"),
+        block("b.py", 0.5, "full"),
+        block("c.py", 0.4, "signature"),
+        block("d.py", 0.0, "signature"),
+    ]
+    files = [
+        FileResult(path=p, relevance=1, score=1, reason="r", citations=[])
+        for p in ("a.py", "b.py", "c.py", "d.py", "e.py")
+    ]
+    ranked = [(f, f) for f in files]
+    entries = [(b, b) for b in blocks]
+    findings, tracks, statement = [("f1", None), ("f2", None)], [("t1", None)], [("s", "s1")]
+    plan = ask_plan(entries, ranked, {"a.py", "b.py", "c.py", "d.py"}, findings, tracks, statement)
+    where: dict[tuple[int, int, int], int] = {}
+    for n, step in enumerate(plan):
+        where.setdefault(step, n)  # a step's first place (the files' come again at the end)
+    evidence = max(where[(1, i, 1)] for i in range(5))
+    assert evidence < where[(1, 4, 2)]  # e.py, which no block shows, goes next
+    assert where[(1, 4, 2)] < where[(3, 0, 2)] < min(where[(2, 0, 2)], where[(2, 1, 2)])
+    assert where[(2, 0, 2)] < where[(0, 3, 2)] < where[(0, 2, 2)]  # unscored, then the line
+    assert where[(0, 2, 2)] < where[(4, 0, 1)]  # the statement's later clauses
+    assert where[(4, 0, 1)] < min(where[(0, 0, 1)], where[(0, 1, 1)])  # then whole blocks
+    assert plan[-1] == (4, 0, 2)  # the statement's first clause last of all
+
+
 FORGED = '''"""Helpers.
 
 ```
