@@ -43,10 +43,10 @@ import posixpath
 import re
 import time
 from collections.abc import Callable, Collection
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import zip_longest
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -73,7 +73,7 @@ from dowse.tokens import tokenize
 
 if TYPE_CHECKING:
     from dowse.explore.callers import Direction
-    from dowse.explore.tracks import Track
+    from dowse.explore.tracks import Context, Track
 
 __all__ = [
     "AskReport",
@@ -547,16 +547,11 @@ def investigate(
     `context_share`: the share of an explored answer's budget its curated context takes."""
     t0 = time.perf_counter()
     p = plan(question)
+    answer_in = functools.partial(
+        ask, searcher, question, loop=loop, evaluator=evaluator, with_trace=with_trace
+    )
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
-        answer = ask(
-            searcher,
-            question,
-            budget=budget,
-            loop=loop,
-            evaluator=evaluator,
-            with_trace=with_trace,
-            packing=packing,
-        )
+        answer = answer_in(budget=budget, packing=packing)
         return AskReport(
             **{**dict(answer), "mode": "retrieval"},
             context_tokens=answer.tokens,
@@ -564,75 +559,73 @@ def investigate(
             timings={"wall": round(time.perf_counter() - t0, 4)},
         )
     if not p.tracks:  # exploration forced on a question that does not decompose by itself
-        subject = _subject(question)
-        p = Plan(
-            mode="exploration",
-            why="exploration, as asked",
-            kind="architecture",
-            tracks=_tracks_for("architecture", question, subject),
-        )
-    # The explorers, imported only when tracks run: a question the loop answers alone
-    # (most of them) does not pay for them.
-    from dowse.explore.callers import callees_track, callers_track
-    from dowse.explore.config import config_track
-    from dowse.explore.focus import focus_track
-    from dowse.explore.git import git_track
-    from dowse.explore.imports import imports_track
-    from dowse.explore.patterns import patterns_track
-    from dowse.explore.synthesis import synthesize
-    from dowse.explore.tested import tests_track
-    from dowse.explore.tracks import Context, run_track
-
+        p = _architecture_plan(question)
     joins: list[str] = []
     if predict:
         tracks_run, joins = predict_merges(searcher, p.tracks)
         p = p.model_copy(update={"tracks": tracks_run})
-    ctx = Context(root=Path(searcher.root))
-    ctx.use_searcher(searcher)  # the warm searcher and its query-vector cache
     limit = budget if budget is not None else DEFAULT_BUDGET
-    context_budget = max(int(limit * context_share), 50)
+    # The curated context of the whole question gets most of the budget.
+    main = functools.partial(answer_in, budget=max(int(limit * context_share), 50))
+    runs = _run_tracks(searcher, question, p.tracks, main)
+    report = _explored(runs, question, p, joins, budget)
+    _fit_tracks(report, limit - runs.answer.tokens)
+    report.tokens = runs.answer.tokens + _findings_tokens(report)
+    report.timings = {t.track.name: t.seconds for t in report.tracks}
+    report.timings.update(
+        wall=round(time.perf_counter() - t0, 4),
+        sum=round(sum(t.seconds for t in report.tracks), 4),
+    )
+    return report
 
-    with ThreadPoolExecutor(max_workers=2 * len(p.tracks) + 1) as pool:
-        main = pool.submit(
-            ask,
-            searcher,
-            question,
-            budget=context_budget,
-            loop=loop,
-            evaluator=evaluator,
-            with_trace=with_trace,
-        )
 
-        def git_after_main() -> Track:
-            # The files that change together with those that answer the question.
-            files = [f.path for f in main.result().files[:5]]
-            return git_track(ctx, focus_files=files, co_change_only=True)
+def _architecture_plan(question: str) -> Plan:
+    """The tracks of an architecture question, for an exploration asked for a question
+    that does not decompose by itself."""
+    return Plan(
+        mode="exploration",
+        why="exploration, as asked",
+        kind="architecture",
+        tracks=_tracks_for("architecture", question, _subject(question)),
+    )
 
-        def seeds() -> list[str]:
-            # Without a definition the question names, those of what answers it.
-            return [b.symbol for b in main.result().context if b.symbol]
 
-        def tests_after_main(name: str) -> Track:
-            # The tests of the question's definitions and of what answers it.
-            return tests_track(
-                ctx,
-                question,
-                name=name,
-                seeds=seeds,
-                answer_files=lambda: [f.path for f in main.result().files[:5]],
-            )
+_Maker = tuple[TrackPlan, str, "Callable[[], Track]"]
+"""A track to run: its plan entry, its role (`"loop"` or its explorer) and what runs it."""
 
-        def config_after_main(name: str) -> Track:
-            # The settings of what answers the question, or that share its words.
-            def relevant() -> tuple[set[str], list[str]]:
-                return _keywords(question), [f.path for f in main.result().files[:8]]
 
-            return config_track(
-                ctx, name=name, relevant=relevant, named=analyze(question).identifiers
-            )
+class _Runs(NamedTuple):
+    """What an exploration's tracks found, beside `ask`'s answer to the whole question."""
 
-        makers: list[tuple[TrackPlan, str, Callable[[], Track]]] = []
-        for tp in p.tracks:
+    root: Path
+    answer: AskResult
+    makers: list[_Maker]
+    found: list[tuple[TrackFindings, dict[str, Any]]]
+    """Each maker's findings and its explorer's report (by name), in the makers' order."""
+
+
+class _Makers:
+    """The tracks' makers for `tracks`: a retrieval loop for each question, the explorer
+    of each. The explorers that build on the answer to the whole question (`main`: the
+    history, the tests, the configuration, and the callers' and callees' seeds when the
+    question names no definition) wait for it."""
+
+    def __init__(self, ctx: Context, question: str, main: Future[AskResult]) -> None:
+        self.ctx = ctx
+        self.question = question
+        self.main = main
+
+    def makers(self, tracks: list[TrackPlan]) -> list[_Maker]:
+        # The explorers, imported only when tracks run: a question the loop answers alone
+        # (most of them) does not pay for them.
+        from dowse.explore.callers import callees_track, callers_track
+        from dowse.explore.focus import focus_track
+        from dowse.explore.imports import imports_track
+        from dowse.explore.patterns import patterns_track
+
+        ctx, question = self.ctx, self.question
+        out: list[_Maker] = []
+        for tp in tracks:
             if tp.question is not None:
                 loop_track = functools.partial(
                     focus_track,
@@ -642,47 +635,110 @@ def investigate(
                     exclude=tp.exclude,
                     name=tp.name,
                 )
-                makers.append((tp, "loop", loop_track))
+                out.append((tp, "loop", loop_track))
             if tp.explorer == "imports":
-                makers.append((tp, tp.explorer, functools.partial(imports_track, ctx)))
+                out.append((tp, tp.explorer, functools.partial(imports_track, ctx)))
             elif tp.explorer == "git":
-                makers.append((tp, tp.explorer, git_after_main))
+                out.append((tp, tp.explorer, self.git))
             elif tp.explorer == "patterns":
-                makers.append((tp, tp.explorer, functools.partial(patterns_track, ctx)))
+                out.append((tp, tp.explorer, functools.partial(patterns_track, ctx)))
             elif tp.explorer == "callers":
-                make = functools.partial(callers_track, ctx, question, seeds=seeds)
-                makers.append((tp, tp.explorer, make))
+                make = functools.partial(callers_track, ctx, question, seeds=self.seeds)
+                out.append((tp, tp.explorer, make))
             elif tp.explorer == "callees":
-                make = functools.partial(callees_track, ctx, question, seeds=seeds)
-                makers.append((tp, tp.explorer, make))
+                make = functools.partial(callees_track, ctx, question, seeds=self.seeds)
+                out.append((tp, tp.explorer, make))
             elif tp.explorer == "tests":
-                makers.append((tp, tp.explorer, functools.partial(tests_after_main, tp.name)))
+                out.append((tp, tp.explorer, functools.partial(self.tests, tp.name)))
             elif tp.explorer == "config":
-                makers.append((tp, tp.explorer, functools.partial(config_after_main, tp.name)))
-        runs = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
-        answer = main.result()
-    for (_, role, _), (found, out) in zip(makers, runs, strict=True):
+                out.append((tp, tp.explorer, functools.partial(self.config, tp.name)))
+        return out
+
+    def _answer_files(self, n: int) -> list[str]:
+        return [f.path for f in self.main.result().files[:n]]
+
+    def git(self) -> Track:
+        """The files that change together with those that answer the question."""
+        from dowse.explore.git import git_track
+
+        return git_track(self.ctx, focus_files=self._answer_files(5), co_change_only=True)
+
+    def seeds(self) -> list[str]:
+        """Without a definition the question names, those of what answers it."""
+        return [b.symbol for b in self.main.result().context if b.symbol]
+
+    def tests(self, name: str) -> Track:
+        """The tests of the question's definitions and of what answers it."""
+        from dowse.explore.tested import tests_track
+
+        return tests_track(
+            self.ctx,
+            self.question,
+            name=name,
+            seeds=self.seeds,
+            answer_files=lambda: self._answer_files(5),
+        )
+
+    def config(self, name: str) -> Track:
+        """The settings of what answers the question, or that share its words."""
+        from dowse.explore.config import config_track
+
+        def relevant() -> tuple[set[str], list[str]]:
+            return _keywords(self.question), self._answer_files(8)
+
+        return config_track(
+            self.ctx, name=name, relevant=relevant, named=analyze(self.question).identifiers
+        )
+
+
+def _run_tracks(
+    searcher: HybridSearcher,
+    question: str,
+    tracks: list[TrackPlan],
+    main: Callable[[], AskResult],
+) -> _Runs:
+    """Run `tracks` in parallel on the warm searcher (and its query-vector cache), beside
+    `main`, the answer to the whole question."""
+    from dowse.explore.tracks import Context, run_track
+
+    ctx = Context(root=Path(searcher.root))
+    ctx.use_searcher(searcher)
+    with ThreadPoolExecutor(max_workers=2 * len(tracks) + 1) as pool:
+        answer = pool.submit(main)
+        makers = _Makers(ctx, question, answer).makers(tracks)
+        found = list(pool.map(lambda m: run_track(ctx, m[2]()), makers))
+        return _Runs(root=ctx.root, answer=answer.result(), makers=makers, found=found)
+
+
+def _explored(
+    runs: _Runs, question: str, p: Plan, joins: list[str], budget: int | None
+) -> AskReport:
+    """The report of an exploration: the tracks named after what they found, those that
+    found nothing left out, those that found the same merged, and their synthesis."""
+    from dowse.explore.synthesis import synthesize
+
+    for (_, role, _), (found, out) in zip(runs.makers, runs.found, strict=True):
         if role == "patterns":
             _patterns_asked(found, out, question)
-    retrieval, empty = _name_after_results(makers, runs)
+    retrieval, empty = _name_after_results(runs.makers, runs.found)
     # A track that found nothing to be named after adds nothing: it is left out of the
     # tracks, and its plan entry and the gate that failed are stated in `empty`.
-    ran = [t for t, _ in runs if id(t) not in empty]
+    ran = [t for t, _ in runs.found if id(t) not in empty]
     tracks, merges = merge_overlapping(ran, retrieval)
     retrieval |= {t.track.name for t in tracks if " + " in t.track.name}
     merged = ExploreResult(
-        path=".", root=str(ctx.root), depth="standard", focus=question, tracks=tracks
+        path=".", root=str(runs.root), depth="standard", focus=question, tracks=tracks
     )
-    for _, out in runs:
+    for _, out in runs.found:
         for name in ("imports", "git", "patterns", "config"):
             if name in out:
                 setattr(merged, name, out[name])
     synthesis = synthesize(merged)
-    fields = {**dict(answer), "mode": "exploration", "budget": budget}
-    report = AskReport(
+    fields = {**dict(runs.answer), "mode": "exploration", "budget": budget}
+    return AskReport(
         **fields,
         why=p.why,
-        context_tokens=answer.tokens,
+        context_tokens=runs.answer.tokens,
         plan=p.tracks,
         tracks=tracks,
         synthesis=synthesis,
@@ -690,17 +746,10 @@ def investigate(
         merged=p.merged + joins + merges,
         empty=list(empty.values()),
     )
-    _fit_tracks(report, limit - answer.tokens)
-    report.tokens = answer.tokens + _findings_tokens(report)
-    report.timings = {t.track.name: t.seconds for t in tracks}
-    report.timings.update(
-        wall=round(time.perf_counter() - t0, 4), sum=round(sum(t.seconds for t in tracks), 4)
-    )
-    return report
 
 
 def _name_after_results(
-    makers: list[tuple[TrackPlan, str, Callable[[], Track]]],
+    makers: list[_Maker],
     runs: list[tuple[TrackFindings, dict[str, Any]]],
 ) -> tuple[set[str], dict[int, str]]:
     """Name the tracks that are named after what they found (the plan's entry too, for

@@ -13,7 +13,7 @@ Invariants:
   the vectors (besides those that record the same rows compacted, `Store`). An
   interrupted run (a rebuild too) leaves the previous snapshot; the next run finishes
   the work, reusing every vector that reached the embedding cache.
-- Parsed files are held one batch at a time (`WRITE_EVERY_ROWS`): their rows go to the
+- Parsed files are held one batch at a time (`Batches.write_every_rows`): their rows go to the
   tables as they come, past the manifest's versions and so invisible to readers until
   the lexical commit; an interrupted run's are undone by the next writer.
 - One writer at a time (WriteLock); readers are never blocked.
@@ -89,6 +89,7 @@ from dowse.languages import (
 __all__ = [
     "DEFAULT_EMBED_SCOPE",
     "EMBED_SCOPES",
+    "Batches",
     "IndexConfig",
     "IndexStats",
     "Progress",
@@ -103,13 +104,27 @@ __all__ = [
     "walk_config_of",
 ]
 
-VECTOR_INDEX_MIN_ROWS = 50_000
-WRITE_EVERY_ROWS = 20_000
-"""Parsed files are written to the tables (uncommitted) once their rows (symbols,
-chunks, references, imports) reach this many, so a run holds one batch of them at a time
-whatever the tree's size; the commit still makes them visible all at once."""
-EMBED_COMMIT_EVERY = 2048
-"""Vectors are committed every this many embedded chunks, so a long run is usable early."""
+
+@dataclass(frozen=True)
+class Batches:
+    """How much a run holds, writes and commits at a time. The index a run makes is the
+    same at any of these (tests make them small to see the batches)."""
+
+    write_every_rows: int = 20_000
+    """Parsed files are written to the tables (uncommitted) once their rows (symbols,
+    chunks, references, imports) reach this many, so a run holds one batch of them at a
+    time whatever the tree's size; the commit still makes them visible all at once. At
+    20,000 a 20k-file tree peaked at 0.86 GB instead of 2.3 GB holding it all, and a 1k
+    tree's write took 4.2 s in 6 batches against 1.6 s in one (benchmarks/RESULTS.md,
+    "Growth"); larger batches would write faster and hold more, not measured."""
+    embed_commit_every: int = 2048
+    """Vectors are committed every this many embedded chunks, so that a long run is
+    searchable early, source first: django's 16.9k chunks take about 15 minutes to
+    embed here, 2,048 about two (benchmarks/RESULTS.md)."""
+    vector_index_min_rows: int = 50_000
+    """Past this many vectors an ANN index (IVF_FLAT) is built and kept current; below,
+    a flat scan of float16 vectors is exact and fast enough (16.9k vectors: 48-77 ms a
+    scan, benchmarks/RESULTS.md). Whether an ANN index wins below 50k is not measured."""
 
 
 def _embed_priority(path: str) -> int:
@@ -134,6 +149,7 @@ class IndexConfig:
     parse_timeout_s: float = 2.0
     lock_timeout_s: float | None = 600.0
     embed_batch: int = 128
+    batches: Batches = field(default_factory=Batches)
     workers: int | None = None
     """Parser processes for large runs (default: the CPU count, at most 4)."""
     history: bool = True
@@ -349,7 +365,7 @@ class _Run:
                 batch.append(out)
                 held += len(out.symbols) + len(out.chunks) + len(out.references)
                 held += len(out.imports) + 1
-                if held >= WRITE_EVERY_ROWS:
+                if held >= self.cfg.batches.write_every_rows:
                     self._write_parsed(batch, walked, read)
                     batch, held = [], 0
         self._write_parsed(batch, walked, read)
@@ -732,7 +748,7 @@ class _Run:
             since_commit += len(part)
             done += len(part)
             self.progress("embed", done, len(todo))
-            if since_commit >= EMBED_COMMIT_EVERY and done < len(todo):
+            if since_commit >= self.cfg.batches.embed_commit_every and done < len(todo):
                 ready = [r for r in blocked if r["hash"] in vectors]
                 blocked = [r for r in blocked if r["hash"] not in vectors]
                 self._add_vectors(waiting + ready, vectors)
@@ -763,7 +779,7 @@ class _Run:
 
     def _ensure_vector_index(self) -> None:
         """Scalar indexes for the vector look-ups, and an ANN index once a flat scan gets
-        slow (below VECTOR_INDEX_MIN_ROWS a flat scan of float16 vectors is faster than
+        slow (below `Batches.vector_index_min_rows` a flat scan of float16 vectors is faster than
         probing partitions, and exact)."""
         from lancedb.index import BTree, IvfFlat
 
@@ -779,7 +795,7 @@ class _Run:
             table.create_index("path", config=BTree())
         if ("vector",) in have:
             table.optimize()  # folds new rows into the ANN index
-        elif n >= VECTOR_INDEX_MIN_ROWS:
+        elif n >= self.cfg.batches.vector_index_min_rows:
             table.create_index(
                 "vector",
                 config=IvfFlat(distance_type="cosine", num_partitions=max(16, int(n**0.5))),

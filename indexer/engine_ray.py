@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from dowse.errors import EmbedderError, EngineError
-from dowse.indexer.extract import BATCH, ExtractConfig, FileJob, FileOutcome, extract_files
+from dowse.indexer.extract import ExtractConfig, FileJob, FileOutcome, Pooling, extract_files
 
 if TYPE_CHECKING:
     import numpy as np
@@ -192,9 +192,10 @@ class RayEngine:
             }
             for j in jobs
         ]
-        data = ray.data.from_items(items, override_num_blocks=_blocks(total, BATCH))
+        size = Pooling().batch  # a worker's batch, as the local engine's
+        data = ray.data.from_items(items, override_num_blocks=_blocks(total, size))
         data = data.map_batches(
-            _extract_batch, fn_kwargs={"cfg": cfg}, batch_size=BATCH, batch_format="numpy"
+            _extract_batch, fn_kwargs={"cfg": cfg}, batch_size=size, batch_format="numpy"
         )
         seen: set[str] = set()
         try:

@@ -49,6 +49,7 @@ from dowse.tokens import token_text
 
 __all__ = [
     "ExtractConfig",
+    "Pooling",
     "FileJob",
     "FileOutcome",
     "extract_files",
@@ -62,10 +63,25 @@ UNGUARDED_SCRIPT = (
     'by each of them; put its top-level code under `if __name__ == "__main__":`'
 )
 
-POOL_MIN_FILES = 64
 TOKEN_REPEAT = 4
 """A token is kept at most this often per chunk in the full-text column."""
-BATCH = 16
+
+
+@dataclass(frozen=True)
+class Pooling:
+    """When `extract_files` reads the files in worker processes, and how many it hands a
+    worker at a time. The outcomes are the same either way (tests make these small to
+    run a pool on a few files)."""
+
+    min_files: int = 64
+    """Fewer files are read in this process: a pool's start (a forkserver and its
+    workers, each importing the parsers) costs about what reading that many files does.
+    Chosen with the pool (b4455a7); not measured since."""
+    batch: int = 16
+    """Files a worker is handed at a time (the Ray engine's batches too): large enough
+    that handing them over costs little beside parsing them, small enough that the
+    workers finish together and a crashed worker's files, read again one by one, are
+    few. Not measured."""
 
 
 @dataclass(frozen=True)
@@ -284,11 +300,12 @@ def extract_files(
     *,
     progress: Callable[[int, int], None] = lambda done, total: None,
     workers: int | None = None,
+    pooling: Pooling = Pooling(),  # noqa: B008 - frozen
 ) -> Iterator[FileOutcome]:
     """Outcomes for all jobs, in completion order."""
     total = len(jobs)
     workers = workers if workers is not None else min(os.cpu_count() or 1, 4)
-    if total < POOL_MIN_FILES or workers < 2:
+    if total < pooling.min_files or workers < 2:
         for i, job in enumerate(jobs, 1):
             yield _safe(job, cfg)
             progress(i, total)
@@ -297,9 +314,10 @@ def extract_files(
     failed: list[FileJob] = []
     pool = _pool(workers)
     try:
+        size = pooling.batch
         pending: dict[Future[list[FileOutcome]], list[FileJob]] = {
-            pool.submit(process_batch, jobs[i : i + BATCH], cfg): list(jobs[i : i + BATCH])
-            for i in range(0, total, BATCH)
+            pool.submit(process_batch, jobs[i : i + size], cfg): list(jobs[i : i + size])
+            for i in range(0, total, size)
         }
         while pending:
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)

@@ -32,7 +32,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -46,7 +46,7 @@ from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, f
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
-from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, run_loop
+from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
 from dowse.retrieval.records import check_query
@@ -596,26 +596,91 @@ def ask(
     fusion: FileFusion | None = None,
     packing: Packing | None = None,
 ) -> AskResult:
+    """Answer `question` from the index: run the loop, rank the files, pack the best
+    context into `budget` tokens (the module docstring tells how)."""
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
-    ranking = searcher.file_ranking
+    result, by_history = _loop_and_history(searcher, question, loop, evaluator)
+    items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
+    ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
+    room = _source_room(question, ranked.files, budget)
+    pack = _Pack(searcher, packing, ranked.symbols, room)
+    leads_by_file = _lead_items(
+        searcher,
+        result.analysis,
+        ranked.files[: packing.lead_files],
+        items,
+        ranked.symbols,
+        ranked.stale,
+        first_file_parts=packing.first_file_parts,
+    )
+    rest = pack.place_items(leads_by_file, items)
+    pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))
+    # Rank order: the files' order, and in a file its whole blocks before its lines.
+    order = ranked.order
+    pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
+    return AskResult(
+        question=question,
+        files=ranked.files,
+        context=pack.blocks,
+        tokens=pack.used,
+        budget=budget,
+        stop_reason=result.stop_reason,
+        cycles=len(result.trace),
+        trace=result.trace if with_trace else [],
+    )
+
+
+def _loop_and_history(
+    searcher: HybridSearcher,
+    question: str,
+    loop: LoopConfig | None,
+    evaluator: Evaluator | None,
+) -> tuple[LoopResult, list[tuple[str, list[dict[str, Any]]]]]:
+    """The loop's result, and the files of the past commits whose messages match the
+    question (`files_by_history`): that ranking needs only the question, so it runs while
+    the loop does."""
     config = loop or LoopConfig()
-    keep = PathFilter(config.include, config.exclude)
-    # The history's ranking needs only the question: it runs while the loop does.
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,
             searcher.lookups,
             analyze(question),
-            keep=keep,
+            keep=PathFilter(config.include, config.exclude),
             languages=config.languages,
-            config=ranking,
+            config=searcher.file_ranking,
         )
         result = run_loop(searcher, question, config=loop, evaluator=evaluator)
-        by_history = history.result()
-    items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
-    limit = budget if budget is not None else DEFAULT_BUDGET
+        return result, history.result()
+
+
+class _Ranked(NamedTuple):
+    """The files ranked for the question, and what packing needs to know of them."""
+
+    files: list[FileResult]
+    order: dict[str, int]
+    """Each ranked file's place."""
+    unevaluated: dict[str, tuple[dict[str, Any], str]]
+    """The files only the word or closeness ranking found (`_unevaluated`), inside the root."""
+    stale: Collection[str]
+    """Those of them changed since indexing."""
+    symbols: dict[str, list[dict[str, Any]]]
+    """The definitions of the items' files and of those (`definitions_of`)."""
+
+
+def _rank_files(
+    searcher: HybridSearcher,
+    result: LoopResult,
+    items: list[ContextItem],
+    by_history: Sequence[tuple[str, list[dict[str, Any]]]],
+    config: LoopConfig,
+    fusion: FileFusion,
+) -> _Ranked:
+    """The files of the loop's items fused with the whole-file rankings (`_files`), and
+    the definitions and staleness of the files to pack."""
+    keep = PathFilter(config.include, config.exclude)
+    ranking = searcher.file_ranking
     by_words = files_by_words(
         searcher.lookups, result.analysis, keep=keep, languages=config.languages, config=ranking
     )
@@ -628,117 +693,44 @@ def ask(
         config=ranking,
     )
     files = _files(items, by_words, by_closeness, by_history, fusion, result.searched)
-    order = {f.path: i for i, f in enumerate(files)}
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
     stale = searcher.lookups.stale_paths(unevaluated)
     symbols = definitions_of(searcher, {it.hit.path for it in items} | set(unevaluated))
-    # The printed frame around the blocks (title, summary, the files list without its
-    # evidence: printing trims that first, `fit_result`) is what the source cannot have;
-    # the source gets the rest, and a small share of it stays for the signature lines of
-    # what did not fit whole.
+    return _Ranked(
+        files=files,
+        order={f.path: i for i, f in enumerate(files)},
+        unevaluated=unevaluated,
+        stale=stale,
+        symbols=symbols,
+    )
+
+
+def _source_room(question: str, files: Sequence[FileResult], budget: int | None) -> int:
+    """The tokens the source may take: the budget less the printed frame around the
+    blocks (title, summary, the files list without its evidence: printing trims that
+    first, `fit_result`)."""
     frame = (
         HEAD_TOKENS
         + estimate_tokens(title(question))
         + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: listed_files(budget)])
     )
-    room = max(limit - frame, 0)
-    whole = room - math.floor(room * packing.signature_share)
-    leads_by_file = _lead_items(
-        searcher,
-        result.analysis,
-        files[: packing.lead_files],
-        items,
-        symbols,
-        stale,
-        first_file_parts=packing.first_file_parts,
-    )
-    lead = [mine[0] for mine in leads_by_file]
-    more = [it for mine in leads_by_file for it in mine[1:]]
-    blocks: list[ContextBlock] = []
-    used = 0
-    rest = []
-    # Three passes: first, file by file, the best part of each of the first files (the
-    # file ranking is the strongest evidence there is, and it often rests on a part the
-    # loop did not evaluate) and, in the first `Packing.paired_leads`, the loop's best
-    # item in that file (and right after the first file's two, its next
-    # `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
-    # the first file's other next parts in their rank (those the loop evaluated too)
-    # within its share; then every item's own lines, in the loop's order, while they
-    # fit; then each delivered item grows to its whole definition while that fits. The
-    # second and third files' best parts come before the first file's other next parts:
-    # most fixes outside Python change several files (placing all of them after cost 24
-    # Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
-    # scored relevant come before completing any one definition: widening the first item
-    # to a 120-line function must not push the next items' lines out.
-    delivered = []
-    placed_keys: set[tuple[str, int]] = set()
-    leads = {id(it) for it in lead}
-    first: list[ContextItem] = []
-    early: list[ContextItem] = []  # the first file's parts placed right after its own two
-    for n, it in enumerate(lead):
-        first.append(it)
-        if n < packing.paired_leads:
-            first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
-        if n == 0:
-            parts = leads_by_file[0][1 : packing.first_file_leads]
-            early = [o for o in parts if all(o is not f for f in first)]
-            first += early
-    more = [it for it in more if all(it is not f for f in first)]
-    nexts = {id(it) for it in [*early, *more]}
-    early_ids = {id(it) for it in early}
-    early_used = 0  # the tokens the first file's early parts took: not the leads' share
-    for it, ranges, symbol, kind in _widen([*first, *more, *items], symbols):
-        key = (it.hit.path, it.hit.start_line)
-        if key in placed_keys:
-            continue
-        if id(it) in nexts:
-            nexts.discard(id(it))  # once: met again among the loop's items, it is one
-            # The first file's next parts, whole definitions first, while that file
-            # holds at most `Packing.first_file_share` of the room; a part that does not fit is
-            # left to the loop's order.
-            held = sum(b.tokens for b in blocks if b.path == it.hit.path)
-            cap = used - held + math.floor(whole * packing.first_file_share)
-            placed = None
-            for start, end in (ranges[0], ranges[-1]):
-                placed = _place(
-                    blocks, searcher, it, start, end, symbol, kind, used, min(cap, whole)
-                )
-                if placed is not None:
-                    break
-            if placed is not None:
-                placed_keys.add(key)
-                if id(it) in early_ids:
-                    early_used += placed[1] - used
-                blocks, used = placed
-            continue
-        placed_keys.add(key)
-        # A first file's best part is shown as its whole definition at once, while the
-        # first files' take at most half the room (`Packing.lead_share`): its body is what the
-        # reader came for, and the other half stays for the loop's other items.
-        if id(it) in leads and len(ranges) > 1:
-            share = math.floor(whole * packing.lead_share) + early_used
-            placed = _place(blocks, searcher, it, *ranges[0], symbol, kind, used, share)
-            if placed is not None:
-                blocks, used = placed
-                continue
-        start, end = ranges[-1]
-        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
-        if placed is None:
-            rest.append((it, *ranges[0], symbol, kind))
-            continue
-        blocks, used = placed
-        if len(ranges) > 1:
-            delivered.append((it, ranges[0], symbol, kind))
-    for it, (start, end), symbol, kind in delivered:
-        placed = _place(blocks, searcher, it, start, end, symbol, kind, used, whole)
-        if placed is not None:
-            blocks, used = placed
-    shown = {b.path for b in blocks}
-    # Signature lines: (path, start, end, symbol, relevance, reason, text, its first
-    # line's number, stale).
-    lines = [
+    return max((budget if budget is not None else DEFAULT_BUDGET) - frame, 0)
+
+
+_Left = tuple[ContextItem, int, int, str | None, str | None]
+"""An item that did not fit whole: (item, its widest range's start and end, symbol, kind)."""
+_Line = tuple[str, int, int, str | None, float, str, str, int, bool]
+"""A signature line to place: (path, start, end, symbol, relevance, reason, text, its
+first line's number, stale)."""
+
+
+def _signature_lines(rest: Sequence[_Left], ranked: _Ranked, shown: Collection[str]) -> list[_Line]:
+    """The signature lines to place, in order: the items that did not fit whole, then the
+    files only the whole-file rankings found; first one for each file that has no block
+    yet (not in `shown`), in the files' order, then the others."""
+    lines: list[_Line] = [
         (
             it.hit.path,
             start,
@@ -762,59 +754,184 @@ def ask(
             reason,
             row["text"] or "",
             row["start_line"],
-            path in stale,
+            path in ranked.stale,
         )
-        for path, (row, reason) in unevaluated.items()
+        for path, (row, reason) in ranked.unevaluated.items()
     ]
-    firsts: dict[str, tuple[str, int, int, str | None, float, str, str, int, bool]] = {}
+    firsts: dict[str, _Line] = {}
     others = []
     for entry in lines:
         if entry[0] in shown or entry[0] in firsts:
             others.append(entry)
         else:
             firsts[entry[0]] = entry
-    ordered = sorted(firsts.values(), key=lambda e: order.get(e[0], len(order))) + others
-    printed = {(b.path, b.start_line) for b in blocks}
-    for path, start, end, symbol, relevance, reason, text, text_at, is_stale in ordered:
-        found = _signature_line(path, start, end, symbol, text, text_at, symbols)
-        if found is None:
-            continue
-        line, at, last, name, what = found
-        if (path, at) in printed or any(
-            b.path == path and b.start_line <= at <= b.end_line for b in blocks if b.form == "full"
-        ):
-            continue  # that definition is already shown, in a block or on a line of its own
-        block = ContextBlock(
-            path=path,
-            start_line=at,
-            end_line=last,
-            symbol=name,
-            kind=what,
-            relevance=relevance,
-            reason=reason,
-            form="signature",
-            text=line,
-            stale=is_stale,
-            tokens=0,
-        )
-        block.tokens = _cost(block)
-        if used + block.tokens > room:
-            continue
-        used += block.tokens
-        printed.add((path, at))
-        blocks.append(block)
-    # Rank order: the files' order, and in a file its whole blocks before its lines.
-    blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
-    return AskResult(
-        question=question,
-        files=files,
-        context=blocks,
-        tokens=used,
-        budget=budget,
-        stop_reason=result.stop_reason,
-        cycles=len(result.trace),
-        trace=result.trace if with_trace else [],
-    )
+    order = ranked.order
+    return sorted(firsts.values(), key=lambda e: order.get(e[0], len(order))) + others
+
+
+def _placing_order(
+    leads_by_file: list[list[ContextItem]], items: Sequence[ContextItem], packing: Packing
+) -> tuple[list[ContextItem], list[ContextItem], list[ContextItem], list[ContextItem]]:
+    """The items the first pass places before the loop's own, in order, by role: (the
+    first files' best parts; those with, in the first `Packing.paired_leads` files, the
+    loop's best item in that file and, after the first file's, its next
+    `Packing.first_file_leads - 1` parts; those early parts alone; the first file's other
+    next parts)."""
+    lead = [mine[0] for mine in leads_by_file]
+    first: list[ContextItem] = []
+    early: list[ContextItem] = []  # the first file's parts placed right after its own two
+    for n, it in enumerate(lead):
+        first.append(it)
+        if n < packing.paired_leads:
+            first += [o for o in items if o.hit.path == it.hit.path and o is not it][:1]
+        if n == 0:
+            parts = leads_by_file[0][1 : packing.first_file_leads]
+            early = [o for o in parts if all(o is not f for f in first)]
+            first += early
+    more = [it for mine in leads_by_file for it in mine[1:]]
+    more = [it for it in more if all(it is not f for f in first)]
+    return lead, first, early, more
+
+
+class _Pack:
+    """The context as it is packed: its blocks and the tokens they use. The source gets
+    `room`; a small share of it (`Packing.signature_share`) stays for the signature lines
+    of what did not fit whole, the rest (`whole`) is for whole blocks."""
+
+    def __init__(
+        self,
+        searcher: HybridSearcher,
+        packing: Packing,
+        symbols: dict[str, list[dict[str, Any]]],
+        room: int,
+    ) -> None:
+        self.searcher = searcher
+        self.packing = packing
+        self.symbols = symbols
+        self.room = room
+        self.whole = room - math.floor(room * packing.signature_share)
+        self.blocks: list[ContextBlock] = []
+        self.used = 0
+
+    def _put(
+        self, it: ContextItem, start: int, end: int, symbol: str | None, kind: str | None, cap: int
+    ) -> bool:
+        """Whether lines `start`..`end` of the item's file were added whole (`_place`),
+        the blocks then using at most `cap` tokens."""
+        placed = _place(self.blocks, self.searcher, it, start, end, symbol, kind, self.used, cap)
+        if placed is None:
+            return False
+        self.blocks, self.used = placed
+        return True
+
+    def place_items(
+        self, leads_by_file: list[list[ContextItem]], items: Sequence[ContextItem]
+    ) -> list[_Left]:
+        """Place the first files' parts and the loop's items whole; return those that did
+        not fit.
+
+        Three passes: first, file by file, the best part of each of the first files (the
+        file ranking is the strongest evidence there is, and it often rests on a part the
+        loop did not evaluate) and, in the first `Packing.paired_leads`, the loop's best
+        item in that file (and right after the first file's two, its next
+        `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
+        the first file's other next parts in their rank (those the loop evaluated too)
+        within its share; then every item's own lines, in the loop's order, while they
+        fit; then each delivered item grows to its whole definition while that fits. The
+        second and third files' best parts come before the first file's other next parts:
+        most fixes outside Python change several files (placing all of them after cost 24
+        Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
+        scored relevant come before completing any one definition: widening the first item
+        to a 120-line function must not push the next items' lines out."""
+        lead, first, early, more = _placing_order(leads_by_file, items, self.packing)
+        leads = {id(it) for it in lead}
+        nexts = {id(it) for it in [*early, *more]}
+        early_ids = {id(it) for it in early}
+        early_used = 0  # the tokens the first file's early parts took: not the leads' share
+        placed_keys: set[tuple[str, int]] = set()
+        delivered = []
+        rest: list[_Left] = []
+        for it, ranges, symbol, kind in _widen([*first, *more, *items], self.symbols):
+            key = (it.hit.path, it.hit.start_line)
+            if key in placed_keys:
+                continue
+            if id(it) in nexts:
+                nexts.discard(id(it))  # once: met again among the loop's items, it is one
+                took = self._next_part(it, ranges, symbol, kind)
+                if took is not None:
+                    placed_keys.add(key)
+                    if id(it) in early_ids:
+                        early_used += took
+                continue
+            placed_keys.add(key)
+            # A first file's best part is shown as its whole definition at once, while the
+            # first files' take at most half the room (`Packing.lead_share`): its body is
+            # what the reader came for, and the other half stays for the loop's other items.
+            if id(it) in leads and len(ranges) > 1:
+                share = math.floor(self.whole * self.packing.lead_share) + early_used
+                if self._put(it, *ranges[0], symbol, kind, share):
+                    continue
+            if not self._put(it, *ranges[-1], symbol, kind, self.whole):
+                rest.append((it, *ranges[0], symbol, kind))
+                continue
+            if len(ranges) > 1:
+                delivered.append((it, ranges[0], symbol, kind))
+        for it, (start, end), symbol, kind in delivered:
+            self._put(it, start, end, symbol, kind, self.whole)
+        return rest
+
+    def _next_part(
+        self,
+        it: ContextItem,
+        ranges: list[tuple[int, int]],
+        symbol: str | None,
+        kind: str | None,
+    ) -> int | None:
+        """Place one of the first file's next parts, its whole definition first, while
+        that file holds at most `Packing.first_file_share` of the room; the tokens it
+        took, or None when it does not fit (it is left to the loop's order)."""
+        held = sum(b.tokens for b in self.blocks if b.path == it.hit.path)
+        cap = self.used - held + math.floor(self.whole * self.packing.first_file_share)
+        before = self.used
+        for start, end in (ranges[0], ranges[-1]):
+            if self._put(it, start, end, symbol, kind, min(cap, self.whole)):
+                return self.used - before
+        return None
+
+    def add_signature_lines(self, lines: Sequence[_Line]) -> None:
+        """Add each of `lines` as its definition's line (`_signature_line`) while the
+        whole room allows, unless that definition is shown already."""
+        printed = {(b.path, b.start_line) for b in self.blocks}
+        for path, start, end, symbol, relevance, reason, text, text_at, is_stale in lines:
+            found = _signature_line(path, start, end, symbol, text, text_at, self.symbols)
+            if found is None:
+                continue
+            line, at, last, name, what = found
+            if (path, at) in printed or any(
+                b.path == path and b.start_line <= at <= b.end_line
+                for b in self.blocks
+                if b.form == "full"
+            ):
+                continue  # that definition is already shown, in a block or on a line of its own
+            block = ContextBlock(
+                path=path,
+                start_line=at,
+                end_line=last,
+                symbol=name,
+                kind=what,
+                relevance=relevance,
+                reason=reason,
+                form="signature",
+                text=line,
+                stale=is_stale,
+                tokens=0,
+            )
+            block.tokens = _cost(block)
+            if self.used + block.tokens > self.room:
+                continue
+            self.used += block.tokens
+            printed.add((path, at))
+            self.blocks.append(block)
 
 
 def _cost(block: ContextBlock, listed: str = "") -> int:

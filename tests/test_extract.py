@@ -10,7 +10,7 @@ import pytest
 
 from dowse.indexer import extract
 from dowse.indexer.build import IndexConfig, build_index
-from dowse.indexer.extract import ExtractConfig, FileJob, extract_files, process_file
+from dowse.indexer.extract import ExtractConfig, FileJob, Pooling, extract_files, process_file
 from dowse.indexer.store import Store
 from dowse.indexer.walk import WalkConfig, walk
 from dowse.retrieval.grains import read_lines
@@ -25,16 +25,18 @@ def _jobs(root: Path, config: WalkConfig | None = None) -> list[FileJob]:
     ]
 
 
-def test_worker_pool_gives_the_same_rows_as_inline(example_repo, monkeypatch):
+def test_worker_pool_gives_the_same_rows_as_inline(example_repo):
     jobs = _jobs(example_repo)
     inline = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=1)}
-    monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
-    monkeypatch.setattr(extract, "BATCH", 3)
     seen: list[int] = []
     pooled = {
         o.path: o
         for o in extract_files(
-            jobs, ExtractConfig(), workers=2, progress=lambda d, n: seen.append(d)
+            jobs,
+            ExtractConfig(),
+            workers=2,
+            progress=lambda d, n: seen.append(d),
+            pooling=Pooling(min_files=1, batch=3),
         )
     }
     assert pooled.keys() == inline.keys() == {j.path for j in jobs}
@@ -59,12 +61,11 @@ def test_outcomes_skip_touch_or_extract(example_repo):
 
 def test_a_worker_crash_loses_no_file(example_repo, monkeypatch):
     jobs = _jobs(example_repo)
-    monkeypatch.setattr(extract, "POOL_MIN_FILES", 1)
-    monkeypatch.setattr(extract, "BATCH", 2)
     # Dies like a segfaulting grammar on shop/payments.py, in whichever worker has it.
     monkeypatch.setattr(extract, "process_batch", crashing_parser.crashing_batch)
     monkeypatch.setattr(extract, "_safe", crashing_parser.crashing_safe)
-    outs = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2)}
+    pooled = Pooling(min_files=1, batch=2)
+    outs = {o.path: o for o in extract_files(jobs, ExtractConfig(), workers=2, pooling=pooled)}
     assert outs.keys() == {j.path for j in jobs}
     crashed = outs["shop/payments.py"]
     assert crashed.file["parser"] == "text" and "crashed" in crashed.file["note"]
@@ -93,7 +94,7 @@ def test_a_script_without_a_main_guard_gets_an_error_not_a_hang(tmp_path):
 
     repo = tmp_path / "repo"
     repo.mkdir()
-    for i in range(extract.POOL_MIN_FILES + 6):
+    for i in range(Pooling().min_files + 6):  # enough files for the pool
         (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
     script = tmp_path / "unguarded.py"
     script.write_text(

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dowse.errors import IndexLocked, IndexNotFound, IndexVersionMismatch
-from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.build import Batches, IndexConfig, build_index
 from dowse.indexer.store import Store, WriteLock
 from dowse.indexer.walk import WalkConfig
 
@@ -248,35 +248,31 @@ def test_walk_options_apply(example_repo, fake_embedder):
     assert reasons["shop/api/routes.py"].startswith("too large")
 
 
-def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder, monkeypatch):
-    from dowse.indexer import build
+def test_ann_index_is_built_and_kept_current(tmp_path, fake_embedder):
     from dowse.retrieval.hybrid import HybridSearcher
 
-    monkeypatch.setattr(build, "VECTOR_INDEX_MIN_ROWS", 200)
+    ann_early = Batches(vector_index_min_rows=200)
     repo = tmp_path / "repo"
     repo.mkdir()
     for i in range(300):
         (repo / f"m{i}.py").write_text(f"def f{i}(x):\n    return x + {i}  # value{i}\n")
-    _build(repo, fake_embedder)
+    _build(repo, fake_embedder, batches=ann_early)
     store = Store.open(repo / ".dowse")
     assert ("vector",) in {tuple(ix.columns) for ix in store.table("vectors").list_indices()}
     (repo / "m7.py").write_text("def renamed_seven(x):\n    return x\n")
-    _build(repo, fake_embedder)
+    _build(repo, fake_embedder, batches=ann_early)
     store = Store.open(repo / ".dowse")
     searcher = HybridSearcher(store, lambda: fake_embedder)
     ids = [i for i, _ in searcher.lookups.dense(searcher.questions.embed_query("renamed_seven"), 5)]
     assert "m7.py:1-2" in ids
 
 
-def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedder, monkeypatch):
-    from dowse.indexer import build
-
-    monkeypatch.setattr(build, "EMBED_COMMIT_EVERY", 4)
-
+def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedder):
+    often = Batches(embed_commit_every=4)
     with pytest.raises(KeyboardInterrupt):
         build_index(
             example_repo,
-            config=IndexConfig(embed_batch=2, embed_chunks=True),
+            config=IndexConfig(embed_batch=2, embed_chunks=True, batches=often),
             embedder=Interrupting(fake_embedder, at_batch=4),
         )
     store = Store.open(example_repo / ".dowse")
@@ -289,7 +285,7 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     with pytest.raises(KeyboardInterrupt):
         build_index(
             example_repo,
-            config=IndexConfig(embed_batch=2, embed_chunks=True),
+            config=IndexConfig(embed_batch=2, embed_chunks=True, batches=often),
             embedder=Interrupting(fake_embedder, at_batch=25),
         )
     store = Store.open(example_repo / ".dowse")
@@ -297,7 +293,9 @@ def test_long_embedding_runs_commit_vectors_as_they_go(example_repo, fake_embedd
     have = store.rows("vectors", ["path"])
     assert len(have) >= 4
     assert all(not r["path"].startswith("tests/") and not r["path"].endswith(".md") for r in have)
-    stats = build_index(example_repo, config=IndexConfig(embed_chunks=True), embedder=fake_embedder)
+    stats = build_index(
+        example_repo, config=IndexConfig(embed_chunks=True, batches=often), embedder=fake_embedder
+    )
     assert stats.vectors_pending == 0
 
 
@@ -369,10 +367,12 @@ def _contents(index_dir: Path) -> dict[str, list[str]]:
     }
 
 
-def _streamed(monkeypatch, rows: int) -> list[int]:
-    """Write parsed files every `rows` rows; returns the chunk rows of each write."""
-    from dowse.indexer import build
+EVERY_ROW = Batches(write_every_rows=1)
+"""Parsed files written to the tables one file at a time."""
 
+
+def _counted_writes(monkeypatch) -> list[int]:
+    """The chunk rows of each write to the tables, as they come."""
     writes: list[int] = []
     add = Store.add
 
@@ -381,7 +381,6 @@ def _streamed(monkeypatch, rows: int) -> list[int]:
             writes.append(len(new))
         add(self, name, new)
 
-    monkeypatch.setattr(build, "WRITE_EVERY_ROWS", rows)
     monkeypatch.setattr(Store, "add", counting)
     return writes
 
@@ -395,9 +394,12 @@ def test_parsed_files_are_written_in_batches_into_the_same_index(
         _build(example_repo, fake_embedder)  # the default index, for the walk's sake
         build_index(example_repo, index_dir=whole, config=IndexConfig(), embedder=fake_embedder)
         with monkeypatch.context() as m:
-            writes = _streamed(m, rows=1)
+            writes = _counted_writes(m)
             build_index(
-                example_repo, index_dir=streamed, config=IndexConfig(), embedder=fake_embedder
+                example_repo,
+                index_dir=streamed,
+                config=IndexConfig(batches=EVERY_ROW),
+                embedder=fake_embedder,
             )
         assert _contents(streamed) == _contents(whole)
         return writes
@@ -438,9 +440,8 @@ def test_a_run_interrupted_between_batches_keeps_the_snapshot_and_resumes(
         write(self, batch, walked, read)
 
     with monkeypatch.context() as m, pytest.raises(KeyboardInterrupt):
-        m.setattr(build, "WRITE_EVERY_ROWS", 1)
         m.setattr(build._Run, "_write_parsed", stop_at_second)
-        _build(example_repo, fake_embedder, embed=False)
+        _build(example_repo, fake_embedder, embed=False, batches=EVERY_ROW)
     # One batch reached the tables, uncommitted: readers see the last snapshot whole.
     assert calls[0] == 1
     assert _contents(example_repo / ".dowse") == before
@@ -455,10 +456,8 @@ def test_a_run_interrupted_between_batches_keeps_the_snapshot_and_resumes(
     assert _contents(example_repo / ".dowse") == _contents(example_repo / "fresh")
 
 
-def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder, monkeypatch):
-    with monkeypatch.context() as m:
-        _streamed(m, rows=1)
-        _build(example_repo, fake_embedder)
+def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder):
+    _build(example_repo, fake_embedder, batches=EVERY_ROW)
     store = Store.open(example_repo / ".dowse")
     store.verify()
     # No reader can have opened a new index's earlier versions: the batches' copies of
@@ -470,9 +469,7 @@ def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder
     first = store.manifest.versions["chunks"]
     pay = example_repo / "shop" / "payments.py"
     pay.write_text(pay.read_text() + "\n\ndef refund():\n    pass\n")
-    with monkeypatch.context() as m:
-        _streamed(m, rows=1)
-        _build(example_repo, fake_embedder)
+    _build(example_repo, fake_embedder, batches=EVERY_ROW)
     # A table a reader may be using keeps the version it reads, for `GRACE`.
     kept = {
         v["version"] for v in Store.open(example_repo / ".dowse").table("chunks").list_versions()
