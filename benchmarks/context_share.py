@@ -2,14 +2,16 @@
 answers' characters that are cited source, at a few budgets, on indexed repositories.
 
     python benchmarks/context_share.py fixtures/example /path/to/repo \
-        [--budget 2000 --budget 4000 --budget 8000] [--question "..."]
+        [--budget 2000 --budget 4000 --budget 8000] [--question "..."] [--embed] [--ask-only]
 
 Each path must hold an index (`dowse index PATH`, `--no-embed` is enough). For `ask`,
 source is the text of the context blocks (whole blocks, and signature lines apart); for
 `explore`, the report's sections (everything but the tracks' bookkeeping and the
 envelope). Shares are of the compact JSON answer the tool returns, counted in characters;
 tokens by the one counter (3 characters a token). Prints one line per (repository,
-tool, budget).
+tool, budget): for `ask`, the mean and lowest source share, the median (source share,
+share of the budget used), how many answers were explored. `--embed` answers with the
+index's embedder (lexical otherwise); `--ask-only` leaves `explore` out.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ def ask_share(workspace: Workspace, question: str, max_tokens: int) -> dict[str,
     lines = sum(len(b.text) for b in answer.context if b.form == "signature")
     return {
         "tokens": estimate_tokens(text),
+        "used": estimate_tokens(text) / max_tokens,
+        "explored": getattr(answer, "mode", "retrieval") == "exploration",
         "source": (full + lines) / len(text),
         "whole": full / len(text),
         "blocks": sum(b.form == "full" for b in answer.context),
@@ -82,11 +86,13 @@ def main() -> None:
     parser.add_argument("paths", nargs="+", type=Path)
     parser.add_argument("--budget", type=int, action="append", default=[])
     parser.add_argument("--question", action="append", default=[])
+    parser.add_argument("--embed", action="store_true")
+    parser.add_argument("--ask-only", action="store_true")
     args = parser.parse_args()
     budgets = args.budget or [2000, 4000, 8000]
     for path in args.paths:
         root = path.resolve()
-        workspace = Workspace([ServedRoot(root)], embed=False)
+        workspace = Workspace([ServedRoot(root)], embed=args.embed)
         questions = _questions(root, args.question)
         for budget in budgets:
             t0 = time.perf_counter()
@@ -100,8 +106,13 @@ def main() -> None:
                 f"tokens {max(a['tokens'] for a in asks):>5} max, "
                 f"{statistics.mean(a['blocks'] for a in asks):.1f} blocks "
                 f"{statistics.mean(a['lines'] for a in asks):.1f} lines "
-                f"{statistics.mean(a['files'] for a in asks):.1f} files, {seconds:.2f} s"
+                f"{statistics.mean(a['files'] for a in asks):.1f} files, {seconds:.2f} s; "
+                f"median source {statistics.median(a['source'] for a in asks):6.1%}, "
+                f"budget used {statistics.median(a['used'] for a in asks):.2f}; "
+                f"{sum(bool(a['explored']) for a in asks)} of {len(asks)} explored"
             )
+        if args.ask_only:
+            continue
         for budget in budgets:
             e = explore_share(workspace, questions[0], budget)
             print(

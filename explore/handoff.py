@@ -538,17 +538,25 @@ def investigate(
     predict: bool = True,
     packing: Packing | None = None,
     context_share: float = CONTEXT_SHARE,
+    json_frame: int | None = None,
 ) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
 
     `predict`: join the tracks predicted to overlap before they run (`predict_merges`);
     False runs every planned track, as a measurement of what the prediction saves.
     `packing`: how one loop's answer is packed into the budget (default `Packing()`);
-    `context_share`: the share of an explored answer's budget its curated context takes."""
+    `context_share`: the share of an explored answer's budget its curated context takes;
+    `json_frame`: the context is packed for a JSON answer with that envelope (`ask`)."""
     t0 = time.perf_counter()
     p = plan(question)
     answer_in = functools.partial(
-        ask, searcher, question, loop=loop, evaluator=evaluator, with_trace=with_trace
+        ask,
+        searcher,
+        question,
+        loop=loop,
+        evaluator=evaluator,
+        with_trace=with_trace,
+        json_frame=json_frame,
     )
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
         answer = answer_in(budget=budget, packing=packing)

@@ -544,11 +544,12 @@ def _place(
     kind: str | None,
     used: int,
     whole: int,
+    cost: Callable[[ContextBlock], int],
 ) -> tuple[list[ContextBlock], int] | None:
     """`blocks` with lines `start`..`end` of the item's file added whole, and the tokens
-    they use; None when they do not fit `whole` or cannot be read. Lines another block
-    holds are not added again; an overlapping (or adjacent) block grows to hold both, so
-    no line prints twice."""
+    they use (each block's by `cost`); None when they do not fit `whole` or cannot be
+    read. Lines another block holds are not added again; an overlapping (or adjacent)
+    block grows to hold both, so no line prints twice."""
     path = it.hit.path
     mine = [i for i, b in enumerate(blocks) if b.path == path]
     if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
@@ -575,7 +576,7 @@ def _place(
         stale=it.hit.stale,
         tokens=0,
     )
-    block.tokens = _cost(block)
+    block.tokens = cost(block)
     freed = sum(blocks[i].tokens for i in near)
     if used - freed + block.tokens > whole:
         return None
@@ -595,17 +596,29 @@ def ask(
     with_trace: bool = True,
     fusion: FileFusion | None = None,
     packing: Packing | None = None,
+    json_frame: int | None = None,
 ) -> AskResult:
     """Answer `question` from the index: run the loop, rank the files, pack the best
-    context into `budget` tokens (the module docstring tells how)."""
+    context into `budget` tokens (the module docstring tells how).
+
+    `json_frame`: pack for an answer printed as JSON whose envelope (all but its context
+    and files) costs that many tokens: each block counts as its JSON record and the first
+    files as their slim entries, so that fitting the JSON afterwards need not cut whole
+    blocks for the records' metadata (packed as markdown, it cut them and left a quarter
+    of the budget unused)."""
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
     result, by_history = _loop_and_history(searcher, question, loop, evaluator)
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
-    room = _source_room(question, ranked.files, budget)
-    pack = _Pack(searcher, packing, ranked.symbols, room)
+    cost: Callable[[ContextBlock], int] = _cost
+    if json_frame is None:
+        room = _source_room(question, ranked.files, budget)
+    else:
+        listed = ranked.files[: packing.lead_files]
+        room, cost = _json_room(listed, budget, json_frame), _json_cost
+    pack = _Pack(searcher, packing, ranked.symbols, room, cost)
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
@@ -719,6 +732,13 @@ def _source_room(question: str, files: Sequence[FileResult], budget: int | None)
     return max((budget if budget is not None else DEFAULT_BUDGET) - frame, 0)
 
 
+def _json_room(files: Sequence[FileResult], budget: int | None, frame: int) -> int:
+    """The tokens the source may take in a JSON answer: the budget less its envelope
+    (`frame`) and the slim entries of `files`, those the context will show."""
+    entries = sum(estimate_tokens(slim_file(f).model_dump_json()) + 1 for f in files)
+    return max((budget if budget is not None else DEFAULT_BUDGET) - frame - entries, 0)
+
+
 _Left = tuple[ContextItem, int, int, str | None, str | None]
 """An item that did not fit whole: (item, its widest range's start and end, symbol, kind)."""
 _Line = tuple[str, int, int, str | None, float, str, str, int, bool]
@@ -804,8 +824,10 @@ class _Pack:
         packing: Packing,
         symbols: dict[str, list[dict[str, Any]]],
         room: int,
+        cost: Callable[[ContextBlock], int],
     ) -> None:
         self.searcher = searcher
+        self.cost = cost
         self.packing = packing
         self.symbols = symbols
         self.room = room
@@ -818,7 +840,9 @@ class _Pack:
     ) -> bool:
         """Whether lines `start`..`end` of the item's file were added whole (`_place`),
         the blocks then using at most `cap` tokens."""
-        placed = _place(self.blocks, self.searcher, it, start, end, symbol, kind, self.used, cap)
+        placed = _place(
+            self.blocks, self.searcher, it, start, end, symbol, kind, self.used, cap, self.cost
+        )
         if placed is None:
             return False
         self.blocks, self.used = placed
@@ -926,7 +950,7 @@ class _Pack:
                 stale=is_stale,
                 tokens=0,
             )
-            block.tokens = _cost(block)
+            block.tokens = self.cost(block)
             if self.used + block.tokens > self.room:
                 continue
             self.used += block.tokens
@@ -938,6 +962,11 @@ def _cost(block: ContextBlock, listed: str = "") -> int:
     """What a block costs printed: its markdown section (the JSON record costs more;
     `fit_result` measures that exactly)."""
     return estimate_tokens("\n".join(_block_lines(block, listed))) + 1
+
+
+def _json_cost(block: ContextBlock) -> int:
+    """What a block costs in a JSON answer: its record, and the comma after it."""
+    return estimate_tokens(block.model_dump_json()) + 1
 
 
 def _file_line(f: FileResult) -> str:

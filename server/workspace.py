@@ -27,9 +27,9 @@ Invariants:
 from __future__ import annotations
 
 import fcntl
-import math
 import os
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,7 +65,7 @@ from dowse.indexer.records import IndexStats
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, where_in
 from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
-from dowse.retrieval.budget import Step, steps
+from dowse.retrieval.budget import Step, estimate_tokens, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
@@ -75,6 +75,7 @@ from dowse.retrieval.records import SearchOptions
 from dowse.retrieval.references import Callee, Caller, find_references
 from dowse.retrieval.symbols import find_symbols
 from dowse.server.records import (
+    MAX_TOKENS_LIMIT,
     AskAnswer,
     AskRequest,
     AskSynthesis,
@@ -119,17 +120,12 @@ FRESHNESS_LOCK_WAIT_S = 2.0
 REINDEX_LOCK_WAIT_S = 30.0
 MAX_ASK_FILES = 10
 EXPLORED_CONTEXT_SHARE = 0.95
-"""The share of the packed budget an explored question's curated context takes over MCP
-(`dowse ask` prints 0.6 of it as markdown, beside the tracks' findings): the answer's
-code first, and the synthesis' statement in the rest."""
-JSON_SHARE = 0.85
-"""The share of an MCP answer's budget its source is packed into, as markdown, before the
-JSON is fitted exactly (signature lines, then later blocks, first). The same context as
-JSON costs 1.32-1.33 times its markdown at 4,000 tokens on fixtures/example (field names,
-quotes, escaped newlines), yet at 0.75 the room left went to signature lines and file
-evidence: on flask, requests, dayjs and ripgrep (4 questions each) source was 57-58 % of
-the answer at 4,000 tokens and 51-54 % at 2,000; at 0.85 63-65 % and 59-62 %, with more
-whole blocks in every repository (benchmarks/RESULTS-context.md)."""
+"""The share of the budget an explored question's curated context takes over MCP (`dowse
+ask` prints 0.6 of it as markdown, beside the tracks' findings): the answer's code first,
+and the synthesis in the rest (its statement about 300 tokens, its first clause, where the
+answer is with its callers and callees, about 100). At 0.85 the source was 59-60 % of the
+answer at 4,000 tokens on flask's and requests' broad questions, at 0.95 67-68 %, the
+statement's first clause kept in every answer (benchmarks/RESULTS-context.md)."""
 
 
 T = TypeVar("T")
@@ -575,11 +571,12 @@ class Workspace:
 
         root = self._root(req.root)
         loop = LoopConfig(include=self._scope(root, req.path, req.include), exclude=req.exclude)
-        # Packed as for markdown into the share of the budget the JSON leaves (its field
-        # names, quotes and escaped newlines: `JSON_SHARE`); the JSON is then fitted
-        # exactly, lines and later blocks first. A broad question is explored, as
-        # `dowse ask` explores it: its tracks' synthesis takes the room the context leaves.
-        budget = max(math.floor(req.max_tokens * JSON_SHARE), 50)
+        # Packed as JSON records into the budget less the answer's envelope, then fitted
+        # exactly (the estimate of which files a block shows can be short: signature
+        # lines go first). A broad question is explored, as `dowse ask` explores it: its
+        # tracks' synthesis takes the room the context leaves.
+        budget = req.max_tokens
+        frame = _envelope(root)
         with root.lock:
             self._prepare(root, req.question)
             result, searcher, fresh = self._query(
@@ -591,6 +588,7 @@ class Workspace:
                     loop=loop,
                     evaluator=evaluator,
                     context_share=EXPLORED_CONTEXT_SHARE,
+                    json_frame=frame,
                 ),
             )
             signatures = _signatures(searcher, result.context)
@@ -796,6 +794,23 @@ def _synthesis(report: AskReport) -> AskSynthesis | None:
         ],
         tracks=[f"{t.track.name}: {verdict(t)}" for t in report.tracks],
     )
+
+
+def _envelope(root: ServedRoot) -> int:
+    """The tokens of an `ask` answer's JSON but its context, files and synthesis: the
+    root, a stop reason of the usual length, a freshness without notes or warnings and
+    the budget's counts (a note or warning beyond them is the fit's to make room for)."""
+    skeleton = AskAnswer(
+        root=str(root.path),
+        mode="exploration",
+        files=[],
+        context=[],
+        stop_reason="x" * 64,
+        cycles=3,
+        freshness=Freshness(snapshot=time.time(), reindexed=100, pending=100),
+        budget=Budget(max_tokens=MAX_TOKENS_LIMIT, tokens=MAX_TOKENS_LIMIT, cut=99, omitted=99),
+    )
+    return estimate_tokens(skeleton.model_dump_json())
 
 
 def ask_plan(
