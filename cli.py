@@ -484,7 +484,15 @@ def ask(
         click.echo(answer.model_dump_json())
         return
     # Below the agent's answer: it needs neither the explorers nor the hand-off to them.
-    from dowse.explore.handoff import fit_report, investigate, render_report, report_json
+    from dowse.explore.handoff import (
+        CONTEXT_SHARE,
+        JSON_CONTEXT_SHARE,
+        fit_report,
+        investigate,
+        render_report,
+        report_json,
+        report_records,
+    )
     from dowse.retrieval.loop import LoopConfig
 
     searcher = open_searcher(locate(root, index_dir), refresh, question=question)
@@ -496,6 +504,8 @@ def ask(
         evaluator=evaluator,
         with_trace=trace or as_json,
         force=None if mode == "auto" else mode,  # type: ignore[arg-type]
+        records=report_records(question) if as_json else None,
+        context_share=JSON_CONTEXT_SHARE if as_json else CONTEXT_SHARE,
     )
     # Everything printed, not only the source, is held to the budget.
     report = fit_report(

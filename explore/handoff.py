@@ -61,7 +61,15 @@ from dowse.explore.records import (
     TrackFindings,
 )
 from dowse.quote import one_line
-from dowse.retrieval.ask import AskResult, Packing, ask, fit_result, render_json, title
+from dowse.retrieval.ask import (
+    AskResult,
+    JsonRecords,
+    Packing,
+    ask,
+    fit_result,
+    render_json,
+    title,
+)
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
 from dowse.retrieval.evaluate import Evaluator
@@ -85,6 +93,7 @@ __all__ = [
     "predict_merges",
     "render_report",
     "report_json",
+    "report_records",
 ]
 
 Kind = Literal["architecture", "multi", "bug", "cross-cutting"]
@@ -158,6 +167,10 @@ PROBE_HITS = 24
 """Hits of the one search that predicts a track's files (its first `TOP_RESULTS` files)."""
 CONTEXT_SHARE = 0.6
 """Share of the budget for the curated context of the whole question."""
+JSON_CONTEXT_SHARE = 0.8
+"""The same for `ask --json`, whose context is packed as the records it prints: as
+markdown into 0.6 of the budget it took about 0.8 of the JSON (the tracks' records gave
+way to it when the answer was fitted)."""
 
 
 class TrackPlan(BaseModel):
@@ -538,7 +551,7 @@ def investigate(
     predict: bool = True,
     packing: Packing | None = None,
     context_share: float = CONTEXT_SHARE,
-    json_frame: int | None = None,
+    records: JsonRecords | None = None,
 ) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
 
@@ -546,7 +559,7 @@ def investigate(
     False runs every planned track, as a measurement of what the prediction saves.
     `packing`: how one loop's answer is packed into the budget (default `Packing()`);
     `context_share`: the share of an explored answer's budget its curated context takes;
-    `json_frame`: the context is packed for a JSON answer with that envelope (`ask`)."""
+    `records`: the context is packed for a JSON answer (`ask`)."""
     t0 = time.perf_counter()
     p = plan(question)
     answer_in = functools.partial(
@@ -556,7 +569,7 @@ def investigate(
         loop=loop,
         evaluator=evaluator,
         with_trace=with_trace,
-        json_frame=json_frame,
+        records=records,
     )
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
         answer = answer_in(budget=budget, packing=packing)
@@ -892,6 +905,25 @@ def _fit_tracks(report: AskReport, room: int) -> None:
                     progress = True
     for i, t in enumerate(report.tracks):
         t.findings = t.findings[: kept[i]]
+
+
+def report_records(question: str) -> JsonRecords:
+    """How `ask --json` prints its records, for packing its context: indented, in an
+    envelope of the question, a stop reason and a summary of the usual length (the
+    trace, the files' evidence and an exploration's records go before any block when
+    the answer is fitted, `fit_report`)."""
+    skeleton = AskReport(
+        question=question,
+        files=[],
+        context=[],
+        tokens=DEFAULT_BUDGET,
+        budget=DEFAULT_BUDGET,
+        stop_reason="x" * 64,
+        cycles=3,
+        why="x" * 80,
+        timings={"wall": 0.0},
+    )
+    return JsonRecords(frame=estimate_tokens(report_json(skeleton)), indent=2)
 
 
 def report_json(report: AskReport) -> str:

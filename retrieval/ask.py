@@ -39,7 +39,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.behaviour import VALUE_KINDS
-from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
+from dowse.retrieval.budget import (
+    CHARS_PER_TOKEN,
+    Entry,
+    Levels,
+    Step,
+    estimate_tokens,
+    fit,
+    forms,
+    steps,
+)
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
@@ -55,6 +64,7 @@ __all__ = [
     "AskResult",
     "ContextBlock",
     "FileResult",
+    "JsonRecords",
     "Packing",
     "ask",
     "block_plan",
@@ -163,6 +173,41 @@ class Packing(BaseModel):
             "next to the one shown (0.5 until the room `paired_leads` frees let them fit)"
         ),
     )
+
+
+class JsonRecords(BaseModel):
+    """How an answer printed as JSON costs its records, for packing its context: its
+    envelope (everything but the context and the files) costs `frame` tokens, and records
+    print with `indent` spaces a level (None: compact), `depth` levels deep."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    frame: int = Field(ge=0)
+    indent: int | None = None
+    depth: int = Field(default=2, ge=0)
+
+    def _tokens(self, record: BaseModel) -> int:
+        if self.indent is None:
+            return estimate_tokens(record.model_dump_json()) + 1  # and its comma
+        text = record.model_dump_json(indent=self.indent)
+        # Each of its lines sits `depth` levels in, past the level its own dump starts at.
+        margin = (self.depth - 1) * self.indent * (text.count("\n") + 1)
+        return estimate_tokens(text) + math.ceil(margin / CHARS_PER_TOKEN) + 1
+
+    def cost(self, block: ContextBlock) -> int:
+        """What a block costs printed: its record, indented as printed."""
+        return self._tokens(block)
+
+    def entry(self, path: str) -> int:
+        """What the files list's slim entry of a file costs, paid with the file's first
+        record in the context (a file no block shows is left out of the list first)."""
+        listed = FileResult(path=path, relevance=1.0, score=1.0, reason="", citations=[])
+        return self._tokens(listed)
+
+    def room(self, budget: int | None) -> int:
+        """The tokens the context and its files' entries may take: the budget less the
+        envelope."""
+        return max((budget if budget is not None else DEFAULT_BUDGET) - self.frame, 0)
 
 
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
@@ -545,11 +590,12 @@ def _place(
     used: int,
     whole: int,
     cost: Callable[[ContextBlock], int],
+    entry: Callable[[str], int],
 ) -> tuple[list[ContextBlock], int] | None:
     """`blocks` with lines `start`..`end` of the item's file added whole, and the tokens
-    they use (each block's by `cost`); None when they do not fit `whole` or cannot be
-    read. Lines another block holds are not added again; an overlapping (or adjacent)
-    block grows to hold both, so no line prints twice."""
+    they use (each block's by `cost`, and a file's first by `entry` too); None when they
+    do not fit `whole` or cannot be read. Lines another block holds are not added again;
+    an overlapping (or adjacent) block grows to hold both, so no line prints twice."""
     path = it.hit.path
     mine = [i for i, b in enumerate(blocks) if b.path == path]
     if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
@@ -578,10 +624,11 @@ def _place(
     )
     block.tokens = cost(block)
     freed = sum(blocks[i].tokens for i in near)
-    if used - freed + block.tokens > whole:
+    listed = 0 if mine else entry(path)
+    if used - freed + block.tokens + listed > whole:
         return None
     if not near:
-        return [*blocks, block], used + block.tokens
+        return [*blocks, block], used + block.tokens + listed
     out = [block if i == near[0] else b for i, b in enumerate(blocks) if i not in near[1:]]
     return out, used + block.tokens - freed
 
@@ -596,16 +643,15 @@ def ask(
     with_trace: bool = True,
     fusion: FileFusion | None = None,
     packing: Packing | None = None,
-    json_frame: int | None = None,
+    records: JsonRecords | None = None,
 ) -> AskResult:
     """Answer `question` from the index: run the loop, rank the files, pack the best
     context into `budget` tokens (the module docstring tells how).
 
-    `json_frame`: pack for an answer printed as JSON whose envelope (all but its context
-    and files) costs that many tokens: each block counts as its JSON record and the first
-    files as their slim entries, so that fitting the JSON afterwards need not cut whole
-    blocks for the records' metadata (packed as markdown, it cut them and left a quarter
-    of the budget unused)."""
+    `records`: pack for an answer printed as JSON (`JsonRecords`): each block counts as
+    its record and the first files as their slim entries, so that fitting the JSON
+    afterwards need not cut whole blocks for the records' metadata (packed as markdown,
+    it cut them and left up to a quarter of the budget unused)."""
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
@@ -613,12 +659,12 @@ def ask(
     items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
     ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
     cost: Callable[[ContextBlock], int] = _cost
-    if json_frame is None:
+    entry: Callable[[str], int] = _listed_already
+    if records is None:
         room = _source_room(question, ranked.files, budget)
     else:
-        listed = ranked.files[: packing.lead_files]
-        room, cost = _json_room(listed, budget, json_frame), _json_cost
-    pack = _Pack(searcher, packing, ranked.symbols, room, cost)
+        room, cost, entry = records.room(budget), records.cost, records.entry
+    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
@@ -732,13 +778,6 @@ def _source_room(question: str, files: Sequence[FileResult], budget: int | None)
     return max((budget if budget is not None else DEFAULT_BUDGET) - frame, 0)
 
 
-def _json_room(files: Sequence[FileResult], budget: int | None, frame: int) -> int:
-    """The tokens the source may take in a JSON answer: the budget less its envelope
-    (`frame`) and the slim entries of `files`, those the context will show."""
-    entries = sum(estimate_tokens(slim_file(f).model_dump_json()) + 1 for f in files)
-    return max((budget if budget is not None else DEFAULT_BUDGET) - frame - entries, 0)
-
-
 _Left = tuple[ContextItem, int, int, str | None, str | None]
 """An item that did not fit whole: (item, its widest range's start and end, symbol, kind)."""
 _Line = tuple[str, int, int, str | None, float, str, str, int, bool]
@@ -825,9 +864,11 @@ class _Pack:
         symbols: dict[str, list[dict[str, Any]]],
         room: int,
         cost: Callable[[ContextBlock], int],
+        entry: Callable[[str], int],
     ) -> None:
         self.searcher = searcher
         self.cost = cost
+        self.entry = entry
         self.packing = packing
         self.symbols = symbols
         self.room = room
@@ -841,7 +882,17 @@ class _Pack:
         """Whether lines `start`..`end` of the item's file were added whole (`_place`),
         the blocks then using at most `cap` tokens."""
         placed = _place(
-            self.blocks, self.searcher, it, start, end, symbol, kind, self.used, cap, self.cost
+            self.blocks,
+            self.searcher,
+            it,
+            start,
+            end,
+            symbol,
+            kind,
+            self.used,
+            cap,
+            self.cost,
+            self.entry,
         )
         if placed is None:
             return False
@@ -951,22 +1002,24 @@ class _Pack:
                 tokens=0,
             )
             block.tokens = self.cost(block)
-            if self.used + block.tokens > self.room:
+            listed = 0 if any(b.path == path for b in self.blocks) else self.entry(path)
+            if self.used + block.tokens + listed > self.room:
                 continue
-            self.used += block.tokens
+            self.used += block.tokens + listed
             printed.add((path, at))
             self.blocks.append(block)
+
+
+def _listed_already(path: str) -> int:
+    """A markdown answer's files list is in its frame (`_source_room`): a block's file
+    costs nothing more."""
+    return 0
 
 
 def _cost(block: ContextBlock, listed: str = "") -> int:
     """What a block costs printed: its markdown section (the JSON record costs more;
     `fit_result` measures that exactly)."""
     return estimate_tokens("\n".join(_block_lines(block, listed))) + 1
-
-
-def _json_cost(block: ContextBlock) -> int:
-    """What a block costs in a JSON answer: its record, and the comma after it."""
-    return estimate_tokens(block.model_dump_json()) + 1
 
 
 def _file_line(f: FileResult) -> str:

@@ -64,7 +64,7 @@ from dowse.indexer.reading import inside
 from dowse.indexer.records import IndexStats
 from dowse.indexer.status import index_status
 from dowse.indexer.store import Manifest, Store, WriteLock, where_in
-from dowse.retrieval.ask import ContextBlock, block_plan, slim_file
+from dowse.retrieval.ask import ContextBlock, JsonRecords, block_plan, slim_file
 from dowse.retrieval.budget import Step, estimate_tokens, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
@@ -588,7 +588,7 @@ class Workspace:
                     loop=loop,
                     evaluator=evaluator,
                     context_share=EXPLORED_CONTEXT_SHARE,
-                    json_frame=frame,
+                    records=JsonRecords(frame=frame),
                 ),
             )
             signatures = _signatures(searcher, result.context)

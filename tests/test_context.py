@@ -388,6 +388,24 @@ def test_mcp_ask_packs_json_records_and_fills_its_budget(searchers):
             assert any(b.form == "full" for b in answer.context)
 
 
+def test_ask_json_packs_its_records_and_fills_its_budget(searchers):
+    """`ask --json` packs its context as the indented records it prints, so the fit
+    cuts no whole block for their metadata. (Packed as markdown, flask's answers at
+    1,000 tokens used 62 % of the budget and two of four showed no code.)"""
+    from dowse.explore.handoff import report_records
+
+    searcher = searchers["synthetic"]
+    for question in ("which tokens have expired?", "how is a cart's total discounted?"):
+        for budget in (800, 1000, 1500, 2000, 3000):
+            report = investigate(
+                searcher, question, budget=budget, records=report_records(question)
+            )
+            fitted = fit_report(report, budget, "json")
+            printed = estimate_tokens(report_json(fitted))
+            assert 0.85 * budget <= printed <= budget, (question, budget, printed)
+            assert any(b.form == "full" for b in fitted.context)
+
+
 def test_mcp_ask_gives_way_in_order_code_last():
     """The order an MCP `ask` answer shrinks in: the files' evidence, the files no block
     shows, the track lines, the findings, the unscored blocks, the signature lines, the
