@@ -99,11 +99,12 @@ def is_ancestor(source: HistorySource, older: str, newer: str) -> bool:
 
 
 def read_commits(
-    source: HistorySource, head: str, since: str | None = None
+    source: HistorySource, head: str, since: str | None = None, *, limit: int = MAX_COMMITS
 ) -> list[dict[str, Any]] | None:
     """The rows of the non-merge commits reachable from `head` (not from `since`), newest
-    first; None when git cannot read them."""
-    span = [f"{since}..{head}"] if since else [f"--max-count={MAX_COMMITS}", head]
+    first, at most the `limit` most recent when there is no `since`; None when git cannot
+    read them."""
+    span = [f"{since}..{head}"] if since else [f"--max-count={limit}", head]
     out = _text(
         source,
         "log",

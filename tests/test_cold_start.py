@@ -224,12 +224,20 @@ def _index(repo: Path, embedder, **kw):
     return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
 
 
+@pytest.fixture
+def indexed_example(tmp_path, indexed_examples):
+    """The example after its first `_index` (the session's build, copied: conftest). Not
+    for a test of how long after its commit a record is used: the copy's commit was
+    made when the session's build was."""
+    return indexed_examples.copy(tmp_path / "example")
+
+
 def _report(stats) -> dict:
     return stats.model_dump(exclude={"seconds"})
 
 
-def test_a_no_op_run_after_a_no_op_run_opens_no_table(example_repo, fake_embedder, opens):
-    _index(example_repo, fake_embedder)
+def test_a_no_op_run_after_a_no_op_run_opens_no_table(indexed_example, fake_embedder, opens):
+    example_repo = indexed_example
     slow = _index(example_repo, fake_embedder)  # finds nothing to do: records it
     assert (example_repo / ".dowse" / settled.SETTLED).is_file()
     opened = len(opens)
@@ -243,8 +251,8 @@ def test_a_no_op_run_after_a_no_op_run_opens_no_table(example_repo, fake_embedde
     "change",
     ["modify", "touch", "delete", "add", "add-unknown", "options", "versions", "embed"],
 )
-def test_anything_changed_opens_the_index(example_repo, fake_embedder, opens, change):
-    _index(example_repo, fake_embedder)
+def test_anything_changed_opens_the_index(indexed_example, fake_embedder, opens, change):
+    example_repo = indexed_example
     _index(example_repo, fake_embedder)
     source = next(p for p in sorted(example_repo.rglob("*.py")) if ".dowse" not in p.parts)
     kw: dict = {}
@@ -276,8 +284,8 @@ def test_anything_changed_opens_the_index(example_repo, fake_embedder, opens, ch
         assert stats.deleted == 1
 
 
-def test_a_commit_makes_the_record_stale(example_repo, fake_embedder, opens):
-    _index(example_repo, fake_embedder)
+def test_a_commit_makes_the_record_stale(indexed_example, fake_embedder, opens):
+    example_repo = indexed_example
     _index(example_repo, fake_embedder)
     (example_repo / "later.py").write_text("def later():\n    return 2\n")
     changed = _index(example_repo, fake_embedder)
@@ -303,8 +311,8 @@ def test_a_record_is_only_used_grace_after_the_last_commit(
     assert settled.load(example_repo / ".dowse", manifest, options) is not None
 
 
-def test_a_damaged_record_is_ignored(example_repo, fake_embedder, opens):
-    _index(example_repo, fake_embedder)
+def test_a_damaged_record_is_ignored(indexed_example, fake_embedder, opens):
+    example_repo = indexed_example
     slow = _index(example_repo, fake_embedder)
     (example_repo / ".dowse" / settled.SETTLED).write_text("{not json")
     opened = len(opens)

@@ -245,10 +245,9 @@ def test_a_history_without_a_qualifying_commit_is_searched_as_none(tmp_path, fak
     assert out["files"][0]["path"] == "m3.py"
 
 
-def test_a_first_read_goes_back_at_most_max_commits(repo, monkeypatch):
+def test_a_first_read_goes_back_at_most_max_commits(repo):
     root, commits = repo
-    monkeypatch.setattr("dowse.indexer.commits.MAX_COMMITS", 3)
     source = source_of(root)
     # The last three commits, of which one qualifies; a later read since one is unlimited.
-    assert [r["id"] for r in read_commits(source, commits[-1])] == [commits[2]]
-    assert len(read_commits(source, commits[-1], since=commits[0])) == 2
+    assert [r["id"] for r in read_commits(source, commits[-1], limit=3)] == [commits[2]]
+    assert len(read_commits(source, commits[-1], since=commits[0], limit=1)) == 2

@@ -648,6 +648,17 @@ EVIL_SOURCE = (
 )
 
 
+@pytest.fixture(scope="module")
+def forged(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree whose file names hold a newline and a heading, indexed once for the module:
+    the commands read it, and find nothing changed to index again."""
+    root = make_tree(
+        tmp_path_factory.mktemp("forged") / "repo", {EVIL: EVIL_SOURCE, "key\n## FORGED.pem": "k\n"}
+    )
+    build_index(root, embedder=FakeEmbedder())
+    return root
+
+
 @pytest.mark.parametrize(
     "args",
     [
@@ -661,13 +672,11 @@ EVIL_SOURCE = (
     ],
 )
 def test_a_file_name_holding_a_newline_forges_no_line(
-    tmp_path, fake_embedder, run, monkeypatch, args
+    forged, fake_embedder, run, monkeypatch, args
 ):
     """Every text output that prints a path escapes it: `evil\\n## FORGED name.py` (a legal
     name on Linux) cannot start a markdown heading of its own, nor can a skipped key file's."""
-    root = make_tree(tmp_path / "repo", {EVIL: EVIL_SOURCE, "key\n## FORGED.pem": "k\n"})
-    build_index(root, embedder=fake_embedder)
-    monkeypatch.chdir(root)
+    monkeypatch.chdir(forged)
     out = run(*args).output
     assert "evil\\n## FORGED" in out or "key\\n## FORGED" in out, out
     lines = out.split("\n")
