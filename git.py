@@ -397,14 +397,9 @@ _DRIVERS: dict[tuple[str, ...], _Read[list[tuple[str, str]]]] = {}
 overrides, and the files they were read from."""
 _WORK_TREES: dict[tuple[str, ...], _Read[str]] = {}
 """Per git directory's config file: the work tree its core.worktree names (a submodule's)."""
-_CONFIG_ENV = (
-    "HOME",
-    "XDG_CONFIG_HOME",
-    "GIT_CONFIG_GLOBAL",
-    "GIT_CONFIG_SYSTEM",
-    "GIT_CONFIG_NOSYSTEM",
-    "PATH",  # which git, so which system config
-)
+_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+"""The variables naming the user's and the system's config files."""
+_READ_ENV = ("GIT_CONFIG_NOSYSTEM", "PATH")  # PATH: which git, so which system config
 
 
 @lru_cache(maxsize=8)
@@ -415,9 +410,10 @@ def _system_configs(path: str) -> tuple[str, ...]:
     return ("/etc/gitconfig", *((str(prefix / "etc" / "gitconfig"),) if prefix else ()))
 
 
-def _config_files(directory: Path, env: dict[str, str]) -> list[str]:
-    """The files git reads the config of the repository at `directory` from, includes
-    aside (whichever of the system's and the user's git would skip is stat'ed too)."""
+def _config_files(directory: Path, env: dict[str, str], here: Path) -> list[str]:
+    """The files git, run in `here`, reads the config of the repository at `directory`
+    from, includes aside (whichever of the system's and the user's git would skip is
+    stat'ed too)."""
     home = env.get("HOME", "")
     xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
     git_dir = directory.resolve()
@@ -432,7 +428,7 @@ def _config_files(directory: Path, env: dict[str, str]) -> list[str]:
         str(common / "config"),
         str(git_dir / "config.worktree"),
     ]
-    return list(dict.fromkeys(os.path.abspath(f) for f in files if f))
+    return list(dict.fromkeys(os.path.abspath(os.path.join(here, f)) for f in files if f))
 
 
 def _included(value: str, origin: str, here: Path, env: dict[str, str]) -> str:
@@ -456,11 +452,13 @@ def _driver_overrides(
     is the directory git runs in."""
     key: tuple[str, ...] = ()
     if directory is not None:
-        key = (str(directory.resolve()), *(env.get(name, "") for name in _CONFIG_ENV))
+        # A relative path in one of the variables names a file relative to `here`.
+        chosen = (os.path.join(here, env[name]) if env.get(name) else "" for name in _CONFIG_ENV)
+        key = (str(directory.resolve()), *chosen, *(env.get(name, "") for name in _READ_ENV))
         known = _DRIVERS.get(key)
         if known is not None and known.unchanged():
             return known.value
-    before = {f: _stat(f) for f in _config_files(directory, env)} if directory else {}
+    before = {f: _stat(f) for f in _config_files(directory, env, here)} if directory else {}
     started = time.time_ns()
     done = _spawn(
         [*base, "config", "-z", "--show-origin", "--get-regexp", _CONFIG_PATTERN],

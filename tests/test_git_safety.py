@@ -523,6 +523,24 @@ def test_linked_worktrees_and_submodules_still_read(repo, tmp_path):
     assert dowse_git.text("log", "-1", "--format=%s", cwd=repo / "vendor").strip() == "lib"
 
 
+def test_a_submodule_s_work_tree_is_read_once_and_again_when_it_changes(repo, tmp_path, counted):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    commit_files(sub, {"lib.py": CODE}, "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
+    vendor = repo / "vendor"
+    counted()
+    dowse_git.text("log", "-1", cwd=vendor)
+    assert len(counted()) == 3  # its core.worktree, its drivers, the command
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=vendor).strip() == "lib"
+    assert len(counted()) == 1
+    config = repo / ".git" / "modules" / "vendor" / "config"
+    git(repo, "config", "--file", str(config), "core.worktree", str(tmp_path / "elsewhere"))
+    with pytest.raises(GitError, match="points outside"):
+        dowse_git.text("log", "-1", cwd=vendor)
+
+
 # -- objects from elsewhere on disk (alternates) ---------------------------------------------
 
 
