@@ -3,7 +3,7 @@ and the files and blocks of source an answer is made of."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -81,7 +81,20 @@ class SearchOptions(BaseModel):
         return self.model_copy(update={"languages": languages, "kinds": kinds})
 
 
-class Hit(BaseModel):
+class _Cited:
+    """A record of a file's lines (`path`, `start_line`, `end_line`) and its citation."""
+
+    if TYPE_CHECKING:
+        path: str
+        start_line: int
+        end_line: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+class Hit(_Cited, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     grain: Grain
@@ -99,15 +112,11 @@ class Hit(BaseModel):
     text: str | None = Field(default=None, description="the cited source lines")
     stale: bool = Field(default=False, description="the file changed since it was indexed")
 
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
 
 # -- what `ask` answers with (`retrieval.ask.AskResult`) ---------------------------------
 
 
-class ContextBlock(BaseModel):
+class ContextBlock(_Cited, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     path: str
@@ -123,10 +132,6 @@ class ContextBlock(BaseModel):
     text: str
     stale: bool = False
     tokens: int
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
 
 
 class FileResult(BaseModel):
