@@ -642,9 +642,9 @@ def serve(
         dowse serve . fixtures/example
         claude mcp add dowse -- dowse serve "$PWD"
     """
-    from dowse.indexer.build import DEFAULT_EMBED_SCOPE, embed_flags
+    from dowse.indexer.options import DEFAULT_EMBED_SCOPE, embed_flags
     from dowse.server.app import serve as run_server
-    from dowse.server.workspace import RootOptions, ServedRoot
+    from dowse.server.roots import RootOptions, ServedRoot
 
     scope = requested_scope(embed_scope, no_embed)
     roots = []

@@ -20,7 +20,19 @@ Invariants of every call through `run`:
   the config names (read first with `git config --get-regexp`, which runs nothing),
   whose commands become empty. An empty filter command means no filter; an empty diff
   command or textconv would fail rather than run, and the subcommands that take them get
-  `--no-ext-diff` / `--no-textconv` so it is never consulted.
+  `--no-ext-diff` / `--no-textconv` so it is never consulted. git has no switch that
+  turns off every driver: a driver is named by the repository (`filter=x` in its
+  `.gitattributes`), so its name must be read from the config before it can be
+  overridden.
+- That read is kept per git directory for the process (`_DRIVERS`), with the state
+  (`os.stat`) of every file it came from: the system's, the user's and the repository's
+  config files, each file an include directive names (`include.path`,
+  `includeIf.*.path`, read with the drivers) and HEAD when an include depends on the
+  branch. A later call re-reads when any of them changed (created, deleted, rewritten,
+  replaced), so one call costs one git process once the first has read the config.
+  Nothing is kept from a read during which a file changed, or when a file changed
+  within `RACY_S` before it (a second change inside a file system's timestamp
+  granularity could leave every stat field as it was).
 - `git status` does not look inside submodules' work trees (`--ignore-submodules=dirty`):
   that runs git in the submodule, under the submodule's config, which was not read here.
 - Location: with `cwd`, dowse finds the repository itself (the nearest `.git` at or
@@ -52,14 +64,19 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import subprocess
+import time
 from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
+from typing import Generic, TypeVar
 
 from dowse.errors import GitError
 
-__all__ = ["DEFAULT_TIMEOUT_S", "output", "run", "text"]
+__all__ = ["DEFAULT_TIMEOUT_S", "RACY_S", "output", "run", "text"]
 
 DEFAULT_TIMEOUT_S = 600.0
 """Long enough for the history reader's first `git log --name-only` over 100k commits of a
@@ -125,6 +142,9 @@ _DRIVER_PATTERN = (
     r"^(filter|diff|merge|protocol)\..*\.(clean|smudge|process|textconv|command|driver|allow)$"
 )
 _DRIVER_KEY = re.compile(r"(filter|diff|merge|protocol)\.(.*)\.([a-z]+)", re.DOTALL)
+# Read with the drivers: the files the config includes, which a cached read depends on.
+_CONFIG_PATTERN = rf"{_DRIVER_PATTERN}|^include\.path$|^includeif\..*\.path$"
+_INCLUDE_KEY = re.compile(r"include\.path|includeif\.(.*)\.path", re.DOTALL)
 
 # Options that keep a subcommand from consulting a diff driver, or from running git in a
 # submodule (whose config was not read).
@@ -152,19 +172,24 @@ def _flags(pairs: Iterable[tuple[str, str]]) -> list[str]:
     return [arg for key, value in pairs for arg in ("-c", f"{key}={value}")]
 
 
-def _location(git_dir: Path | None, cwd: Path | None, env: dict[str, str]) -> list[str]:
+def _location(
+    git_dir: Path | None, cwd: Path | None, env: dict[str, str]
+) -> tuple[list[str], Path | None]:
+    """git's options naming the repository, and its git directory (None when there is
+    no repository at `cwd`)."""
     if (git_dir is None) == (cwd is None):
         raise ValueError("give exactly one of git_dir and cwd")
     if git_dir is not None:
         _own_objects(Path(git_dir), ())
-        return ["--git-dir", str(git_dir)]
+        return ["--git-dir", str(git_dir)], Path(git_dir)
     assert cwd is not None
     found = _repository(Path(cwd), env)
     if found is None:  # git finds nothing either, and says so
-        return ["-C", str(cwd)]
+        return ["-C", str(cwd)], None
     directory, work_tree = found
     _own_objects(directory, (work_tree,))
-    return ["-C", str(cwd), "--git-dir", str(directory), "--work-tree", str(work_tree)]
+    location = ["-C", str(cwd), "--git-dir", str(directory), "--work-tree", str(work_tree)]
+    return location, directory
 
 
 _ALTERNATES_MAX_BYTES = 1 << 16
@@ -174,10 +199,7 @@ _ALTERNATES_MAX_DIRS = 64  # git follows chains 5 deep; a longer list is no repo
 def _own_objects(git_dir: Path, tops: tuple[Path, ...]) -> None:
     """GitError unless every object directory git would read for `git_dir` lies inside
     its git directory (the shared one of a linked worktree) or one of `tops`."""
-    base = git_dir.resolve()
-    common = base / "commondir"
-    if common.is_file():
-        base = (base / common.read_text("utf-8", "replace").strip()).resolve()
+    base = _common(git_dir.resolve())
     allowed = (base, *(t.resolve() for t in tops))
     todo, seen = [(base / "objects", base / "objects")], set()
     while todo:
@@ -211,6 +233,15 @@ def _own_objects(git_dir: Path, tops: tuple[Path, ...]) -> None:
             todo.append(
                 (directory / entry if not os.path.isabs(entry) else Path(entry), alternates)
             )
+
+
+def _common(git_dir: Path) -> Path:
+    """The directory a linked worktree's git directory shares (its `commondir`), else
+    `git_dir` itself."""
+    common = git_dir / "commondir"
+    if common.is_file():
+        return (git_dir / common.read_text("utf-8", "replace").strip()).resolve()
+    return git_dir
 
 
 def _unquoted(line: str) -> str:
@@ -274,10 +305,18 @@ def _links_back(target: Path, dot: Path, work_tree: Path, env: dict[str, str]) -
     config = target / "config"
     if not config.is_file():
         return False
-    done = _spawn(
-        ["git", "config", "--file", str(config), "--get", "core.worktree"], env, None, 30.0
-    )
-    named_tree = done.stdout.decode("utf-8", "surrogateescape").strip()
+    key = (str(config),)
+    known = _WORK_TREES.get(key)
+    if known is not None and known.unchanged():
+        named_tree = known.value
+    else:
+        before = {str(config): _stat(str(config))}
+        started = time.time_ns()
+        done = _spawn(
+            ["git", "config", "--file", str(config), "--get", "core.worktree"], env, None, 30.0
+        )
+        named_tree = done.stdout.decode("utf-8", "surrogateescape").strip()
+        _keep(_WORK_TREES, key, named_tree, before, started)
     return bool(named_tree) and (target / named_tree).resolve() == work_tree
 
 
@@ -301,18 +340,153 @@ def _spawn(
         raise GitError(f"git {sub} took longer than {timeout:.0f}s") from None
 
 
+RACY_S = 2.0
+"""A config file changed less than this before it was read (or while it was read) is
+read again by the next call: a second change within a file system's timestamp
+granularity (a second on some, two on FAT) could leave every stat field as it was."""
+
+_Stat = tuple[int, int, int, int, int, int] | None
+_T = TypeVar("_T")
+_KEPT_READS = 256  # repositories per process; beyond, the reads start over
+
+
+def _stat(path: str) -> _Stat:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_mode, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+@dataclass(frozen=True)
+class _Read(Generic[_T]):
+    """What was read from config files, and their state when it was read."""
+
+    value: _T
+    files: tuple[tuple[str, _Stat], ...]
+
+    def unchanged(self) -> bool:
+        return all(_stat(path) == seen for path, seen in self.files)
+
+
+def _keep(
+    reads: dict[tuple[str, ...], _Read[_T]],
+    key: tuple[str, ...],
+    value: _T,
+    before: dict[str, _Stat],
+    started_ns: int,
+    also: Iterable[str] = (),
+) -> None:
+    """Keep `value`, read from the files `before` (stat'ed before the read began at
+    `started_ns`) and `also` (learnt from the read), unless one changed meanwhile or
+    too recently to tell its next change by (`RACY_S`)."""
+    recent = started_ns - int(RACY_S * 1e9)
+    files = {path: _stat(path) for path in [*before, *also]}
+    for path, now in files.items():
+        if path in before and before[path] != now:
+            return
+        if now is not None and stat.S_ISREG(now[0]) and max(now[4], now[5]) >= recent:
+            return
+    if len(reads) >= _KEPT_READS:
+        reads.clear()
+    reads[key] = _Read(value, tuple(files.items()))
+
+
+_DRIVERS: dict[tuple[str, ...], _Read[list[tuple[str, str]]]] = {}
+"""Per git directory and the variables that choose the user's config files: the driver
+overrides, and the files they were read from."""
+_WORK_TREES: dict[tuple[str, ...], _Read[str]] = {}
+"""Per git directory's config file: the work tree its core.worktree names (a submodule's)."""
+_CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
+"""The variables naming the user's and the system's config files."""
+_READ_ENV = ("GIT_CONFIG_NOSYSTEM", "PATH")  # PATH: which git, so which system config
+
+
+@lru_cache(maxsize=8)
+def _system_configs(path: str) -> tuple[str, ...]:
+    """Where the git on `path` may keep its system config: /etc, or its prefix's etc."""
+    found = shutil.which("git", path=path)
+    prefix = Path(os.path.realpath(found)).parent.parent if found else None
+    return ("/etc/gitconfig", *((str(prefix / "etc" / "gitconfig"),) if prefix else ()))
+
+
+def _config_files(directory: Path, env: dict[str, str], here: Path) -> list[str]:
+    """The files git, run in `here`, reads the config of the repository at `directory`
+    from, includes aside (whichever of the system's and the user's git would skip is
+    stat'ed too)."""
+    home = env.get("HOME", "")
+    xdg = env.get("XDG_CONFIG_HOME") or (os.path.join(home, ".config") if home else "")
+    git_dir = directory.resolve()
+    common = _common(git_dir)
+    files = [
+        env.get("GIT_CONFIG_SYSTEM", ""),
+        *_system_configs(env.get("PATH", os.defpath)),
+        env.get("GIT_CONFIG_GLOBAL", ""),
+        os.path.join(home, ".gitconfig") if home else "",
+        os.path.join(xdg, "git", "config") if xdg else "",
+        str(git_dir / "commondir"),
+        str(common / "config"),
+        str(git_dir / "config.worktree"),
+    ]
+    return list(dict.fromkeys(os.path.abspath(os.path.join(here, f)) for f in files if f))
+
+
+def _included(value: str, origin: str, here: Path, env: dict[str, str]) -> str:
+    """The file an include directive read from `origin` names, as git resolves it."""
+    if value.startswith("~/") and env.get("HOME"):
+        value = env["HOME"] + value[1:]
+    elif value.startswith("~"):
+        value = os.path.expanduser(value)
+    return os.path.abspath(os.path.join(here, os.path.dirname(origin), value))
+
+
 def _driver_overrides(
-    base: list[str], env: dict[str, str], timeout: float
+    base: list[str],
+    directory: Path | None,
+    env: dict[str, str],
+    here: Path,
+    timeout: float,
 ) -> list[tuple[str, str]] | subprocess.CompletedProcess[bytes]:
     """The overrides for every driver the config names, or git's failed process (the
-    repository cannot be read, so neither can the command that was asked for)."""
-    done = _spawn([*base, "config", "-z", "--get-regexp", _DRIVER_PATTERN], env, None, timeout)
+    repository cannot be read, so neither can the command that was asked for). `here`
+    is the directory git runs in."""
+    key: tuple[str, ...] = ()
+    if directory is not None:
+        # A relative path in one of the variables names a file relative to `here`.
+        chosen = (os.path.join(here, env[name]) if env.get(name) else "" for name in _CONFIG_ENV)
+        key = (str(directory.resolve()), *chosen, *(env.get(name, "") for name in _READ_ENV))
+        known = _DRIVERS.get(key)
+        if known is not None and known.unchanged():
+            return known.value
+    before = {f: _stat(f) for f in _config_files(directory, env, here)} if directory else {}
+    started = time.time_ns()
+    done = _spawn(
+        [*base, "config", "-z", "--show-origin", "--get-regexp", _CONFIG_PATTERN],
+        env,
+        None,
+        timeout,
+    )
     if done.returncode not in (0, 1):  # 1: no such key
         return done
     pairs: list[tuple[str, str]] = []
-    for entry in done.stdout.split(b"\0"):
-        key = entry.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
-        match = _DRIVER_KEY.fullmatch(key)
+    also: list[str] = []
+    kept = directory is not None
+    fields = done.stdout.split(b"\0")
+    for where, entry in zip(fields[::2], fields[1::2], strict=False):
+        origin = where.decode("utf-8", "surrogateescape")
+        key_name, _, setting = entry.decode("utf-8", "surrogateescape").partition("\n")
+        if origin.startswith("file:"):
+            also.append(os.path.abspath(os.path.join(here, origin.removeprefix("file:"))))
+        include = _INCLUDE_KEY.fullmatch(key_name)
+        if include is not None:
+            # `%(prefix)/` names git's install directory, which is not looked for here.
+            kept = kept and origin.startswith("file:") and not setting.startswith("%(")
+            if origin.startswith("file:"):
+                also.append(_included(setting, origin.removeprefix("file:"), here, env))
+            if (include.group(1) or "").startswith("onbranch:") and directory is not None:
+                also.append(str(directory.resolve() / "HEAD"))
+            continue
+        match = _DRIVER_KEY.fullmatch(key_name)
         if not match:
             continue
         section, name, _ = match.groups()
@@ -322,7 +496,10 @@ def _driver_overrides(
         pairs += [
             (f"{section}.{name}.{var}", value) for var, value in _DRIVER_KEYS[section].items()
         ]
-    return list(dict.fromkeys(pairs))
+    overrides = list(dict.fromkeys(pairs))
+    if kept:
+        _keep(_DRIVERS, key, overrides, before, started, also)
+    return overrides
 
 
 def run(
@@ -339,8 +516,10 @@ def run(
     if not args:
         raise ValueError("no git subcommand")
     env = _environment()
-    base = ["git", "--no-pager", *_location(git_dir, cwd, env), *_flags(_OVERRIDES)]
-    drivers = _driver_overrides(base, env, timeout)
+    location, directory = _location(git_dir, cwd, env)
+    base = ["git", "--no-pager", *location, *_flags(_OVERRIDES)]
+    here = Path(cwd) if cwd is not None else Path.cwd()
+    drivers = _driver_overrides(base, directory, env, here, timeout)
     if isinstance(drivers, subprocess.CompletedProcess):
         return drivers
     sub, *rest = args

@@ -13,17 +13,25 @@ Invariants:
   relies on to fall back to importing the submodule.
 - A public name spelled like a submodule (`dowse.retrieval.ask`, the function, from the
   module `ask`) stays the public name once that submodule is imported, as it did before.
+
+The same holds for the libraries dowse imports whose import does work dowse never uses
+(LanceDB's REST client, the MCP SDK's client): `unrun_package` registers a package
+without running its `__init__` until something asks it for a name, and inside
+`deferred_models` the pydantic models a library defines build their validators on first
+use.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import importlib.util
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["exports"]
+__all__ = ["deferred_models", "exports", "unrun_package"]
 
 
 class _Package(ModuleType):
@@ -59,3 +67,39 @@ def exports(package: str, names: Mapping[str, str]) -> None:
     module = sys.modules[package]
     module.__dict__["_exports"] = dict(names)
     module.__class__ = _Package
+
+
+def unrun_package(name: str) -> None:
+    """Put package `name` in `sys.modules` without running its `__init__`, which runs on
+    the first attribute anything asks of the package (its submodules import as usual)."""
+    if name in sys.modules:
+        return
+    spec = importlib.util.find_spec(name)
+    if spec is None or spec.loader is None:
+        return
+    module = importlib.util.module_from_spec(spec)
+    loader = spec.loader
+
+    def __getattr__(attr: str) -> Any:
+        delattr(module, "__getattr__")
+        loader.exec_module(module)
+        return getattr(module, attr)
+
+    setattr(module, "__getattr__", __getattr__)  # noqa: B010
+    sys.modules[name] = module
+
+
+@contextlib.contextmanager
+def deferred_models() -> Iterator[None]:
+    """Pydantic models defined inside build their validators on first use
+    (`defer_build`), not as their class is made."""
+    from pydantic import BaseModel
+
+    config: dict[str, Any] = BaseModel.model_config  # type: ignore[assignment]
+    before = dict(config)
+    config["defer_build"] = True
+    try:
+        yield
+    finally:
+        config.clear()
+        config.update(before)

@@ -2,39 +2,54 @@
 
 Usage:
     python benchmarks/cold_start.py --ask-root PATH [--ask-index-dir DIR] [--noop-root PATH]
-        [--runs N] [--question TEXT] [--top N]
+        [--serve-root PATH] [--runs N] [--question TEXT] [--top N]
 
 Each command runs `--runs` times in a new Python process (`python -m dowse ...`, the
 `dowse` this interpreter imports): `dowse --help`; a no-op `dowse index` of
 `--noop-root` (indexed first, once, if it has no index); `dowse ask --format agent` and
 `dowse ask` (markdown) on `--ask-root` (which must be indexed, at `--ask-index-dir` if
-the index is elsewhere: django takes minutes, so it is never built here).
+the index is elsewhere: django takes minutes, so it is never built here); `dowse serve
+--no-embed` over `--serve-root` (indexed first, once, if it has no index) driven over stdio
+by raw JSON-RPC lines until it has answered `initialize` and `tools/list`, then closed.
 Printed per command: wall seconds (median, min, max) and CPU seconds (user + system of
 the child and its threads, median), which a machine whose neighbours take the cores
 inflates far less than wall time; the heavy packages the process imported; then the
 `--top` imports by cumulative time (`python -X importtime`, one more run) and, for
 `ask`, the query embedding's share: loading the ONNX graph and the tokenizer and
-embedding the question, in a process of its own.
+embedding the question, in a process of its own. For `serve`, the wall time from the
+process's start to each of the two answers; its CPU is the whole process's, the indexes
+warmed on a thread of their own included.
+Each command's git processes are counted too (a `git` on PATH that logs, then runs the
+real one): the runner's processes per command, which the CPU figures include.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 
-def _run(args: list[str], cwd: Path) -> tuple[float, float, str]:
+def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """(wall s, child CPU s, stderr) of one `python <args>`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
-        [sys.executable, *args], cwd=cwd, capture_output=True, text=True, check=False
+        [sys.executable, *args],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=env,
     )
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -92,7 +107,99 @@ def measure(name: str, args: list[str], cwd: Path, runs: int, top: int) -> None:
     )
     _, _, stderr = _run(["-c", _HEAVY_PROBE.format(heavy=HEAVY, args=args)], cwd)
     print("    " + next(x for x in stderr.splitlines()[::-1] if x.startswith("heavy:")))
+    print(f"    git processes: {git_processes(args, cwd)}")
     _, _, stderr = _run(["-X", "importtime", "-m", "dowse", *args], cwd)
+    for cumulative, own, module in _imports(stderr, top):
+        print(f"    {cumulative / 1e3:8.1f} ms cumulative {own / 1e3:7.1f} ms self  {module}")
+
+
+_GIT_LOGGER = """#!/bin/sh
+echo "$*" >> {log}
+exec {git} "$@"
+"""
+
+
+def git_processes(args: list[str], cwd: Path) -> int:
+    """How many git processes one `dowse <args>` runs."""
+    real = shutil.which("git")
+    if real is None:
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "log"
+        log.touch()
+        shim = Path(tmp) / "bin" / "git"
+        shim.parent.mkdir()
+        shim.write_text(_GIT_LOGGER.format(log=log, git=real))
+        shim.chmod(0o755)
+        env = {**os.environ, "PATH": f"{shim.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+        _run(["-m", "dowse", *args], cwd, env)
+        return len(log.read_text().splitlines())
+
+
+_SERVE_CLIENT = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "cold_start", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def _serve_once(root: Path) -> tuple[float, float, float]:
+    """(s to the initialize answer, s to the tools/list answer, CPU s) of one `dowse serve`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dowse", "serve", "--no-embed", "--quiet", str(root)],
+        cwd=root,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    answered = []
+    for message in _SERVE_CLIENT:
+        proc.stdin.write(json.dumps(message).encode() + b"\n")
+        proc.stdin.flush()
+        if "id" not in message:
+            continue
+        while True:
+            line = proc.stdout.readline()
+            if not line:
+                raise SystemExit(f"dowse serve ended before answering {message['method']}")
+            if json.loads(line).get("id") == message["id"]:
+                break
+        answered.append(time.perf_counter() - start)
+    proc.stdin.close()
+    proc.wait(timeout=60)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return answered[0], answered[1], cpu
+
+
+def measure_serve(root: Path, runs: int, top: int) -> None:
+    if not (root / ".dowse" / "manifest.json").is_file():
+        _run(["-m", "dowse", "index", str(root), "--no-embed", "--quiet"], root)
+    _serve_once(root)  # bytecode and page caches
+    times = [_serve_once(root) for _ in range(runs)]
+    init, listed, cpu = (sorted(column) for column in zip(*times, strict=True))
+    print(
+        f"{'serve':<12} initialize answered: median {statistics.median(init):.3f} s "
+        f"(min {init[0]:.3f}, max {init[-1]:.3f}); tools/list answered: median "
+        f"{statistics.median(listed):.3f} s (min {listed[0]:.3f}, max {listed[-1]:.3f}); "
+        f"CPU median {statistics.median(cpu):.3f} s, {runs} runs"
+    )
+    # The imports up to the answers: a server whose stdin is closed at once.
+    _, _, stderr = _run(
+        ["-X", "importtime", "-m", "dowse", "serve", "--no-embed", "--quiet", str(root)], root
+    )
     for cumulative, own, module in _imports(stderr, top):
         print(f"    {cumulative / 1e3:8.1f} ms cumulative {own / 1e3:7.1f} ms self  {module}")
 
@@ -136,6 +243,7 @@ def main() -> None:
     parser.add_argument("--ask-root", type=Path, help="an indexed repository (django-sized)")
     parser.add_argument("--ask-index-dir", type=Path, help="its index, when not at ROOT/.dowse")
     parser.add_argument("--noop-root", type=Path, help="a small repository")
+    parser.add_argument("--serve-root", type=Path, help="a repository to serve over MCP")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--question", default="where are expired sessions deleted?")
@@ -157,6 +265,8 @@ def main() -> None:
         measure("ask agent", [*args, "--format", "agent"], root, opts.runs, opts.top)
         measure("ask", args, root, opts.runs, opts.top)
         embedding_share(opts.question, opts.runs)
+    if opts.serve_root:
+        measure_serve(opts.serve_root.resolve(), opts.runs, opts.top)
     print(f"load at the end {os.getloadavg()}")
 
 

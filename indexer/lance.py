@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from dowse.errors import DowseError, IndexCorrupt, IndexWriteError, InvalidPath
+from dowse.lazy import deferred_models, unrun_package
 from dowse.quote import one_line
 
 __all__ = [
@@ -98,12 +99,14 @@ def import_lancedb() -> Any:
         import lancedb
 
         return lancedb
-    _register_unrun(_NAMESPACE_CLIENT)
+    unrun_package(_NAMESPACE_CLIENT)
     hidden = _WITHOUT_PANDAS["on"] and "pandas" not in sys.modules
     if hidden:
         sys.meta_path.insert(0, _NO_PANDAS)
     try:
-        with _override_marker(), _deferred_models():
+        # lancedb's import defines some 170 pydantic models, the REST client's request
+        # and response records among them, which a local index never makes.
+        with _override_marker(), deferred_models():
             _lazy_namespace()
             import lancedb
         import pyarrow.lib
@@ -114,26 +117,6 @@ def import_lancedb() -> Any:
         if hidden:
             sys.meta_path.remove(_NO_PANDAS)
     return lancedb
-
-
-def _register_unrun(name: str) -> None:
-    """Put package `name` in `sys.modules` without running its `__init__`, which runs on
-    the first attribute anything asks of the package (its submodules import as usual)."""
-    if name in sys.modules:
-        return
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.loader is None:
-        return
-    module = importlib.util.module_from_spec(spec)
-    loader = spec.loader
-
-    def __getattr__(attr: str) -> Any:
-        delattr(module, "__getattr__")
-        loader.exec_module(module)
-        return getattr(module, attr)
-
-    setattr(module, "__getattr__", __getattr__)  # noqa: B010
-    sys.modules[name] = module
 
 
 _NAMESPACE = "lance_namespace"
@@ -166,7 +149,7 @@ def _lazy_namespace() -> None:
     if prepared is None:
         return
     spec, code, lazy = prepared
-    _register_unrun(_MODELS)
+    unrun_package(_MODELS)
     module = importlib.util.module_from_spec(spec)
 
     def __getattr__(attr: str) -> Any:
@@ -278,24 +261,6 @@ def _marker(method: Any = None, **_: Any) -> Any:
     with contextlib.suppress(AttributeError, TypeError):
         method.__override__ = True
     return method
-
-
-@contextlib.contextmanager
-def _deferred_models() -> Iterator[None]:
-    """Pydantic models defined inside build their validators on first use
-    (`defer_build`), not as their class is made: lancedb's import defines some 170, the
-    REST client's request and response records among them, which a local index never
-    makes."""
-    from pydantic import BaseModel
-
-    config: dict[str, Any] = BaseModel.model_config  # type: ignore[assignment]
-    before = dict(config)
-    config["defer_build"] = True
-    try:
-        yield
-    finally:
-        config.clear()
-        config.update(before)
 
 
 @contextlib.contextmanager

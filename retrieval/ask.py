@@ -58,7 +58,7 @@ from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis, analyze
-from dowse.retrieval.records import check_query
+from dowse.retrieval.records import ContextBlock, FileResult, check_query
 
 __all__ = [
     "AskResult",
@@ -214,63 +214,6 @@ LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
-
-
-class ContextBlock(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    start_line: int
-    end_line: int
-    symbol: str | None = None
-    kind: str | None = None
-    relevance: float
-    reason: str
-    form: Literal["full", "signature"] = Field(
-        description="full source lines, or only the signature and citation"
-    )
-    text: str
-    stale: bool = False
-    tokens: int
-
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
-
-
-class FileResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    path: str
-    relevance: float
-    score: float = Field(description="ranking score: relevance and retrieval evidence")
-    reason: str
-    citations: list[str]
-    words_rank: int | None = Field(
-        default=None,
-        description=(
-            "its place (0 first) among the files whose chunks match the question's words best "
-            "taken together, when among the first few"
-        ),
-    )
-    closeness_rank: int | None = Field(
-        default=None,
-        description=(
-            "its place (0 first) among the files closest to the question in meaning, when "
-            "among the first few"
-        ),
-    )
-    history_rank: int | None = Field(
-        default=None,
-        description=(
-            "its place (0 first) among the files changed by the past commits whose messages "
-            "match the question best, when among the first few"
-        ),
-    )
-    commits: list[str] = Field(
-        default_factory=list,
-        description=("the best of those commits that changed it: short hash and subject"),
-    )
 
 
 class AskResult(BaseModel):

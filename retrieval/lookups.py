@@ -21,6 +21,7 @@ import pyarrow.compute as pc
 
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
+from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [
     "CHUNK_COLUMNS",
@@ -35,19 +36,6 @@ CHUNK_COLUMNS = ["id", "path", "language", "start_line", "end_line", "symbol", "
 SYMBOL_COLUMNS = ["name", "name_lower", "qualified_name", "path", "start_line"]
 SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 """What choosing a file's chunk needs (no text)."""
-DEFINITION_COLUMNS = [
-    "id",
-    "path",
-    "name",
-    "qualified_name",
-    "kind",
-    "signature",
-    "start_line",
-    "end_line",
-    "parent",
-    "language",
-]
-"""What following references reads of a definition (`retrieval.references`)."""
 HELD_COLUMNS = {
     "chunks": CHUNK_COLUMNS,
     "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS])),

@@ -1,8 +1,9 @@
-"""Records the retrieval layer returns: hits at three grains, and the options that shape them."""
+"""Records the retrieval layer returns: hits at three grains, the options that shape them,
+and the files and blocks of source an answer is made of."""
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -10,7 +11,15 @@ from dowse.errors import InvalidQuery, UnsupportedLanguage
 from dowse.indexer.records import SymbolKind
 from dowse.languages import CODE_LANGUAGES, TEXT_LANGUAGES
 
-__all__ = ["MAX_QUERY_CHARS", "Grain", "Hit", "SearchOptions", "check_query"]
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "ContextBlock",
+    "FileResult",
+    "Grain",
+    "Hit",
+    "SearchOptions",
+    "check_query",
+]
 
 Grain = Literal["chunk", "symbol", "file"]
 
@@ -72,7 +81,20 @@ class SearchOptions(BaseModel):
         return self.model_copy(update={"languages": languages, "kinds": kinds})
 
 
-class Hit(BaseModel):
+class _Cited:
+    """A record of a file's lines (`path`, `start_line`, `end_line`) and its citation."""
+
+    if TYPE_CHECKING:
+        path: str
+        start_line: int
+        end_line: int
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+class Hit(_Cited, BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     grain: Grain
@@ -90,6 +112,58 @@ class Hit(BaseModel):
     text: str | None = Field(default=None, description="the cited source lines")
     stale: bool = Field(default=False, description="the file changed since it was indexed")
 
-    @property
-    def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+# -- what `ask` answers with (`retrieval.ask.AskResult`) ---------------------------------
+
+
+class ContextBlock(_Cited, BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None = None
+    kind: str | None = None
+    relevance: float
+    reason: str
+    form: Literal["full", "signature"] = Field(
+        description="full source lines, or only the signature and citation"
+    )
+    text: str
+    stale: bool = False
+    tokens: int
+
+
+class FileResult(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    relevance: float
+    score: float = Field(description="ranking score: relevance and retrieval evidence")
+    reason: str
+    citations: list[str]
+    words_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files whose chunks match the question's words best "
+            "taken together, when among the first few"
+        ),
+    )
+    closeness_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files closest to the question in meaning, when "
+            "among the first few"
+        ),
+    )
+    history_rank: int | None = Field(
+        default=None,
+        description=(
+            "its place (0 first) among the files changed by the past commits whose messages "
+            "match the question best, when among the first few"
+        ),
+    )
+    commits: list[str] = Field(
+        default_factory=list,
+        description=("the best of those commits that changed it: short hash and subject"),
+    )

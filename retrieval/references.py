@@ -54,7 +54,6 @@ from dowse.indexer.store import (
 )
 from dowse.quote import one_line
 from dowse.retrieval.builtin_names import builtin_methods
-from dowse.retrieval.lookups import DEFINITION_COLUMNS
 from dowse.retrieval.records import check_query
 from dowse.retrieval.symbols import qualifies
 
@@ -62,6 +61,7 @@ if TYPE_CHECKING:
     from dowse.retrieval.lookups import IndexLookups
 
 __all__ = [
+    "DEFINITION_COLUMNS",
     "Callee",
     "Caller",
     "DefinitionRef",
@@ -85,7 +85,22 @@ _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 _IMPORTS_NEEDED = frozenset({"python", "javascript", "rust"})
 _MEMBERS = frozenset({"method", "constructor", "field"})
-_DEFINITION_COLUMNS = DEFINITION_COLUMNS
+DEFINITION_COLUMNS = [
+    "id",
+    "path",
+    "name",
+    "qualified_name",
+    "kind",
+    "signature",
+    "start_line",
+    "end_line",
+    "parent",
+    "language",
+]
+"""What following references reads of a definition (the look-ups hold these columns).
+
+Defined here, not in `lookups`, so that the records importing this module do not
+import pyarrow."""
 _REFERENCE_COLUMNS = ["path", "line", "name", "kind", "qualifier", "from_id", "from_name"]
 DEFAULT_KINDS: tuple[ReferenceKind, ...] = ("call", "type", "other", "macro")
 """The reference kinds that make a caller; imports are where a name comes from."""
@@ -228,7 +243,7 @@ def links_of(
     paths = {path for path, _, _, _ in spans}
     by_path: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in sorted(
-        reads.rows_in("symbols", _DEFINITION_COLUMNS, "path", paths), key=lambda r: r["start_line"]
+        reads.rows_in("symbols", DEFINITION_COLUMNS, "path", paths), key=lambda r: r["start_line"]
     ):
         by_path[r["path"]].append(r)
     rows: list[dict[str, Any]] = []
@@ -807,13 +822,13 @@ def _definitions(reads: _Reads, names: Iterable[str]) -> list[dict[str, Any]]:
     # As `kind NOT IN (...)` would, a row without a kind is no definition.
     return [
         r
-        for r in reads.rows_in("symbols", _DEFINITION_COLUMNS, "name", names)
+        for r in reads.rows_in("symbols", DEFINITION_COLUMNS, "name", names)
         if r["kind"] is not None and r["kind"] not in _NOT_DEFINITIONS
     ]
 
 
 def _rows_by_id(reads: _Reads, ids: set[str]) -> list[dict[str, Any]]:
-    return reads.rows_in("symbols", _DEFINITION_COLUMNS, "id", ids)
+    return reads.rows_in("symbols", DEFINITION_COLUMNS, "id", ids)
 
 
 def _definition(row: dict[str, Any]) -> DefinitionRef:

@@ -1,7 +1,8 @@
 """The MCP server: tools over the library, answers as pydantic records within a budget.
 
-`workspace` keeps served roots fresh and confined (the CLI's `--format agent` uses it
-too); `records` holds the tools' request and answer records; `app` is the stdio server.
+`roots` names the served roots and confines paths to them; `workspace` keeps them fresh
+(the CLI's `--format agent` uses it too); `records` holds the tools' request and answer
+records; `app` is the stdio server.
 
 The public names are imported on first use (`dowse.lazy`): the CLI's `ask --format agent`
 needs the workspace, not the MCP SDK that `serve` imports.
@@ -15,13 +16,8 @@ from dowse.lazy import exports
 
 if TYPE_CHECKING:
     from dowse.server.app import serve
-    from dowse.server.workspace import (
-        RootOptions,
-        ServedRoot,
-        Workspace,
-        ask_for_agent,
-        fresh_searcher,
-    )
+    from dowse.server.roots import RootOptions, ServedRoot
+    from dowse.server.workspace import Workspace, ask_for_agent, fresh_searcher
 
 __all__ = [
     "RootOptions",
@@ -35,10 +31,8 @@ __all__ = [
 exports(
     __name__,
     {
-        **dict.fromkeys(
-            ["RootOptions", "ServedRoot", "Workspace", "ask_for_agent", "fresh_searcher"],
-            "dowse.server.workspace",
-        ),
+        **dict.fromkeys(["RootOptions", "ServedRoot"], "dowse.server.roots"),
+        **dict.fromkeys(["Workspace", "ask_for_agent", "fresh_searcher"], "dowse.server.workspace"),
         "serve": "dowse.server.app",
     },
 )

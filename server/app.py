@@ -6,9 +6,15 @@ only by `build_server` and `serve`; what the CLI shares with the tools (`ask_for
 the refresh before a query) is library code in `workspace`, re-exported here.
 
 Layout: `server.records` holds the request and answer records and fits an answer into
-its budget; `server.workspace` holds the served roots and the `Workspace` that answers
-each tool; this module registers the tools with the SDK and runs the server. The public
-names of all three are importable from here.
+its budget; `server.roots` the served roots; `server.workspace` the `Workspace` that
+answers each tool; this module registers the tools with the SDK and runs the server. The
+public names of all four are importable from here.
+
+Started, a server answers the handshake (`initialize`, `tools/list`) with what that
+needs: the records and the SDK's server, without its client (`mcp`'s `__init__` imports
+both) and with the SDK's wire models built on first use. The `Workspace`, with the
+searcher's imports (numpy, pyarrow, LanceDB), is opened and warmed on a thread of its own
+once the server is built; a tool call that comes first waits for it.
 
 Invariants:
 - Records are the contract. Each tool's input schema is its request model's fields
@@ -24,19 +30,23 @@ Invariants:
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import json
+import sys
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from dowse.errors import DowseError
-from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import DEFAULT_EMBEDDER
+from dowse.indexer.options import DEFAULT_EMBED_SCOPE, embed_flags
+from dowse.lazy import deferred_models, exports, unrun_package
 from dowse.quote import one_line
 from dowse.server.records import MAX_TOKENS_LIMIT as MAX_TOKENS_LIMIT  # tests read the bound here
 from dowse.server.records import (
@@ -59,7 +69,10 @@ from dowse.server.records import (
     SymbolRequest,
     invalid_request,
 )
-from dowse.server.workspace import ServedRoot, Workspace, ask_for_agent
+from dowse.server.roots import ServedRoot
+
+if TYPE_CHECKING:
+    from dowse.server.workspace import Workspace, ask_for_agent
 
 __all__ = [
     "TOOLS",
@@ -108,7 +121,9 @@ class ToolSpec:
     name: str
     request: type[BaseModel]
     answer: type[BaseModel]
-    run: Callable[[Workspace, Any], BaseModel]
+    method: str
+    """The Workspace method that answers it, by name (the workspace module is imported
+    after the handshake)."""
     description: str
     read_only: bool = True
 
@@ -118,7 +133,7 @@ TOOLS: list[ToolSpec] = [
         "search",
         SearchRequest,
         SearchAnswer,
-        Workspace.search,
+        "search",
         "Hybrid code search (BM25 over code-aware tokens, vectors when the index has "
         "them, symbol-name and path evidence): ranked chunks, definitions or files "
         "for identifiers, strings, paths or plain words." + _BUDGETED + _CITED + _FRESH,
@@ -127,7 +142,7 @@ TOOLS: list[ToolSpec] = [
         "ask",
         AskRequest,
         AskAnswer,
-        Workspace.ask,
+        "ask",
         "Answer 'where and how is X done here?': runs the iterative retrieval loop "
         "(search, score every candidate's relevance with a reason, refine, at most 3 "
         "cycles) and returns the ranked files and the cited source that answer it."
@@ -139,7 +154,7 @@ TOOLS: list[ToolSpec] = [
         "explore",
         ExploreRequest,
         ExploreAnswer,
-        Workspace.explore,
+        "explore",
         "Structured, cited understanding of a directory or file in one call: tree and "
         "key files, dependency manifests, coding patterns, a focus question answered "
         "with the retrieval loop, and (deep) the import graph, git history and module "
@@ -150,7 +165,7 @@ TOOLS: list[ToolSpec] = [
         "symbol",
         SymbolRequest,
         SymbolAnswer,
-        Workspace.symbol,
+        "symbol",
         "Definitions by name (exact, then prefix, then fuzzy) with kind, signature, "
         "docstring, exact start and end lines, and the source of those lines."
         + _BUDGETED
@@ -161,7 +176,7 @@ TOOLS: list[ToolSpec] = [
         "references",
         ReferencesRequest,
         ReferencesAnswer,
-        Workspace.references,
+        "references",
         "Who calls or references a definition (each caller's definition and the lines, "
         "`path:line`) and which definitions of the index it references, from the index's "
         "references resolved through imports; `via` says on what evidence (same-file, "
@@ -171,7 +186,7 @@ TOOLS: list[ToolSpec] = [
         "status",
         StatusRequest,
         StatusAnswer,
-        Workspace.status,
+        "status",
         "What each served index holds (files, symbols, chunks per language, model, "
         "vectors) and how many files changed since it was built. Reads only." + _BUDGETED,
     ),
@@ -179,7 +194,7 @@ TOOLS: list[ToolSpec] = [
         "reindex",
         ReindexRequest,
         ReindexAnswer,
-        Workspace.reindex,
+        "reindex",
         "Bring the index up to date now (incremental; rebuild=true starts over), or "
         "build the first index of a served root that has none. Only one process "
         "writes an index at a time; this waits up to 30 s for another one." + _BUDGETED,
@@ -210,7 +225,32 @@ def _signature(request: type[BaseModel], answer: type[BaseModel]) -> inspect.Sig
     return inspect.Signature(params, return_annotation=answer)
 
 
-def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
+class _Opening:
+    """The Workspace over `roots`, opened by `open` on a thread of its own; `get` waits
+    for it (and raises what opening it raised)."""
+
+    def __init__(self, roots: Sequence[ServedRoot]) -> None:
+        self.roots = list(roots)
+        self._done: Future[Workspace] = Future()
+
+    def open(self, warn: Callable[[str], None], **options: Any) -> None:
+        try:
+            from dowse.server.workspace import Workspace
+
+            workspace = Workspace(self.roots, **options)
+            for problem in workspace.problems():
+                warn(problem)
+        except BaseException as exc:
+            self._done.set_exception(exc)
+            return
+        self._done.set_result(workspace)
+        workspace.warm()
+
+    def get(self) -> Workspace:
+        return self._done.result()
+
+
+def _tool_function(spec: ToolSpec, workspace: Workspace | _Opening) -> Callable[..., Any]:
     from mcp.server.mcpserver.exceptions import ToolError
     from mcp.types import CallToolResult, TextContent
 
@@ -224,7 +264,8 @@ def _tool_function(spec: ToolSpec, workspace: Workspace) -> Callable[..., Any]:
                 message += f" (the fields of {spec.name} are: {known})"
             raise ToolError(one_line(message)) from None
         try:
-            answer = spec.run(workspace, request)
+            ready = workspace.get() if isinstance(workspace, _Opening) else workspace
+            answer = getattr(ready, spec.method)(request)
         except DowseError as exc:  # the store's own, for a damaged index file too
             # One line, as the CLI's seam makes it: a message can name a path of the
             # repository, and a path can hold a newline.
@@ -264,15 +305,27 @@ def _passing_through(tool: Any) -> Any:
     return tool
 
 
-def build_server(workspace: Workspace) -> Any:
-    """An MCPServer with the TOOLS over `workspace`."""
+def _import_sdk() -> None:
+    """Import the SDK's server: without its client, which the `mcp` package's `__init__`
+    imports too, and with the wire models (two protocol eras' ~300 pydantic models) built
+    when a message first needs one."""
+    if "mcp.server.mcpserver" in sys.modules:
+        return
+    unrun_package("mcp")
+    with deferred_models():
+        importlib.import_module("mcp.server.mcpserver")
+
+
+def build_server(workspace: Workspace | _Opening) -> Any:
+    """An MCPServer with the TOOLS over `workspace` (or the one being opened)."""
     import importlib.metadata
 
+    _import_sdk()
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.tools import Tool
     from mcp.types import ToolAnnotations
 
-    roots = ", ".join(str(r.path) for r in workspace.roots)
+    roots = ", ".join(dict.fromkeys(str(r.path) for r in workspace.roots))
     tools = [
         _passing_through(
             Tool.from_function(
@@ -307,22 +360,26 @@ def serve(
     *,
     embedder: str = DEFAULT_EMBEDDER,
     embed: bool = True,
-    embed_chunks: bool = IndexConfig.embed_chunks,
+    embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1],
     warn: Callable[[str], None] = lambda message: None,
 ) -> None:
     """Serve `roots` over stdio until the client closes the connection.
 
     `embedder`, `embed` and `embed_chunks` apply to indexes the server builds from
     scratch (the reindex tool on a root without an index), unless a root's options say
-    otherwise; an existing index keeps its model and embed scope.
+    otherwise; an existing index keeps its model and embed scope. `warn` is called, from
+    the thread that opens the workspace, for each root that cannot be queried yet.
     """
-    workspace = Workspace(
-        [r if isinstance(r, ServedRoot) else ServedRoot(r) for r in roots],
-        embedder=embedder,
-        embed=embed,
-        embed_chunks=embed_chunks,
-    )
-    for problem in workspace.problems():
-        warn(problem)
-    threading.Thread(target=workspace.warm, name="dowse-warm", daemon=True).start()
-    build_server(workspace).run("stdio")
+    served = [r if isinstance(r, ServedRoot) else ServedRoot(r) for r in roots]
+    if not served:
+        raise DowseError("no root to serve")
+    workspace = _Opening(served)
+    server = build_server(workspace)
+    options = {"embedder": embedder, "embed": embed, "embed_chunks": embed_chunks}
+    threading.Thread(
+        target=workspace.open, args=(warn,), kwargs=options, name="dowse-warm", daemon=True
+    ).start()
+    server.run("stdio")
+
+
+exports(__name__, dict.fromkeys(["Workspace", "ask_for_agent"], "dowse.server.workspace"))

@@ -30,9 +30,8 @@ from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.records import Depth, ExploreResult
 from dowse.indexer.records import IndexStats
 from dowse.indexer.status import StatusReport
-from dowse.retrieval.ask import ContextBlock, FileResult, signature_block
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
-from dowse.retrieval.records import MAX_QUERY_CHARS, Grain, Hit
+from dowse.retrieval.records import MAX_QUERY_CHARS, ContextBlock, FileResult, Grain, Hit
 from dowse.retrieval.references import Callee, Caller, DefinitionRef
 from dowse.retrieval.symbols import SymbolMatch
 
@@ -443,6 +442,8 @@ def cut_hit(hit: Hit) -> Hit | None:
 def cut_block(block: ContextBlock, signature: str) -> ContextBlock | None:
     """A whole block cut to its definition's signature (`signature`, from the index),
     else to the first line of it that declares something."""
+    from dowse.retrieval.ask import signature_block  # imported by whatever made the block
+
     cut = signature_block(block)
     if cut is None or not signature:
         return cut

@@ -113,6 +113,24 @@ def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
     assert same and kind == "module"
 
 
+def test_the_mcp_handshake_imports_no_searcher_and_no_sdk_client(lexical_example):
+    # What `dowse serve` imports before it answers `initialize` and `tools/list`: the
+    # records and the SDK's server. The searcher (numpy, pyarrow, LanceDB) is imported
+    # by the thread that opens the workspace, the SDK's client never.
+    code = (
+        "import asyncio, json, sys\n"
+        "from pathlib import Path\n"
+        "from dowse.server.app import _Opening, build_server\n"
+        "from dowse.server.roots import ServedRoot\n"
+        f"server = build_server(_Opening([ServedRoot(Path({str(lexical_example)!r}))]))\n"
+        "tools = [t.name for t in asyncio.run(server.list_tools())]\n"
+        "heavy = ('numpy', 'pyarrow', 'lancedb', 'tree_sitter', 'detect_secrets', 'mcp.client')\n"
+        "print(json.dumps([tools, [m for m in heavy if m in sys.modules]]))"
+    )
+    tools, heavy = _probe(code, lexical_example)
+    assert len(tools) == 7 and heavy == []
+
+
 def test_the_package_roots_import_no_stage(tmp_path):
     code = "import dowse.indexer, dowse.retrieval, dowse.explore, dowse.indexer.walk"
     assert _imported(code, tmp_path) == set()

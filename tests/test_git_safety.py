@@ -373,6 +373,94 @@ def test_git_failures_carry_git_s_message(tmp_path):
     assert caught.value.returncode == 128
 
 
+# -- the config is read once per repository, and again when it changes ------------------------
+
+
+@pytest.fixture
+def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
+    """A `git` on PATH that logs its arguments; each call returns the runs since the last.
+    The fixtures' config files were just written, so no read is racy here (`RACY_S`)."""
+    real = shutil.which("git")
+    assert real is not None
+    log = tmp_path / "git.log"
+    log.touch()
+    shim = tmp_path / "bin" / "git"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(dowse_git, "RACY_S", 0.0)
+    seen = [0]
+
+    def runs() -> list[str]:
+        lines = log.read_text().splitlines()
+        new, seen[0] = lines[seen[0] :], len(lines)
+        return new
+
+    return runs
+
+
+def test_a_call_runs_one_git_process_once_the_config_is_read(repo, counted):
+    counted()
+    dowse_git.text("rev-parse", "HEAD", cwd=repo)
+    first = counted()
+    assert len(first) == 2 and "--get-regexp" in first[0]
+    for _ in range(3):
+        assert len(dowse_git.text("rev-parse", "HEAD", cwd=repo)) == 41
+        assert len(counted()) == 1
+    # The same repository named by its git directory: the same read.
+    dowse_git.text("rev-parse", "HEAD", git_dir=repo / ".git")
+    assert len(counted()) == 1
+
+
+def test_an_explore_reads_the_config_once(repo, counted, run):
+    counted()
+    _explore_git(run, repo)
+    runs = counted()
+    assert len(runs) > 3 and sum("--get-regexp" in r for r in runs) == 1
+
+
+def test_a_config_changed_just_before_a_read_is_read_again(repo, counted, monkeypatch):
+    monkeypatch.setattr(dowse_git, "RACY_S", 60.0)  # however slow the machine
+    git(repo, "config", "core.abbrev", "12")
+    counted()
+    dowse_git.text("rev-parse", "HEAD", cwd=repo)
+    dowse_git.text("rev-parse", "HEAD", cwd=repo)
+    assert sum("--get-regexp" in r for r in counted()) == 2
+
+
+@pytest.mark.parametrize("where", ["repository", "include", "user", "onbranch"])
+def test_a_driver_configured_after_a_read_is_switched_off(
+    repo, marker, touch, tmp_path, monkeypatch, counted, where
+):
+    extra = tmp_path / "extra.cfg"
+    user = tmp_path / "user.cfg"
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(user))
+    if where == "include":
+        git(repo, "config", "include.path", str(extra))  # not there yet
+    if where == "onbranch":
+        git(repo, "config", "includeIf.onbranch:other.path", str(extra))
+        git(repo, "config", "--file", str(extra), "filter.x.clean", touch)
+    counted()
+    assert dowse_git.run("status", cwd=repo).returncode == 0  # read: no driver yet
+    assert len(counted()) == 2
+    if where == "repository":
+        git(repo, "config", "filter.x.clean", touch)
+    elif where == "include":
+        git(repo, "config", "--file", str(extra), "filter.x.clean", touch)
+    elif where == "user":
+        git(repo, "config", "--file", str(user), "filter.x.clean", touch)
+    else:
+        git(repo, "checkout", "-q", "-b", "other")
+    stat_dirty(repo)
+    fires(marker, lambda: plain_git(repo, "status"))
+    stat_dirty(repo)
+    counted()
+    assert dowse_git.text("status", "--porcelain", cwd=repo) == ""
+    assert not marker.exists()
+    assert sum("--get-regexp" in r for r in counted()) == 1  # read again
+
+
 # -- where the work tree and the git directory are --------------------------------------------
 
 
@@ -433,6 +521,24 @@ def test_linked_worktrees_and_submodules_still_read(repo, tmp_path):
     git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
     assert (repo / "vendor" / ".git").is_file()
     assert dowse_git.text("log", "-1", "--format=%s", cwd=repo / "vendor").strip() == "lib"
+
+
+def test_a_submodule_s_work_tree_is_read_once_and_again_when_it_changes(repo, tmp_path, counted):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    commit_files(sub, {"lib.py": CODE}, "lib")
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
+    vendor = repo / "vendor"
+    counted()
+    dowse_git.text("log", "-1", cwd=vendor)
+    assert len(counted()) == 3  # its core.worktree, its drivers, the command
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=vendor).strip() == "lib"
+    assert len(counted()) == 1
+    config = repo / ".git" / "modules" / "vendor" / "config"
+    git(repo, "config", "--file", str(config), "core.worktree", str(tmp_path / "elsewhere"))
+    with pytest.raises(GitError, match="points outside"):
+        dowse_git.text("log", "-1", cwd=vendor)
 
 
 # -- objects from elsewhere on disk (alternates) ---------------------------------------------

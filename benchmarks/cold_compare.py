@@ -1,0 +1,83 @@
+"""Two checkouts' cold `dowse` processes, run alternately: a before/after on a busy machine.
+
+Usage:
+    python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] -- ARGS...
+    python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] --serve ROOT
+
+Each checkout is a directory holding `dowse` (its PYTHONPATH); each keeps its bytecode in
+a cache of its own under the system's temporary directory. One run of each, before then
+after, `--runs` times (after one round that is not counted, to fill the bytecode and page
+caches): a machine whose load drifts weighs on both alike. Printed per checkout: the wall
+and CPU seconds (user + system of the process and its threads) of `python -m dowse
+ARGS`, medians; with `--serve ROOT`, the seconds from starting `dowse serve --no-embed
+ROOT` to its answers to `initialize` and `tools/list` (as `cold_start.py` measures them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cold_start import _serve_once  # noqa: E402
+
+
+def _command(args: list[str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "dowse", *args],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        check=True,
+    )
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--before", type=Path, required=True)
+    parser.add_argument("--after", type=Path, required=True)
+    parser.add_argument("--runs", type=int, default=10)
+    parser.add_argument("--serve", type=Path, help="time serve's handshake over this root")
+    parser.add_argument("args", nargs="*", help="dowse's arguments (after --)")
+    opts = parser.parse_args()
+    if bool(opts.serve) == bool(opts.args):
+        parser.error("give either --serve ROOT or dowse's arguments")
+    cache = Path(tempfile.gettempdir()) / "dowse-cold-compare"
+    sides = {"before": opts.before.resolve(), "after": opts.after.resolve()}
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    results: dict[str, list[tuple[float, ...]]] = {name: [] for name in sides}
+    for n in range(opts.runs + 1):
+        for name, checkout in sides.items():
+            os.environ["PYTHONPATH"] = str(checkout)
+            os.environ["PYTHONPYCACHEPREFIX"] = str(cache / name)
+            got = _serve_once(opts.serve.resolve()) if opts.serve else _command(opts.args)
+            if n:
+                results[name].append(got)
+    what = f"serve {opts.serve}" if opts.serve else " ".join(opts.args)
+    print(f"{what}: {opts.runs} runs each, load at the end {os.getloadavg()}")
+    for name, rows in results.items():
+        columns = [statistics.median(c) for c in zip(*rows, strict=True)]
+        if opts.serve:
+            init, listed, cpu = columns
+            print(
+                f"  {name:<6} initialize answered {init:.3f} s, tools/list answered "
+                f"{listed:.3f} s, process CPU {cpu:.3f} s (medians)"
+            )
+        else:
+            wall, cpu = columns
+            print(f"  {name:<6} wall {wall:.3f} s, CPU {cpu:.3f} s (medians)")
+
+
+if __name__ == "__main__":
+    main()
