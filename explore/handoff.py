@@ -4,7 +4,8 @@ A question needs exploration when it is about architecture ("how does X work", "
 "flow"), spans several dimensions (clauses joined by "and how/where/what…"), is a bug with
 several possible causes ("why does X sometimes fail"), or asks about a cross-cutting
 pattern ("across", "everywhere", "convention"). Everything else — a name, a single
-behaviour, a bug report with a traceback — stays one loop: fast, no explorers.
+behaviour, a bug report (long, with code or a traceback, or a title line and its body)
+— stays one loop: fast, no explorers.
 
 An exploration plans its tracks from the question: one retrieval loop per sub-question
 (the question split at clause boundaries — "?", ";", ", where …", " and how …" — and each
@@ -157,6 +158,22 @@ REPORT_WORDS = 60
 Its sentences describe one problem rather than ask several things, so it is not split
 into tracks (which would take 40 % of the budget from the context that answers it); the
 loop reads the whole text at once."""
+
+
+def _is_issue(question: str) -> bool:
+    """A short report: a title line and a body that is not a list of questions ("Spanish
+    days and months should be lowercase" / "Spanish speaking people do not capitalize
+    ..."). Like a long report it describes one problem; its title and body are no two
+    parts. A question about architecture or a cross-cutting pattern keeps its kind."""
+    lines = [x.strip() for x in question.strip().splitlines() if x.strip()]
+    return (
+        len(lines) >= 2
+        and not all(x.endswith("?") for x in lines)
+        and not _ARCH.search(question)
+        and not _CROSS.search(question)
+    )
+
+
 OVERLAP_MERGE = 0.8
 """Sub-questions whose keywords overlap this much are one track before anything runs."""
 MERGE_OVERLAP = 0.3
@@ -357,7 +374,7 @@ def plan(question: str) -> Plan:
     """Decide between one loop and an exploration, and decompose when exploring."""
     kind: Kind | None = None
     why = "a focused question: one retrieval loop answers it"
-    if len(_WORD.findall(question)) > REPORT_WORDS or "```" in question:
+    if len(_WORD.findall(question)) > REPORT_WORDS or "```" in question or _is_issue(question):
         return Plan(
             mode="retrieval",
             why="a report (an issue, code, a traceback): one retrieval loop reads all of it",

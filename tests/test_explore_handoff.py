@@ -398,6 +398,24 @@ def test_a_pasted_report_is_one_loop_and_a_long_title_is_cut():
     assert len(title(report)) <= TITLE_CHARS
 
 
+def test_an_issue_title_and_its_body_are_one_report_not_two_parts():
+    from dowse.explore.handoff import plan
+
+    # dayjs-1414 of Multi-SWE-bench: explored as two parts, its context lost a third of
+    # the lines the loop alone shows.
+    issue = (
+        "Spanish days and months should be lowercase\n"
+        "Spanish speaking people do not capitalize their months or days."
+    )
+    assert plan(issue).mode == "retrieval" and "report" in plan(issue).why
+    # One line with two clauses, or lines that are each a question, are still parts.
+    assert plan("how are tokens issued and where are they validated").mode == "exploration"
+    assert plan("How are tokens issued?\nWhere are they validated?").mode == "exploration"
+    # Several lines about the architecture keep their kind.
+    listed = "Explain the architecture:\n- how requests are routed\n- how auth works"
+    assert plan(listed).mode == "exploration" and plan(listed).kind == "architecture"
+
+
 def test_a_conventions_track_keeps_and_is_named_after_the_conventions_asked(searcher):
     report = investigate(searcher, "how is error handling done across the codebase?")
     assert report.mode == "exploration"
