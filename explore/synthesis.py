@@ -18,7 +18,8 @@ how much to trust the whole.
   finding with one source says so.
 - statement: the findings composed into one sentence, each part at its citation: where
   the answer's definitions are, who calls them, what they call, the tests that reference
-  them, the settings and the files that change with the answer (`_statement`).
+  them (never test support: a conftest fixture is no test of what it calls), the
+  settings and the files that change with the answer (`_statement`).
 - divergences: where two tracks disagree, each side cited: two tracks answering the
   same question (the same focus, or one's question holding the other's: a sub-question
   and the whole question) whose top findings place one code name at locations that do
@@ -69,7 +70,7 @@ from dowse.explore.records import (
     TrackFindings,
 )
 from dowse.explore.tracks import STDLIB, plural
-from dowse.languages import is_example_path
+from dowse.languages import is_example_path, is_test_support_path
 
 __all__ = ["synthesize"]
 
@@ -688,6 +689,10 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
         role: [f for t in flat if t.track.role == role for f in t.findings]
         for role in ("answer", "callers", "callees", "tests", "config", "history")
     }
+    # A fixture or a helper app that references a definition is no test of it.
+    by_role["tests"] = [
+        f for f in by_role["tests"] if not is_test_support_path(f.citations[0].path)
+    ]
     stated: list[_Stated] = []
 
     def entry(name: str, at: str) -> _Stated:

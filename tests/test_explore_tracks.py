@@ -777,6 +777,15 @@ def test_the_statement_composes_the_tracks_findings_each_at_its_citation():
             "tests",
             "test_tokens.py",
             (
+                # A fixture is no test of what it calls: not "tested at".
+                "test support: `client` in tests/conftest.py calls `validate_token` "
+                "(auth/tokens.py:30-42)",
+                "tests/conftest.py",
+                20,
+                "validate_token(t, KEY)",
+                "validate_token",
+            ),
+            (
                 "`test_round_trip` in tests/test_tokens.py calls `validate_token` "
                 "(auth/tokens.py:30-42)",
                 "tests/test_tokens.py",
