@@ -5,15 +5,16 @@ how much to trust the whole.
   tracks' verified claims — a definition that answers the question, who calls it, a
   cycle, an entry point — each kept only when its citation's quoted line holds the code
   name the statement is about (`topic`), so a reader can check it at `path:start-end`.
-  A track supports a finding when a line range it cites (its own hit, not a definition
-  it places: the callers' `a` (a.py:10-30) is where the index says the name it was
-  given is) points at the finding's (`_points_at`): in the same file, overlapping its
-  lines or within `WIDER` lines of them, where a range up to `DEFINITION_LINES` long is
-  one place (a function, a chunk of one) and a longer one (a 1,500-line class, a
-  module's lines) points only at its own head. Citing the same file elsewhere is no
-  support. Tracks that share their hits, placements included (`SHARED`: two searches
-  that returned the same chunks), or are drawn from one source (the callers and the
-  callees of the same definitions) are one source.
+  A track supports a finding when its own hit — a line range it cites, a callee it
+  found — points at the finding's place (`_points_at`): in the same file, overlapping
+  its lines or within `WIDER` lines of them, where a range up to `DEFINITION_LINES`
+  long is one place (a function, a chunk of one) and a longer one (a 1,500-line class,
+  a module's lines) points only at its own head. Citing the same file elsewhere is no
+  support, nor is the definition the callers or the tests place (`a` (a.py:10-30): where
+  the index says the name they were given is). Tracks that share their hits,
+  placements included (`SHARED`: two searches that returned the same chunks), or are
+  drawn from one source (the callers and the callees of the same definitions) are one
+  source.
   Findings are ordered by their independent sources, every track's best first; a
   finding with one source says so.
 - statement: the findings composed into one sentence, each part at its citation: where
@@ -199,15 +200,18 @@ def _stated(
     those that share their hits counted as one (`_sources`). The best supported first,
     round-robin over the tracks within a level (every track's best before any track's
     second)."""
-    # A track's own hits are the lines it cites; the definitions its claims place are
-    # where the index says the names it looked up are (often the answer's own, handed to
-    # it as seeds): they say which tracks found the same things (`_sources`), they point
-    # at nothing themselves.
+    # A track's own hits are the lines it cites, and the definitions the callees found
+    # (`a` calls `h` (c.py:1-3): `h` is what the track found `a` calls). The definitions
+    # the callers and the tests place are the names they looked up (often the answer's
+    # own, handed to them as seeds): they say which tracks found the same things
+    # (`_sources`), they point at nothing themselves.
     cited: dict[str, set[_Hit]] = {}
     for t in tracks:
-        cited.setdefault(group_of[id(t)], set()).update(
-            (c.path, c.start_line, c.end_line) for f in t.findings for c in f.citations
-        )
+        own = cited.setdefault(group_of[id(t)], set())
+        for f in t.findings:
+            own.update((c.path, c.start_line, c.end_line) for c in f.citations)
+            if t.track.role == "callees":
+                own.update(_place(m)[:3] for m in _PLACED.finditer(f.claim))
     candidates: list[tuple[int, int, int, Finding, list[list[str]]]] = []
     for order, t in enumerate(tracks):
         group = group_of[id(t)]

@@ -496,7 +496,7 @@ def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
 def _callers_of_a(name: str = "← a", source: str = "") -> TrackFindings:
     """Two callers of `a` in b.py: cited at their calls, placing `a` at a.py:10-30."""
     return TrackFindings(
-        track=SPEC.model_copy(update={"name": name, "source": source}),
+        track=SPEC.model_copy(update={"name": name, "source": source, "role": "callers"}),
         findings=[
             Finding(
                 claim=f"`c{i}` in b.py calls `a` (a.py:10-30); resolved through an import",
@@ -511,7 +511,7 @@ def _callers_of_a(name: str = "← a", source: str = "") -> TrackFindings:
 def _callee_of_a(line: int, source: str = "", path: str = "a.py") -> TrackFindings:
     """`a` calling `h` at `path`:`line` (its own hit), placing `h` at c.py:1-3."""
     return TrackFindings(
-        track=SPEC.model_copy(update={"name": "a →", "source": source}),
+        track=SPEC.model_copy(update={"name": "a →", "source": source, "role": "callees"}),
         findings=[
             Finding(
                 claim=f"`a` calls `h` (c.py:1-3) at {path}:{line}; resolved through an import",
@@ -556,6 +556,11 @@ def test_support_counts_independent_tracks_at_the_finding_not_its_file():
     assert s.unified[0] == (
         "`a` at a.py:10-30 (relevance 0.9): it is — supported by 2 independent tracks "
         "(a →; expiry & tokens)"
+    )
+    # What the callees found `a` calls is theirs: `h` (c.py:1-3) points at c.py:1-3.
+    r.tracks = [_retrieved("hashing", ("c.py", 1, 3)), _callee_of_a(12)]
+    assert _support_of(synthesize(r), "`c` at c.py:1-3") == (
+        "supported by 2 independent tracks (a →; hashing)"
     )
     # The callers and the callees of the same definitions are one look-up of the
     # references: one source, whatever their hits.
