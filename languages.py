@@ -34,6 +34,7 @@ __all__ = [
     "is_legacy_path",
     "is_test_code",
     "is_test_path",
+    "is_test_support_path",
     "is_vendored_path",
     "header_language",
     "language_for",
@@ -308,6 +309,41 @@ def is_test_path(path: str) -> bool:
     test_*.py, *_test.go, Go testdata/, Java src/test/, *.spec.ts, __tests__/, C t/ and
     fuzz/ suites)."""
     return bool(_TEST_PATH.search(path))
+
+
+# Test support: code at a test path that the tests use but that is no test itself. Where
+# the runner collects tests by file name (pytest's test_*.py, `go test`'s *_test.go,
+# JUnit's *Test classes, RSpec's *_spec.rb), a file under a test directory whose name
+# says no test is support; elsewhere (mocha's test/*.js, C's t/ suites) only the
+# directories below say so.
+_SUPPORT_DIR = re.compile(r"(^|/)(testdata|fixtures?|__fixtures__|__mocks__)/")
+_BY_NAME = frozenset({"py", "go", "java", "kt", "scala", "groovy", "cs", "rb"})
+_TEST_NAME = re.compile(
+    r"^(?:test_|tests_|Test[A-Z]|tests?$)|(?:_tests?|Tests?|TestCase|IT|_spec)$", re.ASCII
+)
+_RUST_TESTS_DIR = re.compile(r"(?:^|/)tests/(.+)$")
+
+
+def is_test_support_path(path: str) -> bool:
+    """Code at a test path that is no test itself but what tests use: Go's testdata/ and
+    fixtures/, __fixtures__/, __mocks__/; pytest's conftest.py; a Python, Go, Java,
+    Kotlin, Scala, C# or Ruby file under a test directory whose name makes it no test
+    (flask's tests/test_apps/cliapp/app.py, a tests/helpers.py, spec_helper.rb); a Rust
+    module in a subdirectory of tests/ (tests/common/mod.rs; tests/<dir>/main.rs is a
+    test crate). A test file named as one, and any file where the runner collects tests
+    by directory (mocha's test/app.js, C's t/ scripts), is no support."""
+    if not is_test_path(path):
+        return False
+    if _SUPPORT_DIR.search(path):
+        return True
+    name = posixpath.basename(path)
+    stem, _, ext = name.rpartition(".")
+    if name == "conftest.py":
+        return True
+    if ext == "rs":
+        rest = _RUST_TESTS_DIR.search(path)
+        return rest is not None and "/" in rest.group(1) and name != "main.rs"
+    return ext in _BY_NAME and not _TEST_NAME.search(stem)
 
 
 def is_benchmark_path(path: str) -> bool:

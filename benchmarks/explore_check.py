@@ -4,8 +4,10 @@ that is their bookkeeping (`track_lines`, and the tracks' records apart from the
 findings, conclusions and evidence), the track names, the synthesis' findings with a
 valid citation, and, per broad question of `ask`: the tracks, the
 largest overlap left, the findings with a valid citation, the top finding's support and
-the confidence (Low whenever the top finding has one source), and the divergence
-detector's material: the code names two tracks both place, and how many of them apart.
+the confidence (Low whenever the top finding has one source), the findings with two
+independent sources or more, the tests track's findings at test support files passed as
+tests, and the divergence detector's material: the code names two tracks both place, and
+how many of them apart; then those counts over the questions.
 
 Usage:
     python benchmarks/explore_check.py TREE [QUESTION ...] [--max-tokens 3000]
@@ -17,9 +19,11 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections import Counter
 from pathlib import Path
 
 from explore_trees import holds
+from track_hits import support_counts, support_labels
 
 from dowse.explore.handoff import investigate
 from dowse.explore.run import explore
@@ -66,8 +70,11 @@ def main() -> None:
         f"tracks named: {names}"
     )
     searcher = HybridSearcher.open(root / ".dowse")
+    total: Counter[str] = Counter()
     for q in args.questions:
         rep = investigate(searcher, q, budget=4000)
+        counts = support_counts(rep) + support_labels(rep)
+        total += counts
         s = rep.synthesis
         n = len(s.findings) if s else 0
         valid = sum(holds(root, f) for f in s.findings) if s else 0
@@ -81,11 +88,20 @@ def main() -> None:
         print(
             f"ask {q!r}: tracks {[t.track.name for t in rep.tracks]}; empty {len(rep.empty)}; "
             f"overlap {rep.overlap:.2f}; findings {n} valid {valid}; top support {top}; "
-            f"confidence {s.confidence if s else '-'}; names placed by 2+ tracks {len(shared)}, "
+            f"confidence {s.confidence if s else '-'}; 2+ sources {counts['2+ sources']}; "
+            f"test support passed as tests {counts['support as test']}; "
+            f"names placed by 2+ tracks {len(shared)}, "
             f"apart {apart}; divergences {len(s.divergences) if s else 0}"
         )
         for x in s.divergences if s else []:
             print(f"  divergence: {x}")
+    if args.questions:
+        print(
+            f"asked {len(args.questions)}: High {total['High']}, Moderate {total['Moderate']}, "
+            f"Low {total['Low']}; findings with 2+ sources {total['2+ sources']}/"
+            f"{total['findings']}; test support passed as tests {total['support as test']}, "
+            f"said support {total['support said support']}"
+        )
 
 
 if __name__ == "__main__":

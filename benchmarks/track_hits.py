@@ -14,6 +14,13 @@ hits. For the history track's co-change claims, each commit a claim names is che
 with git (it exists and touched both files); the synthesis' one-sentence statement (where
 there is one) is printed with how many of its `path:line` references name a line the file
 has.
+
+Also counts, per tree, how much the synthesis trusts itself: the reports by confidence
+and the findings supported by two independent tracks or more (`support_counts`); and
+how the tests track labels test support (`languages.is_test_support_path`: conftest.py,
+helper apps, testdata/): its findings at support files said to be support or passed as
+tests, support listed before a test, and the statement's "is tested at" naming support
+(`support_labels`).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from collections import Counter
 from pathlib import Path
 
 from dowse.explore.handoff import AskReport, investigate
+from dowse.explore.tested import SUPPORT
+from dowse.languages import is_test_support_path
 from dowse.retrieval.hybrid import HybridSearcher
 
 ROLES = {"git": "history", "config": "config", "tests": "tests"}
@@ -49,6 +58,50 @@ def found(report: AskReport, name: str) -> list[object] | None:
 
 _PAIR = re.compile(r"^(\S+) and (\S+) changed together in \d+ commits.*?, as in (.*)$")
 _REF = re.compile(r"([\w./-]+\.\w+):(\d+)(?:-(\d+))?")
+
+
+_SOURCES = re.compile(r"supported by (\d+) independent track")
+_TESTED_AT = re.compile(r"is tested at (.*?)(?:;|, and |$)")
+
+
+def support_counts(report: AskReport) -> Counter[str]:
+    """The report's confidence (1 under its name) and its findings: all, and those
+    supported by two independent tracks or more."""
+    out: Counter[str] = Counter()
+    s = report.synthesis
+    if s is None:
+        return out
+    out[s.confidence] += 1
+    for line in s.unified:
+        m = _SOURCES.search(line)
+        out["findings"] += 1
+        out["2+ sources"] += m is not None and int(m.group(1)) >= 2
+    return out
+
+
+def support_labels(report: AskReport) -> Counter[str]:
+    """The tests track's findings at test support files: said to be support, or passed
+    as tests; those listed before a test of the same track; and the statement's "is
+    tested at" references that are support."""
+    out: Counter[str] = Counter()
+    for t in report.tracks:
+        if t.track.role != "tests":
+            continue
+        seen_support = False
+        for f in t.findings:
+            support = is_test_support_path(f.citations[0].path)
+            if support:
+                said = f.claim.startswith(SUPPORT)
+                out["support said support" if said else "support as test"] += 1
+            elif seen_support:
+                out["support before a test"] += 1
+            seen_support |= support
+    statement = report.synthesis.statement if report.synthesis else ""
+    for m in _TESTED_AT.finditer(statement):
+        refs = _REF.findall(m.group(1))
+        out["tested at"] += len(refs)
+        out["tested at support"] += sum(is_test_support_path(path) for path, _, _ in refs)
+    return out
 
 
 def commits_hold(root: Path, claim: str) -> tuple[int, int]:
@@ -98,6 +151,7 @@ def main() -> None:
                 continue
             report = investigate(searcher, q, budget=4000)
             print(f"- {q} ({report.mode})")
+            checks += support_counts(report) + support_labels(report)
             for tp in report.plan:
                 role = role_of(tp)
                 if role is None:
@@ -130,6 +184,17 @@ def main() -> None:
             + f"; co-change commits held {checks['commits held']}/{checks['commits']}"
             + f"; statements {checks['statements']}, refs held "
             + f"{checks['refs held']}/{checks['refs']}"
+        )
+        print(
+            f"  synthesis: confidence High {checks['High']}, Moderate {checks['Moderate']}, "
+            f"Low {checks['Low']}; findings with 2+ independent sources "
+            f"{checks['2+ sources']}/{checks['findings']}"
+        )
+        print(
+            f"  test support: said support {checks['support said support']}, passed as tests "
+            f"{checks['support as test']}, listed before a test "
+            f"{checks['support before a test']}; statement 'is tested at' refs at support "
+            f"{checks['tested at support']}/{checks['tested at']}"
         )
 
 

@@ -5,15 +5,22 @@ how much to trust the whole.
   tracks' verified claims — a definition that answers the question, who calls it, a
   cycle, an entry point — each kept only when its citation's quoted line holds the code
   name the statement is about (`topic`), so a reader can check it at `path:start-end`.
-  A track supports a finding when it cites or places a location overlapping the
-  finding's lines (citing the same file elsewhere is no support); tracks that share
-  their hits (`SHARED`: two searches that returned the same chunks) or are drawn from
-  one source (the callers and the callees of the same definitions) are one source.
+  A track supports a finding when its own hit — a line range it cites, a callee it
+  found — points at the finding's place (`_points_at`): in the same file, overlapping
+  its lines or within `WIDER` lines of them, where a range up to `DEFINITION_LINES`
+  long is one place (a function, a chunk of one) and a longer one (a 1,500-line class,
+  a module's lines) points only at its own head. Citing the same file elsewhere is no
+  support, nor is the definition the callers or the tests place (`a` (a.py:10-30): where
+  the index says the name they were given is). Tracks that share their hits,
+  placements included (`SHARED`: two searches that returned the same chunks), or are
+  drawn from one source (the callers and the callees of the same definitions) are one
+  source.
   Findings are ordered by their independent sources, every track's best first; a
   finding with one source says so.
 - statement: the findings composed into one sentence, each part at its citation: where
   the answer's definitions are, who calls them, what they call, the tests that reference
-  them, the settings and the files that change with the answer (`_statement`).
+  them (never test support: a conftest fixture is no test of what it calls), the
+  settings and the files that change with the answer (`_statement`).
 - divergences: where two tracks disagree, each side cited: two tracks answering the
   same question (the same focus, or one's question holding the other's: a sub-question
   and the whole question) whose top findings place one code name at locations that do
@@ -64,7 +71,7 @@ from dowse.explore.records import (
     TrackFindings,
 )
 from dowse.explore.tracks import STDLIB, plural
-from dowse.languages import is_example_path
+from dowse.languages import is_example_path, is_test_support_path
 
 __all__ = ["synthesize"]
 
@@ -189,10 +196,22 @@ def _stated(
     drawn: dict[str, str],
 ) -> list[tuple[Finding, list[list[str]]]]:
     """The tracks' claims that name code their citation holds, each with its independent
-    sources: the tracks that cite or place a location overlapping its citation, those
-    that share their hits counted as one (`_sources`). The best supported first,
+    sources: the tracks that cite a location pointing at its citation (`_points_at`),
+    those that share their hits counted as one (`_sources`). The best supported first,
     round-robin over the tracks within a level (every track's best before any track's
     second)."""
+    # A track's own hits are the lines it cites, and the definitions the callees found
+    # (`a` calls `h` (c.py:1-3): `h` is what the track found `a` calls). The definitions
+    # the callers and the tests place are the names they looked up (often the answer's
+    # own, handed to them as seeds): they say which tracks found the same things
+    # (`_sources`), they point at nothing themselves.
+    cited: dict[str, set[_Hit]] = {}
+    for t in tracks:
+        own = cited.setdefault(group_of[id(t)], set())
+        for f in t.findings:
+            own.update((c.path, c.start_line, c.end_line) for c in f.citations)
+            if t.track.role == "callees":
+                own.update(_place(m)[:3] for m in _PLACED.finditer(f.claim))
     candidates: list[tuple[int, int, int, Finding, list[list[str]]]] = []
     for order, t in enumerate(tracks):
         group = group_of[id(t)]
@@ -205,7 +224,7 @@ def _stated(
                 continue
             c = f.citations[0]
             at = (c.path, c.start_line, c.end_line)
-            support = {g for g, hs in hits.items() if any(_overlap(at, h) for h in hs)}
+            support = {g for g, hs in cited.items() if any(_points_at(h, at) for h in hs)}
             sources = _sources(support | {group}, hits, drawn)
             stated = Finding(claim=f.claim, citations=f.citations[:1], topic=name)
             candidates.append((-len(sources), rank, order, stated, sources))
@@ -456,8 +475,29 @@ def _hits(t: TrackFindings) -> set[_Hit]:
     return out
 
 
-def _overlap(a: _Hit, b: _Hit) -> bool:
-    return a[0] == b[0] and a[1] <= b[2] and b[1] <= a[2]
+WIDER = 1
+"""Lines either side of a place that still point at it: a call on the line after a
+chunk's last, a decorator above a definition's first line. Not more: two methods one
+blank line apart are two places."""
+DEFINITION_LINES = 60
+"""A location up to this many lines is one place (a function, a retrieved chunk of one):
+a track citing any of its lines points at all of it. A longer one is a region (flask's
+`Flask` class at app.py:109-1625, a module's first 300 lines): citing it says the
+region matters, not that a method or a line inside it does, so it points only at a
+location that starts where it does (within `WIDER`), the head of the same definition."""
+
+
+def _points_at(hit: _Hit, at: _Hit) -> bool:
+    """Whether a location a track cites (`hit`) points at a finding's citation
+    (`at`): the same file, and either both are places (`DEFINITION_LINES`) whose lines
+    overlap or lie within `WIDER` lines of each other, or one is a region and both start
+    within `WIDER` lines (a chunk that opens a class, and the class). Being in the same
+    file, or inside the same long class, is not pointing at the finding."""
+    if hit[0] != at[0]:
+        return False
+    if max(hit[2] - hit[1], at[2] - at[1]) + 1 <= DEFINITION_LINES:
+        return hit[1] - WIDER <= at[2] and at[1] - WIDER <= hit[2]
+    return abs(hit[1] - at[1]) <= WIDER
 
 
 def _dependent(a: set[_Hit], b: set[_Hit]) -> bool:
@@ -653,6 +693,10 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
         role: [f for t in flat if t.track.role == role for f in t.findings]
         for role in ("answer", "callers", "callees", "tests", "config", "history")
     }
+    # A fixture or a helper app that references a definition is no test of it.
+    by_role["tests"] = [
+        f for f in by_role["tests"] if not is_test_support_path(f.citations[0].path)
+    ]
     stated: list[_Stated] = []
 
     def entry(name: str, at: str) -> _Stated:

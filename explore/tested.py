@@ -17,6 +17,11 @@ Invariants:
   `tests/<stem>.rs` or `tests/<dir>_<stem>.rs`; a file named `index`, `mod`, `lib`,
   `main` or `__init__` goes by its directory's name. Cited at the test file's first line
   that names the stem (its import of the module, mostly), else its first line.
+- Test support (`languages.is_test_support_path`: conftest.py fixtures, the helper apps
+  and modules a test directory holds, Go's testdata/, Rust's tests/common/) that
+  references a definition is no test of it: listed after every test (by reference and
+  by name), its claim saying "test support:", never covering a definition (the gap
+  "no test references" stays), never a test file named after an answer file.
 - The definitions, and a file that answers, are never tests or examples themselves.
 - No index, or an index without references: tests by name only; nothing at all: the
   understood gate fails with what was looked for.
@@ -31,11 +36,11 @@ from collections.abc import Callable, Sequence
 from dowse.explore.callers import REFERENCE_VERBS, named_by_words
 from dowse.explore.records import Citation, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
-from dowse.languages import is_example_path, is_test_path
+from dowse.languages import is_example_path, is_test_path, is_test_support_path
 from dowse.retrieval.query import analyze
 from dowse.retrieval.references import DEFAULT_KINDS, Caller, DefinitionRef, find_references
 
-__all__ = ["subject_of", "tested_name", "tests_track"]
+__all__ = ["SUPPORT", "subject_of", "tested_name", "tests_track"]
 
 MAX_TARGETS = 6
 MAX_FINDINGS = 8
@@ -52,6 +57,9 @@ _TEST_AFFIXES = re.compile(
     r"^(?:test_|tests_)|(?:_tests?|\.test|\.spec|_spec|Tests?|IT)$", re.IGNORECASE
 )
 _RUST_TESTS = re.compile(r"^tests?(?:[.:]|$)")
+SUPPORT = "test support: "
+"""How a claim about test support (`languages.is_test_support_path`) begins: a fixture
+or a helper that references a definition is not a test of it."""
 
 
 def subject_of(path: str) -> str:
@@ -162,9 +170,12 @@ def tests_track(
         cited: set[str] = set()
         definitions = _definitions(ctx, analysis.identifiers, analysis.terms, seeds)
         looked["definitions"] = [d.qualified_name for d, _ in definitions]
-        # Every definition's best test file before any definition's second.
         found = [_by_reference(ctx, d, callers) for d, callers in definitions]
-        for (definition, _), (claim, citation, path) in _round_robin(definitions, found):
+        # Every definition's best test file before any definition's second; test support
+        # (a conftest fixture, a helper app the tests load) after every test.
+        tests_of = [[x for x in xs if not is_test_support_path(x[2])] for xs in found]
+        support_of = [[x for x in xs if is_test_support_path(x[2])] for xs in found]
+        for (definition, _), (claim, citation, path) in _round_robin(definitions, tests_of):
             if len(state.findings) >= MAX_FINDINGS:
                 break
             if state.claim(claim, citation, topic=definition.qualified_name):
@@ -175,7 +186,11 @@ def tests_track(
             if not is_test_path(p) and not is_example_path(p)
         ]
         looked["files"] = answers
-        tests = [p for p in ctx.all_files() if is_test_path(p) and not is_example_path(p)]
+        tests = [
+            p
+            for p in ctx.all_files()
+            if is_test_path(p) and not is_example_path(p) and not is_test_support_path(p)
+        ]
         for answer in answers:
             for test in _by_name(answer, tests):
                 if len(state.findings) >= MAX_FINDINGS:
@@ -185,17 +200,25 @@ def tests_track(
                 claim, citation = _name_claim(ctx, answer, test)
                 if state.claim(claim, citation, topic=subject_of(answer)):
                     cited.add(test)
+        supporting: set[str] = set()
+        for (definition, _), (claim, citation, path) in _round_robin(definitions, support_of):
+            if len(state.findings) >= MAX_FINDINGS:
+                break
+            if state.claim(claim, citation, topic=definition.qualified_name):
+                supporting.add(path)
         if not state.findings:
             what = ", ".join(looked["definitions"][:3] + looked["files"][:3]) or "nothing"
             return False, f"no test references or is named after {what}"
+        support = f" (and {plural(len(supporting), 'test support file')})" if supporting else ""
         return True, (
-            f"{plural(len(cited), 'test file')} for "
+            f"{plural(len(cited), 'test file')}{support} for "
             f"{plural(len(looked['definitions']), 'definition')} and "
             f"{plural(len(looked['files']), 'answer file')}"
         )
 
     def complete(state: TrackState) -> tuple[bool, str]:
-        covered = {f.topic for f in state.findings}
+        # A definition only test support references is untested.
+        covered = {f.topic for f in state.findings if not is_test_support_path(f.citations[0].path)}
         untested = [d for d in looked["definitions"] if d not in covered]
         if untested:
             state.gaps.append("no test references " + ", ".join(f"`{d}`" for d in untested[:4]))
@@ -267,6 +290,9 @@ def _by_reference(
         tests = len({c.definition.id for c in using if c.definition is not None})
         more = f" (and {plural(tests - 1, 'more test')} in the file)" if tests > 1 else ""
         who = f"`{owner}` in {path}" if owner else path
+        if is_test_support_path(path):
+            who = f"{SUPPORT}{who}"
+            more = more.replace("more test", "more definition")
         line = first.lines[first.kinds.index(kinds[0])]
         claim = f"{who} {REFERENCE_VERBS[kinds[0]]} `{definition.qualified_name}` ({where}){more}"
         out.append((claim, cite(ctx, path, line), path))

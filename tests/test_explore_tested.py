@@ -10,6 +10,7 @@ from dowse.explore import tested
 from dowse.explore.tracks import Context, run_track
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
+from dowse.languages import is_test_support_path
 from dowse.retrieval.hybrid import HybridSearcher
 
 
@@ -52,6 +53,10 @@ REPO = {
         "\n"
         "class Factory:\n"  # 5
         "    pass\n"
+        "\n"
+        "\n"
+        "def clean(base):\n"  # 9
+        "    return base\n"
     ),
     "src/pkg/other.py": "def rotate():\n    return 1\n",
     "testing/test_misc.py": (
@@ -75,6 +80,10 @@ REPO = {
     "testing/test_other.py": "import os\n\n\ndef test_it():\n    assert os.sep\n",
     # An app the tests load, at a test path: after the files named as tests.
     "testing/apps/app.py": "from pkg.tmpdir import make_tmp\n\nBASE = make_tmp('app')\n",
+    # A fixture: the only code at a test path that calls `clean`.
+    "testing/conftest.py": (
+        "from pkg.tmpdir import clean\n\n\ndef cleaned():\n    return clean('x')\n"
+    ),
     "web/src/plugin/utc/index.js": "export default function utc() {\n  return 0\n}\n",
     "web/test/plugin/utc.test.js": (
         "import dayjs from '../../src'\n"  # 1
@@ -119,12 +128,6 @@ def test_the_tests_are_those_that_reference_the_definitions_and_those_named_afte
             "testing/test_misc.py:5",
             "assert tmpdir.make_tmp('a')",
         ),
-        # A file under a test directory that is not named as a test: after those that are.
-        (
-            "`BASE` in testing/apps/app.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
-            "testing/apps/app.py:3",
-            "BASE = make_tmp('app')",
-        ),
         # By name: each ecosystem's convention, cited where the test names the subject.
         (
             "testing/test_other.py is named after src/pkg/other.py (`test_other.py` for `other`)",
@@ -142,8 +145,58 @@ def test_the_tests_are_those_that_reference_the_definitions_and_those_named_afte
             "srv/sleep_test.go:1",
             "package srv",
         ),
+        # A file under a test directory that is not named as a test is an app or a helper
+        # the tests use: test support, after every test, said so.
+        (
+            "test support: `BASE` in testing/apps/app.py calls `make_tmp` (src/pkg/tmpdir.py:1-2)",
+            "testing/apps/app.py:3",
+            "BASE = make_tmp('app')",
+        ),
     ]
     assert all(g.passed for g in found.gates)
+    assert found.gates[0].detail.startswith("5 test files (and 1 test support file) for ")
+
+
+def test_a_definition_only_test_support_references_is_untested(repo, fake_embedder):
+    ctx = Context(root=repo)
+    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does clean work?"))
+    assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
+        (
+            "test support: `cleaned` in testing/conftest.py calls `clean` (src/pkg/tmpdir.py:9-10)",
+            "testing/conftest.py:5",
+        )
+    ]
+    assert "no test references `clean`" in found.gaps
+
+
+@pytest.mark.parametrize(
+    "path, support",
+    [
+        ("tests/conftest.py", True),  # pytest's fixtures
+        ("tests/test_apps/cliapp/app.py", True),  # flask's apps the tests load
+        ("tests/helpers.py", True),
+        ("tests/test_basic.py", False),
+        ("tests/basic_test.py", False),
+        ("tests/admin_views/tests.py", False),  # django's tests.py
+        ("pkg/testdata/input_test.go", True),  # Go's testdata is never built
+        ("internal/tests/helpers.go", True),
+        ("cmd_test.go", False),
+        ("tests/common/mod.rs", True),  # a module the Rust test crates share
+        ("tests/cli.rs", False),  # a Rust test crate
+        ("tests/suite/main.rs", False),
+        ("src/test/java/org/x/Fixtures.java", True),
+        ("src/test/java/org/x/ConfigTest.java", False),
+        ("spec/spec_helper.rb", True),
+        ("spec/user_spec.rb", False),
+        ("test/app.js", False),  # mocha runs every file in test/
+        ("test/fixtures/app.js", True),
+        ("t/t0001-init.sh", False),
+        ("src/pkg/tmpdir.py", False),  # no test path at all
+    ],
+)
+def test_test_support_is_code_at_a_test_path_that_is_no_test(path, support):
+    assert is_test_support_path(path) is support
 
 
 def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_embedder):

@@ -18,12 +18,13 @@ from dowse.explore.records import (
     GateResult,
     GitReport,
     KeyFile,
+    Synthesis,
     TrackFindings,
     TrackSpec,
     TreeNode,
 )
 from dowse.explore.render import fit_budget, render_markdown
-from dowse.explore.synthesis import synthesize
+from dowse.explore.synthesis import _points_at, synthesize
 from dowse.explore.tracks import Context, Track, TrackState, cite, run_track, verify_citation
 from dowse.indexer.build import IndexConfig, build_index
 
@@ -492,14 +493,10 @@ def _retrieved(name: str, *ranges: tuple[str, int, int]) -> TrackFindings:
     )
 
 
-def test_support_counts_independent_tracks_at_the_finding_not_its_file():
-    # Two searches that returned the same chunks are one source; the callers of what they
-    # found, from the index's references, are a second. A track that cites the same file
-    # at other lines supports nothing.
-    tokens = _retrieved("tokens", ("a.py", 10, 30), ("b.py", 1, 20))
-    expiry = _retrieved("expiry", ("a.py", 10, 30), ("b.py", 1, 20), ("d.py", 1, 5))
-    callers = TrackFindings(
-        track=SPEC.model_copy(update={"name": "← a"}),
+def _callers_of_a(name: str = "← a", source: str = "") -> TrackFindings:
+    """Two callers of `a` in b.py: cited at their calls, placing `a` at a.py:10-30."""
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": name, "source": source, "role": "callers"}),
         findings=[
             Finding(
                 claim=f"`c{i}` in b.py calls `a` (a.py:10-30); resolved through an import",
@@ -509,44 +506,96 @@ def test_support_counts_independent_tracks_at_the_finding_not_its_file():
         ],
         gates=[GateResult(name="understood", passed=True, detail="d")],
     )
-    elsewhere = _findings("git", "a.py")
-    elsewhere.findings[0].citations[0].start_line = elsewhere.findings[0].citations[0].end_line = 90
-    r = ExploreResult(
-        path=".", root="/r", depth="standard", tracks=[tokens, expiry, callers, elsewhere]
-    )
-    s = synthesize(r)
-    assert s.unified[0] == (
-        "`a` at a.py:10-30 (relevance 0.9): it is — supported by 2 independent tracks "
-        "(expiry & tokens; ← a)"
-    )
-    assert s.confidence == "High" and "the top finding has 2 independent sources" in s.basis
-    # Without the callers the searches are the top finding's only source: Low.
-    r.tracks = [tokens, expiry, elsewhere]
-    s = synthesize(r)
-    assert s.unified[0].endswith("supported by 1 independent track (expiry & tokens)")
-    assert s.confidence == "Low" and "the top finding has 1 independent source" in s.basis
-    # The callees of the callers' definitions are one look-up of the references with
-    # them: one source, whatever their hits.
-    callers.track.source = "references of a.py:a"
-    callees = TrackFindings(
-        track=SPEC.model_copy(update={"name": "a →", "source": "references of a.py:a"}),
+
+
+def _callee_of_a(line: int, source: str = "", path: str = "a.py") -> TrackFindings:
+    """`a` calling `h` at `path`:`line` (its own hit), placing `h` at c.py:1-3."""
+    return TrackFindings(
+        track=SPEC.model_copy(update={"name": "a →", "source": source, "role": "callees"}),
         findings=[
             Finding(
-                claim="`a` calls `h` (c.py:1-3) at a.py:12; resolved through an import",
-                citations=[_cit("a.py", 12, quote="h(t)")],
+                claim=f"`a` calls `h` (c.py:1-3) at {path}:{line}; resolved through an import",
+                citations=[_cit(path, line, quote="h(t)")],
             )
         ],
         gates=[GateResult(name="understood", passed=True, detail="d")],
     )
-    r.tracks = [tokens, callers, callees]
-    assert (
-        synthesize(r).unified[0].endswith("supported by 2 independent tracks (a → & ← a; tokens)")
+
+
+def _support_of(s: Synthesis, start: str) -> str:
+    return next(u for u in s.unified if u.startswith(start)).rsplit(" — ", 1)[1]
+
+
+def test_support_counts_independent_tracks_at_the_finding_not_its_file():
+    # Two searches that returned the same chunks are one source. A track that cites the
+    # same file at other lines supports nothing.
+    tokens = _retrieved("tokens", ("a.py", 10, 30), ("b.py", 1, 20))
+    expiry = _retrieved("expiry", ("a.py", 10, 30), ("b.py", 1, 20), ("d.py", 1, 5))
+    elsewhere = _findings("git", "a.py")
+    elsewhere.findings[0].citations[0].start_line = elsewhere.findings[0].citations[0].end_line = 90
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[tokens, expiry, elsewhere])
+    s = synthesize(r)
+    assert s.unified[0].endswith("supported by 1 independent track (expiry & tokens)")
+    assert s.confidence == "Low" and "the top finding has 1 independent source" in s.basis
+    # The callers of `a` point at their calls in b.py (inside the searches' b.py:1-20): a
+    # second source there. Placing `a` at a.py:10-30 is where the index says the name
+    # they looked up is, not a hit of theirs: `a` keeps its one source.
+    r.tracks = [tokens, expiry, _callers_of_a(), elsewhere]
+    s = synthesize(r)
+    assert s.unified[0] == (
+        "`c3` in b.py calls `a` (a.py:10-30); resolved through an import (b.py:3) — "
+        "supported by 2 independent tracks (expiry & tokens; ← a)"
     )
-    callees.track.source = ""
-    assert synthesize(r).unified[0].endswith("supported by 3 independent tracks (a →; tokens; ← a)")
+    assert s.confidence == "High" and "the top finding has 2 independent sources" in s.basis
+    assert (
+        _support_of(s, "`a` at a.py:10-30") == "supported by 1 independent track (expiry & tokens)"
+    )
+    # The callees of `a` cite its calls, inside a.py:10-30: they point at `a`.
+    r.tracks = [tokens, expiry, _callee_of_a(12), elsewhere]
+    s = synthesize(r)
+    assert s.unified[0] == (
+        "`a` at a.py:10-30 (relevance 0.9): it is — supported by 2 independent tracks "
+        "(a →; expiry & tokens)"
+    )
+    # What the callees found `a` calls is theirs: `h` (c.py:1-3) points at c.py:1-3.
+    r.tracks = [_retrieved("hashing", ("c.py", 1, 3)), _callee_of_a(12)]
+    assert _support_of(synthesize(r), "`c` at c.py:1-3") == (
+        "supported by 2 independent tracks (a →; hashing)"
+    )
+    # The callers and the callees of the same definitions are one look-up of the
+    # references: one source, whatever their hits.
+    callee = _callee_of_a(5, source="refs of a", path="b.py")
+    r.tracks = [tokens, _callers_of_a(source="refs of a"), callee]
+    assert _support_of(synthesize(r), "`b` at b.py:1-20") == (
+        "supported by 2 independent tracks (a → & ← a; tokens)"
+    )
+    callee.track.source = ""
+    assert _support_of(synthesize(r), "`b` at b.py:1-20") == (
+        "supported by 3 independent tracks (a →; tokens; ← a)"
+    )
     # Searches that met at one chunk only corroborate it.
     r.tracks = [tokens, _retrieved("expiry", ("a.py", 10, 30), ("e.py", 1, 5)), elsewhere]
     assert synthesize(r).unified[0].endswith("supported by 2 independent tracks (expiry; tokens)")
+
+
+@pytest.mark.parametrize(
+    ("hit", "at", "points"),
+    [
+        (("a.py", 12, 12), ("a.py", 10, 30), True),  # a line inside a chunk
+        (("a.py", 31, 31), ("a.py", 10, 30), True),  # the line after it (WIDER)
+        (("a.py", 33, 33), ("a.py", 10, 30), False),  # the next method
+        (("a.py", 25, 60), ("a.py", 10, 30), True),  # two overlapping places
+        (("b.py", 12, 12), ("a.py", 10, 30), False),  # another file
+        # A region (a 1,500-line class, a module's lines) points only at its head.
+        (("a.py", 9, 1500), ("a.py", 10, 30), True),
+        (("a.py", 9, 1500), ("a.py", 400, 420), False),
+        (("a.py", 400, 400), ("a.py", 9, 1500), False),
+        (("a.py", 1, 200), ("a.py", 1, 40), True),
+    ],
+)
+def test_a_hit_points_at_a_finding_at_its_place_not_in_its_file(hit, at, points):
+    assert _points_at(hit, at) is points
+    assert _points_at(at, hit) is points
 
 
 def _big_result() -> ExploreResult:
@@ -732,6 +781,15 @@ def test_the_statement_composes_the_tracks_findings_each_at_its_citation():
         _role(
             "tests",
             "test_tokens.py",
+            (
+                # A fixture is no test of what it calls: not "tested at".
+                "test support: `client` in tests/conftest.py calls `validate_token` "
+                "(auth/tokens.py:30-42)",
+                "tests/conftest.py",
+                20,
+                "validate_token(t, KEY)",
+                "validate_token",
+            ),
             (
                 "`test_round_trip` in tests/test_tokens.py calls `validate_token` "
                 "(auth/tokens.py:30-42)",
