@@ -46,7 +46,7 @@ from dowse.evaluation.swebench import indexed_instances, load_dataset, unrecorde
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import HistorySource
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import MIN_RELEVANCE, ask
+from dowse.retrieval.ask import Packing, ask
 from dowse.retrieval.evaluate import (
     _KNOTS,
     SEMANTIC_WEIGHTS,
@@ -319,7 +319,7 @@ def replay(task: Task, params: Params) -> list[str]:
             best[chunk] = (float(r), float(s), path)
     by_file: dict[str, list[tuple[float, float]]] = {}
     for r, s, path in best.values():
-        if r >= MIN_RELEVANCE:
+        if r >= Packing().min_relevance:
             by_file.setdefault(path, []).append((r, s))
     scored = {}
     top_rel = {}

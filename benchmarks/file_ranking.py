@@ -41,7 +41,7 @@ from dowse.indexer.store import Store, quote_list  # noqa: E402
 from dowse.languages import is_documentation, is_test_path, language_for  # noqa: E402
 
 # The ranking `ask` delivers, from its own helpers, so that `final` is what ask returns.
-from dowse.retrieval.ask import MIN_RELEVANCE, _files  # noqa: E402
+from dowse.retrieval.ask import Packing, _files  # noqa: E402
 from dowse.retrieval.file_ranking import (  # noqa: E402
     FileRankingConfig,
     files_by_closeness,
@@ -77,7 +77,7 @@ def record(args: argparse.Namespace) -> None:
 def _record_one(searcher: HybridSearcher, store: Store, inst: Any) -> Record:
     t = time.perf_counter()
     result = run_loop(searcher, inst.problem_statement)
-    items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
+    items = [it for it in result.items if it.relevance >= Packing().min_relevance]
     by_words = files_by_words(searcher.lookups, result.analysis, limit=40)
     by_closeness = files_by_closeness(
         searcher.lookups, searcher.questions, result.analysis, limit=40
@@ -156,7 +156,7 @@ def rank(
     the other lists' reciprocal ranks at their weights."""
     scored = []
     for path, parts in rec["chunks"].items():
-        kept = [(rel, score) for rel, score in parts if rel >= MIN_RELEVANCE]
+        kept = [(rel, score) for rel, score in parts if rel >= Packing().min_relevance]
         if kept:
             best = max(weight * rel + (1 - weight) * min(score, score_cap) for rel, score in kept)
             scored.append((path, best + min(bonus * (len(kept) - 1), bonus_cap)))

@@ -36,7 +36,7 @@ from typing import Any
 from dowse.errors import EvalError
 from dowse.evaluation.swebench import load_dataset, prepared_runs, select_instances
 from dowse.indexer.embed import get_embedder
-from dowse.retrieval.ask import MIN_RELEVANCE, definitions_of, evaluated_parts
+from dowse.retrieval.ask import Packing, definitions_of, evaluated_parts
 from dowse.retrieval.file_parts import (
     RANKINGS,
     Part,
@@ -107,7 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     for inst, run, _ in runs:
         searcher = run.searcher
         result = run_loop(searcher, inst.problem_statement)
-        evaluated = evaluated_parts([it for it in result.items if it.relevance >= MIN_RELEVANCE])
+        evaluated = evaluated_parts(
+            [it for it in result.items if it.relevance >= Packing().min_relevance]
+        )
         paths = sorted(inst.gold_lines)
         symbols = definitions_of(searcher, paths)
         record: dict[str, Any] = {"instance_id": inst.instance_id, "files": {}}

@@ -69,6 +69,7 @@ from dowse.indexer.store import (
     CACHE_TABLE,
     SNAPSHOT_TABLES,
     Manifest,
+    Retention,
     Store,
     WriteLock,
     quote_list,
@@ -150,6 +151,8 @@ class IndexConfig:
     lock_timeout_s: float | None = 600.0
     embed_batch: int = 128
     batches: Batches = field(default_factory=Batches)
+    retention: Retention = field(default_factory=Retention)
+    """How long what a commit replaced is kept for readers (`store.Retention`)."""
     workers: int | None = None
     """Parser processes for large runs (default: the CPU count, at most 4)."""
     history: bool = True
@@ -856,7 +859,7 @@ def _holds_secret(
 ) -> bool:
     """Whether rows this run replaces or drops may hold a secret: a file indexed before
     whose text is now redacted, or one now skipped as a secret (itself or its directory).
-    Such rows must leave the index directory now, not after `GRACE`."""
+    Such rows must leave the index directory now, not after `Retention.grace`."""
     if any(p.redacted and p.path in old for p in parsed):
         return True
     secret = [s.path for s in skipped if s.reason.startswith("secret")]
@@ -885,7 +888,7 @@ def build_index(
     """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally. `engine`
     runs the per-file stages and the embedding (`indexer.engine`; default: this
     machine's processes); this process walks, plans and commits whichever it is.
-    `clock` dates what the run's commits replace, for `store.GRACE` (`Store.create`)."""
+    `clock` dates what the run's commits replace, for `config.retention` (`Store.create`)."""
     if in_worker_startup():
         # A worker re-running an unguarded script: indexing here would wait on the
         # parent's write lock. The worker ends without a word; the parent sees that its
@@ -931,6 +934,7 @@ def build_index(
             if old is not None
             else (index_dir / "manifest.json").exists() and not outdated,
             clock=clock,
+            retention=config.retention,
         )
         stats = _Run(root, store, config, embedder, progress, engine or LocalEngine()).run()
         return stats.model_copy(update={"notes": notes}) if notes else stats
@@ -975,7 +979,9 @@ def _unchanged(
     run and a walk, without opening a table; None when the run must open the index (no
     usable record, or anything differs: a file's stat, the skipped files, the history).
     The checks are `_Run.run`'s for a run that writes nothing, on the recorded rows."""
-    record = settled.load(index_dir, manifest, _options(config, embedder))
+    record = settled.load(
+        index_dir, manifest, _options(config, embedder), grace=config.retention.grace
+    )
     if record is None:
         return None
     t = time.perf_counter()

@@ -12,11 +12,11 @@ Invariants:
   versions and generation, and any commit makes it stale. A stale, damaged or missing
   record only means the run opens the index as before; it is never trusted partially.
 - It is only used when the run that wrote it left nothing for a writer to do: written at
-  least `store.GRACE` after every version or table the manifest retired, so that the
-  writer's start (dropping retired tables, pruning versions no reader uses, restoring a
-  table an interrupted run left ahead of the manifest) had already found nothing more,
-  and with the table directories as they were then (a version written since, committed
-  or not, changes their fingerprint).
+  least the writer's grace period (`store.Retention.grace`) after every version or table
+  the manifest retired, so that the writer's start (dropping retired tables, pruning
+  versions no reader uses, restoring a table an interrupted run left ahead of the
+  manifest) had already found nothing more, and with the table directories as they were
+  then (a version written since, committed or not, changes their fingerprint).
 - Written like the manifest (temporary file, rename), by the writer holding the lock.
 """
 
@@ -25,12 +25,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dowse.indexer.store import GRACE, Manifest
+from dowse.indexer.store import Manifest, Retention
 
 __all__ = ["SETTLED", "Settled", "load", "record"]
 
@@ -68,11 +69,12 @@ def _disk(index_dir: Path) -> list[list[Any]]:
     return sorted(out, key=lambda e: e[0])
 
 
-def _settled_at(manifest: Manifest) -> float:
-    """When a writer's start stops finding versions or tables to drop."""
+def _settled_at(manifest: Manifest, grace: timedelta) -> float:
+    """When a writer's start, keeping what commits replaced for `grace`, stops finding
+    versions or tables to drop."""
     times = [manifest.updated, *manifest.retired.values()]
     times += [at for kept in manifest.superseded.values() for _, at in kept]
-    return max(times) + GRACE.total_seconds()
+    return max(times) + grace.total_seconds()
 
 
 def record(
@@ -109,9 +111,16 @@ def record(
             tmp.unlink()
 
 
-def load(index_dir: Path, manifest: Manifest, options: dict[str, Any]) -> Settled | None:
+def load(
+    index_dir: Path,
+    manifest: Manifest,
+    options: dict[str, Any],
+    *,
+    grace: timedelta = Retention().grace,  # noqa: B008 - frozen
+) -> Settled | None:
     """The record, if it describes this snapshot under these options and nothing is left
-    for a writer to do; else None (the run opens the index)."""
+    for a writer that keeps what commits replaced for `grace` to do; else None (the run
+    opens the index)."""
     try:
         settled = Settled.model_validate(json.loads((index_dir / SETTLED).read_text()))
     except (OSError, ValueError, ValidationError):
@@ -120,7 +129,7 @@ def load(index_dir: Path, manifest: Manifest, options: dict[str, Any]) -> Settle
     if (
         settled.stamp != json.loads(json.dumps(_stamp(manifest)))
         or settled.options != json.loads(json.dumps(options))
-        or settled.checked < _settled_at(manifest)
+        or settled.checked < _settled_at(manifest, grace)
     ):
         return None
     try:

@@ -28,13 +28,14 @@ Invariants:
   interrupted rebuild leaves the previous index whole; only a snapshot no reader can use
   (a damaged manifest, another format) is replaced in place.
 - A table no manifest names is dropped by the next writer: at once if no commit ever named
-  it (an interrupted rebuild's), else `GRACE` after the commit that replaced it (the
-  manifest records when), so a reader that opened the previous manifest can finish.
-  Older versions of live tables are kept for `GRACE` after a commit replaced them (the
-  manifest records which and when), and no longer: an index written every few seconds
-  stays bounded. A run that drops rows holding a secret keeps nothing for readers: it
-  rewrites the tables and deletes every other version and table at once (`rewrite`,
-  `forget_versions`), so no byte of those rows is left in the index directory.
+  it (an interrupted rebuild's), else a grace period (`Retention.grace`) after the commit
+  that replaced it (the manifest records when), so a reader that opened the previous
+  manifest can finish. Older versions of live tables are kept for the grace period after
+  a commit replaced them (the manifest records which and when), and no longer: an index
+  written every few seconds stays bounded. A run that drops rows holding a secret keeps
+  nothing for readers: it rewrites the tables and deletes every other version and table
+  at once (`rewrite`, `forget_versions`), so no byte of those rows is left in the index
+  directory.
 - embed_cache is append-only and not part of a snapshot: a vector computed once is kept
   even when the run that computed it is interrupted. Being only a cache, a damaged one is
   dropped and started afresh by `--rebuild` (an incremental run reports it).
@@ -94,6 +95,7 @@ __all__ = [
     "OPTIONAL_TABLES",
     "SNAPSHOT_TABLES",
     "Manifest",
+    "Retention",
     "Store",
     "WriteLock",
     "all_of",
@@ -132,13 +134,33 @@ empty, the next writer creates them."""
 CACHE_TABLE = "embed_cache"
 _GENERATION = re.compile(rf"(?:{'|'.join(SNAPSHOT_TABLES)})(?:-[0-9a-f]+)?")
 """The LanceDB name of a snapshot table, of any generation."""
-GRACE = timedelta(seconds=60)
-"""How long table versions and tables that a commit replaced stay on disk for the readers
-of the previous manifest (readers reopen the manifest for each request)."""
 _LANCE_MAGIC = b"LANC"
 """The last four bytes of every Lance file (data files and index files alike)."""
-PRUNE_MARGIN = timedelta(seconds=1)
-"""Versions this much older than the manifest's, or less, outlive a pruning."""
+
+
+class Retention(BaseModel):
+    """How long a writer keeps what its commits replaced, for the readers of an earlier
+    manifest (`Store.create(retention=...)`, `IndexConfig(retention=...)`)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    grace: timedelta = Field(
+        default=timedelta(seconds=60),
+        description=(
+            "how long table versions and tables that a commit replaced stay on disk for "
+            "the readers of the previous manifest (readers reopen the manifest for each "
+            "request, and a request takes well under a second: a minute covers a slow one "
+            "on a loaded machine)"
+        ),
+    )
+    prune_margin: timedelta = Field(
+        default=timedelta(seconds=1),
+        description=(
+            "versions this much older than the manifest's, or less, outlive a pruning: "
+            "LanceDB dates them on the real clock and prunes by age, and `optimize` "
+            "compacts before it prunes (the margin covers the moment between)"
+        ),
+    )
 
 
 def _schemas(dim: int) -> dict[str, pa.Schema]:
@@ -285,12 +307,12 @@ class Manifest(BaseModel):
     retired: dict[str, float] = Field(
         default_factory=dict,
         description="LanceDB tables of a replaced snapshot -> "
-        "when it was replaced (dropped `GRACE` later)",
+        "when it was replaced (dropped `Retention.grace` later)",
     )
     superseded: dict[str, list[tuple[int, float]]] = Field(
         default_factory=dict,
         description="table -> (version, when a commit replaced it) for the versions "
-        "replaced less than `GRACE` ago, which a reader may still be using",
+        "replaced less than `Retention.grace` ago, which a reader may still be using",
     )
     embedded: bool = Field(
         default=False, description="every vector the embed scope asks for exists"
@@ -401,9 +423,11 @@ class Store:
         # them until this store's first commit.
         self._replacing: list[str] = []
         self._trust_cache = True
-        # What `GRACE` is measured on: the times a commit records (`Manifest.updated`,
-        # `retired`, `superseded`) and compares them with. Only a writer reads it.
+        # What `Retention.grace` is measured on: the times a commit records
+        # (`Manifest.updated`, `retired`, `superseded`) and compares them with. Only a
+        # writer reads it, and its retention.
         self.clock: Callable[[], float] = time.time
+        self.retention = Retention()
 
     # -- opening -----------------------------------------------------------------------
 
@@ -467,6 +491,7 @@ class Store:
         rebuild: bool,
         trust_cache: bool = True,
         clock: Callable[[], float] = time.time,
+        retention: Retention = Retention(),  # noqa: B008 - frozen
     ) -> Store:
         """Open (or start) an index for writing; the caller must hold the WriteLock.
 
@@ -474,8 +499,8 @@ class Store:
         readers see until the first `commit`. Without `trust_cache` (an index that came
         with the files) the embedding cache is started afresh: its vectors are whatever
         the files' sender put there, for texts they chose. `clock` (seconds since the
-        epoch) dates what a commit replaces and measures `GRACE` (a test moves it on
-        instead of waiting); LanceDB's own version timestamps stay on the real clock."""
+        epoch) dates what a commit replaces and measures `retention.grace` (a test moves it
+        on instead of waiting); LanceDB's own version timestamps stay on the real clock."""
         check_location(index_dir)
         ensure_key()  # what this run writes must be signed, or no later run believes it
         lancedb = import_lancedb()
@@ -521,9 +546,11 @@ class Store:
             replacing = [old.tables.get(n, n) for n in SNAPSHOT_TABLES]
         store = cls(index_dir, manifest, lancedb.connect(str(dbdir)))
         store.clock = clock
+        store.retention = retention
         store._replacing = replacing
         store._trust_cache = trust_cache
-        store._drop_unused(GRACE)  # first: an interrupted rebuild's tables may fill the disk
+        # First: an interrupted rebuild's tables may fill the disk.
+        store._drop_unused(retention.grace)
         store._recover()
         store._prune_versions()
         return store
@@ -767,19 +794,19 @@ class Store:
     def cleanup(self, older_than: timedelta | None = None) -> None:
         """Drop the table versions and tables no snapshot needs any more (after a commit).
 
-        Those replaced less than `older_than` (default `GRACE`) ago stay, so a reader that
-        opened the previous manifest a moment ago can finish its query; readers reopen
-        the manifest for each request rather than holding a snapshot open.
+        Those replaced less than `older_than` (default `Retention.grace`) ago stay, so a
+        reader that opened the previous manifest a moment ago can finish its query;
+        readers reopen the manifest for each request rather than holding a snapshot open.
         """
-        self._drop_unused(GRACE if older_than is None else older_than)
+        self._drop_unused(self.retention.grace if older_than is None else older_than)
 
     def _still_read(self, name: str, now: float) -> list[tuple[int, float]]:
-        """The versions of table `name` a commit replaced less than `GRACE` before `now`,
-        with when: a reader that opened an earlier manifest may still be using them."""
+        """The versions of table `name` a commit replaced less than `Retention.grace` before
+        `now`, with when: a reader that opened an earlier manifest may still be using them."""
         return [
             (v, at)
             for v, at in self.manifest.superseded.get(name, [])
-            if now - at < GRACE.total_seconds()
+            if now - at < self.retention.grace.total_seconds()
         ]
 
     def _prune_versions(self) -> None:
@@ -787,23 +814,24 @@ class Store:
         writer's run, the lock held).
 
         A reader uses the versions of the manifest it opened, for one request. So the
-        versions in use are the manifest's and those a commit replaced less than `GRACE`
-        ago (`Manifest.superseded`); the oldest of them is the floor, and every version
-        before it can go, however often the index is written (a server re-indexing on
-        every edit never leaves a quiet minute). LanceDB deletes versions only by age,
-        through `optimize`: versions older than the floor by more than `PRUNE_MARGIN`
-        go. `optimize` compacts before it prunes and measures the age when it prunes, so
-        a first call compacts and the second starts pruning at once (the margin covers
-        the moment between). The compacted version lies past the manifest's (same rows)
-        and is committed at once, as is a table `_recover` restored (the same rows again):
-        a run that then finds nothing to index would otherwise leave it uncommitted, the
-        next run restore the manifest's version over it, and the versions past the
-        manifest's, which no age reaches, keep a second copy of the data for good
-        (django: 98 -> 132 MB after a no-op re-index).
+        versions in use are the manifest's and those a commit replaced less than
+        `Retention.grace` ago (`Manifest.superseded`); the oldest of them is the floor, and
+        every version before it can go, however often the index is written (a server
+        re-indexing on every edit never leaves a quiet minute). LanceDB deletes versions
+        only by age, through `optimize`: versions older than the floor by more than
+        `Retention.prune_margin` go. `optimize` compacts before it prunes and measures the
+        age when it prunes, so a first call compacts and the second starts pruning at once
+        (the margin covers the moment between). The compacted version lies past the
+        manifest's (same rows) and is committed at once, as is a table `_recover` restored
+        (the same rows again): a run that then finds nothing to index would otherwise leave
+        it uncommitted, the next run restore the manifest's version over it, and the
+        versions past the manifest's, which no age reaches, keep a second copy of the data
+        for good (django: 98 -> 132 MB after a no-op re-index).
         The embedding cache, read by writers only, keeps its latest version alone.
         """
         now = self.clock()
-        if not self.manifest.superseded and now - self.manifest.updated < GRACE.total_seconds():
+        grace, margin = self.retention.grace.total_seconds(), self.retention.prune_margin
+        if not self.manifest.superseded and now - self.manifest.updated < grace:
             return  # written by a dowse that did not record what it replaced
         moved = False
         for name in SNAPSHOT_TABLES:
@@ -816,27 +844,27 @@ class Store:
             stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
             if floor not in stamps:
                 continue
-            if any(v < floor and ts < stamps[floor] - PRUNE_MARGIN for v, ts in stamps.items()):
+            if any(v < floor and ts < stamps[floor] - margin for v, ts in stamps.items()):
                 table.optimize()
                 # LanceDB's version timestamps are naive local time.
-                table.optimize(cleanup_older_than=datetime.now() - stamps[floor] + PRUNE_MARGIN)
+                table.optimize(cleanup_older_than=datetime.now() - stamps[floor] + margin)
                 moved = moved or table.version != want
                 stamps = {v["version"]: v["timestamp"] for v in table.list_versions()}
             if (
                 floor == want
                 and table.version == want
                 and any(v < floor for v in stamps)
-                and now - self.manifest.updated >= GRACE.total_seconds()
+                and now - self.manifest.updated >= grace
             ):
-                # Versions within PRUNE_MARGIN of the manifest's (the compaction that ended
-                # its run) outlive every prune: once the index has been left alone for
-                # GRACE, the same rows again as a new version, committed, leave them past
-                # the margin for the next run.
+                # Versions within the prune margin of the manifest's (the compaction that
+                # ended its run) outlive every prune: once the index has been left alone
+                # for the grace period, the same rows again as a new version, committed,
+                # leave them past the margin for the next run.
                 table.restore(want)
                 moved = True
         cache = self._tables[CACHE_TABLE]
         if len(cache.list_versions()) > 1:
-            cache.optimize(cleanup_older_than=PRUNE_MARGIN)
+            cache.optimize(cleanup_older_than=margin)
         if moved:
             self.commit()
 
@@ -857,7 +885,7 @@ class Store:
 
     def forget_versions(self) -> None:
         """Delete, now, every table version and table the committed snapshot does not
-        name (after a commit, the lock held), with no `GRACE`: a reader still using the
+        name (after a commit, the lock held), with no `Retention.grace`: a reader still using the
         previous snapshot fails its request, and its next one reads this snapshot."""
         # Compacted and committed first, so that the pruning never deletes a version the
         # manifest on disk names (an interruption then leaves an index that opens).
@@ -877,7 +905,7 @@ class Store:
         table added to an older index): no reader can have opened any of their earlier
         versions. A run writes the files it parsed in batches and compacts them at its
         commit, which leaves a second copy of those rows behind in the batches' versions;
-        an older table's copy goes `GRACE` later (`_prune_versions`). After the last
+        an older table's copy goes `Retention.grace` later (`_prune_versions`). After the last
         commit, the lock held."""
         drafts = [n for n in names if len(self.table(n).list_versions()) > 1]
         # Compacted and committed first, as in `forget_versions`: the pruning below then

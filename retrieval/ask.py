@@ -16,7 +16,7 @@ mentions and the loop's evaluations), then the context items (relevance >= 0.2, 
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
 Then each delivered item grows to its whole enclosing definition, when that is small
 enough, while it still fits. The source gets the budget less the printed frame at its
-smallest (title cut to `TITLE_CHARS`, summary, the files list without its evidence,
+smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
 which printing trims first: `fit_result`) and less a reserve (`signature_share`);
 blocks are costed with their reasons. The rest are listed as signatures with their
 citations: first one for each ranked file that has no block yet, in file order, then
@@ -64,6 +64,7 @@ __all__ = [
     "AskResult",
     "ContextBlock",
     "FileResult",
+    "Frame",
     "JsonRecords",
     "Packing",
     "ask",
@@ -81,19 +82,52 @@ __all__ = [
     "title",
 ]
 
-MIN_RELEVANCE = 0.2
-LISTED_FILES = 15
-"""How many ranked files the markdown lists at most (JSON lists them all)."""
-TOKENS_PER_LISTED_FILE = 400
-"""A budget lists one ranked file for each 400 of its tokens (at least five, at most
-`LISTED_FILES`): at 2,000 tokens fifteen file lines would take an eighth of the answer
-from its code, and the files without a block are named by their signature lines."""
-HEAD_TOKENS = 40
-"""The summary's share of the printed frame, beside the title."""
-TITLE_CHARS = 200
-"""The longest title: the question's first characters. The asker has the question; a
-pasted issue echoed whole (often 1,000 tokens and more) would take the budget its
-answer needs, and at 2,000 tokens leave no room for a single block."""
+
+class Frame(BaseModel):
+    """What frames the source in `ask`'s markdown: the title, the summary line and the
+    files list. `ask` takes the frame at its smallest from the budget before it packs the
+    source (`_source_room`); `render_markdown` prints it. Both are given the same one."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title_chars: int = Field(
+        default=200,
+        gt=1,
+        description=(
+            "the longest title: the question's first characters. The asker has the "
+            "question; a pasted issue echoed whole (often 1,000 tokens and more) would take "
+            "the budget its answer needs, and at 2,000 tokens leave no room for a single block"
+        ),
+    )
+    head_tokens: int = Field(
+        default=40, ge=0, description="the summary line's share of the frame, beside the title"
+    )
+    listed_files: int = Field(
+        default=15,
+        ge=0,
+        description="how many ranked files the markdown lists at most (JSON lists them all)",
+    )
+    min_listed_files: int = Field(
+        default=5, ge=0, description="how many it lists at least, under any budget"
+    )
+    tokens_per_listed_file: int = Field(
+        default=400,
+        gt=0,
+        description=(
+            "a budget lists one ranked file for each this many of its tokens (between "
+            "`min_listed_files` and `listed_files`): at 2,000 tokens fifteen file lines would "
+            "take an eighth of the answer from its code, and the files without a block are "
+            "named by their signature lines"
+        ),
+    )
+
+    def listed(self, budget: int | None) -> int:
+        """How many ranked files the markdown lists under `budget`."""
+        if budget is None:
+            return self.listed_files
+        return max(
+            self.min_listed_files, min(self.listed_files, budget // self.tokens_per_listed_file)
+        )
 
 
 class Packing(BaseModel):
@@ -102,6 +136,16 @@ class Packing(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    min_relevance: float = Field(
+        default=0.2,
+        ge=0,
+        le=1,
+        description=(
+            "the loop's items the context takes: those the evaluator scored at least this "
+            '(0.2, its "indirectly related"); a first file\'s part the loop did not '
+            "evaluate is placed with this relevance"
+        ),
+    )
     signature_share: float = Field(
         default=0.05,
         ge=0,
@@ -336,7 +380,7 @@ def _evaluated_files(
     for path, its in by_path.items():
         best = max(its, key=lambda i: i.relevance)
         # A file with several relevant parts ranks a little above one with a single part.
-        bonus = min(0.05 * (len(its) - 1), 0.1)
+        bonus = min(fusion.part_bonus * (len(its) - 1), fusion.part_bonus_cap)
         rank = max(rank_score(i, fusion) for i in its)
         out.append(
             FileResult(
@@ -393,13 +437,12 @@ def _lead_items(
     items: Sequence[ContextItem],
     symbols: dict[str, list[dict[str, Any]]],
     stale: Collection[str],
-    *,
-    first_file_parts: int = Packing().first_file_parts,
+    packing: Packing = Packing(),  # noqa: B008 - frozen
 ) -> list[list[ContextItem]]:
     """The best parts of each of `files`, in their order (`best_parts`): one for each
-    file, up to `first_file_parts` for the first, best first. Each is the loop's own
-    item when it evaluated that chunk, else a new item of the lowest relevance the
-    context shows (`MIN_RELEVANCE`: "indirectly related"), its reason saying why."""
+    file, up to `Packing.first_file_parts` for the first, best first. Each is the loop's
+    own item when it evaluated that chunk, else a new item of the lowest relevance the
+    context shows (`Packing.min_relevance`: "indirectly related"), its reason saying why."""
     by_key: dict[tuple[str, int], ContextItem] = {}
     for it in items:
         by_key.setdefault((it.hit.path, it.hit.start_line), it)
@@ -416,7 +459,7 @@ def _lead_items(
         if not ranked:
             continue
         mine = []
-        for place, part in enumerate(ranked[: first_file_parts if n == 1 else 1]):
+        for place, part in enumerate(ranked[: packing.first_file_parts if n == 1 else 1]):
             known = by_key.get(part.key)
             if known is not None:
                 # The loop's own item, with its relevance and reason, at the part's place:
@@ -431,7 +474,7 @@ def _lead_items(
             mine.append(
                 ContextItem(
                     hit=hit,
-                    relevance=MIN_RELEVANCE,
+                    relevance=packing.min_relevance,
                     reason=reason.format(n=n, why=why),
                     cycle=1,
                 )
@@ -587,6 +630,7 @@ def ask(
     fusion: FileFusion | None = None,
     packing: Packing | None = None,
     records: JsonRecords | None = None,
+    frame: Frame | None = None,
 ) -> AskResult:
     """Answer `question` from the index: run the loop, rank the files, pack the best
     context into `budget` tokens (the module docstring tells how).
@@ -594,17 +638,18 @@ def ask(
     `records`: pack for an answer printed as JSON (`JsonRecords`): each block counts as
     its record and the first files as their slim entries, so that fitting the JSON
     afterwards need not cut whole blocks for the records' metadata (packed as markdown,
-    it cut them and left up to a quarter of the budget unused)."""
+    it cut them and left up to a quarter of the budget unused). `frame`: the markdown's
+    frame the source is packed beside (the one `render_markdown` is given)."""
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
     result, by_history = _loop_and_history(searcher, question, loop, evaluator)
-    items = [it for it in result.items if it.relevance >= MIN_RELEVANCE]
+    items = [it for it in result.items if it.relevance >= packing.min_relevance]
     ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
     cost: Callable[[ContextBlock], int] = _cost
     entry: Callable[[str], int] = _listed_already
     if records is None:
-        room = _source_room(question, ranked.files, budget)
+        room = _source_room(question, ranked.files, budget, frame or Frame())
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
     pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
@@ -615,7 +660,7 @@ def ask(
         items,
         ranked.symbols,
         ranked.stale,
-        first_file_parts=packing.first_file_parts,
+        packing,
     )
     rest = pack.place_items(leads_by_file, items)
     pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))
@@ -709,16 +754,18 @@ def _rank_files(
     )
 
 
-def _source_room(question: str, files: Sequence[FileResult], budget: int | None) -> int:
+def _source_room(
+    question: str, files: Sequence[FileResult], budget: int | None, frame: Frame
+) -> int:
     """The tokens the source may take: the budget less the printed frame around the
     blocks (title, summary, the files list without its evidence: printing trims that
     first, `fit_result`)."""
-    frame = (
-        HEAD_TOKENS
-        + estimate_tokens(title(question))
-        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: listed_files(budget)])
+    taken = (
+        frame.head_tokens
+        + estimate_tokens(title(question, frame))
+        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: frame.listed(budget)])
     )
-    return max((budget if budget is not None else DEFAULT_BUDGET) - frame, 0)
+    return max((budget if budget is not None else DEFAULT_BUDGET) - taken, 0)
 
 
 _Left = tuple[ContextItem, int, int, str | None, str | None]
@@ -1002,22 +1049,21 @@ def _cycle_line(c: Cycle) -> str:
     )
 
 
-def listed_files(budget: int | None) -> int:
-    """How many ranked files the markdown lists under `budget` (`TOKENS_PER_LISTED_FILE`)."""
-    if budget is None:
-        return LISTED_FILES
-    return max(5, min(LISTED_FILES, budget // TOKENS_PER_LISTED_FILE))
-
-
-def title(question: str) -> str:
-    """The question as a one-line title of at most TITLE_CHARS characters, its line breaks
-    and runs of spaces read as one space."""
+def title(question: str, frame: Frame = Frame()) -> str:  # noqa: B008 - frozen
+    """The question as a one-line title of at most `Frame.title_chars` characters, its
+    line breaks and runs of spaces read as one space."""
     line = one_line(" ".join(question.split()))
-    return line if len(line) <= TITLE_CHARS else line[: TITLE_CHARS - 1].rstrip() + "…"
+    chars = frame.title_chars
+    return line if len(line) <= chars else line[: chars - 1].rstrip() + "…"
 
 
-def render_markdown(result: AskResult, *, trace: bool = False) -> str:
-    lines = [f"# {title(result.question)}", ""]
+def render_markdown(
+    result: AskResult,
+    *,
+    trace: bool = False,
+    frame: Frame = Frame(),  # noqa: B008 - frozen
+) -> str:
+    lines = [f"# {title(result.question, frame)}", ""]
     lines.append(
         f"_{len(result.files)} files, {len(result.context)} blocks, "
         f"~{result.tokens} tokens"
@@ -1025,9 +1071,10 @@ def render_markdown(result: AskResult, *, trace: bool = False) -> str:
         + f"; {result.cycles} cycle(s): {one_line(result.stop_reason)}_"
     )
     lines += ["", "## Files", ""]
-    lines += [_file_line(f) for f in result.files[: listed_files(result.budget)]]
+    shown = result.files[: frame.listed(result.budget)]
+    lines += [_file_line(f) for f in shown]
     lines += ["", "## Context", ""]
-    listed = {f.path: f.reason for f in result.files[: listed_files(result.budget)]}
+    listed = {f.path: f.reason for f in shown}
     for b in result.context:
         if b.form == "full" and lines[-1].startswith("- "):
             lines.append("")  # a section after signature lines' items

@@ -128,6 +128,19 @@ class FileFusion(BaseModel):
             "the query points at it"
         ),
     )
+    part_bonus: float = Field(
+        default=0.05,
+        ge=0,
+        description=(
+            "what each relevant part of a file beyond its first adds to the file's "
+            "relevance and rank score, so that a file with several relevant parts ranks a "
+            "little above one with a single part (set with the first retrieval loop, not "
+            "tuned since)"
+        ),
+    )
+    part_bonus_cap: float = Field(
+        default=0.1, ge=0, description="the most a file's further parts add together"
+    )
     words: float = Field(
         default=0.2,
         ge=0,

@@ -14,6 +14,7 @@ import pytest
 from dowse.indexer import settled
 from dowse.indexer import store as store_module
 from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.store import Retention
 from dowse.indexer.walk import WalkConfig
 
 HEAVY = (
@@ -224,9 +225,7 @@ def test_a_model_name_used_at_run_time_keeps_the_namespace_import_as_it_is():
 
 @pytest.fixture
 def opens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Counts the runs that import LanceDB to open the index; the `settled` record is
-    usable at once (no `GRACE` to wait for after the last commit)."""
-    monkeypatch.setattr(settled, "GRACE", timedelta(0))
+    """Counts the runs that import LanceDB to open the index."""
     calls: list[int] = []
     real = store_module.import_lancedb
 
@@ -238,8 +237,12 @@ def opens(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return calls
 
 
-def _index(repo: Path, embedder, **kw):
-    return build_index(repo, config=IndexConfig(**kw), embedder=embedder)
+AT_ONCE = Retention(grace=timedelta(0))
+"""No grace period to wait for after the last commit: a `settled` record is usable at once."""
+
+
+def _index(repo: Path, embedder, retention: Retention = AT_ONCE, **kw):
+    return build_index(repo, config=IndexConfig(retention=retention, **kw), embedder=embedder)
 
 
 @pytest.fixture
@@ -315,18 +318,15 @@ def test_a_commit_makes_the_record_stale(indexed_example, fake_embedder, opens):
     assert again.deleted == 1
 
 
-def test_a_record_is_only_used_grace_after_the_last_commit(
-    example_repo, fake_embedder, monkeypatch
-):
-    _index(example_repo, fake_embedder)
-    _index(example_repo, fake_embedder)
+def test_a_record_is_only_used_grace_after_the_last_commit(example_repo, fake_embedder):
+    _index(example_repo, fake_embedder, Retention())
+    _index(example_repo, fake_embedder, Retention())
     manifest = store_module.Store.read_manifest(example_repo / ".dowse")
     options = json.loads((example_repo / ".dowse" / settled.SETTLED).read_text())["options"]
     # Written moments after the commit: the writer's start may still have versions to
-    # drop once GRACE has passed, so the record waits for that.
+    # drop once the grace period has passed, so the record waits for that.
     assert settled.load(example_repo / ".dowse", manifest, options) is None
-    monkeypatch.setattr(settled, "GRACE", timedelta(0))
-    assert settled.load(example_repo / ".dowse", manifest, options) is not None
+    assert settled.load(example_repo / ".dowse", manifest, options, grace=timedelta(0))
 
 
 def test_a_damaged_record_is_ignored(indexed_example, fake_embedder, opens):

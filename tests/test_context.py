@@ -624,7 +624,9 @@ def test_a_pasted_issue_leaves_the_budget_to_code(searchers, memo_loop):
     printed = ask_module.fit_result(result, 2000, render_ask)
     text = render_ask(printed)
     title = text.split("\n", 1)[0]
-    assert title.startswith("# " + QUESTIONS[0]) and len(title) <= ask_module.TITLE_CHARS + 2
+    assert (
+        title.startswith("# " + QUESTIONS[0]) and len(title) <= ask_module.Frame().title_chars + 2
+    )
     assert title.endswith("…")
     assert any(b.form == "full" for b in printed.context)
 

@@ -387,7 +387,7 @@ def test_exploration_can_be_forced_and_refused(searcher):
 
 def test_a_pasted_report_is_one_loop_and_a_long_title_is_cut():
     from dowse.explore.handoff import REPORT_WORDS, plan
-    from dowse.retrieval.ask import TITLE_CHARS, title
+    from dowse.retrieval.ask import Frame, title
 
     short = "why does checkout sometimes fail?"
     assert plan(short).mode == "exploration"
@@ -395,7 +395,7 @@ def test_a_pasted_report_is_one_loop_and_a_long_title_is_cut():
     assert plan(report).mode == "retrieval"
     assert "report" in plan(report).why
     assert plan("why does checkout sometimes fail?\n```\ntotal = 0\n```").mode == "retrieval"
-    assert len(title(report)) <= TITLE_CHARS
+    assert len(title(report)) <= Frame().title_chars
 
 
 def test_an_issue_title_and_its_body_are_one_report_not_two_parts():

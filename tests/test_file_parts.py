@@ -383,7 +383,7 @@ def test_the_first_files_next_parts_keep_their_rank_though_the_loop_scored_them(
 
 
 def _item(
-    path: str, start: int, reason: str, *, relevance: float = ask_module.MIN_RELEVANCE
+    path: str, start: int, reason: str, *, relevance: float = ask_module.Packing().min_relevance
 ) -> ask_module.ContextItem:
     """An item of 14 lines (one of the two-function files the order tests write)."""
     from dowse.retrieval.pool import Candidate

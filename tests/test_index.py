@@ -470,7 +470,7 @@ def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder
     pay = example_repo / "shop" / "payments.py"
     pay.write_text(pay.read_text() + "\n\ndef refund():\n    pass\n")
     _build(example_repo, fake_embedder, batches=EVERY_ROW)
-    # A table a reader may be using keeps the version it reads, for `GRACE`.
+    # A table a reader may be using keeps the version it reads, for `Retention.grace`.
     kept = {
         v["version"] for v in Store.open(example_repo / ".dowse").table("chunks").list_versions()
     }

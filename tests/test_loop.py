@@ -629,7 +629,7 @@ def test_ask_fuses_the_whole_file_word_ranking(searcher, monkeypatch):
             [
                 it
                 for it in ask_module.run_loop(searcher, question).items
-                if it.relevance >= ask_module.MIN_RELEVANCE
+                if it.relevance >= ask_module.Packing().min_relevance
             ]
         )
     ]

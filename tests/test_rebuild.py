@@ -21,9 +21,8 @@ from test_concurrency import CLI, _write_tree
 from test_reliability import _model_stand_in, rel
 
 from dowse.errors import IndexNotFound
-from dowse.indexer import store as store_module
 from dowse.indexer.build import IndexConfig, build_index
-from dowse.indexer.store import CACHE_TABLE, SNAPSHOT_TABLES, Store
+from dowse.indexer.store import CACHE_TABLE, SNAPSHOT_TABLES, Retention, Store
 
 
 def _counts(index_dir: Path) -> dict[str, int]:
@@ -114,14 +113,14 @@ def test_a_rebuild_equals_a_fresh_build_and_old_generations_go_after_the_grace(
     reader.verify()  # opened before the first rebuild, still whole
     assert reader.count("chunks") == _counts(tmp_path / "fresh")["chunks"]
 
-    monkeypatch.setattr(store_module, "GRACE", timedelta(0))
-    stats = build_index(example_repo, embedder=fake_embedder)
+    no_grace = IndexConfig(retention=Retention(grace=timedelta(0)))
+    stats = build_index(example_repo, embedder=fake_embedder, config=no_grace)
     assert stats.parsed == 0
     assert _lance_tables(index_dir) == _live(index_dir) | {CACHE_TABLE}
     assert _counts(index_dir) == _counts(tmp_path / "fresh")
     # The next commit forgets the dropped tables.
     (example_repo / "shop" / "pricing.py").write_text("def cheaper():\n    return 1\n")
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=no_grace)
     assert Store.read_manifest(index_dir).retired == {}
 
 
@@ -206,28 +205,27 @@ def _versions(index_dir: Path, name: str) -> int:
     return len(table.list_versions())
 
 
-def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
-    example_repo, fake_embedder, monkeypatch
-):
+def test_old_table_versions_are_pruned_once_no_reader_can_need_them(example_repo, fake_embedder):
     index_dir = example_repo / ".dowse"
     target = example_repo / "shop" / "pricing.py"
-    monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.3))
+    margin = timedelta(seconds=0.3)
+    config = IndexConfig(retention=Retention(prune_margin=margin))
     pause = 0.4  # runs further apart than the margin, as they are in use
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=config)
     first = Store.open(index_dir)
     for i in range(3):
         time.sleep(pause)
         target.write_text(f"def price_{i}():\n    return {i}\n")
-        build_index(example_repo, embedder=fake_embedder)
+        build_index(example_repo, embedder=fake_embedder, config=config)
     # Within the grace period every version stays: a reader of an earlier snapshot reads on.
     grown = {name: _versions(index_dir, name) for name in ("chunks", CACHE_TABLE)}
     assert grown["chunks"] > 8 and grown[CACHE_TABLE] > 2
     first.verify()
 
-    monkeypatch.setattr(store_module, "GRACE", timedelta(0))
+    config = IndexConfig(retention=Retention(grace=timedelta(0), prune_margin=margin))
     time.sleep(pause)
     target.write_text("def price_final():\n    return 9\n")
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=config)
     after = {name: _versions(index_dir, name) for name in ("chunks", CACHE_TABLE)}
     # (The first build kept only its last version: `Store.forget_drafts`.) The versions
     # of the first two edits' runs went; the last run's own stay until the next run.
@@ -239,15 +237,15 @@ def test_old_table_versions_are_pruned_once_no_reader_can_need_them(
     ]
     # A no-op run later prunes what the last run left, and the index stays whole.
     time.sleep(pause)
-    build_index(example_repo, embedder=fake_embedder)
+    build_index(example_repo, embedder=fake_embedder, config=config)
     Store.open(index_dir).verify()
     assert _versions(index_dir, "chunks") < after["chunks"]
 
 
 class _Clock:
-    """The writer's clock for `GRACE` (`build_index(clock=...)`), moved on by the test
-    instead of waited for. LanceDB dates table versions on the real clock, and
-    `PRUNE_MARGIN` compares those dates: runs stay that far apart in real time."""
+    """The writer's clock for `Retention.grace` (`build_index(clock=...)`), moved on by the
+    test instead of waited for. LanceDB dates table versions on the real clock, and
+    `Retention.prune_margin` compares those dates: runs stay that far apart in real time."""
 
     def __init__(self) -> None:
         self.now = time.time()
@@ -256,50 +254,53 @@ class _Clock:
         return self.now
 
 
-def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_embedder, monkeypatch):
-    # A server re-indexing on every edit never leaves the index alone for GRACE: the
-    # versions replaced more than GRACE ago go all the same, and a reader that opened a
-    # snapshot within GRACE still reads it.
+def test_an_index_written_every_few_moments_stays_bounded(example_repo, fake_embedder):
+    # A server re-indexing on every edit never leaves the index alone for the grace period: the
+    # versions replaced more than the grace period ago go all the same, and a reader that opened a
+    # snapshot within the grace period still reads it.
     index_dir = example_repo / ".dowse"
     target = example_repo / "shop" / "pricing.py"
-    monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.2))
-    monkeypatch.setattr(store_module, "GRACE", timedelta(seconds=1.5))
+    retention = Retention(grace=timedelta(seconds=1.5), prune_margin=timedelta(seconds=0.2))
+    config = IndexConfig(retention=retention)
     clock = _Clock()
-    build_index(example_repo, embedder=fake_embedder, clock=clock)
+    build_index(example_repo, embedder=fake_embedder, clock=clock, config=config)
     counts, reader = [], None
     for i in range(14):
-        clock.now += 0.6  # a run every 0.6 s: GRACE covers the two runs before
-        time.sleep(0.3)  # past PRUNE_MARGIN
+        clock.now += 0.6  # a run every 0.6 s: the grace period covers the two runs before
+        time.sleep(0.3)  # past the prune margin
         target.write_text(f"def price_{i}():\n    return {i}\n")
-        build_index(example_repo, embedder=fake_embedder, clock=clock)
+        build_index(example_repo, embedder=fake_embedder, clock=clock, config=config)
         counts.append(_versions(index_dir, "chunks"))
         if i == 11:
             reader = Store.open(index_dir)
     # Three versions a run: without pruning, 14 runs would add 40 (they did); pruned,
-    # the count levels off once runs pass GRACE, well below that. (Not relative to
+    # the count levels off once runs pass the grace period, well below that. (Not relative to
     # twice the first count: since the first build keeps only its committed version,
     # that count is smaller.)
     assert counts[-1] < counts[0] + 20, counts
     assert reader is not None
-    reader.verify()  # opened two runs ago, within GRACE
+    reader.verify()  # opened two runs ago, within the grace period
     assert Store.read_manifest(index_dir).superseded["chunks"]
 
 
-def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_embedder, monkeypatch):
+def test_runs_with_nothing_to_index_settle_on_one_version(example_repo, fake_embedder):
     # A run that finds nothing to index still prunes, and commits what its pruning
     # compacted: the versions past the manifest's and those just before it go as well.
     index_dir = example_repo / ".dowse"
-    monkeypatch.setattr(store_module, "PRUNE_MARGIN", timedelta(seconds=0.2))
-    monkeypatch.setattr(store_module, "GRACE", timedelta(seconds=0.6))
+    retention = Retention(grace=timedelta(seconds=0.6), prune_margin=timedelta(seconds=0.2))
+    config = IndexConfig(retention=retention)
     clock = _Clock()
-    build_index(example_repo, embedder=fake_embedder, clock=clock)
+    build_index(example_repo, embedder=fake_embedder, clock=clock, config=config)
     (example_repo / "shop" / "pricing.py").write_text("def price():\n    return 1\n")
-    build_index(example_repo, embedder=fake_embedder, clock=clock)
+    build_index(example_repo, embedder=fake_embedder, clock=clock, config=config)
     counts = []
     for _ in range(4):
-        clock.now += 0.8  # each run past GRACE
-        time.sleep(0.3)  # past PRUNE_MARGIN
-        assert build_index(example_repo, embedder=fake_embedder, clock=clock).parsed == 0
+        clock.now += 0.8  # each run past the grace period
+        time.sleep(0.3)  # past the prune margin
+        assert (
+            build_index(example_repo, embedder=fake_embedder, clock=clock, config=config).parsed
+            == 0
+        )
         counts.append(_versions(index_dir, "chunks"))
     assert counts[-1] == 1, counts
     store = Store.open(index_dir)

@@ -314,9 +314,9 @@ def test_answers_follow_edits_branch_switches_and_a_held_lock(repo, tmp_path):
     drive(tmp_path, repo)(body)
 
 
-def test_a_root_without_an_index_is_offered_reindex(tmp_path, index):
+def test_a_root_without_an_index_is_offered_reindex(tmp_path, repo):
     bare = _copy(tmp_path / "bare")
-    indexed = index(_copy(tmp_path / "indexed"))
+    indexed = repo  # `dowse index --no-embed`'s index: the session's, copied
 
     async def body(s: ClientSession) -> None:
         message = await refused(s, "search", query="token")

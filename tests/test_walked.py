@@ -128,9 +128,9 @@ def test_the_refresh_before_a_query_walks_only_without_a_record(
 def test_a_no_op_index_run_walks_only_when_the_tree_moved(indexed, fake_embedder, monkeypatch):
     from datetime import timedelta
 
-    from dowse.indexer import build, settled
+    from dowse.indexer import build
+    from dowse.indexer.store import Retention
 
-    monkeypatch.setattr(settled, "GRACE", timedelta(0))  # the record is usable at once
     walks = []
     real = build.walk
 
@@ -139,7 +139,8 @@ def test_a_no_op_index_run_walks_only_when_the_tree_moved(indexed, fake_embedder
         return real(*args, **kwargs)
 
     monkeypatch.setattr(build, "walk", counting)
-    config = IndexConfig(embed=False)
+    # No grace period: the `settled` record is usable at once.
+    config = IndexConfig(embed=False, retention=Retention(grace=timedelta(0)))
     slow = build_index(indexed, config=config, embedder=fake_embedder)  # records `settled`
     walks.clear()
     fast = build_index(indexed, config=config, embedder=fake_embedder)
