@@ -24,15 +24,15 @@ Invariants of every call through `run`:
   turns off every driver: a driver is named by the repository (`filter=x` in its
   `.gitattributes`), so its name must be read from the config before it can be
   overridden.
-- That read is kept per git directory for the process (`_DRIVERS`), with the state
-  (`os.stat`) of every file it came from: the system's, the user's and the repository's
-  config files, each file an include directive names (`include.path`,
-  `includeIf.*.path`, read with the drivers) and HEAD when an include depends on the
-  branch. A later call re-reads when any of them changed (created, deleted, rewritten,
-  replaced), so one call costs one git process once the first has read the config.
-  Nothing is kept from a read during which a file changed, or when a file changed
-  within `RACY_S` before it (a second change inside a file system's timestamp
-  granularity could leave every stat field as it was).
+- That read is kept per git directory in a `ConfigReads` (the process's, `READS`, unless
+  the caller passes its own), with the state (`os.stat`) of every file it came from: the
+  system's, the user's and the repository's config files, each file an include directive
+  names (`include.path`, `includeIf.*.path`, read with the drivers) and HEAD when an
+  include depends on the branch. A later call re-reads when any of them changed
+  (created, deleted, rewritten, replaced), so one call costs one git process once the
+  first has read the config. Nothing is kept from a read during which a file changed, or
+  when a file changed within `ConfigReads.racy_s` (`RACY_S`) before it (a second change
+  inside a file system's timestamp granularity could leave every stat field as it was).
 - `git status` does not look inside submodules' work trees (`--ignore-submodules=dirty`):
   that runs git in the submodule, under the submodule's config, which was not read here.
 - Location: with `cwd`, dowse finds the repository itself (the nearest `.git` at or
@@ -76,7 +76,7 @@ from typing import Generic, TypeVar
 
 from dowse.errors import GitError
 
-__all__ = ["DEFAULT_TIMEOUT_S", "RACY_S", "output", "run", "text"]
+__all__ = ["DEFAULT_TIMEOUT_S", "RACY_S", "READS", "ConfigReads", "output", "run", "text"]
 
 DEFAULT_TIMEOUT_S = 600.0
 """Long enough for the history reader's first `git log --name-only` over 100k commits of a
@@ -173,7 +173,7 @@ def _flags(pairs: Iterable[tuple[str, str]]) -> list[str]:
 
 
 def _location(
-    git_dir: Path | None, cwd: Path | None, env: dict[str, str]
+    git_dir: Path | None, cwd: Path | None, env: dict[str, str], reads: ConfigReads
 ) -> tuple[list[str], Path | None]:
     """git's options naming the repository, and its git directory (None when there is
     no repository at `cwd`)."""
@@ -183,7 +183,7 @@ def _location(
         _own_objects(Path(git_dir), ())
         return ["--git-dir", str(git_dir)], Path(git_dir)
     assert cwd is not None
-    found = _repository(Path(cwd), env)
+    found = _repository(Path(cwd), env, reads)
     if found is None:  # git finds nothing either, and says so
         return ["-C", str(cwd)], None
     directory, work_tree = found
@@ -261,7 +261,7 @@ def _ceilings(env: dict[str, str]) -> set[Path]:
     return {Path(p).resolve() for p in value.split(os.pathsep) if p}
 
 
-def _repository(cwd: Path, env: dict[str, str]) -> tuple[Path, Path] | None:
+def _repository(cwd: Path, env: dict[str, str], reads: ConfigReads) -> tuple[Path, Path] | None:
     """(git directory, work tree) of the repository `cwd` lies in, or None when there is
     none; GitError when its `.git` redirects outside the work tree without a link back."""
     ceilings = _ceilings(env)
@@ -269,13 +269,13 @@ def _repository(cwd: Path, env: dict[str, str]) -> tuple[Path, Path] | None:
     while True:
         dot = here / ".git"
         if dot.is_symlink() or dot.exists():
-            return _checked(dot, here, env), here
+            return _checked(dot, here, env, reads), here
         if here.parent == here or here.parent in ceilings:
             return None
         here = here.parent
 
 
-def _checked(dot: Path, work_tree: Path, env: dict[str, str]) -> Path:
+def _checked(dot: Path, work_tree: Path, env: dict[str, str], reads: ConfigReads) -> Path:
     """The git directory `dot` names, if it stays in `work_tree` or links back to it."""
     if dot.is_file() and not dot.is_symlink():
         line = dot.read_text("utf-8", "replace").strip()
@@ -284,17 +284,19 @@ def _checked(dot: Path, work_tree: Path, env: dict[str, str]) -> Path:
         target = (work_tree / line.removeprefix("gitdir:").strip()).resolve()
     else:
         target = dot.resolve()
-    if not (_inside(target, work_tree) or _links_back(target, dot, work_tree, env)):
+    if not (_inside(target, work_tree) or _links_back(target, dot, work_tree, env, reads)):
         raise GitError(f"{dot} points outside the repository ({target})")
     common = target / "commondir"
     if common.is_file():
         shared = (target / common.read_text("utf-8", "replace").strip()).resolve()
-        if not (_inside(shared, work_tree) or _links_back(target, dot, work_tree, env)):
+        if not (_inside(shared, work_tree) or _links_back(target, dot, work_tree, env, reads)):
             raise GitError(f"{common} points outside the repository ({shared})")
     return target
 
 
-def _links_back(target: Path, dot: Path, work_tree: Path, env: dict[str, str]) -> bool:
+def _links_back(
+    target: Path, dot: Path, work_tree: Path, env: dict[str, str], reads: ConfigReads
+) -> bool:
     """Whether the git directory `target` names `work_tree` as its own: a linked
     worktree's `gitdir` file names `dot`, a submodule's `core.worktree` the work tree."""
     back = target / "gitdir"
@@ -306,7 +308,7 @@ def _links_back(target: Path, dot: Path, work_tree: Path, env: dict[str, str]) -
     if not config.is_file():
         return False
     key = (str(config),)
-    known = _WORK_TREES.get(key)
+    known = reads.work_trees.get(key)
     if known is not None and known.unchanged():
         named_tree = known.value
     else:
@@ -316,7 +318,7 @@ def _links_back(target: Path, dot: Path, work_tree: Path, env: dict[str, str]) -
             ["git", "config", "--file", str(config), "--get", "core.worktree"], env, None, 30.0
         )
         named_tree = done.stdout.decode("utf-8", "surrogateescape").strip()
-        _keep(_WORK_TREES, key, named_tree, before, started)
+        reads.keep(reads.work_trees, key, named_tree, before, started)
     return bool(named_tree) and (target / named_tree).resolve() == work_tree
 
 
@@ -347,7 +349,7 @@ granularity (a second on some, two on FAT) could leave every stat field as it wa
 
 _Stat = tuple[int, int, int, int, int, int] | None
 _T = TypeVar("_T")
-_KEPT_READS = 256  # repositories per process; beyond, the reads start over
+_KEPT_READS = 256  # repositories a ConfigReads keeps; beyond, its reads start over
 
 
 def _stat(path: str) -> _Stat:
@@ -369,34 +371,48 @@ class _Read(Generic[_T]):
         return all(_stat(path) == seen for path, seen in self.files)
 
 
-def _keep(
-    reads: dict[tuple[str, ...], _Read[_T]],
-    key: tuple[str, ...],
-    value: _T,
-    before: dict[str, _Stat],
-    started_ns: int,
-    also: Iterable[str] = (),
-) -> None:
-    """Keep `value`, read from the files `before` (stat'ed before the read began at
-    `started_ns`) and `also` (learnt from the read), unless one changed meanwhile or
-    too recently to tell its next change by (`RACY_S`)."""
-    recent = started_ns - int(RACY_S * 1e9)
-    files = {path: _stat(path) for path in [*before, *also]}
-    for path, now in files.items():
-        if path in before and before[path] != now:
-            return
-        if now is not None and stat.S_ISREG(now[0]) and max(now[4], now[5]) >= recent:
-            return
-    if len(reads) >= _KEPT_READS:
-        reads.clear()
-    reads[key] = _Read(value, tuple(files.items()))
+class ConfigReads:
+    """What the runner keeps of the repositories' config between calls: per git directory
+    (and the variables choosing the user's config files) the driver overrides, per config
+    file the work tree its core.worktree names (a submodule's), each with the state of the
+    files it was read from. `READS` is the process's; a caller may keep its own.
+
+    `racy_s`: a file changed less than this before its read (or while it was read) is read
+    again by the next call (`RACY_S`)."""
+
+    def __init__(self, racy_s: float = RACY_S) -> None:
+        self.racy_s = racy_s
+        self.drivers: dict[tuple[str, ...], _Read[list[tuple[str, str]]]] = {}
+        self.work_trees: dict[tuple[str, ...], _Read[str]] = {}
+
+    def keep(
+        self,
+        reads: dict[tuple[str, ...], _Read[_T]],
+        key: tuple[str, ...],
+        value: _T,
+        before: dict[str, _Stat],
+        started_ns: int,
+        also: Iterable[str] = (),
+    ) -> None:
+        """Keep `value` in `reads` (`drivers` or `work_trees`), read from the files
+        `before` (stat'ed before the read began at `started_ns`) and `also` (learnt from
+        the read), unless one changed meanwhile or too recently to tell its next change by
+        (`racy_s`)."""
+        recent = started_ns - int(self.racy_s * 1e9)
+        files = {path: _stat(path) for path in [*before, *also]}
+        for path, now in files.items():
+            if path in before and before[path] != now:
+                return
+            if now is not None and stat.S_ISREG(now[0]) and max(now[4], now[5]) >= recent:
+                return
+        if len(reads) >= _KEPT_READS:
+            reads.clear()
+        reads[key] = _Read(value, tuple(files.items()))
 
 
-_DRIVERS: dict[tuple[str, ...], _Read[list[tuple[str, str]]]] = {}
-"""Per git directory and the variables that choose the user's config files: the driver
-overrides, and the files they were read from."""
-_WORK_TREES: dict[tuple[str, ...], _Read[str]] = {}
-"""Per git directory's config file: the work tree its core.worktree names (a submodule's)."""
+READS = ConfigReads()
+"""The process's config reads: every call that is given no other keeps its reads here."""
+
 _CONFIG_ENV = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM")
 """The variables naming the user's and the system's config files."""
 _READ_ENV = ("GIT_CONFIG_NOSYSTEM", "PATH")  # PATH: which git, so which system config
@@ -446,6 +462,7 @@ def _driver_overrides(
     env: dict[str, str],
     here: Path,
     timeout: float,
+    reads: ConfigReads,
 ) -> list[tuple[str, str]] | subprocess.CompletedProcess[bytes]:
     """The overrides for every driver the config names, or git's failed process (the
     repository cannot be read, so neither can the command that was asked for). `here`
@@ -455,7 +472,7 @@ def _driver_overrides(
         # A relative path in one of the variables names a file relative to `here`.
         chosen = (os.path.join(here, env[name]) if env.get(name) else "" for name in _CONFIG_ENV)
         key = (str(directory.resolve()), *chosen, *(env.get(name, "") for name in _READ_ENV))
-        known = _DRIVERS.get(key)
+        known = reads.drivers.get(key)
         if known is not None and known.unchanged():
             return known.value
     before = {f: _stat(f) for f in _config_files(directory, env, here)} if directory else {}
@@ -498,7 +515,7 @@ def _driver_overrides(
         ]
     overrides = list(dict.fromkeys(pairs))
     if kept:
-        _keep(_DRIVERS, key, overrides, before, started, also)
+        reads.keep(reads.drivers, key, overrides, before, started, also)
     return overrides
 
 
@@ -508,18 +525,20 @@ def run(
     cwd: Path | None = None,
     input: bytes | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    reads: ConfigReads | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """Run `git <args>` on the repository at `git_dir` (its git directory) or the one `cwd`
     lies in; the finished process whatever its exit code. GitError when git is missing,
     took longer than `timeout`, or the repository's config names a driver it cannot
-    disable."""
+    disable. The config reads are kept in `reads` (the process's `READS` when None)."""
     if not args:
         raise ValueError("no git subcommand")
+    reads = READS if reads is None else reads
     env = _environment()
-    location, directory = _location(git_dir, cwd, env)
+    location, directory = _location(git_dir, cwd, env, reads)
     base = ["git", "--no-pager", *location, *_flags(_OVERRIDES)]
     here = Path(cwd) if cwd is not None else Path.cwd()
-    drivers = _driver_overrides(base, directory, env, here, timeout)
+    drivers = _driver_overrides(base, directory, env, here, timeout, reads)
     if isinstance(drivers, subprocess.CompletedProcess):
         return drivers
     sub, *rest = args
@@ -533,9 +552,10 @@ def output(
     cwd: Path | None = None,
     input: bytes | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    reads: ConfigReads | None = None,
 ) -> bytes:
     """git's stdout; GitError (git's last line of stderr) when it exits non-zero."""
-    done = run(*args, git_dir=git_dir, cwd=cwd, input=input, timeout=timeout)
+    done = run(*args, git_dir=git_dir, cwd=cwd, input=input, timeout=timeout, reads=reads)
     if done.returncode:
         lines = done.stderr.decode("utf-8", errors="replace").strip().splitlines()
         raise GitError(
@@ -550,7 +570,8 @@ def text(
     git_dir: Path | None = None,
     cwd: Path | None = None,
     timeout: float = DEFAULT_TIMEOUT_S,
+    reads: ConfigReads | None = None,
 ) -> str:
     """`output` decoded as UTF-8, undecodable bytes replaced."""
-    out = output(*args, git_dir=git_dir, cwd=cwd, timeout=timeout)
+    out = output(*args, git_dir=git_dir, cwd=cwd, timeout=timeout, reads=reads)
     return out.decode("utf-8", errors="replace")

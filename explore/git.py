@@ -51,15 +51,15 @@ MAX_UNCOMMITTED = 100
 CLAIMED_UNCOMMITTED = 5
 
 
-def _git(root: Path, *args: str) -> str:
-    """A read-only git command in `root` through the one runner; its stdout, or GitError
-    with git's message."""
-    return git.text(*args, cwd=root, timeout=GIT_TIMEOUT_S)
+def _git(where: Context | _Repo, *args: str) -> str:
+    """A read-only git command in `where`'s root through the one runner, its config reads
+    kept in `where.git_reads`; its stdout, or GitError with git's message."""
+    return git.text(*args, cwd=where.root, timeout=GIT_TIMEOUT_S, reads=where.git_reads)
 
 
-def _try(root: Path, *args: str) -> str | None:
+def _try(where: Context | _Repo, *args: str) -> str | None:
     try:
-        return _git(root, *args)
+        return _git(where, *args)
     except GitError:
         return None
 
@@ -96,13 +96,15 @@ class _Repo:
     prefix: str
     """The root's path inside the work tree ('' or 'sub/dir/')."""
     shallow: bool
+    git_reads: git.ConfigReads | None
+    """Where its git calls keep their config reads (`Context.git_reads`)."""
     _boundary: str | None = field(default=None, init=False)
 
     def boundary(self) -> list[str]:
         """`^<commit>` for the commit SCAN_LIMIT commits back, when there is one: a narrow
         pathspec then does not walk the whole history to fill its sample."""
         if self._boundary is None:
-            out = _try(self.root, "rev-list", "-n1", f"--skip={SCAN_LIMIT}", "HEAD")
+            out = _try(self, "rev-list", "-n1", f"--skip={SCAN_LIMIT}", "HEAD")
             self._boundary = (out or "").strip()
         return [f"^{self._boundary}"] if self._boundary else []
 
@@ -112,7 +114,7 @@ class _Repo:
 
     def history(self, pathspecs: Sequence[str], *, bounded: bool) -> _History:
         out = _git(
-            self.root,
+            self,
             "log",
             "--no-merges",
             f"-n{HISTORY}",
@@ -136,20 +138,19 @@ class _Repo:
         return history
 
 
-def _open(root: Path) -> _Repo:
+def _open(ctx: Context) -> _Repo:
     out = _git(
-        root, "rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"
+        ctx, "rev-parse", "--show-toplevel", "--show-prefix", "--is-shallow-repository"
     ).split("\n")
     if len(out) < 3:
         raise GitError("unexpected output from git rev-parse")
-    return _Repo(root=root, prefix=out[1], shallow=out[2].strip() == "true")
+    shallow = out[2].strip() == "true"
+    return _Repo(root=ctx.root, prefix=out[1], shallow=shallow, git_reads=ctx.git_reads)
 
 
 def _status(repo: _Repo, pathspec: str, ignore: str | None) -> list[tuple[str, str]]:
     """(status, root-relative path) of each uncommitted change in the pathspec."""
-    out = _git(
-        repo.root, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", pathspec
-    )
+    out = _git(repo, "status", "--porcelain=v1", "-z", "--untracked-files=normal", "--", pathspec)
     entries: list[tuple[str, str]] = []
     fields = out.split("\0")
     i = 0
@@ -276,7 +277,7 @@ def git_track(
 
     def understand(state: TrackState) -> tuple[bool, str]:
         try:
-            repo = _open(ctx.root)
+            repo = _open(ctx)
         except GitError as exc:
             if "not a git repository" in str(exc) or "work tree" in str(exc):
                 return False, "not a git repository"
@@ -334,8 +335,8 @@ def git_track(
 
 def _head(ctx: Context, repo: _Repo, state: TrackState) -> GitReport:
     """The report, started with the branch and HEAD."""
-    branch = _try(ctx.root, "symbolic-ref", "-q", "--short", "HEAD")
-    head = _try(ctx.root, "rev-parse", "-q", "--verify", "HEAD^{commit}")
+    branch = _try(ctx, "symbolic-ref", "-q", "--short", "HEAD")
+    head = _try(ctx, "rev-parse", "-q", "--verify", "HEAD^{commit}")
     report = GitReport(branch=(branch or "").strip() or None, head=(head or "").strip() or None)
     state.output["git"] = report
     if repo.shallow:
@@ -382,7 +383,7 @@ def _history(
     report.recent = [
         redact(ln)
         for ln in _git(
-            ctx.root,
+            repo,
             "log",
             f"-n{RECENT}",
             "--format=%h %ad %s",
@@ -460,7 +461,7 @@ _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@", re.MULTILINE)
 def _first_change(ctx: Context, repo: _Repo, path: str) -> Citation | None:
     """The first line of the file that differs from HEAD (a line a deletion follows when
     only lines were removed there); None when git shows no text change (mode, binary)."""
-    out = _try(repo.root, "diff", "-U0", "--no-color", "HEAD", "--", path)
+    out = _try(repo, "diff", "-U0", "--no-color", "HEAD", "--", path)
     m = _HUNK.search(out or "")
     if m is None:
         return None

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dowse.explore.records import (
     Citation,
@@ -43,6 +43,9 @@ from dowse.explore.records import (
 from dowse.indexer.reading import read_inside, text_bytes
 from dowse.indexer.secrets import safe_text
 from dowse.indexer.walk import WalkConfig, walk
+
+if TYPE_CHECKING:
+    from dowse.git import ConfigReads
 
 __all__ = [
     "STDLIB",
@@ -85,6 +88,9 @@ class Context:
     index_dir: Path | None = None
     deepen: int = 0
     """How many more levels a too-large track may split into subtracks."""
+    git_reads: ConfigReads | None = None
+    """Where the git track's calls keep their config reads (`dowse.git.READS`, the
+    process's, when None)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _searcher_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     """Opening the index takes a while (lancedb's import): file reads must not wait."""
@@ -102,6 +108,7 @@ class Context:
             walk_config=self.walk_config,
             index_dir=self.index_dir,
             deepen=deepen,
+            git_reads=self.git_reads,
         )
         ctx._lock, ctx._lines, ctx._searcher = self._lock, self._lines, self._searcher
         ctx._searcher_lock = self._searcher_lock

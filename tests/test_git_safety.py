@@ -25,6 +25,8 @@ from conftest import commit_files, git
 from dowse import git as dowse_git
 from dowse.errors import EvalError, GitError
 from dowse.evaluation.gittree import commit_order, git_dir_of, sync_tree
+from dowse.explore.git import git_track
+from dowse.explore.tracks import Context, run_track
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.commits import read_commits, source_of
 from dowse.indexer.store import Store
@@ -377,9 +379,16 @@ def test_git_failures_carry_git_s_message(tmp_path):
 
 
 @pytest.fixture
+def reads() -> dowse_git.ConfigReads:
+    """The test's own config reads, which keep a read however recently its files changed:
+    the fixtures' config files were just written, and would be read again by every call
+    otherwise (`dowse.git.RACY_S`)."""
+    return dowse_git.ConfigReads(racy_s=0.0)
+
+
+@pytest.fixture
 def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], list[str]]:
-    """A `git` on PATH that logs its arguments; each call returns the runs since the last.
-    The fixtures' config files were just written, so no read is racy here (`RACY_S`)."""
+    """A `git` on PATH that logs its arguments; each call returns the runs since the last."""
     real = shutil.which("git")
     assert real is not None
     log = tmp_path / "git.log"
@@ -389,7 +398,6 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], lis
     shim.write_text(f'#!/bin/sh\necho "$*" >> {shlex.quote(str(log))}\nexec {real} "$@"\n')
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(dowse_git, "RACY_S", 0.0)
     seen = [0]
 
     def runs() -> list[str]:
@@ -400,38 +408,44 @@ def counted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], lis
     return runs
 
 
-def test_a_call_runs_one_git_process_once_the_config_is_read(repo, counted):
+def test_a_call_runs_one_git_process_once_the_config_is_read(repo, counted, reads):
     counted()
-    dowse_git.text("rev-parse", "HEAD", cwd=repo)
+    dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)
     first = counted()
     assert len(first) == 2 and "--get-regexp" in first[0]
     for _ in range(3):
-        assert len(dowse_git.text("rev-parse", "HEAD", cwd=repo)) == 41
+        assert len(dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)) == 41
         assert len(counted()) == 1
     # The same repository named by its git directory: the same read.
-    dowse_git.text("rev-parse", "HEAD", git_dir=repo / ".git")
+    dowse_git.text("rev-parse", "HEAD", git_dir=repo / ".git", reads=reads)
     assert len(counted()) == 1
+    # Reads kept elsewhere (the process's) are not these.
+    dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=dowse_git.ConfigReads(racy_s=0.0))
+    assert len(counted()) == 2
 
 
-def test_an_explore_reads_the_config_once(repo, counted, run):
+def test_the_git_track_reads_the_config_once(repo, counted, reads):
+    ctx = Context(root=repo, depth="deep", git_reads=reads)
     counted()
-    _explore_git(run, repo)
+    found, output = run_track(ctx, git_track(ctx))
+    assert all(gate.passed for gate in found.gates), found.gates
+    assert output["git"].branch == "main" and output["git"].recent
     runs = counted()
     assert len(runs) > 3 and sum("--get-regexp" in r for r in runs) == 1
 
 
-def test_a_config_changed_just_before_a_read_is_read_again(repo, counted, monkeypatch):
-    monkeypatch.setattr(dowse_git, "RACY_S", 60.0)  # however slow the machine
+def test_a_config_changed_just_before_a_read_is_read_again(repo, counted):
+    reads = dowse_git.ConfigReads(racy_s=60.0)  # however slow the machine
     git(repo, "config", "core.abbrev", "12")
     counted()
-    dowse_git.text("rev-parse", "HEAD", cwd=repo)
-    dowse_git.text("rev-parse", "HEAD", cwd=repo)
+    dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)
+    dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)
     assert sum("--get-regexp" in r for r in counted()) == 2
 
 
 @pytest.mark.parametrize("where", ["repository", "include", "user", "onbranch"])
 def test_a_driver_configured_after_a_read_is_switched_off(
-    repo, marker, touch, tmp_path, monkeypatch, counted, where
+    repo, marker, touch, tmp_path, monkeypatch, counted, reads, where
 ):
     extra = tmp_path / "extra.cfg"
     user = tmp_path / "user.cfg"
@@ -442,7 +456,7 @@ def test_a_driver_configured_after_a_read_is_switched_off(
         git(repo, "config", "includeIf.onbranch:other.path", str(extra))
         git(repo, "config", "--file", str(extra), "filter.x.clean", touch)
     counted()
-    assert dowse_git.run("status", cwd=repo).returncode == 0  # read: no driver yet
+    assert dowse_git.run("status", cwd=repo, reads=reads).returncode == 0  # no driver yet
     assert len(counted()) == 2
     if where == "repository":
         git(repo, "config", "filter.x.clean", touch)
@@ -456,7 +470,7 @@ def test_a_driver_configured_after_a_read_is_switched_off(
     fires(marker, lambda: plain_git(repo, "status"))
     stat_dirty(repo)
     counted()
-    assert dowse_git.text("status", "--porcelain", cwd=repo) == ""
+    assert dowse_git.text("status", "--porcelain", cwd=repo, reads=reads) == ""
     assert not marker.exists()
     assert sum("--get-regexp" in r for r in counted()) == 1  # read again
 
@@ -523,7 +537,9 @@ def test_linked_worktrees_and_submodules_still_read(repo, tmp_path):
     assert dowse_git.text("log", "-1", "--format=%s", cwd=repo / "vendor").strip() == "lib"
 
 
-def test_a_submodule_s_work_tree_is_read_once_and_again_when_it_changes(repo, tmp_path, counted):
+def test_a_submodule_s_work_tree_is_read_once_and_again_when_it_changes(
+    repo, tmp_path, counted, reads
+):
     sub = tmp_path / "sub"
     sub.mkdir()
     git(sub, "init", "-q", "-b", "main")
@@ -531,14 +547,14 @@ def test_a_submodule_s_work_tree_is_read_once_and_again_when_it_changes(repo, tm
     git(repo, "-c", "protocol.file.allow=always", "submodule", "-q", "add", str(sub), "vendor")
     vendor = repo / "vendor"
     counted()
-    dowse_git.text("log", "-1", cwd=vendor)
+    dowse_git.text("log", "-1", cwd=vendor, reads=reads)
     assert len(counted()) == 3  # its core.worktree, its drivers, the command
-    assert dowse_git.text("log", "-1", "--format=%s", cwd=vendor).strip() == "lib"
+    assert dowse_git.text("log", "-1", "--format=%s", cwd=vendor, reads=reads).strip() == "lib"
     assert len(counted()) == 1
     config = repo / ".git" / "modules" / "vendor" / "config"
     git(repo, "config", "--file", str(config), "core.worktree", str(tmp_path / "elsewhere"))
     with pytest.raises(GitError, match="points outside"):
-        dowse_git.text("log", "-1", cwd=vendor)
+        dowse_git.text("log", "-1", cwd=vendor, reads=reads)
 
 
 # -- objects from elsewhere on disk (alternates) ---------------------------------------------

@@ -3,7 +3,9 @@ pyproject.toml's settings: CI runs all three."""
 
 from __future__ import annotations
 
+import ast
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -35,6 +37,42 @@ def test_mypy_checks_the_whole_library_strictly():
     mypy = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert mypy.get("strict") is True
     assert [o["module"] for o in mypy.get("overrides", [])] == []
+
+
+_CONSTANT = re.compile(r"_?[A-Z][A-Z0-9_]*")
+
+
+def _patched_constants(source: str) -> list[tuple[int, str]]:
+    """(line, name) of each module constant the source patches: `setattr(x, "NAME", ...)`
+    (monkeypatch's, mock's `patch.object`) or `setattr("pkg.mod.NAME", ...)`, `patch(...)`."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not isinstance(node, ast.Call) or not node.args:
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in ("setattr", "object", "patch"):
+            continue
+        strings = [a.value for a in node.args[:2] if isinstance(a, ast.Constant)]
+        for text in strings:
+            if isinstance(text, str) and _CONSTANT.fullmatch(text.rsplit(".", 1)[-1]):
+                found.append((node.lineno, text))
+    return found
+
+
+def test_tests_pass_config_records_instead_of_patching_module_constants():
+    # A knob a test needs to move is a config record the code takes (`FusionWeights`,
+    # `Retention`, `dowse.git.ConfigReads`); patching a module's constant changes it for
+    # every caller in the process, and hides that the code has no way to be told.
+    assert _patched_constants('monkeypatch.setattr(git, "RACY_S", 0.0)') == [(1, "RACY_S")]
+    assert _patched_constants('mock.patch("dowse.retrieval.ask.DEFAULT_BUDGET", 1)') != []
+    assert _patched_constants('monkeypatch.setattr(walk.os, "geteuid", f)') == []
+    patched = [
+        f"{path.name}:{line}: {name}"
+        for path in sorted((REPO / "tests").glob("*.py"))
+        for line, name in _patched_constants(path.read_text(encoding="utf-8"))
+    ]
+    assert patched == []
 
 
 @pytest.mark.slow
