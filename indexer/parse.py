@@ -60,12 +60,18 @@ from typing import cast, get_args
 from tree_sitter import Language, Node, Parser, Point, Query, QueryCursor, Tree
 from tree_sitter_language_pack import SupportedLanguage, get_language
 
+from dowse.indexer.attach import (
+    ATTRIBUTES,
+    WRAPPERS,
+    attributes_before,
+    is_comment,
+    top,
+    trails_code,
+)
+from dowse.indexer.item_macros import unwrap_item_macros
+from dowse.indexer.records import Import, Reference, Symbol, SymbolKind
+from dowse.indexer.references import extract_references, is_reference_capture
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
-
-from .attach import ATTRIBUTES, WRAPPERS, attributes_before, is_comment, top, trails_code
-from .item_macros import unwrap_item_macros
-from .records import Import, Reference, Symbol, SymbolKind
-from .references import extract_references, is_reference_capture
 
 __all__ = ["Parsed", "parse_source"]
 

@@ -28,7 +28,7 @@ from typing import cast, get_args
 
 from tree_sitter import Node
 
-from .records import Import, Reference, ReferenceKind, Symbol
+from dowse.indexer.records import Import, Reference, ReferenceKind, Symbol
 
 __all__ = ["REFERENCE_CAPTURES", "extract_references", "is_reference_capture"]
 
