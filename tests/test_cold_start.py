@@ -114,6 +114,17 @@ def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
     assert same and kind == "module"
 
 
+def test_redacting_a_text_no_plugin_could_match_imports_no_detect_secrets(tmp_path):
+    code = (
+        "from dowse.indexer.secrets import redact\n"
+        "assert redact('def total(cart):\\n    return sum(cart)\\n', 'a.py') == "
+        "'def total(cart):\\n    return sum(cart)\\n'\n"
+    )
+    assert _imported(code, tmp_path) == set()
+    found = code + "redact('password = \"' + 'x' * 12 + '\"\\n', 'a.py')\n"
+    assert "detect_secrets" in _imported(found, tmp_path)
+
+
 def test_the_mcp_handshake_imports_no_searcher_and_no_sdk_client(lexical_example):
     # What `dowse serve` imports before it answers `initialize` and `tools/list`: the
     # records and the SDK's server. The searcher (numpy, pyarrow, LanceDB) is imported
