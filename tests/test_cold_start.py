@@ -58,6 +58,18 @@ def test_importing_the_cli_imports_no_heavy_package(tmp_path):
     assert _imported("import dowse.cli", tmp_path) == set()
 
 
+def test_the_dowse_process_collects_cycles_less_often(tmp_path):
+    code = (
+        "import contextlib, gc, io, json, sys\n"
+        "from dowse.cli import GC_YOUNG_THRESHOLD, main\n"
+        "sys.argv = ['dowse', '--help']\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+        "print(json.dumps([gc.isenabled(), gc.get_threshold()[0] == GC_YOUNG_THRESHOLD]))"
+    )
+    assert _probe(code, tmp_path) == [True, True]
+
+
 def test_help_imports_no_heavy_package(tmp_path):
     assert _imported(_cli("--help"), tmp_path) == set()
     assert _imported(_cli("index", "--help"), tmp_path) == set()
