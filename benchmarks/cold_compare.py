@@ -10,7 +10,8 @@ after, `--runs` times (after one round that is not counted, to fill the bytecode
 caches): a machine whose load drifts weighs on both alike. Printed per checkout: the wall
 and CPU seconds (user + system of the process and its threads) of `python -m dowse
 ARGS` and its main thread's CPU seconds, medians; with `--serve ROOT`, the seconds from
-starting `dowse serve --no-embed ROOT` to its answers to `initialize` and `tools/list` (as `cold_start.py` measures them).
+starting `dowse serve --no-embed ROOT` to its answers to `initialize` and `tools/list`
+(as `cold_start.py` measures them).
 """
 
 from __future__ import annotations

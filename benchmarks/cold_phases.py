@@ -6,8 +6,8 @@ Usage:
 
 Each run is a new Python process that runs the `dowse ask` command in process (as
 `dowse.cli.main` does: pandas left out, its GC threshold, the same options) with its
-steps wrapped, and prints, at each step's end, the wall time and the main thread's CPU time
-(`time.thread_time`) since the process started: the imports up to `dowse.cli`, those
+steps wrapped, and prints, at each step's end, the wall time and the main thread's CPU
+time (`time.thread_time`) since the process started: the imports up to `dowse.cli`, those
 the answer adds before the index opens (the query embedder's load starts on its thread
 at their end), opening the index (LanceDB's import) and checking the tree for changes,
 then the answer and its output.
