@@ -5,9 +5,9 @@ Usage:
         [--format markdown|agent]
 
 Each run is a new Python process that runs the `dowse ask` command in process (as
-`dowse.cli.main` does: pandas left out, the same options) with its steps wrapped, and
-prints, at each step's end, the wall time and the main thread's CPU time
-(`time.thread_time`) since the process started: the imports up to `dowse.cli`, those
+`dowse.cli.main` does: pandas left out, its GC threshold, the same options) with its
+steps wrapped, and prints, at each step's end, the wall time and the main thread's CPU
+time (`time.thread_time`) since the process started: the imports up to `dowse.cli`, those
 the answer adds before the index opens (the query embedder's load starts on its thread
 at their end), opening the index (LanceDB's import) and checking the tree for changes,
 then the answer and its output.
@@ -39,6 +39,9 @@ import dowse.cli as cli
 from dowse.indexer.lance import leave_out_pandas
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 leave_out_pandas()
+if hasattr(cli, "GC_YOUNG_THRESHOLD"):  # as `main` does, where it does
+    import gc
+    gc.set_threshold(cli.GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 mark("import dowse.cli")
 import dowse.indexer.store as store_module
 from dowse.server.workspace import Workspace

@@ -28,9 +28,13 @@ Invariants:
   patterns are applied directly.
 - Deterministic: the same text and path give the same result; `SCANNER` names the rules,
   and an index records it so that a change of rules re-reads every file.
-- detect-secrets is imported on the first `redact`, all the modules used at once
-  (`_detect_secrets`), without importing `requests`, which it needs only to verify
-  secrets online: a tenth of its import's time.
+- detect-secrets is imported on the first `redact` of a text where some plugin could
+  find something (`_may_hold_secret`: a plugin's literal or hint, a secret-sounding
+  keyword, a long quoted run), all the modules used at once (`_detect_secrets`), without
+  importing `requests`, which it needs only to verify secrets online: a tenth of its
+  import's time. A text no plugin could match is returned as it is, detect-secrets
+  neither imported nor run: a cold `dowse ask` shows a few dozen lines, most often
+  without any.
 """
 
 from __future__ import annotations
@@ -365,6 +369,57 @@ _FORMAT_LITERALS: dict[str, tuple[str, ...]] = {
 }
 
 
+_FORMAT_HINTS: dict[str, re.Pattern[str]] = {
+    # Each matches wherever the plugin's patterns do (a looser form of them), for the
+    # plugins without a literal or whose literals are common in code ("AC", "-us", "://").
+    "BasicAuthDetector": re.compile(r"://[^\s@]*@"),
+    "DiscordBotTokenDetector": re.compile(r"[\w-]{24}\.[\w-]{6}\.[\w-]{27}"),
+    "MailchimpDetector": re.compile(r"-us[0-9]"),
+    "TelegramBotTokenDetector": re.compile(r"\d{8}:[\w-]{35}"),
+    "TwilioKeyDetector": re.compile(r"(?:AC|SK)[a-z0-9]{32}"),
+}
+"""Plugin class name -> a pattern that matches every text its patterns match in: a text
+without a match is not scanned by that plugin (after `_FORMAT_LITERALS`' test)."""
+
+_EXTRA_NAMES = (
+    "_AnthropicDetector",
+    "_GoogleApiKeyDetector",
+    "_HuggingFaceDetector",
+    "_GitHubFineGrainedDetector",
+    "_AwsSecretKeyDetector",
+)
+"""The class names of `_extra_types`, known before detect-secrets is imported."""
+_PLUGIN_NAMES = (*(spec.rsplit(".", 1)[1] for spec in _FORMAT_PLUGINS), *_EXTRA_NAMES)
+
+_SECRET_WORD = re.compile(
+    r"(?:api|auth|service|account|db|database|priv|private|client)_?key"
+    r"|(?:db|database|key)_?pass|passw(?:or)?d|pwd|secret|contrase(?:ñ|n)a",
+    re.IGNORECASE,
+)
+"""A word of detect-secrets' keyword denylist (its `DENYLIST`, each of whose patterns
+requires one, case-insensitively at most): a text without one holds no keyword value."""
+
+
+def _may_find(plugin: str, text: str) -> bool:
+    """Whether the format plugin named `plugin` could find something in `text`."""
+    literals = _FORMAT_LITERALS.get(plugin, ())
+    if literals and not any(literal in text for literal in literals):
+        return False
+    hint = _FORMAT_HINTS.get(plugin)
+    return hint is None or hint.search(text) is not None
+
+
+def _may_hold_secret(text: str) -> bool:
+    """False when no plugin could find a value in `text`: no format plugin's literal or
+    hint, no keyword of the denylist, no quoted run long enough for the entropy plugins
+    (each a necessary condition of the scan in `redact`)."""
+    return (
+        _SECRET_WORD.search(text) is not None
+        or _QUOTED_RUN.search(text) is not None
+        or any(_may_find(name, text) for name in _PLUGIN_NAMES)
+    )
+
+
 _VALUE_GROUP = frozenset(
     {"AWSKeyDetector", "BasicAuthDetector", "NpmDetector", "_AwsSecretKeyDetector"}
 )
@@ -382,8 +437,7 @@ def _format_spans(text: str) -> list[tuple[int, int]]:
 
     spans: list[tuple[int, int]] = []
     for plugin in _format_plugins():
-        literals = _FORMAT_LITERALS.get(type(plugin).__name__, ())
-        if literals and not any(literal in text for literal in literals):
+        if not _may_find(type(plugin).__name__, text):
             continue
         for pattern in plugin.denylist:
             for m in pattern.finditer(text):
@@ -433,6 +487,8 @@ def redact(text: str, path: str = "") -> str:
     configuration files (.yaml .toml .ini .cfg) take unquoted values, code and other
     text only quoted ones, as in detect-secrets.
     """
+    if not _may_hold_secret(text):
+        return text
     _detect_secrets()
     from detect_secrets.plugins.keyword import (
         QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP,
@@ -440,8 +496,6 @@ def redact(text: str, path: str = "") -> str:
     )
     from detect_secrets.util.filetype import determine_file_type
 
-    if not text:
-        return text
     spans = _format_spans(text)
     groups = REGEX_BY_FILETYPE.get(
         determine_file_type(path), QUOTES_REQUIRED_DENYLIST_REGEX_TO_GROUP

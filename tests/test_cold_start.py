@@ -58,6 +58,18 @@ def test_importing_the_cli_imports_no_heavy_package(tmp_path):
     assert _imported("import dowse.cli", tmp_path) == set()
 
 
+def test_the_dowse_process_collects_cycles_less_often(tmp_path):
+    code = (
+        "import contextlib, gc, io, json, sys\n"
+        "from dowse.cli import GC_YOUNG_THRESHOLD, main\n"
+        "sys.argv = ['dowse', '--help']\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+        "print(json.dumps([gc.isenabled(), gc.get_threshold()[0] == GC_YOUNG_THRESHOLD]))"
+    )
+    assert _probe(code, tmp_path) == [True, True]
+
+
 def test_help_imports_no_heavy_package(tmp_path):
     assert _imported(_cli("--help"), tmp_path) == set()
     assert _imported(_cli("index", "--help"), tmp_path) == set()
@@ -112,6 +124,17 @@ def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
     shown, before, same, kind = _probe(code, tmp_path)
     assert shown == 'token = "[REDACTED]"\n' and not before
     assert same and kind == "module"
+
+
+def test_redacting_a_text_no_plugin_could_match_imports_no_detect_secrets(tmp_path):
+    code = (
+        "from dowse.indexer.secrets import redact\n"
+        "assert redact('def total(cart):\\n    return sum(cart)\\n', 'a.py') == "
+        "'def total(cart):\\n    return sum(cart)\\n'\n"
+    )
+    assert _imported(code, tmp_path) == set()
+    found = code + "redact('password = \"' + 'x' * 12 + '\"\\n', 'a.py')\n"
+    assert "detect_secrets" in _imported(found, tmp_path)
 
 
 def test_the_mcp_handshake_imports_no_searcher_and_no_sdk_client(lexical_example):

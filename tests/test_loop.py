@@ -8,6 +8,7 @@ import shutil
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from dowse.indexer.build import IndexConfig, build_index
@@ -774,8 +775,10 @@ def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
 def test_held_positions_are_one_row_for_a_unique_value_else_the_rows_in_order():
     from dowse.retrieval.lookups import _positions
 
-    assert _positions(["b", "a", "c"]) == {"b": 0, "a": 1, "c": 2}
-    assert _positions(["b", "a", "b", None]) == {"b": [0, 2], "a": [1], None: [3]}
+    assert _positions(pa.array(["b", "a", "c"])) == {"b": 0, "a": 1, "c": 2}
+    repeated = _positions(pa.chunked_array([["b", "a"], ["b", None, "c", "b"]]))
+    found = {v: repeated.get(v) for v in ["b", "a", None, "c", "d"]}
+    assert found == {"b": [0, 2, 5], "a": [1], None: [3], "c": [4], "d": None}
 
 
 @pytest.mark.parametrize(

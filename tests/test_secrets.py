@@ -11,9 +11,11 @@ import base64
 import json
 import random
 import string
+from pathlib import Path
 
 import pytest
 
+from dowse.indexer import secrets
 from dowse.indexer.secrets import REDACTED, file_secret, redact, safe_text
 
 _RNG = random.Random(23)
@@ -113,6 +115,27 @@ FOUND = [
         _r(44, string.ascii_letters + string.digits + "+/"),
     ),
     ("hex key named as one", "app/hmac.py", 'HMAC_KEY = "{}"', _r(64, "0123456789abcdef")),
+    # The formats whose patterns have no literal or a common one, found through a hint.
+    (
+        "Discord bot token",
+        "bots/discord.py",
+        "TOKEN = {}",
+        f"M{_r(23, _ALNUM)}.{_r(6, _ALNUM)}.{_r(27, _ALNUM)}",
+    ),
+    ("Telegram bot token", "bots/tg.py", "bot = Bot({})", f"{_r(9, string.digits)}:{_r(35)}"),
+    (
+        "Twilio key",
+        "sms/send.py",
+        "sid = {}",
+        "AC" + _r(32, string.ascii_lowercase + string.digits),
+    ),
+    (
+        "Mailchimp key",
+        "mail/list.py",
+        "mc = {}",
+        _r(32, string.ascii_lowercase + string.digits) + "-us12",
+    ),
+    ("Square OAuth secret", "pay/square.py", "sq = {}", "sq0csp-" + _r(43)),
 ]
 
 
@@ -157,6 +180,24 @@ SAFE = [
     ("a short id", "app/ids.py", 'key = "name"'),
     ("a reference in prose", "app/walk.py", "a Kubernetes Secret: `secrets.file_secret`;"),
 ]
+
+
+def test_a_text_is_scanned_unless_no_plugin_could_match_it(monkeypatch) -> None:
+    # `_may_hold_secret` only skips work: with every text scanned, every result is the
+    # same (the formats, the look-alikes, this repository's own sources in pieces).
+    texts = [(t.format(s) + "\n", p) for _, p, t, s in FOUND] + [(line, p) for _, p, line in SAFE]
+    for source in sorted(Path(secrets.__file__).parent.parent.rglob("*.py"))[:200]:
+        lines = source.read_text(errors="replace").split("\n")
+        texts += [("\n".join(lines[i : i + 30]), source.name) for i in range(0, len(lines), 30)]
+    gated = [redact(text, path) for text, path in texts]
+    assert sum(not secrets._may_hold_secret(text) for text, _ in texts) > len(texts) // 2
+    monkeypatch.setattr(secrets, "_may_hold_secret", lambda text: True)
+    assert [redact(text, path) for text, path in texts] == gated
+
+
+def test_every_format_plugin_is_named_before_detect_secrets_is_imported() -> None:
+    names = {type(plugin).__name__ for plugin in secrets._format_plugins()}
+    assert names == set(secrets._PLUGIN_NAMES)
 
 
 @pytest.mark.parametrize(("what", "path", "line"), SAFE, ids=[s[0] for s in SAFE])
