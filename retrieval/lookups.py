@@ -20,8 +20,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from dowse.indexer.reading import inside
-from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.indexer.store import Store, where_in
+from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [

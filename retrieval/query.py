@@ -324,8 +324,9 @@ class QueryAnalysis(BaseModel):
         """A test, a benchmark, a support script or a copy (generated, amalgamated or
         vendored code) the question is not about: tests and benchmarks call the code under
         test with its own names and words, a script its command lines, a copy repeats its
-        source's, and none is where the behaviour is decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
-        all rank lower unless asked for."""
+        source's, and none is where the behaviour is decided (simdjson's
+        singleheader/simdjson.h holds every word of every issue), so all rank lower
+        unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
