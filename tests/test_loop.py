@@ -1424,9 +1424,15 @@ def test_a_shell_script_ranks_like_support_in_a_rust_project(tmp_path, fake_embe
     build_index(tmp_path, embedder=fake_embedder)
     s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
     assert s.lookups.main_language() == "rust"
-    result = ask(s, "error: the output file is also an input, check output input")
+    question = "error: the output file is also an input, check output input"
+    result = ask(s, question)
     assert result.files[0].path == "src/input.rs"
     script = next(f for f in result.files if f.path == "diagnostics/info.sh")
     assert "a support script" in script.reason
     named = ask(s, "diagnostics/info.sh: check output input")
     assert "a support script" not in next(f for f in named.files if f.path == script.path).reason
+    # `dowse search` lowers it as it lowers tests.
+    from dowse.retrieval.records import SearchOptions
+
+    searched = s.search(question, SearchOptions(grain="file", limit=5))
+    assert [h.path for h in searched][:2] == ["src/input.rs", "diagnostics/info.sh"]
