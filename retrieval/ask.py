@@ -689,11 +689,13 @@ def _loop_and_history(
     question (`files_by_history`): that ranking needs only the question, so it runs while
     the loop does."""
     config = loop or LoopConfig()
+    analysis = analyze(question)
+    analysis.main_language = searcher.lookups.main_language()
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,
             searcher.lookups,
-            analyze(question),
+            analysis,
             keep=PathFilter(config.include, config.exclude),
             languages=config.languages,
             config=searcher.file_ranking,

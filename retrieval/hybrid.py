@@ -111,6 +111,7 @@ class HybridSearcher:
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = (options or SearchOptions()).checked(text)
         analysis = analyze(text)
+        analysis.main_language = self.lookups.main_language()
         keep = PathFilter(options.include, options.exclude)
         k = max(60, options.limit * 4)
         cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)

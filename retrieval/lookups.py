@@ -22,6 +22,7 @@ import pyarrow.compute as pc
 
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
+from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [
@@ -159,6 +160,7 @@ class IndexLookups:
         """Tables of up to this many rows are held (`MEMORY_ROWS`)."""
         self._file_stats: dict[str, tuple[int, int]] | None = None
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
+        self._main_language: tuple[str | None] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
 
@@ -168,6 +170,15 @@ class IndexLookups:
             rows = self.store.rows("files", ["path", "size", "mtime_ns"])
             self._file_stats = {r["path"]: (r["size"], r["mtime_ns"]) for r in rows}
         return self._file_stats
+
+    def main_language(self) -> str | None:
+        """The language most indexed code files are written in (by their names; text
+        and documentation formats left out), None when the index holds no code."""
+        if self._main_language is None:
+            counts = Counter(language_for(path) for path in self.file_stats())
+            code = [(n, lang) for lang, n in counts.items() if lang in CODE_LANGUAGES]
+            self._main_language = (max(code)[1] if code else None,)
+        return self._main_language[0]
 
     def _files_by_name(self) -> dict[str, list[tuple[str, ...]]]:
         """Every indexed file's path components, by file name."""

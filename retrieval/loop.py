@@ -229,6 +229,7 @@ class _Loop:
         # written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code.
         own = project_names(searcher.root)
         self.analysis.project = sorted(own)
+        self.analysis.main_language = searcher.lookups.main_language()
         self.analysis.identifiers = [i for i in self.analysis.identifiers if i not in own]
         self.items: dict[str, ContextItem] = {}
         self.excluded: list[str] = []

@@ -11,6 +11,7 @@ title's once more for whole-file rankings, `file_query`) and the question's vect
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
@@ -24,6 +25,7 @@ from dowse.languages import (
     is_legacy_path,
     is_test_path,
     is_vendored_path,
+    language_for,
 )
 from dowse.tokens import split_identifier, tokenize, variants
 
@@ -283,6 +285,11 @@ class QueryAnalysis(BaseModel):
         description="the names the indexed project goes by (`retrieval.project`): every file"
         " is about them, so they are no evidence for one",
     )
+    main_language: str | None = Field(
+        default=None,
+        description="the language most of the indexed project's code is written in"
+        " (`IndexLookups.main_language`); None when not known",
+    )
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
     @property
@@ -314,21 +321,24 @@ class QueryAnalysis(BaseModel):
         return _names_subject(_COPIES_SUBJECT, self.text)
 
     def unasked_test(self, path: str) -> bool:
-        """A test, a benchmark or a copy (generated, amalgamated or vendored code) the
-        question is not about: tests and benchmarks call the code under test with its own
-        names and words, a copy repeats its source's, and none is where the behaviour is
-        decided (simdjson's singleheader/simdjson.h holds every word of every issue), so
-        all rank lower unless asked for."""
+        """A test, a benchmark, a support script or a copy (generated, amalgamated or
+        vendored code) the question is not about: tests and benchmarks call the code under
+        test with its own names and words, a script its command lines, a copy repeats its
+        source's, and none is where the behaviour is decided (simdjson's
+        singleheader/simdjson.h holds every word of every issue), so all rank lower
+        unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
-        benchmark", "generated code", "an older version" (legacy/) or "a vendored copy";
-        None when it is none of them or the question is about it."""
+        benchmark", "a support script", "generated code", "an older version" (legacy/)
+        or "a vendored copy"; None when it is none of them or the question is about it."""
         if is_test_path(path) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"
+        if self._unasked_script(path):
+            return "a support script"
         if self.mentions_copies:
             return None
         if is_generated_path(path):
@@ -338,6 +348,16 @@ class QueryAnalysis(BaseModel):
         if is_vendored_path(path):
             return "a vendored copy"
         return None
+
+    def _unasked_script(self, path: str) -> bool:
+        """A shell script in a project whose code is in another language, the question
+        not naming it: such scripts build, release, check or report on the project (bat's
+        diagnostics/info.sh, zstd's test and CI scripts, grpc-go's vet.sh) and repeat its
+        command lines and words, while its behaviour is decided in its own language. A
+        script named by its file name (`amalgamate.sh`) is what the question is about."""
+        if self.main_language in (None, "bash") or language_for(path) != "bash":
+            return False
+        return posixpath.basename(path).lower() not in self.text.lower()
 
     @property
     def mentions_docs(self) -> bool:

@@ -1377,3 +1377,65 @@ def test_a_question_s_named_subjects_follow_its_terms():
     # The kept answers are the terms', not the record's: changed terms are asked anew.
     analysis.terms = [t for t in analysis.terms if not t.startswith("test")] + ["readme"]
     assert not analysis.mentions_tests and analysis.mentions_docs
+
+
+@pytest.mark.parametrize(
+    ("main_language", "question", "role"),
+    [
+        ("rust", "bat complains the output file is also an input", "a support script"),
+        # A script the question names by its file name is what it is about.
+        ("rust", "diagnostics/info.sh prints no pager", None),
+        ("rust", "info.sh prints no pager", None),
+        # In a project of shell scripts, or where the project's language is not known,
+        # a script is its code.
+        ("bash", "bat complains the output file is also an input", None),
+        (None, "bat complains the output file is also an input", None),
+    ],
+)
+def test_a_shell_script_beside_another_languages_code_is_support(main_language, question, role):
+    analysis = analyze(question)
+    analysis.main_language = main_language
+    assert analysis.unasked_role("diagnostics/info.sh") == role
+    assert analysis.unasked_role("src/input.rs") is None
+
+
+def _script_repo(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "input.rs").write_text(
+        "pub fn check_output_is_input(input: &Path, output: &Path) -> Result<()> {\n"
+        "    if same_file(input, output) {\n"
+        '        return Err("the output file is also an input".into());\n'
+        "    }\n"
+        "    Ok(())\n"
+        "}\n"
+    )
+    (root / "src" / "lib.rs").write_text("pub mod input;\n")
+    # The diagnostics script repeats the question's words more often than the code does.
+    (root / "diagnostics").mkdir()
+    (root / "diagnostics" / "info.sh").write_text(
+        "#!/usr/bin/env bash\n"
+        "check_output_is_input() {\n"
+        '    echo "error: the output file is also an input: check output input"\n'
+        '    echo "check the output file and the input file: output is input"\n'
+        '    bat --check-output-is-input "$output" "$input" > /dev/null\n'
+        "}\n"
+    )
+
+
+def test_a_shell_script_ranks_like_support_in_a_rust_project(tmp_path, fake_embedder):
+    _script_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    assert s.lookups.main_language() == "rust"
+    question = "error: the output file is also an input, check output input"
+    result = ask(s, question)
+    assert result.files[0].path == "src/input.rs"
+    script = next(f for f in result.files if f.path == "diagnostics/info.sh")
+    assert "a support script" in script.reason
+    named = ask(s, "diagnostics/info.sh: check output input")
+    assert "a support script" not in next(f for f in named.files if f.path == script.path).reason
+    # `dowse search` lowers it as it lowers tests.
+    from dowse.retrieval.records import SearchOptions
+
+    searched = s.search(question, SearchOptions(grain="file", limit=5))
+    assert [h.path for h in searched][:2] == ["src/input.rs", "diagnostics/info.sh"]
