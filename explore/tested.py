@@ -25,7 +25,8 @@ Invariants:
   after every test (by reference and by name), its claim saying "test support:", never
   covering a definition (the gap "no test references" stays), never a test file named
   after an answer file.
-- The definitions, and a file that answers, are never tests or examples themselves.
+- The definitions, and a file that answers, are never tests or examples themselves (nor
+  a Rust `mod tests`' helpers).
 - No index, or an index without references: tests by name only; nothing at all: the
   understood gate fails with what was looked for.
 """
@@ -130,6 +131,15 @@ def _shared_prefix(a: str, b: str) -> int:
 def _may_test(path: str) -> bool:
     """A file that may hold tests: a test path, or a Rust file (its `mod tests`)."""
     return (is_test_path(path) or path.endswith(".rs")) and not is_example_path(path)
+
+
+def _is_test_definition(definition: DefinitionRef) -> bool:
+    """A definition of test code: at a test path, or in a Rust `mod tests` of a source
+    file (ripgrep's `tests.matches` helper in crates/globset/src/glob.rs), whose callers
+    are tests of a test's helper, not of the code."""
+    if is_test_path(definition.path):
+        return True
+    return definition.path.endswith(".rs") and bool(_RUST_TESTS.match(definition.qualified_name))
 
 
 def _is_test(caller: Caller) -> bool:
@@ -277,7 +287,7 @@ def _definitions(
             lookups=searcher.lookups,
         )
         for d in refs.definitions:
-            if d.id in seen or is_test_path(d.path) or is_example_path(d.path):
+            if d.id in seen or _is_test_definition(d) or is_example_path(d.path):
                 continue
             seen.add(d.id)
             tests = [c for c in refs.callers if c.target == d.id and _is_test(c)]

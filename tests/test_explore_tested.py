@@ -257,6 +257,39 @@ def test_a_helper_other_tests_import_is_test_support(
     assert found.gates[0].detail.startswith("1 test file (and 1 test support file) for ")
 
 
+def test_a_helper_of_a_rust_mod_tests_is_no_definition_to_find_tests_of(tmp_path, fake_embedder):
+    files = {
+        "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+        "src/lib.rs": (
+            "pub fn checkout() -> u32 {\n"  # 1
+            "    1\n"
+            "}\n"
+            "\n"
+            "#[cfg(test)]\n"  # 5
+            "mod tests {\n"
+            "    fn sample() -> u32 {\n"  # 7: a helper of the tests
+            "        super::checkout()\n"
+            "    }\n"
+            "\n"
+            "    #[test]\n"
+            "    fn samples() {\n"  # 12
+            "        assert_eq!(sample(), 1);\n"
+            "    }\n"
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "repo", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does sample work?"))
+    assert not found.findings  # `tests.samples` calling `tests.sample` tests no code
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does checkout work?"))
+    assert [f.claim for f in found.findings] == [
+        "`tests.sample` in src/lib.rs calls `checkout` (src/lib.rs:1-3)"
+    ]
+
+
 def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_embedder):
     ctx = Context(root=repo)
     ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
