@@ -319,7 +319,9 @@ def imported_support(searcher: Any, paths: Iterable[str]) -> set[str]:
     if searcher.lookups is not None:
         rows = searcher.lookups.rows_in("imports", columns, "resolved", candidates)
     else:
-        rows = searcher.store.rows("imports", columns, where=where_in("resolved", candidates))
+        rows = searcher.store.rows(
+            "imports", columns, where=where_in("resolved", sorted(candidates))
+        )
     return {
         r["resolved"]
         for r in rows
