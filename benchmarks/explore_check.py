@@ -73,7 +73,7 @@ def main() -> None:
     total: Counter[str] = Counter()
     for q in args.questions:
         rep = investigate(searcher, q, budget=4000)
-        counts = support_counts(rep) + support_labels(rep)
+        counts = support_counts(rep) + support_labels(rep, searcher)
         total += counts
         s = rep.synthesis
         n = len(s.findings) if s else 0

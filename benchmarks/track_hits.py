@@ -18,7 +18,8 @@ has.
 Also counts, per tree, how much the synthesis trusts itself: the reports by confidence
 and the findings supported by two independent tracks or more (`support_counts`); and
 how the tests track labels test support (`languages.is_test_support_path`: conftest.py,
-helper apps, testdata/): its findings at support files said to be support or passed as
+helper apps, testdata/; and test files other test files import, `tested.imported_support`):
+its findings at support files said to be support or passed as
 tests, support listed before a test, and the statement's "is tested at" naming support
 (`support_labels`).
 """
@@ -32,7 +33,7 @@ from collections import Counter
 from pathlib import Path
 
 from dowse.explore.handoff import AskReport, investigate
-from dowse.explore.tested import SUPPORT
+from dowse.explore.tested import SUPPORT, imported_support
 from dowse.languages import is_test_support_path
 from dowse.retrieval.hybrid import HybridSearcher
 
@@ -79,28 +80,38 @@ def support_counts(report: AskReport) -> Counter[str]:
     return out
 
 
-def support_labels(report: AskReport) -> Counter[str]:
-    """The tests track's findings at test support files: said to be support, or passed
-    as tests; those listed before a test of the same track; and the statement's "is
-    tested at" references that are support."""
+def support_labels(report: AskReport, searcher: HybridSearcher | None = None) -> Counter[str]:
+    """The tests track's findings at test support files (by their path, and, given the
+    searcher, by other test files importing them: `tested.imported_support`): said to be
+    support, or passed as tests; those listed before a test of the same track; and the
+    statement's "is tested at" references that are support."""
     out: Counter[str] = Counter()
+    cited = {
+        f.citations[0].path for t in report.tracks if t.track.role == "tests" for f in t.findings
+    }
+    statement = report.synthesis.statement if report.synthesis else ""
+    tested_at = [_REF.findall(m.group(1)) for m in _TESTED_AT.finditer(statement)]
+    cited |= {path for refs in tested_at for path, _, _ in refs}
+    imported = imported_support(searcher, cited) if searcher is not None else set()
+
+    def is_support(path: str) -> bool:
+        return is_test_support_path(path) or path in imported
+
     for t in report.tracks:
         if t.track.role != "tests":
             continue
         seen_support = False
         for f in t.findings:
-            support = is_test_support_path(f.citations[0].path)
+            support = is_support(f.citations[0].path)
             if support:
                 said = f.claim.startswith(SUPPORT)
                 out["support said support" if said else "support as test"] += 1
             elif seen_support:
                 out["support before a test"] += 1
             seen_support |= support
-    statement = report.synthesis.statement if report.synthesis else ""
-    for m in _TESTED_AT.finditer(statement):
-        refs = _REF.findall(m.group(1))
+    for refs in tested_at:
         out["tested at"] += len(refs)
-        out["tested at support"] += sum(is_test_support_path(path) for path, _, _ in refs)
+        out["tested at support"] += sum(is_support(path) for path, _, _ in refs)
     return out
 
 
@@ -151,7 +162,7 @@ def main() -> None:
                 continue
             report = investigate(searcher, q, budget=4000)
             print(f"- {q} ({report.mode})")
-            checks += support_counts(report) + support_labels(report)
+            checks += support_counts(report) + support_labels(report, searcher)
             for tp in report.plan:
                 role = role_of(tp)
                 if role is None:

@@ -34,7 +34,7 @@ from dowse.explore.patterns import patterns_track
 from dowse.explore.records import Depth, ExploreResult, ImportGraph, TrackFindings
 from dowse.explore.specialists import specialist_tracks
 from dowse.explore.synthesis import synthesize
-from dowse.explore.tracks import Context, Track, run_track
+from dowse.explore.tracks import Context, Track, plural, run_track
 from dowse.explore.tree import tree_track
 from dowse.indexer.walk import WalkConfig
 from dowse.retrieval.records import check_query
@@ -121,7 +121,13 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
     deps = result.dependencies
     if deps.manifests:
         own = [d for d in deps.dependencies if d.manifest not in deps.examples]
-        parts.append(f"{len(own)} dependencies declared in " + ", ".join(deps.manifests[:3]))
+        theirs = [m for m in deps.manifests if m in deps.examples]
+        where = [m for m in deps.manifests if m not in deps.examples][:3]
+        # The project's own count and manifests; an example's needs are not the project's.
+        said = f"{len(own)} dependencies declared in " + (", ".join(where) or "no manifest")
+        if theirs:
+            said += f" (and {plural(len(theirs), 'manifest')} of examples and docs)"
+        parts.append(said)
     if result.patterns:
         parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))
     if result.imports is not None and result.imports.central:

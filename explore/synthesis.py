@@ -70,8 +70,9 @@ from dowse.explore.records import (
     Synthesis,
     TrackFindings,
 )
+from dowse.explore.tested import SUPPORT
 from dowse.explore.tracks import STDLIB, plural
-from dowse.languages import is_example_path, is_test_support_path
+from dowse.languages import is_example_path
 
 __all__ = ["synthesize"]
 
@@ -693,10 +694,9 @@ def _statement(tracks: Sequence[TrackFindings]) -> str:
         role: [f for t in flat if t.track.role == role for f in t.findings]
         for role in ("answer", "callers", "callees", "tests", "config", "history")
     }
-    # A fixture or a helper app that references a definition is no test of it.
-    by_role["tests"] = [
-        f for f in by_role["tests"] if not is_test_support_path(f.citations[0].path)
-    ]
+    # A fixture or a helper the tests use that references a definition is no test of it
+    # (the tests track says which: by its path, or because other tests import it).
+    by_role["tests"] = [f for f in by_role["tests"] if not f.claim.startswith(SUPPORT)]
     stated: list[_Stated] = []
 
     def entry(name: str, at: str) -> _Stated:

@@ -18,11 +18,15 @@ Invariants:
   `main` or `__init__` goes by its directory's name. Cited at the test file's first line
   that names the stem (its import of the module, mostly), else its first line.
 - Test support (`languages.is_test_support_path`: conftest.py fixtures, the helper apps
-  and modules a test directory holds, Go's testdata/, Rust's tests/common/) that
-  references a definition is no test of it: listed after every test (by reference and
-  by name), its claim saying "test support:", never covering a definition (the gap
-  "no test references" stays), never a test file named after an answer file.
-- The definitions, and a file that answers, are never tests or examples themselves.
+  and modules a test directory holds, Go's testdata/, Rust's tests/common/; and, by the
+  index's imports, a file at a test path not named as a test that another test file
+  imports: ripgrep's tests/util.rs, a mocha suite's test/helpers.js, a C test's
+  helpers.h: `imported_support`) that references a definition is no test of it: listed
+  after every test (by reference and by name), its claim saying "test support:", never
+  covering a definition (the gap "no test references" stays), never a test file named
+  after an answer file.
+- The definitions, and a file that answers, are never tests or examples themselves (nor
+  a Rust `mod tests`' helpers).
 - No index, or an index without references: tests by name only; nothing at all: the
   understood gate fails with what was looked for.
 """
@@ -31,16 +35,18 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from dowse.explore.callers import REFERENCE_VERBS, named_by_words
 from dowse.explore.records import Citation, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
+from dowse.indexer.store import where_in
 from dowse.languages import is_example_path, is_test_path, is_test_support_path
 from dowse.retrieval.query import analyze
 from dowse.retrieval.references import DEFAULT_KINDS, Caller, DefinitionRef, find_references
 
-__all__ = ["SUPPORT", "subject_of", "tested_name", "tests_track"]
+__all__ = ["SUPPORT", "imported_support", "subject_of", "tested_name", "tests_track"]
 
 MAX_TARGETS = 6
 MAX_FINDINGS = 8
@@ -127,6 +133,15 @@ def _may_test(path: str) -> bool:
     return (is_test_path(path) or path.endswith(".rs")) and not is_example_path(path)
 
 
+def _is_test_definition(definition: DefinitionRef) -> bool:
+    """A definition of test code: at a test path, or in a Rust `mod tests` of a source
+    file (ripgrep's `tests.matches` helper in crates/globset/src/glob.rs), whose callers
+    are tests of a test's helper, not of the code."""
+    if is_test_path(definition.path):
+        return True
+    return definition.path.endswith(".rs") and bool(_RUST_TESTS.match(definition.qualified_name))
+
+
 def _is_test(caller: Caller) -> bool:
     """A caller in a test file, or in a Rust `mod tests` of a source file; never in an
     example (pytest's doc/en/example/fixtures/test_*.py show how to write tests)."""
@@ -165,21 +180,15 @@ def tests_track(
         role="tests",
     )
     looked: dict[str, list[str]] = {"definitions": [], "files": []}
+    imported_files: set[str] = set()  # the test files other test files import
+
+    def is_support(path: str) -> bool:
+        return is_test_support_path(path) or path in imported_files
 
     def understand(state: TrackState) -> tuple[bool, str]:
         cited: set[str] = set()
         definitions = _definitions(ctx, analysis.identifiers, analysis.terms, seeds)
         looked["definitions"] = [d.qualified_name for d, _ in definitions]
-        found = [_by_reference(ctx, d, callers) for d, callers in definitions]
-        # Every definition's best test file before any definition's second; test support
-        # (a conftest fixture, a helper app the tests load) after every test.
-        tests_of = [[x for x in xs if not is_test_support_path(x[2])] for xs in found]
-        support_of = [[x for x in xs if is_test_support_path(x[2])] for xs in found]
-        for (definition, _), (claim, citation, path) in _round_robin(definitions, tests_of):
-            if len(state.findings) >= MAX_FINDINGS:
-                break
-            if state.claim(claim, citation, topic=definition.qualified_name):
-                cited.add(path)
         answers = [
             p
             for p in dict.fromkeys(answer_files())
@@ -191,8 +200,25 @@ def tests_track(
             for p in ctx.all_files()
             if is_test_path(p) and not is_example_path(p) and not is_test_support_path(p)
         ]
+        named = {answer: _by_name(answer, tests) for answer in answers}
+        referencing = {p for _, callers in definitions for p in _files_of(ctx, callers)}
+        imported = imported_support(
+            ctx.searcher(), referencing | {t for ts in named.values() for t in ts}
+        )
+        imported_files.update(imported)
+        found = [_by_reference(ctx, d, callers, is_support) for d, callers in definitions]
+        # Every definition's best test file before any definition's second; test support
+        # (a conftest fixture, a helper app the tests load) after every test.
+        tests_of = [[x for x in xs if not is_support(x[2])] for xs in found]
+        support_of = [[x for x in xs if is_support(x[2])] for xs in found]
+        for (definition, _), (claim, citation, path) in _round_robin(definitions, tests_of):
+            if len(state.findings) >= MAX_FINDINGS:
+                break
+            if state.claim(claim, citation, topic=definition.qualified_name):
+                cited.add(path)
+        unimported = [t for t in tests if t not in imported]
         for answer in answers:
-            for test in _by_name(answer, tests):
+            for test in _by_name(answer, unimported):
                 if len(state.findings) >= MAX_FINDINGS:
                     break
                 if test in cited:
@@ -218,7 +244,7 @@ def tests_track(
 
     def complete(state: TrackState) -> tuple[bool, str]:
         # A definition only test support references is untested.
-        covered = {f.topic for f in state.findings if not is_test_support_path(f.citations[0].path)}
+        covered = {f.topic for f in state.findings if not is_support(f.citations[0].path)}
         untested = [d for d in looked["definitions"] if d not in covered]
         if untested:
             state.gaps.append("no test references " + ", ".join(f"`{d}`" for d in untested[:4]))
@@ -261,7 +287,7 @@ def _definitions(
             lookups=searcher.lookups,
         )
         for d in refs.definitions:
-            if d.id in seen or is_test_path(d.path) or is_example_path(d.path):
+            if d.id in seen or _is_test_definition(d) or is_example_path(d.path):
                 continue
             seen.add(d.id)
             tests = [c for c in refs.callers if c.target == d.id and _is_test(c)]
@@ -271,15 +297,59 @@ def _definitions(
     return out[:MAX_TARGETS]
 
 
-def _by_reference(
-    ctx: Context, definition: DefinitionRef, callers: list[Caller]
-) -> list[tuple[str, Citation | None, str]]:
-    """(claim, citation, test file) for each test file referencing `definition`: its
-    calls before its imports, the first referencing definition named."""
+def imported_support(searcher: Any, paths: Iterable[str]) -> set[str]:
+    """The files of `paths` that are test support by what imports them: a file at a test
+    path, not named as a test nor support by its path already, that another test file's
+    import resolves to (ripgrep's tests/util.rs, `use crate::util::{Dir, TestCommand}`; a
+    mocha suite's test/helpers.js; a C test's helpers.h). Where the runner collects
+    tests by directory, a test is a leaf nothing imports, a helper is imported. A Rust
+    `mod x;` is no such import (a test crate's root declares its tests too). Empty
+    without an index."""
+    candidates = {
+        p
+        for p in paths
+        if is_test_path(p)
+        and not is_test_support_path(p)
+        and not _named_as_test(p)
+        and not is_example_path(p)
+    }
+    if searcher is None or not candidates:
+        return set()
+    columns = ["path", "module", "resolved"]
+    if searcher.lookups is not None:
+        rows = searcher.lookups.rows_in("imports", columns, "resolved", candidates)
+    else:
+        rows = searcher.store.rows(
+            "imports", columns, where=where_in("resolved", sorted(candidates))
+        )
+    return {
+        r["resolved"]
+        for r in rows
+        if r["path"] != r["resolved"]
+        and is_test_path(r["path"])
+        and not str(r["module"]).startswith("mod ")
+    }
+
+
+def _files_of(ctx: Context, callers: list[Caller]) -> dict[str, list[Caller]]:
+    """`callers` by file, those in scope."""
     by_file: dict[str, list[Caller]] = {}
     for c in callers:
         if ctx.in_scope(c.path):
             by_file.setdefault(c.path, []).append(c)
+    return by_file
+
+
+def _by_reference(
+    ctx: Context,
+    definition: DefinitionRef,
+    callers: list[Caller],
+    is_support: Callable[[str], bool] = is_test_support_path,
+) -> list[tuple[str, Citation | None, str]]:
+    """(claim, citation, test file) for each test file referencing `definition`: its
+    calls before its imports, the first referencing definition named; a file
+    `is_support` says is test support, said so."""
+    by_file = _files_of(ctx, callers)
     out = []
     where = f"{definition.path}:{definition.start_line}-{definition.end_line}"
     for path, mine in by_file.items():
@@ -290,7 +360,7 @@ def _by_reference(
         tests = len({c.definition.id for c in using if c.definition is not None})
         more = f" (and {plural(tests - 1, 'more test')} in the file)" if tests > 1 else ""
         who = f"`{owner}` in {path}" if owner else path
-        if is_test_support_path(path):
+        if is_support(path):
             who = f"{SUPPORT}{who}"
             more = more.replace("more test", "more definition")
         line = first.lines[first.kinds.index(kinds[0])]

@@ -13,7 +13,9 @@ build system, no network):
 - Rust: `mod foo;` (as "mod foo") to `foo.rs` or `foo/mod.rs` beside the declaring module;
   `use` paths starting with `crate`, `self`, `super`, a crate of the workspace (its
   Cargo.toml name) or a module declared beside the importer, to the file of the longest
-  prefix that is a module (a crate's own root when no module matches).
+  prefix that is a module (a crate's own root when no module matches); in a package's
+  `tests/`, whose files are integration test crates' roots, `crate::util` is
+  `tests/util.rs`.
 - Java/Kotlin/Scala: a class import to the file named after the class below any source
   root (`com/x/Foo.java`), a nested class or static member to its outer class's file, a
   package (`com.x.*`) to the package directory's files.
@@ -186,6 +188,9 @@ class Layout:
     """Go module path -> the directory of its go.mod ("" at the root)."""
     rust_crates: dict[str, str] = field(default_factory=dict)
     """Rust crate name as `use` writes it -> the directory of its root file."""
+    rust_packages: frozenset[str] = frozenset()
+    """Directories of a Cargo.toml with a package: each file directly in its `tests/` is
+    the root of an integration test crate."""
     ts_configs: dict[str, TsPaths] = field(default_factory=dict)
     """Directory of a tsconfig.json/jsconfig.json that defines aliases -> the aliases."""
 
@@ -224,10 +229,12 @@ def read_layout(paths: Collection[str], read: Callable[[str], bytes | None]) -> 
         if match:
             go_modules.setdefault(match.group(1), d)
     rust_crates: dict[str, str] = {}
+    rust_packages: set[str] = set()
     for d in sorted(rust_dirs):
         crate = _cargo_crate(read, d)
         if crate is not None:
             rust_crates.setdefault(*crate)
+            rust_packages.add(d)
     ts_configs: dict[str, TsPaths] = {}
     for d in sorted(js_dirs):
         for name in _TS_CONFIGS:
@@ -235,7 +242,12 @@ def read_layout(paths: Collection[str], read: Callable[[str], bytes | None]) -> 
             if aliases is not None:
                 ts_configs[d] = aliases
                 break
-    return Layout(go_modules=go_modules, rust_crates=rust_crates, ts_configs=ts_configs)
+    return Layout(
+        go_modules=go_modules,
+        rust_crates=rust_crates,
+        rust_packages=frozenset(rust_packages),
+        ts_configs=ts_configs,
+    )
 
 
 def _cargo_crate(read: Callable[[str], bytes | None], directory: str) -> tuple[str, str] | None:
@@ -450,7 +462,7 @@ class ImportResolver:
     def _rust(self, module: str, importer: str, names: Sequence[str]) -> list[str]:
         if module.startswith("mod "):
             name = module[4:].strip()
-            found = self._rust_file(_join(_rust_module_dir(importer), name)) if name else None
+            found = self._rust_file(_join(self._rust_module_dir(importer), name)) if name else None
             return [found] if found else []
         parts = [p for p in module.split("::") if p]
         if not parts:
@@ -463,7 +475,7 @@ class ImportResolver:
         return deeper if names and len(deeper) == len(names) else [found, *deeper]
 
     def _rust_path(self, parts: list[str], importer: str) -> str | None:
-        here = _rust_module_dir(importer)
+        here = self._rust_module_dir(importer)
         base: str | None
         rest = parts[1:]
         if parts[0] == "crate":
@@ -507,9 +519,29 @@ class ImportResolver:
                 return d
             if d in self.layout.rust_crates.values():
                 return d
+            if self._rust_tests_dir(d):
+                # An integration test crate (ripgrep's tests/tests.rs, or each tests/x.rs):
+                # its root is a file of tests/, and `crate::util` the module beside it.
+                return d
             if not d:
                 return None
             d = posixpath.dirname(d)
+
+    def _rust_tests_dir(self, directory: str) -> bool:
+        """Whether `directory` is a package's `tests/`, whose files are crate roots."""
+        return (
+            posixpath.basename(directory) == "tests"
+            and posixpath.dirname(directory) in self.layout.rust_packages
+        )
+
+    def _rust_module_dir(self, path: str) -> str:
+        """The directory holding the child modules of the module `path` defines: a
+        crate root's own directory (an integration test's too), else the directory named
+        after it."""
+        d = posixpath.dirname(path)
+        if posixpath.basename(path) in _RUST_ROOTS or self._rust_tests_dir(d):
+            return d
+        return _join(d, _stem(path))
 
     def _jvm(self, module: str) -> list[str]:
         parts = [p for p in module.split(".") if p and p != "*"]
@@ -588,11 +620,3 @@ def _match_alias(pattern: str, module: str) -> str | None:
     if module.startswith(prefix) and module.endswith(suffix) and len(module) >= len(pattern) - 1:
         return module[len(prefix) : len(module) - len(suffix)]
     return None
-
-
-def _rust_module_dir(path: str) -> str:
-    """The directory holding the child modules of the module `path` defines."""
-    d = posixpath.dirname(path)
-    if posixpath.basename(path) in _RUST_ROOTS:
-        return d
-    return _join(d, _stem(path))

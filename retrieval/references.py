@@ -27,6 +27,8 @@ Invariants:
   receiver the file does not import as a module, it means a method of the file, never
   its free function (Python, Rust, Go), and in Python never any free function.
 - A reference inside a definition's own lines does not make it its own caller.
+- A Go import names a package and a C or C++ `#include` a file: neither means a
+  definition (grpc-go's `import ".../keepalive"` is no reference to a `keepalive` method).
 - A macro invocation (kind "macro") means a macro definition; in Rust, where a macro is
   always invoked with `!`, no other reference means one.
 - An index without the refs table (written before it existed) answers with no
@@ -85,6 +87,8 @@ _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 _IMPORTS_NEEDED = frozenset({"python", "javascript", "rust"})
 _MEMBERS = frozenset({"method", "constructor", "field"})
+_IMPORTS_FILES = frozenset({"go", "c"})
+"""Languages whose imports name a package or a file only, never a definition."""
 DEFINITION_COLUMNS = [
     "id",
     "path",
@@ -585,6 +589,10 @@ class _Resolver:
         if not qualifier and language in _IMPORTS_NEEDED:
             # A bare name there never means a method: `open()` in a class with `open`.
             candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
+        if ref["kind"] == "import" and language in _IMPORTS_FILES:
+            # `import ".../keepalive"`, `#include "store.h"`: a package or a file, never
+            # the method `keepalive` nor the function `store`.
+            return []
         if ref["kind"] == "macro":
             candidates = [c for c in candidates if c["kind"] == "macro"]
         elif language == "rust":

@@ -548,7 +548,6 @@ class Workspace:
         )
 
     def explore(self, req: ExploreRequest) -> ExploreAnswer:
-        from dowse.explore.render import fit_budget
         from dowse.explore.run import explore as run_explore
 
         root = self._root(req.root)
@@ -561,30 +560,12 @@ class Workspace:
                 ),
             )
 
-        def answer(fitted: ExploreResult, budget: Budget) -> ExploreAnswer:
-            return ExploreAnswer(root=str(root.path), result=fitted, freshness=fresh, budget=budget)
-
-        # The report's sections share the budget (fit_budget), measured inside the whole
-        # answer, envelope included.
-        try:
-            fitted = fit_budget(
-                result,
-                req.max_tokens,
-                "json",
-                printed=lambda r: answer(
-                    r, Budget(max_tokens=req.max_tokens, tokens=req.max_tokens)
-                ).model_dump_json(),
-            )
-        except BudgetTooSmall:
-            raise BudgetTooSmall(
-                f"max_tokens={req.max_tokens} cannot hold an explore report "
-                "here; ask for more or a narrower path"
-            ) from None
-        return fit_answer(
-            lambda forms, budget: answer(fitted, budget),
-            [],
+        return explore_answer(
+            result,
             req.max_tokens,
-            omitted=sum(fitted.omitted.values()),
+            lambda fitted, budget: ExploreAnswer(
+                root=str(root.path), result=fitted, freshness=fresh, budget=budget
+            ),
         )
 
     def symbol(self, req: SymbolRequest) -> SymbolAnswer:
@@ -688,6 +669,40 @@ class Workspace:
             [[(r, None) for r in done]],
             req.max_tokens,
         )
+
+
+def explore_answer(
+    result: ExploreResult,
+    max_tokens: int,
+    answer: Callable[[ExploreResult, Budget], ExploreAnswer],
+) -> ExploreAnswer:
+    """The answer `answer` makes of `result` fitted to `max_tokens`: the report's sections
+    share the budget (`fit_budget`), measured inside the whole answer, envelope included,
+    with the budget record it will carry (its `omitted` count: xarray's 769 items left out
+    are three characters the sections must leave room for)."""
+    from dowse.explore.render import fit_budget
+
+    try:
+        fitted = fit_budget(
+            result,
+            max_tokens,
+            "json",
+            printed=lambda r: answer(
+                r,
+                Budget(max_tokens=max_tokens, tokens=max_tokens, omitted=sum(r.omitted.values())),
+            ).model_dump_json(),
+        )
+    except BudgetTooSmall:
+        raise BudgetTooSmall(
+            f"max_tokens={max_tokens} cannot hold an explore report "
+            "here; ask for more or a narrower path"
+        ) from None
+    return fit_answer(
+        lambda forms, budget: answer(fitted, budget),
+        [],
+        max_tokens,
+        omitted=sum(fitted.omitted.values()),
+    )
 
 
 def _synthesis(report: AskReport) -> AskSynthesis | None:

@@ -199,6 +199,97 @@ def test_test_support_is_code_at_a_test_path_that_is_no_test(path, support):
     assert is_test_support_path(path) is support
 
 
+# Where the runner collects tests by directory (Rust's tests/, mocha's test/), a helper
+# module is known by what imports it: the tests import it, nothing imports a test.
+HELPERS = {
+    "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+    "src/lib.rs": "pub fn checkout() -> u32 {\n    1\n}\n",
+    "tests/suite.rs": "mod flow;\nmod util;\n",  # the test crate's root (autotests off)
+    "tests/util.rs": "use shop::checkout;\n\npub fn ready() -> u32 {\n    checkout()\n}\n",
+    "tests/flow.rs": (
+        "use crate::util::ready;\n"  # 1
+        "use shop::checkout;\n"
+        "\n"
+        "#[test]\n"
+        "fn flows() {\n"  # 5
+        "    assert_eq!(checkout(), ready());\n"  # 6
+        "}\n"
+    ),
+    "web/src/cart.js": "export function total() {\n  return 1\n}\n",
+    "web/test/helpers.js": (
+        "import { total } from '../src/cart'\n\nexport function made() {\n  return total()\n}\n"
+    ),
+    "web/test/cart.js": (
+        "import { made } from './helpers'\n"  # 1
+        "import { total } from '../src/cart'\n"
+        "\n"
+        "it('totals', () => {\n"  # 4
+        "  total(made())\n"  # 5
+        "})\n"
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    "question, test, helper",
+    [
+        (
+            "how does checkout work?",
+            "`flows` in tests/flow.rs calls `checkout` (src/lib.rs:1-3)",
+            "test support: `ready` in tests/util.rs calls `checkout` (src/lib.rs:1-3)",
+        ),
+        (
+            "how does total work?",
+            "web/test/cart.js calls `total` (web/src/cart.js:1-3)",
+            "test support: `made` in web/test/helpers.js calls `total` (web/src/cart.js:1-3)",
+        ),
+    ],
+)
+def test_a_helper_other_tests_import_is_test_support(
+    tmp_path, fake_embedder, question, test, helper
+):
+    root = make_tree(tmp_path / "repo", HELPERS)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, question))
+    assert [f.claim for f in found.findings] == [test, helper]
+    assert found.gates[0].detail.startswith("1 test file (and 1 test support file) for ")
+
+
+def test_a_helper_of_a_rust_mod_tests_is_no_definition_to_find_tests_of(tmp_path, fake_embedder):
+    files = {
+        "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+        "src/lib.rs": (
+            "pub fn checkout() -> u32 {\n"  # 1
+            "    1\n"
+            "}\n"
+            "\n"
+            "#[cfg(test)]\n"  # 5
+            "mod tests {\n"
+            "    fn sample() -> u32 {\n"  # 7: a helper of the tests
+            "        super::checkout()\n"
+            "    }\n"
+            "\n"
+            "    #[test]\n"
+            "    fn samples() {\n"  # 12
+            "        assert_eq!(sample(), 1);\n"
+            "    }\n"
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "repo", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does sample work?"))
+    assert not found.findings  # `tests.samples` calling `tests.sample` tests no code
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does checkout work?"))
+    assert [f.claim for f in found.findings] == [
+        "`tests.sample` in src/lib.rs calls `checkout` (src/lib.rs:1-3)"
+    ]
+
+
 def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_embedder):
     ctx = Context(root=repo)
     ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))

@@ -791,6 +791,15 @@ def test_the_statement_composes_the_tracks_findings_each_at_its_citation():
                 "validate_token",
             ),
             (
+                # Nor a helper module the tests import, whatever its path says.
+                "test support: `ready` in tests/util.rs calls `validate_token` "
+                "(auth/tokens.py:30-42)",
+                "tests/util.rs",
+                4,
+                "validate_token(t, KEY)",
+                "validate_token",
+            ),
+            (
                 "`test_round_trip` in tests/test_tokens.py calls `validate_token` "
                 "(auth/tokens.py:30-42)",
                 "tests/test_tokens.py",

@@ -153,7 +153,10 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
         "examples/demo/requirements.txt",
     ]
     assert result.dependencies.examples == ["examples/demo/requirements.txt"]
-    assert "3 dependencies declared in" in result.summary
+    assert (
+        "3 dependencies declared in pyproject.toml (and 1 manifest of examples and docs)"
+        in result.summary
+    )
 
 
 def test_an_examples_manifest_declares_nothing_for_the_project():

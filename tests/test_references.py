@@ -21,7 +21,7 @@ from dowse.indexer.store import FORMAT_VERSION, MANIFEST, Store
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig, run_loop
-from dowse.retrieval.references import find_references
+from dowse.retrieval.references import DEFAULT_KINDS, find_references
 
 REFERENCES = Path(__file__).resolve().parent.parent / "fixtures" / "references"
 
@@ -686,4 +686,43 @@ def test_a_rust_use_of_an_item_brings_that_item_not_its_whole_file(tmp_path, fak
     assert by_target == [("helper/src/lib.rs", "app/tests/direct.rs", [4])]
     assert [c.path for c in find_references(store, "assert_ready", callees=False).callers] == [
         "app/tests/rt.rs"
+    ]
+
+
+def test_a_go_import_names_a_package_never_a_definition(tmp_path, fake_embedder):
+    # grpc-go: `import "google.golang.org/grpc/keepalive"` is no reference to
+    # `http2Client.keepalive`, whether in the method's own file or in a test.
+    files = {
+        "go.mod": "module example.com/shop\n\ngo 1.21\n",
+        "keepalive/keepalive.go": "package keepalive\n\ntype Params struct{}\n",
+        "transport/client.go": (
+            "package transport\n"
+            "\n"
+            'import "example.com/shop/keepalive"\n'  # 3
+            "\n"
+            "type client struct{}\n"
+            "\n"
+            "func (c *client) keepalive() {}\n"  # 7
+            "\n"
+            "func (c *client) run(p keepalive.Params) {\n"
+            "\tc.keepalive()\n"  # 10
+            "}\n"
+        ),
+        "dial_test.go": (
+            "package shop\n"
+            "\n"
+            "import (\n"
+            '\t"testing"\n'
+            '\t"example.com/shop/keepalive"\n'  # 5
+            ")\n"
+            "\n"
+            "func TestDial(t *testing.T) { _ = keepalive.Params{} }\n"
+        ),
+    }
+    root = make_tree(tmp_path / "go", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    store = Store.open(root / ".dowse")
+    refs = find_references(store, "keepalive", callees=False, kinds=(*DEFAULT_KINDS, "import"))
+    assert [(c.path, c.lines, c.kinds) for c in refs.callers] == [
+        ("transport/client.go", [10], ["call"])
     ]

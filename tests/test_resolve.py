@@ -33,6 +33,10 @@ REPOS: dict[str, dict[str, str]] = {
         "src/pay/mod.rs": "pub mod card;\npub struct Charge;\n",
         "src/pay/card.rs": "use crate::Cart;\n",
         "tests/flow.rs": "use shop_core::pay::Charge;\n",
+        # An integration test crate: its root declares the helpers beside it and uses them.
+        "tests/suite.rs": "mod util;\nmod checkout;\n",
+        "tests/util.rs": "pub fn shop() {}\n",
+        "tests/checkout.rs": "use crate::util::shop;\n",
     },
     "java": {
         "src/main/java/com/acme/shop/Cart.java": "package com.acme.shop;\n"
@@ -96,6 +100,9 @@ EXPECTED: dict[str, dict[str, list[list[str]]]] = {
         "src/pay/mod.rs": [["src/pay/card.rs"]],
         "src/pay/card.rs": [["src/lib.rs"]],
         "tests/flow.rs": [["src/pay/mod.rs"]],  # the workspace crate by its Cargo.toml name
+        # A file of tests/ is a crate root: `mod util;` and `crate::util` are tests/util.rs.
+        "tests/suite.rs": [["tests/util.rs"], ["tests/checkout.rs"]],
+        "tests/checkout.rs": [["tests/util.rs"]],
     },
     "java": {
         "src/main/java/com/acme/shop/Cart.java": [
