@@ -185,7 +185,7 @@ def best_parts(
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
             part.score *= share
-    lifted: set[tuple[str, int]] = set()
+    first: set[tuple[str, int]] = set()
     if title_first:
         for sym in _title_named(analysis, named):
             row = rows.get((sym["path"], sym["start_line"]))
@@ -194,9 +194,9 @@ def best_parts(
             key = (row["path"], int(row["start_line"]))
             part = parts.setdefault(key, Part(row))
             part.why.insert(0, "defines a function the question's title names")
-            lifted.add(key)
+            first.add(key)
     out: dict[str, list[Part]] = {}
-    for part in sorted(parts.values(), key=lambda p: (p.key not in lifted, -p.score, p.key)):
+    for part in sorted(parts.values(), key=lambda p: (p.key not in first, -p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
 

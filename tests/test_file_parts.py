@@ -109,7 +109,7 @@ def _printer_parts(question: str) -> list[int]:
     rows = [
         _row("a.py", 10, 30, PRINTER, "Printer.doprint"),
         _row("a.py", 40, 41, SINGULAR, "Printer._print_Singular"),
-        _row("a.py", 1, 5, 'class Printer:\n    """Prints."""\n', "Printer"),
+        _row("a.py", 1, 5, "class Printer:\n    \"\"\"Prints.\"\"\"\n", "Printer"),
     ]
     symbols = {
         "a.py": [
