@@ -20,20 +20,13 @@ fusion of up to five rankings inside the file:
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
-tuned it on. One thing comes before the fusion: a function or method short enough to show
-whole that the question's title names as code (`_print_SingularityFunction() got an
-unexpected keyword argument`, "`resolve_redirects` copies the original request") is its
-file's first part. A report names what fails in its first line; the fusion, where that
-name is one vote among five, let longer parts that match more words take its place.
-
-A module-level part that is mostly docstring, comments or imports counts by its share of
-code (`behaviour_share`), as in the loop's own order, unless it defines a value the
-question names (`defines_any`).
+tuned it on. A module-level part that is mostly docstring, comments or imports counts
+by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
+value the question names (`defines_any`).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,7 +39,7 @@ from dowse.retrieval.behaviour import (
     documented_lines,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import QueryAnalysis, base_tokens, title_of, title_tokens
+from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
 __all__ = [
     "RANKINGS",
@@ -89,15 +82,13 @@ def best_parts(
     evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
     symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     rankings: frozenset[str] = RANKINGS,
-    title_first: bool = True,
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
     `evaluated`: per path, the loop's (chunk row: path, start and end line, symbol;
     relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
-    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse; `title_first`:
-    the title's named functions first (`_title_named`)."""
+    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
     paths = list(dict.fromkeys(paths))
     if not paths:
         return {}
@@ -185,18 +176,8 @@ def best_parts(
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
             part.score *= share
-    first: set[tuple[str, int]] = set()
-    if title_first:
-        for sym in _title_named(analysis, named):
-            row = rows.get((sym["path"], sym["start_line"]))
-            if row is None:
-                continue
-            key = (row["path"], int(row["start_line"]))
-            part = parts.setdefault(key, Part(row))
-            part.why.insert(0, "defines a function the question's title names")
-            first.add(key)
     out: dict[str, list[Part]] = {}
-    for part in sorted(parts.values(), key=lambda p: (p.key not in first, -p.score, p.key)):
+    for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
 
@@ -303,26 +284,6 @@ def _closest_definitions(
             out.append((sim, {"path": path, "start_line": line, "qualified_name": name}))
     out.sort(key=lambda x: (x[1]["path"], -x[0], x[1]["start_line"]))
     return [sym for _, sym in out]
-
-
-def _title_named(analysis: QueryAnalysis, named: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The functions and methods of `named` (`_named_definitions`) that the question's
-    title names as code and that are short enough to show whole (`WHOLE_DEFINITION_LINES`).
-    A class the title names is a type with many behaviours (its docstring is no answer),
-    a long function's name line is a few lines of its signature."""
-    title = title_of(analysis.text)
-    if not title:
-        return []
-    words = {w.lower() for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", title)}
-    wanted = {i.split(".")[-1].lower() for i in analysis.identifiers} & words
-    return [
-        s
-        for s in named
-        if s.get("kind") in _BODY_KINDS
-        and s["qualified_name"].split(".")[-1].lower() in wanted
-        and s.get("end_line") is not None
-        and s["end_line"] - s["start_line"] < WHOLE_DEFINITION_LINES
-    ]
 
 
 def _named_definitions(

@@ -99,48 +99,6 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
     assert [p.row["start_line"] for p in parts["b.py"]] == [1]
 
 
-PRINTER = "def doprint(self, expr):\n    return self._print(expr, exp=None)\n"
-SINGULAR = "def _print_Singular(self, expr):\n    return expr.args[0]\n"
-
-
-def _printer_parts(question: str) -> list[int]:
-    """The first lines of a.py's parts, best first: `doprint` matches the words first and
-    the loop scored it; `_print_Singular` is the 2-line method the question names."""
-    rows = [
-        _row("a.py", 10, 30, PRINTER, "Printer.doprint"),
-        _row("a.py", 40, 41, SINGULAR, "Printer._print_Singular"),
-        _row("a.py", 1, 5, "class Printer:\n    \"\"\"Prints.\"\"\"\n", "Printer"),
-    ]
-    symbols = {
-        "a.py": [
-            {"path": "a.py", "qualified_name": q, "kind": k, "start_line": a, "end_line": b}
-            for q, k, a, b in (
-                ("Printer", "class", 1, 60),
-                ("Printer.doprint", "method", 10, 30),
-                ("Printer._print_Singular", "method", 40, 41),
-            )
-        ]
-    }
-    parts = best_parts(
-        _Searcher(rows),  # type: ignore[arg-type]
-        analyze(question),
-        ["a.py"],
-        evaluated={"a.py": [(rows[0], 0.9)]},
-        symbols=symbols,
-    )
-    return [p.row["start_line"] for p in parts["a.py"]]
-
-
-def test_a_function_the_title_names_is_its_files_first_part():
-    body = "\nThe traceback of `Printer.doprint` ends in `_print_Singular()` with exp=None.\n"
-    assert _printer_parts("_print_Singular() got an unexpected keyword argument" + body)[0] == 40
-    # Named only below the title, it is one vote of the fusion: the part the words and
-    # the loop put first stays first.
-    assert _printer_parts("An unexpected keyword argument in printing" + body)[0] == 10
-    # A class the title names is no function: its chunk is not lifted.
-    assert _printer_parts("`Printer` fails with an unexpected keyword argument" + body)[0] == 10
-
-
 def test_a_header_that_defines_the_named_constant_is_not_demoted():
     header = (
         '"""Logging."""\nimport logging\nimport os\nimport re\nimport sys\n\n'
