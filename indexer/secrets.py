@@ -339,9 +339,10 @@ def _lines_matching(text: str, pattern: re.Pattern[str]) -> Iterator[tuple[int, 
         yield start, text[start : len(text) if end < 0 else end]
 
 
-_AWS = ("aws", "AWS", "Aws")
+_AWS = ("aws",)
 # Plugin class name -> literals one of which its match must contain: an `in` test is far
-# faster than a regex scan of the whole text.
+# faster than a regex scan of the whole text. For the plugins of `_CASELESS` the test is
+# made on the text lowered.
 _FORMAT_LITERALS: dict[str, tuple[str, ...]] = {
     "AWSKeyDetector": ("A3T", "ABIA", "ACCA", "AKIA", "ASIA", *_AWS),
     "AzureStorageKeyDetector": ("AccountKey=",),
@@ -357,7 +358,7 @@ _FORMAT_LITERALS: dict[str, tuple[str, ...]] = {
     "OpenAIDetector": ("T3BlbkFJ",),
     "PypiTokenDetector": ("pypi-",),
     "SendGridDetector": ("SG.",),
-    "SlackDetector": ("xox", "XOX", "hooks.slack"),
+    "SlackDetector": ("xox", "hooks.slack"),
     "SquareOAuthDetector": ("sq0csp-",),
     "StripeDetector": ("k_live_",),
     "TwilioKeyDetector": ("AC", "SK"),
@@ -367,6 +368,11 @@ _FORMAT_LITERALS: dict[str, tuple[str, ...]] = {
     "_GitHubFineGrainedDetector": ("github_pat_",),
     "_AwsSecretKeyDetector": _AWS,
 }
+
+
+_CASELESS = frozenset({"AWSKeyDetector", "SlackDetector", "_AwsSecretKeyDetector"})
+"""The plugins with a pattern that matches case-insensitively (`aWs_secret_access_key`,
+`XoXb-...`): their literals are looked for in the text lowered."""
 
 
 _FORMAT_HINTS: dict[str, re.Pattern[str]] = {
@@ -403,7 +409,10 @@ requires one, case-insensitively at most): a text without one holds no keyword v
 def _may_find(plugin: str, text: str) -> bool:
     """Whether the format plugin named `plugin` could find something in `text`."""
     literals = _FORMAT_LITERALS.get(plugin, ())
-    if literals and not any(literal in text for literal in literals):
+    haystack = text
+    if plugin in _CASELESS:
+        haystack, literals = text.lower(), tuple(literal.lower() for literal in literals)
+    if literals and not any(literal in haystack for literal in literals):
         return False
     hint = _FORMAT_HINTS.get(plugin)
     return hint is None or hint.search(text) is not None

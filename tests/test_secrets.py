@@ -57,6 +57,19 @@ FOUND = [
         "export AWS_SECRET_ACCESS_KEY={}",
         _r(40, _ALNUM + "/+"),
     ),
+    (
+        "AWS secret key named in mixed case",
+        "deploy/cloud.ini",
+        "aWs_Secret_Access_Key = {}",
+        _r(40, _ALNUM + "/+"),
+    ),
+    (
+        "Slack bot token in mixed case",
+        "bots/slack.yml",
+        "bot: {}",
+        f"XoXb-{_r(12, string.digits)}-{_r(24)}",
+    ),
+    ("AWS key named in mixed case", "deploy/cloud.py", 'aWs = "{}"', _r(40, _ALNUM + "/+")),
     ("npm token", "ci/publish.sh", "echo //registry.npmjs.org/:_authToken={}", "npm_" + _r(36)),
     ("GitLab token", "ci/gitlab.py", 'TOKEN = "{}"', "glpat-" + _r(20)),
     (
