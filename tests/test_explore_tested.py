@@ -14,6 +14,16 @@ from dowse.languages import is_test_support_path
 from dowse.retrieval.hybrid import HybridSearcher
 
 
+def _context(root, embedder, *, index=False) -> Context:
+    """A track's context over `root`'s index (built first, without vectors, if `index`),
+    searched with `embedder`."""
+    if index:
+        build_index(root, config=IndexConfig(embed=False), embedder=embedder)
+    ctx = Context(root=root)
+    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: embedder))
+    return ctx
+
+
 @pytest.mark.parametrize(
     "path, name",
     [
@@ -109,8 +119,7 @@ def repo(tmp_path, fake_embedder):
 def test_the_tests_are_those_that_reference_the_definitions_and_those_named_after_answers(
     repo, fake_embedder
 ):
-    ctx = Context(root=repo)
-    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    ctx = _context(repo, fake_embedder)
     answers = ["src/pkg/other.py", "web/src/plugin/utc/index.js", "srv/sleep.go"]
     track = tested.tests_track(ctx, "how does make_tmp work?", answer_files=lambda: answers)
     found, _ = run_track(ctx, track)
@@ -158,8 +167,7 @@ def test_the_tests_are_those_that_reference_the_definitions_and_those_named_afte
 
 
 def test_a_definition_only_test_support_references_is_untested(repo, fake_embedder):
-    ctx = Context(root=repo)
-    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    ctx = _context(repo, fake_embedder)
     found, _ = run_track(ctx, tested.tests_track(ctx, "how does clean work?"))
     assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
         (
@@ -249,9 +257,7 @@ def test_a_helper_other_tests_import_is_test_support(
     tmp_path, fake_embedder, question, test, helper
 ):
     root = make_tree(tmp_path / "repo", HELPERS)
-    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
-    ctx = Context(root=root)
-    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    ctx = _context(root, fake_embedder, index=True)
     found, _ = run_track(ctx, tested.tests_track(ctx, question))
     assert [f.claim for f in found.findings] == [test, helper]
     assert found.gates[0].detail.startswith("1 test file (and 1 test support file) for ")
@@ -279,9 +285,7 @@ def test_a_helper_of_a_rust_mod_tests_is_no_definition_to_find_tests_of(tmp_path
         ),
     }
     root = make_tree(tmp_path / "repo", files)
-    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
-    ctx = Context(root=root)
-    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    ctx = _context(root, fake_embedder, index=True)
     found, _ = run_track(ctx, tested.tests_track(ctx, "how does sample work?"))
     assert not found.findings  # `tests.samples` calling `tests.sample` tests no code
     found, _ = run_track(ctx, tested.tests_track(ctx, "how does checkout work?"))
@@ -291,8 +295,7 @@ def test_a_helper_of_a_rust_mod_tests_is_no_definition_to_find_tests_of(tmp_path
 
 
 def test_no_test_found_fails_the_first_gate_with_what_was_looked_for(repo, fake_embedder):
-    ctx = Context(root=repo)
-    ctx.use_searcher(HybridSearcher(Store.open(repo / ".dowse"), lambda: fake_embedder))
+    ctx = _context(repo, fake_embedder)
     found, _ = run_track(ctx, tested.tests_track(ctx, "how does rotate work?"))
     assert not found.findings
     assert found.gates[0].passed is False
@@ -312,9 +315,7 @@ def test_the_names_a_questions_words_make_are_each_looked_up_the_tested_first(
         "tests/test_runtime.py": "from sched import spawn\n\n\ndef test_it():\n    spawn(1)\n",
     }
     root = make_tree(tmp_path / "repo", files)
-    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
-    ctx = Context(root=root)
-    ctx.use_searcher(HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder))
+    ctx = _context(root, fake_embedder, index=True)
     found, _ = run_track(ctx, tested.tests_track(ctx, "how is a task spawned and run?"))
     assert [(f.claim, f.citations[0].ref) for f in found.findings] == [
         (
