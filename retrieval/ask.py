@@ -57,7 +57,7 @@ from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
-from dowse.retrieval.query import QueryAnalysis, analyze
+from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query
 
 __all__ = [
@@ -689,8 +689,7 @@ def _loop_and_history(
     question (`files_by_history`): that ranking needs only the question, so it runs while
     the loop does."""
     config = loop or LoopConfig()
-    analysis = analyze(question)
-    analysis.main_language = searcher.lookups.main_language()
+    analysis = searcher.analyze(question)
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,

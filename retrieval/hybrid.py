@@ -108,10 +108,16 @@ class HybridSearcher:
             weights=self.weights,
         )
 
-    def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
-        options = (options or SearchOptions()).checked(text)
+    def analyze(self, text: str) -> QueryAnalysis:
+        """`text`'s analysis for this index: with the language most of its code is in
+        (`QueryAnalysis.main_language`, which tells a support script from the code)."""
         analysis = analyze(text)
         analysis.main_language = self.lookups.main_language()
+        return analysis
+
+    def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
+        options = (options or SearchOptions()).checked(text)
+        analysis = self.analyze(text)
         keep = PathFilter(options.include, options.exclude)
         k = max(60, options.limit * 4)
         cands = self.candidates(analysis, k=k, keep=keep, languages=options.languages)

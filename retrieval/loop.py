@@ -44,7 +44,7 @@ from dowse.retrieval.grains import chunk_hit, to_hits
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.project import project_names
-from dowse.retrieval.query import QueryAnalysis, analyze
+from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import Hit, SearchOptions
 from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
@@ -223,13 +223,12 @@ class _Loop:
     ) -> None:
         self.searcher, self.question = searcher, question
         self.config, self.evaluator = config, evaluator
-        self.analysis = analyze(question)
+        self.analysis = searcher.analyze(question)
         # The project's name as a prose word (`bat`, `rg`, `flask`) is neither a name to
         # look up (bat's diagnostics script defines a `BAT`) nor evidence for one file;
         # written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code.
         own = project_names(searcher.root)
         self.analysis.project = sorted(own)
-        self.analysis.main_language = searcher.lookups.main_language()
         self.analysis.identifiers = [i for i in self.analysis.identifiers if i not in own]
         self.items: dict[str, ContextItem] = {}
         self.excluded: list[str] = []
