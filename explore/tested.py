@@ -41,7 +41,6 @@ from typing import Any
 from dowse.explore.callers import REFERENCE_VERBS, named_by_words
 from dowse.explore.records import Citation, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, find_line, plural
-from dowse.indexer.store import where_in
 from dowse.languages import is_example_path, is_test_path, is_test_support_path
 from dowse.retrieval.query import analyze
 from dowse.retrieval.references import DEFAULT_KINDS, Caller, DefinitionRef, find_references
@@ -315,13 +314,9 @@ def imported_support(searcher: Any, paths: Iterable[str]) -> set[str]:
     }
     if searcher is None or not candidates:
         return set()
-    columns = ["path", "module", "resolved"]
-    if searcher.lookups is not None:
-        rows = searcher.lookups.rows_in("imports", columns, "resolved", candidates)
-    else:
-        rows = searcher.store.rows(
-            "imports", columns, where=where_in("resolved", sorted(candidates))
-        )
+    rows = searcher.lookups.rows_in(
+        "imports", ["path", "module", "resolved"], "resolved", candidates
+    )
     return {
         r["resolved"]
         for r in rows
