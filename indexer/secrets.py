@@ -370,9 +370,12 @@ _FORMAT_LITERALS: dict[str, tuple[str, ...]] = {
 }
 
 
-_CASELESS = frozenset({"AWSKeyDetector", "SlackDetector", "_AwsSecretKeyDetector"})
+_CASELESS = {
+    name: tuple(literal.lower() for literal in _FORMAT_LITERALS[name])
+    for name in ("AWSKeyDetector", "SlackDetector", "_AwsSecretKeyDetector")
+}
 """The plugins with a pattern that matches case-insensitively (`aWs_secret_access_key`,
-`XoXb-...`): their literals are looked for in the text lowered."""
+`XoXb-...`), with their literals lowered: looked for in the text lowered."""
 
 
 _FORMAT_HINTS: dict[str, re.Pattern[str]] = {
@@ -406,12 +409,13 @@ _SECRET_WORD = re.compile(
 requires one, case-insensitively at most): a text without one holds no keyword value."""
 
 
-def _may_find(plugin: str, text: str) -> bool:
-    """Whether the format plugin named `plugin` could find something in `text`."""
-    literals = _FORMAT_LITERALS.get(plugin, ())
-    haystack = text
+def _may_find(plugin: str, text: str, lowered: str) -> bool:
+    """Whether the format plugin named `plugin` could find something in `text`
+    (`lowered` is `text.lower()`, for the plugins of `_CASELESS`)."""
     if plugin in _CASELESS:
-        haystack, literals = text.lower(), tuple(literal.lower() for literal in literals)
+        literals, haystack = _CASELESS[plugin], lowered
+    else:
+        literals, haystack = _FORMAT_LITERALS.get(plugin, ()), text
     if literals and not any(literal in haystack for literal in literals):
         return False
     hint = _FORMAT_HINTS.get(plugin)
@@ -422,11 +426,10 @@ def _may_hold_secret(text: str) -> bool:
     """False when no plugin could find a value in `text`: no format plugin's literal or
     hint, no keyword of the denylist, no quoted run long enough for the entropy plugins
     (each a necessary condition of the scan in `redact`)."""
-    return (
-        _SECRET_WORD.search(text) is not None
-        or _QUOTED_RUN.search(text) is not None
-        or any(_may_find(name, text) for name in _PLUGIN_NAMES)
-    )
+    if _SECRET_WORD.search(text) is not None or _QUOTED_RUN.search(text) is not None:
+        return True
+    lowered = text.lower()
+    return any(_may_find(name, text, lowered) for name in _PLUGIN_NAMES)
 
 
 _VALUE_GROUP = frozenset(
@@ -445,8 +448,9 @@ def _format_spans(text: str) -> list[tuple[int, int]]:
     from detect_secrets.filters import heuristic
 
     spans: list[tuple[int, int]] = []
+    lowered = text.lower()
     for plugin in _format_plugins():
-        if not _may_find(type(plugin).__name__, text):
+        if not _may_find(type(plugin).__name__, text, lowered):
             continue
         for pattern in plugin.denylist:
             for m in pattern.finditer(text):
