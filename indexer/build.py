@@ -303,7 +303,7 @@ class _Run:
             self.store.manifest,
             self.root,
             self.cfg.walk,
-            walked.result.seen,
+            walked.result,
             walked_ns=walked.started_ns,
         )
 
@@ -1003,7 +1003,7 @@ def _unchanged(
                 return None  # to be read
         if unchanged != len(record.files) or sorted(skipped) != record.skipped:
             return None  # deleted files, or other files skipped
-        record_walk(index_dir, manifest, root, config.walk, result.seen, walked_ns=started)
+        record_walk(index_dir, manifest, root, config.walk, result, walked_ns=started)
         skipped_count = len(skipped)
     walked = time.perf_counter() - t
     progress("walk", unchanged, unchanged)

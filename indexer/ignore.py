@@ -151,19 +151,23 @@ def read_text(path: str) -> str | None:
         return None
 
 
-def git_context(root_real: str, probe: Callable[[str, bool], None] | None = None) -> list[Rules]:
+def git_context(
+    root_real: str,
+    probe: Callable[[str], None] | None = None,
+    read: Callable[[str], str | None] = read_text,
+) -> list[Rules]:
     """Rules that come from outside the walk: the repository's info/exclude and the
     .gitignore files between the work tree's top and the root (exclusive). `probe` is
-    given every path looked at for them, and whether only its kind counts (whether
-    `.git` is there, and a file or a directory; `walk.WalkResult.seen`)."""
+    given every path whose kind alone counts (whether `.git` is there, and a file or a
+    directory); every ignore file is read with `read` (`walk.WalkResult.seen`)."""
 
-    def look(path: str, kind: bool = False) -> str:
+    def look(path: str) -> str:
         if probe is not None:
-            probe(path, kind)
+            probe(path)
         return path
 
     top = root_real
-    while not os.path.lexists(look(os.path.join(top, ".git"), kind=True)):
+    while not os.path.lexists(look(os.path.join(top, ".git"))):
         parent = os.path.dirname(top)
         if parent == top:
             return []
@@ -172,18 +176,18 @@ def git_context(root_real: str, probe: Callable[[str, bool], None] | None = None
     git_dir = dot_git
     if os.path.isfile(dot_git):
         # A worktree or submodule: ".git" is a file saying "gitdir: <path>".
-        pointer = read_text(dot_git) or ""
+        pointer = read(dot_git) or ""
         if not pointer.startswith("gitdir:"):
             return []
         git_dir = os.path.join(top, pointer[len("gitdir:") :].strip())
-        common = read_text(look(os.path.join(git_dir, "commondir")))
+        common = read(os.path.join(git_dir, "commondir"))
         if common is not None:
             git_dir = os.path.join(git_dir, common.strip())
     below = os.path.relpath(root_real, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
 
     levels: list[Rules] = []
-    exclude = read_text(look(os.path.join(git_dir, "info", "exclude")))
+    exclude = read(os.path.join(git_dir, "info", "exclude"))
     if exclude is not None:
         rules = compile_rules(exclude, strip=0, prepend=prefix)
         if rules is not None:
@@ -192,7 +196,7 @@ def git_context(root_real: str, probe: Callable[[str, bool], None] | None = None
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
             base = "/".join(parts[:depth])
-            text = read_text(look(os.path.join(top, base, ".gitignore")))
+            text = read(os.path.join(top, base, ".gitignore"))
             if text is None:
                 continue
             rest = "/".join(parts[depth:]) + "/"

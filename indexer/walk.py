@@ -83,6 +83,7 @@ git's per-directory precedence.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
 from dataclasses import dataclass, field, replace
@@ -118,15 +119,43 @@ class WalkEntry:
     """The walked file's identity: the read refuses any other file found at `abspath`."""
 
 
-Seen = tuple[str, bool, tuple[int, ...] | None]
-"""A path whose stat the walk's result depends on, whether it is stat'ed through links
-(a directory as scanned) or not (a file, an ignore file), and its `stat_key`, or None
-when it was absent."""
+LISTING, STAT, TEXT, KIND = "listing", "stat", "text", "kind"
+"""What of a seen path the walk's result depends on: a directory's listing (its entries'
+names and kinds; stat'ed through links, as scanned), a file's stat alone, an ignore
+file's text (read, or looked for), or only whether a path is there and as what."""
+
+Seen = tuple[str, str, tuple[int, ...] | None]
+"""A path the walk's result depends on, what of it (`LISTING`, `STAT`, `TEXT`, `KIND`),
+and its `stat_key` (for `KIND` its file type alone), or None when it was absent."""
 
 
 def stat_key(st: os.stat_result) -> tuple[int, ...]:
     """What of a stat decides the walk: size, mtime, type and permission bits, owner."""
     return (st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid, st.st_gid)
+
+
+def listing(entries: list[os.DirEntry[str]]) -> str:
+    """A digest of what of a directory's listing the walk decides by: each entry's name
+    and kind (symlink, directory, other). Equal digests mean the scan of the directory
+    admits, skips and descends into the same names."""
+    names = []
+    for e in entries:
+        try:
+            kind = "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f"
+        except OSError:
+            kind = "?"
+        names.append(kind + e.name)
+    return _digest("\0".join(sorted(names)))
+
+
+def text_digest(text: str | None) -> str:
+    """A digest of an ignore file's text as `ignore.read_text` gives it (None: not there
+    as a readable file)."""
+    return "-" if text is None else _digest(text)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 @dataclass
@@ -137,6 +166,9 @@ class WalkResult:
     """Every directory the walk listed, every file it stat'ed and every ignore file it
     read or looked for, with its stat: a walk that finds each of them as it was returns
     the same result (`indexer.walked`)."""
+    digests: dict[str, str] = field(default_factory=dict)
+    """Each directory listed and ignore file read (its path as in `seen`) -> the digest of
+    what the walk found (`listing`, `text_digest`)."""
 
 
 # --- default excludes -------------------------------------------------------------------
@@ -455,8 +487,9 @@ class _Walker:
         self.files: list[WalkEntry] = []
         self.skipped: list[SkippedFile] = []
         self.seen: list[Seen] = []
+        self.digests: dict[str, str] = {}
         self.visited: set[str] = {root_real}
-        outside = tuple(git_context(root_real, probe=self.probe))
+        outside = tuple(git_context(root_real, probe=self.probe, read=self.read))
         self.stack = [_Dir(root, "", root_real, outside, (), False)]
         self.deferred: list[tuple[_Dir, str]] = []
         """Symlinked directories with their parent's real path, walked once every real
@@ -485,30 +518,41 @@ class _Walker:
     def skip(self, rel: str, reason: str) -> None:
         self.skipped.append(SkippedFile(path=rel, reason=reason))
 
-    def probe(self, path: str, kind: bool = False) -> None:
-        """Note a path an ignore rule comes from (or would), as it is now; with `kind`,
-        only whether it is there and as what (a `.git` directory changes with every
-        git command, which changes nothing the walk sees)."""
+    def probe(self, path: str) -> None:
+        """Note a path whose kind alone counts, as it is now (a `.git` directory changes
+        with every git command, which changes nothing the walk sees)."""
         try:
             st = os.lstat(path)
         except OSError:
-            self.seen.append((path, False, None))
+            self.seen.append((path, KIND, None))
             return
-        key = (stat.S_IFMT(st.st_mode),) if kind else stat_key(st)
-        self.seen.append((path, False, key))
+        self.seen.append((path, KIND, (stat.S_IFMT(st.st_mode),)))
+
+    def read(self, path: str) -> str | None:
+        """An ignore file's text (or None), noted with its stat from before the read and
+        the digest of what was read."""
+        try:
+            st = os.lstat(path)
+        except OSError:
+            self.seen.append((path, TEXT, None))
+            return None
+        self.seen.append((path, TEXT, stat_key(st)))
+        text = read_text(path)
+        self.digests[path] = text_digest(text)
+        return text
 
     def load(self, levels: tuple[Rules, ...], path: str, strip: int) -> tuple[Rules, ...]:
-        self.probe(path)
-        text = read_text(path)
+        text = self.read(path)
         rules = compile_rules(text, strip=strip, prepend="") if text is not None else None
         return levels if rules is None else (*levels, rules)
 
     def scan(self, d: _Dir) -> None:
         try:
             # Before the listing: an entry added while it is read changes the mtime after.
-            self.seen.append((d.path, True, stat_key(os.stat(d.path))))
+            self.seen.append((d.path, LISTING, stat_key(os.stat(d.path))))
             with os.scandir(d.path) as it:
                 entries = list(it)
+            self.digests[d.path] = listing(entries)
         except (FileNotFoundError, NotADirectoryError):
             return  # removed during the walk
         except OSError as exc:
@@ -631,7 +675,7 @@ class _Walker:
             self.deferred.append((replace(d, real=target), parent_real))
 
     def file(self, rel: str, name: str, forced: bool, st: os.stat_result, abspath: Path) -> None:
-        self.seen.append((str(abspath), False, stat_key(st)))
+        self.seen.append((str(abspath), STAT, stat_key(st)))
         ext = _extension(name)
         reason = None if forced else _default_file_reason(name)
         if reason is None and not self.config.include_secrets:
@@ -690,4 +734,5 @@ def walk(
         files=sorted(walker.files, key=lambda f: f.path),
         skipped=sorted(walker.skipped, key=lambda s: s.path),
         seen=walker.seen,
+        digests=walker.digests,
     )

@@ -18,9 +18,14 @@ Invariants:
   the tree as before. It is never trusted partially.
 - Only ever a "nothing changed" answer comes from it. A file changed between that walk
   and its read, or after, stats differently from the record, so the check walks.
-- Racy stats are not trusted: a directory or file whose mtime lies within `RACY_NS` of
-  the walk could change again within the same timestamp tick without showing it, so a
-  record holding one sends the check to the walk (as git does with its index).
+- A racy stat (an mtime within `RACY_NS` of the walk: the path could change again within
+  the same timestamp tick without its stat showing it, as git says of its index) is
+  checked by what the walk takes of the path, so a tree indexed right after an edit, a
+  fresh clone, or the index directory's making in the root does not send every query
+  to the walk until the next run: a file's stat is all the walk takes of it (the walk
+  would see no more than the record does); a directory is listed again and an ignore
+  file read again, and compared with what the walk found (`walk.listing`,
+  `walk.text_digest`).
 """
 
 from __future__ import annotations
@@ -33,15 +38,27 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from dowse.indexer.ignore import read_text
 from dowse.indexer.store import Manifest
-from dowse.indexer.walk import Seen, WalkConfig, stat_key
+from dowse.indexer.walk import (
+    KIND,
+    LISTING,
+    STAT,
+    WalkConfig,
+    WalkResult,
+    listing,
+    stat_key,
+    text_digest,
+)
 
 __all__ = ["WALKED", "record", "unchanged"]
 
 WALKED = "walked.json"
+FORMAT = 2
+"""The record's layout: a record of another is not read (a walk instead)."""
 RACY_NS = 2_000_000_000
 """A stat this close to the walk (2 s, beyond any file system's timestamp step) is not
-taken as proof that nothing changed."""
+taken as proof that nothing changed: what the walk took of the path is compared."""
 
 
 def _stamp(manifest: Manifest) -> list[Any]:
@@ -57,18 +74,25 @@ def record(
     manifest: Manifest,
     root: Path,
     config: WalkConfig,
-    seen: list[Seen],
+    result: WalkResult,
     *,
     walked_ns: int,
 ) -> None:
     """Write what the walk that started at `walked_ns` saw, for `manifest`'s snapshot
-    (after the run's last commit, the lock held). Best effort: without a record the check
-    walks."""
+    (after the run's last commit, the lock held), with the digests of its racy
+    directories and ignore files. Best effort: without a record the check walks."""
+    racy = walked_ns - RACY_NS
     data = {
+        "format": FORMAT,
         "stamp": _stamp(manifest),
         "options": _options(root, config),
         "walked_ns": walked_ns,
-        "seen": seen,
+        "seen": result.seen,
+        "digests": {
+            path: result.digests[path]
+            for path, what, key in result.seen
+            if what != KIND and key is not None and key[1] >= racy and path in result.digests
+        },
     }
     path = index_dir / WALKED
     tmp = path.with_suffix(f".tmp{os.getpid()}")
@@ -87,29 +111,40 @@ def unchanged(index_dir: Path, manifest: Manifest, root: Path, config: WalkConfi
     try:
         data = json.loads((index_dir / WALKED).read_text())
         snapshot = json.loads(json.dumps([_stamp(manifest), _options(root, config)]))
-        if [data["stamp"], data["options"]] != snapshot:
+        if data["format"] != FORMAT or [data["stamp"], data["options"]] != snapshot:
             return False
-        return _same(data["seen"], int(data["walked_ns"]) - RACY_NS)
+        return _same(data["seen"], data["digests"], int(data["walked_ns"]) - RACY_NS)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return False
 
 
-def _same(seen: list[Any], limit: int) -> bool:
-    """Whether every path of `seen` stats as recorded, none of them at `limit` or later."""
-    for path, follow, key in seen:
+def _same(seen: list[Any], digests: dict[str, str], limit: int) -> bool:
+    """Whether every path of `seen` stats as recorded, and one whose mtime is at `limit`
+    or later (racy) is as the walk found it by what the walk takes of it."""
+    for path, what, key in seen:
         try:
-            st = os.stat(path, follow_symlinks=bool(follow))
+            st = os.stat(path, follow_symlinks=what == LISTING)
         except OSError:
             if key is None:
                 continue  # still absent
             return False
         if key is None:
             return False  # there now
-        if len(key) == 1:  # only its kind counts
+        if what == KIND:
             if key[0] != stat.S_IFMT(st.st_mode):
                 return False
             continue
         now = stat_key(st)
-        if list(now) != key or now[1] >= limit:
+        if list(now) != key:
+            return False
+        if now[1] >= limit and what != STAT and _now(path, what) != digests.get(path):
             return False
     return True
+
+
+def _now(path: str, what: str) -> str:
+    """The digest of what the walk takes of a directory or an ignore file, as it is now."""
+    if what == LISTING:
+        with os.scandir(path) as it:
+            return listing(list(it))
+    return text_digest(read_text(path))

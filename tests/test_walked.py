@@ -3,8 +3,10 @@ walk would find the tree as the snapshot has it."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -90,14 +92,64 @@ def test_a_rule_from_above_the_root_is_watched(tmp_path, example_repo, fake_embe
     assert not _unchanged(root)
 
 
-def test_a_racy_stat_or_another_snapshot_is_not_trusted(indexed, fake_embedder):
-    target = indexed / "shop" / "pricing.py"
-    target.write_text(target.read_text() + "\n# more\n")  # mtime: now, as the walk's
-    build_index(indexed, config=IndexConfig(embed=False), embedder=fake_embedder)
-    assert not _unchanged(indexed)  # it could change again within its mtime's tick
-    _age(indexed, PAST + 300)
-    build_index(indexed, config=IndexConfig(embed=False), embedder=fake_embedder)
-    assert _unchanged(indexed)
+def _recorded_mtime(root: Path, path: Path) -> int:
+    """The mtime the record of `root`'s last walk holds for `path`."""
+    data = json.loads((root / ".dowse" / walked.WALKED).read_text())
+    return next(key[1] for p, _, key in data["seen"] if p == str(path))
+
+
+SOON = int(time.time()) + 3600  # ahead of every walk of the test: each such stat is racy
+
+
+def _written_now(root: Path) -> None:
+    """Every file and directory under `root` racy to the test's walks, as in a tree just
+    written (a fresh clone, an edit)."""
+    _age(root, SOON)
+
+
+def test_a_tree_indexed_right_after_it_was_written_is_trusted(example_repo, fake_embedder):
+    # The first run makes the index directory in the root, so the root's listing is new
+    # at the walk; an edited file's mtime is as new. Racy both, and still the tree the
+    # walk found: a query does not walk again.
+    _written_now(example_repo)
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _unchanged(example_repo)
+    target = example_repo / "shop" / "pricing.py"
+    target.write_text(target.read_text() + "\n# more\n")
+    _later(target, SOON + 10)
+    assert not _unchanged(example_repo)
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _unchanged(example_repo)
+
+
+def test_a_racy_listing_that_changed_within_its_tick_is_seen(example_repo, fake_embedder):
+    folder = example_repo / "shop" / "auth"
+    (folder / "notes.log").write_text("gitignored: the walk never stats it\n")
+    _written_now(example_repo)
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    mtime = _recorded_mtime(example_repo, folder)
+    # Only the listing shows this: the directory's size stays, and no path the walk
+    # stat'ed changed.
+    (folder / "notes.log").rename(folder / "notes.py")
+    os.utime(folder, ns=(mtime, mtime))  # a change within the same timestamp tick
+    assert not _unchanged(example_repo)
+    (folder / "notes.py").rename(folder / "notes.log")
+    os.utime(folder, ns=(mtime, mtime))
+    assert _unchanged(example_repo)
+
+
+def test_a_racy_ignore_file_is_not_trusted(example_repo, fake_embedder):
+    rules = example_repo / "shop" / "auth" / ".gitignore"
+    rules.write_text("tokens.pz\n")
+    _written_now(example_repo)
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    rules.write_text("tokens.py\n")  # the same size: within its tick, the same stat
+    os.utime(rules, (SOON, SOON))
+    os.utime(rules.parent, (SOON, SOON))
+    assert not _unchanged(example_repo)
+
+
+def test_another_snapshot_is_not_trusted(indexed):
     store = Store.open(indexed / ".dowse")
     store.commit()  # another snapshot: the record is not its
     assert not walked.unchanged(
