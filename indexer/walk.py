@@ -86,6 +86,7 @@ import errno
 import hashlib
 import os
 import stat
+import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -118,6 +119,11 @@ class WalkEntry:
     ino: int = 0
     """The walked file's identity: the read refuses any other file found at `abspath`."""
 
+
+RACY_NS = 2_000_000_000
+"""A stat this close to a walk (2 s, beyond any file system's timestamp step) is not
+proof that nothing changed since: the path could change again within the same tick
+(`indexer.walked` compares what the walk took of it instead)."""
 
 LISTING, STAT, TEXT, KIND = "listing", "stat", "text", "kind"
 """What of a seen path the walk's result depends on: a directory's listing (its entries'
@@ -167,8 +173,9 @@ class WalkResult:
     read or looked for, with its stat: a walk that finds each of them as it was returns
     the same result (`indexer.walked`)."""
     digests: dict[str, str] = field(default_factory=dict)
-    """Each directory listed and ignore file read (its path as in `seen`) -> the digest of
-    what the walk found (`listing`, `text_digest`)."""
+    """Each ignore file read, and each directory listed whose mtime was within `RACY_NS`
+    of the walk (its path as in `seen`) -> the digest of what the walk found (`listing`,
+    `text_digest`)."""
 
 
 # --- default excludes -------------------------------------------------------------------
@@ -488,6 +495,7 @@ class _Walker:
         self.skipped: list[SkippedFile] = []
         self.seen: list[Seen] = []
         self.digests: dict[str, str] = {}
+        self.racy_ns = time.time_ns() - RACY_NS
         self.visited: set[str] = {root_real}
         outside = tuple(git_context(root_real, probe=self.probe, read=self.read))
         self.stack = [_Dir(root, "", root_real, outside, (), False)]
@@ -549,10 +557,12 @@ class _Walker:
     def scan(self, d: _Dir) -> None:
         try:
             # Before the listing: an entry added while it is read changes the mtime after.
-            self.seen.append((d.path, LISTING, stat_key(os.stat(d.path))))
+            key = stat_key(os.stat(d.path))
+            self.seen.append((d.path, LISTING, key))
             with os.scandir(d.path) as it:
                 entries = list(it)
-            self.digests[d.path] = listing(entries)
+            if key[1] >= self.racy_ns:
+                self.digests[d.path] = listing(entries)
         except (FileNotFoundError, NotADirectoryError):
             return  # removed during the walk
         except OSError as exc:

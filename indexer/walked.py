@@ -43,6 +43,7 @@ from dowse.indexer.store import Manifest
 from dowse.indexer.walk import (
     KIND,
     LISTING,
+    RACY_NS,
     STAT,
     WalkConfig,
     WalkResult,
@@ -56,9 +57,6 @@ __all__ = ["WALKED", "record", "unchanged"]
 WALKED = "walked.json"
 FORMAT = 2
 """The record's layout: a record of another is not read (a walk instead)."""
-RACY_NS = 2_000_000_000
-"""A stat this close to the walk (2 s, beyond any file system's timestamp step) is not
-taken as proof that nothing changed: what the walk took of the path is compared."""
 
 
 def _stamp(manifest: Manifest) -> list[Any]:
