@@ -1001,6 +1001,78 @@ def test_behaviour_share_counts_code_against_prose_and_imports(language, text, c
     assert behaviour_share(text, language) == share
 
 
+@pytest.mark.parametrize(
+    ("language", "before", "text", "counts"),
+    [
+        # The middle of a long docstring: prose, though no quote in it says so.
+        (
+            "python",
+            'class Ridge:\n    """Ridge.\n\n    Parameters\n    ----------\n',
+            "    alpha : float\n        Strength.\n    fit_intercept : bool\n"
+            '        Whether to.\n    """\n\n    def fit(self, X):\n        return X\n',
+            (2, 5, 0),
+        ),
+        # The middle of a Javadoc comment.
+        (
+            "java",
+            "class A {\n    /**\n     * Reads.\n",
+            "     * @param n the count\n     */\n    int read(int n) { return n; }\n",
+            (1, 2, 0),
+        ),
+        # The middle of a string a statement opened is code.
+        ("python", 'SQL = """\nSELECT a\n', 'FROM t\n"""\nrun(SQL)\n', (3, 0, 0)),
+        # The middle of a bracketed import.
+        ("python", "from a import (\n    b,\n", "    c,\n)\nrun(b, c)\n", (1, 0, 2)),
+        # Nothing open: the chunk is read as before.
+        ("python", "def f():\n    return 1\n", "def g():\n    return 2\n", (2, 0, 0)),
+    ],
+)
+def test_a_chunk_is_read_from_what_the_lines_before_it_left_open(language, before, text, counts):
+    from dowse.retrieval.behaviour import count_lines, opened_after
+
+    found = count_lines(text, language, opened=opened_after(before, language))
+    assert found is not None and (found.code, found.prose, found.imports) == counts
+
+
+def _long_docstring_class() -> str:
+    """A class whose numpy-style docstring is long enough to be cut into several chunks,
+    then a method that acts."""
+    params = "".join(
+        f"    penalty_{i} : float\n        Regularization strength of penalty {i}; larger"
+        " values shrink the coefficients of the ridge estimator more.\n"
+        for i in range(40)
+    )
+    return (
+        "class Ridge:\n"
+        f'    """Linear least squares with l2 regularization.\n\n    Parameters\n'
+        f'    ----------\n{params}    """\n\n'
+        "    def fit(self, X, penalty):\n"
+        "        if penalty < 0:\n"
+        '            raise ValueError("regularization strength penalty must be positive")\n'
+        "        self.coef_ = [x * penalty for x in X]\n"
+        "        return self\n"
+    )
+
+
+def test_a_chunk_from_the_middle_of_a_long_docstring_is_prose(tmp_path, fake_embedder):
+    (tmp_path / "ridge.py").write_text(_long_docstring_class())
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    spans = sorted(s.lookups.spans_of(["ridge.py"])["ridge.py"], key=lambda r: r["start_line"])
+    rows = s.lookups.rows_of({r["id"]: r for r in spans})
+    middle = [rows[r["id"]] for r in spans[1:] if "def fit" not in rows[r["id"]]["text"]]
+    assert middle  # the docstring is cut into several chunks
+    opened = s.lookups.opened_before(middle)
+    assert all(opened[(r["path"], r["start_line"])] == ("prose", '"""') for r in middle)
+    question = "where is the regularization strength penalty of the ridge estimator checked?"
+    result = run_loop(s, question, config=LoopConfig(max_cycles=1))
+    items = {it.hit.start_line: it for it in result.items}
+    code = next(it for it in result.items if "raise ValueError" in (it.hit.text or ""))
+    prose = [items[r["start_line"]] for r in middle if r["start_line"] in items]
+    assert prose and all(it.behaviour < 0.2 for it in prose)
+    assert all(result.items.index(code) < result.items.index(it) for it in prose)
+
+
 def test_imports_are_code_when_the_question_is_about_them():
     from dowse.retrieval.behaviour import behaviour_share
 
