@@ -14,7 +14,11 @@ docstring and 3 lines of code: 4/13). No constant is fitted: the rule is "code m
 outweigh prose", the +1 keeps an all-prose chunk above zero.
 
 Invariants: the lines are read by lexical rules per language (`_SYNTAX`), never parsed;
-blank lines count for neither side; a language without rules (text, markdown) is all
+blank lines count for neither side; a chunk is read from the state the lines before it
+leave (`opened_after`, from the last line known to start outside every string and comment:
+`safe_start`), so a chunk cut from the middle of a long docstring or block comment is
+prose though no quote in it says so (scikit-learn's numpy-style docstrings run to 300
+lines and several chunks, each of which read as code before); a language without rules (text, markdown) is all
 code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_documentation`).
 Imports count as code when the question is about imports. A chunk that defines a name
 the question mentions as a value (`defines_any`: a module's header that sets
