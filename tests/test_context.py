@@ -717,3 +717,76 @@ def test_the_counter_counts_a_token_for_each_character_beyond_ascii():
     assert estimate_tokens("ก" * 30) == 30
     assert estimate_tokens("abc├── 😀") == 2 + 4  # "abc " and four others
     assert estimate_tokens("\ud800") == 1  # a lone surrogate counts, never raises
+
+
+def _documented_class_repo(root: Path) -> Path:
+    """A class of 150 lines whose numpy-style docstring is cut into several chunks, with
+    a method that checks the penalty the docstring describes."""
+    params = "".join(
+        f"    penalty_{i} : float\n        Regularization strength of penalty {i}; larger"
+        " values shrink the coefficients of the ridge estimator more.\n"
+        for i in range(40)
+    )
+    methods = "".join(
+        f"\n    def step_{i}(self, X):\n        return [x + {i} for x in X]\n" for i in range(15)
+    )
+    source = (
+        "class Ridge:\n"
+        f'    """Linear least squares with l2 regularization.\n\n    Parameters\n'
+        f'    ----------\n{params}    """\n\n'
+        "    def fit(self, X, penalty):\n"
+        "        if penalty < 0:\n"
+        '            raise ValueError("regularization strength penalty must be positive")\n'
+        "        self.coef_ = [x * penalty for x in X]\n"
+        f"        return self\n{methods}"
+    )
+    return make_tree(root, {"ridge.py": source})
+
+
+@pytest.mark.parametrize(
+    ("question", "prose_shown"),
+    [
+        ("where is the regularization strength penalty of the ridge estimator checked?", False),
+        ("update the docs for the penalty parameters of the ridge estimator", True),
+    ],
+)
+def test_a_chunk_of_a_long_docstring_is_its_definitions_line_unless_docs_are_asked(
+    tmp_path, fake_embedder, monkeypatch, question, prose_shown
+):
+    root = _documented_class_repo(tmp_path / "repo")
+    build_index(root, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+    spans = sorted(
+        searcher.lookups.spans_of(["ridge.py"])["ridge.py"], key=lambda r: r["start_line"]
+    )
+    rows = searcher.lookups.rows_of({r["id"]: r for r in spans})
+    chunks = [rows[r["id"]] for r in spans]
+    prose = next(c for c in chunks[1:] if "def " not in c["text"] and '"""' not in c["text"])
+    code = next(c for c in chunks if "raise ValueError" in c["text"])
+    loop = ask_module.run_loop(searcher, question)
+
+    def item(row: dict, relevance: float):
+        hit = Hit(
+            grain="chunk",
+            path="ridge.py",
+            start_line=row["start_line"],
+            end_line=row["end_line"],
+            score=relevance,
+            symbol=row["symbol"],
+            language="python",
+            text=row["text"],
+        )
+        return loop.items[0].model_copy(update={"hit": hit, "relevance": relevance})
+
+    items = [item(prose, 0.9), item(code, 0.8)]
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": items})
+    )
+    result = ask(searcher, question, budget=4000, packing=Packing(lead_files=0))
+    _check_context(result, root)
+    full = [(b.start_line, b.end_line) for b in result.context if b.form == "full"]
+    assert any(s <= code["start_line"] and code["end_line"] <= e for s, e in full)
+    shows_prose = any(s <= prose["start_line"] and prose["end_line"] <= e for s, e in full)
+    assert shows_prose == prose_shown
+    if not prose_shown:  # it points at its class instead
+        assert any(b.form == "signature" and b.text == "class Ridge:" for b in result.context)
