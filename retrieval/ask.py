@@ -38,7 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
-from dowse.retrieval.behaviour import VALUE_KINDS, count_lines
+from dowse.retrieval.behaviour import VALUE_KINDS
 from dowse.retrieval.budget import (
     CHARS_PER_TOKEN,
     Entry,
@@ -652,15 +652,7 @@ def ask(
         room = _source_room(question, ranked.files, budget, frame or Frame())
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
-    pack = _Pack(
-        searcher,
-        packing,
-        ranked.symbols,
-        room,
-        cost,
-        entry,
-        prose_asked=result.analysis.mentions_docs,
-    )
+    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
@@ -864,11 +856,8 @@ class _Pack:
         room: int,
         cost: Callable[[ContextBlock], int],
         entry: Callable[[str], int],
-        *,
-        prose_asked: bool = False,
     ) -> None:
         self.searcher = searcher
-        self.prose_asked = prose_asked
         self.cost = cost
         self.entry = entry
         self.packing = packing
@@ -927,9 +916,6 @@ class _Pack:
         early_used = 0  # the tokens the first file's early parts took: not the leads' share
         placed_keys: set[tuple[str, int]] = set()
         delivered = []
-        # The items whose own lines are prose (`prose_only`), of a definition short enough
-        # to show whole: shown whole if that fits once the rest is placed.
-        whole_only: list[tuple[ContextItem, tuple[int, int], str | None, str | None]] = []
         rest: list[_Left] = []
         for it, ranges, symbol, kind in _widen([*first, *more, *items], self.symbols):
             key = (it.hit.path, it.hit.start_line)
@@ -951,13 +937,6 @@ class _Pack:
                 share = math.floor(self.whole * self.packing.lead_share) + early_used
                 if self._put(it, *ranges[0], symbol, kind, share):
                     continue
-            if self.prose_only(it):
-                # Only its whole definition shows code; else its signature line.
-                if len(ranges) > 1:
-                    whole_only.append((it, ranges[0], symbol, kind))
-                else:
-                    rest.append((it, *ranges[0], symbol, kind))
-                continue
             if not self._put(it, *ranges[-1], symbol, kind, self.whole):
                 rest.append((it, *ranges[0], symbol, kind))
                 continue
@@ -965,9 +944,6 @@ class _Pack:
                 delivered.append((it, ranges[0], symbol, kind))
         for it, (start, end), symbol, kind in delivered:
             self._put(it, start, end, symbol, kind, self.whole)
-        for it, (start, end), symbol, kind in whole_only:
-            if not self._put(it, start, end, symbol, kind, self.whole):
-                rest.append((it, start, end, symbol, kind))
         return rest
 
     def _next_part(
@@ -983,32 +959,10 @@ class _Pack:
         held = sum(b.tokens for b in self.blocks if b.path == it.hit.path)
         cap = self.used - held + math.floor(self.whole * self.packing.first_file_share)
         before = self.used
-        tried = ranges[:-1] if self.prose_only(it) else [ranges[0], ranges[-1]]
-        for start, end in tried:
+        for start, end in (ranges[0], ranges[-1]):
             if self._put(it, start, end, symbol, kind, min(cap, self.whole)):
                 return self.used - before
         return None
-
-    def prose_only(self, it: ContextItem) -> bool:
-        """Whether the item's own lines hold no code but the first lines of the
-        definitions that start in them: a chunk of a long docstring or doc comment (a
-        numpy-style Parameters section), which says what the code is for and does none of
-        it. Such lines are shown as their definition's signature line, unless the question
-        is about documentation; whole, its definition shows them in place."""
-        h = it.hit
-        if self.prose_asked or not h.text:
-            return False
-        opened = self.searcher.lookups.opened_before(
-            [{"path": h.path, "start_line": h.start_line, "language": h.language}]
-        )
-        counts = count_lines(h.text, h.language, opened=opened.get((h.path, h.start_line)))
-        if counts is None or not counts.prose:
-            return False
-        heads = sum(
-            h.start_line <= int(r["start_line"]) <= h.end_line and r["kind"] not in VALUE_KINDS
-            for r in self.symbols.get(h.path, ())
-        )
-        return counts.code + counts.imports <= heads
 
     def add_signature_lines(self, lines: Sequence[_Line]) -> None:
         """Add each of `lines` as its definition's line (`_signature_line`) while the

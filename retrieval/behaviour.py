@@ -14,11 +14,7 @@ docstring and 3 lines of code: 4/13). No constant is fitted: the rule is "code m
 outweigh prose", the +1 keeps an all-prose chunk above zero.
 
 Invariants: the lines are read by lexical rules per language (`_SYNTAX`), never parsed;
-blank lines count for neither side; a chunk is read from the state the lines before it
-leave (`opened_after`, from the last line known to start outside every string and comment:
-`safe_start`), so a chunk cut from the middle of a long docstring or block comment is
-prose though no quote in it says so (scikit-learn's numpy-style docstrings run to 300
-lines and several chunks, each of which read as code before); a language without rules (text, markdown) is all
+blank lines count for neither side; a language without rules (text, markdown) is all
 code, i.e. share 1 (documentation is ranked by its own rule, `languages.is_documentation`).
 Imports count as code when the question is about imports. A chunk that defines a name
 the question mentions as a value (`defines_any`: a module's header that sets
@@ -36,19 +32,16 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 __all__ = [
     "VALUE_KINDS",
     "WHOLE_DEFINITION_LINES",
     "LineCounts",
-    "Opened",
     "behaviour_share",
     "count_lines",
     "defines_any",
     "documented_lines",
-    "opened_after",
-    "safe_start",
 ]
 
 
@@ -109,101 +102,63 @@ class LineCounts:
     imports: int
 
 
-Opened = tuple[Literal["prose", "imports", "value"], str]
-"""What a text leaves open at its end, and the text that closes it: a docstring or block
-comment (prose), a bracketed import, or a string a code line opened (a value)."""
-
-
 def count_lines(
-    text: str,
-    language: str | None,
-    *,
-    documented: Collection[int] = (),
-    opened: Opened | None = None,
+    text: str, language: str | None, *, documented: Collection[int] = ()
 ) -> LineCounts | None:
     """The chunk's non-blank lines by kind; None for a language without rules. Prose on
     the `documented` lines (0-based: `documented_lines`) is a definition's own and is not
-    counted. `opened`: what the lines before the chunk left open (`opened_after`): a chunk
-    of a long docstring's middle is prose, though no quote in it says so."""
+    counted."""
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
-    return _scan(text, syntax, documented, opened)[0]
-
-
-def opened_after(text: str, language: str | None) -> Opened | None:
-    """What `text` leaves open at its end (None: nothing, or a language without rules)."""
-    syntax = _SYNTAX.get(language or "")
-    if syntax is None:
-        return None
-    return _scan(text, syntax, (), None)[1]
-
-
-def _scan(
-    text: str, syntax: _Syntax, documented: Collection[int], opened: Opened | None
-) -> tuple[LineCounts, Opened | None]:
-    """The lines of `text` by kind, and what it leaves open, read from the state
-    `opened`."""
     code = prose = imports = 0
-    what, until = opened if opened is not None else (None, "")
+    closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
+    in_import: str | None = None  # inside a bracketed import: the bracket that ends it
+    in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
     for n, raw in enumerate(text.split("\n")):
         line = raw.strip()
         if not line:
             continue
         own = n in documented  # prose here documents a definition shown whole
-        if what is not None:
-            # Inside a string a code line opened (`SQL = """`), a docstring or block
-            # comment, or a bracketed import, until the text that closes it.
-            if what == "value":
-                code += 1
-            elif what == "prose":
-                prose += not own
-            else:
-                imports += 1
-            if until in line:
-                what = None
+        if in_value is not None:
+            code += 1
+            if in_value in line:
+                in_value = None
+            continue
+        if closing is not None:
+            prose += not own
+            if closing in line:
+                closing = None
+            continue
+        if in_import is not None:
+            imports += 1
+            if in_import in line:
+                in_import = None
             continue
         if syntax.docstrings and (m := _DOCSTRING.match(line)):
             quote = m.group(1)
             rest = line[m.end() :]
             prose += not own
             if quote not in rest:
-                what, until = "prose", quote
+                closing = quote
             continue
         if line.startswith(syntax.comments) and not (
             syntax.comments[0] == "#" and line.startswith("#!")
         ):
             prose += not own
             if line.startswith("/*") and "*/" not in line[2:]:
-                what, until = "prose", "*/"
+                closing = "*/"
             continue
         if syntax.imports.match(line):
             imports += 1
-            brackets = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
-            if brackets and brackets[-1] in _OPENERS:
-                what, until = "imports", _OPENERS[brackets[-1]]
+            opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
+            if opened and opened[-1] in _OPENERS:
+                in_import = _OPENERS[opened[-1]]
             continue
         code += 1
         if syntax.docstrings:
-            quote = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
-            if quote is not None:
-                what, until = "value", quote
-    return LineCounts(code, prose, imports), (what, until) if what is not None else None
-
-
-def safe_start(line: int, definitions: Iterable[Mapping[str, Any]]) -> int:
-    """The last line at or before `line` known to start outside every string and comment:
-    a definition's first line (its decorators and doc comments included) or the line
-    after one ends; else the file's first. Reading from there to `line` tells what is
-    open at `line` (`opened_after`) without reading the whole file."""
-    out = 1
-    for sym in definitions:
-        start, end = sym.get("start_line"), sym.get("end_line")
-        if start is not None and start <= line:
-            out = max(out, int(start))
-        if end is not None and end < line:
-            out = max(out, int(end) + 1)
-    return out
+            in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
+    return LineCounts(code, prose, imports)
 
 
 def behaviour_share(
@@ -212,12 +167,11 @@ def behaviour_share(
     *,
     imports_are_code: bool = False,
     documented: Collection[int] = (),
-    opened: Opened | None = None,
 ) -> float:
     """1 when the chunk's code lines are at least its prose and import lines, else
-    (code + 1) / (prose + imports + 1); see the module doc. `documented` and `opened`: as
-    in `count_lines`."""
-    counts = count_lines(text, language, documented=documented, opened=opened)
+    (code + 1) / (prose + imports + 1); see the module doc. `documented`: as in
+    `count_lines`."""
+    counts = count_lines(text, language, documented=documented)
     if counts is None:
         return 1.0
     code = counts.code + (counts.imports if imports_are_code else 0)

@@ -153,7 +153,6 @@ def best_parts(
     spans = {
         (path, s["qualified_name"]): s for path in paths for s in (symbols or {}).get(path, ())
     }
-    counted = []
     for part in parts.values():
         name = part.row.get("symbol")
         if name:
@@ -161,10 +160,6 @@ def best_parts(
             lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
             if lines < WHOLE_DEFINITION_LINES:
                 continue
-        counted.append(part)
-    # A chunk from the middle of a long docstring is its prose, though it holds no quote.
-    opened = searcher.lookups.opened_before(p.row for p in counted)
-    for part in counted:
         text = part.row.get("text") or ""
         # A part only the loop's evaluations name (`evaluated`) carries no text: its lines
         # are counted from the text it has.
@@ -177,7 +172,6 @@ def best_parts(
             part.row.get("language"),
             imports_are_code=analysis.mentions_imports,
             documented=documented,
-            opened=opened.get(part.key),
         )
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):

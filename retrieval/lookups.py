@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -23,7 +23,6 @@ import pyarrow.compute as pc
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
 from dowse.languages import CODE_LANGUAGES, language_for
-from dowse.retrieval.behaviour import Opened, opened_after, safe_start
 from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [
@@ -289,49 +288,6 @@ class IndexLookups:
         """The chunk holding each (path, line) (one query for all, none when held)."""
         spots = list(spots)
         return self.rows_of(self.spans_at(spots, self.spans_of(p for p, _ in spots)))
-
-    def opened_before(self, rows: Iterable[Mapping[str, Any]]) -> dict[tuple[str, int], Opened]:
-        """What the lines before each chunk row (path, start_line, language) leave open at
-        its first line, by (path, start_line), for those where something is: a chunk cut
-        from the middle of a long docstring starts as prose, with no quote to say so. Read
-        from the index's own chunk text (as the rows' text is), from the last line before
-        the chunk known to start outside every string and comment (`safe_start`: a
-        definition's first line, or the line after one ends), so a method's chunk reads its
-        method, not its file."""
-        rows = [r for r in rows if int(r["start_line"]) > 1]
-        if not rows:
-            return {}
-        paths = list(dict.fromkeys(str(r["path"]) for r in rows))
-        defined: dict[str, list[dict[str, Any]]] = {}
-        for d in self.rows_in("symbols", ["path", "start_line", "end_line"], "path", paths):
-            defined.setdefault(d["path"], []).append(d)
-        spans = self.spans_of(paths)
-        wanted: dict[tuple[str, int], tuple[int, list[dict[str, Any]]]] = {}
-        for r in rows:
-            path, line = str(r["path"]), int(r["start_line"])
-            origin = safe_start(line, defined.get(path, ()))
-            before = [
-                s for s in spans.get(path, ()) if s["end_line"] >= origin and s["start_line"] < line
-            ]
-            if before:
-                wanted[(path, line)] = (origin, before)
-        texts = self.chunks_by_id(dict.fromkeys(s["id"] for _, b in wanted.values() for s in b))
-        languages = {(str(r["path"]), int(r["start_line"])): r.get("language") for r in rows}
-        out: dict[tuple[str, int], Opened] = {}
-        for (path, line), (origin, before) in wanted.items():
-            lines: list[str] = []
-            for s in sorted(before, key=lambda s: s["start_line"]):
-                chunk = texts.get(s["id"])
-                if chunk is None:
-                    continue
-                first = int(chunk["start_line"])
-                own = (chunk["text"] or "").split("\n")
-                lines += own[max(origin - first, 0) : max(line - first, 0)]
-            language = languages[(path, line)] or language_for(path)
-            found = opened_after("\n".join(lines), language)
-            if found is not None:
-                out[(path, line)] = found
-        return out
 
     def definition_chunks(
         self, symbols: Iterable[dict[str, Any]]

@@ -420,17 +420,9 @@ class _Loop:
         # Within what is relevant, the code that holds the behaviour comes before a
         # docstring, a class header or an import block that only names it (behaviour.py).
         # A chunk that defines a value the question names keeps its place (`defines_any`).
-        # A chunk from the middle of a long docstring is prose, though no quote says so.
-        opened = lookups.opened_before(
-            {"path": it.hit.path, "start_line": it.hit.start_line, "language": it.hit.language}
-            for it in self.items.values()
-        )
         for it in self.items.values():
             share = behaviour_share(
-                it.hit.text or "",
-                it.hit.language,
-                imports_are_code=analysis.mentions_imports,
-                opened=opened.get((it.hit.path, it.hit.start_line)),
+                it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
             )
             if share < 1 and not defines_any(it.hit.text or "", analysis.identifiers):
                 it.behaviour = share

@@ -52,9 +52,6 @@ class _Searcher:
     def rows_of(self, spans):
         return dict(spans)
 
-    def opened_before(self, rows):
-        return {}  # no chunk here starts inside a string or comment
-
     def definition_chunks(self, symbols):
         out = {}
         for s in symbols:
