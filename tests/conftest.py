@@ -66,12 +66,12 @@ SLOW_MODULES = {
 }
 
 
-# The modules that take longest (mypy from cold, a Ray cluster, many server processes):
-# under pytest-xdist they come first, so that no worker is left with one of them at the
-# end while the other idles. The fast lane's `--dist worksteal` hands each worker half
-# of this order and lets an idle one take the other's last tests; `loadfile` would not
-# do: it orders the modules by their number of tests, the longest (3 tests) last.
-LONGEST_FIRST = ("test_style", "test_engine_ray", "test_server", "test_reliability")
+# The modules that take longest (a Ray cluster, many server processes, kills): under
+# pytest-xdist they come first, so that no worker is left with one of them at the end
+# while the other idles. The fast lane's `--dist worksteal` hands each worker half of
+# this order and lets an idle one take the other's last tests; `loadfile` would not do:
+# it orders the modules by their number of tests, the Ray engine's (one test) last.
+LONGEST_FIRST = ("test_engine_ray", "test_server", "test_reliability", "test_rebuild")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
