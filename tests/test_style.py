@@ -81,7 +81,7 @@ def test_tests_pass_config_records_instead_of_patching_module_constants():
 
 def test_ci_type_checks_the_library():
     # mypy is a step of CI's own (.ci/run), not a test of the suite: from cold it reads
-    # torch, transformers and ray, some 45 s of CPU, a quarter of the fast lane, in every
+    # torch, transformers and ray, some 45 s of CPU, a fifth of the fast lane, in every
     # fresh checkout (docs/testing.md). Run from the repository root, so with
     # pyproject.toml's settings; under `set -e`, so its failure is CI's.
     steps = [
