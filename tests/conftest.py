@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -42,6 +43,18 @@ def load_benchmark(name: str) -> ModuleType:
 LANGUAGES = REPO / "fixtures" / "languages"
 
 
+@functools.cache
+def repository_sources() -> tuple[Path, ...]:
+    """The repository's `.py` files, sorted, outside hidden folders: a checkout that holds
+    its virtual environment (`.ci/run` makes `.venv` there) would otherwise hand every test
+    that reads the repository's sources some 19,000 of the environment's files to walk."""
+    found = []
+    for dirpath, dirnames, filenames in os.walk(REPO):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        found += [Path(dirpath, name) for name in filenames if name.endswith(".py")]
+    return tuple(sorted(found))
+
+
 # Modules whose tests run many processes, kill them or rebuild indexes again and again:
 # `pytest -m "not model and not slow"` leaves them out (CI runs everything).
 SLOW_MODULES = {
@@ -53,12 +66,12 @@ SLOW_MODULES = {
 }
 
 
-# The modules that take longest (mypy from cold, a Ray cluster, many server processes):
-# under pytest-xdist they come first, so that no worker is left with one of them at the
-# end while the other idles. The fast lane's `--dist worksteal` hands each worker half
-# of this order and lets an idle one take the other's last tests; `loadfile` would not
-# do: it orders the modules by their number of tests, the longest (3 tests) last.
-LONGEST_FIRST = ("test_style", "test_engine_ray", "test_server", "test_reliability")
+# The modules that take longest (a Ray cluster, many server processes, kills): under
+# pytest-xdist they come first, so that no worker is left with one of them at the end
+# while the other idles. The fast lane's `--dist worksteal` hands each worker half of
+# this order and lets an idle one take the other's last tests; `loadfile` would not do:
+# it orders the modules by their number of tests, the Ray engine's (one test) last.
+LONGEST_FIRST = ("test_engine_ray", "test_server", "test_reliability", "test_rebuild")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from pathlib import Path
 
 import click
 from click.testing import CliRunner
+from conftest import REPO, repository_sources
 
-REPO = Path(__file__).resolve().parent.parent
 CLI_DOC = REPO / "docs" / "cli.md"
 README = REPO / "README.md"
 CHANGELOG = REPO / "CHANGELOG.md"
@@ -140,9 +139,8 @@ def test_module_references_in_docstrings_and_docs_resolve():
     # `evaluation.history`): a docstring or doc naming the old place misleads its reader.
     library = [
         p
-        for p in REPO.rglob("*.py")
-        if not {"tests", "benchmarks", "fixtures", "build", ".venv"}
-        & set(p.relative_to(REPO).parts)
+        for p in repository_sources()
+        if not {"tests", "benchmarks", "fixtures", "build"} & set(p.relative_to(REPO).parts)
     ]
     stale = [
         f"{path.relative_to(REPO)}:{text.count(chr(10), 0, m.start()) + 1}: {m.group(1)}"

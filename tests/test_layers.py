@@ -9,20 +9,24 @@ fails here with its name and line.
 from __future__ import annotations
 
 import ast
+import functools
 from collections.abc import Iterator
 
-from conftest import REPO
+from conftest import REPO, repository_sources
 
 _NOT_LIBRARY = {"tests", "benchmarks", "fixtures", "build", "docs"}
 
 
-def _library() -> Iterator[tuple[str, ast.Module]]:
-    """(path relative to the repository, parsed module) of every module of the library."""
-    for path in sorted(REPO.rglob("*.py")):
-        rel = path.relative_to(REPO)
-        if rel.parts[0] in _NOT_LIBRARY or rel.parts[0].startswith("."):
-            continue
-        yield rel.as_posix(), ast.parse(path.read_text(encoding="utf-8"))
+@functools.cache
+def _library() -> tuple[tuple[str, ast.Module], ...]:
+    """(path relative to the repository, parsed module) of every module of the library,
+    parsed once for the module's tests (they only read the trees)."""
+    return tuple(
+        (rel.as_posix(), ast.parse(path.read_text(encoding="utf-8")))
+        for path in repository_sources()
+        for rel in [path.relative_to(REPO)]
+        if rel.parts[0] not in _NOT_LIBRARY
+    )
 
 
 def _imports(tree: ast.Module) -> Iterator[tuple[int, str]]:

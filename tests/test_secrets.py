@@ -11,9 +11,9 @@ import base64
 import json
 import random
 import string
-from pathlib import Path
 
 import pytest
+from conftest import repository_sources
 
 from dowse.indexer import secrets
 from dowse.indexer.secrets import REDACTED, file_secret, redact, safe_text
@@ -199,7 +199,7 @@ def test_a_text_is_scanned_unless_no_plugin_could_match_it(monkeypatch) -> None:
     # `_may_hold_secret` only skips work: with every text scanned, every result is the
     # same (the formats, the look-alikes, this repository's own sources in pieces).
     texts = [(t.format(s) + "\n", p) for _, p, t, s in FOUND] + [(line, p) for _, p, line in SAFE]
-    for source in sorted(Path(secrets.__file__).parent.parent.rglob("*.py"))[:200]:
+    for source in repository_sources()[:200]:
         lines = source.read_text(errors="replace").split("\n")
         texts += [("\n".join(lines[i : i + 30]), source.name) for i in range(0, len(lines), 30)]
     gated = [redact(text, path) for text, path in texts]

@@ -1,17 +1,14 @@
 """The code is linted and formatted by ruff and the library type-checked by mypy, with
-pyproject.toml's settings: CI runs all three."""
+pyproject.toml's settings: CI runs all three, mypy as a step of its own (`.ci/run`)."""
 
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 import sys
 import tomllib
-from pathlib import Path
 
-import pytest
 from conftest import REPO
 
 
@@ -33,10 +30,10 @@ def test_ruff_format_is_applied():
 
 def test_mypy_checks_the_whole_library_strictly():
     # No module of the library is let off a strict check: an override would hide its
-    # errors from test_mypy_passes_on_the_library. The only overrides name dependencies
-    # that ship no types, and only let their imports be Any: a missing module of dowse's
-    # own stays an error (`ignore_missing_imports` for all would pass a misspelt deferred
-    # `from dowse.x import y`).
+    # errors from CI's mypy step (test_ci_type_checks_the_library). The only overrides
+    # name dependencies that ship no types, and only let their imports be Any: a missing
+    # module of dowse's own stays an error (`ignore_missing_imports` for all would pass a
+    # misspelt deferred `from dowse.x import y`).
     mypy = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]
     assert mypy.get("strict") is True
     assert "ignore_missing_imports" not in mypy
@@ -82,35 +79,17 @@ def test_tests_pass_config_records_instead_of_patching_module_constants():
     assert patched == []
 
 
-@pytest.mark.slow
-def test_mypy_passes_on_the_library(tmp_path: Path, request: pytest.FixtureRequest):
-    # mypy's incremental cache is kept in pytest's cache directory (.pytest_cache) when
-    # there is one: a run after the first checks again only what changed (seconds,
-    # against a minute and a half of CPU from cold, most of it reading torch,
-    # transformers and ray). mypy invalidates its cache by content and options: the
-    # check is the same.
-    cache = getattr(request.config, "cache", None)
-    cache_dir = (cache.mkdir("mypy") if cache is not None else tmp_path) / "cache"
-    # mypy sees the repository root as the package `dowse` through a folder of that name:
-    # this run's own, so that runs side by side never move each other's link. The cache
-    # stays warm through a new link: a cached module whose path changed is checked by its
-    # hash, not analysed again.
-    (tmp_path / "dowse").symlink_to(REPO, target_is_directory=True)
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "-p",
-            "dowse",
-            "--config-file",
-            str(REPO / "pyproject.toml"),
-            "--cache-dir",
-            str(cache_dir),
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "MYPYPATH": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+def test_ci_type_checks_the_library():
+    # mypy is a step of CI's own (.ci/run), not a test of the suite: from cold it reads
+    # torch, transformers and ray, some 45 s of CPU, a fifth of the fast lane, in every
+    # fresh checkout (docs/testing.md). Run from the repository root, so with
+    # pyproject.toml's settings; under `set -e`, so its failure is CI's.
+    steps = [
+        line.strip()
+        for line in (REPO / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
+    assert "set -euo pipefail" in steps
+    assert 'cd "$(dirname "$0")/.."' in steps
+    typed = [i for i, step in enumerate(steps) if re.search(r"\bmypy -p dowse$", step)]
+    assert typed and typed[0] < steps.index(".venv/bin/pytest"), steps
