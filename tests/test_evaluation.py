@@ -983,6 +983,62 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
 
 
+def test_a_block_names_the_definitions_the_question_names_first():
+    """A block of several short methods shows them at once; the one the question names
+    leads its definitions, the rest keep their line order."""
+    from dowse.evaluation.swebench import _definitions
+    from dowse.retrieval.query import analyze, naming
+
+    rows = [("Session", 1, 60), ("Session.encode", 5, 9), ("Session.decode", 11, 20)]
+
+    class Rows:
+        def rows(self, name: str, columns: object = None, where: object = None) -> list[dict]:
+            return [
+                {"path": "s.py", "qualified_name": q, "start_line": a, "end_line": b}
+                for q, a, b in rows
+            ]
+
+    unit = [("s.py", 5, 20, "Session", True)]
+    named = naming(analyze("Session.decode crashes on invalid data"))
+    assert _definitions(Rows(), unit, named) == [  # type: ignore[arg-type]
+        "s.py::Session.decode",
+        "s.py::Session.encode",
+        "s.py::Session",
+    ]
+    assert _definitions(Rows(), unit)[0] == "s.py::Session.encode"  # type: ignore[arg-type]
+
+
+def test_asks_units_follow_its_printed_order_not_the_loops_relevance():
+    """A first file's best part that the loop never scored is printed first at the
+    lowest relevance; it is still ask's first unit."""
+    from dowse.evaluation.swebench import _ask_units
+    from dowse.retrieval.ask import AskResult
+    from dowse.retrieval.records import ContextBlock
+
+    def block(path: str, start: int, relevance: float) -> ContextBlock:
+        return ContextBlock(
+            path=path,
+            start_line=start,
+            end_line=start + 4,
+            relevance=relevance,
+            reason="r",
+            text="def f():\n    pass\n",
+            form="full",
+            tokens=5,
+        )
+
+    result = AskResult(
+        question="q",
+        files=[],
+        context=[block("a.py", 1, 0.2), block("b.py", 10, 0.9)],
+        tokens=10,
+        budget=100,
+        stop_reason="enough",
+        cycles=1,
+    )
+    assert [u[0] for u in _ask_units(result)] == ["a.py", "b.py"]
+
+
 def test_ask_is_scored_on_what_dowse_ask_prints(example_repo, fake_embedder, tmp_path):
     """The `ask` method's context is the printed answer's: routed as `dowse ask` routes
     it, fitted whole into the budget; its tokens are the printed markdown's."""
