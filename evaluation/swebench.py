@@ -42,12 +42,12 @@ not fit is skipped), costed by their text and citation; for `bm25` the ranked wh
 files that fit (a whole-file retriever has no chunks). `context_spans` are the line
 ranges of those same blocks (for `ask` a signature-only block shows one line);
 `found_functions` are the definitions (`path::Qualified.name`) the ranked units show:
-`ask`'s context blocks in the order it prints them (its ranking), the search methods'
-ranked chunks, and for `bm25` the definitions of its ranked files in file and line order.
-A unit shows the definitions whose name line it shows (a chunk of three short methods
-shows the three methods, not only the class it is filed under; those the question names
-first, `retrieval.query.naming`, then in line order) and then those it lies inside,
-innermost first; a signature line shows its own definition only.
+`ask`'s context blocks by relevance, the search methods' ranked chunks, and for `bm25`
+the definitions of its ranked files in file and line order. A unit shows the definitions
+whose name line it shows (a chunk of three short methods shows the three methods, not
+only the class it is filed under; those the question names first,
+`retrieval.query.naming`, then in line order) and then those it lies inside, innermost
+first; a signature line shows its own definition only.
 
 Invariants:
 - The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
@@ -572,11 +572,10 @@ def _line_key(symbol: Any) -> tuple[int, int]:
 
 
 def _ask_units(result: AskResult) -> list[Unit]:
-    """`ask`'s context blocks in the order it prints them: its ranking (the files' order,
-    in a file its best parts first; `retrieval.ask`). Sorted by the loop's relevance
-    instead, a first file's best part that the loop never evaluated (shown at the lowest
-    relevance the context shows) came after every evaluated item of the other files."""
-    return [(b.path, b.start_line, b.end_line, b.symbol, b.form == "full") for b in result.context]
+    """`ask`'s context blocks by relevance (the full blocks come in the loop's order, so
+    a stable sort keeps it among equals)."""
+    blocks = sorted(result.context, key=lambda b: -b.relevance)
+    return [(b.path, b.start_line, b.end_line, b.symbol, b.form == "full") for b in blocks]
 
 
 def _ask_spans(tree: Path, result: AskResult) -> list[Span]:

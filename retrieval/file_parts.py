@@ -13,9 +13,8 @@ fusion of up to five rankings inside the file:
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
-- the definitions the question names (an identifier it mentions; those named with the
-  definition they lie in first), and the chunks of the body of such a definition too
-  long to show whole;
+- the definitions the question names (an identifier it mentions), and the chunks of the
+  body of such a definition too long to show whole;
 - the lines the question's stack-trace frames point at, innermost first;
 - the loop's own evaluations of the file's chunks, by relevance.
 
@@ -40,7 +39,7 @@ from dowse.retrieval.behaviour import (
     documented_lines,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import QueryAnalysis, base_tokens, naming, title_tokens
+from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
 __all__ = [
     "RANKINGS",
@@ -290,15 +289,13 @@ def _closest_definitions(
 def _named_definitions(
     analysis: QueryAnalysis, paths: Sequence[str], symbols: Mapping[str, Sequence[dict[str, Any]]]
 ) -> list[dict[str, Any]]:
-    """The definitions of `paths` whose name the question mentions, those it names with
-    the definition they lie in (`naming`: `MultiWidget.id_for_label`, not every widget's
-    `id_for_label`) first, then the longest qualified name first."""
-    depth = naming(analysis)
+    """The definitions of `paths` whose name the question mentions, longest match first."""
+    wanted = {i.split(".")[-1].lower() for i in analysis.identifiers}
     out = []
     for path in paths:
         for sym in symbols.get(path, ()):
-            named = depth(sym["qualified_name"])
-            if named and sym.get("kind") not in ("variable", "field", "property"):
-                out.append((named, sym))
-    out.sort(key=lambda x: (x[1]["path"], -x[0], -len(x[1]["qualified_name"]), x[1]["start_line"]))
-    return [sym for _, sym in out]
+            last = sym["qualified_name"].split(".")[-1].lower()
+            if last in wanted and sym.get("kind") not in ("variable", "field", "property"):
+                out.append(sym)
+    out.sort(key=lambda s: (s["path"], -len(s["qualified_name"]), s["start_line"]))
+    return out

@@ -983,6 +983,20 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
 
 
+def test_naming_counts_the_enclosing_definition_the_question_names_too():
+    from dowse.retrieval.query import analyze, naming
+
+    depth = naming(analyze("Remove the index MultiWidget adds in `id_for_label`; see Form.clean"))
+    assert depth("MultiWidget.id_for_label") == 2  # the class and the method, apart
+    assert depth("ChoiceWidget.id_for_label") == 1  # the method alone
+    assert depth("Form.clean") == 2  # written together
+    assert depth("Field.clean") == 1
+    assert depth("ID_FOR_LABEL") == 1  # its own name in any case
+    assert depth("MultiWidget.render") == 0  # its last part is not named
+    # The class as it is spelt: a call on the package is no method of its class.
+    assert naming(analyze("`dayjs.locale('en')` is ignored"))("Dayjs.locale") == 1
+
+
 def test_a_block_names_the_definitions_the_question_names_first():
     """A block of several short methods shows them at once; the one the question names
     leads its definitions, the rest keep their line order."""
@@ -1006,37 +1020,6 @@ def test_a_block_names_the_definitions_the_question_names_first():
         "s.py::Session",
     ]
     assert _definitions(Rows(), unit)[0] == "s.py::Session.encode"  # type: ignore[arg-type]
-
-
-def test_asks_units_follow_its_printed_order_not_the_loops_relevance():
-    """A first file's best part that the loop never scored is printed first at the
-    lowest relevance; it is still ask's first unit."""
-    from dowse.evaluation.swebench import _ask_units
-    from dowse.retrieval.ask import AskResult
-    from dowse.retrieval.records import ContextBlock
-
-    def block(path: str, start: int, relevance: float) -> ContextBlock:
-        return ContextBlock(
-            path=path,
-            start_line=start,
-            end_line=start + 4,
-            relevance=relevance,
-            reason="r",
-            text="def f():\n    pass\n",
-            form="full",
-            tokens=5,
-        )
-
-    result = AskResult(
-        question="q",
-        files=[],
-        context=[block("a.py", 1, 0.2), block("b.py", 10, 0.9)],
-        tokens=10,
-        budget=100,
-        stop_reason="enough",
-        cycles=1,
-    )
-    assert [u[0] for u in _ask_units(result)] == ["a.py", "b.py"]
 
 
 def test_ask_is_scored_on_what_dowse_ask_prints(example_repo, fake_embedder, tmp_path):

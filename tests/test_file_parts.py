@@ -10,7 +10,7 @@ from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.file_parts import Part, best_parts, distinct_parts, printed_lines
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import analyze, naming
+from dowse.retrieval.query import analyze
 
 ask_module = importlib.import_module("dowse.retrieval.ask")
 
@@ -97,54 +97,6 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
     # The module's import header matched the words first, yet it holds no behaviour.
     assert parts["a.py"][-1].row["start_line"] == 1
     assert [p.row["start_line"] for p in parts["b.py"]] == [1]
-
-
-def test_naming_counts_the_enclosing_definition_the_question_names_too():
-    depth = naming(analyze("Remove the index MultiWidget adds in `id_for_label`; see Form.clean"))
-    assert depth("MultiWidget.id_for_label") == 2  # the class and the method, apart
-    assert depth("ChoiceWidget.id_for_label") == 1  # the method alone
-    assert depth("Form.clean") == 2  # written together
-    assert depth("Field.clean") == 1
-    assert depth("ID_FOR_LABEL") == 1  # its own name in any case
-    assert depth("MultiWidget.render") == 0  # its last part is not named
-    # The class as it is spelt: a call on the package is no method of its class.
-    assert naming(analyze("`dayjs.locale('en')` is ignored"))("Dayjs.locale") == 1
-
-
-def test_a_method_named_with_its_class_outranks_its_namesakes_in_the_file():
-    """Six widgets of one file define `id_for_label`; the question names MultiWidget's."""
-    owners = ["ChoiceWidget", "MultiWidget", "Select"]
-    rows = [
-        _row(
-            "w.py",
-            10 * n,
-            10 * n + 5,
-            f"def id_for_label(self, id_):\n    return id_ + '{n}'\n",
-            f"{owner}.id_for_label",
-        )
-        for n, owner in enumerate(owners, 1)
-    ]
-    symbols = {
-        "w.py": [
-            {
-                "path": "w.py",
-                "qualified_name": f"{owner}.id_for_label",
-                "kind": "method",
-                "start_line": 10 * n,
-                "end_line": 10 * n + 5,
-            }
-            for n, owner in enumerate(owners, 1)
-        ]
-    }
-    parts = best_parts(
-        _Searcher(rows),  # type: ignore[arg-type]
-        analyze("Remove the `for` of MultiWidget's label: drop its `id_for_label` method"),
-        ["w.py"],
-        symbols=symbols,
-        rankings=frozenset({"names"}),
-    )
-    # By the length of the qualified name alone, ChoiceWidget's came first.
-    assert [p.row["symbol"] for p in parts["w.py"]][0] == "MultiWidget.id_for_label"
 
 
 def test_a_header_that_defines_the_named_constant_is_not_demoted():
