@@ -644,7 +644,7 @@ def naming(analysis: QueryAnalysis) -> Callable[[str], int]:
     that name: 0 when not its last part, 1 when only that (in any case), 2 when the
     definition it lies in too, written together (`BoundWidget.id_for_label`) or each on
     its own (`MultiWidget`, `id_for_label`). A method name is often shared by many
-    classes of a file (`id_for_label` is defined by six of django's widgets); the class
+    classes of a file (five of django's widgets define `id_for_label`); the class
     beside it says which one the question is about. That class must be written as it is
     spelt: `dayjs.locale` is a call on the package, not `Dayjs.locale`, and a plain
     word (`model`, `field`) is no class name (`Model`, `Field`)."""
