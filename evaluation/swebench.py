@@ -45,8 +45,9 @@ ranges of those same blocks (for `ask` a signature-only block shows one line);
 `ask`'s context blocks by relevance, the search methods' ranked chunks, and for `bm25`
 the definitions of its ranked files in file and line order. A unit shows the definitions
 whose name line it shows (a chunk of three short methods shows the three methods, not
-only the class it is filed under) and then those it lies inside, innermost first; a
-signature line shows its own definition only.
+only the class it is filed under; those the question names first,
+`retrieval.query.naming`, then in line order) and then those it lies inside, innermost
+first; a signature line shows its own definition only.
 
 Invariants:
 - The work tree of a repository (`<work>/<owner>__<name>/tree`) is synced, never rebuilt:
@@ -87,7 +88,7 @@ from dowse.retrieval.ask import AskResult, ContextBlock, Packing, estimate_token
 from dowse.retrieval.file_ranking import files_by_closeness
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import analyze
+from dowse.retrieval.query import analyze, naming
 from dowse.retrieval.records import SearchOptions
 from dowse.tokens import tokenize
 
@@ -489,8 +490,11 @@ Unit = tuple[str, int, int, str | None, bool]
 whether it shows its lines; a signature line shows only its definition's name)."""
 
 
-def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
-    """The definitions ranked units show, best unit first, each name once (`_shown`).
+def _definitions(
+    store: Store, units: Sequence[Unit], named: Callable[[str], int] | None = None
+) -> list[str]:
+    """The definitions ranked units show, best unit first, each name once (`_shown`;
+    `named`: how much of a qualified name the question names, `retrieval.query.naming`).
     A unit's symbol is only where its chunk sits: a chunk that holds three short methods
     of a class is named after the class, yet what a reader sees are the methods."""
     paths = sorted({u[0] for u in units})
@@ -507,24 +511,33 @@ def _definitions(store: Store, units: Sequence[Unit]) -> list[str]:
             )
     out: list[str] = []
     for path, start, end, symbol, lines in units:
-        names = _shown(inside.get(path, []), start, end) if lines else []
+        names = _shown(inside.get(path, []), start, end, named) if lines else []
         if symbol and symbol not in names:
             names.append(symbol)  # the index's own name for it, when the rows lack it
         out += [f"{path}::{name}" for name in names]
     return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
 
 
-def _shown(definitions: Sequence[tuple[int, int, int, str]], start: int, end: int) -> list[str]:
+def _shown(
+    definitions: Sequence[tuple[int, int, int, str]],
+    start: int,
+    end: int,
+    named: Callable[[str], int] | None = None,
+) -> list[str]:
     """The definitions lines `start`..`end` show, as qualified names: first those whose
-    name line they show, outermost first and in line order (a method before the helper
-    nested in it), then those they lie inside, innermost first. Module-level code
-    between definitions names none."""
+    name line they show, those the question names first (`named`: the most of their
+    qualified name first), then outermost first and in line order (a method before the
+    helper nested in it), then those they lie inside, innermost first. Module-level code
+    between definitions names none. A block of six short methods shows them at once; the
+    one the question names is what it is shown for, not the first in line order."""
     depth = {
         d: sum(o is not d and o[0] <= d[0] and d[1] <= o[1] for o in definitions)
         for d in definitions
     }
+    rank = named or (lambda _: 0)
     headed = sorted(
-        (d for d in definitions if start <= d[2] <= end), key=lambda d: (depth[d], d[0])
+        (d for d in definitions if start <= d[2] <= end),
+        key=lambda d: (-rank(d[3]), depth[d], d[0]),
     )
     around = sorted(
         (d for d in definitions if d[0] <= start and end <= d[1] and not start <= d[2] <= end),
@@ -675,7 +688,7 @@ class MethodRunner:
             found = [f.path for f in report.files][: self.found_limit]
             spans = _ask_spans(self.tree, printed)
             tokens = estimate_tokens(render_report(printed))
-            functions = _definitions(self.store, _ask_units(report))
+            functions = _definitions(self.store, _ask_units(report), naming(analyze(text)))
         else:
             if method == "dense":
                 found, rows = self._dense(text)
@@ -690,7 +703,7 @@ class MethodRunner:
                 found, rows = [h.path for h in hits], [c.row for c in ranked]
             spans, tokens = _pack(_chunk_blocks(rows), self.budget)
             seconds = time.perf_counter() - t
-            functions = _definitions(self.store, _chunk_units(rows))
+            functions = _definitions(self.store, _chunk_units(rows), naming(analyze(text)))
         return Answer(
             found=found,
             context=_files_of(spans),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,7 @@ __all__ = [
     "compact_paths",
     "file_query",
     "literals_of",
+    "naming",
     "prepare_question",
     "question_vector",
     "script_modules",
@@ -635,6 +637,37 @@ def title_tokens(analysis: QueryAnalysis) -> list[str]:
     if not title:
         return []
     return [t for t in dict.fromkeys(tokenize(title)) if t not in QUERY_NOISE]
+
+
+def naming(analysis: QueryAnalysis) -> Callable[[str], int]:
+    """How much of a definition's qualified name the question names, as a function of
+    that name: 0 when not its last part, 1 when only that (in any case), 2 when the
+    definition it lies in too, written together (`BoundWidget.id_for_label`) or each on
+    its own (`MultiWidget`, `id_for_label`). A method name is often shared by many
+    classes of a file (five of django's widgets define `id_for_label`); the class
+    beside it says which one the question is about. That class must be written as it is
+    spelt: `dayjs.locale` is a call on the package, not `Dayjs.locale`, and a plain
+    word (`model`, `field`) is no class name (`Model`, `Field`)."""
+    last: set[str] = set()
+    named: set[str] = set()
+    pairs: set[tuple[str, str]] = set()
+    for ident in analysis.identifiers:
+        parts = ident.split(".")
+        last.add(parts[-1].lower())
+        named.add(parts[-1])
+        if len(parts) > 1:
+            pairs.add((parts[-2], parts[-1].lower()))
+
+    def depth(qualified_name: str) -> int:
+        parts = qualified_name.split(".")
+        name = parts[-1].lower()
+        if name not in last:
+            return 0
+        if len(parts) > 1 and (parts[-2] in named or (parts[-2], name) in pairs):
+            return 2
+        return 1
+
+    return depth
 
 
 def file_query(analysis: QueryAnalysis) -> list[str]:

@@ -983,6 +983,45 @@ def test_a_unit_names_the_definitions_it_shows_innermost_first():
     assert _definitions(Rows(), [("p.py", 31, 31, None, True)]) == []  # type: ignore[arg-type]
 
 
+def test_naming_counts_the_enclosing_definition_the_question_names_too():
+    from dowse.retrieval.query import analyze, naming
+
+    depth = naming(analyze("Remove the index MultiWidget adds in `id_for_label`; see Form.clean"))
+    assert depth("MultiWidget.id_for_label") == 2  # the class and the method, apart
+    assert depth("ChoiceWidget.id_for_label") == 1  # the method alone
+    assert depth("Form.clean") == 2  # written together
+    assert depth("Field.clean") == 1
+    assert depth("ID_FOR_LABEL") == 1  # its own name in any case
+    assert depth("MultiWidget.render") == 0  # its last part is not named
+    # The class as it is spelt: a call on the package is no method of its class.
+    assert naming(analyze("`dayjs.locale('en')` is ignored"))("Dayjs.locale") == 1
+
+
+def test_a_block_names_the_definitions_the_question_names_first():
+    """A block of several short methods shows them at once; the one the question names
+    leads its definitions, the rest keep their line order."""
+    from dowse.evaluation.swebench import _definitions
+    from dowse.retrieval.query import analyze, naming
+
+    rows = [("Session", 1, 60), ("Session.encode", 5, 9), ("Session.decode", 11, 20)]
+
+    class Rows:
+        def rows(self, name: str, columns: object = None, where: object = None) -> list[dict]:
+            return [
+                {"path": "s.py", "qualified_name": q, "start_line": a, "end_line": b}
+                for q, a, b in rows
+            ]
+
+    unit = [("s.py", 5, 20, "Session", True)]
+    named = naming(analyze("Session.decode crashes on invalid data"))
+    assert _definitions(Rows(), unit, named) == [  # type: ignore[arg-type]
+        "s.py::Session.decode",
+        "s.py::Session.encode",
+        "s.py::Session",
+    ]
+    assert _definitions(Rows(), unit)[0] == "s.py::Session.encode"  # type: ignore[arg-type]
+
+
 def test_ask_is_scored_on_what_dowse_ask_prints(example_repo, fake_embedder, tmp_path):
     """The `ask` method's context is the printed answer's: routed as `dowse ask` routes
     it, fitted whole into the budget; its tokens are the printed markdown's."""
