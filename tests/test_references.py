@@ -726,3 +726,43 @@ def test_a_go_import_names_a_package_never_a_definition(tmp_path, fake_embedder)
     assert [(c.path, c.lines, c.kinds) for c in refs.callers] == [
         ("transport/client.go", [10], ["call"])
     ]
+
+
+def test_a_receiver_that_is_a_calls_result_is_of_the_type_it_returns(tmp_path, fake_embedder):
+    # cobra: `c.Parent().HelpFunc()` asks the parent `*Command`; `c.Flags()` returns
+    # pflag's `*flag.FlagSet`, whose `HasAvailableFlags` is the library's, not the
+    # same-named method of `Command` in this file.
+    files = {
+        "go.mod": "module example.com/cli\n\ngo 1.21\n",
+        "command.go": (
+            "package cli\n"
+            "\n"
+            'import flag "github.com/spf13/pflag"\n'
+            "\n"
+            "type Command struct{ parent *Command }\n"  # 5
+            "\n"
+            "func (c *Command) Parent() *Command { return c.parent }\n"
+            "\n"
+            "func (c *Command) Flags() *flag.FlagSet { return nil }\n"
+            "\n"  # 10
+            "func (c *Command) HelpFunc() func() { return nil }\n"
+            "\n"
+            "func (c *Command) HasAvailableFlags() bool { return true }\n"
+            "\n"
+            "func (c *Command) Help() {\n"  # 15
+            "\tc.Parent().HelpFunc()\n"
+            "\tif c.Flags().HasAvailableFlags() {\n"
+            "\t}\n"
+            "}\n"
+            "\n"  # 20
+            "func (c *Command) UseLine() bool {\n"
+            "\treturn c.HasAvailableFlags()\n"
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "go", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "HelpFunc") == [("command.go", "Command.Help", [16], "same-file")]
+    assert _callers(root, "HasAvailableFlags") == [
+        ("command.go", "Command.UseLine", [22], "same-file")
+    ]
