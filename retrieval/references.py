@@ -28,7 +28,8 @@ Invariants:
   its free function (Python, Rust, Go), and in Python never any free function.
 - A method call through a receiver that is a call's result (`c.Parent().HelpFunc()`)
   means a method of a class that call returns, when the index's definitions of the
-  called name all state their return type (`Parent() *Command`): `c.Flags().
+  called name all state their return type (`Parent() *Command`) and it is no method
+  the runtime gives every value (clap's `self.name.clone().translate()`): `c.Flags().
   HasAvailableFlags()` on `Flags() *flag.FlagSet` is the library's, not `Command`'s.
 - A reference inside a definition's own lines does not make it its own caller.
 - A Go import names a package and a C or C++ `#include` a file: neither means a
@@ -587,10 +588,14 @@ class _Resolver:
         """The type names a receiver that is a call's result can be (`c.Parent()`: what
         the index's `Parent` returns, `Command`), from the signatures of the called
         name's definitions in the language family; None when the receiver is no call,
-        the index does not define the name, or a definition states no return type (a
-        Python function without an annotation): then nothing is known of the receiver."""
+        the call is a name the language's runtime gives every value (`clone()`,
+        `unwrap()`: `builtin_names`), the index does not define the name, or a
+        definition states no return type (a Python function without an annotation):
+        then nothing is known of the receiver."""
         m = _CALLED.search(qualifier)
-        if m is None:
+        if m is None or m.group(1) in builtin_methods(language):
+            # `self.name.clone()`: the runtime's method of any value (a derived `Clone`),
+            # whatever `clone`s of other types the index defines.
             return None
         key = (m.group(1), language)
         if key not in self._returns:
