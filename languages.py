@@ -25,6 +25,7 @@ __all__ = [
     "CONVENTIONS",
     "GRAMMAR_NAMES",
     "HEADER",
+    "ModuleRole",
     "TEXT_LANGUAGES",
     "PathConvention",
     "is_benchmark_path",
@@ -37,6 +38,8 @@ __all__ = [
     "is_test_support_path",
     "is_vendored_path",
     "header_language",
+    "methods_apart",
+    "module_role",
     "language_for",
     "language_from_shebang",
     "string_quotes",
@@ -395,6 +398,61 @@ def is_test_code(language: str, symbol: str | None, text: str) -> bool:
         return True
     marker = _TEST_CODE.get(language)
     return marker is not None and marker.match(text) is not None
+
+
+# -- where a type's methods may be defined ------------------------------------------------
+
+_RUST_CRATE_SOURCE = re.compile(r"^(.*?(?:^|/)src)/")
+
+
+def methods_apart(type_path: str, method_path: str) -> bool:
+    """Whether a type defined in `type_path` may have a method defined in `method_path`
+    by its language's rule, the two files being one type's, not two types': in Go a
+    method is declared in any file of its receiver type's package, a directory (cobra's
+    `Command` in command.go, `Command.enforceFlagGroupsForCompletion` in flag_groups.go);
+    in Rust an `impl` may be in any module of the type's crate (the files under one
+    `src/`). Elsewhere (Python, Java, JavaScript) a class's methods are in its body, so a
+    class and a method of its name in two files are two definitions."""
+    language = language_for(type_path)
+    if language != language_for(method_path):
+        return False
+    if language == "go":
+        return posixpath.dirname(type_path) == posixpath.dirname(method_path)
+    if language == "rust":
+        a, b = _RUST_CRATE_SOURCE.match(type_path), _RUST_CRATE_SOURCE.match(method_path)
+        return a is not None and b is not None and a.group(1) == b.group(1)
+    return False
+
+
+# -- what a module declaration says of the module ----------------------------------------
+
+ModuleRole = Literal["test", "macros"]
+_MODULE_ROLES: Mapping[str, tuple[tuple[re.Pattern[str], ModuleRole], ...]] = MappingProxyType(
+    {
+        "rust": (
+            # Compiled for the tests alone: `#[cfg(test)]`, `#[cfg(all(test, unix))]`
+            # (`any(test, ...)` is compiled for more than the tests).
+            (re.compile(r"^#\[cfg\((?:all\((?:[^()]*,\s*)?)?test\s*[,)]"), "test"),
+            # Lends its macros to the modules its parent declares after it.
+            (re.compile(r"^#\[macro_use\]$"), "macros"),
+        )
+    }
+)
+
+
+def module_role(language: str, attributes: Iterable[str]) -> ModuleRole | None:
+    """What the attributes of a module declaration in another file (Rust's `mod x;`)
+    make of that module by its language's convention: "test" when it is compiled for
+    the tests alone (`#[cfg(test)] mod testutil;`: ripgrep's crates/searcher/src/
+    testutil.rs is test code under src/), "macros" when it lends its macros to its
+    siblings (`#[macro_use] mod macros;`: a test crate's tests/macros.rs is what its
+    tests invoke), else None."""
+    rules = _MODULE_ROLES.get(language, ())
+    for attribute in attributes:
+        for pattern, role in rules:
+            if pattern.match(attribute.strip()):
+                return role
+    return None
 
 
 # -- string literals ---------------------------------------------------------------------

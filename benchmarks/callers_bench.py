@@ -21,7 +21,9 @@ tell `d.update()` on a dict from the project's `update`) is looked up two ways:
 Both are sets of (path, line). Prints per tree: names sampled, grep sites, dowse sites,
 precision (dowse sites grep also finds) and recall (grep sites dowse finds), the refs
 table's own recall before resolution (a "call" row named `name` on the line: what the
-parser saw), and K misses of each kind to read. A unique name makes grep a fair ground
+parser saw), the grep sites inside the definition's own lines (recursion: no caller, by
+`retrieval.references`' design) and the recall outside them, and K misses of each kind
+to read. A unique name makes grep a fair ground
 truth; its own errors (a same-named method of a library, a call spread over lines) are
 left in and show up as misses to read, not as fixes.
 
@@ -207,7 +209,17 @@ class Tree:
 def sample(store: Store, n: int) -> list[dict[str, Any]]:
     rows = store.rows(
         "symbols",
-        ["id", "path", "name", "qualified_name", "kind", "start_line", "name_line", "language"],
+        [
+            "id",
+            "path",
+            "name",
+            "qualified_name",
+            "kind",
+            "start_line",
+            "name_line",
+            "end_line",
+            "language",
+        ],
         where="kind IN ('function', 'method')",
     )
     count: dict[str, int] = defaultdict(int)
@@ -233,7 +245,7 @@ def measure(index_dir: Path, n: int, k: int) -> None:
     tree = Tree(store)
     defs = sample(store, n)
     tp = fp = fn = 0
-    parsed_hit = 0
+    parsed_hit = own_sites = 0
     misses: list[str] = []
     extras: list[str] = []
     for d in defs:
@@ -254,8 +266,13 @@ def measure(index_dir: Path, n: int, k: int) -> None:
         tp += len(found & truth)
         fp += len(found - truth)
         fn += len(truth - found)
+        # A call inside the definition's own lines (recursion) is no caller by design.
+        own = {(p, i) for p, i in truth if p == d["path"] and d["start_line"] <= i <= d["end_line"]}
+        own_sites += len(own)
         for path, line in sorted(truth - found)[:2]:
             why = "parsed, not resolved" if (path, line) in parsed else "not parsed"
+            if (path, line) in own:
+                why = "inside its own definition"
             text = (tree.root / path).read_text(errors="replace").split("\n")[line - 1].strip()
             misses.append(f"{d['name']} {path}:{line} ({why}): {text[:100]}")
         for path, line in sorted(found - truth)[:2]:
@@ -265,10 +282,14 @@ def measure(index_dir: Path, n: int, k: int) -> None:
     precision = tp / dowse_sites if dowse_sites else 1.0
     recall = tp / grep_sites if grep_sites else 1.0
     parsed_recall = parsed_hit / grep_sites if grep_sites else 1.0
+    outside = grep_sites - own_sites
+    recall_outside = tp / outside if outside else 1.0
     print(f"## {tree.root.name} ({index_dir})")
     print(
         f"names {len(defs)}, grep sites {grep_sites}, dowse sites {dowse_sites}, "
-        f"precision {precision:.3f}, recall {recall:.3f}, parsed recall {parsed_recall:.3f}"
+        f"precision {precision:.3f}, recall {recall:.3f}, parsed recall {parsed_recall:.3f}, "
+        f"grep sites inside their own definition {own_sites}, "
+        f"recall outside them {recall_outside:.3f}"
     )
     for line in misses[:k]:
         print(f"  miss  {line}")

@@ -149,6 +149,8 @@ def _track(
     found: set[str] = set()  # ids of the targets with a caller or callee
 
     def understand(state: TrackState) -> tuple[bool, str]:
+        # Test code under src/ (a Rust `#[cfg(test)]` module) is a test like a test file.
+        analysis.test_modules = ctx.test_modules()
         targets, why = _targets(ctx, analysis, seeds, with_callers=direction == "callers")
         if not targets:
             return False, why

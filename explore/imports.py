@@ -271,6 +271,18 @@ _C_SYSTEM_DIRS = frozenset(
 `<linux/perf_event.h>` are the system's, not a third-party library named "sys"."""
 
 
+_RUST_ITEM = re.compile(
+    r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:mod|enum|struct|trait|type|union)\s+(\w+)"
+)
+
+
+def _rust_items(ctx: Context, path: str) -> frozenset[str]:
+    """The modules and types a Rust file declares itself: a path that starts with one
+    (clap's `use inner::Inner;` of its `mod inner { ... }`, `use Kind::*` of its own
+    enum) names the file's item, in scope since Rust 2018, not a crate."""
+    return frozenset(m.group(1) for ln in ctx.lines(path) or [] if (m := _RUST_ITEM.match(ln)))
+
+
 def _compiled_package(module: str, language: str) -> tuple[bool, str] | None:
     """(standard library?, package) of an unresolved Go, Rust, JVM or C/C++ import, or
     None when it names a file of the project that is not there."""
@@ -345,6 +357,7 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
     graph = _Graph(nodes=nodes, succ={n: {} for n in nodes})
     in_graph = set(nodes)
     statements: set[tuple[str, int, str]] = set()  # an import has a row per file it names
+    items: dict[str, frozenset[str]] = {}  # a Rust file -> its own modules and types
     for row in sorted(rows, key=lambda r: (r.path, r.line)):
         language = language_for(row.path) or ""
         if row.path not in in_graph:
@@ -366,6 +379,11 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
                 graph.outside.setdefault(target, {}).setdefault(row.path, row.line)
         if targets:
             continue
+        if language == "rust":
+            if row.path not in items:
+                items[row.path] = _rust_items(ctx, row.path)
+            if row.module.split("::", 1)[0] in items[row.path]:
+                continue  # `use inner::Inner;` of the file's own `mod inner { ... }`
         if language not in ("python", "javascript", "typescript", "tsx"):
             compiled = _compiled_package(row.module, language)
             if compiled is None:

@@ -142,10 +142,17 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
     if not code:
         state.gaps.append("module structure: no code files in scope")
         return []
-    tests = [p for p in code if is_test_path(p)]
+    # Test code under src/ (a Rust `#[cfg(test)] mod testutil;`) by the index, when the
+    # scope holds such a language's files: opening the index costs the others nothing.
+    modules = ctx.test_modules() if any(p.endswith(".rs") for p in code) else frozenset()
+
+    def is_test(p: str) -> bool:
+        return is_test_path(p) or p in modules
+
+    tests = [p for p in code if is_test(p)]
     measured = [p for p in code if language_for(p) in FAMILY]
-    source_pool = [p for p in measured if not is_test_path(p)]
-    test_pool = [p for p in measured if is_test_path(p)]
+    source_pool = [p for p in measured if not is_test(p)]
+    test_pool = [p for p in measured if is_test(p)]
     n_tests = min(
         len(test_pool), max(SAMPLE_TESTS, SAMPLE_SOURCE + SAMPLE_TESTS - len(source_pool))
     )

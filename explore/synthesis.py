@@ -21,29 +21,28 @@ how much to trust the whole.
   the answer's definitions are, who calls them, what they call, the tests that reference
   them (never test support: a conftest fixture is no test of what it calls), the
   settings and the files that change with the answer (`_statement`).
-- divergences: where two tracks disagree, each side cited: two tracks answering the
-  same question (the same focus, or one's question holding the other's: a sub-question
-  and the whole question) whose top findings place one code name at locations that do
-  not overlap (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different
-  definitions, or lines that moved), or two names that are one (a class and its method,
-  one name qualified two ways: `Template` and `Template.render`, `block_on` and
-  `LocalSet.block_on`) in two files; lines two tracks cite that give one setting two
-  literal values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry
-  point (the tree, at the line that shows its role) that other modules import (the
-  import graph, at an import of it); a package the code imports (at an import of it)
-  that no manifest of the project declares (the manifest, at the line its declared
-  dependencies start); focus results (the index, at the answer's lines) in files with
-  uncommitted changes (git, at the first changed line). A disagreement one side of which
-  has no citation is not stated. Empty when the
-  tracks agree or cover different ground (two sub-questions naming two `Parser`s):
-  failed gates and dropped claims are the basis' and the tracks' own, an
+- divergences: where two tracks disagree, each side cited: two tracks answering the same
+  question (the same focus, or one's question holding the other's: a sub-question and the
+  whole question) whose top findings place one code name at locations that do not overlap
+  (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different definitions, or lines that
+  moved), or two names that are one (a class and its method, one name qualified two ways:
+  `Template` and `Template.render`, `block_on` and `LocalSet.block_on`) in two files (a
+  type and its method in two files of a Go package or a Rust crate are one type:
+  `languages.methods_apart`); lines two tracks cite that give one setting two literal
+  values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry point (the
+  tree, at the line that shows its role) that other modules import (the import graph, at
+  an import of it); a package the code imports (at an import of it) that no manifest of
+  the project declares (the manifest, at the line its declared dependencies start); focus
+  results (the index, at the answer's lines) in files with uncommitted changes (git, at
+  the first changed line). A disagreement one side of which has no citation is not stated.
+  Empty when the tracks agree or cover different ground (two sub-questions naming two
+  `Parser`s): failed gates and dropped claims are the basis' and the tracks' own, an
   import cycle is the import graph's finding, neither is a disagreement. A package counts
-  as declared when a distribution that provides its import name is
-  (explore.distributions: `dotenv` is `python-dotenv`), or an extra of a declared one is
-  named after it (`h5netcdf[h5py]`); manifests of examples and docs
-  declare nothing for the project; a package no module needs to run (imported only under
-  TYPE_CHECKING, in try/except ImportError, in tests or in examples:
-  `ImportReport.conditional`) is never undeclared.
+  as declared when a distribution that provides its import name is (explore.distributions:
+  `dotenv` is `python-dotenv`), or an extra of a declared one is named after it
+  (`h5netcdf[h5py]`); manifests of examples and docs declare nothing for the project; a
+  package no module needs to run (imported only under TYPE_CHECKING, in try/except
+  ImportError, in tests or in examples: `ImportReport.conditional`) is never undeclared.
 - open questions: what an agent would need and the explorers could not determine: every
   track's gaps about the repository (a name the focus uses that is not found, a
   relative import naming no file, a definition with no caller), a package the code
@@ -72,7 +71,7 @@ from dowse.explore.records import (
 )
 from dowse.explore.tested import SUPPORT
 from dowse.explore.tracks import STDLIB, plural
-from dowse.languages import is_example_path
+from dowse.languages import is_example_path, methods_apart
 
 __all__ = ["synthesize"]
 
@@ -385,12 +384,25 @@ def _related(a: str, b: str) -> str | None:
     return last_a if last_a == last_b and not last_a.startswith("__") else None
 
 
+def _one_type(name_a: str, at_a: _Place, name_b: str, at_b: _Place) -> bool:
+    """Whether two names are a type and its method in two files its language lets one
+    type's definition span (`languages.methods_apart`: a Go package's files, a Rust
+    crate's modules): one definition, not two."""
+    if name_b.startswith(name_a + "."):
+        return methods_apart(at_a[0], at_b[0])
+    if name_a.startswith(name_b + "."):
+        return methods_apart(at_b[0], at_a[0])
+    return False
+
+
 def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
     """Two tracks answering the same question, not drawn from one source, whose top
     findings name two code names that are one name (`_related`) in two files: django's
     "who calls Template.render?" answered with the `Template` of template/base.py by the
     retrieval and with `Template.render` of template/backends/django.py by the callers.
-    One file is left out: a class's chunk and its method there may be one definition."""
+    One file is left out: a class's chunk and its method there may be one definition; so
+    are two files of one type by the language's rule (`_one_type`: cobra's `Command` of
+    command.go and `Command.enforceFlagGroupsForCompletion` of flag_groups.go)."""
     out = []
     answers = {g: ans for g, t in groups.items() if (ans := _answer(t)) is not None}
     named = sorted(answers)
@@ -403,6 +415,7 @@ def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
                 name is None
                 or name in seen
                 or at_a[0] == at_b[0]
+                or _one_type(name_a, at_a, name_b, at_b)
                 or not _same_question(groups[a], groups[b])
                 or _one_source(groups[a], groups[b])
             ):

@@ -3,7 +3,9 @@ that answer it, from the index's references and each ecosystem's naming conventi
 
 Invariants:
 - A test is code at a test path (`languages.is_test_path`: tests/ and testing/ dirs,
-  test_*.py, *_test.go, *.test.js, Java's src/test/, ...) or in a Rust `mod tests`, and
+  test_*.py, *_test.go, *.test.js, Java's src/test/, ...), in a file its module
+  declaration makes test code (`Context.test_modules`: a Rust `#[cfg(test)] mod x;`)
+  or in a Rust `mod tests`, and
   never an example's (`languages.is_example_path`: a test an example or a guide shows).
 - Tests by reference come from the index (`retrieval.references`), never from a text
   search: a test file that calls or otherwise references one of the definitions (the
@@ -21,7 +23,9 @@ Invariants:
   and modules a test directory holds, Go's testdata/, Rust's tests/common/; and, by the
   index's imports, a file at a test path not named as a test that another test file
   imports: ripgrep's tests/util.rs, a mocha suite's test/helpers.js, a C test's
-  helpers.h: `imported_support`) that references a definition is no test of it: listed
+  helpers.h, a test crate's `#[macro_use] mod macros;`: `imported_support`; and test
+  code by its module declaration not named as a test: ripgrep's `#[cfg(test)] mod
+  testutil;` in crates/searcher/src/) that references a definition is no test of it: listed
   after every test (by reference and by name), its claim saying "test support:", never
   covering a definition (the gap "no test references" stays), never a test file named
   after an answer file.
@@ -132,21 +136,24 @@ def _may_test(path: str) -> bool:
     return (is_test_path(path) or path.endswith(".rs")) and not is_example_path(path)
 
 
-def _is_test_definition(definition: DefinitionRef) -> bool:
-    """A definition of test code: at a test path, or in a Rust `mod tests` of a source
-    file (ripgrep's `tests.matches` helper in crates/globset/src/glob.rs), whose callers
-    are tests of a test's helper, not of the code."""
-    if is_test_path(definition.path):
+def _is_test_definition(definition: DefinitionRef, test_modules: frozenset[str]) -> bool:
+    """A definition of test code: at a test path, in a test module (`test_modules`:
+    ripgrep's crates/searcher/src/testutil.rs, declared `#[cfg(test)] mod testutil;`),
+    or in a Rust `mod tests` of a source file (ripgrep's `tests.matches` helper in
+    crates/globset/src/glob.rs), whose callers are tests of a test's helper, not of the
+    code."""
+    if is_test_path(definition.path) or definition.path in test_modules:
         return True
     return definition.path.endswith(".rs") and bool(_RUST_TESTS.match(definition.qualified_name))
 
 
-def _is_test(caller: Caller) -> bool:
-    """A caller in a test file, or in a Rust `mod tests` of a source file; never in an
-    example (pytest's doc/en/example/fixtures/test_*.py show how to write tests)."""
+def _is_test(caller: Caller, test_modules: frozenset[str]) -> bool:
+    """A caller in a test file or a test module (`test_modules`), or in a Rust `mod
+    tests` of a source file; never in an example (pytest's doc/en/example/fixtures/
+    test_*.py show how to write tests)."""
     if is_example_path(caller.path):
         return False
-    if is_test_path(caller.path):
+    if is_test_path(caller.path) or caller.path in test_modules:
         return True
     owner = caller.definition.qualified_name if caller.definition else ""
     return caller.path.endswith(".rs") and bool(_RUST_TESTS.match(owner))
@@ -180,18 +187,27 @@ def tests_track(
     )
     looked: dict[str, list[str]] = {"definitions": [], "files": []}
     imported_files: set[str] = set()  # the test files other test files import
+    test_modules: set[str] = set()  # test code by its module declaration
 
     def is_support(path: str) -> bool:
-        return is_test_support_path(path) or path in imported_files
+        # A test module not named as a test (testutil.rs) is what the tests use.
+        return (
+            is_test_support_path(path)
+            or path in imported_files
+            or (path in test_modules and not _named_as_test(path))
+        )
 
     def understand(state: TrackState) -> tuple[bool, str]:
         cited: set[str] = set()
-        definitions = _definitions(ctx, analysis.identifiers, analysis.terms, seeds)
+        test_modules.update(ctx.test_modules())
+        definitions = _definitions(
+            ctx, analysis.identifiers, analysis.terms, seeds, frozenset(test_modules)
+        )
         looked["definitions"] = [d.qualified_name for d, _ in definitions]
         answers = [
             p
             for p in dict.fromkeys(answer_files())
-            if not is_test_path(p) and not is_example_path(p)
+            if not is_test_path(p) and p not in test_modules and not is_example_path(p)
         ]
         looked["files"] = answers
         tests = [
@@ -260,9 +276,11 @@ def _definitions(
     identifiers: Sequence[str],
     terms: Sequence[str],
     seeds: Callable[[], Sequence[str]],
+    test_modules: frozenset[str] = frozenset(),
 ) -> list[tuple[DefinitionRef, list[Caller]]]:
     """The definitions the question names (else those its words name), then the
-    answer's, each with its callers in tests; none without an index with references."""
+    answer's, each with its callers in tests (test files, `test_modules`, Rust `mod
+    tests`); none without an index with references."""
     searcher = ctx.searcher()
     if searcher is None or not searcher.store.has_table("refs"):
         return []
@@ -271,7 +289,7 @@ def _definitions(
     if not names:
         # The names its words make, each once (tokio's "who calls spawn" names three
         # `spawn_task`s and the `spawn`s: both names, not the first three definitions).
-        named = named_by_words(store, terms, skip=is_test_path)
+        named = named_by_words(store, terms, skip=lambda p: is_test_path(p) or p in test_modules)
         names = list(dict.fromkeys(n.rsplit(".", 1)[-1] for n in named))[:_WORD_NAMES]
     out: list[tuple[DefinitionRef, list[Caller]]] = []
     seen: set[str] = set()
@@ -286,10 +304,10 @@ def _definitions(
             lookups=searcher.lookups,
         )
         for d in refs.definitions:
-            if d.id in seen or _is_test_definition(d) or is_example_path(d.path):
+            if d.id in seen or _is_test_definition(d, test_modules) or is_example_path(d.path):
                 continue
             seen.add(d.id)
-            tests = [c for c in refs.callers if c.target == d.id and _is_test(c)]
+            tests = [c for c in refs.callers if c.target == d.id and _is_test(c, test_modules)]
             out.append((d, tests))
     # The tested definitions first, in the order they were named.
     out.sort(key=lambda x: not x[1])
@@ -302,8 +320,9 @@ def imported_support(searcher: Any, paths: Iterable[str]) -> set[str]:
     import resolves to (ripgrep's tests/util.rs, `use crate::util::{Dir, TestCommand}`; a
     mocha suite's test/helpers.js; a C test's helpers.h). Where the runner collects
     tests by directory, a test is a leaf nothing imports, a helper is imported. A Rust
-    `mod x;` is no such import (a test crate's root declares its tests too). Empty
-    without an index."""
+    `mod x;` is no such import (a test crate's root declares its tests too), but a
+    `#[macro_use] mod x;` is (`languages.module_role`: ripgrep's tests/macros.rs lends
+    its `rgtest!` to the tests declared after it). Empty without an index."""
     candidates = {
         p
         for p in paths
@@ -317,12 +336,13 @@ def imported_support(searcher: Any, paths: Iterable[str]) -> set[str]:
     rows = searcher.lookups.rows_in(
         "imports", ["path", "module", "resolved"], "resolved", candidates
     )
+    macros = {p for p, role in searcher.lookups.module_roles().items() if role == "macros"}
     return {
         r["resolved"]
         for r in rows
         if r["path"] != r["resolved"]
         and is_test_path(r["path"])
-        and not str(r["module"]).startswith("mod ")
+        and (not str(r["module"]).startswith("mod ") or r["resolved"] in macros)
     }
 
 

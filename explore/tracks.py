@@ -165,6 +165,14 @@ class Context:
                 self._searcher = HybridSearcher.open(self.index_dir)
             return self._searcher
 
+    def test_modules(self) -> frozenset[str]:
+        """The files that are test code by their module declaration, not their path
+        (`IndexLookups.test_modules`: a Rust `#[cfg(test)] mod testutil;`); empty
+        without an index."""
+        searcher = self.searcher()
+        lookups = getattr(searcher, "lookups", None)
+        return lookups.test_modules() if lookups is not None else frozenset()
+
 
 def _text_lines(data: bytes) -> list[str]:
     """A file's lines (`text_bytes` form, decoded leniently) numbered as the index numbers

@@ -110,9 +110,11 @@ class HybridSearcher:
 
     def analyze(self, text: str) -> QueryAnalysis:
         """`text`'s analysis for this index: with the language most of its code is in
-        (`QueryAnalysis.main_language`, which tells a support script from the code)."""
+        (`QueryAnalysis.main_language`, which tells a support script from the code) and
+        the files that are test code by their module declaration (`test_modules`)."""
         analysis = analyze(text)
         analysis.main_language = self.lookups.main_language()
+        analysis.test_modules = self.lookups.test_modules()
         return analysis
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:

@@ -22,7 +22,7 @@ import pyarrow.compute as pc
 
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
-from dowse.languages import CODE_LANGUAGES, language_for
+from dowse.languages import CODE_LANGUAGES, ModuleRole, language_for, module_role
 from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [
@@ -161,6 +161,7 @@ class IndexLookups:
         self._file_stats: dict[str, tuple[int, int]] | None = None
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
         self._main_language: tuple[str | None] | None = None
+        self._module_roles: dict[str, ModuleRole] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
 
@@ -179,6 +180,55 @@ class IndexLookups:
             code = [(n, lang) for lang, n in counts.items() if lang in CODE_LANGUAGES]
             self._main_language = (max(code)[1] if code else None,)
         return self._main_language[0]
+
+    def module_roles(self) -> dict[str, ModuleRole]:
+        """The files whose declaration as a module in another file gives them a role
+        (`languages.module_role`): "test" for a Rust file declared `#[cfg(test)] mod x;`,
+        and for every module such a file declares in turn (test code under src/, which
+        its path does not show); "macros" for one declared `#[macro_use] mod x;`. Read
+        once: two queries, and none for an index without Rust."""
+        if self._module_roles is None:
+            roles: dict[str, ModuleRole] = {}
+            if any(p.endswith(".rs") for p in self.file_stats()):
+                declared = self.store.rows(
+                    "imports",
+                    ["path", "module", "line", "resolved"],
+                    where="module LIKE 'mod %'",
+                )
+                modules = self.store.rows(
+                    "symbols",
+                    ["path", "name", "decorators", "name_line", "language"],
+                    where="kind = 'module'",
+                )
+                attributes = {
+                    (m["path"], m["name_line"], m["name"]): (m["language"], m["decorators"])
+                    for m in modules
+                    if m["decorators"]
+                }
+                children: dict[str, list[str]] = {}
+                for d in declared:
+                    if d["resolved"] is None:
+                        continue
+                    children.setdefault(d["path"], []).append(d["resolved"])
+                    language, attrs = attributes.get(
+                        (d["path"], d["line"], d["module"][4:].strip()), ("", [])
+                    )
+                    role = module_role(language, attrs)
+                    if role is not None:
+                        roles[d["resolved"]] = role
+                # What a test module declares is compiled with it, for the tests alone.
+                todo = [p for p, r in roles.items() if r == "test"]
+                while todo:
+                    for child in children.get(todo.pop(), []):
+                        if roles.get(child) != "test":
+                            roles[child] = "test"
+                            todo.append(child)
+            self._module_roles = roles
+        return self._module_roles
+
+    def test_modules(self) -> frozenset[str]:
+        """The files that are test code by their module declaration (`module_roles`)."""
+        return frozenset(p for p, role in self.module_roles().items() if role == "test")
 
     def _files_by_name(self) -> dict[str, list[tuple[str, ...]]]:
         """Every indexed file's path components, by file name."""

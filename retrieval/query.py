@@ -292,6 +292,11 @@ class QueryAnalysis(BaseModel):
         description="the language most of the indexed project's code is written in"
         " (`IndexLookups.main_language`); None when not known",
     )
+    test_modules: frozenset[str] = Field(
+        default=frozenset(),
+        description="the indexed files that are test code by their module declaration, not"
+        " their path (`IndexLookups.test_modules`: a Rust `#[cfg(test)] mod testutil;`)",
+    )
     lexical_weight: float = Field(ge=0, le=1, description="share of lexical vs dense evidence")
 
     @property
@@ -335,7 +340,7 @@ class QueryAnalysis(BaseModel):
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
         benchmark", "a support script", "generated code", "an older version" (legacy/)
         or "a vendored copy"; None when it is none of them or the question is about it."""
-        if is_test_path(path) and not self.mentions_tests:
+        if (is_test_path(path) or path in self.test_modules) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"

@@ -26,6 +26,11 @@ Invariants:
   above `name`: `self._aliases.get()` is a dict's, whatever the file imports; through a
   receiver the file does not import as a module, it means a method of the file, never
   its free function (Python, Rust, Go), and in Python never any free function.
+- A method call through a receiver that is a call's result (`c.Parent().HelpFunc()`)
+  means a method of a class that call returns, when the index's definitions of the
+  called name all state their return type (`Parent() *Command`) and it is no method
+  the runtime gives every value (clap's `self.name.clone().translate()`): `c.Flags().
+  HasAvailableFlags()` on `Flags() *flag.FlagSet` is the library's, not `Command`'s.
 - A reference inside a definition's own lines does not make it its own caller.
 - A Go import names a package and a C or C++ `#include` a file: neither means a
   definition (grpc-go's `import ".../keepalive"` is no reference to a `keepalive` method).
@@ -39,6 +44,7 @@ from __future__ import annotations
 
 import builtins
 import posixpath
+import re
 import weakref
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
@@ -459,6 +465,8 @@ class _Resolver:
         self._read: set[str] = set()  # files whose imports are loaded
         # class name -> the (path, definition id) that reference it by name
         self._mentions: dict[str, set[tuple[str, str | None]]] = {}
+        # (function name, language family) -> the type names its definitions return
+        self._returns: dict[tuple[str, str], frozenset[str] | None] = {}
         if paths:
             self._load_imports(paths)
             for row in reads.rows_in("files", ["path", "language"], "path", paths):
@@ -576,6 +584,37 @@ class _Resolver:
             holders = self._mentions[cls] = {(r["path"], r["from_id"]) for r in rows}
         return (ref["path"], ref["from_id"]) in holders
 
+    def _returned_by(self, qualifier: str, language: str) -> frozenset[str] | None:
+        """The type names a receiver that is a call's result can be (`c.Parent()`: what
+        the index's `Parent` returns, `Command`), from the signatures of the called
+        name's definitions in the language family; None when the receiver is no call,
+        the call is a name the language's runtime gives every value (`clone()`,
+        `unwrap()`: `builtin_names`), the index does not define the name, or a
+        definition states no return type (a Python function without an annotation):
+        then nothing is known of the receiver."""
+        m = _CALLED.search(qualifier)
+        if m is None or m.group(1) in builtin_methods(language):
+            # `self.name.clone()`: the runtime's method of any value (a derived `Clone`),
+            # whatever `clone`s of other types the index defines.
+            return None
+        key = (m.group(1), language)
+        if key not in self._returns:
+            definitions = [
+                d
+                for d in _definitions(self.reads, [m.group(1)])
+                if _FAMILY.get(d["language"], d["language"]) == language
+            ]
+            names: set[str] = set()
+            for d in definitions:
+                stated = _return_types(d["signature"] or "", d["name"], d["language"])
+                if stated is None:
+                    names = set()
+                    break
+                # `-> Self`, `: this`: the defining class.
+                names |= {_last(d["parent"] or "") if n in _SELF else n for n in stated}
+            self._returns[key] = frozenset(names) if names else None
+        return self._returns[key]
+
     def resolve(self, ref: dict[str, Any]) -> list[tuple[dict[str, Any], Via]]:
         name, path, qualifier = ref["name"], ref["path"], ref["qualifier"] or ""
         language = _FAMILY.get(self.languages.get(path, ""), self.languages.get(path, ""))
@@ -597,6 +636,14 @@ class _Resolver:
             candidates = [c for c in candidates if c["kind"] == "macro"]
         elif language == "rust":
             candidates = [c for c in candidates if c["kind"] != "macro"]
+        returned = self._returned_by(qualifier, language)
+        if returned is not None:
+            # `c.Parent().HelpFunc()`: the receiver is what `Parent` returns (`*Command`),
+            # so a method of another class is not meant; `c.Flags().HasAvailableFlags()`
+            # on `Flags() *flag.FlagSet` is a library's method, not `Command`'s.
+            candidates = [
+                c for c in candidates if not c["parent"] or _last(c["parent"]) in returned
+            ]
         if not candidates:
             return []
         same = [c for c in candidates if c["path"] == path]
@@ -671,6 +718,44 @@ class _Resolver:
         ):
             return [(candidates[0], "name")]
         return []
+
+
+_CALLED = re.compile(r"(\w+)\s*(?:::<[^()]*>)?\((?:[^()]|\([^()]*\))*\)[?!]?$")
+"""A qualifier that is a call's result, and the called name: `c.Parent()`,
+`self.config(x)`, Rust's `self.parent()?`."""
+_RETURNS_BEFORE = frozenset({"java", "csharp", "c", "cpp"})
+"""Languages whose signatures state the return type before the name."""
+_WORD = re.compile(r"[A-Za-z_]\w*")
+_MODIFIERS = frozenset(
+    """public private protected internal static final abstract synchronized native
+    virtual override inline extern const constexpr unsigned signed struct async def fn
+    func function pub""".split()
+)
+
+
+def _return_types(signature: str, name: str, language: str) -> frozenset[str] | None:
+    """The names in the return type a signature states (`func (c *Command) Parent()
+    *Command`: {`Command`}; `fn parent(&self) -> Option<&Self>`: {`Option`, `Self`};
+    `public Command getParent()`: {`Command`}), None when it states none."""
+    at = re.search(rf"(?<![\w.]){re.escape(name)}\s*(?:<[^()]*>|\[[^()]*\])?\(", signature)
+    if at is None:
+        return None
+    if language in _RETURNS_BEFORE:
+        stated = signature[: at.start()]
+    else:
+        depth, end = 0, len(signature)
+        for i in range(at.end() - 1, len(signature)):
+            depth += {"(": 1, ")": -1}.get(signature[i], 0)
+            if depth == 0:
+                end = i + 1
+                break
+        stated = signature[end:].split(" where ", 1)[0]
+    names = frozenset(w for w in _WORD.findall(stated) if w not in _MODIFIERS)
+    return names or None
+
+
+def _last(qualified: str) -> str:
+    return qualified.rsplit(".", 1)[-1].rsplit("::", 1)[-1]
 
 
 def _receiver_key(name: str) -> str:

@@ -10,6 +10,7 @@ from conftest import make_tree
 from dowse.explore.patterns import SAMPLE_SOURCE, SAMPLE_TESTS, patterns_track
 from dowse.explore.records import Pattern
 from dowse.explore.tracks import Context, run_track
+from dowse.indexer.build import IndexConfig, build_index
 
 PYTHON = {
     "src/app/__init__.py": '"""app."""\n',
@@ -534,3 +535,23 @@ def test_the_track_spec(tmp_path):
     assert track.spec.name == "patterns" and track.spec.focus == "."
     assert [g.split(":")[0] for g in track.spec.gates] == ["understood", "evidence", "complete"]
     assert track.make is patterns_track
+
+
+def test_a_rust_module_declared_for_the_tests_is_a_test_file(tmp_path, fake_embedder):
+    # ripgrep's crates/searcher/src/testutil.rs: `#[cfg(test)] mod testutil;` makes it
+    # test code under src/, which the index tells (its path does not).
+    root = make_tree(
+        tmp_path / "repo",
+        {
+            "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+            "src/lib.rs": "pub fn search() -> u32 {\n    1\n}\n\n#[cfg(test)]\nmod testutil;\n",
+            "src/testutil.rs": "pub fn check() -> u32 {\n    crate::search()\n}\n",
+        },
+    )
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    ctx = Context(root=root, index_dir=root / ".dowse")
+    _, out = run_track(ctx, patterns_track(ctx))
+    layout = {p.name: p for p in out.get("patterns", [])}["test layout"]
+    assert layout.description.startswith(
+        "1 test file: 0% under test directories, 1 colocated with the code"
+    )

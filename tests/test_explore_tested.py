@@ -7,6 +7,7 @@ import pytest
 from conftest import make_tree
 
 from dowse.explore import tested
+from dowse.explore.callers import callers_track
 from dowse.explore.tracks import Context, run_track
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
@@ -323,3 +324,93 @@ def test_the_names_a_questions_words_make_are_each_looked_up_the_tested_first(
             "tests/test_runtime.py:5",
         )
     ]
+
+
+# A Rust crate whose test helper lives under src/, compiled for the tests alone by its
+# declaration (ripgrep's crates/searcher/src/testutil.rs, `#[cfg(test)] mod testutil;`).
+TEST_MODULE = {
+    "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+    "src/lib.rs": "pub mod search;\n\n#[cfg(test)]\nmod testutil;\n",
+    "src/search.rs": (
+        "pub fn search(x: u32) -> u32 {\n"  # 1
+        "    x + 1\n"
+        "}\n"
+        "\n"
+        "pub fn run() -> u32 {\n"  # 5
+        "    search(1)\n"
+        "}\n"
+        "\n"
+        "#[cfg(test)]\n"
+        "mod tests {\n"  # 10
+        "    use crate::testutil::Tester;\n"
+        "\n"
+        "    #[test]\n"
+        "    fn finds() {\n"
+        "        Tester::new().check();\n"  # 15
+        "    }\n"
+        "}\n"
+    ),
+    "src/testutil.rs": (
+        "use crate::search::search;\n"
+        "\n"
+        "pub struct Tester;\n"
+        "\n"
+        "impl Tester {\n"  # 5
+        "    pub fn new() -> Tester {\n"
+        "        Tester\n"
+        "    }\n"
+        "\n"
+        "    pub fn check(&self) -> u32 {\n"  # 10
+        "        search(2)\n"
+        "    }\n"
+        "}\n"
+    ),
+}
+
+
+def test_a_rust_module_declared_for_the_tests_is_test_code(tmp_path, fake_embedder):
+    root = make_tree(tmp_path / "repo", TEST_MODULE)
+    ctx = _context(root, fake_embedder, index=True)
+    assert ctx.test_modules() == {"src/testutil.rs"}
+    # Its calls are test support's, not code's: not a test either (it is named as none).
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does search work?"))
+    assert [f.claim for f in found.findings] == [
+        "test support: `Tester.check` in src/testutil.rs calls `search` (src/search.rs:1-3)"
+    ]
+    # Its definitions are the tests', not code to find the tests of.
+    found, _ = run_track(ctx, tested.tests_track(ctx, "how does check work?"))
+    assert not found.findings
+    # The callers track leaves it out with the tests, unless the question asks for them.
+    found, _ = run_track(ctx, callers_track(ctx, "who calls search?"))
+    assert [f.claim.split(" calls ")[0] for f in found.findings] == ["`run` in src/search.rs"]
+    # The retrieval ranks it as a test.
+    analysis = ctx.searcher().analyze("how does search work?")
+    assert analysis.unasked_role("src/testutil.rs") == "a test"
+    assert analysis.unasked_role("src/search.rs") is None
+
+
+def test_a_test_crates_macro_module_is_test_support(tmp_path, fake_embedder):
+    # ripgrep's tests/tests.rs: `#[macro_use] mod macros;` lends `rgtest!` to the test
+    # modules it declares after it; tests/macros.rs is no test, the tests use it.
+    files = {
+        "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
+        "src/lib.rs": "pub fn search(x: u32) -> u32 {\n    x + 1\n}\n",
+        "tests/tests.rs": "#[macro_use]\nmod macros;\n\nmod feature;\n",
+        "tests/macros.rs": (
+            "#[macro_export]\n"
+            "macro_rules! rgtest {\n"
+            "    ($name:ident) => {\n"
+            "        #[test]\n"
+            "        fn $name() {\n"  # 5
+            "            shop::search(1);\n"
+            "        }\n"
+            "    };\n"
+            "}\n"
+        ),
+        "tests/feature.rs": "rgtest!(finds);\n\n#[test]\nfn direct() {\n    shop::search(2);\n}\n",
+    }
+    root = make_tree(tmp_path / "repo", files)
+    ctx = _context(root, fake_embedder, index=True)
+    assert tested.imported_support(ctx.searcher(), ["tests/macros.rs", "tests/feature.rs"]) == {
+        "tests/macros.rs"
+    }

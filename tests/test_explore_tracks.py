@@ -333,6 +333,47 @@ def test_a_class_and_a_method_of_one_name_in_two_files_are_two_definitions():
     assert synthesize(r).divergences == []
 
 
+@pytest.mark.parametrize(
+    "type_path, method_path, diverges",
+    [
+        # Go: a method is declared in any file of its receiver's package (a directory).
+        ("command.go", "flag_groups.go", False),
+        ("command.go", "doc/flag_groups.go", True),
+        # Rust: an `impl` may be in any module of the type's crate (one `src/`).
+        ("crates/searcher/src/searcher/mod.rs", "crates/searcher/src/sink.rs", False),
+        ("crates/searcher/src/searcher/mod.rs", "crates/printer/src/sink.rs", True),
+        # Python: a class's methods are in its body.
+        ("cobra/command.py", "cobra/flag_groups.py", True),
+    ],
+)
+def test_a_type_and_its_method_in_two_files_of_one_package_are_one_type(
+    type_path, method_path, diverges
+):
+    # cobra, "how are flag groups checked and how are required flags enforced?": the
+    # retrieval answered with `Command` (command.go), the callers with its method
+    # `Command.enforceFlagGroupsForCompletion` (flag_groups.go), one Go type.
+    question = "how are flag groups checked and how are required flags enforced?"
+    retrieval = _placing(
+        "flag groups",
+        f"`Command` at {type_path}:54-120 (relevance 0.8): the command",
+        type_path,
+        54,
+        "type Command struct {",
+        focus=question,
+    )
+    callers = _placing(
+        "← Command.enforceFlagGroupsForCompletion",
+        f"`run` in main.go calls `Command.enforceFlagGroupsForCompletion` ({method_path}:168-190)",
+        "main.go",
+        7,
+        "c.enforceFlagGroupsForCompletion()",
+        focus=question,
+    )
+    r = ExploreResult(path=".", root="/r", depth="standard", tracks=[retrieval, callers])
+    found = [d.split(":")[0] for d in synthesize(r).divergences]
+    assert found == (["`Command.enforceFlagGroupsForCompletion`"] if diverges else [])
+
+
 def test_tracks_on_different_ground_or_past_their_top_finding_do_not_diverge():
     # ripgrep: globset's `Parser` answers "glob sets compiled", the flags' `Parser`
     # answers "flags parsed": two sub-questions, two names that happen to be one word.

@@ -271,3 +271,29 @@ def test_the_projects_own_package_and_newer_stdlib_modules_are_not_undeclared(tm
     undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
     assert [n.split("`")[1] for n in undeclared] == ["leftpad"]
     assert line_at(tmp_path, undeclared[0].split("as at ")[1].split(")")[0]).endswith("'leftpad'")
+
+
+def test_a_rust_path_through_the_files_own_module_is_no_package(tmp_path):
+    # clap_builder's str.rs and os_str.rs: `pub(crate) use inner::Inner;` names the
+    # file's own `mod inner { ... }`, not a crate named `inner`.
+    own = (
+        "pub(crate) mod inner {\n"
+        "    pub(crate) struct Inner;\n"
+        "}\n"
+        "\n"
+        "pub(crate) use inner::Inner;\n"
+        "use missing::Thing;\n"
+    )
+    make_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n\n'
+            '[dependencies]\nserde = "1"\n',
+            "src/lib.rs": "mod str;\nmod os_str;\n",
+            "src/str.rs": own,
+            "src/os_str.rs": own,
+        },
+    )
+    result = explore(tmp_path, depth="deep")
+    undeclared = [n for n in result.synthesis.divergences if "no manifest declares" in n]
+    assert [n.split("`")[1] for n in undeclared] == ["missing"]

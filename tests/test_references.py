@@ -726,3 +726,82 @@ def test_a_go_import_names_a_package_never_a_definition(tmp_path, fake_embedder)
     assert [(c.path, c.lines, c.kinds) for c in refs.callers] == [
         ("transport/client.go", [10], ["call"])
     ]
+
+
+def test_a_receiver_that_is_a_calls_result_is_of_the_type_it_returns(tmp_path, fake_embedder):
+    # cobra: `c.Parent().HelpFunc()` asks the parent `*Command`; `c.Flags()` returns
+    # pflag's `*flag.FlagSet`, whose `HasAvailableFlags` is the library's, not the
+    # same-named method of `Command` in this file.
+    files = {
+        "go.mod": "module example.com/cli\n\ngo 1.21\n",
+        "command.go": (
+            "package cli\n"
+            "\n"
+            'import flag "github.com/spf13/pflag"\n'
+            "\n"
+            "type Command struct{ parent *Command }\n"  # 5
+            "\n"
+            "func (c *Command) Parent() *Command { return c.parent }\n"
+            "\n"
+            "func (c *Command) Flags() *flag.FlagSet { return nil }\n"
+            "\n"  # 10
+            "func (c *Command) HelpFunc() func() { return nil }\n"
+            "\n"
+            "func (c *Command) HasAvailableFlags() bool { return true }\n"
+            "\n"
+            "func (c *Command) Help() {\n"  # 15
+            "\tc.Parent().HelpFunc()\n"
+            "\tif c.Flags().HasAvailableFlags() {\n"
+            "\t}\n"
+            "}\n"
+            "\n"  # 20
+            "func (c *Command) UseLine() bool {\n"
+            "\treturn c.HasAvailableFlags()\n"
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "go", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "HelpFunc") == [("command.go", "Command.Help", [16], "same-file")]
+    assert _callers(root, "HasAvailableFlags") == [
+        ("command.go", "Command.UseLine", [22], "same-file")
+    ]
+
+
+def test_a_receiver_from_a_runtime_method_is_of_no_type_the_index_knows(tmp_path, fake_embedder):
+    # clap_derive: `self.name.clone().translate(..)` calls `Name.translate` on a derived
+    # `Clone`; the index's one `clone` (another type's impl) says nothing of `Name`'s.
+    files = {
+        "Cargo.toml": '[package]\nname = "derive"\nversion = "0.1.0"\n',
+        "src/lib.rs": (
+            "#[derive(Clone)]\n"
+            "pub struct Name;\n"
+            "\n"
+            "impl Name {\n"
+            "    pub fn translate(self) -> u32 {\n"  # 5
+            "        1\n"
+            "    }\n"
+            "}\n"
+            "\n"
+            "pub struct Other;\n"  # 10
+            "\n"
+            "impl Clone for Other {\n"
+            "    fn clone(&self) -> Self {\n"
+            "        Other\n"
+            "    }\n"  # 15
+            "}\n"
+            "\n"
+            "pub struct Item {\n"
+            "    name: Name,\n"
+            "}\n"  # 20
+            "\n"
+            "impl Item {\n"
+            "    pub fn cased(&self) -> u32 {\n"
+            "        self.name.clone().translate()\n"
+            "    }\n"  # 25
+            "}\n"
+        ),
+    }
+    root = make_tree(tmp_path / "rs", files)
+    build_index(root, config=IndexConfig(embed=False), embedder=fake_embedder)
+    assert _callers(root, "translate") == [("src/lib.rs", "Item.cased", [24], "same-file")]
