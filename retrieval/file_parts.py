@@ -118,15 +118,12 @@ def best_parts(
     close = _closest_definitions(searcher, analysis, paths)
     named = _named_definitions(analysis, paths, symbols or {})
     rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
-    # A long function closest in meaning is shown by the piece of it the question's
-    # words match best, not by its head (`_long_pieces`).
-    pieces = _long_pieces(close, symbols or {}, words)
-    for definitions, why, ranking, instead in (
-        (close, "closest in meaning in its file", "closeness", pieces),
-        (named, "defines a name the question mentions", "names", {}),
+    for definitions, why, ranking in (
+        (close, "closest in meaning in its file", "closeness"),
+        (named, "defines a name the question mentions", "names"),
     ):
-        keys = [(s["path"], s["start_line"]) for s in definitions]
-        rank((instead.get(key) or rows[key] for key in keys if key in rows), why, ranking)
+        keys = ((s["path"], s["start_line"]) for s in definitions)
+        rank((rows[key] for key in keys if key in rows), why, ranking)
     shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
     bodies = _bodies(searcher, named, words)
     rank(
@@ -245,44 +242,6 @@ def _bodies(
     order = sorted(inside, key=lambda k: (k[0], place.get(k, len(place)), k[1]))
     rows = searcher.lookups.rows_of({k: inside[k] for k in order})
     return [rows[k] for k in order if k in rows]
-
-
-def _long_pieces(
-    close: Sequence[dict[str, Any]],
-    symbols: Mapping[str, Sequence[dict[str, Any]]],
-    words: Sequence[dict[str, Any]],
-) -> dict[tuple[str, int], dict[str, Any]]:
-    """For each function of `close` too long to show whole (`WHOLE_DEFINITION_LINES`),
-    by (path, start line): the chunk inside it that ranks first by the question's words
-    (`words`, best first), when one does. Its closeness in meaning is the whole body's;
-    the chunk that holds its name line is its signature and first statements, and the
-    lines a question is about in a function of hundreds of lines (a C `main` that parses
-    every option, a Rust `match` over every message) are those its words find."""
-    spans = {
-        (path, s["start_line"]): s
-        for path, defs in symbols.items()
-        for s in defs
-        if s.get("kind") in _BODY_KINDS
-        and s.get("end_line") is not None
-        and s["end_line"] - s["start_line"] >= WHOLE_DEFINITION_LINES
-    }
-    out: dict[tuple[str, int], dict[str, Any]] = {}
-    for sym in close:
-        key = (sym["path"], sym["start_line"])
-        long = spans.get(key)
-        if long is None or key in out:
-            continue
-        inside = (
-            r
-            for r in words
-            if r["path"] == sym["path"]
-            and long["start_line"] <= int(r["start_line"])
-            and int(r["end_line"]) <= long["end_line"]
-        )
-        found = next(inside, None)
-        if found is not None:
-            out[key] = found
-    return out
 
 
 def _frame_spots(

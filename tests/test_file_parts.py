@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
-from types import SimpleNamespace
 from typing import Any
 
 from dowse.indexer.build import build_index
@@ -232,76 +231,6 @@ def test_a_long_named_definition_is_ranked_by_its_body():
         searcher, analyze("check_array converts the dtype"), ["a.py"], symbols=symbols
     )  # type: ignore[arg-type]
     assert not any("in the body" in w for p in parts["a.py"] for w in p.why)
-
-
-class _Close(_Searcher):
-    """`_Searcher` with file vectors (each definition's cosine to the question fixed) and
-    the words' ranking apart from the chunks."""
-
-    def __init__(
-        self, rows: list[dict], words: list[dict], cosines: dict[tuple[str, int, str], float]
-    ) -> None:
-        super().__init__(rows)
-        self.words = words
-        self.cosines = cosines
-
-    def lexical(self, tokens, k, where=None):
-        return [(r, 1.0 / (i + 1)) for i, r in enumerate(self.words)][:k]
-
-    def question_cosines(self, text):
-        defs = list(self.cosines)
-        paths = list(dict.fromkeys(p for p, _, _ in defs))
-        starts = [0]
-        for path in paths:
-            starts.append(starts[-1] + sum(1 for p, _, _ in defs if p == path))
-        held = SimpleNamespace(
-            position={p: i for i, p in enumerate(paths)},
-            starts=starts,
-            definitions=[(name, line) for _, line, name in defs],
-            definition_rows=list(range(len(defs))),
-        )
-        return SimpleNamespace(held=held, sims=[self.cosines[d] for d in defs])
-
-
-def test_a_long_function_closest_in_meaning_is_ranked_by_its_piece_the_words_match():
-    """A C `main` of hundreds of lines is closest in meaning to a question about one of
-    its options: its vote goes to the chunk of its body the question's words match best,
-    not to the chunk of its signature and first declarations."""
-    rows = [
-        _row("cli.c", 1, 40, "int main(int argc, char** argv)\n{\n    int level;\n", "main"),
-        _row("cli.c", 41, 90, '    if (!strcmp(arg, "--rm")) { removeSrc = 1; }\n', "main"),
-        _row("cli.c", 91, 200, "    return operationResult;\n}\n", "main"),
-        _row("cli.c", 201, 220, 'static void usage(void) { puts("--rm"); }\n', "usage"),
-    ]
-    for row in rows:
-        row["language"] = "c"
-    searcher = _Close(
-        rows,
-        [rows[3], rows[1]],  # the words' order: main's head and tail do not match
-        {("cli.c", 1, "main"): 0.9},
-    )
-    symbols = {
-        "cli.c": [
-            {"path": "cli.c", "qualified_name": "main", "kind": "function"}
-            | {"start_line": 1, "end_line": 200},
-            {"path": "cli.c", "qualified_name": "usage", "kind": "function"}
-            | {"start_line": 201, "end_line": 220},
-        ]
-    }
-    question = analyze("the source file is not removed unless --rm is the last argument")
-
-    def first() -> Part:
-        return best_parts(searcher, question, ["cli.c"], symbols=symbols)["cli.c"][0]  # type: ignore[arg-type]
-
-    assert first().row["start_line"] == 41
-    assert "closest in meaning in its file" in first().why
-    # Short enough to show whole, the function is shown from its first chunk, widened.
-    symbols["cli.c"][0]["end_line"] = 100
-    assert first().row["start_line"] == 1
-    # A long function no chunk of which the words match keeps its head.
-    symbols["cli.c"][0]["end_line"] = 200
-    searcher.words = [rows[3]]
-    assert first().row["start_line"] == 1
 
 
 def test_the_loops_evaluations_count_as_a_ranking():
