@@ -14,7 +14,15 @@ optionally `language`), the clones it was run on and a predictions file of
   code gold left out), per language;
 - every gold hunk by the rank of its file in `found_files` (1, 2-5, 6-20, not listed) and
   whether the delivered context (`context_spans`) shows it whole, in part, shows its file
-  but not it, or not its file.
+  but not it, or not its file;
+- every hunk of a gold code file in the top 5 that the context does not show whole, by
+  why (`why_not_shown`): the file has no block in the context, or only signature lines;
+  the hunk's function (the innermost function or method of the base file, parsed as
+  dowse parses it, holding its first non-blank line) is shown by another piece of it,
+  is too long to show whole (`WHOLE_DEFINITION_LINES`) and not shown, or is short and
+  not shown (the within-file ranking chose other parts); or the hunk lies outside every
+  function: blank lines (an insertion point), imports and module declarations, comments,
+  preprocessor lines, or declarations and data (struct, enum, field, const, prototype).
 
     python benchmarks/gold_breakdown.py --dataset multi_swe_dev.jsonl --repos CLONES \\
         --pred PRED.jsonl --method ask
@@ -28,11 +36,14 @@ import argparse
 import collections
 import functools
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
-from dowse.languages import is_documentation, language_for
+from dowse.indexer.parse import parse_source
+from dowse.languages import HEADER, header_language, is_documentation, language_for
+from dowse.retrieval.behaviour import WHOLE_DEFINITION_LINES
 
 
 def is_code(path: str) -> bool:
@@ -54,6 +65,65 @@ def base_lines(git_dir: str, commit: str, path: str) -> tuple[str, ...]:
 def git_dir(repos: Path, repo: str) -> str:
     clone = repos / repo.replace("/", "__")
     return str(clone / ".git" if (clone / ".git").exists() else clone)
+
+
+_FUNCTIONS = frozenset({"function", "method", "constructor"})
+_IMPORT = re.compile(r"^\s*(?:pub\s+)?(?:use|mod|import|package|#include)\b")
+
+
+@functools.lru_cache(maxsize=256)
+def _header_language(git: str, commit: str) -> str:
+    out = subprocess.run(
+        ["git", "--git-dir", git, "ls-tree", "-r", "--name-only", commit],
+        capture_output=True,
+        text=True,
+    )
+    return header_language(out.stdout.split("\n"))
+
+
+@functools.lru_cache(maxsize=1024)
+def functions(git: str, commit: str, path: str) -> tuple[tuple[int, int], ...]:
+    """The (start, end) lines of the base file's functions and methods."""
+    language = language_for(path)
+    if path.lower().endswith(HEADER):
+        language = _header_language(git, commit)
+    source = "\n".join(base_lines(git, commit, path)).encode()
+    parsed = parse_source(path, source, language or "text", timeout_s=20)
+    return tuple((s.start_line, s.end_line) for s in parsed.symbols if s.kind in _FUNCTIONS)
+
+
+def why_not_shown(
+    lines: tuple[str, ...],
+    start: int,
+    spans: list[tuple[int, int]],
+    fns: tuple[tuple[int, int], ...],
+) -> str:
+    """Why a hunk (`lines`: its base lines, the first numbered `start`) of a file in the
+    top 5 is not shown whole by the file's context `spans` (see the module docstring)."""
+    if not spans:
+        return "file not in the context"
+    if all(a == b for a, b in spans):
+        return "signature lines only"
+    filled = [n for n, text in enumerate(lines) if text.strip()]
+    if not filled:
+        return "outside functions: blank (an insertion point)"
+    first = start + filled[0]
+    inside = [f for f in fns if f[0] <= first <= f[1]]
+    if inside:
+        lo, hi = min(inside, key=lambda f: f[1] - f[0])
+        if any(a <= hi and b >= lo for a, b in spans if b > a):
+            return "function shown by another piece"
+        if hi - lo >= WHOLE_DEFINITION_LINES:
+            return "function too long to show whole, not shown"
+        return "function not shown (within-file ranking)"
+    texts = [lines[n].strip() for n in filled]
+    if _IMPORT.match(texts[0]):
+        return "outside functions: imports, module declarations"
+    if all(t.startswith(("//", "/*", "*")) for t in texts):
+        return "outside functions: comments"
+    if all(t.startswith("#") for t in texts):
+        return "outside functions: preprocessor"
+    return "outside functions: declarations and data"
 
 
 def band(rank: int | None) -> str:
@@ -153,6 +223,31 @@ def main() -> None:
         if table[b]:
             row = ", ".join(f"{s} {table[b][s]}" for s in states)
             print(f"rank {b}: {sum(table[b].values())} hunks: {row}")
+
+    print(f"\n## {args.method}: why a hunk of a gold code file in the top 5 is not shown whole")
+    why: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for d in rows:
+        p = preds.get(d["instance_id"])
+        if p is None:
+            continue
+        g = git_dir(args.repos, d["repo"])
+        top = p["found_files"][:5]
+        for path, hunks in d.get("gold_lines", {}).items():
+            if path not in top or not is_code(path):
+                continue
+            spans = [(s["start"], s["end"]) for s in p["context_spans"] if s["path"] == path]
+            text = base_lines(g, d["base_commit"], path)
+            fns = functions(g, d["base_commit"], path)
+            for a, b in hunks:
+                if all(any(s <= x <= e for s, e in spans) for x in range(a, b + 1)):
+                    why[d.get("language", "all")]["shown"] += 1
+                    continue
+                reason = why_not_shown(text[a - 1 : b], a, spans, fns)
+                why[d.get("language", "all")][reason] += 1
+    for lang, counts in sorted(why.items()):
+        print(f"{lang}: {sum(counts.values())} hunks")
+        for reason, n in counts.most_common():
+            print(f"  {n:4d} {reason}")
 
 
 if __name__ == "__main__":

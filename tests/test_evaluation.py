@@ -1094,3 +1094,24 @@ def test_an_index_an_older_dowse_left_in_the_work_directory_is_rebuilt(
     run_swebench(again, embedder=fake_embedder)
     assert [p.found_files[0] for p in load_predictions(again.out)] == ["shop/pricing.py"]
     assert Store.open(manifests[0].parent).manifest.format == data["format"] + 1
+
+
+def test_gold_breakdown_tells_why_a_hunk_of_a_shown_file_is_missing():
+    """A hunk of a top-5 file not shown whole is classed by its function and the file's
+    context: no block, signature lines only, the function shown by another piece of it,
+    too long to show whole, not chosen, or outside every function by what its lines are."""
+    why = load_benchmark("gold_breakdown").why_not_shown
+    fns = ((10, 20), (30, 200))
+    code = ("    x = 1",)
+    assert why(code, 12, [], fns) == "file not in the context"
+    assert why(code, 12, [(10, 10), (30, 30)], fns) == "signature lines only"
+    assert why(code, 12, [(15, 20)], fns) == "function shown by another piece"
+    assert why(code, 12, [(40, 60)], fns) == "function not shown (within-file ranking)"
+    assert why(code, 150, [(1, 8)], fns) == "function too long to show whole, not shown"
+    assert why(("",), 25, [(1, 8)], fns) == "outside functions: blank (an insertion point)"
+    imports = ("use std::io;",)
+    assert why(imports, 2, [(10, 20)], fns) == "outside functions: imports, module declarations"
+    assert why(("#define N 4",), 2, [(10, 20)], fns) == "outside functions: preprocessor"
+    assert why(("    int n;",), 25, [(10, 20)], fns) == "outside functions: declarations and data"
+    # A hunk's first non-blank line decides where it lies.
+    assert why(("", "    x = 1"), 9, [(40, 60)], fns) == "function not shown (within-file ranking)"
