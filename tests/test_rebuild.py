@@ -235,11 +235,19 @@ def test_old_table_versions_are_pruned_once_no_reader_can_need_them(example_repo
     assert store.rows("symbols", ["name"], where="path = 'shop/pricing.py'") == [
         {"name": "price_final"}
     ]
-    # A no-op run later prunes what the last run left, and the index stays whole.
-    time.sleep(pause)
-    build_index(example_repo, embedder=fake_embedder, config=config)
-    Store.open(index_dir).verify()
-    assert _versions(index_dir, "chunks") < after["chunks"]
+    # No-op runs later prune what the last run left, and the index stays whole: the
+    # first at once, or, when the last run's versions all lie within the margin of its
+    # final one (a quick run), the next, once the first has committed those rows anew
+    # (`Store._prune_versions`).
+    left = []
+    for _ in range(2):
+        time.sleep(pause)
+        build_index(example_repo, embedder=fake_embedder, config=config)
+        Store.open(index_dir).verify()
+        left.append(_versions(index_dir, "chunks"))
+        if left[-1] < after["chunks"]:
+            break
+    assert left[-1] < after["chunks"], left
 
 
 class _Clock:
