@@ -87,7 +87,6 @@ from dowse.retrieval.ask import AskResult, ContextBlock, Packing, estimate_token
 from dowse.retrieval.file_ranking import files_by_closeness
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import analyze
 from dowse.retrieval.records import SearchOptions
 from dowse.tokens import tokenize
 
@@ -682,7 +681,7 @@ class MethodRunner:
             else:
                 searcher = self.lexical_searcher if method == "lexical" else self.searcher
                 k = max(60, self.found_limit * 4)  # as `dowse search` asks for
-                cands = searcher.candidates(analyze(text), k=k)
+                cands = searcher.candidates(searcher.analyze(text), k=k)
                 ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
                 hits = to_hits(
                     searcher.lookups, ranked, SearchOptions(grain="file", limit=self.found_limit)
@@ -709,7 +708,7 @@ class MethodRunner:
             close = files_by_closeness(
                 self.searcher.lookups,
                 self.searcher.questions,
-                analyze(text),
+                self.searcher.analyze(text),
                 limit=self.found_limit,
                 config=self.searcher.file_ranking,
             )
