@@ -1055,3 +1055,35 @@ def test_an_index_an_older_dowse_left_in_the_work_directory_is_rebuilt(
     run_swebench(again, embedder=fake_embedder)
     assert [p.found_files[0] for p in load_predictions(again.out)] == ["shop/pricing.py"]
     assert Store.open(manifests[0].parent).manifest.format == data["format"] + 1
+
+
+@pytest.mark.parametrize("method", ["lexical", "hybrid"])
+def test_the_search_methods_read_a_support_script_as_dowse_search_does(
+    method, tmp_path, fake_embedder
+):
+    """`lexical` and `hybrid` rank with the index's main language, as `dowse search`
+    does: a shell script beside a Rust project's code is support, below the code."""
+    from test_loop import _script_repo
+
+    from dowse.evaluation.swebench import MethodRunner, no_progress
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    _script_repo(root)
+    runner = MethodRunner(
+        root,
+        tmp_path / "index",
+        methods=[method],
+        embedder=fake_embedder,
+        embed=method == "hybrid",
+        embed_chunks=False,
+        budget=700,
+        found_limit=10,
+        workers=1,
+        progress=no_progress,
+    )
+    runner.prepare({}, [method])
+    # Word for word, the script matches this question a little better than the code.
+    found = runner.query(method, "the output file is also an input")
+    assert found.found[0] == "src/input.rs"
+    assert "diagnostics/info.sh" in found.found
