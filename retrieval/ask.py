@@ -59,8 +59,6 @@ from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query
-from dowse.retrieval.siblings import DEPTH as SIBLINGS_DEPTH
-from dowse.retrieval.siblings import EXTENDS_LANGUAGES, superclass_of, with_siblings
 
 __all__ = [
     "AskResult",
@@ -258,7 +256,6 @@ class JsonRecords(BaseModel):
 
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
-SIBLING_REASON = "{reason}; its class extends {base}, as two of the first files' classes do"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
@@ -744,7 +741,6 @@ def _rank_files(
         config=ranking,
     )
     files = _files(items, by_words, by_closeness, by_history, fusion, result.searched)
-    files = _siblings_up(searcher, files, fusion)
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
@@ -757,44 +753,6 @@ def _rank_files(
         stale=stale,
         symbols=symbols,
     )
-
-
-def _siblings_up(
-    searcher: HybridSearcher, files: list[FileResult], fusion: FileFusion
-) -> list[FileResult]:
-    """`files` with the listed files whose classes extend the superclass two of the first
-    `FileFusion.siblings` files' classes extend placed after the second of those
-    (`siblings.with_siblings`), each saying so in its reason."""
-    if fusion.siblings < 2 or len(files) <= fusion.siblings:
-        return files
-    listed = [f.path for f in files[:SIBLINGS_DEPTH]]
-    extended: dict[str, set[str]] = {}
-    for row in searcher.lookups.rows_in(
-        "symbols", ["path", "kind", "signature", "parent", "language"], "path", listed
-    ):
-        if row["kind"] == "class" and not row["parent"] and row["language"] in EXTENDS_LANGUAGES:
-            base = superclass_of(row["signature"] or "")
-            if base is not None:
-                extended.setdefault(row["path"], set()).add(base)
-    bases = {b for found in extended.values() for b in found}
-    defined = {
-        r["name"]
-        for r in searcher.lookups.rows_in("symbols", ["name", "kind"], "name", bases)
-        if r["kind"] == "class"
-    }
-    superclasses = {path: found & defined for path, found in extended.items()}
-    ordered, moved = with_siblings(
-        files[:SIBLINGS_DEPTH], lambda f: f.path, superclasses, top=fusion.siblings
-    )
-    if not moved:
-        return files
-    ordered = [
-        f.model_copy(update={"reason": SIBLING_REASON.format(reason=f.reason, base=moved[f.path])})
-        if f.path in moved
-        else f
-        for f in ordered
-    ]
-    return [*ordered, *files[SIBLINGS_DEPTH:]]
 
 
 def _source_room(

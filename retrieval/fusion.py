@@ -168,16 +168,6 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
-    siblings: int = Field(
-        default=5,
-        ge=0,
-        description=(
-            "when two of this many first files define classes extending the same "
-            "superclass of the index, the listed files whose classes extend it too follow "
-            'the second of them (`siblings.with_siblings`; RESULTS-multi.md, "Sibling '
-            'classes"); below 2: off'
-        ),
-    )
     search_first: float | None = Field(
         default=0.0,
         ge=-1,
