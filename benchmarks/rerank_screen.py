@@ -10,7 +10,9 @@ under-counted. Rules:
                  the tree defines (a class header's `extends`): the other listed files
                  extending it follow the second of them (built on branch lang41 and
                  reverted: benchmarks/RESULTS-multi.md, 2026-12-06)
-    implements   the same with every name after `extends` or `implements`, and Rust
+    siblings-last  the same, the siblings placed after the last of the first 5 files of
+                 the family, never ahead of one
+    implements   the same as `siblings` with every name after `extends` or `implements`, and Rust
                  traits a file implements (`impl Trait for Type`) that the tree defines
     module-root  the Rust module root of the first file (`mod.rs` beside it, `dir.rs`
                  above it, a `lib.rs` up the tree), when listed below 5, moves to 5
@@ -79,16 +81,18 @@ def superclass_of(header: str) -> str | None:
     return re.split(r"\s*\.\s*", m.group(1))[-1] if m else None
 
 
-def with_siblings(found: list[str], bases: dict[str, set[str]], top: int) -> list[str]:
+def with_siblings(
+    found: list[str], bases: dict[str, set[str]], top: int, last: bool = False
+) -> list[str]:
     """`found` with the listed files sharing a base with two of the first `top` files
-    moved right after the second of those."""
+    moved right after the second of those (`last`: after the last of them)."""
     shared = Counter(b for p in found[:top] for b in bases.get(p, ()))
     family = {b for b, n in shared.items() if n >= 2}
     members = [i for i, p in enumerate(found[:top]) if bases.get(p, set()) & family]
     moved = [p for p in found[top:] if bases.get(p, set()) & family]
     if len(members) < 2 or not moved:
         return found
-    after = members[1] + 1
+    after = (members[-1] if last else members[1]) + 1
     return [*found[:after], *moved, *(p for p in found[after:] if p not in moved)]
 
 
@@ -118,9 +122,9 @@ def _bases(tree: Tree, path: str, every: bool) -> set[str]:
     return {n for n in names if tree.defines(n, rust=False)}
 
 
-def _family(found: list[str], tree: Tree, every: bool) -> list[str]:
+def _family(found: list[str], tree: Tree, every: bool, last: bool = False) -> list[str]:
     bases = {p: _bases(tree, p, every) for p in found}
-    return with_siblings(found, bases, TOP)
+    return with_siblings(found, bases, TOP, last)
 
 
 def _to_five(found: list[str], path: str | None) -> list[str]:
@@ -152,6 +156,7 @@ def _co_change(found: list[str], tree: Tree) -> list[str]:
 
 RULES: dict[str, Callable[[list[str], Tree], list[str]]] = {
     "siblings": lambda found, tree: _family(found, tree, every=False),
+    "siblings-last": lambda found, tree: _family(found, tree, every=False, last=True),
     "implements": lambda found, tree: _family(found, tree, every=True),
     "module-root": _module_root,
     "co-change": _co_change,
