@@ -21,6 +21,8 @@ under-counted. Rules:
 
     python benchmarks/rerank_screen.py --dataset multi_swe_dev.jsonl --pred ALL.jsonl \\
         --repos CLONES --rule siblings [--languages java,rust]
+    python benchmarks/rerank_screen.py --history HISTORY.json --git-dir CLONE/.git \\
+        --rule siblings
 """
 
 from __future__ import annotations
@@ -168,36 +170,66 @@ def _clone(repos: Path, repo: str) -> Path:
     return next(p for p in repos.iterdir() if p.name.lower() == name)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    ap.add_argument("--dataset", type=Path, required=True)
-    ap.add_argument("--pred", type=Path, required=True, help="predictions with `ask` rows")
-    ap.add_argument("--repos", type=Path, required=True, help="clones named owner__name")
-    ap.add_argument("--rule", choices=sorted(RULES), required=True)
-    ap.add_argument("--languages", default="java,rust")
-    args = ap.parse_args()
-    languages = set(args.languages.split(","))
-    tasks = [json.loads(line) for line in args.dataset.open()]
+def _cases(args: argparse.Namespace) -> list[tuple[str, str, Path, str, list[str], set[str]]]:
+    """(id, language, clone, base commit, `ask`'s listing, gold files) of each case."""
+    if args.history is not None:  # `dowse eval history --json`: each commit at its parent
+        report = json.loads(args.history.read_text())
+        return [
+            (
+                r["commit"][:12],
+                "history",
+                args.git_dir,
+                r["parent"],
+                r["found_files"],
+                set(r["changed_files"]),
+            )
+            for r in report["results"]
+            if r["method"] == "ask"
+        ]
     found = {}
     for line in args.pred.open():
         row = json.loads(line)
         if row["method"] == "ask":
             found[row["instance_id"]] = row["found_files"]
+    languages = set(args.languages.split(","))
+    return [
+        (
+            t["instance_id"],
+            t["language"],
+            _clone(args.repos, t["repo"]),
+            t["base_commit"],
+            found[t["instance_id"]],
+            set(t["gold_files"]),
+        )
+        for t in map(json.loads, args.dataset.open())
+        if t["language"] in languages and t["instance_id"] in found
+    ]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    ap.add_argument("--dataset", type=Path)
+    ap.add_argument("--pred", type=Path, help="predictions with `ask` rows")
+    ap.add_argument("--repos", type=Path, help="clones named owner__name")
+    ap.add_argument("--history", type=Path, help="instead: `dowse eval history --json`'s output")
+    ap.add_argument("--git-dir", type=Path, help="with --history: the repository's git directory")
+    ap.add_argument("--rule", choices=sorted(RULES), required=True)
+    ap.add_argument("--languages", default="java,rust")
+    args = ap.parse_args()
+    if (args.history is None) == (args.dataset is None or args.pred is None or args.repos is None):
+        ap.error("give --dataset, --pred and --repos, or --history and --git-dir")
+    if args.history is not None and args.git_dir is None:
+        ap.error("--history needs --git-dir")
     totals: dict[str, list[float]] = {}
     up, down = [], []
-    for task in tasks:
-        if task["language"] not in languages or task["instance_id"] not in found:
-            continue
-        before = found[task["instance_id"]]
-        tree = Tree(_clone(args.repos, task["repo"]), task["base_commit"])
-        after = RULES[args.rule](before, tree) if before else before
-        gold = set(task["gold_files"])
+    for case, language, clone, commit, before, gold in _cases(args):
+        after = RULES[args.rule](before, Tree(clone, commit)) if before else before
         r_before = len(gold & set(before[:TOP])) / len(gold)
         r_after = len(gold & set(after[:TOP])) / len(gold)
-        n = totals.setdefault(task["language"], [0, 0.0, 0.0])
+        n = totals.setdefault(language, [0, 0.0, 0.0])
         n[0], n[1], n[2] = n[0] + 1, n[1] + r_before, n[2] + r_after
         if r_after != r_before:
-            moved = (task["instance_id"], round(r_before, 2), round(r_after, 2))
+            moved = (case, round(r_before, 2), round(r_after, 2))
             (up if r_after > r_before else down).append(moved)
     for language, (n, b, a) in sorted(totals.items()):
         print(f"{language}: n {n}, Recall@5 {100 * b / n:.2f} -> {100 * a / n:.2f}")
