@@ -695,7 +695,7 @@ class MethodRunner:
             else:
                 searcher = self.lexical_searcher if method == "lexical" else self.searcher
                 k = max(60, self.found_limit * 4)  # as `dowse search` asks for
-                cands = searcher.candidates(analyze(text), k=k)
+                cands = searcher.candidates(searcher.analyze(text), k=k)
                 ranked = sorted(cands.values(), key=lambda c: (-c.score, c.id))
                 hits = to_hits(
                     searcher.lookups, ranked, SearchOptions(grain="file", limit=self.found_limit)
@@ -722,7 +722,7 @@ class MethodRunner:
             close = files_by_closeness(
                 self.searcher.lookups,
                 self.searcher.questions,
-                analyze(text),
+                self.searcher.analyze(text),
                 limit=self.found_limit,
                 config=self.searcher.file_ranking,
             )

@@ -1115,3 +1115,35 @@ def test_gold_breakdown_tells_why_a_hunk_of_a_shown_file_is_missing():
     assert why(("    int n;",), 25, [(10, 20)], fns) == "outside functions: declarations and data"
     # A hunk's first non-blank line decides where it lies.
     assert why(("", "    x = 1"), 9, [(40, 60)], fns) == "function not shown (within-file ranking)"
+
+
+@pytest.mark.parametrize("method", ["lexical", "hybrid"])
+def test_the_search_methods_read_a_support_script_as_dowse_search_does(
+    method, tmp_path, fake_embedder
+):
+    """`lexical` and `hybrid` rank with the index's main language, as `dowse search`
+    does: a shell script beside a Rust project's code is support, below the code."""
+    from test_loop import _script_repo
+
+    from dowse.evaluation.swebench import MethodRunner, no_progress
+
+    root = tmp_path / "tree"
+    root.mkdir()
+    _script_repo(root)
+    runner = MethodRunner(
+        root,
+        tmp_path / "index",
+        methods=[method],
+        embedder=fake_embedder,
+        embed=method == "hybrid",
+        embed_chunks=False,
+        budget=700,
+        found_limit=10,
+        workers=1,
+        progress=no_progress,
+    )
+    runner.prepare({}, [method])
+    # Word for word, the script matches this question a little better than the code.
+    found = runner.query(method, "the output file is also an input")
+    assert found.found[0] == "src/input.rs"
+    assert "diagnostics/info.sh" in found.found
