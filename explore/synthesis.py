@@ -26,7 +26,8 @@ how much to trust the whole.
   whole question) whose top findings place one code name at locations that do not overlap
   (`X` at a.py:10-20 by one, `X` (b.py:5) by another: different definitions, or lines that
   moved), or two names that are one (a class and its method, one name qualified two ways:
-  `Template` and `Template.render`, `block_on` and `LocalSet.block_on`) in two files (a
+  `Template` and `Template.render`, `block_on` and `LocalSet.block_on`; two classes'
+  methods of one name only when the question writes one of them) in two files (a
   type and its method in two files of a Go package or a Rust crate are one type:
   `languages.methods_apart`); lines two tracks cite that give one setting two literal
   values (`os.getenv("PORT", "5000")` and `PORT = 8000`); a conventional entry point (the
@@ -371,17 +372,24 @@ def _other_definitions(groups: dict[str, TrackFindings]) -> list[str]:
     return out
 
 
-def _related(a: str, b: str) -> str | None:
+def _related(a: str, b: str, asked: str = "") -> str | None:
     """The name two different code names both are, or None: a class and its method
     (`Template`, `Template.render`: the method's name), or one name qualified two ways
-    (`block_on`, `LocalSet.block_on`: the shared last part)."""
+    (`block_on`, `LocalSet.block_on`: the shared last part). Two owners' methods of one
+    name (xarray's `Variable.chunk` and `DataArray.chunk`) are two definitions, each
+    answering for its class, unless the question (`asked`) writes one of them: then a
+    track answering with the other's is a disagreement."""
     if b.startswith(a + "."):
         return b
     if a.startswith(b + "."):
         return a
     last_a, last_b = a.rsplit(".", 1)[-1], b.rsplit(".", 1)[-1]
     # Every class has its `__init__`: two of them are two classes, not one name's answers.
-    return last_a if last_a == last_b and not last_a.startswith("__") else None
+    if last_a != last_b or last_a.startswith("__"):
+        return None
+    if "." in a and "." in b and not re.search(rf"\b(?:{re.escape(a)}|{re.escape(b)})\b", asked):
+        return None
+    return last_a
 
 
 def _one_type(name_a: str, at_a: _Place, name_b: str, at_b: _Place) -> bool:
@@ -410,7 +418,8 @@ def _related_definitions(groups: dict[str, TrackFindings]) -> list[str]:
     for i, a in enumerate(named):
         for b in named[i + 1 :]:
             (name_a, at_a, ref_a), (name_b, at_b, ref_b) = answers[a], answers[b]
-            name = _related(name_a, name_b) if name_a != name_b else None
+            asked = f"{groups[a].track.focus}\n{groups[b].track.focus}"
+            name = _related(name_a, name_b, asked) if name_a != name_b else None
             if (
                 name is None
                 or name in seen

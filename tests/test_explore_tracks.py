@@ -323,6 +323,15 @@ def test_a_class_and_a_method_of_one_name_in_two_files_are_two_definitions():
     retrieval.findings[0].claim = "`LocalSet.block_on` at src/local.rs:604-642 (relevance 0.7)"
     callers.findings[0].claim = "`run` in src/a.rs calls `block_on` (src/block_on.rs:4-13)"
     assert [d.split(":")[0] for d in synthesize(r).divergences] == ["`block_on`"]
+    # Two classes' methods of one name (xarray's `Variable.chunk`, `DataArray.chunk`) each
+    # answer for their class: no divergence, unless the question writes one of them.
+    retrieval.findings[0].claim = "`Variable.chunk` at src/variable.py:604-642 (relevance 0.7)"
+    callers.findings[0].claim = "`run` in src/a.py calls `DataArray.chunk` (src/dataarray.py:4-13)"
+    assert synthesize(r).divergences == []
+    asks_one = r.model_copy(deep=True)
+    asks_one.tracks[1].track.focus = "who calls DataArray.chunk?"
+    asks_one.tracks[0].track.focus = "who calls DataArray.chunk? (in .)"
+    assert [d.split(":")[0] for d in synthesize(asks_one).divergences] == ["`chunk`"]
     # Two classes' constructors are two classes, not two answers for one name.
     retrieval.findings[0].claim = "`Worker.__init__` at src/local.rs:604-642 (relevance 0.7)"
     callers.findings[0].claim = "`run` in src/a.rs calls `Pool.__init__` (src/block_on.rs:4-13)"
