@@ -1,7 +1,10 @@
 """Which third-party imports the project cannot run without, and why the others are not
 needed: an import only under ``if TYPE_CHECKING:`` (read by type checkers, never run), only
 inside a ``try:`` whose handler catches ``ImportError`` (an optional dependency with a
-fallback), only in tests, or only in examples and docs.
+fallback), only under an ``if`` whose condition names the package (``if
+isinstance(x, array_type("cupy")): import cupy``, ``if HAS_CUPY:``: it runs only where
+the package is known to be in use or installed), only in tests, or only in examples and
+docs. An import inside a function that runs whenever the function does is needed.
 
 Invariants:
 
@@ -28,6 +31,7 @@ _TYPE_CHECKING = re.compile(r"^\s*(el)?if\s+(\w+\.)?TYPE_CHECKING\s*:")
 _TRY = re.compile(r"^\s*try\s*:")
 _EXCEPT = re.compile(r"^\s*except\b(.*):")
 _CATCHES_IMPORT = re.compile(r"ImportError|ModuleNotFoundError|\bException\b|^\s*$")
+_IF = re.compile(r"^\s*(el)?if\b(.*)")
 _HEADER = re.compile(r"^\s*(if|elif|else|try|except|finally|with|for|while|def|async|class)\b")
 
 
@@ -52,10 +56,12 @@ def _handlers_catch_import(lines: list[str], at: int, indent: int) -> bool:
     return False
 
 
-def guard(lines: list[str], line: int) -> str | None:
+def guard(lines: list[str], line: int, package: str = "") -> str | None:
     """Why the import statement at `line` (1-based) may not run: ``"TYPE_CHECKING"`` inside
     ``if TYPE_CHECKING:``, ``"optional"`` inside a ``try:`` that catches ImportError (or in
-    its handler); None when it runs whenever its block does."""
+    its handler), ``"checked"`` inside an ``if``/``elif`` whose condition names `package`
+    (in any case, within a name: ``array_type_cupy``); None when it runs whenever its
+    block does."""
     if not 1 <= line <= len(lines):
         return None
     indent = _indent(lines[line - 1])
@@ -66,6 +72,8 @@ def guard(lines: list[str], line: int) -> str | None:
         indent = _indent(raw)
         if _TYPE_CHECKING.match(raw):
             return "TYPE_CHECKING"
+        if package and (m := _IF.match(raw)) and package.lower() in m.group(2).lower():
+            return "checked"
         if _TRY.match(raw) and _handlers_catch_import(lines, i, indent):
             return "optional"
         if (m := _EXCEPT.match(raw)) and re.search(r"ImportError|ModuleNotFoundError", m.group(1)):
@@ -87,6 +95,7 @@ def _statements(lines: list[str], package: str) -> list[int]:
 _WHY = {
     "TYPE_CHECKING": "only under TYPE_CHECKING",
     "optional": "only in try/except ImportError",
+    "checked": "only where a check names it",
     "tests": "only in tests",
     "examples": "only in examples or docs",
 }
@@ -95,7 +104,8 @@ _WHY = {
 def conditional(ctx: Context, external: Mapping[str, Mapping[str, int]]) -> dict[str, str]:
     """The third-party packages of `external` (package → importing file → line) that no
     module needs to run, each with why: "only under TYPE_CHECKING", "only in try/except
-    ImportError", "only in tests", "only in examples or docs" (joined when several)."""
+    ImportError", "only where a check names it", "only in tests", "only in examples or
+    docs" (joined when several)."""
     out: dict[str, str] = {}
     for package, importers in external.items():
         reasons: set[str] = set()
@@ -108,7 +118,7 @@ def conditional(ctx: Context, external: Mapping[str, Mapping[str, int]]) -> dict
                 continue
             lines = ctx.lines(path) if path.endswith((".py", ".pyi")) else None
             found = _statements(lines, package) if lines else []
-            guards = [guard(lines, n) for n in found] if lines else []
+            guards = [guard(lines, n, package) for n in found] if lines else []
             if not guards or None in guards:
                 break  # this file needs it
             reasons.update(g for g in guards if g is not None)

@@ -89,6 +89,34 @@ def test_guard_reads_the_enclosing_blocks(line, why):
     assert guard(GUARDED.splitlines(), line) == why
 
 
+CHECKED = """\
+def namespace(x):
+    if hasattr(x, "__array_namespace__"):
+        return x.__array_namespace__()
+    elif isinstance(x, array_type("cupy")):
+        import cupy as cp
+
+        return cp
+    if HAS_SPARSE:
+        import sparse
+    if x:
+        import toml
+"""
+
+
+@pytest.mark.parametrize(
+    ("line", "package", "why"),
+    [
+        (5, "cupy", "checked"),  # xarray: only where a cupy array was passed
+        (9, "sparse", "checked"),
+        (11, "toml", None),  # a condition that does not name it
+        (5, "", None),
+    ],
+)
+def test_an_import_under_a_check_that_names_its_package_is_not_needed(line, package, why):
+    assert guard(CHECKED.splitlines(), line, package) == why
+
+
 def test_import_names_map_to_distributions():
     assert "python-dotenv" in distributions("dotenv")
     assert "pyyaml" in distributions("yaml")
