@@ -166,8 +166,6 @@ class _Walked:
     """The walk phase's finding: the files it admits, the snapshot's record of each."""
 
     result: WalkResult
-    started_ns: int
-    """When the walk began (`indexer.walked`)."""
     old: dict[str, dict[str, Any]]
     """path -> the snapshot's `files` row (stat, hash, counts)."""
     scan: str
@@ -277,7 +275,6 @@ class _Run:
     def _walk(self) -> _Walked:
         """The files the walk admits, and the snapshot's record of each file."""
         t = time.perf_counter()
-        started = time.time_ns()
         result = walk(self.root, self.cfg.walk, index_dir=self.store.index_dir)
         old = {
             r["path"]: r
@@ -290,9 +287,7 @@ class _Run:
         # Text stored under other secret rules (another dowse, --include-secrets) is read
         # again whole, and the history with it, so that none of it outlives this run.
         scan = "included" if self.cfg.walk.include_secrets else SCANNER
-        return _Walked(
-            result, started, old, scan=scan, rescan=self.store.manifest.secret_scan != scan
-        )
+        return _Walked(result, old, scan=scan, rescan=self.store.manifest.secret_scan != scan)
 
     def _record_walk(self, walked: _Walked) -> None:
         """What the walk saw, for the snapshot now committed, whose files have the stats
@@ -304,7 +299,6 @@ class _Run:
             self.root,
             self.cfg.walk,
             walked.result,
-            walked_ns=walked.started_ns,
         )
 
     # -- read, parse, chunk, summarise (per file) --------------------------------------
@@ -990,7 +984,6 @@ def _unchanged(
         # snapshot's stats, which this record holds: no walk tells more.
         unchanged, skipped_count = len(record.files), len(record.skipped)
     else:
-        started = time.time_ns()
         result = walk(root, config.walk, index_dir=index_dir)
         skipped = [(s.path, s.reason) for s in result.skipped]
         unchanged = 0
@@ -1003,7 +996,7 @@ def _unchanged(
                 return None  # to be read
         if unchanged != len(record.files) or sorted(skipped) != record.skipped:
             return None  # deleted files, or other files skipped
-        record_walk(index_dir, manifest, root, config.walk, result, walked_ns=started)
+        record_walk(index_dir, manifest, root, config.walk, result)
         skipped_count = len(skipped)
     walked = time.perf_counter() - t
     progress("walk", unchanged, unchanged)

@@ -174,8 +174,10 @@ class WalkResult:
     the same result (`indexer.walked`)."""
     digests: dict[str, str] = field(default_factory=dict)
     """Each ignore file read, and each directory listed whose mtime was within `RACY_NS`
-    of the walk (its path as in `seen`) -> the digest of what the walk found (`listing`,
-    `text_digest`)."""
+    of `started_ns` (its path as in `seen`) -> the digest of what the walk found
+    (`listing`, `text_digest`)."""
+    started_ns: int = 0
+    """When the walk began, before its first stat."""
 
 
 # --- default excludes -------------------------------------------------------------------
@@ -495,7 +497,8 @@ class _Walker:
         self.skipped: list[SkippedFile] = []
         self.seen: list[Seen] = []
         self.digests: dict[str, str] = {}
-        self.racy_ns = time.time_ns() - RACY_NS
+        self.started_ns = time.time_ns()
+        self.racy_ns = self.started_ns - RACY_NS
         self.visited: set[str] = {root_real}
         outside = tuple(git_context(root_real, probe=self.probe, read=self.read))
         self.stack = [_Dir(root, "", root_real, outside, (), False)]
@@ -745,4 +748,5 @@ def walk(
         skipped=sorted(walker.skipped, key=lambda s: s.path),
         seen=walker.seen,
         digests=walker.digests,
+        started_ns=walker.started_ns,
     )

@@ -73,18 +73,16 @@ def record(
     root: Path,
     config: WalkConfig,
     result: WalkResult,
-    *,
-    walked_ns: int,
 ) -> None:
-    """Write what the walk that started at `walked_ns` saw, for `manifest`'s snapshot
+    """Write what the walk `result` saw, for `manifest`'s snapshot
     (after the run's last commit, the lock held), with the digests of its racy
     directories and ignore files. Best effort: without a record the check walks."""
-    racy = walked_ns - RACY_NS
+    racy = result.started_ns - RACY_NS
     data = {
         "format": FORMAT,
         "stamp": _stamp(manifest),
         "options": _options(root, config),
-        "walked_ns": walked_ns,
+        "walked_ns": result.started_ns,
         "seen": result.seen,
         "digests": {
             path: result.digests[path]
