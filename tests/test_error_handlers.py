@@ -42,6 +42,7 @@ class _Failing:
     def _raise(self, *args: Any, **kwargs: Any) -> Any:
         raise self.exc
 
+    search = count_rows = to_arrow = _raise  # a `lancedb` table (`Store.verify` reads those)
     scan = full_text = nearest = count = _raise  # a reader's table (indexer.lance_read)
 
 

@@ -37,7 +37,7 @@ def test_scans_and_counts_are_lancedbs(store):
     native, lancedb = _both(store, "symbols")
     for columns, where, limit in [
         (["name", "path"], None, None),
-        (["path", "line"], "kind = 'function'", None),
+        (["path", "start_line"], "kind = 'function'", None),
         (None, "path LIKE 'shop/%'", 3),
         (["name"], "name = 'no such name'", None),
     ]:
