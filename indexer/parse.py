@@ -75,7 +75,7 @@ from dowse.indexer.attach import (
 from dowse.indexer.item_macros import unwrap_item_macros
 from dowse.indexer.records import Import, Reference, Symbol, SymbolKind
 from dowse.indexer.references import extract_references, is_reference_capture
-from dowse.indexer.specifier_macros import blank_specifier_macros, count_errors
+from dowse.indexer.specifier_macros import blank_specifier_macros, error_size
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
 __all__ = ["Parsed", "parse_source"]
@@ -142,7 +142,7 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
             blanked = blank_specifier_macros(source)
             if blanked is not source:
                 reparsed = _parse(parser, blanked, deadline)
-                if count_errors(reparsed.root_node) < count_errors(tree.root_node):
+                if error_size(reparsed.root_node) < error_size(tree.root_node):
                     tree = reparsed
     except _TimedOut:
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")

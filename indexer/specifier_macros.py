@@ -14,7 +14,9 @@ Invariants:
   one followed by a keyword that cannot follow a type or a name (`FMT_CONSTEXPR void`,
   `FMT_EXPORT template`, `FMT_BEGIN_NAMESPACE namespace`), or the first of three or more
   names in a row before a function's parameters (`really_inline doc_ref_result parse(`,
-  `M T& ns::f(`), where a declaration has room for two: a type and a declarator.
+  `M T& ns::f(`), where a declaration has room for two: a type and a declarator, or the
+  first of two before a constructor's (`FMT_CONSTEXPR node(T v) : value(v)`), which has
+  room for one.
   Preprocessor lines, comments and literals are not read.
 - A macro becomes an attribute of its own width (`[[really_in]]`), which leads the
   declaration as the macro does: the symbol starts at it, keeps the doc comment above it,
@@ -23,8 +25,8 @@ Invariants:
   shorter than `[[x]]`, it becomes spaces. Either way every byte keeps its offset and
   every line its number, so symbols, signatures and chunks are sliced from the file's
   own text.
-- The caller keeps the new parse only when it has fewer syntax errors than the first
-  (`count_errors`): a guess that breaks more than it mends is dropped.
+- The caller keeps the new parse only when less of it is syntax errors than of the first
+  (`error_size`): a guess that breaks more than it mends is dropped.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ import re
 
 from tree_sitter import Node
 
-__all__ = ["blank_specifier_macros", "count_errors"]
+__all__ = ["blank_specifier_macros", "error_size"]
 
 # A type cannot be followed by these, nor a name stand right before them: what stands
 # there is a macro. `const`, `volatile` and `operator` may follow a type, so are absent.
@@ -130,6 +132,7 @@ _KEYWORDS = _NOT_AFTER_A_NAME | {
     "while",
 }
 
+_QUALIFIERS = frozenset({b"noexcept", b"const", b"override", b"final"})
 _TOKEN = re.compile(
     rb"""
     (?P<skip>
@@ -195,6 +198,25 @@ def _name_end(tokens: list[tuple[int, bytes, int, int]], i: int) -> int:
         return i
 
 
+def _initializes(tokens: list[tuple[int, bytes, int, int]], i: int) -> bool:
+    """Whether the parameters opening at `i` are followed by a `:` (an initializer list)."""
+    depth = 0
+    for j in range(i, len(tokens)):
+        text = tokens[j][1]
+        if text == b"(":
+            depth += 1
+        elif text == b")":
+            depth -= 1
+            if depth == 0:
+                k = j + 1
+                while k < len(tokens) and tokens[k][0] == _WORD and tokens[k][1] in _QUALIFIERS:
+                    k += 1  # `noexcept`, `explicit`-like words between `)` and `:`
+                return k < len(tokens) and tokens[k][1] == b":"
+        elif text in (b";", b"{", b"}"):
+            return False
+    return False
+
+
 def _macros(source: bytes) -> list[tuple[int, int, bool]]:
     """Byte spans of the identifiers that stand where a specifier goes, each with whether
     an attribute may stand there instead (not before `template` or `namespace`)."""
@@ -224,6 +246,10 @@ def _macros(source: bytes) -> list[tuple[int, int, bool]]:
             # Before a function's parameters a declaration has room for two names, its
             # type and its declarator: what stands before them is macros.
             macros = run[:-2]
+        elif after == b"(" and len(run) == 2 and _initializes(tokens, j):
+            # `M name(...) : member(x)`: only a constructor has an initializer list, and a
+            # constructor has no type.
+            macros = run[:1]
         else:
             macros = []
         lead = after not in _NO_ATTRIBUTE_BEFORE
@@ -253,15 +279,20 @@ def blank_specifier_macros(source: bytes) -> bytes:
     return bytes(out)
 
 
-def count_errors(root: Node) -> int:
-    """Syntax errors (ERROR and MISSING nodes) in the tree under `root`."""
-    count = 0
+def error_size(root: Node) -> int:
+    """How much of the tree under `root` is syntax errors: the bytes its outermost ERROR
+    nodes span, and one for each MISSING node. (A count of errors would prefer one ERROR
+    over the whole file to a few small ones.)"""
+    size = 0
     stack = [root]
     while stack:
         node = stack.pop()
         if not node.has_error:
             continue
-        if node.is_error or node.is_missing:
-            count += 1
-        stack.extend(node.children)
-    return count
+        if node.is_error:
+            size += max(node.end_byte - node.start_byte, 1)
+        elif node.is_missing:
+            size += 1
+        else:
+            stack.extend(node.children)
+    return size

@@ -498,6 +498,7 @@ def test_decorators_lead_the_definition_and_the_signature_follows_them(
         (b"really_inline result parse(int n);", b"[[really_in]] result parse(int n);"),
         (b"FMT_NORETURN FMT_API void fail();", b"[[FMT_NORE]] [[FMT]] void fail();"),
         (b"M T &ns::get() noexcept;", b"  T &ns::get() noexcept;"),
+        (b"FMT_CONSTEXPR node(T v) : value(v) {}", b"[[FMT_CONST]] node(T v) : value(v) {}"),
         (b"FMT_EXPORT template <class T> struct x;", b"           template <class T> struct x;"),
         # Types, declarators and text that only look like them stay.
         (b"Foo Bar::baz(int x) { return Foo(x); }", None),
