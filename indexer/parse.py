@@ -44,8 +44,9 @@ Invariants:
   enum). Functions nested in functions or modules stay functions.
 - A C++ file whose parse has errors is parsed again with its specifier macros
   (`really_inline T f(...)`, `FMT_CONSTEXPR auto g()`) read as attributes
-  (`indexer.specifier_macros`), and that tree is kept when it has fewer errors: the
-  macro is then the symbol's decorator, and what it marks a symbol under its own name.
+  (`indexer.specifier_macros`), and that tree is kept when fewer of its bytes are
+  errors: the macro is then the symbol's decorator, and what it marks a symbol under its
+  own name.
 - Compiled queries are cached once per language and process; parsers once per language
   and thread, because a `tree_sitter.Parser` is not thread-safe.
 """
