@@ -42,6 +42,11 @@ Invariants:
 - A "function" is reported as a "method" when it has a @receiver or when the innermost
   definition enclosing it is an @scope or class-like (class, struct, interface, trait,
   enum). Functions nested in functions or modules stay functions.
+- A C++ file whose parse has errors is parsed again with its specifier macros
+  (`really_inline T f(...)`, `FMT_CONSTEXPR auto g()`) read as attributes
+  (`indexer.specifier_macros`), and that tree is kept when fewer of its bytes are
+  errors: the macro is then the symbol's decorator, and what it marks a symbol under its
+  own name.
 - Compiled queries are cached once per language and process; parsers once per language
   and thread, because a `tree_sitter.Parser` is not thread-safe.
 """
@@ -71,6 +76,7 @@ from dowse.indexer.attach import (
 from dowse.indexer.item_macros import unwrap_item_macros
 from dowse.indexer.records import Import, Reference, Symbol, SymbolKind
 from dowse.indexer.references import extract_references, is_reference_capture
+from dowse.indexer.specifier_macros import blank_specifier_macros, error_size
 from dowse.languages import CODE_LANGUAGES, GRAMMAR_NAMES, TEXT_LANGUAGES
 
 __all__ = ["Parsed", "parse_source"]
@@ -130,6 +136,15 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
         tree = _parse(parser, source, deadline)
         if language == "rust":  # `cfg_net! { ... }`: the items inside are items
             source, tree = unwrap_item_macros(source, tree, lambda b: _parse(parser, b, deadline))
+        elif language == "cpp" and tree.root_node.has_error:
+            # `really_inline T f(...)`: parse the macro as the attribute it stands for; the
+            # text (and every offset) stays the file's. (The C grammar reads these as a
+            # type and its declarator, names right: zstd's symbols gained nothing.)
+            blanked = blank_specifier_macros(source)
+            if blanked is not source:
+                reparsed = _parse(parser, blanked, deadline)
+                if error_size(reparsed.root_node) < error_size(tree.root_node):
+                    tree = reparsed
     except _TimedOut:
         return Parsed(tree=None, note=f"parse timed out after {timeout_s}s")
     except Exception as exc:  # as above: one file's failure is that file's note

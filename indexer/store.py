@@ -109,14 +109,17 @@ __all__ = [
     "where_prefix",
 ]
 
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 """5: an import has one `imports` row per file it resolves to (Go packages, C headers with
 their implementation); Rust `mod foo;` declarations are imports. 6: a reference through an
 import alias names what the alias stands for (`np.array` is `array` through `numpy`). 7:
 Rust items inside a brace macro call are symbols at their own lines, and a comment trailing
 an attribute keeps the doc comments above it with their item: an index of format 6 holds the
 old definitions for every file it did not parse again, so its unchanged files and its
-changed ones would disagree (the same question answered differently by a fresh build)."""
+changed ones would disagree (the same question answered differently by a fresh build). 8:
+C++ classes named with a scope or as a specialization (`class doc::result`, `struct
+formatter<path>`), and declarations behind specifier macros (`really_inline T f();`), are
+symbols under their own names."""
 MANIFEST = "manifest.json"
 SNAPSHOT_TABLES = (
     "files",

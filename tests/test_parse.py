@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from dowse.indexer.parse import parse_source
+from dowse.indexer.specifier_macros import blank_specifier_macros
 from dowse.languages import (
     CODE_LANGUAGES,
     GRAMMAR_NAMES,
@@ -129,7 +130,7 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("function", "ring_free", 36, 40),
     ],
     "sample.cpp": [
-        ("module", "geo", 6, 43),
+        ("module", "geo", 6, 72),
         ("class", "geo.Matrix", 8, 23),
         ("method", "geo.Matrix.Matrix", 11, 11),
         ("method", "geo.Matrix.at", 13, 15),
@@ -138,8 +139,16 @@ SYMBOLS: dict[str, list[tuple[str, str, int, int]]] = {
         ("method", "geo.Matrix.transpose", 29, 32),  # the out-of-line definition
         ("method", "geo.Grid.cell", 34, 37),  # Grid<T>::cell: the template's name
         ("method", "geo.Circle.area", 39, 41),  # shapes::Circle::area: the innermost scope
-        ("function", "clamp", 45, 48),
-        ("function", "area", 50, 53),
+        ("class", "geo.Doc", 43, 49),
+        ("method", "geo.Doc.parse", 47, 48),  # behind a macro, from its doc comment
+        ("class", "geo.Doc.Result", 51, 55),  # class Doc::Result: defined outside Doc
+        ("method", "geo.Doc.Result.Result", 54, 54),
+        ("struct", "geo.shapes.Box", 57, 59),
+        ("struct", "geo.formatter", 61, 66),  # a specialization: the template's name
+        ("method", "geo.formatter.format", 62, 65),
+        ("method", "geo.Doc.parse", 68, 70),  # not Result.parse: the macro is no type
+        ("function", "clamp", 74, 77),
+        ("function", "area", 79, 82),
     ],
     "Sample.cs": [
         ("module", "Shop.Billing", 4, 41),
@@ -424,6 +433,13 @@ LED: list[tuple[str, str, list[str], str, str]] = [
     ),
     (
         "sample.cpp",
+        "geo.formatter.format",
+        ["FMT_CONSTEXPR"],
+        "auto format(const Grid<T> &grid) const -> int",
+        "Writes the grid.",
+    ),
+    (
+        "sample.cpp",
         "area",
         ["[[nodiscard]]"],
         "int area(int w, int h)",
@@ -473,6 +489,34 @@ def test_decorators_lead_the_definition_and_the_signature_follows_them(
     lines = (LANGUAGES / name).read_text().split("\n")
     assert symbol.start_line < symbol.name_line or not (decorators or doc)
     assert signature[:12] in lines[symbol.name_line - 1]
+
+
+@pytest.mark.parametrize(
+    ("source", "read"),
+    [
+        # Macros where a specifier goes: an attribute of their width, or spaces.
+        (b"really_inline result parse(int n);", b"[[really_in]] result parse(int n);"),
+        (b"FMT_NORETURN FMT_API void fail();", b"[[FMT_NORE]] [[FMT]] void fail();"),
+        (b"M T &ns::get() noexcept;", b"  T &ns::get() noexcept;"),
+        (b"FMT_CONSTEXPR node(T v) : value(v) {}", b"[[FMT_CONST]] node(T v) : value(v) {}"),
+        (b"FMT_EXPORT template <class T> struct x;", b"           template <class T> struct x;"),
+        # Types, declarators and text that only look like them stay.
+        (b"Foo Bar::baz(int x) { return Foo(x); }", None),
+        (b"const Foo &get(Foo *a, Foo const *b);", None),
+        (b"Foo operator+(Foo a, Foo b);", None),
+        (b"std::vector<int> ns::f(unsigned long n) { return a < b; }", None),
+        (b'#define really_inline inline void\n// M void f(\nconst char *s = "M void f(";', None),
+    ],
+)
+def test_specifier_macros_are_told_from_types(source: bytes, read: bytes | None):
+    assert blank_specifier_macros(source) == (source if read is None else read)
+
+
+def test_a_specifier_macro_on_its_own_line_keeps_the_doc_comment_above():
+    source = b"/* Rotates right. */\nMEM_STATIC\nU64 rotate(U64 v, U32 n) { return v; }\n"
+    (symbol,) = parse_source("bits.hpp", source, "cpp").symbols
+    assert (symbol.name, symbol.start_line, symbol.decorators) == ("rotate", 1, ["MEM_STATIC"])
+    assert symbol.docstring == "Rotates right."
 
 
 def test_comment_docstrings_need_adjacency_and_skip_shebangs():

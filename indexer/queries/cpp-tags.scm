@@ -6,6 +6,42 @@
   name: (type_identifier) @name.definition.class
   body: (_)) @definition.class
 
+; `class doc::result {`, `struct ns::box {`: a class defined outside its enclosing class
+; or namespace names that scope as its @receiver (the innermost one, as for methods).
+(class_specifier
+  name: [
+    (qualified_identifier
+      scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
+      name: (type_identifier) @name.definition.class)
+    (qualified_identifier
+      name: (qualified_identifier
+        scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
+        name: (type_identifier) @name.definition.class))
+  ]
+  body: (_)) @definition.class
+
+(struct_specifier
+  name: [
+    (qualified_identifier
+      scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
+      name: (type_identifier) @name.definition.struct)
+    (qualified_identifier
+      name: (qualified_identifier
+        scope: [(namespace_identifier) @receiver (template_type name: (_) @receiver)]
+        name: (type_identifier) @name.definition.struct))
+  ]
+  body: (_)) @definition.struct
+
+; A specialization (`template <> struct formatter<path> {`) is the template's behaviour
+; for some arguments: it goes by the template's name.
+(class_specifier
+  name: (template_type name: (type_identifier) @name.definition.class)
+  body: (_)) @definition.class
+
+(struct_specifier
+  name: (template_type name: (type_identifier) @name.definition.struct)
+  body: (_)) @definition.struct
+
 (namespace_definition
   name: (namespace_identifier) @name.definition.module) @definition.module
 
@@ -32,6 +68,12 @@
     (reference_declarator
       (function_declarator declarator: (field_identifier) @name.definition.function))
   ]) @definition.function
+
+; A constructor's or destructor's prototype in a class body is a plain declaration.
+(field_declaration_list
+  (declaration
+    declarator: (function_declarator
+      declarator: [(identifier) (destructor_name)] @name.definition.function)) @definition.function)
 
 ; Out-of-line definitions: Type::name(...) { ... }; a template's receiver is its name
 ; (`Foo<T>::bar` is Foo.bar).
