@@ -301,7 +301,7 @@ def test_a_line_range_the_question_links_to_ranks_its_chunk_in_its_file():
     parts = ranked(plain + link)
     assert [p.row["start_line"] for p in parts] == [40, 1, 61]
     assert "the question links to its lines" in parts[0].why
-    # The first of two links leads: here the later range's line, the earlier a mere "#L45".
+    # A bare "#L45" links nowhere: only the URL's line counts.
     later = ranked(plain + " and #L45 of https://github.com/acme/zz/blob/dev/lib/cover.c#L62")
     assert later[0].row["start_line"] == 61
     # A fork's link names the same path; one into another repository's file, or to a
