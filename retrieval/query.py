@@ -61,7 +61,8 @@ _PATH = re.compile(
 )
 _FRAME_PY = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\w+))?')
 _SOURCE_LINK = re.compile(
-    r"https?://[\w.-]+/[\w.-]+/[\w.-]+/(?:-/)?blob/[^/\s]+/([^\s#?)\]>'\"]+)#L(\d+)(?:-L?(\d+))?"
+    r"https?://[\w.-]+/[\w.-]+/[\w.-]+/(?:-/)?blob/[^/\s]+/"  # host/owner/name/blob/ref/
+    r"([^\s#?)\]>'\"]+)(?:\?[^#\s]*)?#L(\d+)(?:-L?(\d+))?"  # path, ?plain=1, #L10-L12
 )
 """A link to lines of a repository's file, as GitHub (`/OWNER/NAME/blob/REF/PATH#L10-L12`)
 and GitLab (`/-/blob/REF/PATH#L10-12`) write it."""
