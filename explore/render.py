@@ -340,14 +340,18 @@ def fit_budget(
     `budget` tokens. BudgetTooSmall when not even its skeleton fits."""
     show = printed or (render_json if fmt == "json" else render_markdown)
     inner = budget
+    fitting = _Fitting(result, fmt)
     while True:
-        r = _fit(result, inner, fmt)
+        r = fitting.fit(inner)
         r.budget = budget
-        if estimate_tokens(show(r)) <= budget:
-            return r
+        over = estimate_tokens(show(r)) - budget
+        if over <= 0:
+            # The attempts share the report's items; the answer is a copy of its own.
+            return r.model_copy(deep=True)
         if inner <= 1 and result.summary:
             # Even the outline is too long: its summary, which the sections spell out, goes.
             result, inner = result.model_copy(update={"summary": ""}), budget
+            fitting = _Fitting(result, fmt)
             continue
         if inner <= 1:
             raise BudgetTooSmall(
@@ -356,69 +360,106 @@ def fit_budget(
             )
         # The estimates missed what printing adds (indentation, escapes): shrink the
         # sections' share by the overshoot and fit again.
-        over = estimate_tokens(show(r)) - budget
         inner = max(1, inner - over)
 
 
-def _fit(result: ExploreResult, budget: int, fmt: Format) -> ExploreResult:
-    r = result.model_copy(deep=True)
-    r.budget = budget
-    if fmt == "json":
-        compact_tracks(r.tracks)
-    skeleton = r.model_copy(deep=True)
-    for sec in _sections(skeleton):
-        sec.keep(0)
-    if fmt == "json":
-        _fold_tracks(skeleton)
-    skeleton.omitted = {sec.name: 1 for sec in _sections(r)}  # the notes cost room too
-    fixed = estimate_tokens(
-        skeleton.model_dump_json() if fmt == "json" else render_markdown(skeleton)
+def _shell(r: ExploreResult) -> ExploreResult:
+    """A copy of `r` that fitting may cut without touching `r`: the records and
+    containers `_sections`' `keep`, `_fold_tracks`, `compact_tracks` and the omitted
+    counts change are new; the items themselves (findings, dependencies, tree nodes),
+    which fitting never changes, are shared. Two deep copies per attempt were most of a
+    fit's time."""
+    return r.model_copy(
+        update={
+            "synthesis": r.synthesis.model_copy(),
+            "dependencies": r.dependencies.model_copy(),
+            "config": r.config.model_copy() if r.config is not None else None,
+            "imports": r.imports.model_copy() if r.imports is not None else None,
+            "git": r.git.model_copy() if r.git is not None else None,
+            "tracks": _shell_tracks(r.tracks),
+            "track_lines": list(r.track_lines),
+            "omitted": dict(r.omitted),
+        }
     )
-    sections = _sections(r)
-    costs = {s.name: [_cost(s.name, it, fmt) for it in s.items] for s in sections}
-    need = {s.name: sum(costs[s.name]) + _OVERHEAD for s in sections}
-    remaining = max(budget - fixed, 0)
-    share: dict[str, float] = {}
-    active = list(sections)
-    while active:  # water-filling: satisfied sections return their surplus to the others
-        total_w = sum(s.weight for s in active)
-        fair = {s.name: remaining * s.weight / total_w for s in active}
-        done = [s for s in active if need[s.name] <= fair[s.name]]
-        if not done:
-            share.update(fair)
-            break
-        for s in done:
-            share[s.name] = need[s.name]
-            remaining -= need[s.name]
-            active.remove(s)
-    kept: dict[str, int] = {}
-    spare = max(budget - fixed, 0)
-    for s in sections:
-        room, k = share[s.name] - _OVERHEAD, 0
-        for c in costs[s.name]:
-            if c > room:
+
+
+def _shell_tracks(tracks: list[TrackFindings]) -> list[TrackFindings]:
+    return [t.model_copy(update={"subtracks": _shell_tracks(t.subtracks)}) for t in tracks]
+
+
+class _Fitting:
+    """One report fitted to one budget after another: what does not depend on the
+    budget (the compacted tracks, each item's cost, the outline without its sections) is
+    worked out once."""
+
+    def __init__(self, result: ExploreResult, fmt: Format) -> None:
+        self.fmt = fmt
+        self.base = _shell(result)
+        if fmt == "json":
+            compact_tracks(self.base.tracks)
+        self.costs = {
+            s.name: [_cost(s.name, it, fmt) for it in s.items] for s in _sections(self.base)
+        }
+        self.skeleton = _shell(self.base)
+        for sec in _sections(self.skeleton):
+            sec.keep(0)
+        if fmt == "json":
+            _fold_tracks(self.skeleton)
+        self.skeleton.omitted = {name: 1 for name in self.costs}  # the notes cost room too
+
+    def fit(self, budget: int) -> ExploreResult:
+        r = _shell(self.base)
+        r.budget = self.skeleton.budget = budget
+        fixed = estimate_tokens(
+            self.skeleton.model_dump_json()
+            if self.fmt == "json"
+            else render_markdown(self.skeleton)
+        )
+        sections = _sections(r)
+        costs = self.costs
+        need = {s.name: sum(costs[s.name]) + _OVERHEAD for s in sections}
+        remaining = max(budget - fixed, 0)
+        share: dict[str, float] = {}
+        active = list(sections)
+        while active:  # water-filling: satisfied sections return their surplus to the others
+            total_w = sum(s.weight for s in active)
+            fair = {s.name: remaining * s.weight / total_w for s in active}
+            done = [s for s in active if need[s.name] <= fair[s.name]]
+            if not done:
+                share.update(fair)
                 break
-            room -= c
-            k += 1
-        kept[s.name] = k
-        spare -= sum(costs[s.name][:k]) + (_OVERHEAD if k else 0)
-    # Whole items leave part of each share unused: the heaviest sections take their next
-    # items from what is left, so a section whose first item outweighs its share still
-    # shows it when the budget has the room.
-    for s in sorted(sections, key=lambda s: -s.weight):
-        while kept[s.name] < len(s.items):
-            c = costs[s.name][kept[s.name]] + (0 if kept[s.name] else _OVERHEAD)
-            if c > spare:
-                break
-            spare -= c
-            kept[s.name] += 1
-    for s in sections:
-        if kept[s.name] < len(s.items):
-            r.omitted[s.name] = len(s.items) - kept[s.name]
-            s.keep(kept[s.name])
-    if fmt == "json":
-        _fold_tracks(r)
-    return r
+            for s in done:
+                share[s.name] = need[s.name]
+                remaining -= need[s.name]
+                active.remove(s)
+        kept: dict[str, int] = {}
+        spare = max(budget - fixed, 0)
+        for s in sections:
+            room, k = share[s.name] - _OVERHEAD, 0
+            for c in costs[s.name]:
+                if c > room:
+                    break
+                room -= c
+                k += 1
+            kept[s.name] = k
+            spare -= sum(costs[s.name][:k]) + (_OVERHEAD if k else 0)
+        # Whole items leave part of each share unused: the heaviest sections take their
+        # next items from what is left, so a section whose first item outweighs its share
+        # still shows it when the budget has the room.
+        for s in sorted(sections, key=lambda s: -s.weight):
+            while kept[s.name] < len(s.items):
+                c = costs[s.name][kept[s.name]] + (0 if kept[s.name] else _OVERHEAD)
+                if c > spare:
+                    break
+                spare -= c
+                kept[s.name] += 1
+        for s in sections:
+            if kept[s.name] < len(s.items):
+                r.omitted[s.name] = len(s.items) - kept[s.name]
+                s.keep(kept[s.name])
+        if self.fmt == "json":
+            _fold_tracks(r)
+        return r
 
 
 def render_markdown(r: ExploreResult) -> str:

@@ -41,6 +41,7 @@ __all__ = [
     "LANCE_ERRORS",
     "check_location",
     "import_lancedb",
+    "import_pyarrow",
     "lance_detail",
     "quote_list",
     "storage_error",
@@ -95,28 +96,49 @@ def import_lancedb() -> Any:
       imports, the package's decorator is that marker too.
     - pandas, in the CLI's process only (`leave_out_pandas`).
     """
-    if "lancedb" in sys.modules:
-        import lancedb
-
-        return lancedb
+    module = sys.modules.get("lancedb")
+    if module is not None and "connect" in module.__dict__:
+        return module
     unrun_package(_NAMESPACE_CLIENT)
-    hidden = _WITHOUT_PANDAS["on"] and "pandas" not in sys.modules
-    if hidden:
-        sys.meta_path.insert(0, _NO_PANDAS)
-    try:
+    with _pandas_left_out():
         # lancedb's import defines some 170 pydantic models, the REST client's request
         # and response records among them, which a local index never makes.
         with _override_marker(), deferred_models():
             _lazy_namespace()
             import lancedb
+
+            # A reader registered the package without running its `__init__`
+            # (`lance_read`): it runs here, in the same conditions.
+            lancedb.connect  # noqa: B018
+        import_pyarrow()
+    return lancedb
+
+
+def import_pyarrow() -> Any:
+    """`import pyarrow`, which in the CLI's process (`leave_out_pandas`) settles now on
+    "no pandas": its Python shim tries once, its C++ layer once per process (on the first
+    conversion to NumPy); either would otherwise import pandas later, on first use."""
+    with _pandas_left_out() as hidden:
         import pyarrow.lib
 
         if hidden:
             pyarrow.lib._pandas_api.have_pandas  # noqa: B018  # its one try, now
+            pyarrow.lib.array([0.0]).to_numpy(zero_copy_only=False)
+    return sys.modules["pyarrow"]
+
+
+@contextlib.contextmanager
+def _pandas_left_out() -> Iterator[bool]:
+    """pandas cannot be imported inside, in the CLI's process (whether it is left out)."""
+    hidden = _WITHOUT_PANDAS["on"] and "pandas" not in sys.modules
+    added = hidden and _NO_PANDAS not in sys.meta_path
+    if added:
+        sys.meta_path.insert(0, _NO_PANDAS)
+    try:
+        yield hidden
     finally:
-        if hidden:
+        if added:
             sys.meta_path.remove(_NO_PANDAS)
-    return lancedb
 
 
 _NAMESPACE = "lance_namespace"

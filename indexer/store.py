@@ -85,6 +85,7 @@ from dowse.indexer.lance import (
     quote_list,
     storage_error,
 )
+from dowse.indexer.lance_read import LanceDbTable, NativeDb, NativeTable
 from dowse.indexer.trust import ensure_key, sign
 
 if TYPE_CHECKING:
@@ -413,11 +414,17 @@ class WriteLock:
 class Store:
     """Access to one index directory; `Store.open` for readers, `Store.create` for writers."""
 
-    def __init__(self, index_dir: Path, manifest: Manifest, db: Any) -> None:
+    def __init__(
+        self, index_dir: Path, manifest: Manifest, db: Any, reader: NativeDb | None = None
+    ) -> None:
         self.index_dir = index_dir
         self.manifest = manifest
-        self.db = db
+        self._db = db
+        # A reader's queries go to LanceDB's native core (`lance_read`); `db`, the
+        # `lancedb` connection, is made when something else is asked (`verify`).
+        self._reader = reader
         self._tables: dict[str, Any] = {}
+        self._read_tables: dict[str, NativeTable] = {}
         self.schemas = _schemas(manifest.dim)
         # The LanceDB tables of the committed snapshot a rebuild replaces: readers use
         # them until this store's first commit.
@@ -464,11 +471,24 @@ class Store:
         """Open the last committed snapshot for reading."""
         manifest = cls.read_manifest(index_dir)
         check_location(index_dir)
-        lancedb = import_lancedb()
-        store = cls(index_dir, manifest, lancedb.connect(str(index_dir / "db")))
+        try:
+            reader = NativeDb(index_dir / "db")
+        except LANCE_ERRORS as exc:
+            error = storage_error(exc, index_dir)
+            if error is None:
+                raise
+            raise error from None
+        store = cls(index_dir, manifest, None, reader)
         for name in store.live_tables():
-            store.table(name)  # fail now, with a clear message, if a table is damaged
+            store._read_table(name)  # fail now, with a clear message, if a table is damaged
         return store
+
+    @property
+    def db(self) -> Any:
+        """The `lancedb` connection (a reader's is made on first use)."""
+        if self._db is None:
+            self._db = import_lancedb().connect(str(self.index_dir / "db"))
+        return self._db
 
     def live_tables(self) -> list[str]:
         """The snapshot tables this index has (an older index lacks OPTIONAL_TABLES)."""
@@ -637,19 +657,35 @@ class Store:
             shutil.rmtree(self.index_dir / "db" / f"{name}.lance", ignore_errors=True)
 
     def table(self, name: str) -> Any:
+        """Snapshot table `name`, as `lancedb` opens it."""
         table = self._tables.get(name)
         if table is None:
-            try:
-                table = self.db.open_table(self._physical(name))
-                version = self.manifest.versions.get(name)
-                if version is not None:
-                    table.checkout(version)
-            except LANCE_ERRORS as exc:
-                raise IndexCorrupt(
-                    f"the index table {name!r} at {self.index_dir} cannot be read "
-                    f"({lance_detail(exc) or exc}); run `dowse index --rebuild`"
-                ) from None
+            table = self._open(name, self.db)
             self._tables[name] = table
+        return table
+
+    def _open(self, name: str, db: Any) -> Any:
+        try:
+            table = db.open_table(self._physical(name))
+            version = self.manifest.versions.get(name)
+            if version is not None:
+                table.checkout(version)
+        except LANCE_ERRORS as exc:
+            raise IndexCorrupt(
+                f"the index table {name!r} at {self.index_dir} cannot be read "
+                f"({lance_detail(exc) or exc}); run `dowse index --rebuild`"
+            ) from None
+        return table
+
+    def _read_table(self, name: str) -> NativeTable | LanceDbTable:
+        """Snapshot table `name`, for the queries below: a reader's through LanceDB's
+        native core, a writer's through its own `lancedb` table (its writes included)."""
+        if self._reader is None:
+            return LanceDbTable(self.table(name))
+        table = self._read_tables.get(name)
+        if table is None:
+            table = self._open(name, self._reader)
+            self._read_tables[name] = table
         return table
 
     def verify(self) -> None:
@@ -944,18 +980,12 @@ class Store:
         """The rows of table `name` matching `where` (all when None), `columns` of them
         (all when None), at most `limit` (all when None), in the table's order."""
         with self._reading():
-            table = self.table(name)
-            query = table.search()
-            if where:
-                query = query.where(where)
-            if columns:
-                query = query.select(list(columns))
-            return query.limit(limit).to_arrow().to_pylist()  # type: ignore[no-any-return]
+            return self._read_table(name).scan(columns, where, limit).to_pylist()  # type: ignore[no-any-return]
 
     def scan(self, name: str, columns: Sequence[str]) -> Any:
         """`columns` of every row of table `name`, as one pyarrow Table."""
         with self._reading():
-            return self.table(name).search().select(list(columns)).limit(None).to_arrow()
+            return self._read_table(name).scan(columns)
 
     def full_text(
         self,
@@ -968,10 +998,8 @@ class Store:
         """The `limit` best rows of table `name` for `text` by BM25 (`_score` among
         `columns`), best first; only rows matching `where` when given."""
         with self._reading():
-            query = self.table(name).search(text, query_type="fts")
-            if where:
-                query = query.where(where, prefilter=True)
-            return query.select(list(columns)).limit(limit).to_arrow().to_pylist()  # type: ignore[no-any-return]
+            table = self._read_table(name)
+            return table.full_text(text, columns, limit, where).to_pylist()  # type: ignore[no-any-return]
 
     def nearest(
         self, name: str, vector: Sequence[float], columns: Sequence[str], limit: int
@@ -980,19 +1008,12 @@ class Store:
         cosine (`_distance` among `columns`: 1 - cosine), closest first, as one pyarrow
         Table."""
         with self._reading():
-            return (
-                self.table(name)
-                .search(list(vector), vector_column_name="vector")
-                .distance_type("cosine")
-                .select(list(columns))
-                .limit(limit)
-                .to_arrow()
-            )
+            return self._read_table(name).nearest(vector, columns, limit)
 
     def count(self, name: str, where: str | None = None) -> int:
         """How many rows of table `name` match `where` (all when None)."""
         with self._reading():
-            return int(self.table(name).count_rows(where))
+            return self._read_table(name).count(where)
 
     def size_bytes(self) -> int:
         total = 0

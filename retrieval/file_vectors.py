@@ -55,7 +55,14 @@ class FileVectors:
         if store.count("file_vectors") > limit:
             return None
         data = store.scan("file_vectors", ["id", "path", "vector"])
-        flat = data.column("vector").combine_chunks().flatten()
+        from pyarrow import _compute as arrow_compute
+
+        # `.flatten()` itself, without importing `pyarrow.compute` (`lookups._take`).
+        flat = arrow_compute.call_function(
+            "list_flatten",
+            [data.column("vector").combine_chunks()],
+            arrow_compute.ListFlattenOptions(False),
+        )
         vectors = np.asarray(flat.to_numpy(zero_copy_only=False), dtype=np.float32).reshape(
             data.num_rows, -1
         )

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
+from pyarrow import _compute as arrow_compute
 
 from dowse.indexer.reading import inside
 from dowse.indexer.store import Store, where_in
@@ -97,10 +97,20 @@ def _positions(column: pa.Array | pa.ChunkedArray) -> _Positions:
     unique = dict(zip(column.to_pylist(), range(len(column)), strict=True))
     if len(unique) == len(column):
         return unique
-    encoded = pc.dictionary_encode(column, null_encoding="encode")
+    encoded = arrow_compute.call_function(
+        "dictionary_encode", [column], arrow_compute.DictionaryEncodeOptions("encode")
+    )
     values = encoded.dictionary.to_pylist()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return _Groups(codes, values)
+
+
+def _take(data: pa.Table, rows: list[int]) -> pa.Table:
+    """`data.take(rows)`. Arrow's compute functions are called through `pyarrow._compute`
+    here: `pyarrow.compute` (which `Table.take` imports) makes a documented wrapper for
+    each of its 286 functions as it loads, some 45 ms of a cold query's main thread."""
+    indices = pa.array(rows, type=pa.int64())
+    return arrow_compute.call_function("take", [data, indices], arrow_compute.TakeOptions())
 
 
 def _part_of(chunk: dict[str, Any], qualified_name: str) -> bool:
@@ -283,7 +293,7 @@ class IndexLookups:
             elif at is not None:
                 rows += at
         rows.sort()
-        picked = data.select(list(columns)).take(pa.array(rows, type=pa.int64()))
+        picked = _take(data.select(list(columns)), rows)
         return picked.to_pylist()  # type: ignore[no-any-return]
 
     def _positions_of(self, table: str, column: str) -> _Positions | None:
@@ -417,11 +427,13 @@ class IndexLookups:
         data = self.held("chunks")
         if data is None or not text:
             return []
-        found = pc.match_substring(data.column("text"), text, ignore_case=True)
-        rows = pc.indices_nonzero(pc.fill_null(found, False)).to_pylist()[:limit]
+        options = arrow_compute.MatchSubstringOptions(text, ignore_case=True)
+        found = arrow_compute.call_function("match_substring", [data.column("text")], options)
+        found = arrow_compute.call_function("coalesce", [found, pa.scalar(False)])
+        rows = arrow_compute.call_function("indices_nonzero", [found]).to_pylist()[:limit]
         if not rows:
             return []
-        return data.take(pa.array(rows, type=pa.int64())).to_pylist()  # type: ignore[no-any-return]
+        return _take(data, rows).to_pylist()  # type: ignore[no-any-return]
 
     def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit`, the rarest names'

@@ -97,6 +97,29 @@ def test_an_ask_on_a_lexical_index_loads_no_model(lexical_example, fmt):
     assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
 
 
+LANCEDB_LAYER = ("lancedb.db", "lancedb.table", "lancedb.query", "lance_namespace", "pandas")
+"""`lancedb`'s Python layer (and what it brings): a reader needs its native core alone."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ask", "where are expired session tokens rejected?"],
+        ["ask", "where are expired session tokens rejected?", "--format", "agent"],
+        ["search", "session token"],
+    ],
+)
+def test_reading_the_index_imports_lancedbs_core_alone(lexical_example, command):
+    code = (
+        "from dowse.indexer.lance import leave_out_pandas\n"  # as `dowse.cli.main` does
+        "leave_out_pandas()\n" + _cli(*command, "--path", str(lexical_example)) + "import json\n"
+        f"layer = [m for m in {LANCEDB_LAYER!r} if m in sys.modules]\n"
+        "layer += [m for m in sys.modules if m.startswith('pyarrow.dataset')]\n"
+        "print(json.dumps([layer, 'lancedb._lancedb' in sys.modules]))"
+    )
+    assert _probe(code, lexical_example) == [[], True]
+
+
 def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
     example_repo = lexical_example
     args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]

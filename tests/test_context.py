@@ -5,6 +5,7 @@ untrusted text can forge."""
 from __future__ import annotations
 
 import importlib
+import itertools
 import json
 import re
 from pathlib import Path
@@ -307,6 +308,24 @@ def test_explore_prints_within_every_budget(explored, budget, repo, fmt):
         names = [line.split(":", 1)[0] for line in fitted.track_lines]
         assert sorted(names) == sorted(t.track.name for t in explored[repo].tracks)
         assert {t.track.name for t in fitted.tracks} <= set(names)
+
+
+def test_fitting_leaves_the_report_whole(explored):
+    # A fit's attempts share the report's items rather than copying them each time
+    # (explore.render._shell): neither the fitting nor a change to what it hands back
+    # may reach the report.
+    for result in explored.values():
+        before = result.model_dump_json()
+        for fmt, budget in itertools.product(("markdown", "json"), (1500, 6000)):
+            fitted = fit_budget(result, budget, fmt)  # type: ignore[arg-type]
+            assert fitted.omitted or budget > 1500
+            for f in [*fitted.synthesis.findings, *fitted.focus_findings]:
+                f.claim = "changed"
+            for t in fitted.tracks:
+                t.track.name = "changed"
+                t.findings.clear()
+            fitted.dependencies.dependencies.clear()
+        assert result.model_dump_json() == before
 
 
 def test_mcp_ask_answers_carry_code(searchers):

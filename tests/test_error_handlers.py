@@ -42,7 +42,8 @@ class _Failing:
     def _raise(self, *args: Any, **kwargs: Any) -> Any:
         raise self.exc
 
-    search = count_rows = to_arrow = _raise
+    search = count_rows = to_arrow = _raise  # a `lancedb` table (`Store.verify` reads those)
+    scan = full_text = nearest = count = _raise  # a reader's table (indexer.lance_read)
 
 
 @pytest.fixture
@@ -63,7 +64,7 @@ def store(tmp_path: Path, indexed_examples) -> Store:
 def test_a_storage_failure_inside_a_query_leaves_the_store_as_a_dowse_error(
     store, exc, error, message
 ):
-    store._tables["chunks"] = _Failing(exc)
+    store._read_tables["chunks"] = _Failing(exc)
     for query in (
         lambda: store.rows("chunks", ["id"]),
         lambda: store.scan("chunks", ["id"]),
@@ -78,20 +79,22 @@ def test_a_storage_failure_inside_a_query_leaves_the_store_as_a_dowse_error(
     "bug", [RuntimeError("something else"), KeyError("lance error"), TypeError("lance error")]
 )
 def test_a_bug_inside_a_query_keeps_its_type(store, bug):
-    store._tables["chunks"] = _Failing(bug)
+    store._read_tables["chunks"] = _Failing(bug)
     with pytest.raises(type(bug)) as caught:
         store.rows("chunks", ["id"])
     assert caught.value is bug
 
 
 def test_a_table_lancedb_cannot_open_is_corrupt_and_a_bug_is_not(store, monkeypatch):
-    store._tables.pop("symbols")
-    monkeypatch.setattr(store.db, "open_table", _Failing(CUT_SHORT)._raise)
-    with pytest.raises(IndexCorrupt, match="the index table 'symbols' .* cannot be read"):
-        store.table("symbols")
-    monkeypatch.setattr(store.db, "open_table", _Failing(TypeError("a bug"))._raise)
-    with pytest.raises(TypeError, match="a bug"):
-        store.table("symbols")
+    # The reader's own tables (LanceDB's native core) and `lancedb`'s (`verify`) alike.
+    store._read_tables.pop("symbols")
+    for db, open_ in ((store._reader, store._read_table), (store.db, store.table)):
+        monkeypatch.setattr(db, "open_table", _Failing(CUT_SHORT)._raise)
+        with pytest.raises(IndexCorrupt, match="the index table 'symbols' .* cannot be read"):
+            open_("symbols")
+        monkeypatch.setattr(db, "open_table", _Failing(TypeError("a bug"))._raise)
+        with pytest.raises(TypeError, match="a bug"):
+            open_("symbols")
 
 
 def test_a_damaged_table_found_by_verify_names_it(store, monkeypatch):
