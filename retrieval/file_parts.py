@@ -16,6 +16,8 @@ fusion of up to five rankings inside the file:
 - the definitions the question names (an identifier it mentions), and the chunks of the
   body of such a definition too long to show whole;
 - the lines the question's stack-trace frames point at, innermost first;
+- the lines the question links to (`QueryAnalysis.links`: a report's link to
+  `.../blob/REF/PATH#L636`), in the question's order;
 - the loop's own evaluations of the file's chunks, by relevance.
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
@@ -56,7 +58,7 @@ RRF_K = 1
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
-RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "evaluated"})
+RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "links", "evaluated"})
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
 
@@ -139,6 +141,15 @@ def best_parts(
             (at[s] for s in spots if s in at),
             "a stack-trace frame of the question is in it",
             "frames",
+        )
+
+    linked = _link_spots(searcher, analysis, paths)
+    if linked:
+        at = searcher.lookups.chunks_at(linked)
+        rank(
+            (at[s] for s in linked if s in at),
+            "the question links to its lines",
+            "links",
         )
 
     if evaluated:
@@ -260,6 +271,30 @@ def _frame_spots(
         found = [p for p in named.get(frame_path, ()) if p in wanted]
         if len(found) == 1 and (found[0], line) not in spots:
             spots.append((found[0], line))
+    return spots
+
+
+def _link_spots(
+    searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
+) -> list[tuple[str, int]]:
+    """The (path, line) of each line range the question links to inside `paths`: its
+    first line and, for a range, its last (the range may span two chunks). A link names
+    the file from the repository's root; a fork's or a mirror's link names the same
+    path, and one into another repository names a file this one seldom has."""
+    if not analysis.links:
+        return []
+    wanted = set(paths)
+    named = searcher.lookups.files_named(dict.fromkeys(p for p, _, _ in analysis.links))
+    spots: list[tuple[str, int]] = []
+    for link_path, first, last in analysis.links:
+        found = [link_path] if link_path in wanted else []
+        if not found:
+            found = [p for p in named.get(link_path, ()) if p in wanted]
+        if len(found) != 1:
+            continue
+        for line in dict.fromkeys((first, last)):
+            if (found[0], line) not in spots:
+                spots.append((found[0], line))
     return spots
 
 

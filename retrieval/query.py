@@ -60,6 +60,12 @@ _PATH = re.compile(
     r"yml|json))(?![\w/])"
 )
 _FRAME_PY = re.compile(r'File "([^"]+)", line (\d+)(?:, in (\w+))?')
+_SOURCE_LINK = re.compile(
+    r"https?://[\w.-]+/[\w.-]+/[\w.-]+/(?:-/)?blob/[^/\s]+/"  # host/owner/name/blob/ref/
+    r"([^\s#?)\]>'\"]+)(?:\?[^#\s]*)?#L(\d+)(?:-L?(\d+))?"  # path, ?plain=1, #L10-L12
+)
+"""A link to lines of a repository's file, as GitHub (`/OWNER/NAME/blob/REF/PATH#L10-L12`)
+and GitLab (`/-/blob/REF/PATH#L10-12`) write it."""
 # IPython's traceback: "~/venv/.../query_utils.py in _combine(self, other)", then the
 # source around the line, which is marked "---> 73".
 _FRAME_IPYTHON = re.compile(
@@ -274,6 +280,12 @@ class QueryAnalysis(BaseModel):
     frames: list[tuple[str, int, str]] = Field(
         default_factory=list,
         description="stack-trace frames: (path, line, function), the innermost call last",
+    )
+    links: list[tuple[str, int, int]] = Field(
+        default_factory=list,
+        description="the lines the text links to in a repository's file"
+        " (`github.com/OWNER/NAME/blob/REF/PATH#L10-L12`): (path, first line, last line),"
+        " in the text's order",
     )
     modules: list[str] = Field(
         default_factory=list,
@@ -556,6 +568,7 @@ def analyze(text: str) -> QueryAnalysis:
         literals=literals_of(text, quoted),
         paths=paths,
         frames=frames,
+        links=source_links(text),
         modules=modules,
         terms=terms,
         lexical_weight=lexical_weight,
@@ -582,6 +595,21 @@ def script_modules(text: str) -> list[str]:
         out.extend(f"{rest}{ext}" for ext in (".js", ".ts"))
         out.extend(f"{rest}/index{ext}" for ext in (".js", ".ts"))
     return list(dict.fromkeys(out))
+
+
+def source_links(text: str) -> list[tuple[str, int, int]]:
+    """The lines `text` links to in a repository's file (`QueryAnalysis.links`): a report
+    that points at the code it is about ("the check at .../cover.c#L611") says which part
+    of the file it means. The link's revision is often not the one indexed, so the lines
+    may have moved a little since."""
+    out: list[tuple[str, int, int]] = []
+    for m in _SOURCE_LINK.finditer(text):
+        first = int(m.group(2))
+        last = max(int(m.group(3) or first), first)
+        link = (m.group(1), first, last)
+        if link not in out:
+            out.append(link)
+    return out
 
 
 def literals_of(text: str, quoted: list[str]) -> list[str]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.file_parts import Part, best_parts, distinct_parts, printed_lines
+from dowse.retrieval.file_parts import RANKINGS, Part, best_parts, distinct_parts, printed_lines
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
 
@@ -261,6 +261,59 @@ def test_the_loops_evaluations_count_as_a_ranking():
         evaluated=evaluated,
     )
     assert [p.row["start_line"] for p in parts["a.py"]] == [20, 1, 40]
+
+
+class _LinkedSearcher(_Searcher):
+    """`_Searcher` with the look-ups a link needs: the chunk at a line, files by path tail."""
+
+    def chunks_at(self, spots):
+        return {
+            (path, line): r
+            for path, line in spots
+            for r in self.rows
+            if r["path"] == path and r["start_line"] <= line <= r["end_line"]
+        }
+
+    def files_named(self, paths):
+        files = {r["path"] for r in self.rows}
+        out = {p: sorted(f for f in files if f == p or f.endswith("/" + p)) for p in paths}
+        return {p: found for p, found in out.items() if found}
+
+
+def test_a_line_range_the_question_links_to_ranks_its_chunk_in_its_file():
+    rows = [
+        _row("lib/cover.c", 1, 30, "int cover_build(int k) { return total / k; }", "cover_build"),
+        _row("lib/cover.c", 40, 60, "int cover_check(int k) { return k > 0; }", "cover_check"),
+        _row("lib/cover.c", 61, 80, "int cover_train(int k) { return k; }", "cover_train"),
+    ]
+
+    def ranked(question: str, rankings: frozenset[str] = RANKINGS) -> list[Part]:
+        searcher: Any = _LinkedSearcher(rows)
+        return best_parts(searcher, analyze(question), ["lib/cover.c"], rankings=rankings)[
+            "lib/cover.c"
+        ]
+
+    plain = "Division by zero in cover training when the total is small"
+    link = " at https://github.com/acme/zz/blob/dev/lib/cover.c#L45-L62"
+    assert [p.row["start_line"] for p in ranked(plain)] == [1, 40, 61]  # the words' order
+    # The range's first line is in the second chunk: first; its last in the third, which
+    # that ranking places second (behind the words' first, ahead of their last).
+    parts = ranked(plain + link)
+    assert [p.row["start_line"] for p in parts] == [40, 1, 61]
+    assert "the question links to its lines" in parts[0].why
+    # A bare "#L45" links nowhere: only the URL's line counts.
+    later = ranked(plain + " and #L45 of https://github.com/acme/zz/blob/dev/lib/cover.c#L62")
+    assert later[0].row["start_line"] == 61
+    # A fork's link names the same path; one into another repository's file, or to a
+    # file not asked about, ranks nothing.
+    for other in (
+        " at https://github.com/other/lib/blob/main/tests/cover_test.c#L45",
+        " at https://github.com/acme/zz/blob/dev/lib/zz.h#L45",
+    ):
+        assert [p.row["start_line"] for p in ranked(plain + other)] == [1, 40, 61]
+    # Without the ranking (benchmarks/part_ranking.py), the link counts for nothing.
+    without = ranked(plain + link, RANKINGS - {"links"})
+    assert [p.row["start_line"] for p in without] == [1, 40, 61]
 
 
 QUESTION = "how are discounts applied to the cart total?"

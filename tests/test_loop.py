@@ -1283,6 +1283,24 @@ def test_literals_of_cut_where_a_value_is_filled_in():
     ]
 
 
+def test_links_to_a_files_lines_are_read_with_their_range():
+    text = (
+        "The check at https://github.com/acme/zz/blob/dev/lib/cover.c#L611 divides by zero;\n"
+        "see also https://github.com/acme/zz/blob/4f7183d/lib/zz.h#L285-L287 and\n"
+        "<https://gitlab.com/acme/zz/-/blob/main/src/io.c#L40-44>, and again lib/cover.c#L611\n"
+        "at https://github.com/acme/zz/blob/dev/lib/cover.c#L611, docs/api.md?plain=1#L9 as\n"
+        "https://github.com/acme/zz/blob/dev/docs/api.md?plain=1#L9. A page without a line:\n"
+        "https://github.com/acme/zz/blob/dev/README.md, a godbolt link https://godbolt.org/z/f7c."
+    )
+    assert analyze(text).links == [
+        ("lib/cover.c", 611, 611),
+        ("lib/zz.h", 285, 287),
+        ("src/io.c", 40, 44),
+        ("docs/api.md", 9, 9),
+    ]
+    assert analyze("a plain question about lib/cover.c line 611").links == []
+
+
 def test_a_long_line_of_error_names_is_read_in_linear_time():
     # Each "Error" of an unbounded `[\w.]*(?:Exception|Error)\w*:` started a scan to the
     # line's end: 200,000 characters took 38 s. Bounded, it is one pass; a real message
