@@ -55,10 +55,12 @@ from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, f
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
+from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query
+from dowse.retrieval.relatives import module_root_up, siblings_up
 
 __all__ = [
     "AskResult",
@@ -256,6 +258,8 @@ class JsonRecords(BaseModel):
 
 LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
+SIBLING_REASON = "{reason}; its class extends {base}, as two of the first files' classes do"
+MODULE_ROOT_REASON = "{reason}; the module root of the first file, {first}"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
@@ -741,6 +745,7 @@ def _rank_files(
         config=ranking,
     )
     files = _files(items, by_words, by_closeness, by_history, fusion, result.searched)
+    files = _relatives_up(searcher.lookups, files, fusion)
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root
         del unevaluated[path]
@@ -753,6 +758,26 @@ def _rank_files(
         stale=stale,
         symbols=symbols,
     )
+
+
+def _relatives_up(
+    lookups: IndexLookups, files: list[FileResult], fusion: FileFusion
+) -> list[FileResult]:
+    """`files` with the first files' listed relatives moved up to them (`relatives`):
+    the sibling classes (`FileFusion.siblings`), then the first file's module root
+    (`FileFusion.module_root`), each moved file saying why in its reason."""
+    files, bases = siblings_up(lookups, files, lambda f: f.path, top=fusion.siblings)
+    files, roots = module_root_up(lookups, files, lambda f: f.path, top=fusion.module_root)
+
+    def why(f: FileResult) -> str:
+        if f.path in bases:
+            return SIBLING_REASON.format(reason=f.reason, base=bases[f.path])
+        return MODULE_ROOT_REASON.format(reason=f.reason, first=roots[f.path])
+
+    return [
+        f.model_copy(update={"reason": why(f)}) if f.path in bases or f.path in roots else f
+        for f in files
+    ]
 
 
 def _source_room(

@@ -168,6 +168,26 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
+    module_root: int = Field(
+        default=5,
+        ge=0,
+        description=(
+            "the nearest listed module root of a Rust first file (the file declaring its "
+            "`mod`) is moved to this place when listed below it "
+            '(`relatives.with_module_root`; RESULTS-multi.md, "module roots and sibling '
+            'classes"); 0: off'
+        ),
+    )
+    siblings: int = Field(
+        default=5,
+        ge=0,
+        description=(
+            "when two of this many first files define classes extending the same "
+            "superclass of the index, the listed files whose classes extend it too follow "
+            'the last of them (`relatives.with_siblings`; RESULTS-multi.md, "module roots '
+            'and sibling classes"); below 2: off'
+        ),
+    )
     search_first: float | None = Field(
         default=0.0,
         ge=-1,

@@ -172,6 +172,8 @@ class IndexLookups:
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
         self._main_language: tuple[str | None] | None = None
         self._module_roles: dict[str, ModuleRole] | None = None
+        self._module_parents: dict[str, str] | None = None
+        self._declarations: list[dict[str, Any]] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
 
@@ -199,12 +201,8 @@ class IndexLookups:
         once: two queries, and none for an index without Rust."""
         if self._module_roles is None:
             roles: dict[str, ModuleRole] = {}
-            if any(p.endswith(".rs") for p in self.file_stats()):
-                declared = self.store.rows(
-                    "imports",
-                    ["path", "module", "line", "resolved"],
-                    where="module LIKE 'mod %'",
-                )
+            declared = self._module_declarations()
+            if declared:
                 modules = self.store.rows(
                     "symbols",
                     ["path", "name", "decorators", "name_line", "language"],
@@ -235,6 +233,31 @@ class IndexLookups:
                             todo.append(child)
             self._module_roles = roles
         return self._module_roles
+
+    def module_parents(self) -> dict[str, str]:
+        """Each file declared as a module in another file (Rust's `mod x;`): the file
+        that declares it, its module root (`src/de/mod.rs` of `src/de/impls.rs`,
+        `src/lib.rs` of `src/de/mod.rs`). A crate's root has none."""
+        if self._module_parents is None:
+            self._module_parents = {
+                d["resolved"]: d["path"]
+                for d in self._module_declarations()
+                if d["resolved"] is not None and d["resolved"] != d["path"]
+            }
+        return self._module_parents
+
+    def _module_declarations(self) -> list[dict[str, Any]]:
+        """The module declarations (`mod x;`) of the index's Rust files with the file
+        each resolves to: one query, read once, none for an index without Rust."""
+        if self._declarations is None:
+            self._declarations = (
+                self.store.rows(
+                    "imports", ["path", "module", "line", "resolved"], where="module LIKE 'mod %'"
+                )
+                if any(p.endswith(".rs") for p in self.file_stats())
+                else []
+            )
+        return self._declarations
 
     def test_modules(self) -> frozenset[str]:
         """The files that are test code by their module declaration (`module_roles`)."""
