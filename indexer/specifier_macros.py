@@ -177,20 +177,9 @@ def _name_end(tokens: list[tuple[int, bytes, int, int]], i: int) -> int:
     while True:
         i += 1
         if i < n and tokens[i][1] == b"<":
-            depth, j = 0, i
-            while j < n:
-                text = tokens[j][1]
-                if text == b"<":
-                    depth += 1
-                elif text == b">":
-                    depth -= 1
-                    if depth == 0:
-                        break
-                elif text in (b";", b"{", b"}"):
-                    return i  # a comparison, not template arguments
-                j += 1
-            if j >= n:
-                return i
+            j = _closing(tokens, i, b"<", b">")
+            if j is None:
+                return i  # a comparison, not template arguments
             i = j + 1
         if i + 1 < n and tokens[i][1] == b"::" and _is_name(tokens[i + 1]):
             i += 1
@@ -200,21 +189,32 @@ def _name_end(tokens: list[tuple[int, bytes, int, int]], i: int) -> int:
 
 def _initializes(tokens: list[tuple[int, bytes, int, int]], i: int) -> bool:
     """Whether the parameters opening at `i` are followed by a `:` (an initializer list)."""
+    j = _closing(tokens, i, b"(", b")")
+    if j is None:
+        return False
+    k = j + 1
+    while k < len(tokens) and tokens[k][0] == _WORD and tokens[k][1] in _QUALIFIERS:
+        k += 1  # `noexcept`, `explicit`-like words between `)` and `:`
+    return k < len(tokens) and tokens[k][1] == b":"
+
+
+def _closing(
+    tokens: list[tuple[int, bytes, int, int]], i: int, opening: bytes, closing: bytes
+) -> int | None:
+    """The index of the `closing` mark that matches the `opening` one at `i`, or None when
+    a statement's or a block's bound (`;`, `{`, `}`) or the end comes first."""
     depth = 0
     for j in range(i, len(tokens)):
         text = tokens[j][1]
-        if text == b"(":
+        if text == opening:
             depth += 1
-        elif text == b")":
+        elif text == closing:
             depth -= 1
             if depth == 0:
-                k = j + 1
-                while k < len(tokens) and tokens[k][0] == _WORD and tokens[k][1] in _QUALIFIERS:
-                    k += 1  # `noexcept`, `explicit`-like words between `)` and `:`
-                return k < len(tokens) and tokens[k][1] == b":"
+                return j
         elif text in (b";", b"{", b"}"):
-            return False
-    return False
+            return None
+    return None
 
 
 def _macros(source: bytes) -> list[tuple[int, int, bool]]:

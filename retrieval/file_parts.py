@@ -134,23 +134,15 @@ def best_parts(
         "bodies",
     )
 
+    # One look-up of the chunks holding the lines the frames and the links point at.
     spots = _frame_spots(searcher, analysis, paths)
-    if spots:
-        at = searcher.lookups.chunks_at(spots)
-        rank(
-            (at[s] for s in spots if s in at),
-            "a stack-trace frame of the question is in it",
-            "frames",
-        )
-
     linked = _link_spots(searcher, analysis, paths)
-    if linked:
-        at = searcher.lookups.chunks_at(linked)
-        rank(
-            (at[s] for s in linked if s in at),
-            "the question links to its lines",
-            "links",
-        )
+    at = searcher.lookups.chunks_at([*spots, *linked]) if spots or linked else {}
+    for pointed, why, ranking in (
+        (spots, "a stack-trace frame of the question is in it", "frames"),
+        (linked, "the question links to its lines", "links"),
+    ):
+        rank((at[s] for s in pointed if s in at), why, ranking)
 
     if evaluated:
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
