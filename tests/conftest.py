@@ -258,6 +258,22 @@ def cache_env(cache: Path) -> dict[str, str]:
     return {**os.environ, "DOWSE_CACHE_DIR": str(cache), "HF_HUB_OFFLINE": "1"}
 
 
+def fresh_python(code: str, cwd: Path | None = None, timeout: float = 120) -> Any:
+    """What `code`, run in a fresh Python with the same `dowse` as the tests import (a
+    checkout may be on the path first), prints as JSON on its last line."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.splitlines()[-1])
+
+
 def python_proc(code: str, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, "-c", code],

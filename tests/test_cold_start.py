@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest import fresh_python
 
 from dowse.indexer import settled
 from dowse.indexer import store as store_module
@@ -35,13 +34,7 @@ def _imported(code: str, cwd: Path) -> set[str]:
         "import json, sys\n"
         "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
     )
-    # The same `dowse` as this test imported (a checkout may be on the path first).
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    return set(json.loads(out.stdout.splitlines()[-1])) & set(HEAVY)
+    return set(fresh_python(probe, cwd)) & set(HEAVY)
 
 
 def _cli(*args: str) -> str:
@@ -67,7 +60,7 @@ def test_the_dowse_process_collects_cycles_less_often(tmp_path):
         "    main()\n"
         "print(json.dumps([gc.isenabled(), gc.get_threshold()[0] == GC_YOUNG_THRESHOLD]))"
     )
-    assert _probe(code, tmp_path) == [True, True]
+    assert fresh_python(code, tmp_path) == [True, True]
 
 
 def test_help_imports_no_heavy_package(tmp_path):
@@ -117,7 +110,7 @@ def test_reading_the_index_imports_lancedbs_core_alone(lexical_example, command)
         "layer += [m for m in sys.modules if m.startswith('pyarrow.dataset')]\n"
         "print(json.dumps([layer, 'lancedb._lancedb' in sys.modules]))"
     )
-    assert _probe(code, lexical_example) == [[], True]
+    assert fresh_python(code, lexical_example) == [[], True]
 
 
 def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
@@ -129,7 +122,7 @@ def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
     )
     # The answer's records and its rendering; the tracks, the explorers and their
     # rendering only for a question split into tracks.
-    assert _probe(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
+    assert fresh_python(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
 
 
 def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
@@ -144,7 +137,7 @@ def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
         "print(json.dumps([shown, before, error is requests.exceptions.RequestException,\n"
         "                  type(requests).__name__]))"
     )
-    shown, before, same, kind = _probe(code, tmp_path)
+    shown, before, same, kind = fresh_python(code, tmp_path)
     assert shown == 'token = "[REDACTED]"\n' and not before
     assert same and kind == "module"
 
@@ -174,23 +167,13 @@ def test_the_mcp_handshake_imports_no_searcher_and_no_sdk_client(lexical_example
         "heavy = ('numpy', 'pyarrow', 'lancedb', 'tree_sitter', 'detect_secrets', 'mcp.client')\n"
         "print(json.dumps([tools, [m for m in heavy if m in sys.modules]]))"
     )
-    tools, heavy = _probe(code, lexical_example)
+    tools, heavy = fresh_python(code, lexical_example)
     assert len(tools) == 7 and heavy == []
 
 
 def test_the_package_roots_import_no_stage(tmp_path):
     code = "import dowse.indexer, dowse.retrieval, dowse.explore, dowse.indexer.walk"
     assert _imported(code, tmp_path) == set()
-
-
-def _probe(code: str, cwd: Path) -> list:
-    """What `code`, run in a fresh Python, prints as JSON on its last line."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.splitlines()[-1])
 
 
 def test_the_cli_process_imports_lancedb_without_pandas(tmp_path):
@@ -210,7 +193,7 @@ def test_the_cli_process_imports_lancedb_without_pandas(tmp_path):
         "print(json.dumps([without, overrides.override is real, BaseModel.model_config]))"
     )
     # What the import changed for its own sake is as it was after it.
-    assert _probe(code, tmp_path) == [True, True, {}]
+    assert fresh_python(code, tmp_path) == [True, True, {}]
 
 
 def test_a_library_process_keeps_pandas_for_pyarrow(tmp_path):
@@ -222,7 +205,7 @@ def test_a_library_process_keeps_pandas_for_pyarrow(tmp_path):
         "import pandas, pyarrow\n"
         "print(json.dumps([pyarrow.table(pandas.DataFrame({'a': [1]})).num_rows]))"
     )
-    assert _probe(code, tmp_path) == [1]
+    assert fresh_python(code, tmp_path) == [1]
 
 
 def test_lancedb_imports_only_the_namespace_models_it_asks_for(tmp_path):
@@ -241,7 +224,7 @@ def test_lancedb_imports_only_the_namespace_models_it_asks_for(tmp_path):
         "exec('from lance_namespace import *', {})\n"
         "print(json.dumps([before, after, same]))"
     )
-    before, after, same = _probe(code, tmp_path)
+    before, after, same = fresh_python(code, tmp_path)
     # lancedb's own imports take a few dozen; the package defines more than a hundred.
     assert before < after / 2 and after > 100
     assert same == [True, True, True]

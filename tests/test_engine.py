@@ -3,11 +3,10 @@ runs the Ray engine itself)."""
 
 from __future__ import annotations
 
-import os
-import subprocess
 import sys
 
 import pytest
+from conftest import fresh_python
 
 from dowse.errors import EngineError
 from dowse.indexer.engine import LocalEngine, load_engine
@@ -52,10 +51,5 @@ def test_the_default_engine_never_imports_ray(example_repo):
         "assert (sys.modules.get('dowse.indexer.build') is not None), 'nothing was indexed'\n"
         "print(sorted(m for m in sys.modules if m == 'ray' or m.startswith('ray.')))\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[-1] == "[]"
+    assert fresh_python(code, timeout=300) == []
     assert (example_repo / ".dowse" / "manifest.json").exists()

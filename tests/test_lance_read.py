@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import json
-import os
 import random
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import fresh_python
 
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.lance_read import LanceDbTable
@@ -89,10 +86,5 @@ def test_a_reader_imports_lancedbs_core_alone(store):
         "n = s.count('files') + len(s.full_text('chunks', 'token', ['id'], 3))\n"
         "print(json.dumps([n, sorted(m for m in sys.modules if m.startswith('lancedb'))]))"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
-    out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
-    )
-    assert out.returncode == 0, out.stderr
-    count, modules = json.loads(out.stdout.splitlines()[-1])
+    count, modules = fresh_python(code)
     assert count > 0 and modules == ["lancedb", "lancedb._lancedb"]
