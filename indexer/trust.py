@@ -39,21 +39,18 @@ from pathlib import Path
 from typing import Any
 
 from dowse.errors import ConfigError
-from dowse.indexer.walk import WalkConfig
+from dowse.indexer.embed import default_cache_dir
+from dowse.settings import DEFAULT_MAX_FILE_SIZE
 
 __all__ = ["ensure_key", "key_path", "sign", "trusted_walk", "vouched", "widening"]
 
 _SCHEME = "hmac-sha256:"
 _KEY_BYTES = 32
-_DEFAULT_MAX_FILE_BYTES = WalkConfig().max_file_bytes
+_DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_FILE_SIZE  # the walk's default (tests/test_settings.py)
 
 
 def key_path() -> Path:
     """This user's signing key: beside the model cache (`DOWSE_CACHE_DIR` moves both)."""
-    # Imported here: the embedder's module brings numpy, which checking a signature does
-    # not need.
-    from dowse.indexer.onnx_embed import default_cache_dir
-
     return default_cache_dir() / "manifest.key"
 
 
