@@ -105,8 +105,10 @@ CHANGES = {
     "walk record": lambda repo: (repo / ".dowse" / "walked.json").write_text("{}"),
     "damaged record": lambda repo: (repo / ".dowse" / noop.IDLE).write_text("{not json"),
     "record of another layout": lambda repo: _edit_record(repo, format=0),
-    # written by a dowse of another index format
+    "settled record": lambda repo: (repo / ".dowse" / "settled.json").write_text("{}"),
+    # written by another dowse: of another index format, or other code
     "another index format": lambda repo: _edit_record(repo, index_format=0),
+    "another dowse": lambda repo: _edit_record(repo, code=[]),
 }
 
 
