@@ -9,6 +9,8 @@ Layout of an index directory (default `<root>/.dowse/`):
                     the next such run answers from it without opening a table
     walked.json     what the last run's walk depended on, with each path's stat
                     (`indexer.walked`): the check for changes before a query stats them
+    idle.json       the request and report of the last run that found nothing to do
+                    (`indexer.noop`): the same request answered before the writer loads
     db/             LanceDB tables: files (with each file's summary text), symbols, chunks,
                     imports, vectors (one per chunk), file_vectors (one per file summary),
                     skipped, commits (the history's messages and files, `indexer.commits`),
