@@ -33,8 +33,6 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +80,11 @@ def _read_or_make(path: Path, *, create: bool) -> tuple[bytes | None, str]:
     except OSError as exc:
         return None, exc.strerror or str(exc)
     # Made once: written whole to a temporary file, then linked into place, so that two
-    # first runs at once agree on one key (the loser reads the winner's).
+    # first runs at once agree on one key (the loser reads the winner's). Imported here:
+    # finding the key (`key_path`, a no-op `dowse index`) makes none.
+    import secrets
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest.key.")

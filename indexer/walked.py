@@ -24,8 +24,9 @@ Invariants:
   fresh clone, or the index directory's making in the root does not send every query
   to the walk until the next run: a file's stat is all the walk takes of it (the walk
   would see no more than the record does); a directory is listed again and an ignore
-  file read again, and compared with what the walk found (`walk.listing`,
-  `walk.text_digest`).
+  file read again, and compared with what the walk found (`listing`, `text_digest`:
+  the walk's own digests, defined here with the rest of what a walk's result depends
+  on, so that a check of the record (`as_seen`, `indexer.noop`) imports no walk).
 """
 
 from __future__ import annotations
