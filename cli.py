@@ -13,7 +13,9 @@ import functools
 import gc
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -126,46 +128,71 @@ def index(
         dowse index fixtures/example
         dowse index . --embed files --exclude 'docs/'
     """
-    from dowse.indexer.build import IndexConfig, build_index, default_index_dir
-    from dowse.indexer.embed import get_embedder
-    from dowse.indexer.engine import load_engine
-    from dowse.indexer.options import resolve_embed_scope, resolve_history, resolve_walk_config
-    from dowse.quote import one_line
+    from dowse.indexer.layout import INDEX_DIR_NAME
 
     root = root_arg(path)
     settings = settings_at(root)
     index_dir = index_dir_of(settings, index_dir)
-    target = index_dir.resolve() if index_dir else default_index_dir(root)
+    target = index_dir.resolve() if index_dir else root / INDEX_DIR_NAME
+    engine = settings.value("engine", engine)
+    if address is not None and engine != "ray":
+        raise fail("--address names a Ray cluster: pass it with --engine ray")
+    # The options as given; with the index's manifest they decide the run's (`resolve_*`).
+    request = {
+        "index_dir": str(target),
+        "max_file_size": settings.given("max_file_size", max_file_size),
+        "exclude": settings.given("exclude", list(exclude) or None),
+        "include_secrets": settings.given("include_secrets", include_secrets),
+        "embed": settings.given("embed", requested_scope(embed_scope, no_embed)),
+        "history": settings.given("history", history),
+        "embedder": settings.value("embedder", embedder),
+    }
+    if not rebuild and not as_json and engine == "local":
+        # Nothing changed since a run that found nothing to do: its report, before the
+        # writer, pydantic and tree-sitter are imported (`indexer.noop`).
+        from dowse.indexer.noop import answer
+
+        report = answer(root, target, request)
+        if report is not None:
+            click.echo(_indexed(report))
+            return
+
+    from dowse.indexer.build import IndexConfig, build_index
+    from dowse.indexer.embed import get_embedder
+    from dowse.indexer.engine import load_engine
+    from dowse.indexer.options import resolve_embed_scope, resolve_history, resolve_walk_config
+
+    warned = []
+
+    def warn_of_options(message: str) -> None:
+        warned.append(message)
+        warn(message)
+
     walk_config = resolve_walk_config(
         target,
         root=root,
-        warn=warn,
-        max_file_bytes=settings.given("max_file_size", max_file_size),
-        exclude=settings.given("exclude", list(exclude) or None),
-        include_secrets=settings.given("include_secrets", include_secrets),
+        warn=warn_of_options,
+        max_file_bytes=request["max_file_size"],
+        exclude=request["exclude"],
+        include_secrets=request["include_secrets"],
     )
-    scope = settings.given("embed", requested_scope(embed_scope, no_embed))
-    embed, embed_chunks = resolve_embed_scope(target, scope, root=root)
+    embed, embed_chunks = resolve_embed_scope(target, request["embed"], root=root)
     config = IndexConfig(
         walk=walk_config,
         embed=embed,
         embed_chunks=embed_chunks,
         rebuild=rebuild,
-        history=resolve_history(target, settings.given("history", history), root=root),
+        history=resolve_history(target, request["history"], root=root),
     )
 
     def waiting(holder: str) -> None:
         if not quiet:
             click.echo(f"waiting for another dowse index{holder} to finish...", err=True)
 
-    engine = settings.value("engine", engine)
-    if address is not None and engine != "ray":
-        raise fail("--address names a Ray cluster: pass it with --engine ray")
-    embedder_name = settings.value("embedder", embedder)
-    backend = get_embedder(embedder_name)
+    backend = get_embedder(request["embedder"])
     runner = load_engine(
         engine,
-        embedder=functools.partial(get_embedder, embedder_name),
+        embedder=functools.partial(get_embedder, request["embedder"]),
         address=settings.value("ray_address", address),
     )
     with progress_bars(quiet) as progress, contextlib.closing(runner):
@@ -177,18 +204,28 @@ def index(
             progress=progress,
             on_wait=waiting,
             engine=runner,
+            # A request whose options drew a warning is never answered without the run,
+            # which says it again.
+            request=None if warned or engine != "local" else request,
         )
     for note in stats.notes:
         warn(note)
     if as_json:
         click.echo(stats.model_dump_json(indent=2))
         return
-    secs = sum(stats.seconds.values())
-    click.echo(
-        f"indexed {stats.files} files ({stats.parsed} parsed, {stats.unchanged} unchanged, "
-        f"{stats.deleted} deleted, {stats.renamed} renamed, {stats.skipped} skipped): "
-        f"{stats.symbols} symbols, {stats.chunks} chunks, {stats.embedded} embedded "
-        f"in {secs:.1f}s -> {one_line(str(stats.index_dir))}"
+    click.echo(_indexed(stats.model_dump()))
+
+
+def _indexed(stats: Mapping[str, Any]) -> str:
+    """The line `dowse index` prints, of an `IndexStats`' values."""
+    from dowse.quote import one_line
+
+    secs = sum(stats["seconds"].values())
+    return (
+        f"indexed {stats['files']} files ({stats['parsed']} parsed, {stats['unchanged']} "
+        f"unchanged, {stats['deleted']} deleted, {stats['renamed']} renamed, "
+        f"{stats['skipped']} skipped): {stats['symbols']} symbols, {stats['chunks']} chunks, "
+        f"{stats['embedded']} embedded in {secs:.1f}s -> {one_line(str(stats['index_dir']))}"
     )
 
 

@@ -44,17 +44,17 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import TYPE_CHECKING, Any
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.errors import ConfigError
 
+if TYPE_CHECKING:
+    from dowse.setting_record import Setting
+
 __all__ = [
     "KEYS",
     "REPO_FILE",
-    "Setting",
     "Settings",
     "load_settings",
     "repository_root",
@@ -67,19 +67,6 @@ USER_CONFIG_ENV = "DOWSE_CONFIG"
 DEFAULT_MAX_FILE_SIZE = 1_000_000
 """`indexer.walk.WalkConfig().max_file_bytes`, written out so that loading settings does not
 import the indexer (tests/test_settings.py keeps them equal)."""
-
-
-class Setting(BaseModel):
-    """One setting's effective value and where it came from."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(description="the key, as config files spell it")
-    value: Any = Field(description="the effective value (null: unset)")
-    source: str = Field(
-        description="where the value came from: the flag, the variable, 'FILE:LINE', "
-        "'the index' (remembered from its last run) or 'default'"
-    )
 
 
 # -- the keys --------------------------------------------------------------------------
@@ -382,29 +369,39 @@ class Settings:
     def pick(self, name: str, flag: Any = None) -> Setting:
         """The effective value of `name`: `flag` when given (not None), else the first
         layer that sets it, else the default."""
+        from dowse.setting_record import Setting
+
+        value, source = self._pick(name, flag)
+        return Setting(name=name, value=value, source=source)
+
+    def _pick(self, name: str, flag: Any) -> tuple[Any, str]:
+        # (value, source) without the record: `value` and `given` build no pydantic model,
+        # so that a command reading its options alone (a no-op `dowse index`) imports none.
         key = KEYS[name]
         if flag is not None:
-            return Setting(name=name, value=flag, source=key.flag)
+            return flag, key.flag
         for layer in self._layers:
             if name in layer.values:
                 value, where = layer.values[name]
-                return Setting(name=name, value=value, source=where)
-        return Setting(name=name, value=key.default, source="default")
+                return value, where
+        return key.default, "default"
 
     def value(self, name: str, flag: Any = None) -> Any:
-        return self.pick(name, flag).value
+        return self._pick(name, flag)[0]
 
     def given(self, name: str, flag: Any = None) -> Any:
         """The value when something sets it, None when it is the default: for the options
         an index remembers, which come before the default."""
-        found = self.pick(name, flag)
-        return None if found.source == "default" else found.value
+        value, source = self._pick(name, flag)
+        return None if source == "default" else value
 
     def report(
         self, flags: Mapping[str, Any] | None = None, remembered: Mapping[str, Any] | None = None
     ) -> list[Setting]:
         """Every key's effective value and source, `remembered` (what the index's last run
         used, by key) standing in for a default it differs from."""
+        from dowse.setting_record import Setting
+
         out = []
         for name, key in KEYS.items():
             found = self.pick(name, (flags or {}).get(name))

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,7 +39,7 @@ from dowse.errors import (
     IndexWriteError,
     InvalidPath,
 )
-from dowse.indexer import settled
+from dowse.indexer import noop, settled
 from dowse.indexer.chunk import ChunkConfig
 from dowse.indexer.commits import HistorySource, source_of
 from dowse.indexer.commits import update as update_history
@@ -878,11 +878,15 @@ def build_index(
     on_wait: Callable[[str], None] | None = None,
     engine: Engine | None = None,
     clock: Callable[[], float] = time.time,
+    request: Mapping[str, Any] | None = None,
 ) -> IndexStats:
     """Index `root` into `index_dir` (default `<root>/.dowse`), incrementally. `engine`
     runs the per-file stages and the embedding (`indexer.engine`; default: this
     machine's processes); this process walks, plans and commits whichever it is.
-    `clock` dates what the run's commits replace, for `config.retention` (`Store.create`)."""
+    `clock` dates what the run's commits replace, for `config.retention` (`Store.create`).
+    `request`, what the caller was asked (JSON values) from which `config` follows: a run
+    that finds nothing to do records it, so that `noop.answer` can answer the same
+    request next time without this module."""
     if in_worker_startup():
         # A worker re-running an unguarded script: indexing here would wait on the
         # parent's write lock. The worker ends without a word; the parent sees that its
@@ -911,7 +915,7 @@ def build_index(
     try:
         notes = outdated or ([] if config.rebuild or old is None else _mend(root, index_dir, old))
         if old is not None and not config.rebuild and not notes:
-            quiet = _unchanged(root, index_dir, old, config, embedder, progress)
+            quiet = _unchanged(root, index_dir, old, config, embedder, progress, request)
             if quiet is not None:
                 return quiet
         store = Store.create(
@@ -968,18 +972,21 @@ def _unchanged(
     config: IndexConfig,
     embedder: Embedder,
     progress: Progress,
+    request: Mapping[str, Any] | None = None,
 ) -> IndexStats | None:
     """The report of a run with nothing to do, from the `settled` record of the last such
     run and a walk, without opening a table; None when the run must open the index (no
     usable record, or anything differs: a file's stat, the skipped files, the history).
-    The checks are `_Run.run`'s for a run that writes nothing, on the recorded rows."""
+    The checks are `_Run.run`'s for a run that writes nothing, on the recorded rows. With
+    a `request`, the answer is recorded for `noop` when the walk's record is current."""
     record = settled.load(
         index_dir, manifest, _options(config, embedder), grace=config.retention.grace
     )
     if record is None:
         return None
     t = time.perf_counter()
-    if tree_unchanged(index_dir, manifest, root, config.walk):
+    walk_recorded = tree_unchanged(index_dir, manifest, root, config.walk)
+    if walk_recorded:
         # The tree stats as the walk of the last run found it, whose files had the
         # snapshot's stats, which this record holds: no walk tells more.
         unchanged, skipped_count = len(record.files), len(record.skipped)
@@ -996,7 +1003,7 @@ def _unchanged(
                 return None  # to be read
         if unchanged != len(record.files) or sorted(skipped) != record.skipped:
             return None  # deleted files, or other files skipped
-        record_walk(index_dir, manifest, root, config.walk, result)
+        walk_recorded = record_walk(index_dir, manifest, root, config.walk, result)
         skipped_count = len(skipped)
     walked = time.perf_counter() - t
     progress("walk", unchanged, unchanged)
@@ -1004,7 +1011,7 @@ def _unchanged(
     source = (config.history_source or source_of(root)) if config.history else None
     if update_history(manifest.history, source) is not None:
         return None
-    return IndexStats(
+    stats = IndexStats(
         root=str(root),
         index_dir=str(index_dir),
         files=unchanged,
@@ -1026,6 +1033,17 @@ def _unchanged(
             "history": round(time.perf_counter() - t, 3),
         },
     )
+    # A history read from elsewhere than the root's repository is no request's.
+    if request is not None and walk_recorded and config.history_source is None:
+        noop.record(
+            root,
+            index_dir,
+            request,
+            history=config.history,
+            head=manifest.history,
+            report=stats.model_dump(mode="json", exclude={"seconds"}),
+        )
+    return stats
 
 
 _REBUILD_HINT = "; run `dowse index --rebuild`"

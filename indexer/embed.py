@@ -16,6 +16,7 @@ import importlib
 import os
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from dowse.errors import EmbedderError
@@ -28,6 +29,7 @@ __all__ = [
     "EMBEDDERS",
     "MODEL_NAME",
     "Embedder",
+    "default_cache_dir",
     "embedder_for_model",
     "get_embedder",
     "model_path",
@@ -46,6 +48,15 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return float32 unit vectors of shape (len(texts), dim)."""
         ...
+
+
+def default_cache_dir() -> Path:
+    """`$DOWSE_CACHE_DIR`, else `$XDG_CACHE_HOME/dowse`, else `~/.cache/dowse`."""
+    if explicit := os.environ.get("DOWSE_CACHE_DIR"):
+        return Path(explicit).expanduser()
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        return Path(xdg).expanduser() / "dowse"
+    return Path.home() / ".cache" / "dowse"
 
 
 def model_path() -> str:

@@ -15,8 +15,10 @@ import stat
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec, Pattern
+if TYPE_CHECKING:
+    from pathspec import Pattern
 
 __all__ = ["Rules", "compile_rules", "decide", "git_context", "read_text"]
 
@@ -63,6 +65,10 @@ def _pattern_lines(text: str) -> list[str]:
 
 def _parse(lines: list[str]) -> list[Pattern]:
     """pathspec's patterns for the lines, dropping lines it rejects, as git does."""
+    # Imported here: `read_text` serves the check of a walk's record (`indexer.walked`),
+    # which parses no pattern.
+    from pathspec import GitIgnoreSpec
+
     try:
         return list(GitIgnoreSpec.from_lines(lines).patterns)
     except (ValueError, re.error):  # GitIgnorePatternError is a ValueError

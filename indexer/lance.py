@@ -24,7 +24,6 @@ import ast
 import contextlib
 import errno
 import importlib
-import importlib.abc
 import importlib.util
 import os
 import re
@@ -54,9 +53,11 @@ _NAMESPACE_CLIENT = "lance_namespace_urllib3_client"
 _WITHOUT_PANDAS = {"on": False}
 
 
-class _NoPandas(importlib.abc.MetaPathFinder):
+class _NoPandas:
     """A finder that says pandas is not installed (Cython's imports, pyarrow's, take a
-    None in sys.modules for a module)."""
+    None in sys.modules for a module). A finder is anything with `find_spec`: not an
+    `importlib.abc.MetaPathFinder`, whose import (importlib.resources, tempfile) every
+    command would pay at its start (`dowse.cli.main`)."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
         if name == "pandas" or name.startswith("pandas."):

@@ -29,9 +29,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import DowseError, IndexNotFound
-from dowse.indexer.store import MANIFEST, Manifest, Store
+from dowse.indexer.layout import INDEX_DIR_NAME, MANIFEST
+from dowse.indexer.store import Manifest, Store
 from dowse.indexer.trust import vouched
-from dowse.indexer.walk import INDEX_DIR_NAME
 
 __all__ = ["IndexLocation", "is_index_of", "locate_index", "names_root", "own_manifest", "why_not"]
 

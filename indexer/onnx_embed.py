@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from dowse.errors import DowseError, EmbedderError
-from dowse.indexer.embed import MODEL_NAME, model_path
+from dowse.indexer.embed import MODEL_NAME, default_cache_dir, model_path
 
 if TYPE_CHECKING:
     import numpy as np
@@ -66,15 +66,6 @@ SHORT_TOKENS = 16
 """Inputs of at most this many tokens (with [CLS] and [SEP]) run on the float32 graph."""
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 _GELU_OPS = frozenset({"BiasGelu", "Gelu", "FastGelu", "QuickGelu"})
-
-
-def default_cache_dir() -> Path:
-    """`$DOWSE_CACHE_DIR`, else `$XDG_CACHE_HOME/dowse`, else `~/.cache/dowse`."""
-    if explicit := os.environ.get("DOWSE_CACHE_DIR"):
-        return Path(explicit).expanduser()
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
-        return Path(xdg).expanduser() / "dowse"
-    return Path.home() / ".cache" / "dowse"
 
 
 @dataclass(frozen=True)

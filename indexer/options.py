@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any
 
 from dowse.errors import DowseError
+from dowse.indexer.layout import INDEX_DIR_NAME
 from dowse.indexer.locate import is_index_of, names_root, own_manifest
 from dowse.indexer.store import Manifest, Store
 from dowse.indexer.trust import trusted_walk, widening
-from dowse.indexer.walk import INDEX_DIR_NAME, WalkConfig, walk
+from dowse.indexer.walk import WalkConfig, walk
 from dowse.languages import language_for
 
 __all__ = [

@@ -15,7 +15,7 @@ from dowse.indexer.options import changed_since, walk_config_of
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.store import Store
 from dowse.quote import one_line
-from dowse.settings import Setting
+from dowse.setting_record import Setting
 
 __all__ = ["LanguageCount", "StatusReport", "index_status"]
 

@@ -33,27 +33,22 @@ import hashlib
 import hmac
 import json
 import os
-import secrets
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from dowse.errors import ConfigError
-from dowse.indexer.walk import WalkConfig
+from dowse.indexer.embed import default_cache_dir
+from dowse.settings import DEFAULT_MAX_FILE_SIZE
 
 __all__ = ["ensure_key", "key_path", "sign", "trusted_walk", "vouched", "widening"]
 
 _SCHEME = "hmac-sha256:"
 _KEY_BYTES = 32
-_DEFAULT_MAX_FILE_BYTES = WalkConfig().max_file_bytes
+_DEFAULT_MAX_FILE_BYTES = DEFAULT_MAX_FILE_SIZE  # the walk's default (tests/test_settings.py)
 
 
 def key_path() -> Path:
     """This user's signing key: beside the model cache (`DOWSE_CACHE_DIR` moves both)."""
-    # Imported here: the embedder's module brings numpy, which checking a signature does
-    # not need.
-    from dowse.indexer.onnx_embed import default_cache_dir
-
     return default_cache_dir() / "manifest.key"
 
 
@@ -85,7 +80,11 @@ def _read_or_make(path: Path, *, create: bool) -> tuple[bytes | None, str]:
     except OSError as exc:
         return None, exc.strerror or str(exc)
     # Made once: written whole to a temporary file, then linked into place, so that two
-    # first runs at once agree on one key (the loser reads the winner's).
+    # first runs at once agree on one key (the loser reads the winner's). Imported here:
+    # finding the key (`key_path`, a no-op `dowse index`) makes none.
+    import secrets
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".manifest.key.")

@@ -83,7 +83,6 @@ git's per-directory precedence.
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import time
@@ -92,8 +91,20 @@ from pathlib import Path
 
 from dowse.errors import InvalidPath
 from dowse.indexer.ignore import Rules, compile_rules, decide, git_context, read_text
+from dowse.indexer.layout import INDEX_DIR_NAME
 from dowse.indexer.records import SkippedFile
 from dowse.indexer.secrets import file_secret
+from dowse.indexer.walked import (
+    KIND,
+    LISTING,
+    RACY_NS,
+    STAT,
+    TEXT,
+    Seen,
+    listing,
+    stat_key,
+    text_digest,
+)
 
 __all__ = ["WalkConfig", "WalkEntry", "WalkResult", "check_content", "walk"]
 
@@ -120,50 +131,6 @@ class WalkEntry:
     """The walked file's identity: the read refuses any other file found at `abspath`."""
 
 
-RACY_NS = 2_000_000_000
-"""A stat this close to a walk (2 s, beyond any file system's timestamp step) is not
-proof that nothing changed since: the path could change again within the same tick
-(`indexer.walked` compares what the walk took of it instead)."""
-
-LISTING, STAT, TEXT, KIND = "listing", "stat", "text", "kind"
-"""What of a seen path the walk's result depends on: a directory's listing (its entries'
-names and kinds; stat'ed through links, as scanned), a file's stat alone, an ignore
-file's text (read, or looked for), or only whether a path is there and as what."""
-
-Seen = tuple[str, str, tuple[int, ...] | None]
-"""A path the walk's result depends on, what of it (`LISTING`, `STAT`, `TEXT`, `KIND`),
-and its `stat_key` (for `KIND` its file type alone), or None when it was absent."""
-
-
-def stat_key(st: os.stat_result) -> tuple[int, ...]:
-    """What of a stat decides the walk: size, mtime, type and permission bits, owner."""
-    return (st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid, st.st_gid)
-
-
-def listing(entries: list[os.DirEntry[str]]) -> str:
-    """A digest of what of a directory's listing the walk decides by: each entry's name
-    and kind (symlink, directory, other). Equal digests mean the scan of the directory
-    admits, skips and descends into the same names."""
-    names = []
-    for e in entries:
-        try:
-            kind = "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f"
-        except OSError:
-            kind = "?"
-        names.append(kind + e.name)
-    return _digest("\0".join(sorted(names)))
-
-
-def text_digest(text: str | None) -> str:
-    """A digest of an ignore file's text as `ignore.read_text` gives it (None: not there
-    as a readable file)."""
-    return "-" if text is None else _digest(text)
-
-
-def _digest(text: str) -> str:
-    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
-
-
 @dataclass
 class WalkResult:
     files: list[WalkEntry] = field(default_factory=list)
@@ -184,9 +151,6 @@ class WalkResult:
 
 _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr"})
 
-INDEX_DIR_NAME = ".dowse"
-"""The directory an index lives in under its root, by default (`indexer.locate` looks for
-it); the walk never enters one."""
 
 _DEFAULT_EXCLUDED_DIRS = frozenset(
     {

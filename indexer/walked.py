@@ -24,39 +24,90 @@ Invariants:
   fresh clone, or the index directory's making in the root does not send every query
   to the walk until the next run: a file's stat is all the walk takes of it (the walk
   would see no more than the record does); a directory is listed again and an ignore
-  file read again, and compared with what the walk found (`walk.listing`,
-  `walk.text_digest`).
+  file read again, and compared with what the walk found (`listing`, `text_digest`:
+  the walk's own digests, defined here with the rest of what a walk's result depends
+  on, so that a check of the record (`as_seen`, `indexer.noop`) imports no walk).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import hashlib
 import json
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dowse.indexer.ignore import read_text
-from dowse.indexer.store import Manifest
-from dowse.indexer.walk import (
-    KIND,
-    LISTING,
-    RACY_NS,
-    STAT,
-    WalkConfig,
-    WalkResult,
-    listing,
-    stat_key,
-    text_digest,
-)
 
-__all__ = ["WALKED", "record", "unchanged"]
+if TYPE_CHECKING:
+    from dowse.indexer.store import Manifest
+    from dowse.indexer.walk import WalkConfig, WalkResult
+
+__all__ = [
+    "KIND",
+    "LISTING",
+    "RACY_NS",
+    "STAT",
+    "TEXT",
+    "WALKED",
+    "Seen",
+    "as_seen",
+    "listing",
+    "record",
+    "stat_key",
+    "text_digest",
+    "unchanged",
+]
 
 WALKED = "walked.json"
 FORMAT = 2
 """The record's layout: a record of another is not read (a walk instead)."""
+
+RACY_NS = 2_000_000_000
+"""A stat this close to a walk (2 s, beyond any file system's timestamp step) is not
+proof that nothing changed since: the path could change again within the same tick
+(`as_seen` compares what the walk took of it instead)."""
+
+LISTING, STAT, TEXT, KIND = "listing", "stat", "text", "kind"
+"""What of a seen path the walk's result depends on: a directory's listing (its entries'
+names and kinds; stat'ed through links, as scanned), a file's stat alone, an ignore
+file's text (read, or looked for), or only whether a path is there and as what."""
+
+Seen = tuple[str, str, tuple[int, ...] | None]
+"""A path the walk's result depends on, what of it (`LISTING`, `STAT`, `TEXT`, `KIND`),
+and its `stat_key` (for `KIND` its file type alone), or None when it was absent."""
+
+
+def stat_key(st: os.stat_result) -> tuple[int, ...]:
+    """What of a stat decides the walk: size, mtime, type and permission bits, owner."""
+    return (st.st_size, st.st_mtime_ns, st.st_mode, st.st_uid, st.st_gid)
+
+
+def listing(entries: list[os.DirEntry[str]]) -> str:
+    """A digest of what of a directory's listing the walk decides by: each entry's name
+    and kind (symlink, directory, other). Equal digests mean the scan of the directory
+    admits, skips and descends into the same names."""
+    names = []
+    for e in entries:
+        try:
+            kind = "l" if e.is_symlink() else "d" if e.is_dir(follow_symlinks=False) else "f"
+        except OSError:
+            kind = "?"
+        names.append(kind + e.name)
+    return _digest("\0".join(sorted(names)))
+
+
+def text_digest(text: str | None) -> str:
+    """A digest of an ignore file's text as `ignore.read_text` gives it (None: not there
+    as a readable file)."""
+    return "-" if text is None else _digest(text)
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
 
 def _stamp(manifest: Manifest) -> list[Any]:
@@ -73,10 +124,11 @@ def record(
     root: Path,
     config: WalkConfig,
     result: WalkResult,
-) -> None:
+) -> bool:
     """Write what the walk `result` saw, for `manifest`'s snapshot
     (after the run's last commit, the lock held), with the digests of its racy
-    directories and ignore files. Best effort: without a record the check walks."""
+    directories and ignore files; False when it could not. Best effort: without a record
+    the check walks."""
     racy = result.started_ns - RACY_NS
     data = {
         "format": FORMAT,
@@ -98,6 +150,8 @@ def record(
     except OSError:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        return False
+    return True
 
 
 def unchanged(index_dir: Path, manifest: Manifest, root: Path, config: WalkConfig) -> bool:
@@ -107,7 +161,19 @@ def unchanged(index_dir: Path, manifest: Manifest, root: Path, config: WalkConfi
     try:
         data = json.loads((index_dir / WALKED).read_text())
         snapshot = json.loads(json.dumps([_stamp(manifest), _options(root, config)]))
-        if data["format"] != FORMAT or [data["stamp"], data["options"]] != snapshot:
+        if [data["stamp"], data["options"]] != snapshot:
+            return False
+    except (OSError, ValueError, KeyError, TypeError):
+        return False
+    return as_seen(data)
+
+
+def as_seen(data: Any) -> bool:
+    """True when the tree stats as the record `data` (a `walked.json`, read) says its walk
+    found it; False when it cannot say. Which snapshot and options the record is of is
+    the caller's to check."""
+    try:
+        if data["format"] != FORMAT:
             return False
         return _same(data["seen"], data["digests"], int(data["walked_ns"]) - RACY_NS)
     except (OSError, ValueError, KeyError, TypeError, IndexError):

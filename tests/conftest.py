@@ -20,9 +20,9 @@ import pytest
 
 from dowse.indexer import embed
 from dowse.indexer.build import IndexConfig, build_index
-from dowse.indexer.store import MANIFEST
+from dowse.indexer.layout import INDEX_DIR_NAME, MANIFEST
 from dowse.indexer.trust import sign
-from dowse.indexer.walk import INDEX_DIR_NAME, WalkResult
+from dowse.indexer.walk import WalkResult
 from dowse.indexer.walked import WALKED
 from dowse.tokens import tokenize
 
