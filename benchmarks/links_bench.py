@@ -4,9 +4,10 @@ retrieval loop follows them: a few definitions at a time.
 Takes a sample of an index's functions, methods and classes, in pairs (the loop follows
 `RefineLimits.followed`, 2, high hits a cycle), each pair once by qualified name and once
 as bare spans (a chunk that names no definition), and follows their links with and
-without a searcher's held rows. Prints the CPU, the refs-table queries and a digest of
-every link found: two versions of the code that print the same digest on an index found
-the same links, in the same order.
+without a searcher's held rows; then `find_references` (`dowse symbol --callers
+--callees`) of a quarter of them. Prints the CPU, the refs-table queries and a digest of
+every link and reference found: two versions of the code that print the same digest on
+an index found the same links and references, in the same order.
 
     python benchmarks/links_bench.py INDEX_DIR [--sample 400] [--seed 1]
 """
@@ -22,7 +23,7 @@ from pathlib import Path
 
 from dowse.indexer.store import Store
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.references import links_of
+from dowse.retrieval.references import find_references, links_of
 
 KINDS = {"function", "method", "class", "struct", "constructor"}
 
@@ -69,6 +70,13 @@ def main(argv: list[str] | None = None) -> int:
             f"{'held rows' if held else 'queries'}: {len(pairs) * 2} calls, {links} links, "
             f"{queries} refs queries, {cpu:.2f} s CPU"
         )
+    start = time.process_time()
+    names = [name for _, _, _, name in picked[: len(picked) // 4]]
+    for name in names:
+        digest.update(
+            find_references(store, name, lookups=searcher.lookups).model_dump_json().encode()
+        )
+    print(f"find_references: {len(names)} names, {time.process_time() - start:.2f} s CPU")
     print(
         f"digest {digest.hexdigest()[:16]} ({len(definitions)} definitions, {len(picked)} followed)"
     )
