@@ -274,16 +274,16 @@ def links_of(
     # cycle follows a few definitions, and each of them asked the refs table twice.
     names = sorted({r["name"] for r in rows})
     named = _refs_named(reads, names, DEFAULT_KINDS)
-    inside = _refs_inside(reads, rows, DEFAULT_KINDS)
-    candidates = _definitions(reads, {*names, *(r["name"] for refs in inside for r in refs)})
-    refs_paths = {r["path"] for r in named} | {r["path"] for refs in inside for r in refs}
+    bodies = _refs_inside(reads, rows, DEFAULT_KINDS)
+    candidates = _definitions(reads, {*names, *(r["name"] for refs in bodies for r in refs)})
+    refs_paths = {r["path"] for r in named} | {r["path"] for refs in bodies for r in refs}
     resolver = _Resolver(reads, refs_paths, candidates)
     groups = [
         _caller_groups(resolver, [row], [r for r in named if r["name"] == row["name"]])
         for row in rows
     ]
     owners = _owners(reads, [g for grouped in groups for g in grouped])
-    for row, grouped, refs in zip(rows, groups, inside, strict=True):
+    for row, grouped, refs in zip(rows, groups, bodies, strict=True):
         of = row["qualified_name"]
         callers = [c for c in _callers_from(grouped, owners) if not skip(c.path, c.lines[0])]
         callees = [
