@@ -268,12 +268,27 @@ def links_of(
             ]
             rows += inside[:_PER_SPAN]
     out: list[Link] = []
-    for row in rows:
+    if not rows:
+        return out
+    # One read of the refs for every definition followed, one resolver for them all: a
+    # cycle follows a few definitions, and each of them asked the refs table twice.
+    names = sorted({r["name"] for r in rows})
+    named = _refs_named(reads, names, DEFAULT_KINDS)
+    bodies = _refs_inside(reads, rows, DEFAULT_KINDS)
+    candidates = _definitions(reads, {*names, *(r["name"] for refs in bodies for r in refs)})
+    refs_paths = {r["path"] for r in named} | {r["path"] for refs in bodies for r in refs}
+    resolver = _Resolver(reads, refs_paths, candidates)
+    groups = [
+        _caller_groups(resolver, [row], [r for r in named if r["name"] == row["name"]])
+        for row in rows
+    ]
+    owners = _owners(reads, [g for grouped in groups for g in grouped])
+    for row, grouped, refs in zip(rows, groups, bodies, strict=True):
         of = row["qualified_name"]
-        callers = [c for c in _callers(reads, [row], DEFAULT_KINDS) if not skip(c.path, c.lines[0])]
+        callers = [c for c in _callers_from(grouped, owners) if not skip(c.path, c.lines[0])]
         callees = [
             c
-            for c in _callees(reads, [row], DEFAULT_KINDS)
+            for c in _callees_among(resolver, [row], refs)
             if not skip(c.definition.path, c.definition.start_line)
         ]
         for caller in callers[:limit]:
@@ -347,15 +362,38 @@ def _callers(
     within: Callable[[str], bool] | None = None,
 ) -> list[Caller]:
     names = sorted({t["name"] for t in targets})
-    wanted = {t["id"] for t in targets}
-    candidates = _definitions(reads, names)
-    refs = [
+    refs = _refs_named(reads, names, kinds, within)
+    resolver = _Resolver(reads, {r["path"] for r in refs}, _definitions(reads, names))
+    groups = _caller_groups(resolver, targets, refs)
+    return _callers_from(groups, _owners(reads, groups))
+
+
+_Groups = dict[tuple[str, str | None, str], list[_Site]]
+"""(referencing path, the definition holding the references or None, target id) -> the
+sites there."""
+
+
+def _refs_named(
+    reads: _Reads,
+    names: Sequence[str],
+    kinds: Sequence[ReferenceKind],
+    within: Callable[[str], bool] | None = None,
+) -> list[dict[str, Any]]:
+    """The references to `names` of one of `kinds`, in files `within` accepts, in the
+    table's order."""
+    return [
         r
         for r in reads.store.rows("refs", _REFERENCE_COLUMNS, where=where_in("name", names))
         if r["kind"] in kinds and (within is None or within(r["path"]))
     ]
-    resolver = _Resolver(reads, {r["path"] for r in refs}, candidates)
-    groups: dict[tuple[str, str | None, str], list[_Site]] = defaultdict(list)
+
+
+def _caller_groups(
+    resolver: _Resolver, targets: list[dict[str, Any]], refs: list[dict[str, Any]]
+) -> _Groups:
+    """`refs` that mean one of `targets`, grouped by where they are."""
+    wanted = {t["id"] for t in targets}
+    groups: _Groups = defaultdict(list)
     for ref in refs:
         for match, via in resolver.resolve(ref):
             if match["id"] not in wanted or _inside(ref, match):
@@ -363,10 +401,16 @@ def _callers(
             groups[(ref["path"], ref["from_id"], match["id"])].append(
                 (ref["line"], ref["kind"], via)
             )
-    owners = {
-        r["id"]: r
-        for r in _rows_by_id(reads, {from_id for _, from_id, _ in groups if from_id is not None})
-    }
+    return groups
+
+
+def _owners(reads: _Reads, groups: Iterable[tuple[str, str | None, str]]) -> dict[str, Any]:
+    """The definitions that hold the references of `groups`, by id."""
+    ids = {from_id for _, from_id, _ in groups if from_id is not None}
+    return {r["id"]: r for r in _rows_by_id(reads, ids)}
+
+
+def _callers_from(groups: _Groups, owners: dict[str, Any]) -> list[Caller]:
     out: list[Caller] = []
     for (path, from_id, target), sites in groups.items():
         sites.sort()
@@ -403,21 +447,43 @@ def _inside(ref: dict[str, Any], definition: dict[str, Any]) -> bool:
 def _callees(
     reads: _Reads, sources: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
 ) -> list[Callee]:
-    refs: list[dict[str, Any]] = []
-    for source in sources:
-        where = all_of(
-            where_equals("path", source["path"]),
-            where_between("line", source["start_line"], source["end_line"]),
-        )
-        refs += [
-            r
-            for r in reads.store.rows("refs", _REFERENCE_COLUMNS, where=where)
-            if r["kind"] in kinds
-        ]
+    refs = [r for inside in _refs_inside(reads, sources, kinds) for r in inside]
     if not refs:
         return []
     candidates = _definitions(reads, {r["name"] for r in refs})
     resolver = _Resolver(reads, {r["path"] for r in refs}, candidates)
+    return _callees_among(resolver, sources, refs)
+
+
+def _refs_inside(
+    reads: _Reads, sources: list[dict[str, Any]], kinds: Sequence[ReferenceKind]
+) -> list[list[dict[str, Any]]]:
+    """For each of `sources`, the references of one of `kinds` within its lines, in the
+    table's order: one query for them all."""
+    spans = sorted({(s["path"], s["start_line"], s["end_line"]) for s in sources})
+    if not spans:
+        return []
+    where = " OR ".join(
+        f"({all_of(where_equals('path', path), where_between('line', start, end))})"
+        for path, start, end in spans
+    )
+    rows = [
+        r for r in reads.store.rows("refs", _REFERENCE_COLUMNS, where=where) if r["kind"] in kinds
+    ]
+    return [
+        [
+            r
+            for r in rows
+            if r["path"] == s["path"] and s["start_line"] <= r["line"] <= s["end_line"]
+        ]
+        for s in sources
+    ]
+
+
+def _callees_among(
+    resolver: _Resolver, sources: list[dict[str, Any]], refs: list[dict[str, Any]]
+) -> list[Callee]:
+    """The definitions `refs` (the references within `sources`) mean."""
     source_ids = {s["id"] for s in sources}
     groups: dict[str, list[_Site]] = defaultdict(list)
     by_id: dict[str, dict[str, Any]] = {}
@@ -576,13 +642,21 @@ class _Resolver:
     def _names_class(self, ref: dict[str, Any], cls: str) -> bool:
         """Whether the definition (or the file's top level) that holds `ref` references
         the class `cls` by name (constructs it, types a parameter with it, imports it)."""
-        holders = self._mentions.get(cls)
-        if holders is None:
-            rows = self.reads.store.rows(
-                "refs", ["path", "from_id"], where=where_equals("name", cls)
-            )
-            holders = self._mentions[cls] = {(r["path"], r["from_id"]) for r in rows}
-        return (ref["path"], ref["from_id"]) in holders
+        self._read_mentions([cls])
+        return (ref["path"], ref["from_id"]) in self._mentions[cls]
+
+    def _read_mentions(self, classes: Iterable[str]) -> None:
+        """Who references each of `classes` by name, for those not read yet: one query
+        for them all (a method name common in the runtime, `get`, has dozens of classes'
+        definitions to check a reference against)."""
+        new = sorted({c for c in classes if c not in self._mentions})
+        if not new:
+            return
+        for cls in new:
+            self._mentions[cls] = set()
+        columns = ["path", "from_id", "name"]
+        for r in self.reads.store.rows("refs", columns, where=where_in("name", new)):
+            self._mentions[r["name"]].add((r["path"], r["from_id"]))
 
     def _returned_by(self, qualifier: str, language: str) -> frozenset[str] | None:
         """The type names a receiver that is a call's result can be (`c.Parent()`: what
@@ -683,6 +757,11 @@ class _Resolver:
             # class the file imports is no evidence (pytest's config/__init__.py imports
             # `Cache` and `Stash`, and its dicts' `get` were theirs).
             named_for = _receiver_key(qualifier)
+            self._read_mentions(
+                c["parent"].rsplit(".", 1)[-1]
+                for c in candidates
+                if c["parent"] and _receiver_key(c["parent"]) != named_for
+            )
             candidates = [
                 c
                 for c in candidates

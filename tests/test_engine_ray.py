@@ -2,10 +2,13 @@
 engine's, row for row, and stays so through an incremental run.
 
 Slow (a Ray cluster takes seconds to start); skipped only when Ray is not installed
-(`pip install 'dowse[ray]'`; CI installs it)."""
+(`pip install 'dowse[ray]'`; CI installs it). Ray is imported by the test's fixture, not
+by the module: every pytest-xdist worker collects the module, one runs the test, and
+importing Ray is some 0.7 s of CPU."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 from pathlib import Path
@@ -13,14 +16,17 @@ from typing import Any
 
 import pytest
 
-ray = pytest.importorskip("ray", reason="Ray is not installed: pip install 'dowse[ray]'")
-cluster_utils = pytest.importorskip("ray.cluster_utils")
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.engine import load_engine
+from dowse.indexer.store import Store
 
-from dowse.indexer.build import IndexConfig, build_index  # noqa: E402
-from dowse.indexer.engine import load_engine  # noqa: E402
-from dowse.indexer.store import Store  # noqa: E402
-
-pytestmark = pytest.mark.slow
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("ray") is None,
+        reason="Ray is not installed: pip install 'dowse[ray]'",
+    ),
+]
 
 TABLES = {
     "files": "path",
@@ -39,6 +45,9 @@ TABLES = {
 def cluster():
     """A head that runs nothing and two one-CPU worker nodes: every task and actor runs on
     a worker node."""
+    import ray
+    from ray import cluster_utils
+
     # The nodes' workers import what this process does: the same `dowse`, and the
     # fake embedder from conftest (tests/ is on this process's path, not a package).
     mp = pytest.MonkeyPatch()
@@ -143,4 +152,6 @@ def test_the_ray_index_is_the_local_index(cluster, example_repo, tmp_path):
     assert any(r["path"] == "shop/refunds.py" for r in b["symbols"])
     assert not any(r["path"] == "shop/payments.py" for r in b["chunks"])
     # Ray the test started is Ray the engine used: it is left running.
+    import ray
+
     assert ray.is_initialized()

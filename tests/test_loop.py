@@ -770,6 +770,23 @@ def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
     )
     assert links_of(searcher.store, spans, limit=3, lookups=searcher.lookups) == queried
     assert set(read) == {"refs"}  # definitions, files and imports are held
+    # Every definition's references in one read each way (and one for the classes a
+    # runtime method's receiver may be), not two reads per definition followed.
+    assert len(read) <= 3 < len(spans)
+
+
+def test_links_of_many_spans_are_each_spans_links_in_order(searcher):
+    from dowse.retrieval.references import links_of
+
+    symbols = searcher.store.rows("symbols", ["path", "start_line", "end_line", "qualified_name"])
+    spans = [
+        (r["path"], r["start_line"], r["end_line"], name)
+        for r in symbols[::4]  # a few of each file's: one by one, each is a few queries
+        for name in (r["qualified_name"], None)
+    ]
+    one_by_one = [link for span in spans for link in links_of(searcher.store, [span], limit=2)]
+    assert {link.relation for link in one_by_one} == {"caller", "callee"}
+    assert links_of(searcher.store, spans, limit=2) == one_by_one
 
 
 def test_held_positions_are_one_row_for_a_unique_value_else_the_rows_in_order():

@@ -17,19 +17,22 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
 from conftest import EXAMPLE, REPO
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import get_default_environment, stdio_client
 
 from dowse.indexer.build import IndexConfig
 from dowse.indexer.embed import get_embedder
 from dowse.indexer.store import WriteLock
 from dowse.retrieval.ask import estimate_tokens
 from dowse.server.app import MAX_TOKENS_LIMIT, TOOLS
+
+if TYPE_CHECKING:
+    # The SDK's client is imported where a test connects (`connect`): every pytest-xdist
+    # worker collects this module, and importing the client is about a second of CPU.
+    from mcp import ClientSession
 
 CLI = [sys.executable, "-m", "dowse"]
 
@@ -59,6 +62,9 @@ def repo(tmp_path: Path, indexed_examples) -> Path:
 async def connect(
     *roots: Path, log: Path, args: tuple[str, ...] = ()
 ) -> AsyncIterator[ClientSession]:
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import get_default_environment, stdio_client
+
     # The SDK passes only a few safe variables by default: the server must also see the
     # suite's hermetic settings and the import path of the code under test.
     passed = ("PYTHONPATH", "HF_HUB_OFFLINE")
