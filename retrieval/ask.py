@@ -1108,8 +1108,14 @@ class _Pack:
                 continue
             if len(ranges) > 1 or self._definition_span(it) != ranges[0]:
                 delivered.append((it, ranges[0] if len(ranges) > 1 else None, symbol, kind))
-        for it, wide, symbol, kind in delivered:
-            if wide is None or not self._put(it, *wide, symbol, kind, self.whole):
+        grown = [
+            wide is not None and self._put(it, *wide, symbol, kind, self.whole)
+            for it, wide, symbol, kind in delivered
+        ]
+        # Then, in the same order, an excerpt of each definition that did not fit whole:
+        # after every whole one, so that an excerpt never takes a whole one's room.
+        for (it, _, symbol, kind), done in zip(delivered, grown, strict=True):
+            if not done:
                 self._excerpt(it, symbol, kind, self.whole, own=True)
         return rest
 
