@@ -15,9 +15,13 @@ each file's chunks ranked by the question's words, closeness in meaning, the nam
 mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
 Then each delivered item grows to its whole enclosing definition, when that is small
-enough, while it still fits. The source gets the budget less the printed frame at its
-smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
-which printing trims first: `fit_result`) and less a reserve (`signature_share`);
+enough, while it still fits, and after those, a definition that did not fit whole grows
+to a focused excerpt of it (`retrieval.excerpts`: its signature, the item's lines, the
+lines carrying the question's evidence, the rest elided); an item whose own lines do not
+fit is shown as such an excerpt within `Packing.excerpt_share` of the room. The source
+gets the budget less the printed frame at its smallest (`Frame`: title cut to
+`title_chars`, summary, the files list without its evidence, which printing trims
+first: `fit_result`) and less a reserve (`signature_share`);
 blocks are costed with their reasons. The rest are listed as signatures with their
 citations: first one for each ranked file that has no block yet, in file order, then
 the others, while the whole budget allows. So a reader always learns where the
@@ -1067,7 +1071,8 @@ class _Pack:
         `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
         the first file's other next parts in their rank (those the loop evaluated too)
         within its share; then every item's own lines, in the loop's order, while they
-        fit; then each delivered item grows to its whole definition while that fits. The
+        fit; then each delivered item grows to its whole definition while that fits,
+        then to an excerpt of it (`_excerpt`) where it did not. The
         second and third files' best parts come before the first file's other next parts:
         most fixes outside Python change several files (placing all of them after cost 24
         Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
