@@ -573,9 +573,15 @@ def _line_key(symbol: Any) -> tuple[int, int]:
 
 def _ask_units(result: AskResult) -> list[Unit]:
     """`ask`'s context blocks by relevance (the full blocks come in the loop's order, so
-    a stable sort keeps it among equals)."""
+    a stable sort keeps it among equals), an excerpt as its windows."""
     blocks = sorted(result.context, key=lambda b: -b.relevance)
-    return [(b.path, b.start_line, b.end_line, b.symbol, b.form == "full") for b in blocks]
+    units: list[Unit] = []
+    for b in blocks:
+        if b.form == "excerpt":  # each window shows its lines; the elided ones show none
+            units += [(b.path, lo, hi, b.symbol, True) for lo, hi in b.windows]
+        else:
+            units.append((b.path, b.start_line, b.end_line, b.symbol, b.form == "full"))
+    return units
 
 
 def _ask_spans(tree: Path, result: AskResult) -> list[Span]:
