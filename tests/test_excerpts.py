@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import make_tree
 
-from dowse.evaluation.swebench import _ask_spans
+from dowse.evaluation.swebench import _ask_spans, _ask_units
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import (
@@ -142,6 +142,9 @@ def test_only_the_windows_count_as_shown(orders, tmp_path):
     elided = set(range(excerpt.start_line, excerpt.end_line + 1)) - set(_printed(excerpt))
     shown = {n for a, b in spans for n in range(a, b + 1)}
     assert elided and not elided & shown
+    # found_functions reads the definitions each window shows, as it does a full block's.
+    units = [u for u in _ask_units(result) if u[0] == excerpt.path]
+    assert {(a, b) for _, a, b, _, lines in units if lines} >= set(excerpt.windows)
 
 
 @pytest.mark.parametrize("budget", [256, 400, 600, 800, 1000, 1500, 2000, 4000, 20000])
