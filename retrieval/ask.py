@@ -662,6 +662,10 @@ def _place(
     return out, used + block.tokens - freed
 
 
+EXCERPT_KINDS = frozenset({"function", "method", "constructor"})
+"""The definitions shown as excerpts: one body, read from its signature down. A class's,
+an `impl`'s or a module's chunks are many behaviours, each a definition of its own; an
+excerpt of the whole would merge every block of the file into one record."""
 HEAD_LINES = 6
 """How far into an excerpt's span its signature is looked for (decorators, attributes and
 a doc comment's last lines come before it)."""
@@ -1135,13 +1139,21 @@ class _Pack:
             return h.start_line, h.end_line
         return min(h.start_line, int(sym["start_line"])), max(h.end_line, int(sym["end_line"]))
 
+    def _has_body(self, it: ContextItem) -> bool:
+        """Whether the item lies in a function's body (`EXCERPT_KINDS`)."""
+        h = it.hit
+        return any(
+            r["qualified_name"] == (h.symbol or "") and r["kind"] in EXCERPT_KINDS
+            for r in self.symbols.get(h.path, [])
+        )
+
     def _excerpt(
         self, it: ContextItem, symbol: str | None, kind: str | None, cap: int, *, own: bool = False
     ) -> bool:
         """Whether the item's definition was added as an excerpt (`_place_excerpt`): its
         signature, its own lines when `own` (they are placed already), and the lines that
         carry the question's evidence, the blocks then using at most `cap` tokens."""
-        if self.evidence is None or not self.evidence:
+        if self.evidence is None or not self.evidence or not self._has_body(it):
             return False
         evidence = self.evidence
         keep = [(it.hit.start_line, it.hit.end_line)] if own else []
@@ -1159,8 +1171,7 @@ class _Pack:
             self.entry,
             symbol=symbol,
             kind=kind,
-            # A definition's signature; a chunk outside any has none to stand for it.
-            head=span != (it.hit.start_line, it.hit.end_line) or it.hit.symbol is not None,
+            head=True,
         )
         if placed is None:
             return False
