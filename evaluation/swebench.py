@@ -573,30 +573,20 @@ def _line_key(symbol: Any) -> tuple[int, int]:
 
 def _ask_units(result: AskResult) -> list[Unit]:
     """`ask`'s context blocks by relevance (the full blocks come in the loop's order, so
-    a stable sort keeps it among equals), an excerpt as its windows."""
+    a stable sort keeps it among equals)."""
     blocks = sorted(result.context, key=lambda b: -b.relevance)
-    units: list[Unit] = []
-    for b in blocks:
-        if b.form == "excerpt":  # each window shows its lines; the elided ones show none
-            units += [(b.path, lo, hi, b.symbol, True) for lo, hi in b.windows]
-        else:
-            units.append((b.path, b.start_line, b.end_line, b.symbol, b.form == "full"))
-    return units
+    return [(b.path, b.start_line, b.end_line, b.symbol, b.form == "full") for b in blocks]
 
 
 def _ask_spans(tree: Path, result: AskResult) -> list[Span]:
-    """The lines `ask`'s context shows: a full block its range, an excerpt its windows (the
-    lines it elides are not shown), a signature block the one line it prints."""
-    spans: list[Span] = []
-    for b in result.context:
-        if b.form == "full":
-            spans.append(Span(path=b.path, start=b.start_line, end=b.end_line))
-        elif b.form == "excerpt":
-            spans += [Span(path=b.path, start=lo, end=hi) for lo, hi in b.windows]
-        else:
-            line = _signature_line(tree, b)
-            spans.append(Span(path=b.path, start=line, end=line))
-    return spans
+    """The lines `ask`'s context shows: a full block its range, a signature block the one
+    line it prints."""
+    return [
+        Span(path=b.path, start=b.start_line, end=b.end_line)
+        if b.form == "full"
+        else Span(path=b.path, start=(line := _signature_line(tree, b)), end=line)
+        for b in result.context
+    ]
 
 
 def _signature_line(tree: Path, block: ContextBlock) -> int:

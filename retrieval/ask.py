@@ -15,13 +15,9 @@ each file's chunks ranked by the question's words, closeness in meaning, the nam
 mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
 Then each delivered item grows to its whole enclosing definition, when that is small
-enough, while it still fits, and after those, a definition that did not fit whole grows
-to a focused excerpt of it (`retrieval.excerpts`: its signature, the item's lines, the
-lines carrying the question's evidence, the rest elided); an item whose own lines do not
-fit is shown as such an excerpt within `Packing.excerpt_share` of the room. The source
-gets the budget less the printed frame at its smallest (`Frame`: title cut to
-`title_chars`, summary, the files list without its evidence, which printing trims
-first: `fit_result`) and less a reserve (`signature_share`);
+enough, while it still fits. The source gets the budget less the printed frame at its
+smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
+which printing trims first: `fit_result`) and less a reserve (`signature_share`);
 blocks are costed with their reasons. The rest are listed as signatures with their
 citations: first one for each ranked file that has no block yet, in file order, then
 the others, while the whole budget allows. So a reader always learns where the
@@ -34,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
@@ -54,14 +50,6 @@ from dowse.retrieval.budget import (
     steps,
 )
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.excerpts import (
-    Evidence,
-    choose_windows,
-    excerpt_text,
-    is_marker,
-    line_scores,
-    merged,
-)
 from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
@@ -218,25 +206,6 @@ class Packing(BaseModel):
             "dev split the first file's second and third parts held changed lines more "
             "often than the second file's best blocks, outside Python less often: 1 until "
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
-        ),
-    )
-    excerpts: bool = Field(
-        default=True,
-        description=(
-            "an item whose lines do not fit whole, or whose definition does not fit whole "
-            "once the rest is placed, is shown as an excerpt of its definition "
-            "(`retrieval.excerpts`: the signature, the item's lines when placed, and the "
-            "lines that carry the question's evidence) rather than a signature line or "
-            "its chunk alone"
-        ),
-    )
-    excerpt_share: float = Field(
-        default=0.2,
-        ge=0,
-        le=1,
-        description=(
-            "the most of the room an excerpt of an item that did not fit whole takes, so "
-            "that the items after it still find room"
         ),
     )
     first_file_share: float = Field(
@@ -545,7 +514,7 @@ def _widen(
 _NOT_A_SIGNATURE = re.compile(
     r"""^(?:@|\#\[|from\s+\S+\s+import\b|import\b|\#include\b|use\s|using\s|package\s|
     require\(|(?:const|let|var)\s+\w+\s*=\s*require\(|[rbuRBU]?["']{3}|
-    (?:\#|//|/\*|\*|--)|\}|\)|\]|⋮|\s*$)""",
+    (?:\#|//|/\*|\*|--)|\}|\)|\]|\s*$)""",
     re.X,
 )
 _DEFINITION_LINE = re.compile(
@@ -619,17 +588,9 @@ def _place(
     an overlapping (or adjacent) block grows to hold both, so no line prints twice."""
     path = it.hit.path
     mine = [i for i, b in enumerate(blocks) if b.path == path]
-    if any(_holds(blocks[i], start, end) for i in mine):
+    if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
         return blocks, used  # already delivered inside a wider block
     near = [i for i in mine if _overlaps((start, end), (blocks[i].start_line, blocks[i].end_line))]
-    excerpt = next((blocks[i] for i in near if blocks[i].form == "excerpt"), None)
-    if excerpt is not None:
-        # The lines join the excerpt as one more window; they cannot reach outside it.
-        if len(near) > 1 or not excerpt.start_line <= start <= end <= excerpt.end_line:
-            return None
-        span = (excerpt.start_line, excerpt.end_line)
-        keep = [*excerpt.windows, (start, end)]
-        return _place_excerpt(blocks, searcher, it, span, keep, {}, used, whole, cost, entry)
     lo = min([start, *(blocks[i].start_line for i in near)])
     hi = max([end, *(blocks[i].end_line for i in near)])
     text = read_lines(searcher.root, path, lo, hi)
@@ -660,111 +621,6 @@ def _place(
         return [*blocks, block], used + block.tokens + listed
     out = [block if i == near[0] else b for i, b in enumerate(blocks) if i not in near[1:]]
     return out, used + block.tokens - freed
-
-
-EXCERPT_KINDS = frozenset({"function", "method", "constructor"})
-"""The definitions shown as excerpts: one body, read from its signature down. A class's,
-an `impl`'s or a module's chunks are many behaviours, each a definition of its own; an
-excerpt of the whole would merge every block of the file into one record."""
-HEAD_LINES = 6
-"""How far into an excerpt's span its signature is looked for (decorators, attributes and
-a doc comment's last lines come before it)."""
-
-
-def _shown(block: ContextBlock) -> list[tuple[int, int]]:
-    """The line ranges a block prints in full."""
-    if block.form == "excerpt":
-        return list(block.windows)
-    return [(block.start_line, block.end_line)] if block.form == "full" else []
-
-
-def _holds(block: ContextBlock, start: int, end: int) -> bool:
-    """Whether a block prints lines `start`..`end` in full already."""
-    return any(a <= start and end <= b for a, b in _shown(block))
-
-
-def _place_excerpt(
-    blocks: list[ContextBlock],
-    searcher: HybridSearcher,
-    it: ContextItem,
-    span: tuple[int, int],
-    keep: Sequence[tuple[int, int]],
-    scores: Mapping[int, float] | Callable[[Sequence[str], int], dict[int, float]],
-    used: int,
-    whole: int,
-    cost: Callable[[ContextBlock], int],
-    entry: Callable[[str], int],
-    *,
-    symbol: str | None = None,
-    kind: str | None = None,
-    head: bool = False,
-) -> tuple[list[ContextBlock], int] | None:
-    """`blocks` with lines `span` of the item's file added as an excerpt (`excerpts`): the
-    lines `keep` and the blocks inside `span` show, then windows around the lines that
-    carry evidence (`scores`, by line number, or made from the lines and the first one's
-    number), while the blocks use at most `whole` tokens; and the tokens they use. A block
-    of the file that overlaps `span` joins the excerpt, its lines kept, the span widened
-    to hold it. None when not even `keep` fits, the file cannot be read, or (with `scores`
-    to make) no line of evidence joins what is shown. `head`: the span's
-    first line that can stand for its definition (`is_signature`, past decorators and
-    comments) is kept too."""
-    path = it.hit.path
-    lo, hi = span
-    mine = [i for i, b in enumerate(blocks) if b.path == path and b.form != "signature"]
-    near: list[int] = []
-    while True:  # a block that reaches outside the span widens it, and may meet another
-        wider = [i for i in mine if _overlaps((lo, hi), (blocks[i].start_line, blocks[i].end_line))]
-        if wider == near:
-            break
-        near = wider
-        lo = min([lo, *(blocks[i].start_line for i in near)])
-        hi = max([hi, *(blocks[i].end_line for i in near)])
-    text = read_lines(searcher.root, path, lo, hi)
-    if text is None:
-        return None
-    lines = text.split("\n")
-    if len(lines) < hi - lo + 1:
-        return None  # the file is shorter than the index says: it changed
-    found = scores(lines, lo) if callable(scores) else scores
-    if head:
-        top = span[0] - lo
-        n = next((n for n, ln in enumerate(lines[top : top + HEAD_LINES]) if is_signature(ln)), 0)
-        keep = [*keep, (span[0], span[0] + n)]
-    keep = merged([*keep, *(w for i in near for w in _shown(blocks[i]))])
-    first = blocks[near[0]] if near else None
-    freed = sum(blocks[i].tokens for i in near)
-    listed = 0 if mine else entry(path)
-
-    def make(windows: list[tuple[int, int]]) -> ContextBlock:
-        whole_span = windows == [(lo, hi)]
-        block = ContextBlock(
-            path=path,
-            start_line=lo,
-            end_line=hi,
-            symbol=first.symbol if first is not None else symbol,
-            kind=first.kind if first is not None else kind,
-            relevance=first.relevance if first is not None else it.relevance,
-            reason=first.reason if first is not None else it.reason,
-            form="full" if whole_span else "excerpt",
-            text=text if whole_span else excerpt_text(lines, lo, hi, windows),
-            stale=it.hit.stale,
-            tokens=0,
-            windows=[] if whole_span else windows,
-        )
-        block.tokens = cost(block)
-        return block
-
-    def fits(windows: list[tuple[int, int]]) -> bool:
-        return used - freed + make(windows).tokens + listed <= whole
-
-    windows = choose_windows(found, lo, hi, keep, fits)
-    if (callable(scores) and windows == keep) or not fits(windows):
-        return None
-    block = make(windows)
-    out = [b for i, b in enumerate(blocks) if i not in near]
-    at = near[0] if near else len(out)
-    out.insert(at, block)
-    return out, used - freed + block.tokens + listed
 
 
 def ask(
@@ -800,8 +656,7 @@ def ask(
         room = _source_room(question, ranked.files, budget, frame or Frame())
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
-    evidence = Evidence.of(result.analysis) if packing.excerpts else None
-    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry, evidence)
+    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
@@ -815,7 +670,7 @@ def ask(
     pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))
     # Rank order: the files' order, and in a file its whole blocks before its lines.
     order = ranked.order
-    pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form == "signature"))
+    pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
     return AskResult(
         question=question,
         files=ranked.files,
@@ -1026,10 +881,8 @@ class _Pack:
         room: int,
         cost: Callable[[ContextBlock], int],
         entry: Callable[[str], int],
-        evidence: Evidence | None = None,
     ) -> None:
         self.searcher = searcher
-        self.evidence = evidence
         self.cost = cost
         self.entry = entry
         self.packing = packing
@@ -1075,8 +928,7 @@ class _Pack:
         `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
         the first file's other next parts in their rank (those the loop evaluated too)
         within its share; then every item's own lines, in the loop's order, while they
-        fit; then each delivered item grows to its whole definition while that fits,
-        then to an excerpt of it (`_excerpt`) where it did not. The
+        fit; then each delivered item grows to its whole definition while that fits. The
         second and third files' best parts come before the first file's other next parts:
         most fixes outside Python change several files (placing all of them after cost 24
         Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
@@ -1088,7 +940,7 @@ class _Pack:
         early_ids = {id(it) for it in early}
         early_used = 0  # the tokens the first file's early parts took: not the leads' share
         placed_keys: set[tuple[str, int]] = set()
-        delivered: list[tuple[ContextItem, tuple[int, int] | None, str | None, str | None]] = []
+        delivered = []
         rest: list[_Left] = []
         for it, ranges, symbol, kind in _widen([*first, *more, *items], self.symbols):
             key = (it.hit.path, it.hit.start_line)
@@ -1111,72 +963,13 @@ class _Pack:
                 if self._put(it, *ranges[0], symbol, kind, share):
                     continue
             if not self._put(it, *ranges[-1], symbol, kind, self.whole):
-                cap = self.used + math.floor(self.whole * self.packing.excerpt_share)
-                if not self._excerpt(it, symbol, kind, min(cap, self.whole)):
-                    rest.append((it, *ranges[0], symbol, kind))
+                rest.append((it, *ranges[0], symbol, kind))
                 continue
-            if len(ranges) > 1 or self._definition_span(it) != ranges[0]:
-                delivered.append((it, ranges[0] if len(ranges) > 1 else None, symbol, kind))
-        grown = [
-            wide is not None and self._put(it, *wide, symbol, kind, self.whole)
-            for it, wide, symbol, kind in delivered
-        ]
-        # Then, in the same order, an excerpt of each definition that did not fit whole:
-        # after every whole one, so that an excerpt never takes a whole one's room.
-        for (it, _, symbol, kind), done in zip(delivered, grown, strict=True):
-            if not done:
-                self._excerpt(it, symbol, kind, self.whole, own=True)
+            if len(ranges) > 1:
+                delivered.append((it, ranges[0], symbol, kind))
+        for it, (start, end), symbol, kind in delivered:
+            self._put(it, start, end, symbol, kind, self.whole)
         return rest
-
-    def _definition_span(self, it: ContextItem) -> tuple[int, int]:
-        """The lines of the item's definition (its chunk's when it has none)."""
-        h = it.hit
-        sym = next(
-            (r for r in self.symbols.get(h.path, []) if r["qualified_name"] == (h.symbol or "")),
-            None,
-        )
-        if sym is None:
-            return h.start_line, h.end_line
-        return min(h.start_line, int(sym["start_line"])), max(h.end_line, int(sym["end_line"]))
-
-    def _has_body(self, it: ContextItem) -> bool:
-        """Whether the item lies in a function's body (`EXCERPT_KINDS`)."""
-        h = it.hit
-        return any(
-            r["qualified_name"] == (h.symbol or "") and r["kind"] in EXCERPT_KINDS
-            for r in self.symbols.get(h.path, [])
-        )
-
-    def _excerpt(
-        self, it: ContextItem, symbol: str | None, kind: str | None, cap: int, *, own: bool = False
-    ) -> bool:
-        """Whether the item's definition was added as an excerpt (`_place_excerpt`): its
-        signature, its own lines when `own` (they are placed already), and the lines that
-        carry the question's evidence, the blocks then using at most `cap` tokens."""
-        if self.evidence is None or not self.evidence or not self._has_body(it):
-            return False
-        evidence = self.evidence
-        keep = [(it.hit.start_line, it.hit.end_line)] if own else []
-        span = self._definition_span(it)
-        placed = _place_excerpt(
-            self.blocks,
-            self.searcher,
-            it,
-            span,
-            keep,
-            lambda lines, first: line_scores(lines, first, evidence),
-            self.used,
-            cap,
-            self.cost,
-            self.entry,
-            symbol=symbol,
-            kind=kind,
-            head=True,
-        )
-        if placed is None:
-            return False
-        self.blocks, self.used = placed
-        return True
 
     def _next_part(
         self,
@@ -1206,7 +999,9 @@ class _Pack:
                 continue
             line, at, last, name, what = found
             if (path, at) in printed or any(
-                b.path == path and _holds(b, at, at) for b in self.blocks
+                b.path == path and b.start_line <= at <= b.end_line
+                for b in self.blocks
+                if b.form == "full"
             ):
                 continue  # that definition is already shown, in a block or on a line of its own
             block = ContextBlock(
@@ -1307,7 +1102,7 @@ def render_markdown(
     lines += ["", "## Context", ""]
     listed = {f.path: f.reason for f in shown}
     for b in result.context:
-        if b.form != "signature" and lines[-1].startswith("- "):
+        if b.form == "full" and lines[-1].startswith("- "):
             lines.append("")  # a section after signature lines' items
         lines += _block_lines(b, listed.get(b.path, ""))
     if trace:
@@ -1345,22 +1140,14 @@ def signature_block(block: ContextBlock) -> ContextBlock | None:
     first that can stand for it (`is_signature`). None: it is a line already."""
     if block.form == "signature":
         return None
-    printed = block.text.split("\n")
-    if block.form == "excerpt":  # its windows' lines, without the markers between them
-        numbers = [n for a, b in block.windows for n in range(a, b + 1)]
-        printed = [ln for ln in printed if not is_marker(ln)]
-    else:
-        numbers = list(range(block.start_line, block.start_line + len(printed)))
-    lines = [ln.strip() for ln in printed]
+    lines = [ln.strip() for ln in block.text.split("\n")]
     n = next(
         (n for n, ln in enumerate(lines) if is_signature(ln) and _DEFINITION_LINE.match(ln)),
         next((n for n, ln in enumerate(lines) if is_signature(ln)), None),
     )
     text = "" if n is None else lines[n].removesuffix("{").rstrip()[:160]
-    at = numbers[n or 0] if len(numbers) == len(lines) else block.start_line
-    cut = block.model_copy(
-        update={"form": "signature", "text": text, "start_line": at, "windows": []}
-    )
+    at = block.start_line + (n or 0)
+    cut = block.model_copy(update={"form": "signature", "text": text, "start_line": at})
     cut.end_line = max(cut.end_line, at)
     cut.tokens = _cost(cut)
     return cut
@@ -1412,9 +1199,9 @@ def block_plan(
     # file that had code still says where its definition is.
     first_of: dict[str, int] = {}
     for i, (b, _) in enumerate(blocks):
-        if b.form != "signature":
+        if b.form == "full":
             first_of.setdefault(b.path, i)
-    whole = [i for i in last_first if blocks[i][0].form != "signature"]
+    whole = [i for i in last_first if blocks[i][0].form == "full"]
     for i in whole:
         if first_of[blocks[i][0].path] == i and blocks[i][1] is not None:
             plan.append((blocks_group, i, 1))
@@ -1444,7 +1231,7 @@ def fit_result(
     # Before any whole block is cut, the signature lines go and then their files (the
     # lowest-ranked first): at a tight budget the best files' code beats a long list of
     # one-line pointers.
-    whole = {b.path for b in result.context if b.form != "signature"}
+    whole = {b.path for b in result.context if b.form == "full"}
 
     trace: list[Entry] = [(c, None) for c in result.trace]
     files: list[Entry] = [(f, slim_file(f)) for f in result.files]
@@ -1454,7 +1241,7 @@ def fit_result(
     for g in range(len(more)):
         plan += steps(3 + g, groups[3 + g], 2)
     plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
-    plan += steps(2, context, 2, only=lambda b: b.form == "signature")
+    plan += steps(2, context, 2, only=lambda b: b.form != "full")
     plan += steps(1, files, 2, only=lambda f: f.path not in whole)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
     for g in range(len(more), len(more) + len(last)):

@@ -3,15 +3,9 @@ and the files and blocks of source an answer is made of."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import InvalidQuery, UnsupportedLanguage
 from dowse.indexer.records import SymbolKind
@@ -132,30 +126,12 @@ class ContextBlock(_Cited, BaseModel):
     kind: str | None = None
     relevance: float
     reason: str
-    form: Literal["full", "excerpt", "signature"] = Field(
-        description=(
-            "full source lines; an excerpt (the lines in `windows`, each run of lines left "
-            "out printed as one `⋮ (lines A-B)` line); or only the signature and citation"
-        )
+    form: Literal["full", "signature"] = Field(
+        description="full source lines, or only the signature and citation"
     )
     text: str
     stale: bool = False
     tokens: int
-    windows: list[tuple[int, int]] = Field(
-        default_factory=list,
-        description=(
-            "an excerpt's line ranges printed in full (first and last line); the other "
-            "forms leave it empty and it is not printed"
-        ),
-    )
-
-    @model_serializer(mode="wrap")
-    def _without_empty_windows(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        # Only an excerpt has windows: the other blocks' records stay as they were.
-        data: dict[str, Any] = handler(self)
-        if not data.get("windows"):
-            data.pop("windows", None)
-        return data
 
 
 class FileResult(BaseModel):
