@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from conftest import written_before
 
-from dowse.indexer import build as build_module
 from dowse.indexer import noop, settled
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Retention, Store
@@ -98,13 +98,9 @@ def test_no_noop_answer_while_a_file_is_racy(racy, fake_embedder):
     _indexes_the_edit(racy, fake_embedder)
 
 
-def test_a_file_found_safely_old_is_recorded_so_and_the_quick_paths_return(
-    racy, fake_embedder, monkeypatch
-):
-    # Every stat now older than RACY_NS before the walk: the run reads the file again,
-    # finds it the same, and records its row as safe.
-    monkeypatch.setattr(build_module, "RACY_NS", 0)
-    assert _index(racy, fake_embedder).parsed == 0
+def test_once_the_file_is_safely_old_the_quick_paths_return(racy, fake_embedder):
+    written_before(racy / "shop" / "pricing.py")
+    assert _index(racy, fake_embedder).parsed == 0  # read again, its row no longer racy
     _index(racy, fake_embedder)  # the settled record
     _index(racy, fake_embedder)  # answered from it: the no-op record
     assert _answer(racy) is not None
