@@ -6,6 +6,7 @@ settled record, after a no-op record), as git does for its "racily clean" entrie
 from __future__ import annotations
 
 import os
+import time
 from datetime import timedelta
 from pathlib import Path
 
@@ -37,10 +38,13 @@ def _names(repo: Path) -> set[str]:
 
 
 def _write_fresh(repo: Path) -> Path:
-    """shop/pricing.py with a new function, written now: the next run reads it within
-    its timestamp tick."""
+    """shop/pricing.py with a new function, written now and dated an hour ahead: within
+    `RACY_NS` of every run's walk however slow the machine, as a file just written is to
+    a run that reads it at once."""
     target = repo / "shop" / "pricing.py"
     target.write_text(target.read_text() + "\n\ndef alpha_one() -> int:\n    return 1\n")
+    ahead = time.time_ns() + 3600 * 10**9
+    os.utime(target, ns=(ahead, ahead))
     return target
 
 
