@@ -376,7 +376,7 @@ class _Run:
             root=os.path.realpath(self.root),
             header_language=header_language(e.path for e in walked.result.files),
         )
-        read_stat: dict[str, tuple[int, int]] = {}
+        read_stat: dict[str, tuple[int, int, str]] = {}  # size, mtime_ns, row hash
         batch: list[FileOutcome] = []
         held = 0
         walked_stat = {j.path: (j.size, j.mtime_ns) for j in todo}
