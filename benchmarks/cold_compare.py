@@ -4,6 +4,10 @@ Usage:
     python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] -- ARGS...
     python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] --serve ROOT
 
+`{side}` in ARGS stands for the checkout's side, `before` or `after` (`index
+DIR/{side}/django`): each side its own copy of a tree, where a run's records name the code
+that wrote them (`idle.json` does) and the other side's runs would rewrite them.
+
 Each checkout is a directory holding `dowse` (its PYTHONPATH); each keeps its bytecode in
 a cache of its own under the system's temporary directory. One run of each, before then
 after, `--runs` times (after one round that is not counted, to fill the bytecode and page
@@ -74,7 +78,8 @@ def main() -> None:
         for name, checkout in sides.items():
             os.environ["PYTHONPATH"] = str(checkout)
             os.environ["PYTHONPYCACHEPREFIX"] = str(cache / name)
-            got = _serve_once(opts.serve.resolve()) if opts.serve else _command(opts.args)
+            args = [a.replace("{side}", name) for a in opts.args]
+            got = _serve_once(opts.serve.resolve()) if opts.serve else _command(args)
             if n:
                 results[name].append(got)
     what = f"serve {opts.serve}" if opts.serve else " ".join(opts.args)

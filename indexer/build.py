@@ -1,8 +1,12 @@
 """`dowse index`: walk → read → parse → chunk → store → embed, incrementally.
 
 Invariants:
-- A file whose size and mtime match the snapshot is not read; one whose content hash
-  matches is not parsed; a chunk or file summary whose text was embedded before (by
+- A file whose size and mtime match the snapshot is not read, unless its row is racy
+  (`_RACY`: its mtime was within `RACY_NS` of the walk of the run that read it, so an
+  edit within the same timestamp tick would not show in its stat): that one is read
+  again by every run, and its row marked so, until a run finds its mtime safely older
+  than its walk (git's "racily clean" entries). One whose content hash matches is not
+  parsed; a chunk or file summary whose text was embedded before (by
   hash, in any snapshot) is not embedded again; a renamed file takes its vectors along.
 - Embed scope: "all" gives every chunk, every file summary and every definition
   outside tests and examples a vector; "files" only the file summaries and those
@@ -77,6 +81,7 @@ from dowse.indexer.store import (
 )
 from dowse.indexer.summary import DEFINITION_KINDS, definition_text
 from dowse.indexer.walk import WalkConfig, WalkResult, walk
+from dowse.indexer.walked import RACY_NS
 from dowse.indexer.walked import record as record_walk
 from dowse.indexer.walked import unchanged as tree_unchanged
 from dowse.languages import (
@@ -128,6 +133,26 @@ class Batches:
     scan, benchmarks/RESULTS.md). Whether an ANN index wins below 50k is not measured."""
 
 
+_RACY = "racy:"
+"""The prefix of a `files` row's hash when the file's mtime was not safely older than the
+walk of the run that read it (at or after `RACY_NS` before the walk began, which is
+before the read): the file could have changed again within its timestamp tick without
+its size or mtime showing it. The next run reads such a file again whatever its stat, and
+parses it only when its content hash differs. The stat columns stay the file's own: what
+compares them (`changed_since`, the stale-file check of the answers) is not misled."""
+
+
+def _racy_hash(digest: str, mtime_ns: int, since_ns: int) -> str:
+    """`digest` as a `files` row of a file read with mtime `mtime_ns` holds it, in a run
+    whose racy stats are those at `since_ns` or later."""
+    return _RACY + digest if mtime_ns >= since_ns else digest
+
+
+def _content_hash(row_hash: str) -> str:
+    """The content hash a `files` row's hash holds (`_RACY`)."""
+    return row_hash.removeprefix(_RACY)
+
+
 def _embed_priority(path: str) -> int:
     """0 source, 1 docs and other text, 2 tests: the order in which chunks are embedded."""
     if is_test_path(path):
@@ -173,6 +198,11 @@ class _Walked:
     rescan: bool
     """The snapshot's text was stored under other rules: every file is read again."""
 
+    @property
+    def racy_since(self) -> int:
+        """A file read this run with an mtime at this or later is racy (`_RACY`)."""
+        return self.result.started_ns - RACY_NS
+
 
 @dataclass(frozen=True)
 class _Parsed:
@@ -189,7 +219,7 @@ class _Read:
     """The per-file phases' finding: each walked file is in exactly one list."""
 
     unchanged: list[str] = field(default_factory=list)
-    """Same stat as in the snapshot: not read."""
+    """Same stat as in the snapshot: not read (or read being racy, and the same row)."""
     touched_paths: list[str] = field(default_factory=list)
     """Read, same content: only the stat changes."""
     touched: list[dict[str, Any]] = field(default_factory=list)
@@ -318,7 +348,12 @@ class _Run:
             o = walked.old.get(e.path)
             if walked.rescan or no_refs:
                 o = None
-            if o and o["size"] == e.size and o["mtime_ns"] == e.mtime_ns:
+            if (
+                o
+                and o["size"] == e.size
+                and o["mtime_ns"] == e.mtime_ns
+                and not o["hash"].startswith(_RACY)
+            ):
                 read.unchanged.append(e.path)
             elif language_for(e.path) is None:
                 read.skipped.append(SkippedFile(path=e.path, reason="not a known text file type"))
@@ -329,7 +364,7 @@ class _Run:
                         str(e.abspath),
                         e.size,
                         e.mtime_ns,
-                        o["hash"] if o else None,
+                        _content_hash(o["hash"]) if o else None,
                         dev=e.dev,
                         ino=e.ino,
                     )
@@ -341,10 +376,11 @@ class _Run:
             root=os.path.realpath(self.root),
             header_language=header_language(e.path for e in walked.result.files),
         )
-        read_stat: dict[str, tuple[int, int]] = {}
+        read_stat: dict[str, tuple[int, int, str]] = {}  # size, mtime_ns, row hash
         batch: list[FileOutcome] = []
         held = 0
         walked_stat = {j.path: (j.size, j.mtime_ns) for j in todo}
+        racy_since = walked.racy_since
         for out in self.engine.extract(
             todo,
             extract_cfg,
@@ -356,8 +392,13 @@ class _Run:
             if out.skipped:
                 read.skipped.append(SkippedFile(path=out.path, reason=out.skipped))
             elif out.touched:
-                read.touched_paths.append(out.path)
-                read_stat[out.path] = (out.size, out.mtime_ns)
+                row = (out.size, out.mtime_ns, _racy_hash(out.hash, out.mtime_ns, racy_since))
+                o = walked.old[out.path]
+                if row == (o["size"], o["mtime_ns"], o["hash"]):
+                    read.unchanged.append(out.path)  # a racy file read again: as it was
+                else:
+                    read.touched_paths.append(out.path)
+                    read_stat[out.path] = row
             else:
                 batch.append(out)
                 held += len(out.symbols) + len(out.chunks) + len(out.references)
@@ -371,7 +412,7 @@ class _Run:
             # The stat of what was read, not the walk's: a write in between must leave
             # the file looking changed to the next run.
             read.touched = [
-                {**r, "size": read_stat[r["path"]][0], "mtime_ns": read_stat[r["path"]][1]}
+                {**r, **dict(zip(("size", "mtime_ns", "hash"), read_stat[r["path"]], strict=True))}
                 for r in rows
             ]
         # The batches' writes are counted as "write", not "parse".
@@ -389,7 +430,11 @@ class _Run:
         indexed = [o.path for o in batch if o.path in walked.old]  # no rows for new files
         for name in ("symbols", "chunks", "imports", "refs", "vectors", "file_vectors", "files"):
             self.store.delete_paths(name, indexed)
-        self.store.add("files", [o.file for o in batch])
+        since = walked.racy_since
+        self.store.add(
+            "files",
+            [{**o.file, "hash": _racy_hash(o.hash, o.mtime_ns, since)} for o in batch],
+        )
         self.store.add("symbols", [s for o in batch for s in o.symbols])
         self.store.add("refs", [r for o in batch for r in o.references])
         chunk_rows = [c for o in batch for c in o.chunks]
@@ -471,6 +516,10 @@ class _Run:
         old = walked.old
         done = self._stats(len(old), plan.stats, embedded=0, reused=0)
         self._record_walk(walked)
+        if any(r["hash"].startswith(_RACY) for r in old.values()):
+            # The settled and no-op records answer by stat alone: a racy file must be
+            # read again, by a run that opens the index, until it is safely old.
+            return done
         settled.record(
             self.store.index_dir,
             self.store.manifest,
@@ -555,7 +604,7 @@ class _Run:
         self, parsed: list[_Parsed], deleted: list[str], old: dict[str, dict[str, Any]]
     ) -> dict[str, str]:
         """new path -> deleted path with the same content."""
-        by_hash = {old[p]["hash"]: p for p in deleted}
+        by_hash = {_content_hash(old[p]["hash"]): p for p in deleted}
         return {p.path: by_hash[p.hash] for p in parsed if p.hash in by_hash}
 
     # -- writing -----------------------------------------------------------------------

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -357,8 +358,19 @@ def git(root: Path, *args: str, day: int = 1) -> str:
     ).stdout
 
 
+def written_before(*paths: Path) -> None:
+    """Date each file's mtime 10 s back, as if written before the test's runs: a file
+    written just now is racy (every run reads it again until its mtime is safely older
+    than the run, and keeps no settled or no-op record meanwhile: `indexer.build._RACY`),
+    which a test of something else should not depend on."""
+    ns = time.time_ns() - 10_000_000_000
+    for path in paths:
+        os.utime(path, ns=(ns, ns))
+
+
 def commit_files(root: Path, files: dict[str, str | None], message: str, day: int = 1) -> str:
-    """Write the files (None deletes one), commit everything with `git`; the commit's id."""
+    """Write the files (None deletes one; the others `written_before` the test's runs),
+    commit everything with `git`; the commit's id."""
     for path, text in files.items():
         target = root / path
         if text is None:
@@ -366,6 +378,7 @@ def commit_files(root: Path, files: dict[str, str | None], message: str, day: in
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(text)
+            written_before(target)
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", message, day=day)
     return git(root, "rev-parse", "HEAD").strip()

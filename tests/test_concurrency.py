@@ -7,6 +7,8 @@ import sys
 import time
 from pathlib import Path
 
+from conftest import written_before
+
 from dowse.indexer.store import Store
 from dowse.retrieval.hybrid import HybridSearcher
 
@@ -19,6 +21,8 @@ def _write_tree(root: Path, n: int, tag: str) -> None:
             f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
             f'    """Handle request {i}."""\n    return request.get("{tag}{i}")\n'
         )
+    # Not racy: indexes of the tree built at other moments hold the same rows.
+    written_before(*(root / f"mod{i}.py" for i in range(n)))
 
 
 def test_readers_see_a_whole_snapshot_while_a_writer_works(tmp_path):

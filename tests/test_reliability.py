@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import load_benchmark
+from conftest import load_benchmark, written_before
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chunk import _check_cover
@@ -265,6 +265,8 @@ def _modules(root: Path, n: int, tag: str, body_lines: int = 3) -> None:
             f'"""Module {i}."""\n\n\ndef handler_{tag}_{i}(request):\n'
             f'    """Handle request {i}."""\n{body}    return request\n'
         )
+    # Not racy: indexes of the tree built at other moments hold the same rows.
+    written_before(*(root / f"mod{i}.py" for i in range(n)))
 
 
 def _model_stand_in() -> Any:
