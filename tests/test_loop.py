@@ -1457,3 +1457,129 @@ def test_a_shell_script_ranks_like_support_in_a_rust_project(tmp_path, fake_embe
 
     searched = s.search(question, SearchOptions(grain="file", limit=5))
     assert [h.path for h in searched][:2] == ["src/input.rs", "diagnostics/info.sh"]
+
+
+# Each: a name two files define, the file whose code uses it, the files of the definition
+# it imports (`IndexLookups.reached_from`: its imports resolved, or its own package).
+_IMPORTED_GAPS = {
+    "rust": (
+        {
+            "Cargo.toml": '[package]\nname = "app"\n',
+            "src/lib.rs": "pub mod app;\npub mod legacy;\npub mod render;\n",
+            "src/render.rs": "pub struct Style {\n    pub width: u32,\n}\n",
+            "src/legacy.rs": "pub struct Style {\n    pub old: u32,\n}\n",
+            "src/app.rs": (
+                "use crate::render::Style;\n\npub fn run() -> Style {\n    Style { width: 1 }\n}\n"
+            ),
+        },
+        "Style",
+        "src/app.rs",
+        ["src/render.rs"],
+    ),
+    "go": (
+        {
+            "go.mod": "module example.com/app\n\ngo 1.21\n",
+            "render/style.go": "package render\n\ntype Style struct {\n\tWidth int\n}\n",
+            "legacy/style.go": "package legacy\n\ntype Style struct {\n\tOld int\n}\n",
+            "cmd/run.go": (
+                'package main\n\nimport "example.com/app/render"\n\n'
+                "func run() render.Style {\n\treturn render.Style{Width: 1}\n}\n"
+            ),
+        },
+        "Style",
+        "cmd/run.go",
+        ["render/style.go"],
+    ),
+    "java": (
+        {
+            "src/main/java/com/x/render/Style.java": (
+                "package com.x.render;\n\npublic class Style {\n    int width;\n}\n"
+            ),
+            "src/main/java/com/x/legacy/Style.java": (
+                "package com.x.legacy;\n\npublic class Style {\n    int old;\n}\n"
+            ),
+            "src/main/java/com/x/app/App.java": (
+                "package com.x.app;\n\nimport com.x.render.Style;\n\n"
+                "class App {\n    Style run() {\n        return new Style();\n    }\n}\n"
+            ),
+        },
+        "Style",
+        "src/main/java/com/x/app/App.java",
+        ["src/main/java/com/x/render/Style.java"],
+    ),
+    "c": (
+        {
+            "lib/render.h": "int style_width(int n);\n",
+            "lib/render.c": '#include "render.h"\n\nint style_width(int n) {\n    return n;\n}\n',
+            "legacy/old.c": "int style_width(int n) {\n    return n * 2;\n}\n",
+            "lib/app.c": '#include "render.h"\n\nint run(void) {\n    return style_width(1);\n}\n',
+        },
+        "style_width",
+        "lib/app.c",
+        ["lib/render.c", "lib/render.h"],
+    ),
+    "javascript": (
+        {
+            "src/render.js": "export function styleOf(n) {\n  return n;\n}\n",
+            "src/legacy.js": "export function styleOf(n) {\n  return n * 2;\n}\n",
+            "src/app.js": (
+                "import { styleOf } from './render.js';\n\n"
+                "export function run() {\n  return styleOf(1);\n}\n"
+            ),
+        },
+        "styleOf",
+        "src/app.js",
+        ["src/render.js"],
+    ),
+    "python": (
+        {
+            "pkg/__init__.py": "",
+            "pkg/render.py": "def style_of(n):\n    return n\n",
+            "pkg/legacy.py": "def style_of(n):\n    return n * 2\n",
+            "pkg/app.py": (
+                "from pkg.render import style_of\n\n\ndef run():\n    return style_of(1)\n"
+            ),
+        },
+        "style_of",
+        "pkg/app.py",
+        ["pkg/render.py"],
+    ),
+}
+
+
+@pytest.mark.parametrize("language", sorted(_IMPORTED_GAPS))
+def test_a_gap_defined_in_several_files_is_looked_up_where_its_user_imports_it_from(
+    tmp_path, fake_embedder, language
+):
+    from dowse.retrieval.loop import _gap_definitions
+
+    files, name, user, expected = _IMPORTED_GAPS[language]
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    build_index(tmp_path, embedder=fake_embedder, config=IndexConfig(embed=False))
+    lookups = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder).lookups
+    everywhere = {r["path"] for r in lookups.symbols_named([name])}
+    assert len(everywhere - set(expected)) >= 1  # defined elsewhere too
+
+    rows, imported = _gap_definitions(lookups, [name], {name.lower(): {user}}, 50)
+    assert sorted({r["path"] for r in rows}) == expected
+    assert {path for path, _ in imported} == set(expected)
+    # Code that imports none of them gets every definition, as before.
+    rows, imported = _gap_definitions(lookups, [name], {name.lower(): {"elsewhere.txt"}}, 50)
+    assert {r["path"] for r in rows} == everywhere and not imported
+
+
+def test_a_gap_looked_up_through_an_import_says_so(tmp_path, fake_embedder):
+    for path, text in _IMPORTED_GAPS["python"][0].items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    # One candidate a cycle: `run` first, then what its gap's look-up brings.
+    config = LoopConfig(stop_hits=50, per_cycle=1, per_file=1)
+    result = run_loop(s, "run() returns the wrong value", config=config)
+    assert "style_of" in result.trace[1].targeted
+    found = {it.hit.path: it.reason for it in result.items if it.hit.symbol == "style_of"}
+    assert "defines a name" not in found.get("pkg/legacy.py", "")  # not looked up
+    assert "defines a name relevant code imports from its file" in found["pkg/render.py"]
