@@ -462,14 +462,20 @@ class IndexLookups:
             return []
         return _take(data, rows).to_pylist()  # type: ignore[no-any-return]
 
-    def symbols_named(self, names: Iterable[str], limit: int | None = 50) -> list[dict[str, Any]]:
+    def symbols_named(
+        self,
+        names: Iterable[str],
+        limit: int | None = 50,
+        columns: Sequence[str] = SYMBOL_COLUMNS,
+    ) -> list[dict[str, Any]]:
         """The definitions of `names` (any case), at most `limit` (None: all), the rarest
         names' first: a task naming `_print_SingularityFunction` (3 definitions) beside
-        `expr` (62) and `_print_Pow` (24) keeps the three that say where."""
+        `expr` (62) and `_print_Pow` (24) keeps the three that say where. `columns`: of
+        the held symbols' (`HELD_COLUMNS`), at least `SYMBOL_COLUMNS`."""
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        rows = self.rows_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
+        rows = self.rows_in("symbols", columns, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
         rows.sort(
             key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"], r["start_line"])

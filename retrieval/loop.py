@@ -42,12 +42,12 @@ from dowse.retrieval.evaluate import (
 )
 from dowse.retrieval.grains import chunk_hit, to_hits
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
-from dowse.retrieval.lookups import IndexLookups
+from dowse.retrieval.lookups import SYMBOL_COLUMNS, IndexLookups
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.project import project_names
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import Hit, SearchOptions
-from dowse.retrieval.references import Link, links_of
+from dowse.retrieval.references import MEMBER_KINDS, Link, links_of
 from dowse.tokens import tokenize
 
 __all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "RefineLimits", "run_loop"]
@@ -505,13 +505,19 @@ def _gap_definitions(
     the (path, start line) of those chosen through imports: of a name defined in several
     files, those in the files the code naming it can reach (`sources`, by lower-case
     name: the files themselves, what their imports resolve to, their package;
-    `IndexLookups.reached_from`), when any is; all of them otherwise."""
+    `IndexLookups.reached_from`), when any is; all of them otherwise. A name some type
+    defines as a member (`Controller::new`, `x.run()`) is reached through a value of the
+    type, not an import: all of its definitions stay."""
     by_name: dict[str, list[dict[str, Any]]] = {}
-    for row in lookups.symbols_named(names, limit=None):
+    for row in lookups.symbols_named(names, limit=None, columns=[*SYMBOL_COLUMNS, "kind"]):
         by_name.setdefault(row["name_lower"], []).append(row)
     imported: set[tuple[str, int]] = set()
     for name, rows in by_name.items():
-        if len({r["path"] for r in rows}) < 2 or not sources.get(name):
+        if (
+            len({r["path"] for r in rows}) < 2
+            or not sources.get(name)
+            or any(r["kind"] in MEMBER_KINDS for r in rows)
+        ):
             continue
         reached = lookups.reached_from(sources[name])
         near = [r for r in rows if r["path"] in reached]

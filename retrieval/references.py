@@ -70,6 +70,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFINITION_COLUMNS",
+    "MEMBER_KINDS",
     "Callee",
     "Caller",
     "DefinitionRef",
@@ -92,7 +93,9 @@ _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 """Languages whose files call each other's definitions."""
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 _IMPORTS_NEEDED = frozenset({"python", "javascript", "rust"})
-_MEMBERS = frozenset({"method", "constructor", "field"})
+MEMBER_KINDS = frozenset({"method", "constructor", "field"})
+"""The kinds of definition that belong to a type: reached through a value of it, never
+imported by name."""
 _IMPORTS_FILES = frozenset({"go", "c"})
 """Languages whose imports name a package or a file only, never a definition."""
 DEFINITION_COLUMNS = [
@@ -627,7 +630,7 @@ class _Resolver:
             ]
         if not qualifier and language in _IMPORTS_NEEDED:
             # A bare name there never means a method: `open()` in a class with `open`.
-            candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
+            candidates = [c for c in candidates if c["kind"] not in MEMBER_KINDS]
         if ref["kind"] == "import" and language in _IMPORTS_FILES:
             # `import ".../keepalive"`, `#include "store.h"`: a package or a file, never
             # the method `keepalive` nor the function `store`.
@@ -694,9 +697,9 @@ class _Resolver:
                 return []
         if receiver and head not in self.modules.get(path, set()):
             if language in ("python", "rust", "go"):
-                same = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
+                same = [c for c in same if c["parent"] or c["kind"] in MEMBER_KINDS]
             if language == "python":
-                candidates = [c for c in candidates if c["parent"] or c["kind"] in _MEMBERS]
+                candidates = [c for c in candidates if c["parent"] or c["kind"] in MEMBER_KINDS]
         imported = self.imported.get(path, set())
         hit = [c for c in candidates if c["path"] in imported]
         if hit:

@@ -1570,6 +1570,30 @@ def test_a_gap_defined_in_several_files_is_looked_up_where_its_user_imports_it_f
     assert {r["path"] for r in rows} == everywhere and not imported
 
 
+def test_a_gap_some_type_defines_as_a_member_keeps_every_definition(tmp_path, fake_embedder):
+    from dowse.retrieval.loop import _gap_definitions
+
+    files = {
+        "src/lib.rs": "pub mod app;\npub mod legacy;\npub mod render;\n",
+        "src/render.rs": (
+            "pub struct Style;\n\nimpl Style {\n"
+            "    pub fn new() -> Self {\n        Style\n    }\n}\n"
+        ),
+        "src/legacy.rs": (
+            "pub struct Old;\n\nimpl Old {\n    pub fn new() -> Self {\n        Old\n    }\n}\n"
+        ),
+        "src/app.rs": "use crate::render::Style;\n\npub fn run() -> Style {\n    Style::new()\n}\n",
+    }
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    build_index(tmp_path, embedder=fake_embedder, config=IndexConfig(embed=False))
+    lookups = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder).lookups
+    # `new` is reached through a value of its type: the import names the type, not `new`.
+    rows, imported = _gap_definitions(lookups, ["new"], {"new": {"src/app.rs"}}, 50)
+    assert {r["path"] for r in rows} == {"src/render.rs", "src/legacy.rs"} and not imported
+
+
 def test_a_gap_looked_up_through_an_import_says_so(tmp_path, fake_embedder):
     for path, text in _IMPORTED_GAPS["python"][0].items():
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
