@@ -127,7 +127,6 @@ class Features:
     linked: bool = False  # a caller or callee of a high-relevance hit (`loop` REFINE)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
-    imported: bool = False  # a gap's definition chosen among several by the code's imports
     literal: float = 0.0  # holds a flag or message the task quotes (1 over the files holding it)
     role: str = ""  # what a test-like file is ("a test", "generated code", ...) when `test`
     id_hit: list[str] = field(default_factory=list)
@@ -298,7 +297,6 @@ class OfflineEvaluator:
                     linked="caller" in s or "callee" in s,
                     summary=_ramp(s.get("file_cosine", 0.0), 0.2, 0.6),
                     raised="raised" in s,
-                    imported="imported" in s,
                     literal=s.get("literal", 0.0),
                     role=role or "",
                     id_hit=id_hit,
@@ -322,11 +320,7 @@ class OfflineEvaluator:
         if f.symbol:
             reasons.append("defines a name the task mentions")
         if f.gap:
-            reasons.append(
-                "defines a name relevant code imports from its file"
-                if f.imported
-                else "defines a name relevant code uses"
-            )
+            reasons.append("defines a name relevant code uses")
         if f.linked:
             reasons.append("calls or is called by relevant code")
         if f.raised:

@@ -10,7 +10,6 @@ the definitions, files' languages and imports that following references reads
 from __future__ import annotations
 
 import os
-import posixpath
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -28,7 +27,6 @@ from dowse.retrieval.references import DEFINITION_COLUMNS
 
 __all__ = [
     "CHUNK_COLUMNS",
-    "PACKAGE_LANGUAGES",
     "SYMBOL_COLUMNS",
     "IndexLookups",
     "by_file_name",
@@ -58,8 +56,6 @@ KEYED = (
     ("imports", "path"),
 )
 """The (table, column) pairs the look-ups find held rows by (`rows_in`)."""
-PACKAGE_LANGUAGES = frozenset({"go", "java", "kotlin", "scala", "csharp"})
-"""Languages whose files see the definitions of their own package (directory) unimported."""
 MEMORY_ROWS = 100_000
 """Tables of up to this many rows are held in memory (django's 20k chunks with their
 text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
@@ -462,45 +458,19 @@ class IndexLookups:
             return []
         return _take(data, rows).to_pylist()  # type: ignore[no-any-return]
 
-    def symbols_named(
-        self,
-        names: Iterable[str],
-        limit: int | None = 50,
-        columns: Sequence[str] = SYMBOL_COLUMNS,
-    ) -> list[dict[str, Any]]:
-        """The definitions of `names` (any case), at most `limit` (None: all), the rarest
-        names' first: a task naming `_print_SingularityFunction` (3 definitions) beside
-        `expr` (62) and `_print_Pow` (24) keeps the three that say where. `columns`: of
-        the held symbols' (`HELD_COLUMNS`), at least `SYMBOL_COLUMNS`."""
+    def symbols_named(self, names: Iterable[str], limit: int = 50) -> list[dict[str, Any]]:
+        """The definitions of `names` (any case), at most `limit`, the rarest names'
+        first: a task naming `_print_SingularityFunction` (3 definitions) beside `expr`
+        (62) and `_print_Pow` (24) keeps the three that say where."""
         lowered = sorted({n.lower() for n in names if n})
         if not lowered:
             return []
-        rows = self.rows_in("symbols", columns, "name_lower", lowered)
+        rows = self.rows_in("symbols", SYMBOL_COLUMNS, "name_lower", lowered)
         defined = Counter(r["name_lower"] for r in rows)
         rows.sort(
             key=lambda r: (defined[r["name_lower"]], r["name_lower"], r["path"], r["start_line"])
         )
         return rows[:limit]
-
-    def reached_from(self, paths: Iterable[str]) -> set[str]:
-        """The files whose definitions the code of `paths` can name: each file itself,
-        the indexed files its imports resolve to (`indexer.resolve`: a Rust `use` or
-        `mod`, a Java or Go import, a C `#include` with its implementation, a Python or
-        JavaScript import) and, where a package needs no import (`PACKAGE_LANGUAGES`),
-        the files of its own directory."""
-        wanted = set(paths)
-        reached = set(wanted)
-        for row in self.rows_in("imports", ["path", "resolved"], "path", wanted):
-            if row["resolved"] is not None:
-                reached.add(row["resolved"])
-        packages = {posixpath.dirname(p) for p in wanted if language_for(p) in PACKAGE_LANGUAGES}
-        if packages:
-            reached.update(
-                p
-                for p in self.file_stats()
-                if posixpath.dirname(p) in packages and language_for(p) in PACKAGE_LANGUAGES
-            )
-        return reached
 
     def definitions_of(self, names: Iterable[str]) -> list[dict[str, Any]]:
         """Where each of `names` (its exact case) is defined: name, qualified name, path

@@ -24,7 +24,7 @@ Every cycle is recorded in the trace, so a caller can see why the loop stopped.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,12 +42,11 @@ from dowse.retrieval.evaluate import (
 )
 from dowse.retrieval.grains import chunk_hit, to_hits
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
-from dowse.retrieval.lookups import SYMBOL_COLUMNS, IndexLookups
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.project import project_names
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import Hit, SearchOptions
-from dowse.retrieval.references import MEMBER_KINDS, Link, links_of
+from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
 
 __all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "RefineLimits", "run_loop"]
@@ -60,11 +59,6 @@ class RefineLimits(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     gaps: int = Field(default=8, gt=0, description="missing-context names looked up a cycle")
-    gap_definitions: int = Field(
-        default=50,
-        gt=0,
-        description="definitions of the looked-up names a cycle adds, the rarest names' first",
-    )
     keywords: int = Field(
         default=8, gt=0, description="distinctive identifiers of high hits added as keywords"
     )
@@ -242,7 +236,6 @@ class _Loop:
         self.targeted: list[str] = []
         self.trace: list[Cycle] = []
         self.pending_gaps: list[str] = []
-        self.gap_sources: dict[str, set[str]] = {}  # gap name (lower case) -> files using it
         self.resolved: set[str] = set()  # gap names whose definitions were looked up
         self.memo: dict[str, Any] = {}  # the searcher's work that depends on the task text alone
         self.definitions: dict[str, list[Spot]] = {}  # name -> where defined, so far
@@ -290,22 +283,17 @@ class _Loop:
             : self.config.refine.gaps
         ]
         self.targeted += looked_up
-        gap_symbols, imported = _gap_definitions(
-            self.searcher.lookups, looked_up, self.gap_sources, self.config.refine.gap_definitions
-        )
+        gap_symbols = self.searcher.lookups.symbols_named(looked_up)
         gap_rows = self.searcher.lookups.definition_chunks(gap_symbols)
         for sym in gap_symbols:
             row = gap_rows.get((sym["path"], sym["start_line"]))
             if row is None or not keep(row["path"]):
                 continue
             self.resolved.add(sym["name"])
-            signals = {"gap": 1.0}
-            if (sym["path"], sym["start_line"]) in imported:
-                signals["imported"] = 1.0
             if row["id"] in cands:
-                cands[row["id"]].signals.update(signals)
+                cands[row["id"]].signals["gap"] = 1.0
             else:
-                cands[row["id"]] = Candidate(row, signals, score=0.0)
+                cands[row["id"]] = Candidate(row, {"gap": 1.0}, score=0.0)
         linked = _add_links(self.searcher, self.links, keep, cands)
         return cands, looked_up, linked
 
@@ -373,15 +361,15 @@ class _Loop:
                 self.excluded.append(path)
         ranked_items = sorted(self.items.values(), key=lambda it: -it.relevance)
         high = [it for it in ranked_items if it.relevance >= config.high]
-        gaps: list[str] = []
-        for it in ranked_items[:10]:
-            if it.relevance < 0.5:
-                continue
-            for g in it.missing_context:
-                if g not in self.resolved:
-                    gaps.append(g)
-                    self.gap_sources.setdefault(g.lower(), set()).add(it.hit.path)
-        gaps = list(dict.fromkeys(gaps))
+        gaps = list(
+            dict.fromkeys(
+                g
+                for it in ranked_items[:10]
+                if it.relevance >= 0.5
+                for g in it.missing_context
+                if g not in self.resolved
+            )
+        )
         critical = _critical_gaps(self.analysis, self.items)
         cycle.gaps, cycle.critical_gaps, cycle.high_hits = gaps, critical, len(high)
         self.trace.append(cycle)
@@ -493,39 +481,6 @@ def _shown(items: dict[str, ContextItem], path: str, line: int) -> bool:
         it.hit.path == path and it.hit.start_line <= line <= it.hit.end_line
         for it in items.values()
     )
-
-
-def _gap_definitions(
-    lookups: IndexLookups,
-    names: Sequence[str],
-    sources: Mapping[str, Collection[str]],
-    limit: int,
-) -> tuple[list[dict[str, Any]], set[tuple[str, int]]]:
-    """The definitions of the gap `names`, at most `limit`, the rarest names' first, and
-    the (path, start line) of those chosen through imports: of a name defined in several
-    files, those in the files the code naming it can reach (`sources`, by lower-case
-    name: the files themselves, what their imports resolve to, their package;
-    `IndexLookups.reached_from`), when any is; all of them otherwise. A name some type
-    defines as a member (`Controller::new`, `x.run()`) is reached through a value of the
-    type, not an import: all of its definitions stay."""
-    by_name: dict[str, list[dict[str, Any]]] = {}
-    for row in lookups.symbols_named(names, limit=None, columns=[*SYMBOL_COLUMNS, "kind"]):
-        by_name.setdefault(row["name_lower"], []).append(row)
-    imported: set[tuple[str, int]] = set()
-    for name, rows in by_name.items():
-        if (
-            len({r["path"] for r in rows}) < 2
-            or not sources.get(name)
-            or any(r["kind"] in MEMBER_KINDS for r in rows)
-        ):
-            continue
-        reached = lookups.reached_from(sources[name])
-        near = [r for r in rows if r["path"] in reached]
-        if near and len(near) < len(rows):
-            by_name[name] = near
-            imported.update((r["path"], r["start_line"]) for r in near)
-    ordered = sorted(by_name.items(), key=lambda kv: (len(kv[1]), kv[0]))
-    return [r for _, rows in ordered for r in rows][:limit], imported
 
 
 def _add_links(

@@ -70,7 +70,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFINITION_COLUMNS",
-    "MEMBER_KINDS",
     "Callee",
     "Caller",
     "DefinitionRef",
@@ -93,9 +92,7 @@ _FAMILY = {"typescript": "javascript", "tsx": "javascript", "cpp": "c"}
 """Languages whose files call each other's definitions."""
 _PYTHON_BUILTINS = frozenset(dir(builtins))
 _IMPORTS_NEEDED = frozenset({"python", "javascript", "rust"})
-MEMBER_KINDS = frozenset({"method", "constructor", "field"})
-"""The kinds of definition that belong to a type: reached through a value of it, never
-imported by name."""
+_MEMBERS = frozenset({"method", "constructor", "field"})
 _IMPORTS_FILES = frozenset({"go", "c"})
 """Languages whose imports name a package or a file only, never a definition."""
 DEFINITION_COLUMNS = [
@@ -630,7 +627,7 @@ class _Resolver:
             ]
         if not qualifier and language in _IMPORTS_NEEDED:
             # A bare name there never means a method: `open()` in a class with `open`.
-            candidates = [c for c in candidates if c["kind"] not in MEMBER_KINDS]
+            candidates = [c for c in candidates if c["kind"] not in _MEMBERS]
         if ref["kind"] == "import" and language in _IMPORTS_FILES:
             # `import ".../keepalive"`, `#include "store.h"`: a package or a file, never
             # the method `keepalive` nor the function `store`.
@@ -697,9 +694,9 @@ class _Resolver:
                 return []
         if receiver and head not in self.modules.get(path, set()):
             if language in ("python", "rust", "go"):
-                same = [c for c in same if c["parent"] or c["kind"] in MEMBER_KINDS]
+                same = [c for c in same if c["parent"] or c["kind"] in _MEMBERS]
             if language == "python":
-                candidates = [c for c in candidates if c["parent"] or c["kind"] in MEMBER_KINDS]
+                candidates = [c for c in candidates if c["parent"] or c["kind"] in _MEMBERS]
         imported = self.imported.get(path, set())
         hit = [c for c in candidates if c["path"] in imported]
         if hit:
