@@ -305,6 +305,11 @@ class AskAnswer(BaseModel):
     context: list[ContextBlock] = Field(
         description="cited source, best first; form 'signature' when cut to fit"
     )
+    definitions: list[str] = Field(
+        default_factory=list,
+        description="the definitions of the first files that answer it, best first, each "
+        "`path:start-end Qualified.name`, in the room the rest leaves",
+    )
     synthesis: AskSynthesis | None = Field(
         default=None, description="an explored question's tracks summed up; null otherwise"
     )
