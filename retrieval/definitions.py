@@ -319,7 +319,14 @@ def _evidence(
         ),
     )
     tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
-    words = searcher.lookups.lexical(tokens, POOL_PER_FILE * len(paths), where_in("path", paths))
+    # Each file's own best chunks: a pool shared by the files would give the first file
+    # fewer when another file matches the words better, and a definition's place would
+    # hang on how many files are ranked.
+    words = [
+        hit
+        for p in paths
+        for hit in searcher.lookups.lexical(tokens, POOL_PER_FILE, where_in("path", [p]))
+    ]
     rank("words", _by_words(words, defs, set(tokens), named))
     rank("evaluated", chunks(evaluated))
     rank("context", chunks(context))
