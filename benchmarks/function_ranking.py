@@ -32,6 +32,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 from dowse.evaluation.swebench import (
     _ask_units,
@@ -43,6 +46,7 @@ from dowse.evaluation.swebench import (
 )
 from dowse.explore.handoff import investigate
 from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, rank_definitions
+from dowse.retrieval.file_parts import RRF_K
 from dowse.retrieval.query import analyze, naming
 
 BUDGET = 4000
@@ -95,7 +99,14 @@ class Task:
     repo: str
     gold: dict[str, list[str]]
     shown: list[str]
-    candidates: list[RankedDefinition]
+    names: list[str]
+    """The candidates' `path::qualified_name`, in the order recorded (file, then line)."""
+    file_rank: np.ndarray
+    fused: np.ndarray
+    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`."""
+    context: np.ndarray
+    """Its `context` ranking's term (0 when the context shows none of it)."""
+    candidates: list[dict[str, Any]]
 
 
 def load(paths: Sequence[Path]) -> list[Task]:
@@ -105,11 +116,48 @@ def load(paths: Sequence[Path]) -> list[Task]:
             r = json.loads(line)
             if not r.get("gold_spans"):
                 continue
-            cands = [
-                RankedDefinition(start_line=0, end_line=0, score=0.0, **c) for c in r["candidates"]
-            ]
-            tasks.append(Task(r["instance_id"], r["repo"], r["gold_spans"], r["shown"], cands))
+            cands = r["candidates"]
+            tasks.append(
+                Task(
+                    r["instance_id"],
+                    r["repo"],
+                    r["gold_spans"],
+                    r["shown"],
+                    [f"{c['path']}::{c['qualified_name']}" for c in cands],
+                    np.array([c["file_rank"] for c in cands], dtype=float),
+                    np.array([_fused(c["rankings"]) for c in cands]),
+                    np.array([_fused(c["rankings"], "context") for c in cands]),
+                    cands,
+                )
+            )
     return tasks
+
+
+def _fused(places: dict[str, float], only: str | None = None) -> float:
+    """The rankings' `1 / (RRF_K + place)` summed: of `only`, else of all but `context`."""
+    return sum(
+        1 / (RRF_K + v) for k, v in places.items() if (k == only if only else k != "context")
+    )
+
+
+def check_replay(tasks: Sequence[Task], params: Params) -> None:
+    """`found` gives what `rank_definitions` gives (the library's own order)."""
+    files, file_weight, context_weight, _ = params
+    ranking = DefinitionRanking(
+        files=files, limit=50, file_weight=file_weight, context_weight=context_weight
+    )
+    for t in tasks:
+        cands = [
+            RankedDefinition(start_line=0, end_line=0, score=0.0, **c)
+            for c in t.candidates
+            if c["file_rank"] < files
+        ]
+        # Ties: the library breaks them by file, line and name; the record is in file and
+        # line order, so its position stands for the line.
+        for i, c in enumerate(cands):
+            c.start_line = i
+        mine = [f"{d.path}::{d.qualified_name}" for d in rank_definitions(cands, ranking)]
+        assert list(dict.fromkeys(mine))[:50] == found(t, params), t.id
 
 
 Params = tuple[int, float, float, bool]
@@ -117,12 +165,15 @@ Params = tuple[int, float, float, bool]
 
 
 def found(task: Task, params: Params) -> list[str]:
+    """The ranked list `rank_definitions` makes under `params` (its score, rounded as it
+    rounds, then the file's place and the line: the recorded order)."""
     files, file_weight, context_weight, shown_first = params
-    ranking = DefinitionRanking(
-        files=files, limit=50, file_weight=file_weight, context_weight=context_weight
+    score = np.round(
+        file_weight / (1 + task.file_rank) + task.fused + context_weight * task.context, 4
     )
-    cands = [c for c in task.candidates if c.file_rank < files]
-    ranked = [f"{d.path}::{d.qualified_name}" for d in rank_definitions(cands, ranking)]
+    keep = np.flatnonzero(task.file_rank < files)
+    order = keep[np.lexsort((keep, -score[keep]))]
+    ranked = [task.names[i] for i in order]
     if shown_first:
         ranked = task.shown + ranked
     return list(dict.fromkeys(ranked))[:50]
@@ -203,6 +254,7 @@ def fit(args: argparse.Namespace) -> None:
     def row(name: str, m: dict[str, float]) -> None:
         print(f"| {name} | {m['f1']:.1f} | {m['f5']:.1f} | {m['f10']:.1f} |")
 
+    check_replay(tasks, SHIPPED)
     row("the context's definitions (main)", metrics(tasks, [t.shown for t in tasks]))
     row(f"shipped {SHIPPED}", score_of(tasks, SHIPPED))
     for first in (False, True):

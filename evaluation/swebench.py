@@ -660,7 +660,9 @@ class MethodRunner:
             found = [f.path for f in report.files][: self.found_limit]
             spans = _ask_spans(self.tree, printed)
             tokens = estimate_tokens(render_report(printed))
-            functions = [f"{d.path}::{d.qualified_name}" for d in report.definitions]
+            functions = list(
+                dict.fromkeys(f"{d.path}::{d.qualified_name}" for d in report.definitions)
+            )
         else:
             if method == "dense":
                 found, rows = self._dense(text)
