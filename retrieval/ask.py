@@ -34,7 +34,13 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
@@ -280,8 +286,17 @@ class AskResult(BaseModel):
     definitions: list[RankedDefinition] = Field(
         default_factory=list,
         description="the definitions of the first files that answer the question, best "
-        "first, each with why (`retrieval.definitions`)",
+        "first, each with why (`retrieval.definitions`); left out when none is listed",
     )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An answer whose definitions gave way to the budget prints as it did before they
+        # were listed: an empty list would cost tokens the context's blocks had.
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("definitions", True):
+            del data["definitions"]
+        return data
 
 
 def rank_score(item: ContextItem, fusion: FileFusion = FileFusion()) -> float:  # noqa: B008
