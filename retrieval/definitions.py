@@ -24,8 +24,9 @@ file's definitions that ranking counts, 0 first), the `context` ranking weighted
 `DefinitionRanking.context_weight`, plus `file_weight / (1 + file rank)` for its file's
 place in the answer. The two weights and the number of files are the only parameters
 (cross-validated by benchmarks/function_ranking.py; the defaults scored as the folds'
-choices); the rankings count alike, so the order inside a file holds on repositories nobody tuned it on.
-Values (variables, fields, properties, constants) are not ranked: a fix is a behaviour's.
+choices); the rankings count alike, so the order inside a file holds on repositories
+nobody tuned it on. Values (variables, fields, properties, constants) are not ranked: a fix
+is a behaviour's.
 """
 
 from __future__ import annotations
