@@ -31,6 +31,7 @@ is a behaviour's.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
@@ -136,11 +137,8 @@ def shown_definitions(
     def name_line(d: Definition) -> int:
         return int(d.get("name_line") or d["start_line"])
 
-    spans = [(int(d["start_line"]), int(d["end_line"])) for d in definitions]
-    depth = [
-        sum(j != i and o[0] <= s[0] and s[1] <= o[1] for j, o in enumerate(spans))
-        for i, s in enumerate(spans)
-    ]
+    spans = tuple((int(d["start_line"]), int(d["end_line"])) for d in definitions)
+    depth = _depths(spans)
     rank = named or (lambda _: 0)
     order = range(len(definitions))
     headed = sorted(
@@ -158,6 +156,16 @@ def shown_definitions(
         key=lambda i: -depth[i],
     )
     return [definitions[i] for i in [*headed, *around]]
+
+
+@functools.lru_cache(maxsize=64)
+def _depths(spans: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """How many of `spans` enclose each one: once per file's definitions, however many of
+    its chunks are asked about (a ranking asks about dozens)."""
+    return tuple(
+        sum(j != i and o[0] <= s[0] and s[1] <= o[1] for j, o in enumerate(spans))
+        for i, s in enumerate(spans)
+    )
 
 
 def _by_words(
