@@ -85,6 +85,7 @@ from dowse.indexer.parse import parse_source
 from dowse.indexer.store import Store, where_in
 from dowse.languages import CODE_LANGUAGES, language_for
 from dowse.retrieval.ask import AskResult, ContextBlock, Packing, estimate_tokens
+from dowse.retrieval.definitions import shown_definitions
 from dowse.retrieval.file_ranking import files_by_closeness
 from dowse.retrieval.grains import read_lines, to_hits
 from dowse.retrieval.hybrid import HybridSearcher
@@ -493,57 +494,28 @@ whether it shows its lines; a signature line shows only its definition's name)."
 def _definitions(
     store: Store, units: Sequence[Unit], named: Callable[[str], int] | None = None
 ) -> list[str]:
-    """The definitions ranked units show, best unit first, each name once (`_shown`;
-    `named`: how much of a qualified name the question names, `retrieval.query.naming`).
-    A unit's symbol is only where its chunk sits: a chunk that holds three short methods
-    of a class is named after the class, yet what a reader sees are the methods."""
+    """The definitions ranked units show, best unit first, each name once
+    (`retrieval.definitions.shown_definitions`; `named`: how much of a qualified name the
+    question names, `retrieval.query.naming`). A unit's symbol is only where its chunk
+    sits: a chunk that holds three short methods of a class is named after the class, yet
+    what a reader sees are the methods."""
     paths = sorted({u[0] for u in units})
-    inside: dict[str, list[tuple[int, int, int, str]]] = {}
+    inside: dict[str, list[dict[str, Any]]] = {}
     if paths:
         for r in store.rows(
             "symbols",
             ["path", "qualified_name", "start_line", "end_line", "name_line"],
             where=where_in("path", paths),
         ):
-            name_line = r.get("name_line") or r["start_line"]
-            inside.setdefault(r["path"], []).append(
-                (r["start_line"], r["end_line"], name_line, r["qualified_name"])
-            )
+            inside.setdefault(r["path"], []).append(r)
     out: list[str] = []
     for path, start, end, symbol, lines in units:
-        names = _shown(inside.get(path, []), start, end, named) if lines else []
+        shown = shown_definitions(inside.get(path, []), start, end, named) if lines else []
+        names = [d["qualified_name"] for d in shown]
         if symbol and symbol not in names:
             names.append(symbol)  # the index's own name for it, when the rows lack it
         out += [f"{path}::{name}" for name in names]
     return list(dict.fromkeys(out))[:FUNCTION_LIMIT]
-
-
-def _shown(
-    definitions: Sequence[tuple[int, int, int, str]],
-    start: int,
-    end: int,
-    named: Callable[[str], int] | None = None,
-) -> list[str]:
-    """The definitions lines `start`..`end` show, as qualified names: first those whose
-    name line they show, those the question names first (`named`: the most of their
-    qualified name first), then outermost first and in line order (a method before the
-    helper nested in it), then those they lie inside, innermost first. Module-level code
-    between definitions names none. A block of six short methods shows them at once; the
-    one the question names is what it is shown for, not the first in line order."""
-    depth = {
-        d: sum(o is not d and o[0] <= d[0] and d[1] <= o[1] for o in definitions)
-        for d in definitions
-    }
-    rank = named or (lambda _: 0)
-    headed = sorted(
-        (d for d in definitions if start <= d[2] <= end),
-        key=lambda d: (-rank(d[3]), depth[d], d[0]),
-    )
-    around = sorted(
-        (d for d in definitions if d[0] <= start and end <= d[1] and not start <= d[2] <= end),
-        key=lambda d: -depth[d],
-    )
-    return [d[3] for d in [*headed, *around]]
 
 
 def _chunk_units(rows: Iterable[dict[str, Any]]) -> list[Unit]:
@@ -688,7 +660,9 @@ class MethodRunner:
             found = [f.path for f in report.files][: self.found_limit]
             spans = _ask_spans(self.tree, printed)
             tokens = estimate_tokens(render_report(printed))
-            functions = _definitions(self.store, _ask_units(report), naming(analyze(text)))
+            functions = list(
+                dict.fromkeys(f"{d.path}::{d.qualified_name}" for d in report.definitions)
+            )
         else:
             if method == "dense":
                 found, rows = self._dense(text)

@@ -73,6 +73,7 @@ from dowse.retrieval.ask import (
 )
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import Entry, estimate_tokens
+from dowse.retrieval.definitions import DefinitionRanking
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
@@ -569,6 +570,7 @@ def investigate(
     packing: Packing | None = None,
     context_share: float = CONTEXT_SHARE,
     records: JsonRecords | None = None,
+    ranking: DefinitionRanking | None = None,
 ) -> AskReport:
     """Answer `question`: one loop, or tracks in parallel with explorers and a synthesis.
 
@@ -576,7 +578,8 @@ def investigate(
     False runs every planned track, as a measurement of what the prediction saves.
     `packing`: how one loop's answer is packed into the budget (default `Packing()`);
     `context_share`: the share of an explored answer's budget its curated context takes;
-    `records`: the context is packed for a JSON answer (`ask`)."""
+    `records`: the context is packed for a JSON answer (`ask`); `ranking`: how its
+    definitions are ranked (`retrieval.definitions`)."""
     t0 = time.perf_counter()
     p = plan(question)
     answer_in = functools.partial(
@@ -587,6 +590,7 @@ def investigate(
         evaluator=evaluator,
         with_trace=with_trace,
         records=records,
+        ranking=ranking,
     )
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
         answer = answer_in(budget=budget, packing=packing)

@@ -34,7 +34,13 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
@@ -49,6 +55,7 @@ from dowse.retrieval.budget import (
     forms,
     steps,
 )
+from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, ranked_definitions
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
@@ -276,6 +283,20 @@ class AskResult(BaseModel):
     stop_reason: str
     cycles: int
     trace: list[Cycle] = Field(default_factory=list)
+    definitions: list[RankedDefinition] = Field(
+        default_factory=list,
+        description="the definitions of the first files that answer the question, best "
+        "first, each with why (`retrieval.definitions`); left out when none is listed",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # An answer whose definitions gave way to the budget prints as it did before they
+        # were listed: an empty list would cost tokens the context's blocks had.
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("definitions", True):
+            del data["definitions"]
+        return data
 
 
 def rank_score(item: ContextItem, fusion: FileFusion = FileFusion()) -> float:  # noqa: B008
@@ -635,6 +656,7 @@ def ask(
     packing: Packing | None = None,
     records: JsonRecords | None = None,
     frame: Frame | None = None,
+    ranking: DefinitionRanking | None = None,
 ) -> AskResult:
     """Answer `question` from the index: run the loop, rank the files, pack the best
     context into `budget` tokens (the module docstring tells how).
@@ -671,6 +693,7 @@ def ask(
     # Rank order: the files' order, and in a file its whole blocks before its lines.
     order = ranked.order
     pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
+    definitions = _definitions(searcher, result.analysis, ranked, items, pack.blocks, ranking)
     return AskResult(
         question=question,
         files=ranked.files,
@@ -680,6 +703,34 @@ def ask(
         stop_reason=result.stop_reason,
         cycles=len(result.trace),
         trace=result.trace if with_trace else [],
+        definitions=definitions,
+    )
+
+
+def _definitions(
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    ranked: _Ranked,
+    items: Sequence[ContextItem],
+    blocks: Sequence[ContextBlock],
+    ranking: DefinitionRanking | None,
+) -> list[RankedDefinition]:
+    """The first files' definitions ranked (`definitions.ranked_definitions`), with the
+    loop's evaluated chunks and the context's blocks as two of the rankings, the most
+    relevant first (a signature line stands for the definition it starts)."""
+    ranking = ranking or DefinitionRanking()
+    paths = [f.path for f in ranked.files[: ranking.files]]
+    symbols = {**ranked.symbols, **definitions_of(searcher, set(paths) - set(ranked.symbols))}
+    evaluated = [
+        (it.hit.path, it.hit.start_line, it.hit.end_line)
+        for it in sorted(items, key=lambda it: -it.relevance)
+    ]
+    context = [
+        (b.path, b.start_line, b.end_line if b.form == "full" else b.start_line)
+        for b in sorted(blocks, key=lambda b: -b.relevance)
+    ]
+    return ranked_definitions(
+        searcher, analysis, paths, symbols, evaluated=evaluated, context=context, ranking=ranking
     )
 
 
@@ -1099,6 +1150,11 @@ def render_markdown(
     lines += ["", "## Files", ""]
     shown = result.files[: frame.listed(result.budget)]
     lines += [_file_line(f) for f in shown]
+    if result.definitions:
+        lines += ["", "## Definitions", ""]
+        lines += [
+            f"- {code_span(d.citation)} {code_span(d.qualified_name)}" for d in result.definitions
+        ]
     lines += ["", "## Context", ""]
     listed = {f.path: f.reason for f in shown}
     for b in result.context:
@@ -1221,7 +1277,8 @@ def fit_result(
     lines_first: bool = False,
 ) -> R:
     """A copy of `result` whose rendering is at most `budget` tokens, and whose `tokens`
-    is that rendering's count. What goes first: the trace (last cycle first), then each
+    is that rendering's count. What goes first: the trace (last cycle first), then the
+    ranked definitions (the lowest-ranked first), then each
     file's ranking evidence and reason (lowest-ranked first), the `more` groups' records,
     the files that have no block, the blocks of files no part of which scored relevant;
     only then are whole blocks cut to their signature line, lowest-ranked first, and
@@ -1236,23 +1293,38 @@ def fit_result(
     trace: list[Entry] = [(c, None) for c in result.trace]
     files: list[Entry] = [(f, slim_file(f)) for f in result.files]
     context: list[Entry] = [(b, cut(b)) for b in result.context]
-    groups: list[Sequence[Entry]] = [trace, files, context, *(g for g, _ in [*more, *last])]
-    plan = steps(0, trace, 2) + steps(1, files, 1)
+    # The ranked definitions take the room the rest leaves: the lowest-ranked go first,
+    # before anything that was printed without them.
+    defined: list[Entry] = [(d, None) for d in result.definitions]
+    groups: list[Sequence[Entry]] = [
+        trace,
+        files,
+        context,
+        defined,
+        *(g for g, _ in [*more, *last]),
+    ]
+    plan = steps(0, trace, 2) + steps(3, defined, 2) + steps(1, files, 1)
     for g in range(len(more)):
-        plan += steps(3 + g, groups[3 + g], 2)
+        plan += steps(4 + g, groups[4 + g], 2)
     plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
     plan += steps(2, context, 2, only=lambda b: b.form != "full")
     plan += steps(1, files, 2, only=lambda f: f.path not in whole)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
     for g in range(len(more), len(more) + len(last)):
-        plan += steps(3 + g, groups[3 + g], 2)
+        plan += steps(4 + g, groups[4 + g], 2)
 
     def build(levels: Levels, claimed: int) -> R:
         kept = forms(groups, levels)
         out = result.model_copy(
-            update={"trace": kept[0], "files": kept[1], "context": kept[2], "tokens": claimed}
+            update={
+                "trace": kept[0],
+                "files": kept[1],
+                "context": kept[2],
+                "definitions": kept[3],
+                "tokens": claimed,
+            }
         )
-        for (_, put), records in zip([*more, *last], kept[3:], strict=True):
+        for (_, put), records in zip([*more, *last], kept[4:], strict=True):
             put(out, records)
         return out
 

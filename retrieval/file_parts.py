@@ -44,12 +44,16 @@ from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
 __all__ = [
+    "POOL_PER_FILE",
     "RANKINGS",
     "RRF_K",
     "WHOLE_DEFINITION_LINES",
     "Part",
     "best_parts",
+    "closest_definitions",
     "distinct_parts",
+    "frame_spots",
+    "link_spots",
     "printed_lines",
 ]
 
@@ -117,7 +121,7 @@ def best_parts(
     rank(words, "matches the question's words best in its file", "words")
 
     # One look-up of the chunks that show the definitions both rankings name.
-    close = _closest_definitions(searcher, analysis, paths)
+    close = closest_definitions(searcher, analysis, paths)
     named = _named_definitions(analysis, paths, symbols or {})
     rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
     for definitions, why, ranking in (
@@ -135,8 +139,8 @@ def best_parts(
     )
 
     # One look-up of the chunks holding the lines the frames and the links point at.
-    spots = _frame_spots(searcher, analysis, paths)
-    linked = _link_spots(searcher, analysis, paths)
+    spots = frame_spots(searcher, analysis, paths)
+    linked = link_spots(searcher, analysis, paths)
     at = searcher.lookups.chunks_at([*spots, *linked]) if spots or linked else {}
     for pointed, why, ranking in (
         (spots, "a stack-trace frame of the question is in it", "frames"),
@@ -247,7 +251,7 @@ def _bodies(
     return [rows[k] for k in order if k in rows]
 
 
-def _frame_spots(
+def frame_spots(
     searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
 ) -> list[tuple[str, int]]:
     """The (path, line) of each stack-trace frame of the question inside `paths`,
@@ -266,7 +270,7 @@ def _frame_spots(
     return spots
 
 
-def _link_spots(
+def link_spots(
     searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
 ) -> list[tuple[str, int]]:
     """The (path, line) of each line range the question links to inside `paths`: its
@@ -290,7 +294,7 @@ def _link_spots(
     return spots
 
 
-def _closest_definitions(
+def closest_definitions(
     searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
 ) -> list[dict[str, Any]]:
     """The definitions of `paths`, each file's closest to the question first (none without

@@ -24,7 +24,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    model_serializer,
+)
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.records import Depth, ExploreResult
@@ -305,6 +312,11 @@ class AskAnswer(BaseModel):
     context: list[ContextBlock] = Field(
         description="cited source, best first; form 'signature' when cut to fit"
     )
+    definitions: list[str] = Field(
+        default_factory=list,
+        description="the definitions of the first files that answer it, best first, each "
+        "`path:start-end Qualified.name`, in the room the rest leaves; left out when none is",
+    )
     synthesis: AskSynthesis | None = Field(
         default=None, description="an explored question's tracks summed up; null otherwise"
     )
@@ -312,6 +324,14 @@ class AskAnswer(BaseModel):
     cycles: int
     freshness: Freshness
     budget: Budget
+
+    @model_serializer(mode="wrap")
+    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # As `AskResult`'s: no definitions listed, the answer's tokens are as before.
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("definitions", True):
+            del data["definitions"]
+        return data
 
 
 class ExploreAnswer(BaseModel):

@@ -519,7 +519,14 @@ class Workspace:
         findings: list[Entry] = [(f, None) for f in summed.findings] if summed else []
         tracks: list[Entry] = [(t, None) for t in summed.tracks] if summed else []
         statement: list[Entry] = [(summed, _first_clause(summed))] if summed else []
-        plan = ask_plan(blocks, ranked, shown, findings, tracks, statement)
+        inside = {f.path for f in files}
+        defined: list[Entry] = [
+            (f"{d.citation} {d.qualified_name}", None)
+            for d in result.definitions
+            if d.path in inside
+        ]
+        # The ranked definitions take the room the rest leaves, the lowest-ranked first.
+        plan = steps(5, defined, 2) + ask_plan(blocks, ranked, shown, findings, tracks, statement)
 
         def make(forms: list[list[Any]], budget: Budget) -> AskAnswer:
             kept = forms[4][0] if forms[4] else None
@@ -528,6 +535,7 @@ class Workspace:
                 mode=result.mode,
                 files=forms[1],
                 context=forms[0],
+                definitions=forms[5],
                 synthesis=(
                     kept.model_copy(update={"findings": forms[2], "tracks": forms[3]})
                     if kept is not None
@@ -541,7 +549,7 @@ class Workspace:
 
         return fit_answer(
             make,
-            [blocks, ranked, findings, tracks, statement],
+            [blocks, ranked, findings, tracks, statement, defined],
             req.max_tokens,
             omitted=max(len(files) - MAX_ASK_FILES, 0),
             plan=plan,

@@ -545,6 +545,7 @@ def test_ask_cli_fences_a_docstring_that_holds_a_fence(tmp_path, fake_embedder, 
     out = run("ask", "helper function files trust", "--path", str(root)).output
     assert [ln for ln in _outside_fences(out) if ln.startswith("## ")] == [
         "## Files",
+        "## Definitions",
         "## Context",
     ]
     assert "\n````\n" in out

@@ -1,0 +1,297 @@
+"""Record and cross-validate the ranking of `ask`'s definitions (`retrieval.definitions`).
+
+Usage:
+    python benchmarks/function_ranking.py record --dataset DEV.jsonl --repos CLONES
+        --work DIR --out RECORD.jsonl [--repo OWNER/NAME] [--instances ID,...]
+    python benchmarks/function_ranking.py fit RECORD.jsonl [RECORD.jsonl ...] [--folds 5]
+        [--seed 0]
+
+`record` runs `ask` as `dowse eval swebench --methods ask --budget 4000` does (the work
+indexes with file vectors, reusing DIR) and writes one line per instance: the answer's
+files, the definitions its context shows (`found_functions` before the ranking:
+`evaluation.swebench._definitions` of its blocks), every behaviour definition of its
+first ten files with its file's place and its place in each ranking inside the file
+(`RankedDefinition.rankings`), and the gold functions (`gold_spans`; for a dataset
+without them, run benchmarks/gold_functions.py first). A rerun resumes.
+
+`fit` replays the ranking from those records (the context does not depend on it, so a
+replay is exact) under a grid of its two weights (`DefinitionRanking.file_weight`,
+`context_weight`) and of the number of files ranked, splits the instances into k folds
+(stratified by repository: each fold a share of every repository), picks the best grid
+point on k-1 folds by FuncAcc@5 then FuncAcc@10 and scores the held-out fold, and
+prints pooled held-out FuncAcc@5/10 beside the shown definitions alone, the shipped
+parameters, and the shown definitions first with the ranking after them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from dowse.evaluation.swebench import (
+    _ask_units,
+    _definitions,
+    _function_rank,
+    load_dataset,
+    prepared_runs,
+    unrecorded,
+)
+from dowse.explore.handoff import investigate
+from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, rank_definitions
+from dowse.retrieval.file_parts import RRF_K
+from dowse.retrieval.query import analyze, naming
+
+BUDGET = 4000
+RECORDED_FILES = 10
+
+
+def record(args: argparse.Namespace) -> None:
+    from dowse.indexer.embed import get_embedder
+
+    wanted = set(",".join(args.instances).split(",")) - {""} if args.instances else set()
+    dataset = [
+        i
+        for i in load_dataset(args.dataset)
+        if (not args.repo or i.repo == args.repo) and (not wanted or i.instance_id in wanted)
+    ]
+    todo = unrecorded(dataset, args.out)
+    ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6)
+    runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=BUDGET)
+    with args.out.open("a") as out:
+        for n, (inst, run, seconds) in enumerate(runs, 1):
+            text = inst.problem_statement
+            report = investigate(run.searcher, text, budget=BUDGET, ranking=ranking)
+            shown = _definitions(run.store, _ask_units(report), naming(analyze(text)))
+            line = {
+                "instance_id": inst.instance_id,
+                "repo": inst.repo,
+                "gold_files": inst.gold_files,
+                "gold_spans": inst.gold_spans,
+                "files": [f.path for f in report.files][:20],
+                "shown": shown,
+                "candidates": [
+                    d.model_dump(
+                        include={"path", "qualified_name", "kind", "file_rank", "rankings"}
+                    )
+                    for d in report.definitions
+                ],
+            }
+            out.write(json.dumps(line) + "\n")
+            out.flush()
+            print(
+                f"{n:4d} {inst.instance_id}: {len(report.definitions)} definitions, "
+                f"index {seconds.get('dowse', 0):.1f}s",
+                file=sys.stderr,
+            )
+
+
+@dataclass(frozen=True)
+class Task:
+    id: str
+    repo: str
+    gold: dict[str, list[str]]
+    shown: list[str]
+    names: list[str]
+    """The candidates' `path::qualified_name`, in the order recorded (file, then line)."""
+    file_rank: np.ndarray
+    fused: np.ndarray
+    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`."""
+    context: np.ndarray
+    """Its `context` ranking's term (0 when the context shows none of it)."""
+    candidates: list[dict[str, Any]]
+
+
+def load(paths: Sequence[Path]) -> list[Task]:
+    tasks = []
+    for path in paths:
+        for line in path.read_text().splitlines():
+            r = json.loads(line)
+            if not r.get("gold_spans"):
+                continue
+            cands = r["candidates"]
+            tasks.append(
+                Task(
+                    r["instance_id"],
+                    r["repo"],
+                    r["gold_spans"],
+                    r["shown"],
+                    [f"{c['path']}::{c['qualified_name']}" for c in cands],
+                    np.array([c["file_rank"] for c in cands], dtype=float),
+                    np.array([_fused(c["rankings"]) for c in cands]),
+                    np.array([_fused(c["rankings"], "context") for c in cands]),
+                    cands,
+                )
+            )
+    return tasks
+
+
+def _fused(places: dict[str, float], only: str | None = None) -> float:
+    """The rankings' `1 / (RRF_K + place)` summed: of `only`, else of all but `context`."""
+    return sum(
+        1 / (RRF_K + v) for k, v in places.items() if (k == only if only else k != "context")
+    )
+
+
+def check_replay(tasks: Sequence[Task], params: Params) -> None:
+    """`found` gives what `rank_definitions` gives (the library's own order)."""
+    files, file_weight, context_weight, _ = params
+    ranking = DefinitionRanking(
+        files=files, limit=50, file_weight=file_weight, context_weight=context_weight
+    )
+    for t in tasks:
+        cands = [
+            RankedDefinition(start_line=0, end_line=0, score=0.0, **c)
+            for c in t.candidates
+            if c["file_rank"] < files
+        ]
+        # Ties: the library breaks them by file, line and name; the record is in file and
+        # line order, so its position stands for the line.
+        for i, c in enumerate(cands):
+            c.start_line = i
+        mine = [f"{d.path}::{d.qualified_name}" for d in rank_definitions(cands, ranking)]
+        assert list(dict.fromkeys(mine))[:50] == found(t, params), t.id
+
+
+Params = tuple[int, float, float, bool]
+"""(files ranked, file weight, context weight, the shown definitions first)."""
+
+
+def found(task: Task, params: Params) -> list[str]:
+    """The ranked list `rank_definitions` makes under `params` (its score, rounded as it
+    rounds, then the file's place and the line: the recorded order)."""
+    files, file_weight, context_weight, shown_first = params
+    score = np.round(
+        file_weight / (1 + task.file_rank) + task.fused + context_weight * task.context, 4
+    )
+    keep = np.flatnonzero(task.file_rank < files)
+    order = keep[np.lexsort((keep, -score[keep]))]
+    ranked = [task.names[i] for i in order]
+    if shown_first:
+        ranked = task.shown + ranked
+    return list(dict.fromkeys(ranked))[:50]
+
+
+def metrics(tasks: Sequence[Task], lists: Sequence[Sequence[str]]) -> dict[str, float]:
+    ranks = [_function_rank(t.gold, f) for t, f in zip(tasks, lists, strict=True)]
+    n = max(len(tasks), 1)
+    return {f"f{k}": 100 * sum(r <= k for r in ranks) / n for k in (1, 5, 10)}
+
+
+def score_of(tasks: Sequence[Task], params: Params) -> dict[str, float]:
+    return metrics(tasks, [found(t, params) for t in tasks])
+
+
+GRID: list[Params] = [
+    (files, fw, cw, first)
+    for files in (3, 5, 10)
+    for fw in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 10.0)
+    for cw in (0.0, 0.5, 1.0, 2.0, 4.0)
+    for first in (False, True)
+]
+SHIPPED: Params = (
+    DefinitionRanking().files,
+    DefinitionRanking().file_weight,
+    DefinitionRanking().context_weight,
+    False,
+)
+
+
+def best_of(tasks: Sequence[Task], grid: Sequence[Params]) -> Params:
+    def key(p: Params) -> tuple[float, float, float]:
+        m = score_of(tasks, p)
+        return m["f5"], m["f10"], m["f1"]
+
+    return max(grid, key=key)
+
+
+def folds_of(tasks: Sequence[Task], k: int, seed: int) -> list[int]:
+    """Each repository's tasks in a fixed shuffled order, dealt round the folds."""
+    import random
+
+    rng = random.Random(seed)
+    fold = [0] * len(tasks)
+    dealt = 0
+    by_repo: dict[str, list[int]] = {}
+    for i, t in enumerate(tasks):
+        by_repo.setdefault(t.repo, []).append(i)
+    for repo in sorted(by_repo):
+        idx = sorted(by_repo[repo], key=lambda i: tasks[i].id)
+        rng.shuffle(idx)
+        for i in idx:
+            fold[i] = dealt % k
+            dealt += 1
+    return fold
+
+
+def crossvalidate(
+    tasks: Sequence[Task], fitter: Callable[[Sequence[Task]], Params], k: int, seed: int
+) -> tuple[dict[str, float], list[Params]]:
+    fold = folds_of(tasks, k, seed)
+    lists: list[list[str]] = [[] for _ in tasks]
+    fitted = []
+    for f in range(k):
+        params = fitter([t for t, g in zip(tasks, fold, strict=True) if g != f])
+        fitted.append(params)
+        for i, t in enumerate(tasks):
+            if fold[i] == f:
+                lists[i] = found(t, params)
+    return metrics(tasks, lists), fitted
+
+
+def fit(args: argparse.Namespace) -> None:
+    tasks = load(args.records)
+    print(f"{len(tasks)} instances with gold functions")
+    print("| ranking | FuncAcc@1 | FuncAcc@5 | FuncAcc@10 |\n|---|---|---|---|")
+
+    def row(name: str, m: dict[str, float]) -> None:
+        print(f"| {name} | {m['f1']:.1f} | {m['f5']:.1f} | {m['f10']:.1f} |")
+
+    check_replay(tasks, SHIPPED)
+    row("the context's definitions (main)", metrics(tasks, [t.shown for t in tasks]))
+    row(f"shipped {SHIPPED}", score_of(tasks, SHIPPED))
+    for first in (False, True):
+        grid = [p for p in GRID if p[3] == first]
+        held, fitted = crossvalidate(
+            tasks, functools.partial(best_of, grid=grid), args.folds, args.seed
+        )
+        label = "shown first, then ranked" if first else "ranked"
+        row(f"{label}: held-out, fitted per fold {sorted(set(fitted))}", held)
+        best = best_of(tasks, grid)
+        row(f"{label}: fitted on all {best} (in-sample)", score_of(tasks, best))
+    if args.per_repo:
+        for repo in sorted({t.repo for t in tasks}):
+            mine = [t for t in tasks if t.repo == repo]
+            print(f"{repo} ({len(mine)}):")
+            row("  main", metrics(mine, [t.shown for t in mine]))
+            row("  shipped", score_of(mine, SHIPPED))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    rec = sub.add_parser("record")
+    rec.add_argument("--dataset", type=Path, required=True)
+    rec.add_argument("--repos", type=Path, required=True)
+    rec.add_argument("--work", type=Path, required=True)
+    rec.add_argument("--out", type=Path, required=True)
+    rec.add_argument("--repo")
+    rec.add_argument("--instances", action="append")
+    f = sub.add_parser("fit")
+    f.add_argument("records", type=Path, nargs="+")
+    f.add_argument("--folds", type=int, default=5)
+    f.add_argument("--seed", type=int, default=0)
+    f.add_argument("--per-repo", action="store_true")
+    args = parser.parse_args()
+    {"record": record, "fit": fit}[args.command](args)
+
+
+if __name__ == "__main__":
+    main()

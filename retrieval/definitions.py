@@ -1,0 +1,357 @@
+"""The definitions that answer a question, ranked: what a function-level localizer gives.
+
+`ask`'s context shows a few blocks; the definitions they show are a handful, and the one a
+fix changes is often beside them in a file the answer ranks first (django's 56 SWE-bench
+Lite dev instances: the fixed file among the first five in 91 %, every fixed function
+among the context's first five definitions in 35.7 %; benchmarks/RESULTS-context.md).
+`rank_definitions` ranks every definition of the first
+files of an answer (`DefinitionRanking.files`) from what the index already holds, each
+file's definitions by reciprocal-rank fusion of up to seven rankings inside the file, as
+`file_parts.best_parts` ranks a file's chunks:
+
+- `names`: the question names it (`query.naming`: its class beside it first);
+- `closeness`: its vector's cosine to the question (an index with file vectors embeds
+  every definition);
+- `words`: the full-text search of the question's words restricted to those files, each
+  chunk standing for the definitions it shows (`shown_definitions`);
+- `frames`, `links`: it holds a line a stack-trace frame of the question or a link in it
+  points at, innermost frame first;
+- `evaluated`: the loop's evaluations of its chunks, by relevance;
+- `context`: the blocks the answer's context shows, by relevance.
+
+A definition scores `1 / (RRF_K + place)` for each ranking it is in (its place among the
+file's definitions that ranking counts, 0 first), the `context` ranking weighted by
+`DefinitionRanking.context_weight`, plus `file_weight / (1 + file rank)` for its file's
+place in the answer. The two weights and the number of files are the only parameters
+(cross-validated by benchmarks/function_ranking.py; the defaults scored as the folds'
+choices); the rankings count alike, so the order inside a file holds on repositories
+nobody tuned it on. Values (variables, fields, properties, constants) are not ranked: a fix
+is a behaviour's.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from dowse.indexer.store import where_in
+from dowse.retrieval.behaviour import VALUE_KINDS
+from dowse.retrieval.file_parts import (
+    POOL_PER_FILE,
+    RRF_K,
+    closest_definitions,
+    frame_spots,
+    link_spots,
+)
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import QueryAnalysis, base_tokens, naming, title_tokens
+from dowse.tokens import tokenize
+
+__all__ = [
+    "RANKINGS",
+    "DefinitionRanking",
+    "RankedDefinition",
+    "rank_definitions",
+    "ranked_definitions",
+    "shown_definitions",
+]
+
+RANKINGS = ("names", "frames", "links", "closeness", "words", "evaluated", "context")
+"""The rankings fused, in the order a reason names them."""
+_WHY = {
+    "names": "the question names it",
+    "frames": "a stack-trace frame is in it",
+    "links": "the question links to its lines",
+    "closeness": "closest in meaning in its file",
+    "words": "matches the question's words best in its file",
+    "evaluated": "scored most relevant in its file",
+    "context": "the context shows it first in its file",
+}
+
+
+class DefinitionRanking(BaseModel):
+    """How `ask` ranks the definitions of its first files."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    files: int = Field(default=5, ge=0, description="the answer's first files ranked")
+    limit: int = Field(default=10, ge=0, description="the definitions an answer lists")
+    file_weight: float = Field(
+        default=2.0,
+        ge=0,
+        description="weight of the file's place, `file_weight / (1 + rank)`, beside the "
+        "rankings inside it (fitted: benchmarks/function_ranking.py)",
+    )
+    context_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="weight of the context's blocks as a ranking, beside the other rankings' 1",
+    )
+
+
+class RankedDefinition(BaseModel):
+    """One definition of an answer's first files, with why it ranks where it does."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    path: str
+    start_line: int
+    end_line: int
+    qualified_name: str
+    kind: str = ""
+    score: float = Field(description="the fused rankings' score and the file's place")
+    file_rank: int = Field(description="its file's place among the answer's files, 0 first")
+    rankings: dict[str, float] = Field(
+        default_factory=dict,
+        description="its place among its file's definitions (0 first; those tied share "
+        "the mean of their places) in each ranking that counts it: names, frames, links, "
+        "closeness, words, evaluated, context",
+    )
+    reason: str = ""
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+
+Definition = Mapping[str, Any]
+"""A symbol row: path, qualified_name, kind, start_line, end_line (name_line optional)."""
+
+
+def shown_definitions(
+    definitions: Sequence[Definition],
+    start: int,
+    end: int,
+    named: Callable[[str], int] | None = None,
+) -> list[Definition]:
+    """The definitions lines `start`..`end` show: first those whose name line they show,
+    those the question names first (`named`: the most of their qualified name first),
+    then outermost first and in line order (a method before the helper nested in it),
+    then those they lie inside, innermost first. Module-level code between definitions
+    shows none. A block of six short methods shows them at once; the one the question
+    names is what it is shown for, not the first in line order."""
+
+    def name_line(d: Definition) -> int:
+        return int(d.get("name_line") or d["start_line"])
+
+    spans = tuple((int(d["start_line"]), int(d["end_line"])) for d in definitions)
+    depth = _depths(spans)
+    rank = named or (lambda _: 0)
+    order = range(len(definitions))
+    headed = sorted(
+        (i for i in order if start <= name_line(definitions[i]) <= end),
+        key=lambda i: (-rank(definitions[i]["qualified_name"]), depth[i], spans[i][0]),
+    )
+    around = sorted(
+        (
+            i
+            for i in order
+            if spans[i][0] <= start
+            and end <= spans[i][1]
+            and not start <= name_line(definitions[i]) <= end
+        ),
+        key=lambda i: -depth[i],
+    )
+    return [definitions[i] for i in [*headed, *around]]
+
+
+@functools.lru_cache(maxsize=64)
+def _depths(spans: tuple[tuple[int, int], ...]) -> tuple[int, ...]:
+    """How many of `spans` enclose each one: once per file's definitions, however many of
+    its chunks are asked about (a ranking asks about dozens)."""
+    return tuple(
+        sum(j != i and o[0] <= s[0] and s[1] <= o[1] for j, o in enumerate(spans))
+        for i, s in enumerate(spans)
+    )
+
+
+def _by_words(
+    words: Iterable[tuple[dict[str, Any], float]],
+    defs: Mapping[str, Sequence[Definition]],
+    tokens: set[str],
+    named: Callable[[str], int],
+) -> Iterable[Placed]:
+    """The full-text search's chunks, best first, as the definitions they show. Of the
+    definitions one chunk shows (a class's header and its short methods), those whose own
+    lines (not those of a definition nested in them) hold the most of the question's
+    words take the chunk's place, the others the place after it."""
+    for row, _ in words:
+        path = row["path"]
+        if path not in defs:
+            continue
+        start, end = int(row["start_line"]), int(row["end_line"])
+        shown = shown_definitions(defs[path], start, end, named)
+        if len(shown) < 2:
+            yield path, shown
+            continue
+        text = (row.get("text") or "").split("\n")
+        hits = [len(tokens.intersection(tokenize(_own_text(d, shown, text, start)))) for d in shown]
+        most = max(hits)
+        yield path, [d for d, n in zip(shown, hits, strict=True) if n == most]
+        yield path, [d for d, n in zip(shown, hits, strict=True) if n < most]
+
+
+def _own_text(d: Definition, shown: Sequence[Definition], text: Sequence[str], first: int) -> str:
+    """The lines of chunk `text` (its first line `first`) that are `d`'s own: inside it,
+    outside the other definitions of `shown` nested in it."""
+    lo, hi = int(d["start_line"]), int(d["end_line"])
+    nested = [
+        (int(o["start_line"]), int(o["end_line"]))
+        for o in shown
+        if o is not d and lo <= o["start_line"] and o["end_line"] <= hi
+    ]
+    return "\n".join(
+        line
+        for n, line in enumerate(text, first)
+        if lo <= n <= hi and not any(a <= n <= b for a, b in nested)
+    )
+
+
+def _innermost(definitions: Sequence[Definition], line: int) -> Definition | None:
+    inside = [d for d in definitions if d["start_line"] <= line <= d["end_line"]]
+    return min(inside, key=lambda d: d["end_line"] - d["start_line"], default=None)
+
+
+Placed = tuple[str, Sequence[Definition]]
+"""(path, definitions tied): one place of a ranking (`_evidence`)."""
+Chunk = tuple[str, int, int]
+"""(path, start line, end line) of a ranked piece of source."""
+
+
+def ranked_definitions(
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    paths: Sequence[str],
+    symbols: Mapping[str, Sequence[Definition]],
+    *,
+    evaluated: Sequence[Chunk] = (),
+    context: Sequence[Chunk] = (),
+    ranking: DefinitionRanking = DefinitionRanking(),  # noqa: B008 - frozen
+) -> list[RankedDefinition]:
+    """The definitions of `paths` (an answer's ranked files, best first), best first, at
+    most `ranking.limit`. `symbols`: each path's definitions; `evaluated`: the loop's
+    evaluated chunks, the most relevant first; `context`: the context's blocks, the most
+    relevant first."""
+    paths = list(dict.fromkeys(paths))[: ranking.files]
+    found = rank_definitions(
+        _evidence(searcher, analysis, paths, symbols, evaluated=evaluated, context=context),
+        ranking,
+    )
+    return found[: ranking.limit]
+
+
+def rank_definitions(
+    candidates: Iterable[RankedDefinition],
+    ranking: DefinitionRanking = DefinitionRanking(),  # noqa: B008 - frozen
+) -> list[RankedDefinition]:
+    """`candidates` (with their `file_rank` and `rankings`) scored and sorted, best first;
+    ties go to the better file, then to the earlier line."""
+    out = []
+    for c in candidates:
+        score = ranking.file_weight / (1 + c.file_rank)
+        for name, place in c.rankings.items():
+            weight = ranking.context_weight if name == "context" else 1.0
+            score += weight / (RRF_K + place)
+        why = [_WHY[n] for n in RANKINGS if c.rankings.get(n, 1) < 1]
+        why.append(f"in the answer's file {c.file_rank + 1}")
+        out.append(c.model_copy(update={"score": round(score, 4), "reason": "; ".join(why)}))
+    out.sort(key=lambda d: (-d.score, d.file_rank, d.start_line, d.qualified_name))
+    return out
+
+
+def _evidence(
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    paths: Sequence[str],
+    symbols: Mapping[str, Sequence[Definition]],
+    *,
+    evaluated: Sequence[Chunk],
+    context: Sequence[Chunk],
+) -> list[RankedDefinition]:
+    """Every behaviour definition of `paths`, unscored, with its file's place and its
+    place in each ranking inside the file."""
+    named = naming(analysis)
+    defs = {p: [d for d in symbols.get(p, ()) if d.get("kind") not in VALUE_KINDS] for p in paths}
+    places: dict[tuple[str, int, str], dict[str, float]] = {}
+
+    def key(d: Definition) -> tuple[str, int, str]:
+        return d["path"], int(d["start_line"]), d["qualified_name"]
+
+    def rank(name: str, ranked: Iterable[Placed]) -> None:
+        """`ranked`: (path, definitions tied) in rank order. A definition's place is the
+        number of its file's definitions placed before it, ties taking the mean of the
+        places they span (a chunk that shows ten short methods is ten places, not ten
+        firsts), from the first group it is in."""
+        counted: dict[str, int] = {}
+        for path, found in ranked:
+            found = [d for d in found if name not in places.setdefault(key(d), {})]
+            if not found:
+                continue
+            before = counted.get(path, 0)
+            counted[path] = before + len(found)
+            for d in found:
+                places[key(d)][name] = before + (len(found) - 1) / 2
+
+    def chunks(ranked: Iterable[Chunk]) -> Iterable[Placed]:
+        for path, start, end in ranked:
+            if path in defs:
+                yield path, shown_definitions(defs[path], start, end, named)
+
+    def lines(spots: Iterable[tuple[str, int]]) -> Iterable[Placed]:
+        for path, line in spots:
+            inner = _innermost(defs.get(path, ()), line)
+            if inner is not None:
+                yield path, [inner]
+
+    # The deepest named first (a method named beside its class), those named alike tied.
+    levels = (2, 1)
+    rank(
+        "names",
+        (
+            (p, [d for d in defs[p] if named(d["qualified_name"]) == n])
+            for p in paths
+            for n in levels
+        ),
+    )
+    rank("frames", lines(frame_spots(searcher, analysis, paths)))
+    rank("links", lines(link_spots(searcher, analysis, paths)))
+    by_name = {(d["path"], d["qualified_name"]): d for p in paths for d in defs[p]}
+    close = closest_definitions(searcher, analysis, paths)
+    rank(
+        "closeness",
+        (
+            (s["path"], [by_name[(s["path"], s["qualified_name"])]])
+            for s in close
+            if (s["path"], s["qualified_name"]) in by_name
+        ),
+    )
+    tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
+    # Each file's own best chunks: a pool shared by the files would give the first file
+    # fewer when another file matches the words better, and a definition's place would
+    # hang on how many files are ranked.
+    words = [
+        hit
+        for p in paths
+        for hit in searcher.lookups.lexical(tokens, POOL_PER_FILE, where_in("path", [p]))
+    ]
+    rank("words", _by_words(words, defs, set(tokens), named))
+    rank("evaluated", chunks(evaluated))
+    rank("context", chunks(context))
+    file_rank = {p: i for i, p in enumerate(paths)}
+    return [
+        RankedDefinition(
+            path=d["path"],
+            start_line=int(d["start_line"]),
+            end_line=int(d["end_line"]),
+            qualified_name=d["qualified_name"],
+            kind=d.get("kind") or "",
+            score=0.0,
+            file_rank=file_rank[d["path"]],
+            rankings=places.get(key(d), {}),
+        )
+        for p in paths
+        for d in defs[p]
+    ]

@@ -1,0 +1,181 @@
+"""`ask`'s ranked definitions (retrieval/definitions.py): the definitions of its first
+files, each file's by the rankings inside it, with the file's place; listed in the room
+the context leaves."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dowse.indexer.store import Store
+from dowse.retrieval.ask import ask, fit_result, render_markdown
+from dowse.retrieval.definitions import (
+    DefinitionRanking,
+    RankedDefinition,
+    _by_words,
+    rank_definitions,
+    shown_definitions,
+)
+from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.query import analyze, naming
+
+
+@pytest.fixture
+def searcher(tmp_path, fake_embedder, indexed_examples):
+    root = indexed_examples.copy(tmp_path / "example")
+    return HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+
+
+def _candidate(name: str, file_rank: int, **rankings: float) -> RankedDefinition:
+    return RankedDefinition(
+        path=f"f{file_rank}.py",
+        start_line=1,
+        end_line=2,
+        qualified_name=name,
+        score=0.0,
+        file_rank=file_rank,
+        rankings=rankings,
+    )
+
+
+def test_a_definition_first_in_more_rankings_of_its_file_ranks_higher():
+    cands = [
+        _candidate("shown_only", 0, context=0.0),
+        _candidate("named_and_close", 0, names=0.0, closeness=0.0, context=4.0),
+        _candidate("unranked", 0),
+    ]
+    ranked = rank_definitions(cands, DefinitionRanking(file_weight=1.0, context_weight=1.0))
+    assert [d.qualified_name for d in ranked] == ["named_and_close", "shown_only", "unranked"]
+    assert ranked[0].reason.startswith("the question names it; closest in meaning in its file")
+    assert ranked[0].score == pytest.approx(1.0 + 1.0 + 1.0 + 1 / 5)
+
+
+def test_the_files_place_weighs_by_file_weight():
+    cands = [_candidate("first_file", 0), _candidate("second_file_named", 1, names=0.0)]
+    by_file = rank_definitions(cands, DefinitionRanking(file_weight=4.0))
+    assert [d.qualified_name for d in by_file] == ["first_file", "second_file_named"]
+    by_rankings = rank_definitions(cands, DefinitionRanking(file_weight=1.0))
+    assert [d.qualified_name for d in by_rankings] == ["second_file_named", "first_file"]
+
+
+def test_context_weight_zero_leaves_the_context_out():
+    cands = [_candidate("shown", 0, context=0.0), _candidate("close", 0, closeness=1.0)]
+    ranked = rank_definitions(cands, DefinitionRanking(context_weight=0.0))
+    assert [d.qualified_name for d in ranked] == ["close", "shown"]
+
+
+def _defs(*spans: tuple[str, int, int]) -> list[dict]:
+    return [
+        {"path": "p.py", "qualified_name": n, "kind": "method", "start_line": a, "end_line": b}
+        for n, a, b in spans
+    ]
+
+
+def test_a_chunk_shows_the_definitions_whose_name_line_it_holds_then_those_around_it():
+    defs = _defs(("Pool", 1, 40), ("Pool.open", 2, 10), ("Pool.close", 11, 20), ("retry", 50, 60))
+    assert [d["qualified_name"] for d in shown_definitions(defs, 2, 20)] == [
+        "Pool.open",
+        "Pool.close",
+        "Pool",
+    ]
+    named = naming(analyze("Pool.close leaks"))
+    assert shown_definitions(defs, 2, 20, named)[0]["qualified_name"] == "Pool.close"
+    assert shown_definitions(defs, 41, 45) == []
+
+
+def test_of_a_chunks_definitions_those_holding_the_questions_words_come_first():
+    """A chunk of two short methods: the one whose own lines hold the question's words
+    takes the chunk's place; the class around them counts only its own lines."""
+    defs = {"p.py": _defs(("Pool", 1, 9), ("Pool.open", 2, 4), ("Pool.close", 6, 9))}
+    text = "\n".join(
+        [
+            "class Pool:",
+            "    def open(self):",
+            "        self.conn = connect()",
+            "",
+            "",
+            "    def close(self):",
+            "        self.conn.release()",
+            "        self.leaked = False",
+            "",
+        ]
+    )
+    row = {"path": "p.py", "start_line": 1, "end_line": 9, "text": text}
+    groups = list(_by_words([(row, 1.0)], defs, {"release", "leaked"}, lambda _: 0))
+    assert [[d["qualified_name"] for d in g] for _, g in groups] == [
+        ["Pool.close"],
+        ["Pool", "Pool.open"],
+    ]
+
+
+def test_ask_ranks_the_first_files_definitions_beyond_those_its_context_shows(searcher):
+    """At 600 tokens the context shows `shop/pricing.py`'s `cart_total` whole and no other
+    definition of it; the ranking lists the method the question names first, from the
+    first file, with why, though no block shows it."""
+    question = "BulkDiscount.discount gives the wrong amount for large carts"
+    result = ask(searcher, question, budget=600)
+    shown = {(b.path, b.symbol) for b in result.context}
+    assert ("shop/pricing.py", "BulkDiscount.discount") not in shown
+    first = [d for d in result.definitions if d.path == "shop/pricing.py"][0]
+    assert first.qualified_name == "BulkDiscount.discount"
+    assert first.rankings["names"] == 0.0 and "the question names it" in first.reason
+    top = {f.path for f in result.files[: DefinitionRanking().files]}
+    assert {d.path for d in result.definitions} <= top
+    assert len(result.definitions) == DefinitionRanking().limit
+    assert all(
+        d.kind not in ("variable", "field", "property", "constant") for d in result.definitions
+    )
+
+
+def test_the_definitions_are_listed_in_the_room_the_rest_leaves(searcher):
+    """Printed one line each, and the first to go when the answer does not fit: the
+    context a fit keeps is the same with them as without them."""
+    result = ask(searcher, "where are expired session tokens rejected?", budget=8000)
+    wide = render_markdown(result)
+    assert "## Definitions" in wide
+    first = result.definitions[0]
+    assert f"- `{first.citation}` `{first.qualified_name}`" in wide
+    for budget in (700, 1200, 1500):
+        fitted = fit_result(result, budget, render_markdown)
+        bare = fit_result(result.model_copy(update={"definitions": []}), budget, render_markdown)
+        assert fitted.context == bare.context and fitted.files == bare.files, budget
+        assert len(render_markdown(fitted)) >= len(render_markdown(bare))
+    tight = fit_result(result, 700, render_markdown)
+    assert tight.definitions == [] and "## Definitions" not in render_markdown(tight)
+
+
+def test_the_json_answer_carries_the_ranked_definitions(searcher):
+    result = ask(searcher, "the cart total ignores discounts", budget=8000)
+    data = json.loads(result.model_dump_json())
+    first = data["definitions"][0]
+    assert set(first) == {
+        "path",
+        "start_line",
+        "end_line",
+        "qualified_name",
+        "kind",
+        "score",
+        "file_rank",
+        "rankings",
+        "reason",
+    }
+    assert first["path"] == result.files[0].path and first["reason"]
+
+
+def test_the_agents_answer_lists_the_ranked_definitions_in_the_room_left(
+    tmp_path, fake_embedder, indexed_examples
+):
+    from dowse.server.workspace import ask_for_agent
+
+    root = indexed_examples.copy(tmp_path / "example")
+    question = "BulkDiscount.discount gives the wrong amount for large carts"
+    wide = ask_for_agent(root, root / ".dowse", question, max_tokens=8000, refresh=False)
+    assert any(
+        d.startswith("shop/pricing.py:") and d.endswith(" BulkDiscount.discount")
+        for d in wide.definitions
+    )
+    assert all(len(d.split(" ")) == 2 and ":" in d for d in wide.definitions)
+    tight = ask_for_agent(root, root / ".dowse", question, max_tokens=900, refresh=False)
+    assert len(tight.definitions) < len(wide.definitions)
+    assert tight.budget.tokens <= 900
