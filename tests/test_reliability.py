@@ -442,6 +442,9 @@ def indexed_copy(tmp_path: Path, indexed_examples) -> Path:
     root = indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False), _model_stand_in)
     with open(root / "shop" / "payments.py", "a") as fh:
         fh.write("\n\ndef refund_later():\n    return None\n")
+    # Safely old: an index of a racy file must write once more when it ages (its row's
+    # mark cleared), and these tests' second run is one with nothing to write.
+    written_before(root / "shop" / "payments.py")
     return root
 
 
