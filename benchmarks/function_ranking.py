@@ -49,6 +49,9 @@ from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, ran
 from dowse.retrieval.file_parts import RRF_K
 from dowse.retrieval.query import analyze, naming
 
+sys.path.insert(0, str(Path(__file__).parent))
+from crossval import folds_of  # noqa: E402
+
 BUDGET = 4000
 RECORDED_FILES = 10
 
@@ -212,29 +215,10 @@ def best_of(tasks: Sequence[Task], grid: Sequence[Params]) -> Params:
     return max(grid, key=key)
 
 
-def folds_of(tasks: Sequence[Task], k: int, seed: int) -> list[int]:
-    """Each repository's tasks in a fixed shuffled order, dealt round the folds."""
-    import random
-
-    rng = random.Random(seed)
-    fold = [0] * len(tasks)
-    dealt = 0
-    by_repo: dict[str, list[int]] = {}
-    for i, t in enumerate(tasks):
-        by_repo.setdefault(t.repo, []).append(i)
-    for repo in sorted(by_repo):
-        idx = sorted(by_repo[repo], key=lambda i: tasks[i].id)
-        rng.shuffle(idx)
-        for i in idx:
-            fold[i] = dealt % k
-            dealt += 1
-    return fold
-
-
 def crossvalidate(
     tasks: Sequence[Task], fitter: Callable[[Sequence[Task]], Params], k: int, seed: int
 ) -> tuple[dict[str, float], list[Params]]:
-    fold = folds_of(tasks, k, seed)
+    fold = folds_of(tasks, k, seed, "stratified")  # as crossval.py deals files' tasks
     lists: list[list[str]] = [[] for _ in tasks]
     fitted = []
     for f in range(k):
