@@ -21,13 +21,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
-from dowse.indexer.parse import parse_source
-from dowse.languages import CODE_LANGUAGES, HEADER, language_for
 from dowse.retrieval.behaviour import VALUE_KINDS
+
+sys.path.insert(0, str(Path(__file__).parent))
+from gold_in_definitions import gold_code_files  # noqa: E402
 
 _NOT_BEHAVIOUR = VALUE_KINDS | {"module", "namespace"}
 
@@ -35,24 +35,8 @@ _NOT_BEHAVIOUR = VALUE_KINDS | {"module", "namespace"}
 def gold_spans(instance: dict, clone: Path, header_language: str) -> dict[str, list[str]]:
     """Path -> the qualified names of the definitions the instance's changed lines lie in."""
     out: dict[str, list[str]] = {}
-    for path, spans in instance.get("gold_lines", {}).items():
-        language = language_for(path)
-        if language == "c" and path.lower().endswith(HEADER):
-            language = header_language
-        if language not in CODE_LANGUAGES:
-            continue
-        shown = subprocess.run(
-            ["git", f"--git-dir={_git_dir(clone)}", "show", f"{instance['base_commit']}:{path}"],
-            capture_output=True,
-            check=False,
-        )
-        if shown.returncode != 0:
-            continue
-        symbols = [
-            s
-            for s in parse_source(path, shown.stdout, language, timeout_s=30.0).symbols
-            if s.kind not in _NOT_BEHAVIOUR
-        ]
+    for path, spans, parsed in gold_code_files(instance, clone, header_language):
+        symbols = [s for s in parsed if s.kind not in _NOT_BEHAVIOUR]
         names: dict[str, int] = {}
         for start, end in spans:
             for line in range(start, end + 1):
@@ -86,10 +70,6 @@ def main(argv: list[str] | None = None) -> int:
             named += bool(instance["gold_spans"])
     print(f"{written} instances, {named} with a changed line inside a definition", file=sys.stderr)
     return 0
-
-
-def _git_dir(clone: Path) -> Path:
-    return clone / ".git" if (clone / ".git").exists() else clone
 
 
 if __name__ == "__main__":

@@ -18,9 +18,12 @@ import argparse
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from dowse.indexer.parse import parse_source
+from dowse.indexer.records import Symbol
 from dowse.languages import CODE_LANGUAGES, HEADER, language_for
 
 
@@ -38,29 +41,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.repo and instance["repo"].lower() != args.repo.lower():
             continue
         clone = args.repos / instance["repo"].replace("/", "__")
-        for path, spans in instance["gold_lines"].items():
-            language = language_for(path)
-            if language == "c" and path.lower().endswith(HEADER):
-                language = args.header_language
-            if language not in CODE_LANGUAGES:
-                continue
-            shown = subprocess.run(
-                [
-                    "git",
-                    f"--git-dir={_git_dir(clone)}",
-                    "show",
-                    f"{instance['base_commit']}:{path}",
-                ],
-                capture_output=True,
-                check=False,
-            )
-            if shown.returncode != 0:
-                continue
-            symbols = [
-                s
-                for s in parse_source(path, shown.stdout, language, timeout_s=30.0).symbols
-                if s.kind != "module"
-            ]
+        for path, spans, parsed in gold_code_files(instance, clone, args.header_language):
+            symbols = [s for s in parsed if s.kind != "module"]
             for start, end in spans:
                 hunks += 1
                 around = [s for s in symbols if s.start_line <= start and end <= s.end_line]
@@ -75,6 +57,28 @@ def main(argv: list[str] | None = None) -> int:
                     print(instance["instance_id"], path, f"{start}-{end}", where)
     print(f"{hunks} hunks of gold code files, {inside} inside a definition")
     return 0
+
+
+def gold_code_files(
+    instance: dict[str, Any], clone: Path, header_language: str
+) -> Iterator[tuple[str, list[list[int]], list[Symbol]]]:
+    """Each gold code file of `instance` that its clone holds at the base commit: its path,
+    its changed lines (`gold_lines`) and the symbols `dowse index` parses in it (`.h` as
+    `header_language`)."""
+    for path, spans in instance.get("gold_lines", {}).items():
+        language = language_for(path)
+        if language == "c" and path.lower().endswith(HEADER):
+            language = header_language
+        if language not in CODE_LANGUAGES:
+            continue
+        shown = subprocess.run(
+            ["git", f"--git-dir={_git_dir(clone)}", "show", f"{instance['base_commit']}:{path}"],
+            capture_output=True,
+            check=False,
+        )
+        if shown.returncode != 0:
+            continue
+        yield path, spans, parse_source(path, shown.stdout, language, timeout_s=30.0).symbols
 
 
 def _git_dir(clone: Path) -> Path:
