@@ -34,13 +34,7 @@ from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.quote import code_span, fence, one_line
@@ -66,7 +60,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
-from dowse.retrieval.records import ContextBlock, FileResult, check_query
+from dowse.retrieval.records import ContextBlock, FileResult, OmitsEmptyDefinitions, check_query
 from dowse.retrieval.relatives import module_root_up, siblings_up
 
 __all__ = [
@@ -271,7 +265,7 @@ UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's w
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
 
-class AskResult(BaseModel):
+class AskResult(OmitsEmptyDefinitions):
     model_config = ConfigDict(extra="forbid")
 
     question: str
@@ -288,15 +282,6 @@ class AskResult(BaseModel):
         description="the definitions of the first files that answer the question, best "
         "first, each with why (`retrieval.definitions`); left out when none is listed",
     )
-
-    @model_serializer(mode="wrap")
-    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # An answer whose definitions gave way to the budget prints as it did before they
-        # were listed: an empty list would cost tokens the context's blocks had.
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("definitions", True):
-            del data["definitions"]
-        return data
 
 
 def rank_score(item: ContextItem, fusion: FileFusion = FileFusion()) -> float:  # noqa: B008

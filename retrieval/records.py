@@ -3,9 +3,9 @@ and the files and blocks of source an answer is made of."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from dowse.errors import InvalidQuery, UnsupportedLanguage
 from dowse.indexer.records import SymbolKind
@@ -17,11 +17,26 @@ __all__ = [
     "FileResult",
     "Grain",
     "Hit",
+    "OmitsEmptyDefinitions",
     "SearchOptions",
     "check_query",
 ]
 
 Grain = Literal["chunk", "symbol", "file"]
+
+
+class OmitsEmptyDefinitions(BaseModel):
+    """An answer (`AskResult`, MCP's `AskAnswer`) whose `definitions` field is left out of
+    its serialized form when empty: an answer whose definitions gave way to the budget
+    prints as it did before they were listed, without tokens for an empty list."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("definitions", True):
+            del data["definitions"]
+        return data
+
 
 MAX_QUERY_CHARS = 20_000
 """The longest query, question, symbol name or focus accepted, in characters. Room for

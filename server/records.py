@@ -24,21 +24,21 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, TypeVar
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    SerializerFunctionWrapHandler,
-    ValidationError,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from dowse.budgets import DEFAULT_BUDGET
 from dowse.explore.records import Depth, ExploreResult
 from dowse.indexer.records import IndexStats
 from dowse.indexer.status import StatusReport
 from dowse.retrieval.budget import Entry, Levels, Step, estimate_tokens, fit, forms, steps
-from dowse.retrieval.records import MAX_QUERY_CHARS, ContextBlock, FileResult, Grain, Hit
+from dowse.retrieval.records import (
+    MAX_QUERY_CHARS,
+    ContextBlock,
+    FileResult,
+    Grain,
+    Hit,
+    OmitsEmptyDefinitions,
+)
 from dowse.retrieval.references import Callee, Caller, DefinitionRef
 from dowse.retrieval.symbols import SymbolMatch
 
@@ -298,7 +298,7 @@ class AskSynthesis(BaseModel):
     )
 
 
-class AskAnswer(BaseModel):
+class AskAnswer(OmitsEmptyDefinitions):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
@@ -324,14 +324,6 @@ class AskAnswer(BaseModel):
     cycles: int
     freshness: Freshness
     budget: Budget
-
-    @model_serializer(mode="wrap")
-    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
-        # As `AskResult`'s: no definitions listed, the answer's tokens are as before.
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("definitions", True):
-            del data["definitions"]
-        return data
 
 
 class ExploreAnswer(BaseModel):
