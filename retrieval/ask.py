@@ -220,6 +220,14 @@ class Packing(BaseModel):
             "it (or its first chunk) after its signature line"
         ),
     )
+    definitions_after: Literal["first", "leads"] = Field(
+        default="first",
+        description="where the ranked definitions are placed: after the first file's "
+        "parts, or after every first file's best part",
+    )
+    definition_containers: bool = Field(
+        default=True, description="whether a definition holding others (a class) is placed"
+    )
     first_file_share: float = Field(
         default=0.7,
         ge=0,
@@ -752,6 +760,19 @@ def _chosen_definitions(
     top = _definitions(searcher, analysis, ranked, items, (), ranking)
     if not top:
         return []
+    if not packing.definition_containers:
+        rows = {**ranked.symbols, **definitions_of(searcher, {d.path for d in top})}
+        top = [
+            d
+            for d in top
+            if not any(
+                r["start_line"] >= d.start_line
+                and r["end_line"] <= d.end_line
+                and (r["start_line"], r["end_line"]) != (d.start_line, d.end_line)
+                and r.get("kind") not in VALUE_KINDS
+                for r in rows.get(d.path, ())
+            )
+        ]
     heads = searcher.lookups.definition_chunks(
         {"path": d.path, "qualified_name": d.qualified_name, "start_line": d.start_line}
         for d in top
@@ -1044,7 +1065,9 @@ class _Pack:
         each whole within the leads' share, else its item's lines after its signature."""
         lead, first, early, more = _placing_order(leads_by_file, items, self.packing)
         after_first = (
-            next(i for i, it in enumerate(first) if it is lead[1]) if len(lead) > 1 else len(first)
+            next(i for i, it in enumerate(first) if it is lead[1])
+            if len(lead) > 1 and self.packing.definitions_after == "first"
+            else len(first)
         )
         leads = {id(it) for it in lead}
         nexts = {id(it) for it in [*early, *more]}
