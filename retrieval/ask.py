@@ -209,25 +209,6 @@ class Packing(BaseModel):
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
         ),
     )
-    ranked_definitions: int = Field(
-        default=2,
-        ge=0,
-        description=(
-            "how many of the first files' top-ranked definitions (`definitions`, ranked "
-            "before packing: without the context's blocks) that the first file's best part "
-            "does not show are placed right after it, ahead of the other files' parts and "
-            "the loop's items: whole within `lead_share`, else the loop's best item in "
-            "it (or its first chunk) after its signature line"
-        ),
-    )
-    definitions_after: Literal["first", "leads"] = Field(
-        default="first",
-        description="where the ranked definitions are placed: after the first file's "
-        "parts, or after every first file's best part",
-    )
-    definition_containers: bool = Field(
-        default=True, description="whether a definition holding others (a class) is placed"
-    )
     first_file_share: float = Field(
         default=0.7,
         ge=0,
@@ -512,7 +493,9 @@ def _lead_items(
     return out
 
 
-def _widen(items: list[ContextItem], symbols: dict[str, list[dict[str, Any]]]) -> list[_Chosen]:
+def _widen(
+    items: list[ContextItem], symbols: dict[str, list[dict[str, Any]]]
+) -> list[tuple[ContextItem, list[tuple[int, int]], str | None, str | None]]:
     """Each item with the ranges that would show it, widest first: its enclosing
     definition when that is small enough (`file_parts.printed_lines`), then (last) its
     own lines."""
@@ -690,10 +673,8 @@ def ask(
         ranked.stale,
         packing,
     )
-    chosen = _chosen_definitions(searcher, result.analysis, ranked, items, packing, ranking)
-    rest = pack.place_items(leads_by_file, items, chosen)
-    lines = _signature_lines(rest, ranked, {b.path for b in pack.blocks})
-    pack.add_signature_lines([*pack.heads, *lines])
+    rest = pack.place_items(leads_by_file, items)
+    pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))
     # Rank order: the files' order, and in a file its whole blocks before its lines.
     order = ranked.order
     pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
@@ -736,69 +717,6 @@ def _definitions(
     return ranked_definitions(
         searcher, analysis, paths, symbols, evaluated=evaluated, context=context, ranking=ranking
     )
-
-
-DEFINITION_REASON = "ranked {n} among the first files' definitions: {why}"
-
-
-def _chosen_definitions(
-    searcher: HybridSearcher,
-    analysis: QueryAnalysis,
-    ranked: _Ranked,
-    items: Sequence[ContextItem],
-    packing: Packing,
-    ranking: DefinitionRanking | None,
-) -> list[_Chosen]:
-    """The first files' ranked definitions the context may show next to the first file's
-    best part (`Packing.ranked_definitions` of them are placed; `ranking.limit` are
-    offered, best first), ranked before packing: the context's blocks are not a ranking
-    yet, so what the packing shows does not choose itself. Each comes as the item that
-    stands for it (the loop's most relevant item inside it, else its first chunk) and
-    its ranges, widest first: the whole definition, then that item's lines."""
-    if not packing.ranked_definitions:
-        return []
-    top = _definitions(searcher, analysis, ranked, items, (), ranking)
-    if not top:
-        return []
-    if not packing.definition_containers:
-        rows = {**ranked.symbols, **definitions_of(searcher, {d.path for d in top})}
-        top = [
-            d
-            for d in top
-            if not any(
-                r["start_line"] >= d.start_line
-                and r["end_line"] <= d.end_line
-                and (r["start_line"], r["end_line"]) != (d.start_line, d.end_line)
-                and r.get("kind") not in VALUE_KINDS
-                for r in rows.get(d.path, ())
-            )
-        ]
-    heads = searcher.lookups.definition_chunks(
-        {"path": d.path, "qualified_name": d.qualified_name, "start_line": d.start_line}
-        for d in top
-    )
-    out: list[_Chosen] = []
-    for n, d in enumerate(top, 1):
-        inside = [
-            it
-            for it in items
-            if it.hit.path == d.path
-            and d.start_line <= it.hit.end_line
-            and it.hit.start_line <= d.end_line
-        ]
-        it = max(inside, key=lambda i: i.relevance, default=None)
-        if it is None:
-            row = heads.get((d.path, d.start_line))
-            if row is None:
-                continue
-            hit = chunk_hit(Candidate(row, {}, score=0.0))
-            if d.path in ranked.stale:
-                hit = hit.model_copy(update={"stale": True})
-            why = DEFINITION_REASON.format(n=n, why=d.reason)
-            it = ContextItem(hit=hit, relevance=packing.min_relevance, reason=why, cycle=1)
-        ranges = [(d.start_line, d.end_line), (it.hit.start_line, it.hit.end_line)]
-        out.append((it, list(dict.fromkeys(ranges)), d.qualified_name, d.kind or None))
-    return out
 
 
 def _loop_and_history(
@@ -912,8 +830,6 @@ def _source_room(
     return max((budget if budget is not None else DEFAULT_BUDGET) - taken, 0)
 
 
-_Chosen = tuple[ContextItem, list[tuple[int, int]], str | None, str | None]
-"""An item with the ranges that would show it, widest first, its symbol and kind (`_widen`)."""
 _Left = tuple[ContextItem, int, int, str | None, str | None]
 """An item that did not fit whole: (item, its widest range's start and end, symbol, kind)."""
 _Line = tuple[str, int, int, str | None, float, str, str, int, bool]
@@ -1011,8 +927,6 @@ class _Pack:
         self.whole = room - math.floor(room * packing.signature_share)
         self.blocks: list[ContextBlock] = []
         self.used = 0
-        self.heads: list[_Line] = []
-        """The signature lines of the ranked definitions shown by a part of them only."""
 
     def _put(
         self, it: ContextItem, start: int, end: int, symbol: str | None, kind: str | None, cap: int
@@ -1038,10 +952,7 @@ class _Pack:
         return True
 
     def place_items(
-        self,
-        leads_by_file: list[list[ContextItem]],
-        items: Sequence[ContextItem],
-        chosen: Sequence[_Chosen] = (),
+        self, leads_by_file: list[list[ContextItem]], items: Sequence[ContextItem]
     ) -> list[_Left]:
         """Place the first files' parts and the loop's items whole; return those that did
         not fit.
@@ -1058,17 +969,8 @@ class _Pack:
         most fixes outside Python change several files (placing all of them after cost 24
         Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
         scored relevant come before completing any one definition: widening the first item
-        to a 120-line function must not push the next items' lines out.
-
-        Right after the first file's own parts come the top-ranked definitions (`chosen`,
-        best first) the context does not show yet, `Packing.ranked_definitions` of them:
-        each whole within the leads' share, else its item's lines after its signature."""
+        to a 120-line function must not push the next items' lines out."""
         lead, first, early, more = _placing_order(leads_by_file, items, self.packing)
-        after_first = (
-            next(i for i, it in enumerate(first) if it is lead[1])
-            if len(lead) > 1 and self.packing.definitions_after == "first"
-            else len(first)
-        )
         leads = {id(it) for it in lead}
         nexts = {id(it) for it in [*early, *more]}
         early_ids = {id(it) for it in early}
@@ -1076,16 +978,7 @@ class _Pack:
         placed_keys: set[tuple[str, int]] = set()
         delivered = []
         rest: list[_Left] = []
-        widened: list[_Chosen | None] = [*_widen([*first, *more, *items], self.symbols)]
-        widened.insert(after_first, None)  # where the ranked definitions go
-        for entry in widened:
-            if entry is None:
-                share = math.floor(self.whole * self.packing.lead_share) + early_used
-                for placed in self._place_definitions(chosen, share):
-                    placed_keys.add((placed[0].hit.path, placed[0].hit.start_line))
-                    delivered.append(placed)
-                continue
-            it, ranges, symbol, kind = entry
+        for it, ranges, symbol, kind in _widen([*first, *more, *items], self.symbols):
             key = (it.hit.path, it.hit.start_line)
             if key in placed_keys:
                 continue
@@ -1113,35 +1006,6 @@ class _Pack:
         for it, (start, end), symbol, kind in delivered:
             self._put(it, start, end, symbol, kind, self.whole)
         return rest
-
-    def _place_definitions(
-        self, chosen: Sequence[_Chosen], share: int
-    ) -> list[tuple[ContextItem, tuple[int, int], str | None, str | None]]:
-        """Place the first `Packing.ranked_definitions` of `chosen` that no block shows
-        whole yet: each whole while the blocks use at most `share`, else its item's own
-        lines (its signature line then waits in `heads`); those placed by their item's
-        lines, to grow to the whole definition later where it fits."""
-        grow = []
-        left = self.packing.ranked_definitions
-        for it, ranges, symbol, kind in chosen:
-            if not left:
-                break
-            start, end = ranges[0]
-            if any(
-                b.path == it.hit.path and b.start_line <= start and end <= b.end_line
-                for b in self.blocks
-            ):
-                continue
-            left -= 1
-            if self._put(it, start, end, symbol, kind, share) or len(ranges) < 2:
-                continue
-            if self._put(it, *ranges[-1], symbol, kind, self.whole):
-                grow.append((it, ranges[0], symbol, kind))
-                h = it.hit
-                self.heads.append(
-                    (h.path, start, end, symbol, it.relevance, it.reason, "", start, h.stale)
-                )
-        return grow
 
     def _next_part(
         self,
