@@ -61,7 +61,7 @@ from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, OmitsEmptyDefinitions, check_query
-from dowse.retrieval.relatives import counterpart_up, module_root_up, siblings_up
+from dowse.retrieval.relatives import module_root_up, siblings_up
 
 __all__ = [
     "AskResult",
@@ -261,7 +261,6 @@ LEAD_REASON = "the best part of the file ranked {n} for the question: {why}"
 NEXT_PART_REASON = "a next-best part of the file ranked {n} for the question: {why}"
 SIBLING_REASON = "{reason}; its class extends {base}, as two of the first files' classes do"
 MODULE_ROOT_REASON = "{reason}; the module root of the first file, {first}"
-COUNTERPART_REASON = "{reason}; its class implements or delegates {base}, a first file's type"
 UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's words best together"
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
@@ -802,23 +801,17 @@ def _relatives_up(
 ) -> list[FileResult]:
     """`files` with the first files' listed relatives moved up to them (`relatives`):
     the sibling classes (`FileFusion.siblings`), then the first file's module root
-    (`FileFusion.module_root`), then the counterpart of a first file's type
-    (`FileFusion.counterpart`), each moved file saying why in its reason."""
+    (`FileFusion.module_root`), each moved file saying why in its reason."""
     files, bases = siblings_up(lookups, files, lambda f: f.path, top=fusion.siblings)
     files, roots = module_root_up(lookups, files, lambda f: f.path, top=fusion.module_root)
-    files, kin = counterpart_up(lookups, files, lambda f: f.path, top=fusion.counterpart)
 
     def why(f: FileResult) -> str:
-        if f.path in kin:
-            return COUNTERPART_REASON.format(reason=f.reason, base=kin[f.path])
         if f.path in bases:
             return SIBLING_REASON.format(reason=f.reason, base=bases[f.path])
         return MODULE_ROOT_REASON.format(reason=f.reason, first=roots[f.path])
 
     return [
-        f.model_copy(update={"reason": why(f)})
-        if f.path in bases or f.path in roots or f.path in kin
-        else f
+        f.model_copy(update={"reason": why(f)}) if f.path in bases or f.path in roots else f
         for f in files
     ]
 

@@ -188,16 +188,6 @@ class FileFusion(BaseModel):
             'and sibling classes"); below 2: off'
         ),
     )
-    counterpart: int = Field(
-        default=5,
-        ge=0,
-        description=(
-            "the best-ranked listed file below this place whose class is named and declared "
-            "as the implementation or delegate of a type one of the first three files define "
-            "(`DefaultX`, `XImpl`, `XDelegate` extending or implementing X) is moved to it "
-            '(`relatives.with_counterpart`; RESULTS-multi.md, "Java on main"); 0: off'
-        ),
-    )
     search_first: float | None = Field(
         default=0.0,
         ge=-1,

@@ -18,17 +18,6 @@ added or dropped (RESULTS-multi.md, "Rust and Java: module roots and sibling cla
   the first files, in their own order; never ahead of a member (placed after the second
   member, a sibling pushed a third, changed member out of the first five).
 
-- **The counterpart of a first file's type** (languages whose class headers write
-  `extends` and `implements`). A Java project names the one implementation of an
-  interface or abstract class `DefaultX` or `XImpl`, and the class that forwards every
-  method of X to a wrapped X `XDelegate`; a method added to or changed in X has to be
-  written in them too (the compiler asks it of an implementation; a delegate that does
-  not forward it silently calls X's default). When one of the first `REACH` files
-  defines X, the best-ranked listed file below `top` whose top-level class is so named
-  and whose header extends or implements X is moved to `top`: jackson-core's
-  `JsonParserDelegate` for `JsonParser`, mockito's `DefaultMockitoPlugins` for
-  `MockitoPlugins`.
-
 Invariants:
 - A superclass is what a top-level class header writes after `extends` (a type
   parameter's bound, `<T extends Foo>`, is none), by its last name part; a superclass the
@@ -36,11 +25,6 @@ Invariants:
   interface a class `implements`, or a Rust trait a type implements, is a contract, not
   shared code: not read (screened: it adds one instance and fires on `Versioned`,
   `AsyncRead` families without a gain).
-- A counterpart is named after X and declares X after `extends` or `implements`, both:
-  the name alone would take `DefaultFoo` for any class of that name, the header alone
-  every implementation of a common interface (screened: it moved jackson-core's
-  `ParserBase` and `GeneratorBase` for `JsonParser` and `JsonGenerator`, pushing a
-  fixed file out of the first five).
 - Relatives are looked for among the first `DEPTH` listed files only.
 """
 
@@ -54,18 +38,12 @@ from typing import TypeVar
 from dowse.retrieval.lookups import IndexLookups
 
 __all__ = [
-    "COUNTERPART_NAMES",
     "DEPTH",
     "EXTENDS_LANGUAGES",
-    "REACH",
-    "counterpart_up",
-    "counterparts",
     "module_root_up",
     "siblings_up",
     "superclass_of",
     "superclasses",
-    "supertypes_of",
-    "with_counterpart",
     "with_module_root",
     "with_siblings",
 ]
@@ -75,12 +53,6 @@ DEPTH = 20
 and history rankings reach together)."""
 EXTENDS_LANGUAGES = frozenset({"java", "scala", "javascript", "typescript", "tsx", "php"})
 """The languages dowse parses whose class headers name a superclass after `extends`."""
-
-REACH = 3
-"""How many first files' types a counterpart is looked for (the first file's alone
-moved none of Java's 29 dev instances; three moved four, two of them fixed files)."""
-COUNTERPART_NAMES = ("Default{}", "{}Impl", "{}Delegate")
-"""The names a Java project gives the implementation and the delegate of a type `{}`."""
 
 _EXTENDS = re.compile(r"\bextends\s+([A-Za-z_$][\w$]*(?:\s*\.\s*[A-Za-z_$][\w$]*)*)")
 _TYPE_PARAMETERS = re.compile(r"<[^<>]*>")
@@ -100,83 +72,6 @@ def superclass_of(signature: str) -> str | None:
         text = stripped
     match = _EXTENDS.search(text)
     return re.split(r"\s*\.\s*", match.group(1))[-1] if match else None
-
-
-_SUPERTYPES = re.compile(
-    r"\b(?:extends|implements)\s+([A-Za-z_$][\w$.\s,]*?)(?=\s*(?:\bimplements\b|\bpermits\b|[{(]|$))"
-)
-
-_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.S)
-
-
-def _bare(signature: str) -> str:
-    text = signature
-    while True:  # type parameters, innermost first: their bounds are no supertype
-        stripped = _TYPE_PARAMETERS.sub(" ", text)
-        if stripped == text:
-            return text
-        text = stripped
-
-
-def supertypes_of(signature: str) -> set[str]:
-    """Every type a class or interface header extends or implements, by its last name
-    part (`{"JsonParser"}` of `public class JsonParserDelegate extends JsonParser`,
-    `{"Base", "Plugins", "Closeable"}` of `class A extends p.Base<T> implements
-    Plugins, java.io.Closeable`)."""
-    found: set[str] = set()
-    text = _COMMENT.sub(" ", signature)
-    for match in _SUPERTYPES.finditer(_bare(text)):
-        for part in match.group(1).split(","):
-            name = re.split(r"\s*\.\s*", part.strip())[-1]
-            if re.fullmatch(r"[A-Za-z_$][\w$]*", name):
-                found.add(name)
-    return found
-
-
-def counterparts(lookups: IndexLookups, paths: Iterable[str]) -> dict[str, tuple[str, set[str]]]:
-    """Each of `paths`' top-level class or interface (the first one a file defines): its
-    name and the types it extends or implements."""
-    types: dict[str, tuple[str, set[str]]] = {}
-    for row in lookups.rows_in(
-        "symbols", ["path", "name", "kind", "signature", "parent", "language"], "path", paths
-    ):
-        if (
-            row["kind"] in ("class", "interface")
-            and not row["parent"]
-            and row["language"] in EXTENDS_LANGUAGES
-            and row["path"] not in types
-        ):
-            types[row["path"]] = (row["name"], supertypes_of(row["signature"] or ""))
-    return types
-
-
-def with_counterpart(
-    files: Sequence[_F],
-    path_of: Callable[[_F], str],
-    types: Mapping[str, tuple[str, Collection[str]]],
-    *,
-    top: int,
-) -> tuple[list[_F], dict[str, str]]:
-    """`files` with the best-ranked listed counterpart below `top` of a type the first
-    `REACH` files define moved to place `top` (`types`: each file's top-level type and
-    what it extends or implements), and the moved file with that type."""
-    if top < 1:
-        return list(files), {}
-    defined = {types[p][0] for f in files[:REACH] if (p := path_of(f)) in types}
-    for f in files[top:]:
-        name, supers = types.get(path_of(f), ("", ()))
-        base = next(
-            (
-                t
-                for t in sorted(defined & set(supers))
-                if name in {n.format(t) for n in COUNTERPART_NAMES}
-            ),
-            None,
-        )
-        if base is not None:
-            rest = [g for g in files if g is not f]
-            return [*rest[: top - 1], f, *rest[top - 1 :]], {path_of(f): base}
-    return list(files), {}
 
 
 def superclasses(lookups: IndexLookups, paths: Iterable[str]) -> dict[str, set[str]]:
@@ -275,18 +170,4 @@ def module_root_up(
         return list(files), {}
     head = files[:DEPTH]
     ordered, moved = with_module_root(head, path_of, lookups.module_parents(), top=top)
-    return [*ordered, *files[DEPTH:]], moved
-
-
-def counterpart_up(
-    lookups: IndexLookups, files: Sequence[_F], path_of: Callable[[_F], str], *, top: int
-) -> tuple[list[_F], dict[str, str]]:
-    """`with_counterpart` on the first `DEPTH` of `files`, with the index's class and
-    interface headers; `top` 0: nothing moves."""
-    if top < 1 or len(files) <= top:
-        return list(files), {}
-    head = files[:DEPTH]
-    ordered, moved = with_counterpart(
-        head, path_of, counterparts(lookups, [path_of(f) for f in head]), top=top
-    )
     return [*ordered, *files[DEPTH:]], moved

@@ -1,6 +1,5 @@
-"""Relatives: a Rust first file's module root, the sibling classes of two first files and
-the implementation or delegate of a first file's type move up to them in `ask`'s file
-ranking (retrieval/relatives.py, `ask._relatives_up`)."""
+"""Relatives: a Rust first file's module root and the sibling classes of two first files
+move up to them in `ask`'s file ranking (retrieval/relatives.py, `ask._relatives_up`)."""
 
 from __future__ import annotations
 
@@ -14,13 +13,7 @@ from dowse.indexer.store import Store
 from dowse.retrieval.fusion import FileFusion
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.records import FileResult
-from dowse.retrieval.relatives import (
-    superclass_of,
-    supertypes_of,
-    with_counterpart,
-    with_module_root,
-    with_siblings,
-)
+from dowse.retrieval.relatives import superclass_of, with_module_root, with_siblings
 
 ask_module = importlib.import_module("dowse.retrieval.ask")
 
@@ -72,69 +65,6 @@ def test_a_sibling_already_among_the_first_files_stays_where_it_is():
     bases = {p: {"ParserBase"} for p in ("Reader.java", "Stream.java", "DataInput.java")}
     paths = ["Reader.java", "DataInput.java", "Stream.java", "Factory.java"]
     assert _siblings(paths, bases, top=3) == (paths, {})
-
-
-@pytest.mark.parametrize(
-    ("signature", "supertypes"),
-    [
-        ("public class JsonParserDelegate extends JsonParser", {"JsonParser"}),
-        (
-            "class A<T extends Number> extends p.Base<T> implements Plugins, java.io.Closeable",
-            {"Base", "Plugins", "Closeable"},
-        ),
-        ("public interface FormatFeature extends JacksonFeature // since 2.12", {"JacksonFeature"}),
-        ("sealed interface Shape extends Sized, Named permits Box, Ball", {"Sized", "Named"}),
-        ("public final class Plain", set()),
-    ],
-)
-def test_supertypes_are_what_a_header_extends_and_implements(signature, supertypes):
-    assert supertypes_of(signature) == supertypes
-
-
-TYPES = {
-    "Plugins.java": ("Plugins", set()),
-    "Mockito.java": ("Mockito", set()),
-    "Util.java": ("Util", set()),
-    "Settings.java": ("Settings", set()),
-    "DefaultPlugins.java": ("DefaultPlugins", {"Plugins"}),
-    "PluginsImpl.java": ("PluginsImpl", {"Plugins"}),
-    "InlinePlugins.java": ("InlinePlugins", {"Plugins"}),  # an implementation by another name
-    "DefaultSettings.java": ("DefaultSettings", set()),  # the name, not the header
-}
-
-
-def _counterpart(paths: list[str], top: int = 3):
-    return with_counterpart(paths, lambda p: p, TYPES, top=top)
-
-
-def test_the_best_ranked_implementation_of_a_first_files_type_moves_to_the_top_place():
-    paths = ["Mockito.java", "Plugins.java", "Util.java", "InlinePlugins.java"]
-    paths += ["Settings.java", "PluginsImpl.java", "DefaultPlugins.java"]
-    assert _counterpart(paths) == (
-        [
-            "Mockito.java",
-            "Plugins.java",
-            "PluginsImpl.java",
-            "Util.java",
-            "InlinePlugins.java",
-            "Settings.java",
-            "DefaultPlugins.java",
-        ],
-        {"PluginsImpl.java": "Plugins"},
-    )
-
-
-@pytest.mark.parametrize(
-    "paths",
-    [
-        ["Mockito.java", "Plugins.java", "DefaultPlugins.java", "Util.java"],  # in the top 3
-        ["Mockito.java", "Util.java", "Settings.java", "DefaultSettings.java"],  # no header
-        ["Mockito.java", "Util.java", "Settings.java", "Plugins.java", "DefaultPlugins.java"],
-        ["Mockito.java", "Plugins.java", "Util.java", "InlinePlugins.java"],  # no such name
-    ],
-)
-def test_no_counterpart_moves(paths):
-    assert _counterpart(paths) == (paths, {})
 
 
 PARENTS = {
@@ -259,34 +189,3 @@ def test_ask_moves_the_first_files_module_root_up_and_says_why(tmp_path, fake_em
     assert ranked[1].reason == "r; the module root of the first file, src/de/impls.rs"
     off = FileFusion(module_root=0)
     assert ask_module._relatives_up(searcher.lookups, files, off) == files
-
-
-PLUGINS = {
-    "src/main/java/p/Plugins.java": (
-        "package p;\npublic interface Plugins {\n    Object load(String name);\n}\n"
-    ),
-    "src/main/java/p/DefaultPlugins.java": (
-        "package p;\npublic class DefaultPlugins implements Plugins {\n"
-        "    public Object load(String name) { return null; }\n}\n"
-    ),
-    "src/main/java/p/Factory.java": JAVA["src/main/java/p/Factory.java"],
-    "src/main/java/p/ParserBase.java": JAVA["src/main/java/p/ParserBase.java"],
-}
-
-
-def test_ask_moves_the_implementation_of_a_first_files_interface_up_and_says_why(
-    tmp_path, fake_embedder
-):
-    searcher = _searcher(_write(tmp_path, PLUGINS), fake_embedder)
-    java = "src/main/java/p/"
-    files = _listed([java + n for n in ("Plugins.java", "Factory.java", "ParserBase.java")])
-    files += _listed([java + "DefaultPlugins.java"])
-    ranked = ask_module._relatives_up(searcher.lookups, files, FileFusion(counterpart=2))
-    assert [f.path.rsplit("/", 1)[-1] for f in ranked] == [
-        "Plugins.java",
-        "DefaultPlugins.java",
-        "Factory.java",
-        "ParserBase.java",
-    ]
-    assert ranked[1].reason == "r; its class implements or delegates Plugins, a first file's type"
-    assert ask_module._relatives_up(searcher.lookups, files, FileFusion(counterpart=0)) == files
