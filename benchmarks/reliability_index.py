@@ -27,9 +27,9 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     skipped files; None: no index); vectors are checked, not digested. A file's hash is
     its content's, without the mark of a racily clean row (`indexer.build._RACY`): that
     mark depends on when a run read the file, so two builds of the same tree a few
-    seconds apart would differ by it. Problems are what
-    is inconsistent inside the snapshot: one that mixed two commits shows here, as per-file
-    counts that disagree with the rows of the other tables.
+    seconds apart would differ by it. Problems are what is inconsistent inside the
+    snapshot: one that mixed two commits shows here, as per-file counts that disagree
+    with the rows of the other tables.
     """
     try:
         store = Store.open(index_dir)

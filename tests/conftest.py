@@ -104,9 +104,9 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     mp.setenv("DOWSE_CONFIG", str(tmp_path_factory.mktemp("dowse-user-config") / "config.toml"))
     # The processes the tests start keep their temporary files in one directory of the
     # session's, removed at its end: a killed `dowse index` leaves its parser pool's
-    # `pymp-*` directory behind (the fork server's socket), which in the system's
-    # temporary directory nothing removes. Short and outside pytest's tree: a Unix
-    # socket's path has to fit in 107 bytes.
+    # `pymp-*` directory behind (the fork server's socket), and the Ray test's cluster
+    # its session, which in the system's temporary directory nothing removes. Short and
+    # outside pytest's tree: a Unix socket's path has to fit in 107 bytes.
     scratch = tempfile.mkdtemp(prefix="dowse-tests-")
     mp.setenv("TMPDIR", scratch)
     yield

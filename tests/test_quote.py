@@ -18,7 +18,7 @@ def test_printable_text_is_unchanged_and_every_escaped_character_is_unprintable(
     # `one_line` returns printable text as it is: sound only while no character it would
     # escape counts as printable, in this Python's Unicode database.
     # Every code point is checked; the categories are looked up only for the printable
-    # ones (some 160,000 of 1.1 million: `str.isprintable` sorts them out in C).
+    # ones (some 145,000 of 1.1 million: `str.isprintable` sorts them out in C).
     escaped = {"Cc", "Cf", "Zl", "Zp"}
     printable = filter(str.isprintable, map(chr, range(sys.maxunicode + 1)))
     for ch in printable:
