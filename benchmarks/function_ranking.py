@@ -4,14 +4,15 @@ Usage:
     python benchmarks/function_ranking.py record --dataset DEV.jsonl --repos CLONES
         --work DIR --out RECORD.jsonl [--repo OWNER/NAME] [--instances ID,...]
     python benchmarks/function_ranking.py fit RECORD.jsonl [RECORD.jsonl ...] [--folds 5]
-        [--seed 0]
+        [--seed 0] [--places answer|file]
 
 `record` runs `ask` as `dowse eval swebench --methods ask --budget 4000` does (the work
 indexes with file vectors, reusing DIR) and writes one line per instance: the answer's
 files, the definitions its context shows (`found_functions` before the ranking:
 `evaluation.swebench._definitions` of its blocks), every behaviour definition of its
-first ten files with its file's place and its place in each ranking inside the file
-(`RankedDefinition.rankings`), and the gold functions (`gold_spans`; for a dataset
+first ten files with its file's place and its place in each ranking
+(`RankedDefinition.rankings`), counted among all ten files' definitions (`candidates`)
+and among its own file's (`file_candidates`), and the gold functions (`gold_spans`; for a dataset
 without them, run benchmarks/gold_functions.py first). A rerun resumes.
 
 `fit` replays the ranking from those records (the context does not depend on it, so a
@@ -66,34 +67,41 @@ def record(args: argparse.Namespace) -> None:
         if (not args.repo or i.repo == args.repo) and (not wanted or i.instance_id in wanted)
     ]
     todo = unrecorded(dataset, args.out)
-    ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6)
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=BUDGET)
     with args.out.open("a") as out:
         for n, (inst, run, seconds) in enumerate(runs, 1):
-            text = inst.problem_statement
-            report = investigate(run.searcher, text, budget=BUDGET, ranking=ranking)
-            shown = _definitions(run.store, _ask_units(report), naming(analyze(text)))
-            line = {
-                "instance_id": inst.instance_id,
-                "repo": inst.repo,
-                "gold_files": inst.gold_files,
-                "gold_spans": inst.gold_spans,
-                "files": [f.path for f in report.files][:20],
-                "shown": shown,
-                "candidates": [
-                    d.model_dump(
-                        include={"path", "qualified_name", "kind", "file_rank", "rankings"}
-                    )
-                    for d in report.definitions
-                ],
-            }
+            line = record_line(inst, run.searcher, run.store)
             out.write(json.dumps(line) + "\n")
             out.flush()
             print(
-                f"{n:4d} {inst.instance_id}: {len(report.definitions)} definitions, "
+                f"{n:4d} {inst.instance_id}: {len(line['candidates'])} definitions, "
                 f"index {seconds.get('dowse', 0):.1f}s",
                 file=sys.stderr,
             )
+
+
+def record_line(inst: Any, searcher: Any, store: Any) -> dict[str, Any]:
+    """One instance's record: `candidates` with their places counted among all the
+    ranked files' definitions (`DefinitionRanking.places` "answer"), `file_candidates`
+    among their own file's (the same `ask` asked again: the context does not depend on
+    the ranking)."""
+    text = inst.problem_statement
+    line: dict[str, Any] = {
+        "instance_id": inst.instance_id,
+        "repo": inst.repo,
+        "gold_files": inst.gold_files,
+        "gold_spans": inst.gold_spans,
+    }
+    for places, field in (("answer", "candidates"), ("file", "file_candidates")):
+        ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6, places=places)
+        report = investigate(searcher, text, budget=BUDGET, ranking=ranking)
+        line["files"] = [f.path for f in report.files][:20]
+        line["shown"] = _definitions(store, _ask_units(report), naming(analyze(text)))
+        line[field] = [
+            d.model_dump(include={"path", "qualified_name", "kind", "file_rank", "rankings"})
+            for d in report.definitions
+        ]
+    return line
 
 
 @dataclass(frozen=True)
@@ -112,14 +120,19 @@ class Task:
     candidates: list[dict[str, Any]]
 
 
-def load(paths: Sequence[Path]) -> list[Task]:
+def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
+    """The records' instances with gold functions, their candidates' places counted as
+    `places` says (`DefinitionRanking.places`; a record from before the choice has its
+    own file's places only, as `candidates`)."""
     tasks = []
     for path in paths:
         for line in path.read_text().splitlines():
             r = json.loads(line)
             if not r.get("gold_spans"):
                 continue
-            cands = r["candidates"]
+            cands = (
+                r.get("file_candidates", r["candidates"]) if places == "file" else r["candidates"]
+            )
             tasks.append(
                 Task(
                     r["instance_id"],
@@ -231,8 +244,8 @@ def crossvalidate(
 
 
 def fit(args: argparse.Namespace) -> None:
-    tasks = load(args.records)
-    print(f"{len(tasks)} instances with gold functions")
+    tasks = load(args.records, args.places)
+    print(f"{len(tasks)} instances with gold functions, places among the {args.places}'s")
     print("| ranking | FuncAcc@1 | FuncAcc@5 | FuncAcc@10 |\n|---|---|---|---|")
 
     def row(name: str, m: dict[str, float]) -> None:
@@ -273,6 +286,12 @@ def main() -> None:
     f.add_argument("--folds", type=int, default=5)
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--per-repo", action="store_true")
+    f.add_argument(
+        "--places",
+        choices=("answer", "file"),
+        default="answer",
+        help="the candidates' places among all the ranked files' definitions or their file's",
+    )
     args = parser.parse_args()
     {"record": record, "fit": fit}[args.command](args)
 

@@ -1,6 +1,6 @@
 """`ask`'s ranked definitions (retrieval/definitions.py): the definitions of its first
-files, each file's by the rankings inside it, with the file's place; listed in the room
-the context leaves."""
+files by the rankings over all of them, with the file's place; the first few listed in
+room the packing leaves them, the others in the room the context leaves."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import json
 
 import pytest
 
+from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import ask, fit_result, render_markdown
+from dowse.retrieval.ask import Frame, ask, fit_result, render_markdown
+from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.definitions import (
     DefinitionRanking,
     RankedDefinition,
@@ -39,7 +41,7 @@ def _candidate(name: str, file_rank: int, **rankings: float) -> RankedDefinition
     )
 
 
-def test_a_definition_first_in_more_rankings_of_its_file_ranks_higher():
+def test_a_definition_first_in_more_rankings_ranks_higher():
     cands = [
         _candidate("shown_only", 0, context=0.0),
         _candidate("named_and_close", 0, names=0.0, closeness=0.0, context=4.0),
@@ -47,7 +49,7 @@ def test_a_definition_first_in_more_rankings_of_its_file_ranks_higher():
     ]
     ranked = rank_definitions(cands, DefinitionRanking(file_weight=1.0, context_weight=1.0))
     assert [d.qualified_name for d in ranked] == ["named_and_close", "shown_only", "unranked"]
-    assert ranked[0].reason.startswith("the question names it; closest in meaning in its file")
+    assert ranked[0].reason.startswith("the question names it; closest in meaning;")
     assert ranked[0].score == pytest.approx(1.0 + 1.0 + 1.0 + 1 / 5)
 
 
@@ -179,3 +181,44 @@ def test_the_agents_answer_lists_the_ranked_definitions_in_the_room_left(
     tight = ask_for_agent(root, root / ".dowse", question, max_tokens=900, refresh=False)
     assert len(tight.definitions) < len(wide.definitions)
     assert tight.budget.tokens <= 900
+
+
+def test_a_files_only_definition_is_not_first_in_every_ranking(searcher):
+    """`web/app.js` holds one definition, `submitCheckout`: counted among its own file's,
+    it is first in every ranking that counts it and lists above `validate_token`, the
+    answer. Counted among all the first files' definitions, its places are what its
+    evidence earns, and the answer ranks above it."""
+    question = "where are expired session tokens rejected?"
+
+    def order(places: str) -> list[str]:
+        result = ask(searcher, question, budget=4000, ranking=DefinitionRanking(places=places))
+        return [d.qualified_name for d in result.definitions]
+
+    by_file = order("file")
+    assert by_file.index("submitCheckout") < by_file.index("validate_token")
+    mine = order("answer")
+    assert "validate_token" in mine
+    assert "submitCheckout" not in mine or mine.index("validate_token") < mine.index(
+        "submitCheckout"
+    )
+    assert DefinitionRanking().places == "answer"
+
+
+@pytest.mark.parametrize("budget", [900, 1200])
+def test_the_first_definitions_keep_their_room_inside_the_budget(searcher, budget):
+    """The first `Frame.kept_definitions` lines are printed whenever a block is: the
+    source is packed beside them. Without that room (`definition_lines` 0, the list
+    only in the room the rest leaves) the same budget prints fewer."""
+    question = "where are expired session tokens rejected?"
+    kept = Frame().kept_definitions(budget)
+    assert kept == min(10, budget // 400)
+    report = investigate(searcher, question, budget=budget)
+    printed = fit_report(report, budget, "markdown")
+    text = render_report(printed)
+    assert estimate_tokens(text) <= budget and printed.context
+    assert printed.definitions[:kept] == report.definitions[:kept]
+    for d in report.definitions[:kept]:
+        assert f"`{d.citation}` `{d.qualified_name}`" in text
+    bare = ask(searcher, question, budget=budget, frame=Frame(definition_lines=0))
+    old = fit_result(bare, budget, render_markdown)
+    assert len(old.definitions) < kept
