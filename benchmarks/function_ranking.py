@@ -16,7 +16,8 @@ and among its own file's (`file_candidates`), and the gold functions (`gold_span
 without them, run benchmarks/gold_functions.py first). A rerun resumes.
 
 `fit` replays the ranking from those records (the context does not depend on it, so a
-replay is exact) under a grid of its two weights (`DefinitionRanking.file_weight`,
+replay is exact; the places of the first N files' definitions are counted anew among
+them) under a grid of its two weights (`DefinitionRanking.file_weight`,
 `context_weight`) and of the number of files ranked, splits the instances into k folds
 (stratified by repository: each fold a share of every repository), picks the best grid
 point on k-1 folds by FuncAcc@5 then FuncAcc@10 and scores the held-out fold, and
@@ -46,7 +47,12 @@ from dowse.evaluation.swebench import (
     unrecorded,
 )
 from dowse.explore.handoff import investigate
-from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, rank_definitions
+from dowse.retrieval.definitions import (
+    RANKINGS,
+    DefinitionRanking,
+    RankedDefinition,
+    rank_definitions,
+)
 from dowse.retrieval.file_parts import RRF_K
 from dowse.retrieval.query import analyze, naming
 
@@ -113,11 +119,34 @@ class Task:
     names: list[str]
     """The candidates' `path::qualified_name`, in the order recorded (file, then line)."""
     file_rank: np.ndarray
-    fused: np.ndarray
-    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`."""
-    context: np.ndarray
-    """Its `context` ranking's term (0 when the context shows none of it)."""
-    candidates: list[dict[str, Any]]
+    fused: dict[int, np.ndarray]
+    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`,
+    by the number of files ranked."""
+    context: dict[int, np.ndarray]
+    """Its `context` ranking's term (0 when the context shows none of it), by files."""
+    candidates: dict[int, list[dict[str, Any]]]
+    """The candidates of the first files, their places counted among those files', by
+    files."""
+
+
+FILES = (3, 5, 10)
+"""The numbers of files ranked that the fit tries (the record holds ten)."""
+
+
+def among_first(cands: Sequence[dict[str, Any]], files: int) -> list[dict[str, Any]]:
+    """The candidates of the first `files` files, each ranking's places counted anew
+    among them (as `ask` ranking `files` files counts them): a ranking's groups of tied
+    definitions are those sharing a place, in the order of their places."""
+    mine = [dict(c, rankings=dict(c["rankings"])) for c in cands if c["file_rank"] < files]
+    for name in RANKINGS:
+        placed = sorted({c["rankings"][name] for c in mine if name in c["rankings"]})
+        before = 0
+        for place in placed:
+            group = [c for c in mine if c["rankings"].get(name) == place]
+            for c in group:
+                c["rankings"][name] = before + (len(group) - 1) / 2
+            before += len(group)
+    return mine
 
 
 def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
@@ -130,9 +159,12 @@ def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
             r = json.loads(line)
             if not r.get("gold_spans"):
                 continue
-            cands = (
-                r.get("file_candidates", r["candidates"]) if places == "file" else r["candidates"]
-            )
+            if places == "file":  # a file's places hang on no other file
+                cands = r.get("file_candidates", r["candidates"])
+                first = {n: [c for c in cands if c["file_rank"] < n] for n in FILES}
+            else:
+                cands = r["candidates"]
+                first = {n: among_first(cands, n) for n in FILES}
             tasks.append(
                 Task(
                     r["instance_id"],
@@ -141,12 +173,32 @@ def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
                     r["shown"],
                     [f"{c['path']}::{c['qualified_name']}" for c in cands],
                     np.array([c["file_rank"] for c in cands], dtype=float),
-                    np.array([_fused(c["rankings"]) for c in cands]),
-                    np.array([_fused(c["rankings"], "context") for c in cands]),
-                    cands,
+                    {n: _terms(cands, first[n]) for n in FILES},
+                    {n: _terms(cands, first[n], "context") for n in FILES},
+                    first,
                 )
             )
     return tasks
+
+
+def _terms(
+    cands: Sequence[dict[str, Any]], first: Sequence[dict[str, Any]], only: str | None = None
+) -> np.ndarray:
+    """`_fused` of each of `cands` (in order), 0 for those not among `first` (the first
+    files' candidates, in the same order)."""
+    out = np.zeros(len(cands))
+    it = iter(first)
+    j = 0
+    for c in it:
+        while (
+            cands[j]["file_rank"] != c["file_rank"]
+            or cands[j]["qualified_name"] != c["qualified_name"]
+            or cands[j]["path"] != c["path"]
+        ):
+            j += 1
+        out[j] = _fused(c["rankings"], only)
+        j += 1
+    return out
 
 
 def _fused(places: dict[str, float], only: str | None = None) -> float:
@@ -164,12 +216,10 @@ def check_replay(tasks: Sequence[Task], params: Params) -> None:
     )
     for t in tasks:
         cands = [
-            RankedDefinition(start_line=0, end_line=0, score=0.0, **c)
-            for c in t.candidates
-            if c["file_rank"] < files
+            RankedDefinition(start_line=0, end_line=0, score=0.0, **c) for c in t.candidates[files]
         ]
-        # Ties: the library breaks them by file, line and name; the record is in file and
-        # line order, so its position stands for the line.
+        # Ties: the library breaks them by file, line and name; the record's order (the
+        # recorded ask's ranking) stands for the line.
         for i, c in enumerate(cands):
             c.start_line = i
         mine = [f"{d.path}::{d.qualified_name}" for d in rank_definitions(cands, ranking)]
@@ -182,13 +232,16 @@ Params = tuple[int, float, float, bool]
 
 def found(task: Task, params: Params) -> list[str]:
     """The ranked list `rank_definitions` makes under `params` (its score, rounded as it
-    rounds, then the file's place and the line: the recorded order)."""
+    rounds, then the file's place and the line: the recorded order stands for it)."""
     files, file_weight, context_weight, shown_first = params
     score = np.round(
-        file_weight / (1 + task.file_rank) + task.fused + context_weight * task.context, 4
+        file_weight / (1 + task.file_rank)
+        + task.fused[files]
+        + context_weight * task.context[files],
+        4,
     )
     keep = np.flatnonzero(task.file_rank < files)
-    order = keep[np.lexsort((keep, -score[keep]))]
+    order = keep[np.lexsort((keep, task.file_rank[keep], -score[keep]))]
     ranked = [task.names[i] for i in order]
     if shown_first:
         ranked = task.shown + ranked
@@ -207,11 +260,13 @@ def score_of(tasks: Sequence[Task], params: Params) -> dict[str, float]:
 
 GRID: list[Params] = [
     (files, fw, cw, first)
-    for files in (3, 5, 10)
+    for files in FILES
     for fw in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 10.0)
     for cw in (0.0, 0.5, 1.0, 2.0, 4.0)
     for first in (False, True)
 ]
+BEFORE: Params = (5, 2.0, 1.0, False)
+"""The defaults while the places were counted inside each file."""
 SHIPPED: Params = (
     DefinitionRanking().files,
     DefinitionRanking().file_weight,
@@ -252,8 +307,14 @@ def fit(args: argparse.Namespace) -> None:
         print(f"| {name} | {m['f1']:.1f} | {m['f5']:.1f} | {m['f10']:.1f} |")
 
     check_replay(tasks, SHIPPED)
-    row("the context's definitions (main)", metrics(tasks, [t.shown for t in tasks]))
+    row("the context's definitions", metrics(tasks, [t.shown for t in tasks]))
     row(f"shipped {SHIPPED}", score_of(tasks, SHIPPED))
+    row(f"chosen with the places counted in each file {BEFORE}", score_of(tasks, BEFORE))
+    grid = [p for p in GRID if not p[3] and p[1] == 0.0]
+    held, fitted = crossvalidate(
+        tasks, functools.partial(best_of, grid=grid), args.folds, args.seed
+    )
+    row(f"ranked without the file's weight: held-out, fitted per fold {sorted(set(fitted))}", held)
     for first in (False, True):
         grid = [p for p in GRID if p[3] == first]
         held, fitted = crossvalidate(

@@ -21,10 +21,12 @@ reciprocal-rank fusion of up to seven rankings of those files' definitions:
 A definition scores `1 / (RRF_K + place)` for each ranking it is in (its place among all
 the files' definitions that ranking counts, 0 first), the `context` ranking weighted by
 `DefinitionRanking.context_weight`, plus `file_weight / (1 + file rank)` for its file's
-place in the answer. A place counted among the file's own definitions alone
-(`DefinitionRanking.places` "file") made a file's only definition first in every
-ranking that counts it, however weak its evidence (benchmarks/RESULTS-context.md). The
-two weights and the number of files are the only parameters (cross-validated by
+place in the answer (0: places counted over all the files carry the files' order, the
+full-text search's scores and the loop's relevance among them). A place counted among
+the file's own definitions alone (`DefinitionRanking.places` "file") made a file's only
+definition first in every ranking that counts it, however weak its evidence, and needed
+the file's weight (2) to order the files (benchmarks/RESULTS-context.md). The two
+weights and the number of files are the only parameters (cross-validated by
 benchmarks/function_ranking.py); the rankings count alike, so their order holds on
 repositories nobody tuned it on. Values (variables, fields, properties, constants) are
 not ranked: a fix is a behaviour's.
@@ -81,10 +83,11 @@ class DefinitionRanking(BaseModel):
     files: int = Field(default=5, ge=0, description="the answer's first files ranked")
     limit: int = Field(default=10, ge=0, description="the definitions an answer lists")
     file_weight: float = Field(
-        default=2.0,
+        default=0.0,
         ge=0,
         description="weight of the file's place, `file_weight / (1 + rank)`, beside the "
-        "rankings inside it (fitted: benchmarks/function_ranking.py)",
+        "rankings: 0, the rankings over all the files' definitions carry it (2 while the "
+        "places were counted inside each file; benchmarks/function_ranking.py)",
     )
     context_weight: float = Field(
         default=1.0,

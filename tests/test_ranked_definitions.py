@@ -190,13 +190,13 @@ def test_a_files_only_definition_is_not_first_in_every_ranking(searcher):
     evidence earns, and the answer ranks above it."""
     question = "where are expired session tokens rejected?"
 
-    def order(places: str) -> list[str]:
-        result = ask(searcher, question, budget=4000, ranking=DefinitionRanking(places=places))
+    def order(ranking: DefinitionRanking) -> list[str]:
+        result = ask(searcher, question, budget=4000, ranking=ranking)
         return [d.qualified_name for d in result.definitions]
 
-    by_file = order("file")
+    by_file = order(DefinitionRanking(places="file", file_weight=2.0))  # the old defaults
     assert by_file.index("submitCheckout") < by_file.index("validate_token")
-    mine = order("answer")
+    mine = order(DefinitionRanking())
     assert "validate_token" in mine
     assert "submitCheckout" not in mine or mine.index("validate_token") < mine.index(
         "submitCheckout"
