@@ -134,6 +134,15 @@ class Frame(BaseModel):
             "room the rest leaves)"
         ),
     )
+    definitions_budget: int = Field(
+        default=4000,
+        ge=0,
+        description=(
+            "the least budget under which the ranked definitions keep their room: at 4,000 "
+            "tokens ten lines cost django's 56 dev instances none of the fix's lines, at "
+            "2,000 five cost two of them a hunk (benchmarks/RESULTS-context.md)"
+        ),
+    )
 
     def listed(self, budget: int | None) -> int:
         """How many ranked files the markdown lists under `budget`."""
@@ -147,6 +156,8 @@ class Frame(BaseModel):
         """How many of the ranked definitions keep their room under `budget`."""
         if budget is None:
             return self.definition_lines
+        if budget < self.definitions_budget:
+            return 0
         return min(self.definition_lines, budget // self.tokens_per_listed_file)
 
 

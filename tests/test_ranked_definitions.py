@@ -204,21 +204,42 @@ def test_a_files_only_definition_is_not_first_in_every_ranking(searcher):
     assert DefinitionRanking().places == "answer"
 
 
+def test_from_4000_tokens_ten_definitions_keep_their_room():
+    frame = Frame()
+    assert [frame.kept_definitions(b) for b in (2000, 3999, 4000, 8000, None)] == [
+        0,
+        0,
+        10,
+        10,
+        10,
+    ]
+
+
 @pytest.mark.parametrize("budget", [900, 1200])
 def test_the_first_definitions_keep_their_room_inside_the_budget(searcher, budget):
     """The first `Frame.kept_definitions` lines are printed whenever a block is: the
     source is packed beside them. Without that room (`definition_lines` 0, the list
-    only in the room the rest leaves) the same budget prints fewer."""
+    only in the room the rest leaves) the same budget prints fewer. (The example is
+    small: the budgets here are those at which it is cut.)"""
     question = "where are expired session tokens rejected?"
-    kept = Frame().kept_definitions(budget)
-    assert kept == min(10, budget // 400)
-    report = investigate(searcher, question, budget=budget)
-    printed = fit_report(report, budget, "markdown")
-    text = render_report(printed)
+    frame = Frame(definitions_budget=0)
+    kept = frame.kept_definitions(budget)
+    assert kept == budget // 400
+    result = ask(searcher, question, budget=budget, frame=frame)
+    printed = fit_result(result, budget, render_markdown, kept_definitions=kept)
+    text = render_markdown(printed)
     assert estimate_tokens(text) <= budget and printed.context
-    assert printed.definitions[:kept] == report.definitions[:kept]
-    for d in report.definitions[:kept]:
+    assert printed.definitions[:kept] == result.definitions[:kept]
+    for d in result.definitions[:kept]:
         assert f"`{d.citation}` `{d.qualified_name}`" in text
     bare = ask(searcher, question, budget=budget, frame=Frame(definition_lines=0))
     old = fit_result(bare, budget, render_markdown)
     assert len(old.definitions) < kept
+
+
+def test_the_printed_answer_keeps_the_definitions_room_at_4000_tokens(searcher):
+    question = "where are expired session tokens rejected?"
+    report = investigate(searcher, question, budget=4000)
+    printed = fit_report(report, 4000, "markdown")
+    assert estimate_tokens(render_report(printed)) <= 4000
+    assert printed.definitions == report.definitions[:10]
