@@ -4,18 +4,20 @@ Usage:
     python benchmarks/function_ranking.py record --dataset DEV.jsonl --repos CLONES
         --work DIR --out RECORD.jsonl [--repo OWNER/NAME] [--instances ID,...]
     python benchmarks/function_ranking.py fit RECORD.jsonl [RECORD.jsonl ...] [--folds 5]
-        [--seed 0]
+        [--seed 0] [--places answer|file]
 
 `record` runs `ask` as `dowse eval swebench --methods ask --budget 4000` does (the work
 indexes with file vectors, reusing DIR) and writes one line per instance: the answer's
 files, the definitions its context shows (`found_functions` before the ranking:
 `evaluation.swebench._definitions` of its blocks), every behaviour definition of its
-first ten files with its file's place and its place in each ranking inside the file
-(`RankedDefinition.rankings`), and the gold functions (`gold_spans`; for a dataset
+first ten files with its file's place and its place in each ranking
+(`RankedDefinition.rankings`), counted among all ten files' definitions (`candidates`)
+and among its own file's (`file_candidates`), and the gold functions (`gold_spans`; for a dataset
 without them, run benchmarks/gold_functions.py first). A rerun resumes.
 
 `fit` replays the ranking from those records (the context does not depend on it, so a
-replay is exact) under a grid of its two weights (`DefinitionRanking.file_weight`,
+replay is exact; the places of the first N files' definitions are counted anew among
+them) under a grid of its two weights (`DefinitionRanking.file_weight`,
 `context_weight`) and of the number of files ranked, splits the instances into k folds
 (stratified by repository: each fold a share of every repository), picks the best grid
 point on k-1 folds by FuncAcc@5 then FuncAcc@10 and scores the held-out fold, and
@@ -45,7 +47,12 @@ from dowse.evaluation.swebench import (
     unrecorded,
 )
 from dowse.explore.handoff import investigate
-from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, rank_definitions
+from dowse.retrieval.definitions import (
+    RANKINGS,
+    DefinitionRanking,
+    RankedDefinition,
+    rank_definitions,
+)
 from dowse.retrieval.file_parts import RRF_K
 from dowse.retrieval.query import analyze, naming
 
@@ -66,34 +73,41 @@ def record(args: argparse.Namespace) -> None:
         if (not args.repo or i.repo == args.repo) and (not wanted or i.instance_id in wanted)
     ]
     todo = unrecorded(dataset, args.out)
-    ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6)
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=BUDGET)
     with args.out.open("a") as out:
         for n, (inst, run, seconds) in enumerate(runs, 1):
-            text = inst.problem_statement
-            report = investigate(run.searcher, text, budget=BUDGET, ranking=ranking)
-            shown = _definitions(run.store, _ask_units(report), naming(analyze(text)))
-            line = {
-                "instance_id": inst.instance_id,
-                "repo": inst.repo,
-                "gold_files": inst.gold_files,
-                "gold_spans": inst.gold_spans,
-                "files": [f.path for f in report.files][:20],
-                "shown": shown,
-                "candidates": [
-                    d.model_dump(
-                        include={"path", "qualified_name", "kind", "file_rank", "rankings"}
-                    )
-                    for d in report.definitions
-                ],
-            }
+            line = record_line(inst, run.searcher, run.store)
             out.write(json.dumps(line) + "\n")
             out.flush()
             print(
-                f"{n:4d} {inst.instance_id}: {len(report.definitions)} definitions, "
+                f"{n:4d} {inst.instance_id}: {len(line['candidates'])} definitions, "
                 f"index {seconds.get('dowse', 0):.1f}s",
                 file=sys.stderr,
             )
+
+
+def record_line(inst: Any, searcher: Any, store: Any) -> dict[str, Any]:
+    """One instance's record: `candidates` with their places counted among all the
+    ranked files' definitions (`DefinitionRanking.places` "answer"), `file_candidates`
+    among their own file's (the same `ask` asked again: the context does not depend on
+    the ranking)."""
+    text = inst.problem_statement
+    line: dict[str, Any] = {
+        "instance_id": inst.instance_id,
+        "repo": inst.repo,
+        "gold_files": inst.gold_files,
+        "gold_spans": inst.gold_spans,
+    }
+    for places, field in (("answer", "candidates"), ("file", "file_candidates")):
+        ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6, places=places)
+        report = investigate(searcher, text, budget=BUDGET, ranking=ranking)
+        line["files"] = [f.path for f in report.files][:20]
+        line["shown"] = _definitions(store, _ask_units(report), naming(analyze(text)))
+        line[field] = [
+            d.model_dump(include={"path", "qualified_name", "kind", "file_rank", "rankings"})
+            for d in report.definitions
+        ]
+    return line
 
 
 @dataclass(frozen=True)
@@ -105,21 +119,52 @@ class Task:
     names: list[str]
     """The candidates' `path::qualified_name`, in the order recorded (file, then line)."""
     file_rank: np.ndarray
-    fused: np.ndarray
-    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`."""
-    context: np.ndarray
-    """Its `context` ranking's term (0 when the context shows none of it)."""
-    candidates: list[dict[str, Any]]
+    fused: dict[int, np.ndarray]
+    """Each candidate's `1 / (RRF_K + place)` summed over every ranking but `context`,
+    by the number of files ranked."""
+    context: dict[int, np.ndarray]
+    """Its `context` ranking's term (0 when the context shows none of it), by files."""
+    candidates: dict[int, list[dict[str, Any]]]
+    """The candidates of the first files, their places counted among those files', by
+    files."""
 
 
-def load(paths: Sequence[Path]) -> list[Task]:
+FILES = (3, 5, 10)
+"""The numbers of files ranked that the fit tries (the record holds ten)."""
+
+
+def among_first(cands: Sequence[dict[str, Any]], files: int) -> list[dict[str, Any]]:
+    """The candidates of the first `files` files, each ranking's places counted anew
+    among them (as `ask` ranking `files` files counts them): a ranking's groups of tied
+    definitions are those sharing a place, in the order of their places."""
+    mine = [dict(c, rankings=dict(c["rankings"])) for c in cands if c["file_rank"] < files]
+    for name in RANKINGS:
+        placed = sorted({c["rankings"][name] for c in mine if name in c["rankings"]})
+        before = 0
+        for place in placed:
+            group = [c for c in mine if c["rankings"].get(name) == place]
+            for c in group:
+                c["rankings"][name] = before + (len(group) - 1) / 2
+            before += len(group)
+    return mine
+
+
+def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
+    """The records' instances with gold functions, their candidates' places counted as
+    `places` says (`DefinitionRanking.places`; a record from before the choice has its
+    own file's places only, as `candidates`)."""
     tasks = []
     for path in paths:
         for line in path.read_text().splitlines():
             r = json.loads(line)
             if not r.get("gold_spans"):
                 continue
-            cands = r["candidates"]
+            if places == "file":  # a file's places hang on no other file
+                cands = r.get("file_candidates", r["candidates"])
+                first = {n: [c for c in cands if c["file_rank"] < n] for n in FILES}
+            else:
+                cands = r["candidates"]
+                first = {n: among_first(cands, n) for n in FILES}
             tasks.append(
                 Task(
                     r["instance_id"],
@@ -128,12 +173,32 @@ def load(paths: Sequence[Path]) -> list[Task]:
                     r["shown"],
                     [f"{c['path']}::{c['qualified_name']}" for c in cands],
                     np.array([c["file_rank"] for c in cands], dtype=float),
-                    np.array([_fused(c["rankings"]) for c in cands]),
-                    np.array([_fused(c["rankings"], "context") for c in cands]),
-                    cands,
+                    {n: _terms(cands, first[n]) for n in FILES},
+                    {n: _terms(cands, first[n], "context") for n in FILES},
+                    first,
                 )
             )
     return tasks
+
+
+def _terms(
+    cands: Sequence[dict[str, Any]], first: Sequence[dict[str, Any]], only: str | None = None
+) -> np.ndarray:
+    """`_fused` of each of `cands` (in order), 0 for those not among `first` (the first
+    files' candidates, in the same order)."""
+    out = np.zeros(len(cands))
+    it = iter(first)
+    j = 0
+    for c in it:
+        while (
+            cands[j]["file_rank"] != c["file_rank"]
+            or cands[j]["qualified_name"] != c["qualified_name"]
+            or cands[j]["path"] != c["path"]
+        ):
+            j += 1
+        out[j] = _fused(c["rankings"], only)
+        j += 1
+    return out
 
 
 def _fused(places: dict[str, float], only: str | None = None) -> float:
@@ -151,12 +216,10 @@ def check_replay(tasks: Sequence[Task], params: Params) -> None:
     )
     for t in tasks:
         cands = [
-            RankedDefinition(start_line=0, end_line=0, score=0.0, **c)
-            for c in t.candidates
-            if c["file_rank"] < files
+            RankedDefinition(start_line=0, end_line=0, score=0.0, **c) for c in t.candidates[files]
         ]
-        # Ties: the library breaks them by file, line and name; the record is in file and
-        # line order, so its position stands for the line.
+        # Ties: the library breaks them by file, line and name; the record's order (the
+        # recorded ask's ranking) stands for the line.
         for i, c in enumerate(cands):
             c.start_line = i
         mine = [f"{d.path}::{d.qualified_name}" for d in rank_definitions(cands, ranking)]
@@ -169,13 +232,16 @@ Params = tuple[int, float, float, bool]
 
 def found(task: Task, params: Params) -> list[str]:
     """The ranked list `rank_definitions` makes under `params` (its score, rounded as it
-    rounds, then the file's place and the line: the recorded order)."""
+    rounds, then the file's place and the line: the recorded order stands for it)."""
     files, file_weight, context_weight, shown_first = params
     score = np.round(
-        file_weight / (1 + task.file_rank) + task.fused + context_weight * task.context, 4
+        file_weight / (1 + task.file_rank)
+        + task.fused[files]
+        + context_weight * task.context[files],
+        4,
     )
     keep = np.flatnonzero(task.file_rank < files)
-    order = keep[np.lexsort((keep, -score[keep]))]
+    order = keep[np.lexsort((keep, task.file_rank[keep], -score[keep]))]
     ranked = [task.names[i] for i in order]
     if shown_first:
         ranked = task.shown + ranked
@@ -194,11 +260,13 @@ def score_of(tasks: Sequence[Task], params: Params) -> dict[str, float]:
 
 GRID: list[Params] = [
     (files, fw, cw, first)
-    for files in (3, 5, 10)
+    for files in FILES
     for fw in (0.0, 0.5, 1.0, 2.0, 3.0, 4.0, 6.0, 10.0)
     for cw in (0.0, 0.5, 1.0, 2.0, 4.0)
     for first in (False, True)
 ]
+BEFORE: Params = (5, 2.0, 1.0, False)
+"""The defaults while the places were counted inside each file."""
 SHIPPED: Params = (
     DefinitionRanking().files,
     DefinitionRanking().file_weight,
@@ -231,16 +299,22 @@ def crossvalidate(
 
 
 def fit(args: argparse.Namespace) -> None:
-    tasks = load(args.records)
-    print(f"{len(tasks)} instances with gold functions")
+    tasks = load(args.records, args.places)
+    print(f"{len(tasks)} instances with gold functions, places among the {args.places}'s")
     print("| ranking | FuncAcc@1 | FuncAcc@5 | FuncAcc@10 |\n|---|---|---|---|")
 
     def row(name: str, m: dict[str, float]) -> None:
         print(f"| {name} | {m['f1']:.1f} | {m['f5']:.1f} | {m['f10']:.1f} |")
 
     check_replay(tasks, SHIPPED)
-    row("the context's definitions (main)", metrics(tasks, [t.shown for t in tasks]))
+    row("the context's definitions", metrics(tasks, [t.shown for t in tasks]))
     row(f"shipped {SHIPPED}", score_of(tasks, SHIPPED))
+    row(f"chosen with the places counted in each file {BEFORE}", score_of(tasks, BEFORE))
+    grid = [p for p in GRID if not p[3] and p[1] == 0.0]
+    held, fitted = crossvalidate(
+        tasks, functools.partial(best_of, grid=grid), args.folds, args.seed
+    )
+    row(f"ranked without the file's weight: held-out, fitted per fold {sorted(set(fitted))}", held)
     for first in (False, True):
         grid = [p for p in GRID if p[3] == first]
         held, fitted = crossvalidate(
@@ -273,6 +347,12 @@ def main() -> None:
     f.add_argument("--folds", type=int, default=5)
     f.add_argument("--seed", type=int, default=0)
     f.add_argument("--per-repo", action="store_true")
+    f.add_argument(
+        "--places",
+        choices=("answer", "file"),
+        default="answer",
+        help="the candidates' places among all the ranked files' definitions or their file's",
+    )
     args = parser.parse_args()
     {"record": record, "fit": fit}[args.command](args)
 

@@ -14,6 +14,7 @@ from typing import Any
 from reliability_proc import Ran
 
 from dowse.errors import DowseError, IndexNotFound
+from dowse.indexer.build import _content_hash
 from dowse.indexer.store import SNAPSHOT_TABLES, Store
 
 # -- looking at an index ----------------------------------------------------------------------
@@ -23,9 +24,12 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     """(fingerprint, problems) of the snapshot at `index_dir`, reading each table once.
 
     The fingerprint digests the snapshot's content (files, symbols, chunks, imports,
-    skipped files; None: no index); vectors are checked, not digested. Problems are what
-    is inconsistent inside the snapshot: one that mixed two commits shows here, as per-file
-    counts that disagree with the rows of the other tables.
+    skipped files; None: no index); vectors are checked, not digested. A file's hash is
+    its content's, without the mark of a racily clean row (`indexer.build._RACY`): that
+    mark depends on when a run read the file, so two builds of the same tree a few
+    seconds apart would differ by it. Problems are what is inconsistent inside the
+    snapshot: one that mixed two commits shows here, as per-file counts that disagree
+    with the rows of the other tables.
     """
     try:
         store = Store.open(index_dir)
@@ -35,7 +39,10 @@ def inspect(index_dir: Path) -> tuple[str | None, list[str]]:
     symbols = store.rows("symbols", ["path", "qualified_name", "kind", "start_line", "end_line"])
     chunks = store.rows("chunks", ["id", "path", "hash", "start_line", "end_line"])
     parts: list[Any] = [
-        sorted((r["path"], r["hash"], r["n_symbols"], r["n_chunks"], r["parser"]) for r in files),
+        sorted(
+            (r["path"], _content_hash(r["hash"]), r["n_symbols"], r["n_chunks"], r["parser"])
+            for r in files
+        ),
         sorted(
             (r["path"], r["qualified_name"], r["kind"], r["start_line"], r["end_line"])
             for r in symbols

@@ -64,6 +64,7 @@ from dowse.explore.records import (
 from dowse.quote import one_line
 from dowse.retrieval.ask import (
     AskResult,
+    Frame,
     JsonRecords,
     Packing,
     ask,
@@ -1099,6 +1100,7 @@ def fit_report(
         ],
         last=[(names, put_names), (synthesis, put_synthesis)],
         lines_first=fmt == "json",
+        kept_definitions=Frame().kept_definitions(budget) if fmt == "markdown" else 0,
     )
 
 

@@ -131,6 +131,11 @@ _LANCE_MAGIC = b"LANC"
 """The last four bytes of every Lance file (data files and index files alike)."""
 
 
+# How many `optimize` calls a table gets to settle before its old versions are deleted
+# at once (`Store._compact`); two settle every table a run writes.
+_COMPACT_ROUNDS = 4
+
+
 class Retention(BaseModel):
     """How long a writer keeps what its commits replaced, for the readers of an earlier
     manifest (`Store.create(retention=...)`, `IndexConfig(retention=...)`)."""
@@ -857,6 +862,26 @@ class Store:
             table = self.table(name)
             table.add(table.to_arrow(), mode="overwrite")
 
+    def _compact(self, name: str) -> bool:
+        """Optimize table `name` until an `optimize` leaves its version as it was
+        (`_COMPACT_ROUNDS` calls at most); whether it did, so that a pruning `optimize`
+        after the commit finds nothing to compact.
+
+        `optimize` compacts, then prunes, then folds new rows into the indexes, and
+        compaction merges only fragments the same indexes cover: rows added after an
+        index was made (a rebuild that took some vectors from the cache, indexed them,
+        and then embedded the rest) are folded into the index by one `optimize` and
+        merged with the others only by the next. Left to a pruning call, that merge
+        made a version past the committed one, and the pruning then deleted the version
+        the manifest names: an index no reader could open."""
+        table = self.table(name)
+        for _ in range(_COMPACT_ROUNDS):
+            before = table.version
+            table.optimize()
+            if table.version == before:
+                return True
+        return False
+
     def forget_versions(self) -> None:
         """Delete, now, every table version and table the committed snapshot does not
         name (after a commit, the lock held), with no `Retention.grace`: a reader still using the
@@ -864,7 +889,7 @@ class Store:
         # Compacted and committed first, so that the pruning never deletes a version the
         # manifest on disk names (an interruption then leaves an index that opens).
         for name in SNAPSHOT_TABLES:
-            self.table(name).optimize()
+            self._compact(name)  # unsettled, the second commit below names its last version
         self.commit(superseded={})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "removes every version": wanted
@@ -884,13 +909,12 @@ class Store:
         drafts = [n for n in names if len(self.table(n).list_versions()) > 1]
         # Compacted and committed first, as in `forget_versions`: the pruning below then
         # only deletes versions the manifest on disk does not name.
-        for name in drafts:
-            self.table(name).optimize()
+        settled = [n for n in drafts if self._compact(n)]  # the others wait for a run
         if any(self.table(n).version != self.manifest.versions.get(n) for n in drafts):
             self.commit()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # "removes every version": wanted
-            for name in drafts:
+            for name in settled:
                 self.table(name).optimize(cleanup_older_than=timedelta(0), delete_unverified=True)
 
     # -- reading -----------------------------------------------------------------------

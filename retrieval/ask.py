@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal, NamedTuple, TypeVar
 
@@ -124,6 +124,26 @@ class Frame(BaseModel):
         ),
     )
 
+    definition_lines: int = Field(
+        default=10,
+        ge=0,
+        description=(
+            "the most ranked definitions whose lines keep their room, one for each "
+            "`tokens_per_listed_file` of the budget: the source is packed beside them, and "
+            "a fit cuts them only before it cuts a whole block (the list's others take the "
+            "room the rest leaves)"
+        ),
+    )
+    definitions_budget: int = Field(
+        default=4000,
+        ge=0,
+        description=(
+            "the least budget under which the ranked definitions keep their room: at 4,000 "
+            "tokens ten lines cost django's 56 dev instances none of the fix's lines, at "
+            "2,000 five cost two of them a hunk (benchmarks/RESULTS-context.md)"
+        ),
+    )
+
     def listed(self, budget: int | None) -> int:
         """How many ranked files the markdown lists under `budget`."""
         if budget is None:
@@ -131,6 +151,14 @@ class Frame(BaseModel):
         return max(
             self.min_listed_files, min(self.listed_files, budget // self.tokens_per_listed_file)
         )
+
+    def kept_definitions(self, budget: int | None) -> int:
+        """How many of the ranked definitions keep their room under `budget`."""
+        if budget is None:
+            return self.definition_lines
+        if budget < self.definitions_budget:
+            return 0
+        return min(self.definition_lines, budget // self.tokens_per_listed_file)
 
 
 class Packing(BaseModel):
@@ -660,7 +688,10 @@ def ask(
     cost: Callable[[ContextBlock], int] = _cost
     entry: Callable[[str], int] = _listed_already
     if records is None:
-        room = _source_room(question, ranked.files, budget, frame or Frame())
+        frame = frame or Frame()
+        room = _source_room(question, ranked.files, budget, frame)
+        room -= _definitions_room(ranked, ranking or DefinitionRanking(), frame, budget)
+        room = max(room, 0)
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
     pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
@@ -828,6 +859,39 @@ def _source_room(
         + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: frame.listed(budget)])
     )
     return max((budget if budget is not None else DEFAULT_BUDGET) - taken, 0)
+
+
+def _definitions_room(
+    ranked: _Ranked, ranking: DefinitionRanking, frame: Frame, budget: int | None
+) -> int:
+    """The tokens the lines of the ranked definitions that keep their room take
+    (`Frame.kept_definitions`), with their heading. They are not ranked yet: each costs
+    the median line of the first files' definitions the packing knows (a 40-character
+    path and a 24-character name when it knows none)."""
+    lines = min(frame.kept_definitions(budget), ranking.limit)
+    if not lines:
+        return 0
+    costs = sorted(
+        estimate_tokens(_definition_line(RankedDefinition(**_line_of(d), score=0, file_rank=0)))
+        for f in ranked.files[: ranking.files]
+        for d in ranked.symbols.get(f.path, ())
+        if d.get("kind") not in VALUE_KINDS
+    )
+    line = costs[len(costs) // 2] if costs else estimate_tokens(f"- `{'x' * 40}:1-9` `{'x' * 24}`")
+    return estimate_tokens("## Definitions") + 2 + lines * (line + 1)
+
+
+def _line_of(d: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        "path": d["path"],
+        "start_line": int(d["start_line"]),
+        "end_line": int(d["end_line"]),
+        "qualified_name": d["qualified_name"],
+    }
+
+
+def _definition_line(d: RankedDefinition) -> str:
+    return f"- {code_span(d.citation)} {code_span(d.qualified_name)}"
 
 
 _Left = tuple[ContextItem, int, int, str | None, str | None]
@@ -1137,9 +1201,7 @@ def render_markdown(
     lines += [_file_line(f) for f in shown]
     if result.definitions:
         lines += ["", "## Definitions", ""]
-        lines += [
-            f"- {code_span(d.citation)} {code_span(d.qualified_name)}" for d in result.definitions
-        ]
+        lines += [_definition_line(d) for d in result.definitions]
     lines += ["", "## Context", ""]
     listed = {f.path: f.reason for f in shown}
     for b in result.context:
@@ -1260,6 +1322,7 @@ def fit_result(
     last: Sequence[Group] = (),
     cut: Callable[[ContextBlock], ContextBlock | None] = signature_block,
     lines_first: bool = False,
+    kept_definitions: int = 0,
 ) -> R:
     """A copy of `result` whose rendering is at most `budget` tokens, and whose `tokens`
     is that rendering's count. What goes first: the trace (last cycle first), then the
@@ -1268,7 +1331,9 @@ def fit_result(
     the files that have no block, the blocks of files no part of which scored relevant;
     only then are whole blocks cut to their signature line, lowest-ranked first, and
     lines left out (`lines_first`, for JSON: see `block_plan`); the `last` groups'
-    records go after all of those, so that any budget the frame fits in holds an answer."""
+    records go after all of those, so that any budget the frame fits in holds an answer.
+    The first `kept_definitions` ranked definitions go only after the signature lines,
+    before a whole block is cut (`Frame.definition_lines`: the packing left them room)."""
     in_context = {b.path for b in result.context}
     # Before any whole block is cut, the signature lines go and then their files (the
     # lowest-ranked first): at a tight budget the best files' code beats a long list of
@@ -1288,12 +1353,15 @@ def fit_result(
         defined,
         *(g for g, _ in [*more, *last]),
     ]
-    plan = steps(0, trace, 2) + steps(3, defined, 2) + steps(1, files, 1)
+    kept = {id(d) for d in result.definitions[:kept_definitions]}
+    plan = steps(0, trace, 2) + steps(3, defined, 2, only=lambda d: id(d) not in kept)
+    plan += steps(1, files, 1)
     for g in range(len(more)):
         plan += steps(4 + g, groups[4 + g], 2)
     plan += steps(1, files, 2, only=lambda f: f.path not in in_context)
     plan += steps(2, context, 2, only=lambda b: b.form != "full")
     plan += steps(1, files, 2, only=lambda f: f.path not in whole)
+    plan += steps(3, defined, 2, only=lambda d: id(d) in kept)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
     for g in range(len(more), len(more) + len(last)):
         plan += steps(4 + g, groups[4 + g], 2)

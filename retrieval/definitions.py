@@ -5,35 +5,38 @@ fix changes is often beside them in a file the answer ranks first (django's 56 S
 Lite dev instances: the fixed file among the first five in 91 %, every fixed function
 among the context's first five definitions in 35.7 %; benchmarks/RESULTS-context.md).
 `rank_definitions` ranks every definition of the first
-files of an answer (`DefinitionRanking.files`) from what the index already holds, each
-file's definitions by reciprocal-rank fusion of up to seven rankings inside the file, as
-`file_parts.best_parts` ranks a file's chunks:
+files of an answer (`DefinitionRanking.files`) from what the index already holds, by
+reciprocal-rank fusion of up to seven rankings of those files' definitions:
 
 - `names`: the question names it (`query.naming`: its class beside it first);
 - `closeness`: its vector's cosine to the question (an index with file vectors embeds
   every definition);
-- `words`: the full-text search of the question's words restricted to those files, each
-  chunk standing for the definitions it shows (`shown_definitions`);
+- `words`: each file's best chunks for the question's words (full-text search), by
+  score, each chunk standing for the definitions it shows (`shown_definitions`);
 - `frames`, `links`: it holds a line a stack-trace frame of the question or a link in it
   points at, innermost frame first;
 - `evaluated`: the loop's evaluations of its chunks, by relevance;
 - `context`: the blocks the answer's context shows, by relevance.
 
-A definition scores `1 / (RRF_K + place)` for each ranking it is in (its place among the
-file's definitions that ranking counts, 0 first), the `context` ranking weighted by
+A definition scores `1 / (RRF_K + place)` for each ranking it is in (its place among all
+the files' definitions that ranking counts, 0 first), the `context` ranking weighted by
 `DefinitionRanking.context_weight`, plus `file_weight / (1 + file rank)` for its file's
-place in the answer. The two weights and the number of files are the only parameters
-(cross-validated by benchmarks/function_ranking.py; the defaults scored as the folds'
-choices); the rankings count alike, so the order inside a file holds on repositories
-nobody tuned it on. Values (variables, fields, properties, constants) are not ranked: a fix
-is a behaviour's.
+place in the answer (0: places counted over all the files carry the files' order, the
+full-text search's scores and the loop's relevance among them). A place counted among
+the file's own definitions alone (`DefinitionRanking.places` "file") made a file's only
+definition first in every ranking that counts it, however weak its evidence, and needed
+the file's weight (2) to order the files (benchmarks/RESULTS-context.md). The two
+weights and the number of files are the only parameters (cross-validated by
+benchmarks/function_ranking.py); the rankings count alike, so their order holds on
+repositories nobody tuned it on. Values (variables, fields, properties, constants) are
+not ranked: a fix is a behaviour's.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -65,10 +68,10 @@ _WHY = {
     "names": "the question names it",
     "frames": "a stack-trace frame is in it",
     "links": "the question links to its lines",
-    "closeness": "closest in meaning in its file",
-    "words": "matches the question's words best in its file",
-    "evaluated": "scored most relevant in its file",
-    "context": "the context shows it first in its file",
+    "closeness": "closest in meaning",
+    "words": "matches the question's words best",
+    "evaluated": "scored most relevant",
+    "context": "the context shows it first",
 }
 
 
@@ -80,15 +83,22 @@ class DefinitionRanking(BaseModel):
     files: int = Field(default=5, ge=0, description="the answer's first files ranked")
     limit: int = Field(default=10, ge=0, description="the definitions an answer lists")
     file_weight: float = Field(
-        default=2.0,
+        default=0.0,
         ge=0,
         description="weight of the file's place, `file_weight / (1 + rank)`, beside the "
-        "rankings inside it (fitted: benchmarks/function_ranking.py)",
+        "rankings: 0, the rankings over all the files' definitions carry it (2 while the "
+        "places were counted inside each file; benchmarks/function_ranking.py)",
     )
     context_weight: float = Field(
         default=1.0,
         ge=0,
         description="weight of the context's blocks as a ranking, beside the other rankings' 1",
+    )
+    places: Literal["answer", "file"] = Field(
+        default="answer",
+        description="where a ranking counts a definition's place: among all the ranked "
+        "files' definitions (`answer`), or among its own file's (`file`: a file's only "
+        "definition is first in every ranking that counts it)",
     )
 
 
@@ -106,9 +116,10 @@ class RankedDefinition(BaseModel):
     file_rank: int = Field(description="its file's place among the answer's files, 0 first")
     rankings: dict[str, float] = Field(
         default_factory=dict,
-        description="its place among its file's definitions (0 first; those tied share "
-        "the mean of their places) in each ranking that counts it: names, frames, links, "
-        "closeness, words, evaluated, context",
+        description="its place among the ranked files' definitions (among its own file's: "
+        "`DefinitionRanking.places`; 0 first, those tied sharing the mean of their places) "
+        "in each ranking that counts it: names, frames, links, closeness, words, "
+        "evaluated, context",
     )
     reason: str = ""
 
@@ -210,6 +221,33 @@ def _own_text(d: Definition, shown: Sequence[Definition], text: Sequence[str], f
     )
 
 
+SHARED_POOL = 4
+"""One full-text search of all the ranked files asks for this many times each file's
+`POOL_PER_FILE` chunks."""
+
+
+def _each_files_best(
+    searcher: HybridSearcher, tokens: Sequence[str], paths: Sequence[str]
+) -> list[tuple[dict[str, Any], float]]:
+    """Each of `paths`' `POOL_PER_FILE` best chunks for `tokens` with their scores, file
+    by file, best first: those of one search of all the files, the search of a file
+    alone only for a file of which that search holds fewer while more may have been cut
+    (it was cut at its `k`). A file's best chunks are among the search's when it holds
+    that many of the file's, and all of them when the search was not cut."""
+    k = POOL_PER_FILE * SHARED_POOL * len(paths)
+    hits = searcher.lookups.lexical(tokens, k, where_in("path", paths)) if paths else []
+    by_path: dict[str, list[tuple[dict[str, Any], float]]] = {}
+    for hit in hits:
+        by_path.setdefault(hit[0]["path"], []).append(hit)
+    out = []
+    for p in paths:
+        mine = by_path.get(p, [])
+        if len(mine) < POOL_PER_FILE and len(hits) >= k:
+            mine = searcher.lookups.lexical(tokens, POOL_PER_FILE, where_in("path", [p]))
+        out += mine[:POOL_PER_FILE]
+    return out
+
+
 def _innermost(definitions: Sequence[Definition], line: int) -> Definition | None:
     inside = [d for d in definitions if d["start_line"] <= line <= d["end_line"]]
     return min(inside, key=lambda d: d["end_line"] - d["start_line"], default=None)
@@ -237,7 +275,15 @@ def ranked_definitions(
     relevant first."""
     paths = list(dict.fromkeys(paths))[: ranking.files]
     found = rank_definitions(
-        _evidence(searcher, analysis, paths, symbols, evaluated=evaluated, context=context),
+        _evidence(
+            searcher,
+            analysis,
+            paths,
+            symbols,
+            evaluated=evaluated,
+            context=context,
+            by_file=ranking.places == "file",
+        ),
         ranking,
     )
     return found[: ranking.limit]
@@ -270,9 +316,11 @@ def _evidence(
     *,
     evaluated: Sequence[Chunk],
     context: Sequence[Chunk],
+    by_file: bool = False,
 ) -> list[RankedDefinition]:
     """Every behaviour definition of `paths`, unscored, with its file's place and its
-    place in each ranking inside the file."""
+    place in each ranking: among all of `paths`' definitions, or (`by_file`) among its
+    own file's."""
     named = naming(analysis)
     defs = {p: [d for d in symbols.get(p, ()) if d.get("kind") not in VALUE_KINDS] for p in paths}
     places: dict[tuple[str, int, str], dict[str, float]] = {}
@@ -282,16 +330,17 @@ def _evidence(
 
     def rank(name: str, ranked: Iterable[Placed]) -> None:
         """`ranked`: (path, definitions tied) in rank order. A definition's place is the
-        number of its file's definitions placed before it, ties taking the mean of the
-        places they span (a chunk that shows ten short methods is ten places, not ten
-        firsts), from the first group it is in."""
+        number of definitions placed before it (of its file's, `by_file`), ties taking
+        the mean of the places they span (a chunk that shows ten short methods is ten
+        places, not ten firsts), from the first group it is in."""
         counted: dict[str, int] = {}
         for path, found in ranked:
             found = [d for d in found if name not in places.setdefault(key(d), {})]
             if not found:
                 continue
-            before = counted.get(path, 0)
-            counted[path] = before + len(found)
+            scope = path if by_file else ""
+            before = counted.get(scope, 0)
+            counted[scope] = before + len(found)
             for d in found:
                 places[key(d)][name] = before + (len(found) - 1) / 2
 
@@ -312,14 +361,14 @@ def _evidence(
         "names",
         (
             (p, [d for d in defs[p] if named(d["qualified_name"]) == n])
-            for p in paths
             for n in levels
+            for p in paths
         ),
     )
     rank("frames", lines(frame_spots(searcher, analysis, paths)))
     rank("links", lines(link_spots(searcher, analysis, paths)))
     by_name = {(d["path"], d["qualified_name"]): d for p in paths for d in defs[p]}
-    close = closest_definitions(searcher, analysis, paths)
+    close = closest_definitions(searcher, analysis, paths, by_file=by_file)
     rank(
         "closeness",
         (
@@ -332,11 +381,9 @@ def _evidence(
     # Each file's own best chunks: a pool shared by the files would give the first file
     # fewer when another file matches the words better, and a definition's place would
     # hang on how many files are ranked.
-    words = [
-        hit
-        for p in paths
-        for hit in searcher.lookups.lexical(tokens, POOL_PER_FILE, where_in("path", [p]))
-    ]
+    words = _each_files_best(searcher, tokens, paths)
+    if not by_file:  # the best-scored chunks of all the files first
+        words.sort(key=lambda hit: -hit[1])
     rank("words", _by_words(words, defs, set(tokens), named))
     rank("evaluated", chunks(evaluated))
     rank("context", chunks(context))

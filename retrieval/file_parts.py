@@ -295,10 +295,14 @@ def link_spots(
 
 
 def closest_definitions(
-    searcher: HybridSearcher, analysis: QueryAnalysis, paths: Sequence[str]
+    searcher: HybridSearcher,
+    analysis: QueryAnalysis,
+    paths: Sequence[str],
+    *,
+    by_file: bool = True,
 ) -> list[dict[str, Any]]:
     """The definitions of `paths`, each file's closest to the question first (none without
-    file vectors or a model)."""
+    file vectors or a model); `by_file` False: the closest of them all first."""
     cosines = searcher.questions.question_cosines(analysis.text)
     if cosines is None:
         return []
@@ -313,7 +317,9 @@ def closest_definitions(
             name, line = held.definitions[j]
             sim = float(sims[held.definition_rows[j]])
             out.append((sim, {"path": path, "start_line": line, "qualified_name": name}))
-    out.sort(key=lambda x: (x[1]["path"], -x[0], x[1]["start_line"]))
+    out.sort(
+        key=lambda x: (x[1]["path"] if by_file else "", -x[0], x[1]["path"], x[1]["start_line"])
+    )
     return [sym for _, sym in out]
 
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -101,8 +102,16 @@ def hermetic(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     mp.setenv("HF_HUB_OFFLINE", "1")
     # No user config file of the caller's either (dowse.settings).
     mp.setenv("DOWSE_CONFIG", str(tmp_path_factory.mktemp("dowse-user-config") / "config.toml"))
+    # The processes the tests start keep their temporary files in one directory of the
+    # session's, removed at its end: a killed `dowse index` leaves its parser pool's
+    # `pymp-*` directory behind (the fork server's socket), and the Ray test's cluster
+    # its session, which in the system's temporary directory nothing removes. Short and
+    # outside pytest's tree: a Unix socket's path has to fit in 107 bytes.
+    scratch = tempfile.mkdtemp(prefix="dowse-tests-")
+    mp.setenv("TMPDIR", scratch)
     yield
     mp.undo()
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

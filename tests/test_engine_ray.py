@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import written_before
 
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.engine import load_engine
@@ -112,6 +113,9 @@ def _edit(root: Path) -> None:
     )
     (root / "shop" / "payments.py").unlink()
     (root / "shop" / "refunds.py").write_text('def refund(order):\n    """Refund it."""\n')
+    # Not racy: the two copies are indexed seconds apart (the Ray run waits on its
+    # cluster), and a file read within `RACY_NS` of its write has its row marked.
+    written_before(root / "shop" / "pricing.py", root / "shop" / "refunds.py")
 
 
 def test_the_ray_index_is_the_local_index(cluster, example_repo, tmp_path):

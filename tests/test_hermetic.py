@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,15 @@ def test_a_process_importing_onnxruntime_leaves_the_home_cache_alone(tmp_path: P
     env = {**os.environ, "HOME": str(home)}
     subprocess.run([sys.executable, "-c", "import onnxruntime"], check=True, cwd=tmp_path, env=env)
     assert not (home / ".cache").exists()
+
+
+def test_the_tests_processes_keep_their_temporary_files_in_the_sessions_directory():
+    # What a killed process leaves there (a parser pool's `pymp-*` directory, a Ray
+    # cluster's session) goes with the directory at the session's end, not left in the
+    # system's temporary directory, which nothing cleans.
+    scratch = Path(os.environ["TMPDIR"])
+    assert scratch.is_dir() and scratch.name.startswith("dowse-tests-")
+    assert scratch.parent == Path(tempfile.gettempdir())  # short: sockets live there
+    code = "import tempfile; print(tempfile.gettempdir())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == str(scratch)

@@ -1,6 +1,6 @@
 """`ask`'s ranked definitions (retrieval/definitions.py): the definitions of its first
-files, each file's by the rankings inside it, with the file's place; listed in the room
-the context leaves."""
+files by the rankings over all of them, with the file's place; the first few listed in
+room the packing leaves them, the others in the room the context leaves."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import json
 
 import pytest
 
+from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import ask, fit_result, render_markdown
+from dowse.retrieval.ask import Frame, ask, fit_result, render_markdown
+from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.definitions import (
     DefinitionRanking,
     RankedDefinition,
@@ -39,7 +41,7 @@ def _candidate(name: str, file_rank: int, **rankings: float) -> RankedDefinition
     )
 
 
-def test_a_definition_first_in_more_rankings_of_its_file_ranks_higher():
+def test_a_definition_first_in_more_rankings_ranks_higher():
     cands = [
         _candidate("shown_only", 0, context=0.0),
         _candidate("named_and_close", 0, names=0.0, closeness=0.0, context=4.0),
@@ -47,7 +49,7 @@ def test_a_definition_first_in_more_rankings_of_its_file_ranks_higher():
     ]
     ranked = rank_definitions(cands, DefinitionRanking(file_weight=1.0, context_weight=1.0))
     assert [d.qualified_name for d in ranked] == ["named_and_close", "shown_only", "unranked"]
-    assert ranked[0].reason.startswith("the question names it; closest in meaning in its file")
+    assert ranked[0].reason.startswith("the question names it; closest in meaning;")
     assert ranked[0].score == pytest.approx(1.0 + 1.0 + 1.0 + 1 / 5)
 
 
@@ -179,3 +181,65 @@ def test_the_agents_answer_lists_the_ranked_definitions_in_the_room_left(
     tight = ask_for_agent(root, root / ".dowse", question, max_tokens=900, refresh=False)
     assert len(tight.definitions) < len(wide.definitions)
     assert tight.budget.tokens <= 900
+
+
+def test_a_files_only_definition_is_not_first_in_every_ranking(searcher):
+    """`web/app.js` holds one definition, `submitCheckout`: counted among its own file's,
+    it is first in every ranking that counts it and lists above `validate_token`, the
+    answer. Counted among all the first files' definitions, its places are what its
+    evidence earns, and the answer ranks above it."""
+    question = "where are expired session tokens rejected?"
+
+    def order(ranking: DefinitionRanking) -> list[str]:
+        result = ask(searcher, question, budget=4000, ranking=ranking)
+        return [d.qualified_name for d in result.definitions]
+
+    by_file = order(DefinitionRanking(places="file", file_weight=2.0))  # the old defaults
+    assert by_file.index("submitCheckout") < by_file.index("validate_token")
+    mine = order(DefinitionRanking())
+    assert "validate_token" in mine
+    assert "submitCheckout" not in mine or mine.index("validate_token") < mine.index(
+        "submitCheckout"
+    )
+    assert DefinitionRanking().places == "answer"
+
+
+def test_from_4000_tokens_ten_definitions_keep_their_room():
+    frame = Frame()
+    assert [frame.kept_definitions(b) for b in (2000, 3999, 4000, 8000, None)] == [
+        0,
+        0,
+        10,
+        10,
+        10,
+    ]
+
+
+@pytest.mark.parametrize("budget", [900, 1200])
+def test_the_first_definitions_keep_their_room_inside_the_budget(searcher, budget):
+    """The first `Frame.kept_definitions` lines are printed whenever a block is: the
+    source is packed beside them. Without that room (`definition_lines` 0, the list
+    only in the room the rest leaves) the same budget prints fewer. (The example is
+    small: the budgets here are those at which it is cut.)"""
+    question = "where are expired session tokens rejected?"
+    frame = Frame(definitions_budget=0)
+    kept = frame.kept_definitions(budget)
+    assert kept == budget // 400
+    result = ask(searcher, question, budget=budget, frame=frame)
+    printed = fit_result(result, budget, render_markdown, kept_definitions=kept)
+    text = render_markdown(printed)
+    assert estimate_tokens(text) <= budget and printed.context
+    assert printed.definitions[:kept] == result.definitions[:kept]
+    for d in result.definitions[:kept]:
+        assert f"`{d.citation}` `{d.qualified_name}`" in text
+    bare = ask(searcher, question, budget=budget, frame=Frame(definition_lines=0))
+    old = fit_result(bare, budget, render_markdown)
+    assert len(old.definitions) < kept
+
+
+def test_the_printed_answer_keeps_the_definitions_room_at_4000_tokens(searcher):
+    question = "where are expired session tokens rejected?"
+    report = investigate(searcher, question, budget=4000)
+    printed = fit_report(report, 4000, "markdown")
+    assert estimate_tokens(render_report(printed)) <= 4000
+    assert printed.definitions == report.definitions[:10]

@@ -124,6 +124,31 @@ def test_a_rebuild_equals_a_fresh_build_and_old_generations_go_after_the_grace(
     assert Store.read_manifest(index_dir).retired == {}
 
 
+def test_a_rebuild_embedding_some_files_and_reusing_the_rest_leaves_an_index_that_opens(
+    example_repo, fake_embedder, tmp_path
+):
+    import lancedb
+
+    # The cache holds the vectors of every file but the new one: the rebuild writes and
+    # indexes the cached ones, then adds the new file's after the index was made (as a
+    # rebuild after a format change, over a cache of an earlier tree, does).
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, embedder=fake_embedder)
+    (example_repo / "shop" / "refunds.py").write_text(
+        'def refund(order):\n    """Give the money of an order back."""\n    return order.total\n'
+    )
+    stats = build_index(example_repo, embedder=fake_embedder, config=IndexConfig(rebuild=True))
+    assert 0 < stats.embedded < stats.files
+    manifest = Store.read_manifest(index_dir)
+    db = lancedb.connect(str(index_dir / "db"))
+    for name in SNAPSHOT_TABLES:
+        table = db.open_table(manifest.tables.get(name, name))
+        assert manifest.versions[name] in {v["version"] for v in table.list_versions()}, name
+    Store.open(index_dir).verify()
+    build_index(example_repo, index_dir=tmp_path / "fresh", embedder=fake_embedder)
+    assert _counts(index_dir) == _counts(tmp_path / "fresh")
+
+
 def test_a_rebuild_of_a_damaged_manifest_drops_the_tables_it_named(example_repo, fake_embedder):
     index_dir = example_repo / ".dowse"
     build_index(example_repo, embedder=fake_embedder)
