@@ -590,11 +590,12 @@ def investigate(
         loop=loop,
         evaluator=evaluator,
         with_trace=with_trace,
+        packing=packing,
         records=records,
         ranking=ranking,
     )
     if force == "retrieval" or (p.mode == "retrieval" and force is None):
-        answer = answer_in(budget=budget, packing=packing)
+        answer = answer_in(budget=budget)
         return AskReport(
             **{**dict(answer), "mode": "retrieval"},
             context_tokens=answer.tokens,

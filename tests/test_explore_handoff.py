@@ -555,3 +555,22 @@ def test_a_long_word_written_as_a_definitions_name_is_the_first_target(tmp_path,
     store = Store.open(tmp_path / ".dowse")
     words = analyze("how does sleep register a timer and who calls sleep?").terms
     assert named_by_words(store, words) == ["sleep", "Source.register"]
+
+
+def test_an_explored_answer_is_packed_with_the_packing_given(searcher, monkeypatch):
+    """Every `ask` an exploration runs gets the packing it was given (a benchmark that
+    compares packings compares them on explored questions too)."""
+    import dowse.explore.handoff as handoff
+    from dowse.retrieval.ask import Packing
+
+    given = Packing(lead_files=1)
+    seen = []
+    real = handoff.ask
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("packing"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(handoff, "ask", spy)
+    investigate(searcher, "why does checkout sometimes fail?", force="exploration", packing=given)
+    assert seen and all(p is given for p in seen)
