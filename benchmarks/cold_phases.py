@@ -105,6 +105,8 @@ def main() -> None:
     if opts.format == "agent":
         args += ["--format", "agent"]
     here = Path.cwd()
+    # Bytecode cached, as `cold_compare.py` runs: else every run compiles dowse's modules.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     _one(args, here)  # bytecode and page caches
     runs = [_one(args, here) for _ in range(opts.runs)]
     print(f"load {os.getloadavg()}, {opts.runs} runs, medians (ms since the process started)")
