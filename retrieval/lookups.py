@@ -287,18 +287,16 @@ class IndexLookups:
         first need otherwise: on django the keys and file names took ~85 ms of the
         first `ask`, benchmarks/RESULTS.md)."""
         self._files_by_name()
-        # The chunks' spans serve only when the chunks are not held with their text.
-        spans = self.held("chunks") is None
         for table in HELD_COLUMNS:
-            if table != "spans" or spans:
-                self.held(table)
+            self.held(table)
         for table, column in KEYED:
-            if table != "spans" or spans:
-                self._positions_of(table, column)
+            self._positions_of(table, column)
 
     def held(self, table: str) -> pa.Table | None:
         """`HELD_COLUMNS[table]` of every row, read once (None beyond `memory_rows` for
-        the chunks, `narrow_rows` for the others)."""
+        the chunks, `narrow_rows` for the others; the chunks' spans only when the chunks
+        are not held, whose rows serve otherwise)."""
+        chunks = self.held("chunks") if table == "spans" else None
         with _READING:
             if self._tables is None:
                 self._tables = {}
@@ -306,7 +304,7 @@ class IndexLookups:
                 self._tables[table] = None
                 read = HELD_TABLE.get(table, table)
                 limit = self.memory_rows if table == "chunks" else self.narrow_rows
-                if self.store.count(read) <= limit:
+                if chunks is None and self.store.count(read) <= limit:
                     # One contiguous chunk per column: `take` across the scan's record
                     # batches costs ~1.7 ms for 60 rows, across one ~0.04 ms.
                     self._tables[table] = self.store.scan(
