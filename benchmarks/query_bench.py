@@ -16,7 +16,8 @@ one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for the
 keywords on the same tree. `--no-hold` makes every
 look-up a LanceDB query (`memory_rows` and `narrow_rows` 0), to measure what holding the
 index's rows in memory buys (`--hold-rows N`: the chunks with their text held up to N rows,
-`--narrow-rows N`: the tables without text up to N rows each);
+`--narrow-rows N`: the tables without text up to N rows each, by default as a server's
+searcher holds them, `NARROW_ROWS`);
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by

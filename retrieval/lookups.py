@@ -62,12 +62,14 @@ KEYED = (
 )
 """The (table, column) pairs the look-ups find held rows by (`rows_in`)."""
 MEMORY_ROWS = 100_000
-"""The chunks are held in memory with their text up to this many rows (django's 20k
-take 26 MB and 75 ms to read); beyond, reading a chunk's text is a LanceDB query."""
+"""Tables of up to this many rows are held in memory (django's 20k chunks with their
+text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
 NARROW_ROWS = 1_000_000
-"""The held tables without text (symbols, files' languages, imports, the chunks' spans)
-are held up to this many rows each: a 20k-file tree's 181k symbols take about 40 MB
-(benchmarks/RESULTS.md); beyond, each look-up in them is a LanceDB query."""
+"""What a long-lived searcher (a server's) holds of the tables without text (symbols,
+files' languages, imports, and the chunks' spans when the chunks are too many to hold
+with their text): up to this many rows each. On a 20k-file tree (181k symbols, 126k
+chunks) they take ~0.4 GB and ~1.8 s of CPU to read and key, which a one-shot query
+would pay for a few look-ups (benchmarks/RESULTS.md)."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
 
@@ -173,14 +175,15 @@ class IndexLookups:
     chunks by id are then look-ups in memory, and a full-text query reads only ids."""
 
     def __init__(
-        self, store: Store, *, memory_rows: int = MEMORY_ROWS, narrow_rows: int = NARROW_ROWS
+        self, store: Store, *, memory_rows: int = MEMORY_ROWS, narrow_rows: int | None = None
     ) -> None:
         self.store = store
         self.root = Path(store.manifest.root)
         self.memory_rows = memory_rows
-        """The chunks are held with their text up to this many rows (`MEMORY_ROWS`)."""
-        self.narrow_rows = narrow_rows
-        """The other held tables, up to this many rows each (`NARROW_ROWS`)."""
+        """Tables of up to this many rows are held (`MEMORY_ROWS`)."""
+        self.narrow_rows = memory_rows if narrow_rows is None else narrow_rows
+        """The tables without text, up to this many rows each (`NARROW_ROWS` for a
+        long-lived searcher; `memory_rows` when not given)."""
         self._file_stats: dict[str, tuple[int, int]] | None = None
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
         self._main_language: tuple[str | None] | None = None

@@ -745,7 +745,7 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     assert look(warm) == held
     assert read == []
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
-    unheld = lookups.IndexLookups(searcher.store, memory_rows=0, narrow_rows=0)
+    unheld = lookups.IndexLookups(searcher.store, memory_rows=0)
     assert look(HybridSearcher(searcher.store, None, lookups=unheld)) == held
 
 
@@ -757,7 +757,7 @@ def test_lookups_hold_the_tables_without_text_beyond_the_chunks_cap(searcher, mo
     import dowse.retrieval.lookups as lookups
 
     store = searcher.store
-    narrow = lookups.IndexLookups(store, memory_rows=0)
+    narrow = lookups.IndexLookups(store, memory_rows=0, narrow_rows=lookups.NARROW_ROWS)
     held = lookups.IndexLookups(store)
     narrow.warm()
     held.warm()
