@@ -248,6 +248,8 @@ class Workspace:
         self._long_lived = True
         for root in self.roots:
             with root.lock:
+                if root.searcher is not None and root.searcher.lookups.narrow_rows < NARROW_ROWS:
+                    root.searcher = None  # a query's before the warm-up: reopened to hold more
                 try:
                     searcher = self._searcher(root)
                     if searcher.questions.has_vectors or searcher.questions.has_file_vectors:
