@@ -2,7 +2,7 @@
 
 Usage:
     python benchmarks/query_bench.py --index-root PATH [--queries FILE.jsonl] [--limit N]
-        [--repeat N] [--phases] [--no-hold | --hold-rows N] [--index-dir DIR]
+        [--repeat N] [--phases] [--no-hold | --hold-rows N] [--narrow-rows N] [--index-dir DIR]
         [--no-query-graph] [--interleave] [--profile FILE] [--answers DIR]
 
 `--queries` takes a JSONL file with a `problem_statement` (SWE-bench format) or `query`
@@ -14,7 +14,10 @@ and `ask` (all threads; a machine whose neighbours take the cores inflates it fa
 than wall time) and the calling thread's own (`time.thread_time`), the cold time of
 one `dowse ask` process, and, when `rg` (ripgrep) is installed, its time for the same
 keywords on the same tree. `--no-hold` makes every
-look-up a LanceDB query (`memory_rows` 0), to measure what holding the index's rows in memory buys;
+look-up a LanceDB query (`memory_rows` and `narrow_rows` 0), to measure what holding the
+index's rows in memory buys (`--hold-rows N`: the chunks with their text held up to N rows,
+`--narrow-rows N`: the tables without text up to N rows each, by default as a server's
+searcher holds them, `NARROW_ROWS`);
 `--no-query-graph` embeds questions on the int8 graph the index's texts use instead of
 the fully quantised one (`OnnxEmbedder.embed_queries`). `--interleave` times only
 `search`, with and without the query graph in the same process, alternating query by
@@ -46,7 +49,7 @@ from dowse.indexer.onnx_embed import OnnxEmbedder  # noqa: E402
 from dowse.indexer.store import Store  # noqa: E402
 from dowse.retrieval.ask import AskResult, ask  # noqa: E402
 from dowse.retrieval.hybrid import HybridSearcher  # noqa: E402
-from dowse.retrieval.lookups import MEMORY_ROWS, IndexLookups  # noqa: E402
+from dowse.retrieval.lookups import MEMORY_ROWS, NARROW_ROWS, IndexLookups  # noqa: E402
 from dowse.retrieval.query import analyze  # noqa: E402
 from dowse.retrieval.records import Hit  # noqa: E402
 
@@ -93,11 +96,17 @@ PHASES = (
 
 
 HELD_ROWS = MEMORY_ROWS
-"""Tables of up to this many rows are held in memory (`--no-hold`: 0)."""
+"""The chunks are held in memory with their text up to this many rows (`--no-hold`: 0)."""
+HELD_NARROW = NARROW_ROWS
+"""The held tables without text, up to this many rows each (`--no-hold`: 0)."""
 
 
 def _searcher(store: Store, factory: Callable[[], Embedder] | None) -> HybridSearcher:
-    return HybridSearcher(store, factory, lookups=IndexLookups(store, memory_rows=HELD_ROWS))
+    return HybridSearcher(
+        store,
+        factory,
+        lookups=IndexLookups(store, memory_rows=HELD_ROWS, narrow_rows=HELD_NARROW),
+    )
 
 
 def time_phases(searcher: HybridSearcher, spent: dict[str, float]) -> None:
@@ -182,7 +191,14 @@ def main() -> None:
         type=int,
         default=None,
         metavar="N",
-        help=f"hold tables of up to N rows in memory (default {MEMORY_ROWS})",
+        help=f"hold the chunks with their text up to N rows (default {MEMORY_ROWS})",
+    )
+    ap.add_argument(
+        "--narrow-rows",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"hold the tables without text up to N rows each (default {NARROW_ROWS})",
     )
     ap.add_argument("--index-dir", type=Path, help="the index, when not at INDEX_ROOT/.dowse")
     ap.add_argument(
@@ -198,11 +214,13 @@ def main() -> None:
         "--answers", type=Path, metavar="DIR", help="write each query's hits and answer into DIR"
     )
     args = ap.parse_args()
-    global HELD_ROWS
+    global HELD_ROWS, HELD_NARROW
     if args.no_hold:
-        HELD_ROWS = 0
-    elif args.hold_rows is not None:
+        HELD_ROWS = HELD_NARROW = 0
+    if args.hold_rows is not None:
         HELD_ROWS = args.hold_rows
+    if args.narrow_rows is not None:
+        HELD_NARROW = args.narrow_rows
     queries = load_queries(args.queries, 10_000)
     if args.repo and args.queries:
         rows = [json.loads(x) for x in args.queries.read_text().splitlines()]

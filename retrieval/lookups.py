@@ -40,14 +40,19 @@ SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 """What choosing a file's chunk needs (no text)."""
 HELD_COLUMNS = {
     "chunks": CHUNK_COLUMNS,
+    "spans": SPAN_COLUMNS,
     "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS])),
     "files": ["path", "language"],
     "imports": ["path", "module", "names", "resolved"],
 }
-"""The columns of each table the look-ups hold in memory."""
+"""The columns of each table the look-ups hold in memory. `spans` are the chunks'
+without their text, held when the chunks are too many to hold with it."""
+HELD_TABLE = {"spans": "chunks"}
+"""The table a held name reads, where the two differ."""
 KEYED = (
     ("chunks", "id"),
     ("chunks", "path"),
+    ("spans", "path"),
     ("symbols", "name_lower"),
     ("symbols", "name"),
     ("symbols", "path"),
@@ -59,6 +64,12 @@ KEYED = (
 MEMORY_ROWS = 100_000
 """Tables of up to this many rows are held in memory (django's 20k chunks with their
 text take 26 MB and 75 ms to read); beyond, each look-up is a LanceDB query."""
+NARROW_ROWS = 1_000_000
+"""What a long-lived searcher (a server's) holds of the tables without text (symbols,
+files' languages, imports, and the chunks' spans when the chunks are too many to hold
+with their text): up to this many rows each. On a 20k-file tree (181k symbols, 126k
+chunks) they take ~0.4 GB and ~1.8 s of CPU to read and key, which a one-shot query
+would pay for a few look-ups (benchmarks/RESULTS.md)."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
 
@@ -163,11 +174,16 @@ class IndexLookups:
     files, checking staleness, finding definitions, choosing a file's chunk and reading
     chunks by id are then look-ups in memory, and a full-text query reads only ids."""
 
-    def __init__(self, store: Store, *, memory_rows: int = MEMORY_ROWS) -> None:
+    def __init__(
+        self, store: Store, *, memory_rows: int = MEMORY_ROWS, narrow_rows: int | None = None
+    ) -> None:
         self.store = store
         self.root = Path(store.manifest.root)
         self.memory_rows = memory_rows
         """Tables of up to this many rows are held (`MEMORY_ROWS`)."""
+        self.narrow_rows = memory_rows if narrow_rows is None else narrow_rows
+        """The tables without text, up to this many rows each (`NARROW_ROWS` for a
+        long-lived searcher; `memory_rows` when not given)."""
         self._file_stats: dict[str, tuple[int, int]] | None = None
         self._by_name: dict[str, list[tuple[str, ...]]] | None = None
         self._main_language: tuple[str | None] | None = None
@@ -280,19 +296,33 @@ class IndexLookups:
             self._positions_of(table, column)
 
     def held(self, table: str) -> pa.Table | None:
-        """`HELD_COLUMNS[table]` of every row, read once (None beyond `memory_rows`)."""
+        """`HELD_COLUMNS[table]` of every row, read once (None beyond `memory_rows` for
+        the chunks, `narrow_rows` for the others; the chunks' spans only when the chunks
+        are not held, whose rows serve otherwise)."""
+        chunks = self.held("chunks") if table == "spans" else None
         with _READING:
             if self._tables is None:
                 self._tables = {}
             if table not in self._tables:
                 self._tables[table] = None
-                if self.store.count(table) <= self.memory_rows:
+                read = HELD_TABLE.get(table, table)
+                limit = self.memory_rows if table == "chunks" else self.narrow_rows
+                if chunks is None and self.store.count(read) <= limit:
                     # One contiguous chunk per column: `take` across the scan's record
                     # batches costs ~1.7 ms for 60 rows, across one ~0.04 ms.
                     self._tables[table] = self.store.scan(
-                        table, HELD_COLUMNS[table]
+                        read, HELD_COLUMNS[table]
                     ).combine_chunks()
             return self._tables[table]
+
+    def _held_for(self, table: str, columns: Sequence[str], column: str) -> str:
+        """The held name that answers a look-up of `columns` by `column` in `table`: the
+        chunks' spans when the chunks are not held with their text and the look-up
+        needs none of it."""
+        wanted = {*columns, column}
+        if table == "chunks" and wanted <= set(SPAN_COLUMNS) and self.held("chunks") is None:
+            return "spans"
+        return table
 
     def rows_in(
         self, table: str, columns: Sequence[str], column: str, values: Iterable[str]
@@ -304,8 +334,9 @@ class IndexLookups:
         values = sorted(set(values))
         if not values:
             return []
-        data = self.held(table)
-        positions = self._positions_of(table, column)
+        held = self._held_for(table, columns, column)
+        data = self.held(held)
+        positions = self._positions_of(held, column)
         if data is None or positions is None:
             return self.store.rows(table, columns, where=where_in(column, values))
         rows: list[int] = []

@@ -66,6 +66,7 @@ from dowse.retrieval.budget import Step, estimate_tokens, steps
 from dowse.retrieval.evaluate import Evaluator
 from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.lookups import NARROW_ROWS, IndexLookups
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import prepare_question
 from dowse.retrieval.records import SearchOptions
@@ -204,6 +205,9 @@ class Workspace:
         self._by_name: dict[str, Embedder] = {}
         self._by_model: dict[str, Embedder | None] = {}
         self._embedders_lock = threading.Lock()
+        self._long_lived = False
+        """Set by `warm` (a server's): every searcher then holds the tables without text
+        up to `NARROW_ROWS` rows, which a one-shot query would read for a few look-ups."""
 
     # -- roots -------------------------------------------------------------------------
 
@@ -239,9 +243,13 @@ class Workspace:
         return out
 
     def warm(self) -> None:
-        """Open every root's snapshot and load its query model ahead of the first call."""
+        """Open every root's snapshot and load its query model ahead of the first call;
+        from now on each snapshot's searcher holds more of its rows (`NARROW_ROWS`)."""
+        self._long_lived = True
         for root in self.roots:
             with root.lock:
+                if root.searcher is not None and root.searcher.lookups.narrow_rows < NARROW_ROWS:
+                    root.searcher = None  # a query's before the warm-up: reopened to hold more
                 try:
                     searcher = self._searcher(root)
                     if searcher.questions.has_vectors or searcher.questions.has_file_vectors:
@@ -313,7 +321,10 @@ class Workspace:
             self._check_root(root, store.manifest)
             embedder = self._embedder_for(store.manifest.model)
             factory = None if embedder is None else (lambda: embedder)
-            root.searcher, root.stamp = HybridSearcher(store, factory), _stamp(store.manifest)
+            narrow = NARROW_ROWS if self._long_lived else None
+            lookups = IndexLookups(store, narrow_rows=narrow)
+            root.searcher = HybridSearcher(store, factory, lookups=lookups)
+            root.stamp = _stamp(store.manifest)
         return root.searcher
 
     def _build(

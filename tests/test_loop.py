@@ -739,13 +739,70 @@ def test_lookups_held_in_memory_answer_as_the_queries_do(searcher, monkeypatch):
     warm = HybridSearcher(searcher.store, None)
     warm.warm()
     assert read == ["files"]  # the file list; the held tables are read as a whole
-    assert set(warm.lookups._positions or {}) == set(lookups.KEYED)  # their keys built too
+    # Their keys built too (the chunks' spans are not held beside the chunks).
+    assert set(warm.lookups._positions or {}) == set(lookups.KEYED) - {("spans", "path")}
     read.clear()
     assert look(warm) == held
     assert read == []
     assert len(held[4]) == 8 and {r["path"] for r, _ in held[5]} == {"shop/auth/tokens.py"}
     unheld = lookups.IndexLookups(searcher.store, memory_rows=0)
     assert look(HybridSearcher(searcher.store, None, lookups=unheld)) == held
+
+
+def test_lookups_hold_the_tables_without_text_beyond_the_chunks_cap(searcher, monkeypatch):
+    # Chunks too many to hold with their text (`memory_rows`) leave the symbols, the
+    # files' languages, the imports and the chunks' spans held (`narrow_rows`): finding
+    # definitions and spans reads nothing more, only a chosen chunk's text is a query,
+    # and every look-up gives the rows the fully held tables give.
+    import dowse.retrieval.lookups as lookups
+
+    store = searcher.store
+    narrow = lookups.IndexLookups(store, memory_rows=0, narrow_rows=lookups.NARROW_ROWS)
+    held = lookups.IndexLookups(store)
+    narrow.warm()
+    held.warm()
+    assert narrow.held("chunks") is None and narrow.held("spans") is not None
+    assert held.held("spans") is None  # the chunks held with their text serve instead
+    read: list[str] = []
+    rows = store.rows
+    monkeypatch.setattr(
+        store, "rows", lambda name, *a, **k: read.append(name) or rows(name, *a, **k)
+    )
+    paths = ["shop/pricing.py", "web/format.js", "missing.py"]
+    names = ["validate_token", "LineItem", "BulkDiscount", "total", "nope"]
+    for look in (
+        lambda s: s.symbols_named(names),
+        lambda s: s.definitions_of(names),
+        lambda s: s.spans_of(paths),
+        lambda s: s.rows_in("files", ["path", "language"], "path", paths),
+        lambda s: s.rows_in("imports", ["path", "module"], "path", paths),
+    ):
+        assert look(narrow) == look(held)
+    assert read == []
+    assert narrow.first_chunks(paths) == held.first_chunks(paths)
+    assert read == ["chunks"]  # the chosen chunks' text, by id
+    assert narrow.chunks_holding("def") == [] and held.chunks_holding("def")
+
+
+def test_a_cycle_asking_the_words_of_an_earlier_one_reuses_its_full_text_result(
+    searcher, monkeypatch
+):
+    asked: list[list[str]] = []
+    lexical = searcher.lookups.lexical
+    monkeypatch.setattr(
+        searcher.lookups,
+        "lexical",
+        lambda tokens, k, where=None: asked.append(list(tokens)) or lexical(tokens, k, where),
+    )
+    analysis = analyze("where is the cart total computed with a bulk discount")
+    memo: dict = {}
+    first = searcher.candidates(analysis, memo=memo)
+    n = len(asked)
+    again = searcher.candidates(analysis, memo=memo)
+    assert len(asked) == n
+    assert {i: c.signals for i, c in again.items()} == {i: c.signals for i, c in first.items()}
+    searcher.candidates(analysis, memo=memo, extra_tokens=["payments"])
+    assert len(asked) == n + 1 and "payments" in asked[-1]
 
 
 def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(

@@ -60,3 +60,23 @@ def test_a_bug_inside_a_query_keeps_its_traceback_and_is_not_retried(served):
     with pytest.raises(KeyError):
         workspace._query(root, run)
     assert len(calls) == 1
+
+
+def test_a_warmed_workspace_holds_more_rows_on_every_snapshot_it_opens(served):
+    # A one-shot query's searcher holds every table up to `MEMORY_ROWS` rows; a server's
+    # (its workspace warmed) the tables without text up to `NARROW_ROWS`: the searcher a
+    # query opened before the warm-up is reopened, and so is a later snapshot's.
+    from dowse.retrieval.lookups import MEMORY_ROWS, NARROW_ROWS
+
+    workspace, root, fake_embedder = served
+    before = workspace._searcher(root)
+    assert before.lookups.narrow_rows == MEMORY_ROWS
+    workspace.warm()
+    first = workspace._searcher(root)
+    assert first is not before and first.lookups.narrow_rows == NARROW_ROWS
+    workspace.warm()
+    assert workspace._searcher(root) is first
+    (root.path / "shop" / "added.py").write_text("def added():\n    return 1\n")
+    build_index(root.path, embedder=fake_embedder, config=IndexConfig(embed=False))
+    moved = workspace._searcher(root)
+    assert moved is not first and moved.lookups.narrow_rows == NARROW_ROWS
