@@ -121,9 +121,7 @@ def _run(name: str, root: Path, cfg: IndexConfig, embedder: Any, clock: Any) -> 
         "unchanged_calls": len(idle),
         "unchanged_cpu_s": round(sum(c["cpu"] for c in idle), 3),
         "create_index_cpu_s": round(sum(c["cpu"] for c in _calls if c["kind"] != "optimize"), 3),
-        "calls": [
-            {**c, "cpu": round(c["cpu"], 3)} for c in _calls if c["kind"] == "optimize"
-        ],
+        "calls": [{**c, "cpu": round(c["cpu"], 3)} for c in _calls if c["kind"] == "optimize"],
         "by_caller": {
             k: {
                 "calls": v[0],

@@ -272,7 +272,7 @@ def test_a_table_an_optimize_left_as_it_was_is_not_optimized_again(
 ):
     calls = _spy_optimize(monkeypatch)
     build_index(example_repo, embedder=fake_embedder)
-    settled = [(name, before) for name, before, after, prune in calls if after == before and not prune]
+    settled = [(name, v) for name, v, after, prune in calls if after == v and not prune]
     assert {"chunks", "files"} <= {name for name, _ in settled}
     assert len(settled) == len(set(settled)), settled  # each table settled once per version
     Store.open(example_repo / ".dowse").verify()
