@@ -376,6 +376,8 @@ class Store:
         # table -> the version an `optimize` left as it was: another would find nothing
         # to do either, until a write makes a new version (`Store.optimize`).
         self._settled: dict[str, int] = {}
+        # table -> its committed version when this writer began its run (`Store.written`).
+        self._began = dict(manifest.versions)
         # What `Retention.grace` is measured on: the times a commit records
         # (`Manifest.updated`, `retired`, `superseded`) and compares them with. Only a
         # writer reads it, and its retention.
@@ -519,6 +521,7 @@ class Store:
         store._drop_unused(retention.grace)
         store._recover()
         store._prune_versions()
+        store._began = dict(store.manifest.versions)
         return store
 
     def _physical(self, name: str) -> str:
@@ -866,11 +869,11 @@ class Store:
             table.add(table.to_arrow(), mode="overwrite")
 
     def written(self, name: str) -> bool:
-        """Whether this run moved snapshot table `name` past the committed snapshot (rows
-        added or deleted, an index made), or the committed snapshot lacks it. A table it
+        """Whether this run moved snapshot table `name` (rows added or deleted, an index
+        made; committed since or not), or the snapshot it began from lacked it. A table it
         did not write is as the run that committed it left it: nothing of this run's for
         an `optimize` to compact or fold into its indexes."""
-        return bool(self.table(name).version != self.manifest.versions.get(name))
+        return bool(self.table(name).version != self._began.get(name))
 
     def optimize(self, name: str) -> bool:
         """Compact table `name` and fold its new rows into its indexes (LanceDB's
