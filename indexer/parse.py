@@ -120,8 +120,11 @@ class Parsed:
 def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 2.0) -> Parsed:
     """Parse `source` as `language` and extract its symbols and imports.
 
-    `path` only labels the records. Parsing stops after `timeout_s` seconds of wall time
-    and the file falls back to text; so does any failure of the grammar or extraction.
+    `path` only labels the records. Parsing stops after `timeout_s` seconds of the
+    parsing thread's CPU time and the file falls back to text; so does any failure of the
+    grammar or extraction. CPU time, not wall time: on a busy machine a parse waits for a
+    core, and a file must not be text in one run and code in the next (its rows stay
+    until the file changes).
     """
     if language not in CODE_LANGUAGES:
         note = "" if language in TEXT_LANGUAGES else f"no grammar for language {language!r}"
@@ -131,7 +134,7 @@ def parse_source(path: str, source: bytes, language: str, *, timeout_s: float = 
         parser = _parser(language)
     except Exception as exc:  # a broken grammar or query must not stop indexing
         return Parsed(tree=None, note=f"grammar error: {_describe(exc)}")
-    deadline = time.monotonic() + timeout_s
+    deadline = time.thread_time() + timeout_s
     try:
         tree = _parse(parser, source, deadline)
         if language == "rust":  # `cfg_net! { ... }`: the items inside are items
@@ -221,13 +224,16 @@ class _TimedOut(Exception):
 
 
 def _parse(parser: Parser, source: bytes, deadline: float) -> Tree:
+    """`source` parsed, or _TimedOut once the thread's CPU time (`time.thread_time`) passes
+    `deadline`."""
+
     # The progress callback is only honoured when the source comes from a read callback;
     # with plain bytes py-tree-sitter ignores it (and warns).
     def read(offset: int, _point: Point) -> bytes:
         return source[offset : offset + _READ_CHUNK]
 
     def cancel(_offset: int, _has_error: bool) -> bool:
-        return time.monotonic() > deadline
+        return time.thread_time() > deadline
 
     try:
         return parser.parse(read, progress_callback=cancel)
@@ -235,7 +241,7 @@ def _parse(parser: Parser, source: bytes, deadline: float) -> Tree:
         # A cancelled parse is otherwise *resumed* by the parser's next call, on the next
         # file's bytes.
         parser.reset()
-        if time.monotonic() > deadline:
+        if time.thread_time() > deadline:
             raise _TimedOut from None
         raise
 

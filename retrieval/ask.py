@@ -60,7 +60,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
-from dowse.retrieval.records import ContextBlock, FileResult, OmitsEmptyDefinitions, check_query
+from dowse.retrieval.records import ContextBlock, FileResult, check_query, left_out_when_empty
 from dowse.retrieval.relatives import module_root_up, siblings_up
 
 __all__ = [
@@ -293,7 +293,7 @@ UNEVALUATED_REASON = "no part scored relevant; its chunks match the question's w
 UNEVALUATED_CLOSE_REASON = "no part scored relevant; its file is close to the question in meaning"
 
 
-class AskResult(OmitsEmptyDefinitions):
+class AskResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     question: str
@@ -307,6 +307,7 @@ class AskResult(OmitsEmptyDefinitions):
     trace: list[Cycle] = Field(default_factory=list)
     definitions: list[RankedDefinition] = Field(
         default_factory=list,
+        exclude_if=left_out_when_empty,
         description="the definitions of the first files that answer the question, best "
         "first, each with why (`retrieval.definitions`); left out when none is listed",
     )

@@ -3,9 +3,10 @@ and the files and blocks of source an answer is made of."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from collections.abc import Sized
+from typing import TYPE_CHECKING, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.errors import InvalidQuery, UnsupportedLanguage
 from dowse.indexer.records import SymbolKind
@@ -17,25 +18,21 @@ __all__ = [
     "FileResult",
     "Grain",
     "Hit",
-    "OmitsEmptyDefinitions",
     "SearchOptions",
     "check_query",
+    "left_out_when_empty",
 ]
 
 Grain = Literal["chunk", "symbol", "file"]
 
 
-class OmitsEmptyDefinitions(BaseModel):
-    """An answer (`AskResult`, MCP's `AskAnswer`) whose `definitions` field is left out of
-    its serialized form when empty: an answer whose definitions gave way to the budget
-    prints as it did before they were listed, without tokens for an empty list."""
-
-    @model_serializer(mode="wrap")
-    def _without_empty_definitions(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("definitions", True):
-            del data["definitions"]
-        return data
+def left_out_when_empty(value: Sized) -> bool:
+    """`exclude_if` of an answer's `definitions` (`AskResult`, MCP's `AskAnswer`): an empty
+    list is left out of the serialized answer, so one whose definitions gave way to the
+    budget prints as it did before they were listed, without tokens for an empty list.
+    A field's own rule, not a serializer of the model's, keeps the serialization-mode JSON
+    schema whole."""
+    return not value
 
 
 MAX_QUERY_CHARS = 20_000

@@ -37,7 +37,7 @@ from dowse.retrieval.records import (
     FileResult,
     Grain,
     Hit,
-    OmitsEmptyDefinitions,
+    left_out_when_empty,
 )
 from dowse.retrieval.references import Callee, Caller, DefinitionRef
 from dowse.retrieval.symbols import SymbolMatch
@@ -298,7 +298,7 @@ class AskSynthesis(BaseModel):
     )
 
 
-class AskAnswer(OmitsEmptyDefinitions):
+class AskAnswer(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)
 
     root: str
@@ -314,6 +314,7 @@ class AskAnswer(OmitsEmptyDefinitions):
     )
     definitions: list[str] = Field(
         default_factory=list,
+        exclude_if=left_out_when_empty,
         description="the definitions of the first files that answer it, best first, each "
         "`path:start-end Qualified.name`, in the room the rest leaves; left out when none is",
     )

@@ -9,6 +9,8 @@ definitions, some after a note a blank line away that stays out.
 from __future__ import annotations
 
 import random
+import time
+import types
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -624,6 +626,22 @@ def test_timeout_falls_back_to_text_and_the_parser_recovers():
     again = parse_source("small.py", b"def g():\n    pass\n", "python")
     assert [(s.name, s.start_line, s.end_line) for s in again.symbols] == [("g", 1, 2)]
     assert again.tree is not None and again.tree.root_node.end_byte == 18
+
+
+def test_the_timeout_counts_the_parsing_threads_cpu_not_the_wall_clock(monkeypatch):
+    # On a busy machine a parse waits for a core while the wall clock runs on: that must
+    # not turn a file into text in this run and code in the next. Here the wall clock
+    # jumps an hour at every look; the thread's CPU time is the real one.
+    from dowse.indexer import parse
+
+    hours = iter(range(0, 10**9, 3600))
+    clock = types.SimpleNamespace(
+        monotonic=lambda: float(next(hours)), thread_time=time.thread_time
+    )
+    monkeypatch.setattr(parse, "time", clock)
+    source = b"def f(a, b):\n    return [a + b for _ in range(3)]\n" * 2_000
+    parsed = parse_source("busy.py", source, "python", timeout_s=2.0)
+    assert parsed.note == "" and len(parsed.symbols) == 2_000
 
 
 def test_syntax_errors_still_yield_recovered_symbols():

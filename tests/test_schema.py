@@ -96,3 +96,29 @@ def test_shell_completion(shell):
             line.startswith("plain,schema")
             for line in dowse(_DOWSE_COMPLETE="fish_complete", **fish).splitlines()
         )
+
+
+def test_an_answer_leaves_out_an_empty_definitions_list_and_its_schema_stays_whole():
+    from dowse.retrieval.ask import AskResult
+    from dowse.server.records import AskAnswer
+
+    common = {"files": [], "context": [], "stop_reason": "done", "cycles": 1}
+    envelope = {
+        "root": "/r",
+        "freshness": {"snapshot": 0.0},
+        "budget": {"max_tokens": 4000, "tokens": 9},
+    }
+    answers = [
+        AskResult.model_validate({"question": "q", "tokens": 0, "budget": None, **common}),
+        AskAnswer.model_validate({**envelope, **common}),
+    ]
+    for answer in answers:
+        assert "definitions" not in json.loads(answer.model_dump_json())
+        assert "definitions" not in answer.model_dump()
+        # Both modes describe every field: a serializer of the whole model (how the empty
+        # list was left out before) made the serialization-mode schema empty.
+        for mode in ("validation", "serialization"):
+            properties = type(answer).model_json_schema(mode=mode)["properties"]
+            assert {"files", "context", "definitions"} <= set(properties)
+    listed = answers[1].model_copy(update={"definitions": ["a.py:1-2 f"]})
+    assert json.loads(listed.model_dump_json())["definitions"] == ["a.py:1-2 f"]
