@@ -659,7 +659,8 @@ class _Run:
                     continue
                 table.create_index(col, config=fts if col == "tokens" else BTree())
         for name in ("chunks", "symbols", "files", "commits", "refs"):
-            self.store.table(name).optimize()
+            if self.store.written(name):  # (a table this run left alone has nothing new)
+                self.store.optimize(name)
 
     def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:
         rows = self.store.rows("vectors", ["id", "vector"], where=f"path IN ({quote_list(paths)})")
@@ -840,7 +841,8 @@ class _Run:
         if n and ("path",) not in have:
             table.create_index("path", config=BTree())
         if ("vector",) in have:
-            table.optimize()  # folds new rows into the ANN index
+            if self.store.written("vectors"):
+                self.store.optimize("vectors")  # folds new rows into the ANN index
         elif n >= self.cfg.batches.vector_index_min_rows:
             table.create_index(
                 "vector",

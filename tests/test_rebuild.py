@@ -230,6 +230,54 @@ def _versions(index_dir: Path, name: str) -> int:
     return len(table.list_versions())
 
 
+def _spy_optimize(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int, int, bool]]:
+    """Every LanceDB `optimize` from here on: (table, version before, version after,
+    whether it was asked to prune)."""
+    from lancedb.table import LanceTable
+
+    calls: list[tuple[str, int, int, bool]] = []
+    optimize = LanceTable.optimize
+
+    def spy(self: LanceTable, **kwargs: object) -> None:
+        before = self.version
+        optimize(self, **kwargs)  # type: ignore[arg-type]
+        calls.append((self.name, before, self.version, "cleanup_older_than" in kwargs))
+
+    monkeypatch.setattr(LanceTable, "optimize", spy)
+    return calls
+
+
+def test_a_run_optimizes_only_the_tables_it_wrote(example_repo, fake_embedder, monkeypatch):
+    # (A prune margin no version reaches: the second run's start prunes nothing, so every
+    # `optimize` of a snapshot table is the run's own.)
+    config = IndexConfig(retention=Retention(prune_margin=timedelta(hours=1)))
+    build_index(example_repo, embedder=fake_embedder, config=config)
+    committed = Store.read_manifest(example_repo / ".dowse").versions
+    calls = _spy_optimize(monkeypatch)
+    (example_repo / "shop" / "pricing.py").write_text("def price():\n    return 1\n")
+    build_index(example_repo, embedder=fake_embedder, config=config)
+    snapshot = [(name, before) for name, before, _, _ in calls if name != CACHE_TABLE]
+    optimized = {name for name, _ in snapshot}
+    assert {"chunks", "symbols", "files", "refs"} <= optimized  # the edit's rows, indexed
+    # Not a git repository: no history, and the commits table is as the first run left it.
+    assert "commits" in committed and "commits" not in optimized
+    assert all(before != committed[name] for name, before in snapshot)
+    assert Store.open(example_repo / ".dowse").rows(
+        "symbols", ["name"], where="path = 'shop/pricing.py'"
+    ) == [{"name": "price"}]
+
+
+def test_a_table_an_optimize_left_as_it_was_is_not_optimized_again(
+    example_repo, fake_embedder, monkeypatch
+):
+    calls = _spy_optimize(monkeypatch)
+    build_index(example_repo, embedder=fake_embedder)
+    settled = [(name, v) for name, v, after, prune in calls if after == v and not prune]
+    assert {"chunks", "files"} <= {name for name, _ in settled}
+    assert len(settled) == len(set(settled)), settled  # each table settled once per version
+    Store.open(example_repo / ".dowse").verify()
+
+
 def test_old_table_versions_are_pruned_once_no_reader_can_need_them(example_repo, fake_embedder):
     index_dir = example_repo / ".dowse"
     target = example_repo / "shop" / "pricing.py"
