@@ -7,11 +7,12 @@ Usage:
         [--budgets 4000,2000] VARIANT [VARIANT ...]
     python benchmarks/context_parts.py --table OUTDIR/NAME-BUDGET.parts.jsonl [...]
 
-VARIANTs are `packing_sweep.py`'s (`NAME` or `NAME:field=value,...` over `Packing`'s
-fields; `base` with no fields is the shipped packing). Each instance's repository is
+A VARIANT is `NAME` or `NAME:field=value,...` over the fields of `Packing` and `Frame`
+(`dowse.retrieval.ask`; `base` with no fields is the shipped answer). Each instance's repository is
 synced and indexed as `dowse eval swebench` does (the same work directory layout), then
 `ask` answers once per variant and budget, as `dowse eval swebench --methods ask`
-answers (the markdown fitted into the budget). Writes OUTDIR/NAME-BUDGET.jsonl
+answers (the markdown fitted into the budget; the loop, which neither changes, runs
+once per question). Writes OUTDIR/NAME-BUDGET.jsonl
 (predictions, for `score.py`) and OUTDIR/NAME-BUDGET.parts.jsonl: per instance, the
 printed markdown's tokens by part (`PARTS`), counted by the one counter on each line and
 its line break. `--table` prints each parts file's mean tokens per part and its share.
@@ -20,14 +21,14 @@ its line break. `--table` prints each parts file's mean tokens per part and its 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import re
 import statistics
 import sys
 from collections import Counter
 from pathlib import Path
-
-from packing_sweep import parse_variant
+from typing import Any
 
 from dowse.errors import EvalError
 from dowse.evaluation.swebench import (
@@ -41,7 +42,33 @@ from dowse.evaluation.swebench import (
 )
 from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.embed import get_embedder
+from dowse.retrieval.ask import Frame, Packing
 from dowse.retrieval.budget import estimate_tokens
+
+ask_module = importlib.import_module("dowse.retrieval.ask")  # the package's `ask` is the function
+
+
+def parse_variant(text: str) -> tuple[str, Packing, Frame]:
+    """`NAME:field=value,...` -> (NAME, the Packing and the Frame with those fields)."""
+    name, _, fields = text.partition(":")
+    packing: dict[str, Any] = {}
+    frame: dict[str, Any] = {}
+    for pair in filter(None, fields.split(",")):
+        key, sep, value = pair.partition("=")
+        into = packing if key in Packing.model_fields else frame
+        if not sep or key not in {*Packing.model_fields, *Frame.model_fields}:
+            raise SystemExit(f"context_parts: no Packing or Frame field in {pair!r}")
+        into[key] = json.loads(value)
+    return name, Packing(**packing), Frame(**frame)
+
+
+def use_frame(frame: Frame) -> None:
+    """Make `frame` the one `ask` packs beside and its markdown prints (what `dowse ask`
+    does with the default frame): the functions' default."""
+    for fn in (ask_module.ask, ask_module.render_markdown):
+        assert fn.__kwdefaults__ is not None
+        fn.__kwdefaults__["frame"] = frame
+
 
 PARTS = (
     "title and summary",  # the `# question` title and the `_..._` summary line
@@ -67,7 +94,7 @@ _IMPORT = re.compile(
     re.X,
 )
 _COMMENT_OR_DOC = re.compile(r"""^\s*(?:\#(?!\s*include)|//|/\*|\*|[rbuRBU]?["']{3}|--)""")
-_CUT = re.compile(r"^\s*\S{0,3}\s*lines \d+-\d+ left out")
+_CUT = re.compile(r"^\s*\S{0,2}\s*lines \d+-\d+: imports, not shown$")
 
 
 def _import_lines(source: list[str]) -> tuple[set[int], set[int]]:
@@ -191,12 +218,25 @@ def main(argv: list[str] | None = None) -> int:
     except EvalError as e:
         raise SystemExit(f"context_parts: {e}") from None
     args.out.mkdir(parents=True, exist_ok=True)
-    outs = {(n, b): args.out / f"{n}-{b}.jsonl" for n, _ in variants for b in budgets}
+    outs = {(n, b): args.out / f"{n}-{b}.jsonl" for n, _, _ in variants for b in budgets}
     pending = {key: {i.instance_id for i in unrecorded(chosen, path)} for key, path in outs.items()}
     todo = [i for i in chosen if any(i.instance_id in ids for ids in pending.values())]
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=budgets[0])
+    # The loop does not depend on the budget or the packing: run it once per question.
+    loop_of = ask_module._loop_and_history
+    memo: dict[tuple[int, str], Any] = {}
+
+    def memo_loop(searcher: Any, question: str, *rest: Any) -> Any:
+        key = (id(searcher), question)
+        if key not in memo:
+            memo[key] = loop_of(searcher, question, *rest)
+        return memo[key]
+
+    ask_module._loop_and_history = memo_loop
     for inst, run, seconds in runs:
-        for name, packing in variants:
+        memo.clear()
+        for name, packing, frame in variants:
+            use_frame(frame)
             for budget in budgets:
                 if inst.instance_id not in pending[(name, budget)]:
                     continue

@@ -27,6 +27,7 @@ next-best files are, not only the code of the first few. Every token is counted 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -123,6 +124,18 @@ class Frame(BaseModel):
             "take an eighth of the answer from its code, and the files without a block are "
             "named by their signature lines"
         ),
+    )
+
+    block_reasons: bool = Field(
+        default=True,
+        description=(
+            "a block's reason under its heading (left out when its file's line in the files "
+            "list gives the same)"
+        ),
+    )
+    rank_scores: bool = Field(
+        default=True,
+        description="a listed file's rank score beside its relevance",
     )
 
     definition_lines: int = Field(
@@ -746,6 +759,7 @@ def ask(
     entry: Callable[[str], int] = _listed_already
     if records is None:
         frame = frame or Frame()
+        cost = functools.partial(_cost, reasons=frame.block_reasons)
         room = _source_room(question, ranked.files, budget, frame)
         room -= _definitions_room(ranked, ranking or DefinitionRanking(), frame, budget)
         room = max(room, 0)
@@ -915,7 +929,10 @@ def _source_room(
     taken = (
         frame.head_tokens
         + estimate_tokens(title(question, frame))
-        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: frame.listed(budget)])
+        + sum(
+            estimate_tokens(_file_line(slim_file(f), scores=frame.rank_scores)) + 1
+            for f in files[: frame.listed(budget)]
+        )
     )
     return max((budget if budget is not None else DEFAULT_BUDGET) - taken, 0)
 
@@ -1195,14 +1212,15 @@ def _listed_already(path: str) -> int:
     return 0
 
 
-def _cost(block: ContextBlock, listed: str = "") -> int:
+def _cost(block: ContextBlock, listed: str = "", *, reasons: bool = True) -> int:
     """What a block costs printed: its markdown section (the JSON record costs more;
     `fit_result` measures that exactly)."""
-    return estimate_tokens("\n".join(_block_lines(block, listed))) + 1
+    return estimate_tokens("\n".join(_block_lines(block, listed, reasons=reasons))) + 1
 
 
-def _file_line(f: FileResult) -> str:
-    line = f"- {code_span(f.path)} (relevance {f.relevance:.2f}, rank score {f.score:.2f})"
+def _file_line(f: FileResult, *, scores: bool = True) -> str:
+    rank = f", rank score {f.score:.2f}" if scores else ""
+    line = f"- {code_span(f.path)} (relevance {f.relevance:.2f}{rank})"
     if f.reason:
         line += f": {one_line(f.reason)}"
     if f.commits:
@@ -1210,7 +1228,7 @@ def _file_line(f: FileResult) -> str:
     return line
 
 
-def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
+def _block_lines(b: ContextBlock, listed: str = "", *, reasons: bool = True) -> list[str]:
     """A block's markdown section; its reason is left out when it is `listed`, the
     reason its file already has in the files list. A signature line is one item: its
     citation, relevance and line (a pointer to where to read next; as a section with a
@@ -1222,7 +1240,7 @@ def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
         ]
     what = f" {b.kind} {code_span(b.symbol)}" if b.kind and b.symbol else ""
     lines = [f"### {code_span(b.citation)}{what} ({b.relevance:.2f}){stale}"]
-    if b.reason and b.reason != listed:
+    if reasons and b.reason and b.reason != listed:
         lines.append(one_line(b.reason))
     return [*lines, "", *fence(b.text), ""]
 
@@ -1261,7 +1279,7 @@ def render_markdown(
     )
     lines += ["", "## Files", ""]
     shown = result.files[: frame.listed(result.budget)]
-    lines += [_file_line(f) for f in shown]
+    lines += [_file_line(f, scores=frame.rank_scores) for f in shown]
     if result.definitions:
         lines += ["", "## Definitions", ""]
         lines += [_definition_line(d) for d in result.definitions]
@@ -1270,7 +1288,7 @@ def render_markdown(
     for b in result.context:
         if b.form == "full" and lines[-1].startswith("- "):
             lines.append("")  # a section after signature lines' items
-        lines += _block_lines(b, listed.get(b.path, ""))
+        lines += _block_lines(b, listed.get(b.path, ""), reasons=frame.block_reasons)
     if trace:
         lines += ["## Trace", ""]
         lines += [_cycle_line(c) for c in result.trace]
