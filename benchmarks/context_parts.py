@@ -6,6 +6,7 @@ Usage:
         --out OUTDIR [--repo OWNER/NAME] [--instances ID,...] [--limit N]
         [--budgets 4000,2000] VARIANT [VARIANT ...]
     python benchmarks/context_parts.py --table OUTDIR/NAME-BUDGET.parts.jsonl [...]
+    python benchmarks/context_parts.py --dataset DEV.jsonl --compare BASE.jsonl OTHER.jsonl
 
 A VARIANT is `NAME` or `NAME:field=value,...` over the fields of `Packing` and `Frame`
 (`dowse.retrieval.ask`; `base` with no fields is the shipped answer). Each instance's repository is
@@ -15,7 +16,9 @@ answers (the markdown fitted into the budget; the loop, which neither changes, r
 once per question). Writes OUTDIR/NAME-BUDGET.jsonl
 (predictions, for `score.py`) and OUTDIR/NAME-BUDGET.parts.jsonl: per instance, the
 printed markdown's tokens by part (`PARTS`), counted by the one counter on each line and
-its line break. `--table` prints each parts file's mean tokens per part and its share.
+its line break. `--table` prints each parts file's mean tokens per part and its share;
+`--compare` the instances whose share of the fix's changed lines shown rose or fell
+between two predictions files.
 """
 
 from __future__ import annotations
@@ -35,7 +38,9 @@ from dowse.evaluation.swebench import (
     Answer,
     _ask_spans,
     _files_of,
+    _line_cover,
     load_dataset,
+    load_predictions,
     prepared_runs,
     select_instances,
     unrecorded,
@@ -187,9 +192,31 @@ def table(paths: list[Path]) -> None:
                 print(f"  {part:<26} {mean:7.1f}  {mean / total:6.1%}")
 
 
+def compare(dataset: Path, base: Path, other: Path) -> None:
+    """The instances whose share of the fix's changed lines shown rose or fell from
+    `base`'s predictions to `other`'s (those both hold)."""
+    gold = {i.instance_id: i.gold_lines for i in load_dataset(dataset) if i.gold_lines}
+    before = {p.instance_id: p for p in load_predictions(base)}
+    after = {p.instance_id: p for p in load_predictions(other)}
+    up, down = [], []
+    for iid in sorted(set(before) & set(after) & set(gold)):
+        a = _line_cover(gold[iid], before[iid].context_spans or [])[0]
+        b = _line_cover(gold[iid], after[iid].context_spans or [])[0]
+        if b > a:
+            up.append(f"{iid} {a:.2f} -> {b:.2f}")
+        elif b < a:
+            down.append(f"{iid} {a:.2f} -> {b:.2f}")
+    print(f"{other.name} against {base.name}: {len(up)} up, {len(down)} down")
+    for line in up:
+        print("  up  ", line)
+    for line in down:
+        print("  down", line)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--table", type=Path, nargs="+")
+    ap.add_argument("--compare", type=Path, nargs=2, metavar=("BASE", "OTHER"))
     ap.add_argument("--dataset", type=Path)
     ap.add_argument("--repos", type=Path)
     ap.add_argument("--work", type=Path)
@@ -202,6 +229,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.table:
         table(args.table)
+        return 0
+    if args.compare:
+        if not args.dataset:
+            ap.error("--compare needs --dataset")
+        compare(args.dataset, *args.compare)
         return 0
     if not (args.dataset and args.repos and args.work and args.out and args.variants):
         ap.error("--dataset, --repos, --work, --out and a VARIANT are needed")

@@ -551,16 +551,14 @@ def _ask_units(result: AskResult) -> list[Unit]:
 
 
 def _ask_spans(tree: Path, result: AskResult) -> list[Span]:
-    """The lines `ask`'s context shows: a full block its range less the lines it leaves
-    out (`ContextBlock.left_out`), a signature block the one line it prints."""
-    spans: list[Span] = []
-    for b in result.context:
-        if b.form == "full":
-            spans += [Span(path=b.path, start=lo, end=hi) for lo, hi in b.shown()]
-        else:
-            line = _signature_line(tree, b)
-            spans.append(Span(path=b.path, start=line, end=line))
-    return spans
+    """The lines `ask`'s context shows: a full block its range, a signature block the one
+    line it prints."""
+    return [
+        Span(path=b.path, start=b.start_line, end=b.end_line)
+        if b.form == "full"
+        else Span(path=b.path, start=(line := _signature_line(tree, b)), end=line)
+        for b in result.context
+    ]
 
 
 def _signature_line(tree: Path, block: ContextBlock) -> int:

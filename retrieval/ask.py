@@ -18,9 +18,10 @@ Then each delivered item grows to its whole enclosing definition, when that is s
 enough, while it still fits. The source gets the budget less the printed frame at its
 smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
 which printing trims first: `fit_result`) and less a reserve (`signature_share`);
-blocks are costed with their reasons. The rest are listed as signatures with their
-citations: first one for each ranked file that has no block yet, in file order, then
-the others, while the whole budget allows. So a reader always learns where the
+blocks are costed as printed (in markdown without their reasons: `Frame.block_reasons`).
+The rest are listed as signatures with their citations: first one for each ranked
+file that has no block yet, in file order, then the others, while the whole budget
+allows. So a reader always learns where the
 next-best files are, not only the code of the first few. Every token is counted by
 `budget.estimate_tokens`, the one counter, on the text as printed.
 """
@@ -38,9 +39,8 @@ from typing import Any, Literal, NamedTuple, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
-from dowse.languages import language_for
 from dowse.quote import code_span, fence, one_line
-from dowse.retrieval.behaviour import VALUE_KINDS, comment_prefix, leading_imports
+from dowse.retrieval.behaviour import VALUE_KINDS
 from dowse.retrieval.budget import (
     CHARS_PER_TOKEN,
     Entry,
@@ -127,15 +127,22 @@ class Frame(BaseModel):
     )
 
     block_reasons: bool = Field(
-        default=True,
+        default=False,
         description=(
-            "a block's reason under its heading (left out when its file's line in the files "
-            "list gives the same)"
+            "a block's reason under its heading (when its file's line in the files list "
+            "gives another). Off: the heading's citation, name and relevance say what a "
+            "block is, the files list says why its file ranks, and the packing gives the "
+            "room to code (with `rank_scores` off: 4 % of a 4,000-token answer, django's 56 "
+            "dev instances 2 more whose changed lines are all shown, "
+            "benchmarks/RESULTS-context.md)"
         ),
     )
     rank_scores: bool = Field(
-        default=True,
-        description="a listed file's rank score beside its relevance",
+        default=False,
+        description=(
+            "a listed file's rank score beside its relevance (the file's place in the list "
+            "is its rank; JSON keeps the score)"
+        ),
     )
 
     definition_lines: int = Field(
@@ -260,15 +267,6 @@ class Packing(BaseModel):
             "of the source's room: the first file is the one to change in two of three "
             "SWE-bench Lite dev instances, and its fixed lines were most often in a part "
             "next to the one shown (0.5 until the room `paired_leads` frees let them fit)"
-        ),
-    )
-    imports_cut: int = Field(
-        default=3,
-        ge=0,
-        description=(
-            "a block's leading import statements of at least this many lines stand as one "
-            "line citing them (`# lines 3-9: imports, not shown`) unless the question is "
-            "about imports, and the room goes to code (0: never)"
         ),
     )
 
@@ -626,40 +624,6 @@ def _overlaps(a: tuple[int, int], b: tuple[int, int]) -> bool:
     return a[0] <= b[1] + 1 and b[0] <= a[1] + 1
 
 
-_IMPORTS_LINE = "{comment} lines {start}-{end}: imports, not shown"
-
-
-def _without_imports(
-    path: str,
-    at: int,
-    text: str,
-    least: int,
-    placed: tuple[int, int],
-    shown_whole: Sequence[tuple[int, int]],
-) -> tuple[str, list[tuple[int, int]]]:
-    """`text` (the file's lines from `at`) with its leading import statements
-    (`behaviour.leading_imports`) standing as one comment line that cites them, and the
-    range left out; `text` whole when they take fewer than `least` lines (0: always),
-    when the range being `placed` lies inside them (the loop chose those lines) or when
-    a block that grows here showed them (`shown_whole`). Imports are rarely what a
-    question asks for, and a module's head before its first definition is often a
-    quarter of its block."""
-    language = language_for(path)
-    found = leading_imports(text, language)
-    comment = comment_prefix(language)
-    if not least or found is None or comment is None:
-        return text, []
-    first, last, count = found
-    start, end = at + first, at + last
-    if count < least or start <= placed[0] and placed[1] <= end:
-        return text, []
-    if any(lo <= start and end <= hi for lo, hi in shown_whole):
-        return text, []
-    lines = text.split("\n")
-    line = _IMPORTS_LINE.format(comment=comment, start=start, end=end)
-    return "\n".join([*lines[:first], line, *lines[last + 1 :]]), [(start, end)]
-
-
 def _place(
     blocks: list[ContextBlock],
     searcher: HybridSearcher,
@@ -672,22 +636,14 @@ def _place(
     whole: int,
     cost: Callable[[ContextBlock], int],
     entry: Callable[[str], int],
-    imports_cut: int = 0,
 ) -> tuple[list[ContextBlock], int] | None:
     """`blocks` with lines `start`..`end` of the item's file added whole, and the tokens
     they use (each block's by `cost`, and a file's first by `entry` too); None when they
     do not fit `whole` or cannot be read. Lines another block holds are not added again;
-    an overlapping (or adjacent) block grows to hold both, so no line prints twice. The
-    block's leading imports stand as one line when they take `imports_cut` lines or more
-    (`_without_imports`)."""
+    an overlapping (or adjacent) block grows to hold both, so no line prints twice."""
     path = it.hit.path
     mine = [i for i, b in enumerate(blocks) if b.path == path]
-    if any(
-        blocks[i].start_line <= start
-        and end <= blocks[i].end_line
-        and not any(lo <= start and end <= hi for lo, hi in blocks[i].left_out)
-        for i in mine
-    ):
+    if any(blocks[i].start_line <= start and end <= blocks[i].end_line for i in mine):
         return blocks, used  # already delivered inside a wider block
     near = [i for i in mine if _overlaps((start, end), (blocks[i].start_line, blocks[i].end_line))]
     lo = min([start, *(blocks[i].start_line for i in near)])
@@ -697,10 +653,6 @@ def _place(
         text = it.hit.text or ""  # an unreadable file: the indexed text, marked stale
     if text is None:
         return None
-    shown_whole = [
-        (blocks[i].start_line, blocks[i].end_line) for i in near if not blocks[i].left_out
-    ]
-    text, left_out = _without_imports(path, lo, text, imports_cut, (start, end), shown_whole)
     first = blocks[near[0]] if near else None
     block = ContextBlock(
         path=path,
@@ -714,7 +666,6 @@ def _place(
         text=text,
         stale=it.hit.stale,
         tokens=0,
-        left_out=left_out,
     )
     block.tokens = cost(block)
     freed = sum(blocks[i].tokens for i in near)
@@ -765,9 +716,7 @@ def ask(
         room = max(room, 0)
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
-    # A question about imports keeps them; otherwise a block's head of imports is a line.
-    cut = 0 if result.analysis.mentions_imports else packing.imports_cut
-    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry, imports_cut=cut)
+    pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
@@ -1057,11 +1006,8 @@ class _Pack:
         room: int,
         cost: Callable[[ContextBlock], int],
         entry: Callable[[str], int],
-        *,
-        imports_cut: int = 0,
     ) -> None:
         self.searcher = searcher
-        self.imports_cut = imports_cut
         self.cost = cost
         self.entry = entry
         self.packing = packing
@@ -1088,7 +1034,6 @@ class _Pack:
             cap,
             self.cost,
             self.entry,
-            self.imports_cut,
         )
         if placed is None:
             return False
@@ -1230,7 +1175,8 @@ def _file_line(f: FileResult, *, scores: bool = True) -> str:
 
 def _block_lines(b: ContextBlock, listed: str = "", *, reasons: bool = True) -> list[str]:
     """A block's markdown section; its reason is left out when it is `listed`, the
-    reason its file already has in the files list. A signature line is one item: its
+    reason its file already has in the files list, and without `reasons`
+    (`Frame.block_reasons`). A signature line is one item: its
     citation, relevance and line (a pointer to where to read next; as a section with a
     heading and a reason it cost twice the tokens, which the budget took from code)."""
     stale = " **(stale: file changed since indexing)**" if b.stale else ""
@@ -1330,10 +1276,8 @@ def signature_block(block: ContextBlock) -> ContextBlock | None:
         next((n for n, ln in enumerate(lines) if is_signature(ln)), None),
     )
     text = "" if n is None else lines[n].removesuffix("{").rstrip()[:160]
-    at = block.line_of(n or 0)
-    cut = block.model_copy(
-        update={"form": "signature", "text": text, "start_line": at, "left_out": []}
-    )
+    at = block.start_line + (n or 0)
+    cut = block.model_copy(update={"form": "signature", "text": text, "start_line": at})
     cut.end_line = max(cut.end_line, at)
     cut.tokens = _cost(cut)
     return cut

@@ -30,8 +30,7 @@ changed lines out of tokio's and bat's contexts (benchmarks/RESULTS-multi.md).
 from __future__ import annotations
 
 import re
-from collections import Counter
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,11 +39,9 @@ __all__ = [
     "WHOLE_DEFINITION_LINES",
     "LineCounts",
     "behaviour_share",
-    "comment_prefix",
     "count_lines",
     "defines_any",
     "documented_lines",
-    "leading_imports",
 ]
 
 
@@ -105,60 +102,6 @@ class LineCounts:
     imports: int
 
 
-def _line_kinds(
-    text: str, syntax: _Syntax, documented: Collection[int] = ()
-) -> Iterator[tuple[int, str]]:
-    """Each non-blank line of `text` (0-based) with its kind: "code", "prose" (docstring
-    and comment lines; "documented" on the `documented` lines) or "imports" (an import
-    statement's lines, a bracketed one's continuation lines included)."""
-    closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
-    in_import: str | None = None  # inside a bracketed import: the bracket that ends it
-    in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
-    for n, raw in enumerate(text.split("\n")):
-        line = raw.strip()
-        if not line:
-            continue
-        prose = "documented" if n in documented else "prose"
-        if in_value is not None:
-            yield n, "code"
-            if in_value in line:
-                in_value = None
-            continue
-        if closing is not None:
-            yield n, prose
-            if closing in line:
-                closing = None
-            continue
-        if in_import is not None:
-            yield n, "imports"
-            if in_import in line:
-                in_import = None
-            continue
-        if syntax.docstrings and (m := _DOCSTRING.match(line)):
-            quote = m.group(1)
-            rest = line[m.end() :]
-            yield n, prose
-            if quote not in rest:
-                closing = quote
-            continue
-        if line.startswith(syntax.comments) and not (
-            syntax.comments[0] == "#" and line.startswith("#!")
-        ):
-            yield n, prose
-            if line.startswith("/*") and "*/" not in line[2:]:
-                closing = "*/"
-            continue
-        if syntax.imports.match(line):
-            yield n, "imports"
-            opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
-            if opened and opened[-1] in _OPENERS:
-                in_import = _OPENERS[opened[-1]]
-            continue
-        yield n, "code"
-        if syntax.docstrings:
-            in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
-
-
 def count_lines(
     text: str, language: str | None, *, documented: Collection[int] = ()
 ) -> LineCounts | None:
@@ -168,32 +111,54 @@ def count_lines(
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
-    kinds = Counter(kind for _, kind in _line_kinds(text, syntax, documented))
-    return LineCounts(kinds["code"], kinds["prose"], kinds["imports"])
-
-
-def leading_imports(text: str, language: str | None) -> tuple[int, int, int] | None:
-    """The import statements at the head of `text`, before its first line of code (among
-    its docstrings, comments and blank lines): (their first and last line, 0-based, and
-    how many lines they take); None when there are none or the language has no rules."""
-    syntax = _SYNTAX.get(language or "")
-    if syntax is None:
-        return None
-    first = last = -1
-    lines = 0
-    for n, kind in _line_kinds(text, syntax):
-        if kind == "code":
-            break
-        if kind == "imports":
-            first = n if first < 0 else first
-            last, lines = n, lines + 1
-    return (first, last, lines) if first >= 0 else None
-
-
-def comment_prefix(language: str | None) -> str | None:
-    """The language's line comment prefix (`#`, `//`); None when it has no rules."""
-    syntax = _SYNTAX.get(language or "")
-    return syntax.comments[0] if syntax is not None else None
+    code = prose = imports = 0
+    closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
+    in_import: str | None = None  # inside a bracketed import: the bracket that ends it
+    in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
+    for n, raw in enumerate(text.split("\n")):
+        line = raw.strip()
+        if not line:
+            continue
+        own = n in documented  # prose here documents a definition shown whole
+        if in_value is not None:
+            code += 1
+            if in_value in line:
+                in_value = None
+            continue
+        if closing is not None:
+            prose += not own
+            if closing in line:
+                closing = None
+            continue
+        if in_import is not None:
+            imports += 1
+            if in_import in line:
+                in_import = None
+            continue
+        if syntax.docstrings and (m := _DOCSTRING.match(line)):
+            quote = m.group(1)
+            rest = line[m.end() :]
+            prose += not own
+            if quote not in rest:
+                closing = quote
+            continue
+        if line.startswith(syntax.comments) and not (
+            syntax.comments[0] == "#" and line.startswith("#!")
+        ):
+            prose += not own
+            if line.startswith("/*") and "*/" not in line[2:]:
+                closing = "*/"
+            continue
+        if syntax.imports.match(line):
+            imports += 1
+            opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
+            if opened and opened[-1] in _OPENERS:
+                in_import = _OPENERS[opened[-1]]
+            continue
+        code += 1
+        if syntax.docstrings:
+            in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
+    return LineCounts(code, prose, imports)
 
 
 def behaviour_share(

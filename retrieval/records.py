@@ -147,44 +147,6 @@ class ContextBlock(_Cited, BaseModel):
     text: str
     stale: bool = False
     tokens: int
-    left_out: list[tuple[int, int]] = Field(
-        default_factory=list,
-        description=(
-            "ranges of a full block's lines its text does not show, each standing in it as "
-            "one line that cites them: a block's leading imports, unless the question is "
-            "about imports (left out of the record when none)"
-        ),
-    )
-
-    @model_serializer(mode="wrap")
-    def _without_empty_left_out(self, handler: SerializerFunctionWrapHandler) -> Any:
-        data = handler(self)
-        if isinstance(data, dict) and not data.get("left_out", True):
-            del data["left_out"]
-        return data
-
-    def shown(self) -> list[tuple[int, int]]:
-        """The ranges of lines the block shows: a signature its first line, a full block
-        its range less what it leaves out."""
-        if self.form == "signature":
-            return [(self.start_line, self.start_line)]
-        out, at = [], self.start_line
-        for start, end in sorted(self.left_out):
-            if at < start:
-                out.append((at, start - 1))
-            at = max(at, end + 1)
-        if at <= self.end_line:
-            out.append((at, self.end_line))
-        return out
-
-    def line_of(self, n: int) -> int:
-        """The file's line number of the text's line `n` (0-based): a range left out is
-        one line of the text."""
-        line = self.start_line + n
-        for start, end in sorted(self.left_out):
-            if line > start:
-                line += end - start
-        return line
 
 
 class FileResult(BaseModel):

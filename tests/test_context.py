@@ -28,7 +28,7 @@ from dowse.explore.render import fit_budget, render_json, render_markdown
 from dowse.explore.run import explore
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Packing, ask
+from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Frame, Packing, ask
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
@@ -142,17 +142,6 @@ def _lines(path: Path, start: int, end: int) -> str:
     return "\n".join(path.read_text().split("\n")[start - 1 : end])
 
 
-def _shown(path: Path, block: ContextBlock) -> str:
-    """A full block's text as its file holds it: each range it leaves out one line
-    that cites it."""
-    lines = path.read_text().split("\n")
-    out, at = [], block.start_line
-    for lo, hi in block.left_out:
-        out += [*lines[at - 1 : lo - 1], f"# lines {lo}-{hi}: imports, not shown"]
-        at = hi + 1
-    return "\n".join(out + lines[at - 1 : block.end_line])
-
-
 def _check_context(result: AskResult, root: Path) -> None:
     """Signature lines are definition lines; nothing printed twice; rank order."""
     order = {f.path: i for i, f in enumerate(result.files)}
@@ -160,7 +149,7 @@ def _check_context(result: AskResult, root: Path) -> None:
     assert ranks == sorted(ranks), "blocks follow the files' rank"
     full = [b for b in result.context if b.form == "full"]
     for a in full:
-        assert a.text == _shown(root / a.path, a)
+        assert a.text == _lines(root / a.path, a.start_line, a.end_line)
         for b in full:
             if a is not b and a.path == b.path:
                 assert a.end_line < b.start_line or b.end_line < a.start_line, (a, b)
@@ -198,44 +187,27 @@ def test_signature_lines_skip_future_imports_docstrings_and_decorators(tmp_path,
     assert all(b.text.startswith(("class Token", "def ")) for b in lines), lines
 
 
-def test_a_blocks_leading_imports_stand_as_one_line_that_cites_them(example_searcher):
-    """Issue 22: a block's head of imports prints as one line citing its lines, and the
-    room goes to code; a question about imports keeps them. The lines left out are not
-    what the block shows (the evaluation scores what is shown)."""
-    result = ask(example_searcher, "where are expired session tokens rejected?", budget=2000)
-    tokens = next(b for b in result.context if b.path == "shop/auth/tokens.py" and b.form == "full")
-    assert tokens.citation == "shop/auth/tokens.py:1-27"
-    assert tokens.left_out == [(3, 9)]
-    assert tokens.text.split("\n")[:3] == [
-        '"""Signed session tokens: issued at login, validated on every request."""',
-        "",
-        "# lines 3-9: imports, not shown",
-    ]
-    assert not re.search(r"^(?:from \S+ )?import ", tokens.text, re.M)
-    assert tokens.shown() == [(1, 2), (10, 27)]
-    assert tokens.line_of(2) == 3 and tokens.line_of(3) == 10  # the cited line, then line 10
-    assert "# lines 3-9: imports, not shown" in render_ask(result)
-    _check_context(result, example_searcher.root)
-    whole = ask(
-        example_searcher,
-        "where are expired session tokens rejected?",
-        budget=2000,
-        packing=Packing(imports_cut=0),
-    )
-    assert all(not b.left_out for b in whole.context)
-    asked = ask(example_searcher, "where is validate_token imported from shop.auth.tokens?")
-    assert all(not b.left_out for b in asked.context)
-    assert any("from shop.auth.tokens import" in b.text for b in asked.context)
+def test_markdown_gives_blocks_reasons_and_rank_scores_room_to_code(example_searcher):
+    """Issue 22: a markdown block's heading says what it is (citation, name, relevance)
+    and the files list why its file ranks; a block's reason and a file's rank score took
+    room the source could have, and the packing gives it to code. JSON keeps both."""
+    question = "how are discounts applied to the cart total?"
+    old = Frame(block_reasons=True, rank_scores=True)
+    before = ask(example_searcher, question, budget=600, frame=old)
+    after = ask(example_searcher, question, budget=600)
 
+    def lines(result: AskResult) -> int:
+        return sum(b.end_line - b.start_line + 1 for b in result.context if b.form == "full")
 
-def test_a_block_cut_to_its_line_after_imports_left_out_cites_that_line(example_searcher):
-    result = ask(example_searcher, "where are expired session tokens rejected?", budget=2000)
-    tokens = next(b for b in result.context if b.left_out)
-    line = ask_module.signature_block(tokens)
-    assert line is not None and line.text == "class TokenError(Exception):"
-    assert (line.start_line, line.left_out) == (14, [])
-    assert "left_out" in tokens.model_dump_json()
-    assert "left_out" not in line.model_dump_json()
+    assert lines(after) > lines(before)
+    printed = render_ask(after)
+    assert "rank score" not in printed and "rank score" in render_ask(before, frame=old)
+    shown = _outside_fences(printed)
+    for n, line in enumerate(shown[:-1]):
+        if line.startswith("### "):
+            assert shown[n + 1] == "", "a heading is followed by its code"
+    assert any(b.reason for b in after.context)
+    assert all(f"{f.score}" in after.model_dump_json() for f in after.files)
 
 
 def test_overlapping_blocks_merge_into_one(example_searcher, monkeypatch):
