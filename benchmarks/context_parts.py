@@ -86,7 +86,7 @@ PARTS = (
     "fences",  # the code fences' lines
     "source: leading imports",  # import lines of a block's leading run (before its code)
     "source: other imports",  # import lines elsewhere in a block
-    "source: cut marker",  # the line that cites a block's lines left out
+    "source: cut marker",  # a line citing a block's imports left out (measured, not kept)
     "source: code",  # every other line of a block
     "signature lines",  # one-item lines pointing at a definition
     "blank lines",
