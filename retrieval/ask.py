@@ -21,9 +21,9 @@ which printing trims first: `fit_result`) and less a reserve (`signature_share`)
 blocks are costed as printed (in markdown without their reasons: `Frame.block_reasons`).
 The rest are listed as signatures with their citations: first one for each ranked
 file that has no block yet, in file order, then the others, while the whole budget
-allows. So a reader always learns where the
-next-best files are, not only the code of the first few. Every token is counted by
-`budget.estimate_tokens`, the one counter, on the text as printed.
+allows. So a reader always learns where the next-best files are, not only the code of
+the first few. Every token is counted by `budget.estimate_tokens`, the one counter, on
+the text as printed.
 """
 
 from __future__ import annotations
