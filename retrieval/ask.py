@@ -18,15 +18,17 @@ Then each delivered item grows to its whole enclosing definition, when that is s
 enough, while it still fits. The source gets the budget less the printed frame at its
 smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
 which printing trims first: `fit_result`) and less a reserve (`signature_share`);
-blocks are costed with their reasons. The rest are listed as signatures with their
-citations: first one for each ranked file that has no block yet, in file order, then
-the others, while the whole budget allows. So a reader always learns where the
-next-best files are, not only the code of the first few. Every token is counted by
-`budget.estimate_tokens`, the one counter, on the text as printed.
+blocks are costed as printed (in markdown without their reasons: `Frame.block_reasons`).
+The rest are listed as signatures with their citations: first one for each ranked
+file that has no block yet, in file order, then the others, while the whole budget
+allows. So a reader always learns where the next-best files are, not only the code of
+the first few. Every token is counted by `budget.estimate_tokens`, the one counter, on
+the text as printed.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -121,6 +123,25 @@ class Frame(BaseModel):
             "`min_listed_files` and `listed_files`): at 2,000 tokens fifteen file lines would "
             "take an eighth of the answer from its code, and the files without a block are "
             "named by their signature lines"
+        ),
+    )
+
+    block_reasons: bool = Field(
+        default=False,
+        description=(
+            "a block's reason under its heading (when its file's line in the files list "
+            "gives another). Off: the heading's citation, name and relevance say what a "
+            "block is, the files list says why its file ranks, and the packing gives the "
+            "room to code (with `rank_scores` off: 4 % of a 4,000-token answer, django's 56 "
+            "dev instances 2 more whose changed lines are all shown, "
+            "benchmarks/RESULTS-context.md)"
+        ),
+    )
+    rank_scores: bool = Field(
+        default=False,
+        description=(
+            "a listed file's rank score beside its relevance (the file's place in the list "
+            "is its rank; JSON keeps the score)"
         ),
     )
 
@@ -690,6 +711,7 @@ def ask(
     entry: Callable[[str], int] = _listed_already
     if records is None:
         frame = frame or Frame()
+        cost = functools.partial(_cost, reasons=frame.block_reasons)
         room = _source_room(question, ranked.files, budget, frame)
         room -= _definitions_room(ranked, ranking or DefinitionRanking(), frame, budget)
         room = max(room, 0)
@@ -857,7 +879,10 @@ def _source_room(
     taken = (
         frame.head_tokens
         + estimate_tokens(title(question, frame))
-        + sum(estimate_tokens(_file_line(slim_file(f))) + 1 for f in files[: frame.listed(budget)])
+        + sum(
+            estimate_tokens(_file_line(slim_file(f), scores=frame.rank_scores)) + 1
+            for f in files[: frame.listed(budget)]
+        )
     )
     return max((budget if budget is not None else DEFAULT_BUDGET) - taken, 0)
 
@@ -1133,14 +1158,15 @@ def _listed_already(path: str) -> int:
     return 0
 
 
-def _cost(block: ContextBlock, listed: str = "") -> int:
+def _cost(block: ContextBlock, listed: str = "", *, reasons: bool = True) -> int:
     """What a block costs printed: its markdown section (the JSON record costs more;
     `fit_result` measures that exactly)."""
-    return estimate_tokens("\n".join(_block_lines(block, listed))) + 1
+    return estimate_tokens("\n".join(_block_lines(block, listed, reasons=reasons))) + 1
 
 
-def _file_line(f: FileResult) -> str:
-    line = f"- {code_span(f.path)} (relevance {f.relevance:.2f}, rank score {f.score:.2f})"
+def _file_line(f: FileResult, *, scores: bool = True) -> str:
+    rank = f", rank score {f.score:.2f}" if scores else ""
+    line = f"- {code_span(f.path)} (relevance {f.relevance:.2f}{rank})"
     if f.reason:
         line += f": {one_line(f.reason)}"
     if f.commits:
@@ -1148,9 +1174,10 @@ def _file_line(f: FileResult) -> str:
     return line
 
 
-def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
+def _block_lines(b: ContextBlock, listed: str = "", *, reasons: bool = True) -> list[str]:
     """A block's markdown section; its reason is left out when it is `listed`, the
-    reason its file already has in the files list. A signature line is one item: its
+    reason its file already has in the files list, and without `reasons`
+    (`Frame.block_reasons`). A signature line is one item: its
     citation, relevance and line (a pointer to where to read next; as a section with a
     heading and a reason it cost twice the tokens, which the budget took from code)."""
     stale = " **(stale: file changed since indexing)**" if b.stale else ""
@@ -1160,7 +1187,7 @@ def _block_lines(b: ContextBlock, listed: str = "") -> list[str]:
         ]
     what = f" {b.kind} {code_span(b.symbol)}" if b.kind and b.symbol else ""
     lines = [f"### {code_span(b.citation)}{what} ({b.relevance:.2f}){stale}"]
-    if b.reason and b.reason != listed:
+    if reasons and b.reason and b.reason != listed:
         lines.append(one_line(b.reason))
     return [*lines, "", *fence(b.text), ""]
 
@@ -1199,7 +1226,7 @@ def render_markdown(
     )
     lines += ["", "## Files", ""]
     shown = result.files[: frame.listed(result.budget)]
-    lines += [_file_line(f) for f in shown]
+    lines += [_file_line(f, scores=frame.rank_scores) for f in shown]
     if result.definitions:
         lines += ["", "## Definitions", ""]
         lines += [_definition_line(d) for d in result.definitions]
@@ -1208,7 +1235,7 @@ def render_markdown(
     for b in result.context:
         if b.form == "full" and lines[-1].startswith("- "):
             lines.append("")  # a section after signature lines' items
-        lines += _block_lines(b, listed.get(b.path, ""))
+        lines += _block_lines(b, listed.get(b.path, ""), reasons=frame.block_reasons)
     if trace:
         lines += ["## Trace", ""]
         lines += [_cycle_line(c) for c in result.trace]

@@ -28,7 +28,7 @@ from dowse.explore.render import fit_budget, render_json, render_markdown
 from dowse.explore.run import explore
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Packing, ask
+from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Frame, Packing, ask
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
@@ -185,6 +185,29 @@ def test_signature_lines_skip_future_imports_docstrings_and_decorators(tmp_path,
     assert lines, "a tight budget lists the ranked files that got no block"
     _check_context(result, root)
     assert all(b.text.startswith(("class Token", "def ")) for b in lines), lines
+
+
+def test_markdown_gives_blocks_reasons_and_rank_scores_room_to_code(example_searcher):
+    """Issue 22: a markdown block's heading says what it is (citation, name, relevance)
+    and the files list why its file ranks; a block's reason and a file's rank score took
+    room the source could have, and the packing gives it to code. JSON keeps both."""
+    question = "how are discounts applied to the cart total?"
+    old = Frame(block_reasons=True, rank_scores=True)
+    before = ask(example_searcher, question, budget=600, frame=old)
+    after = ask(example_searcher, question, budget=600)
+
+    def lines(result: AskResult) -> int:
+        return sum(b.end_line - b.start_line + 1 for b in result.context if b.form == "full")
+
+    assert lines(after) > lines(before)
+    printed = render_ask(after)
+    assert "rank score" not in printed and "rank score" in render_ask(before, frame=old)
+    shown = _outside_fences(printed)
+    for n, line in enumerate(shown[:-1]):
+        if line.startswith("### "):
+            assert shown[n + 1] == "", "a heading is followed by its code"
+    assert any(b.reason for b in after.context)
+    assert all(f"{f.score}" in after.model_dump_json() for f in after.files)
 
 
 def test_overlapping_blocks_merge_into_one(example_searcher, monkeypatch):

@@ -314,6 +314,45 @@ def test_dense_and_hybrid_run_with_embeddings(tmp_path, dataset, fake_embedder):
     assert "shop/pricing.py" in next(p for p in preds if p.method == "dense").found_files
 
 
+def test_context_parts_counts_each_printed_line_in_its_part():
+    """benchmarks/context_parts.py: the markdown's tokens by part, every line once, the
+    leading imports of a block apart from its code."""
+    parts = load_benchmark("context_parts")
+    markdown = "\n".join(
+        [
+            "# where?",
+            "",
+            "_2 files, 1 blocks; 1 cycle(s): done_",
+            "",
+            "## Files",
+            "",
+            "- `a.py` (relevance 0.90): covers 2/2 task terms",
+            "",
+            "## Context",
+            "",
+            "### `a.py:1-4` (0.90)",
+            "covers 2/2 task terms",
+            "",
+            "```",
+            "import os",
+            "",
+            "def f():",
+            "    import re",
+            "```",
+            "",
+            "- `b.py:3-4` (0.20): `def g():`",
+        ]
+    )
+    counted = parts.parts_of(markdown)
+    assert set(counted) <= set(parts.PARTS)
+    assert sum(counted.values()) == pytest.approx((len(markdown) + 1) / 3)
+    assert counted["source: leading imports"] == pytest.approx(len("import os\n") / 3)
+    assert counted["source: other imports"] == pytest.approx(len("    import re\n") / 3)
+    assert counted["block reasons"] == pytest.approx(len("covers 2/2 task terms\n") / 3)
+    assert counted["files: reasons"] == pytest.approx(len("covers 2/2 task terms") / 3)
+    assert counted["signature lines"] == pytest.approx(len(markdown.split("\n")[-1] + "\n") / 3)
+
+
 def test_packing_sweep_runs_asks_packings_on_one_index(
     tmp_path, dataset, fake_embedder, monkeypatch
 ):
