@@ -30,12 +30,13 @@ full-text search's scores and the loop's relevance among them). A place counted 
 the file's own definitions alone (`DefinitionRanking.places` "file") made a file's only
 definition first in every ranking that counts it, however weak its evidence, and needed
 the file's weight (2) to order the files (benchmarks/RESULTS-context.md). The two
-weights and the number of files are the only parameters (cross-validated by
-benchmarks/function_ranking.py); the rankings count alike, so their order holds on
-repositories nobody tuned it on. Values (variables, fields, properties, constants) are
-not ranked: a fix is a behaviour's. A type declared with no code of its own (an
-exception class, a class header: `is_declaration`) scores `declaration_penalty` less:
-it names a behaviour that other code holds.
+weights, the number of files and the declaration's penalty are the only parameters
+(cross-validated by benchmarks/function_ranking.py and definition_evidence.py); the
+rankings count alike, so their order holds on repositories nobody tuned it on. Values
+(variables, fields, properties, constants) are not ranked: a fix is a behaviour's. A
+type declared with no code of its own (an exception class, a class header:
+`is_declaration`) scores `declaration_penalty` less: it names a behaviour that other
+code holds.
 """
 
 from __future__ import annotations
@@ -64,6 +65,9 @@ __all__ = [
     "RANKINGS",
     "DefinitionRanking",
     "RankedDefinition",
+    "is_declaration",
+    "own_behaviour",
+    "question_stems",
     "rank_definitions",
     "ranked_definitions",
     "shown_definitions",
@@ -143,7 +147,7 @@ class RankedDefinition(BaseModel):
         description="its place among the ranked files' definitions (among its own file's: "
         "`DefinitionRanking.places`; 0 first, those tied sharing the mean of their places) "
         "in each ranking that counts it: names, frames, links, closeness, words, "
-        "evaluated, context",
+        "behaviour, evaluated, context",
     )
     declaration: bool = Field(
         default=False, description="a type with no code of its own (`is_declaration`)"
