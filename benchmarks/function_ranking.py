@@ -76,7 +76,7 @@ def record(args: argparse.Namespace) -> None:
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=BUDGET)
     with args.out.open("a") as out:
         for n, (inst, run, seconds) in enumerate(runs, 1):
-            line = record_line(inst, run.searcher, run.store)
+            line = record_line(inst, run.searcher, run.store, answer_only=args.answer_only)
             out.write(json.dumps(line) + "\n")
             out.flush()
             print(
@@ -86,7 +86,9 @@ def record(args: argparse.Namespace) -> None:
             )
 
 
-def record_line(inst: Any, searcher: Any, store: Any) -> dict[str, Any]:
+def record_line(
+    inst: Any, searcher: Any, store: Any, *, answer_only: bool = False
+) -> dict[str, Any]:
     """One instance's record: `candidates` with their places counted among all the
     ranked files' definitions (`DefinitionRanking.places` "answer"), `file_candidates`
     among their own file's (the same `ask` asked again: the context does not depend on
@@ -98,13 +100,25 @@ def record_line(inst: Any, searcher: Any, store: Any) -> dict[str, Any]:
         "gold_files": inst.gold_files,
         "gold_spans": inst.gold_spans,
     }
-    for places, field in (("answer", "candidates"), ("file", "file_candidates")):
+    counts = (("answer", "candidates"), ("file", "file_candidates"))
+    for places, field in counts[: 1 if answer_only else 2]:
         ranking = DefinitionRanking(files=RECORDED_FILES, limit=10**6, places=places)
         report = investigate(searcher, text, budget=BUDGET, ranking=ranking)
         line["files"] = [f.path for f in report.files][:20]
         line["shown"] = _definitions(store, _ask_units(report), naming(analyze(text)))
         line[field] = [
-            d.model_dump(include={"path", "qualified_name", "kind", "file_rank", "rankings"})
+            d.model_dump(
+                include={
+                    "path",
+                    "qualified_name",
+                    "kind",
+                    "start_line",
+                    "end_line",
+                    "file_rank",
+                    "rankings",
+                    "declaration",
+                }
+            )
             for d in report.definitions
         ]
     return line
@@ -127,6 +141,9 @@ class Task:
     candidates: dict[int, list[dict[str, Any]]]
     """The candidates of the first files, their places counted among those files', by
     files."""
+    declaration: np.ndarray
+    """1 for a type declared with no code of its own (`RankedDefinition.declaration`; 0
+    in a record from before it)."""
 
 
 FILES = (3, 5, 10)
@@ -176,6 +193,7 @@ def load(paths: Sequence[Path], places: str = "answer") -> list[Task]:
                     {n: _terms(cands, first[n]) for n in FILES},
                     {n: _terms(cands, first[n], "context") for n in FILES},
                     first,
+                    np.array([bool(c.get("declaration")) for c in cands], dtype=float),
                 )
             )
     return tasks
@@ -216,7 +234,8 @@ def check_replay(tasks: Sequence[Task], params: Params) -> None:
     )
     for t in tasks:
         cands = [
-            RankedDefinition(start_line=0, end_line=0, score=0.0, **c) for c in t.candidates[files]
+            RankedDefinition(**{**c, "start_line": 0, "end_line": 0, "score": 0.0})
+            for c in t.candidates[files]
         ]
         # Ties: the library breaks them by file, line and name; the record's order (the
         # recorded ask's ranking) stands for the line.
@@ -237,7 +256,8 @@ def found(task: Task, params: Params) -> list[str]:
     score = np.round(
         file_weight / (1 + task.file_rank)
         + task.fused[files]
-        + context_weight * task.context[files],
+        + context_weight * task.context[files]
+        - DefinitionRanking().declaration_penalty * task.declaration,
         4,
     )
     keep = np.flatnonzero(task.file_rank < files)
@@ -342,6 +362,11 @@ def main() -> None:
     rec.add_argument("--out", type=Path, required=True)
     rec.add_argument("--repo")
     rec.add_argument("--instances", action="append")
+    rec.add_argument(
+        "--answer-only",
+        action="store_true",
+        help="record the places among all the files' definitions only (one `ask`)",
+    )
     f = sub.add_parser("fit")
     f.add_argument("records", type=Path, nargs="+")
     f.add_argument("--folds", type=int, default=5)

@@ -32,7 +32,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
+
+from dowse.tokens import stem, tokenize
 
 __all__ = [
     "VALUE_KINDS",
@@ -108,10 +110,27 @@ def count_lines(
     """The chunk's non-blank lines by kind; None for a language without rules. Prose on
     the `documented` lines (0-based: `documented_lines`) is a definition's own and is not
     counted."""
+    kinds = line_kinds(text, language)
+    if kinds is None:
+        return None
+    code = prose = imports = 0
+    for n, kind in kinds:
+        code += kind == "code"
+        prose += kind == "prose" and n not in documented
+        imports += kind == "import"
+    return LineCounts(code, prose, imports)
+
+
+LineKind = Literal["code", "prose", "import"]
+
+
+def line_kinds(text: str, language: str | None) -> list[tuple[int, LineKind]] | None:
+    """Each non-blank line of `text` (0-based) with its kind: code, prose (docstrings,
+    comments) or import; None for a language without rules."""
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
-    code = prose = imports = 0
+    out: list[tuple[int, LineKind]] = []
     closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
     in_import: str | None = None  # inside a bracketed import: the bracket that ends it
     in_value: str | None = None  # inside a string a code line opened (`SQL = """`)
@@ -119,46 +138,45 @@ def count_lines(
         line = raw.strip()
         if not line:
             continue
-        own = n in documented  # prose here documents a definition shown whole
         if in_value is not None:
-            code += 1
+            out.append((n, "code"))
             if in_value in line:
                 in_value = None
             continue
         if closing is not None:
-            prose += not own
+            out.append((n, "prose"))
             if closing in line:
                 closing = None
             continue
         if in_import is not None:
-            imports += 1
+            out.append((n, "import"))
             if in_import in line:
                 in_import = None
             continue
         if syntax.docstrings and (m := _DOCSTRING.match(line)):
             quote = m.group(1)
             rest = line[m.end() :]
-            prose += not own
+            out.append((n, "prose"))
             if quote not in rest:
                 closing = quote
             continue
         if line.startswith(syntax.comments) and not (
             syntax.comments[0] == "#" and line.startswith("#!")
         ):
-            prose += not own
+            out.append((n, "prose"))
             if line.startswith("/*") and "*/" not in line[2:]:
                 closing = "*/"
             continue
         if syntax.imports.match(line):
-            imports += 1
+            out.append((n, "import"))
             opened = [c for c in line if c in _OPENERS or c in _OPENERS.values()]
             if opened and opened[-1] in _OPENERS:
                 in_import = _OPENERS[opened[-1]]
             continue
-        code += 1
+        out.append((n, "code"))
         if syntax.docstrings:
             in_value = next((q for q in ('"""', "'''") if line.count(q) % 2), None)
-    return LineCounts(code, prose, imports)
+    return out
 
 
 def behaviour_share(
@@ -221,3 +239,61 @@ def documented_lines(
         if first_line <= start <= last_line and end - start < WHOLE_DEFINITION_LINES:
             out.update(range(start - first_line, min(end, last_line) - first_line + 1))
     return out
+
+
+_DECIDES = re.compile(
+    # a line that opens a branch, a loop over cases or a handler, or that fails
+    r"^(?:\}\s*)?(?:raise|throw|panic|bail|abort|unreachable|assert\w*|if|elif|else\s+if"
+    r"|unless|while|switch|case|match|when|guard|except|catch)\b"
+    # a failure anywhere on the line: raise/throw/panic, an error's constructor or return
+    r"|\b(?:raise|throw|panic!?|bail!|errors\.New|Errorf|Err)\b"
+    r"|\w(?:Error|Exception|Err)\s*[({]"
+    r"|\breturn\s+(?:nil\s*,\s*)?(?:err\b|-\s*\d|-?E[A-Z0-9_]{2,}\b|ERROR)"
+)
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.){2,}\'|`[^`\n]*`')
+
+
+@dataclass(frozen=True)
+class BehaviourWords:
+    """The stemmed words of a definition's own code lines, by where they stand."""
+
+    deciding: tuple[frozenset[str], ...]  # each line that branches, fails or handles one
+    strings: frozenset[str]  # inside a string literal (a message, a key, a format)
+    code_lines: int  # its own code lines, its signature's included
+
+    @property
+    def decides(self) -> frozenset[str]:
+        """The words on any of its deciding lines."""
+        return frozenset().union(*self.deciding)
+
+
+def behaviour_words(
+    text: str, language: str | None, *, skip: Collection[int] = ()
+) -> BehaviourWords:
+    """The words of `text`'s code lines (0-based lines in `skip` left out: a nested
+    definition's) that say what it does: those on a line that raises, throws, panics or
+    returns an error, or that opens a branch (`if`, `match`, `case`, `except`), and
+    those inside string literals (an error message a question quotes or paraphrases).
+    Prose (docstrings, comments) and imports say nothing of what it does, nor does the
+    first code line (the signature: `class TokenError(Exception):`); a language without
+    rules is all code."""
+    lines = text.split("\n")
+    kinds = line_kinds(text, language)
+    code = (
+        [n for n, kind in kinds if kind == "code"]
+        if kinds is not None
+        else [n for n, line in enumerate(lines) if line.strip()]
+    )
+    deciding: list[frozenset[str]] = []
+    strings: set[str] = set()
+    count = 0
+    for n in code:
+        if n in skip:
+            continue
+        count += 1
+        line = lines[n].strip()
+        if count > 1 and _DECIDES.search(line):  # a signature declares; it does not decide
+            deciding.append(frozenset(stem(t) for t in tokenize(line)))
+        for m in _STRING.finditer(line):
+            strings.update(stem(t) for t in tokenize(m.group(0)))
+    return BehaviourWords(tuple(deciding), frozenset(strings), count)

@@ -6,13 +6,17 @@ Lite dev instances: the fixed file among the first five in 91 %, every fixed fun
 among the context's first five definitions in 35.7 %; benchmarks/RESULTS-context.md).
 `rank_definitions` ranks every definition of the first
 files of an answer (`DefinitionRanking.files`) from what the index already holds, by
-reciprocal-rank fusion of up to seven rankings of those files' definitions:
+reciprocal-rank fusion of up to eight rankings of those files' definitions:
 
 - `names`: the question names it (`query.naming`: its class beside it first);
 - `closeness`: its vector's cosine to the question (an index with file vectors embeds
   every definition);
 - `words`: each file's best chunks for the question's words (full-text search), by
   score, each chunk standing for the definitions it shows (`shown_definitions`);
+- `behaviour`: its own lines that branch, raise, throw, panic or return an error
+  (`behaviour.behaviour_words`, by lexical rules in every language) hold the question's
+  words (stemmed: `expired` ~ `expire`), the most of them first: the branch that raises
+  `TokenError("token expired")` answers "where are expired tokens rejected?";
 - `frames`, `links`: it holds a line a stack-trace frame of the question or a link in it
   points at, innermost frame first;
 - `evaluated`: the loop's evaluations of its chunks, by relevance;
@@ -26,10 +30,13 @@ full-text search's scores and the loop's relevance among them). A place counted 
 the file's own definitions alone (`DefinitionRanking.places` "file") made a file's only
 definition first in every ranking that counts it, however weak its evidence, and needed
 the file's weight (2) to order the files (benchmarks/RESULTS-context.md). The two
-weights and the number of files are the only parameters (cross-validated by
-benchmarks/function_ranking.py); the rankings count alike, so their order holds on
-repositories nobody tuned it on. Values (variables, fields, properties, constants) are
-not ranked: a fix is a behaviour's.
+weights, the number of files and the declaration's penalty are the only parameters
+(cross-validated by benchmarks/function_ranking.py and definition_evidence.py); the
+rankings count alike, so their order holds on repositories nobody tuned it on. Values
+(variables, fields, properties, constants) are not ranked: a fix is a behaviour's. A
+type declared with no code of its own (an exception class, a class header:
+`is_declaration`) scores `declaration_penalty` less: it names a behaviour that other
+code holds.
 """
 
 from __future__ import annotations
@@ -41,7 +48,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.store import where_in
-from dowse.retrieval.behaviour import VALUE_KINDS
+from dowse.languages import language_for
+from dowse.retrieval.behaviour import VALUE_KINDS, BehaviourWords, behaviour_words
 from dowse.retrieval.file_parts import (
     POOL_PER_FILE,
     RRF_K,
@@ -50,19 +58,31 @@ from dowse.retrieval.file_parts import (
     link_spots,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import QueryAnalysis, base_tokens, naming, title_tokens
-from dowse.tokens import tokenize
+from dowse.retrieval.query import STOPWORDS, QueryAnalysis, base_tokens, naming, title_tokens
+from dowse.tokens import stem, tokenize
 
 __all__ = [
     "RANKINGS",
     "DefinitionRanking",
     "RankedDefinition",
+    "is_declaration",
+    "own_behaviour",
+    "question_stems",
     "rank_definitions",
     "ranked_definitions",
     "shown_definitions",
 ]
 
-RANKINGS = ("names", "frames", "links", "closeness", "words", "evaluated", "context")
+RANKINGS = (
+    "names",
+    "frames",
+    "links",
+    "closeness",
+    "words",
+    "behaviour",
+    "evaluated",
+    "context",
+)
 """The rankings fused, in the order a reason names them."""
 _WHY = {
     "names": "the question names it",
@@ -70,6 +90,7 @@ _WHY = {
     "links": "the question links to its lines",
     "closeness": "closest in meaning",
     "words": "matches the question's words best",
+    "behaviour": "its branches or errors hold the question's words",
     "evaluated": "scored most relevant",
     "context": "the context shows it first",
 }
@@ -93,6 +114,13 @@ class DefinitionRanking(BaseModel):
         default=1.0,
         ge=0,
         description="weight of the context's blocks as a ranking, beside the other rankings' 1",
+    )
+    declaration_penalty: float = Field(
+        default=0.5,
+        ge=0,
+        description="taken off the score of a type declared with no code of its own "
+        "(`is_declaration`: an exception class, a class header): the code that raises or "
+        "fills it holds the behaviour",
     )
     places: Literal["answer", "file"] = Field(
         default="answer",
@@ -119,7 +147,10 @@ class RankedDefinition(BaseModel):
         description="its place among the ranked files' definitions (among its own file's: "
         "`DefinitionRanking.places`; 0 first, those tied sharing the mean of their places) "
         "in each ranking that counts it: names, frames, links, closeness, words, "
-        "evaluated, context",
+        "behaviour, evaluated, context",
+    )
+    declaration: bool = Field(
+        default=False, description="a type with no code of its own (`is_declaration`)"
     )
     reason: str = ""
 
@@ -248,6 +279,81 @@ def _each_files_best(
     return out
 
 
+def question_stems(analysis: QueryAnalysis) -> frozenset[str]:
+    """The question's plain words (its names' parts among them), stemmed (`expired` and
+    `expire` alike), leaving out stop words and the project's names."""
+    skip = STOPWORDS.union(analysis.project)
+    return frozenset(s for t in analysis.terms if t not in skip and len(s := stem(t.lower())) >= 3)
+
+
+_BODY_KINDS = frozenset({"function", "method", "constructor"})
+
+
+def is_declaration(kind: str, code_lines: int) -> bool:
+    """A type declared with no code of its own but its signature (`class
+    TokenError(Exception):` and a docstring, an empty struct): it names a behaviour, the
+    code that raises it or fills it holds it. A one-line function is behaviour."""
+    return code_lines <= 1 and kind not in _BODY_KINDS
+
+
+def own_behaviour(
+    lines: Sequence[str], d: Definition, inside: Iterable[Definition]
+) -> BehaviourWords:
+    """`behaviour_words` of definition `d`'s own lines of its file's `lines` (line 1
+    first): the lines of the definitions of `inside` nested in it are theirs."""
+    lo, hi = int(d["start_line"]), int(d["end_line"])
+    nested = {
+        n - lo
+        for o in inside
+        if lo <= int(o["start_line"])
+        and int(o["end_line"]) <= hi
+        and (int(o["start_line"]), int(o["end_line"])) != (lo, hi)
+        for n in range(int(o["start_line"]), int(o["end_line"]) + 1)
+    }
+    return behaviour_words("\n".join(lines[lo - 1 : hi]), language_for(d["path"]), skip=nested)
+
+
+def _by_behaviour(
+    bodies: Mapping[tuple[str, int, str], BehaviourWords],
+    defs: Mapping[str, Sequence[Definition]],
+    stems: frozenset[str],
+    by_file: bool,
+) -> Iterable[Placed]:
+    """The definitions whose own deciding lines (`behaviour_words`: a branch, a raise, an
+    error returned, with their messages) hold the question's words, the most of its
+    words first, those holding as many tied. The count, not the words' rarity or the
+    lines': weighting rare words or every line put a long function's many branches about
+    a common word first (benchmarks/RESULTS-context.md)."""
+    scored: dict[tuple[str, int], list[Definition]] = {}
+    for p in defs:
+        for d in defs[p]:
+            held = len(bodies[_key(d)].decides & stems)
+            if held:
+                scored.setdefault((p if by_file else "", held), []).append(d)
+    for (_, _), group in sorted(scored.items(), key=lambda kv: -kv[0][1]):
+        yield group[0]["path"], group
+
+
+def _key(d: Definition) -> tuple[str, int, str]:
+    return d["path"], int(d["start_line"]), d["qualified_name"]
+
+
+def _file_lines(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Each file's lines as its chunks hold them (line 1 first; a line no chunk holds
+    is empty)."""
+    spans = searcher.lookups.spans_of(paths)
+    rows = searcher.lookups.rows_of({r["id"]: r for p in paths for r in spans.get(p, ())})
+    out: dict[str, list[str]] = {}
+    for row in rows.values():
+        lines = out.setdefault(row["path"], [])
+        start = int(row["start_line"])
+        text = (row.get("text") or "").split("\n")
+        if len(lines) < start - 1 + len(text):
+            lines.extend([""] * (start - 1 + len(text) - len(lines)))
+        lines[start - 1 : start - 1 + len(text)] = text
+    return out
+
+
 def _innermost(definitions: Sequence[Definition], line: int) -> Definition | None:
     inside = [d for d in definitions if d["start_line"] <= line <= d["end_line"]]
     return min(inside, key=lambda d: d["end_line"] - d["start_line"], default=None)
@@ -298,10 +404,14 @@ def rank_definitions(
     out = []
     for c in candidates:
         score = ranking.file_weight / (1 + c.file_rank)
+        if c.declaration:
+            score -= ranking.declaration_penalty
         for name, place in c.rankings.items():
             weight = ranking.context_weight if name == "context" else 1.0
             score += weight / (RRF_K + place)
         why = [_WHY[n] for n in RANKINGS if c.rankings.get(n, 1) < 1]
+        if c.declaration:
+            why.append("declared without code of its own")
         why.append(f"in the answer's file {c.file_rank + 1}")
         out.append(c.model_copy(update={"score": round(score, 4), "reason": "; ".join(why)}))
     out.sort(key=lambda d: (-d.score, d.file_rank, d.start_line, d.qualified_name))
@@ -325,8 +435,7 @@ def _evidence(
     defs = {p: [d for d in symbols.get(p, ()) if d.get("kind") not in VALUE_KINDS] for p in paths}
     places: dict[tuple[str, int, str], dict[str, float]] = {}
 
-    def key(d: Definition) -> tuple[str, int, str]:
-        return d["path"], int(d["start_line"]), d["qualified_name"]
+    key = _key
 
     def rank(name: str, ranked: Iterable[Placed]) -> None:
         """`ranked`: (path, definitions tied) in rank order. A definition's place is the
@@ -385,6 +494,9 @@ def _evidence(
     if not by_file:  # the best-scored chunks of all the files first
         words.sort(key=lambda hit: -hit[1])
     rank("words", _by_words(words, defs, set(tokens), named))
+    text = _file_lines(searcher, paths)
+    bodies = {_key(d): own_behaviour(text.get(p, []), d, defs[p]) for p in paths for d in defs[p]}
+    rank("behaviour", _by_behaviour(bodies, defs, question_stems(analysis), by_file))
     rank("evaluated", chunks(evaluated))
     rank("context", chunks(context))
     file_rank = {p: i for i, p in enumerate(paths)}
@@ -398,6 +510,7 @@ def _evidence(
             score=0.0,
             file_rank=file_rank[d["path"]],
             rankings=places.get(key(d), {}),
+            declaration=is_declaration(d.get("kind") or "", bodies[key(d)].code_lines),
         )
         for p in paths
         for d in defs[p]

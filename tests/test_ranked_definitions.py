@@ -15,7 +15,12 @@ from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.definitions import (
     DefinitionRanking,
     RankedDefinition,
+    _by_behaviour,
     _by_words,
+    _key,
+    is_declaration,
+    own_behaviour,
+    question_stems,
     rank_definitions,
     shown_definitions,
 )
@@ -160,6 +165,7 @@ def test_the_json_answer_carries_the_ranked_definitions(searcher):
         "score",
         "file_rank",
         "rankings",
+        "declaration",
         "reason",
     }
     assert first["path"] == result.files[0].path and first["reason"]
@@ -244,3 +250,74 @@ def test_the_printed_answer_keeps_the_definitions_room_at_4000_tokens(searcher):
     printed = fit_report(report, 4000, "markdown")
     assert estimate_tokens(render_report(printed)) <= 4000
     assert printed.definitions == report.definitions[:10]
+
+
+def test_the_definition_whose_branches_reject_the_question_ranks_above_declarations(searcher):
+    """fixtures/example: `validate_token` raises `TokenError("token expired")`; the
+    question's words on its deciding lines (`behaviour`) lift it above `tokens.py`'s
+    exception class (declared without code: `declaration`), its signing helper and the
+    client's `submitCheckout` (main listed it fifth, after all three)."""
+    result = ask(searcher, "where are expired session tokens rejected?", budget=4000)
+    names = [d.qualified_name for d in result.definitions]
+    assert names.index("validate_token") < 3
+    for other in ("_sign", "submitCheckout"):
+        assert names.index("validate_token") < names.index(other), other
+    answer = result.definitions[names.index("validate_token")]
+    assert "behaviour" in answer.rankings and "hold the question's words" in answer.reason
+    declared = result.definitions[names.index("TokenError")]
+    assert declared.declaration and "behaviour" not in declared.rankings
+    assert not answer.declaration
+
+
+def test_a_declaration_scores_the_penalty_less():
+    cands = [
+        _candidate("TokenError", 0, closeness=0.0).model_copy(update={"declaration": True}),
+        _candidate("validate", 0, closeness=0.5),
+    ]
+    ranked = rank_definitions(cands, DefinitionRanking())
+    assert [d.qualified_name for d in ranked] == ["validate", "TokenError"]
+    assert ranked[1].score == pytest.approx(1.0 - DefinitionRanking().declaration_penalty)
+    assert "declared without code of its own" in ranked[1].reason
+    same = rank_definitions(cands, DefinitionRanking(declaration_penalty=0.0))
+    assert [d.qualified_name for d in same] == ["TokenError", "validate"]
+
+
+def test_the_behaviour_ranking_counts_the_questions_words_not_their_lines():
+    """Three branches about one word do not outrank one branch holding two of them."""
+    lines = [
+        "def expire(token):",
+        "    if token.expired:",
+        '        raise TokenError("token expired")',
+        "def parse(value):",
+        "    if value.kind == 1:",
+        "        return value",
+        "    if value.kind == 2:",
+        "        return value",
+        "    if value.kind == 3:",
+        "        return value",
+    ]
+    defs = {
+        "p.py": [
+            {
+                "path": "p.py",
+                "qualified_name": "expire",
+                "kind": "function",
+                "start_line": 1,
+                "end_line": 3,
+            },
+            {
+                "path": "p.py",
+                "qualified_name": "parse",
+                "kind": "function",
+                "start_line": 4,
+                "end_line": 10,
+            },
+        ]
+    }
+    bodies = {_key(d): own_behaviour(lines, d, defs["p.py"]) for d in defs["p.py"]}
+    stems = question_stems(analyze("expired token kinds are kept"))
+    groups = [
+        [d["qualified_name"] for d in g] for _, g in _by_behaviour(bodies, defs, stems, False)
+    ]
+    assert groups == [["expire"], ["parse"]]
+    assert is_declaration("class", 1) and not is_declaration("function", 1)
