@@ -30,7 +30,7 @@ changed lines out of tokio's and bat's contexts (benchmarks/RESULTS-multi.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -39,11 +39,16 @@ from dowse.tokens import stem, tokenize
 __all__ = [
     "VALUE_KINDS",
     "WHOLE_DEFINITION_LINES",
+    "BehaviourWords",
     "LineCounts",
     "behaviour_share",
+    "behaviour_words",
+    "code_lines",
     "count_lines",
     "defines_any",
     "documented_lines",
+    "line_kinds",
+    "words_on",
 ]
 
 
@@ -258,13 +263,19 @@ class BehaviourWords:
     """The stemmed words of a definition's own code lines, by where they stand."""
 
     deciding: tuple[frozenset[str], ...]  # each line that branches, fails or handles one
-    strings: frozenset[str]  # inside a string literal (a message, a key, a format)
+    literals: tuple[str, ...]  # its string literals (a message, a key, a format)
     code_lines: int  # its own code lines, its signature's included
 
     @property
     def decides(self) -> frozenset[str]:
         """The words on any of its deciding lines."""
         return frozenset().union(*self.deciding)
+
+    @property
+    def strings(self) -> frozenset[str]:
+        """The words inside its string literals (stemmed when asked: the ranking does not
+        read them)."""
+        return frozenset(stem(t) for text in self.literals for t in tokenize(text))
 
 
 def behaviour_words(
@@ -278,22 +289,28 @@ def behaviour_words(
     first code line (the signature: `class TokenError(Exception):`); a language without
     rules is all code."""
     lines = text.split("\n")
-    kinds = line_kinds(text, language)
-    code = (
-        [n for n, kind in kinds if kind == "code"]
-        if kinds is not None
-        else [n for n, line in enumerate(lines) if line.strip()]
-    )
+    return words_on(lines, (n for n in code_lines(lines, language) if n not in skip))
+
+
+def code_lines(lines: Sequence[str], language: str | None) -> list[int]:
+    """The 0-based numbers of `lines`' code lines (`line_kinds`; every non-blank line in
+    a language without rules)."""
+    kinds = line_kinds("\n".join(lines), language)
+    if kinds is None:
+        return [n for n, line in enumerate(lines) if line.strip()]
+    return [n for n, kind in kinds if kind == "code"]
+
+
+def words_on(lines: Sequence[str], code: Iterable[int]) -> BehaviourWords:
+    """`behaviour_words` of the code lines numbered `code` (0-based, in order) of
+    `lines`; the first of them is the signature."""
     deciding: list[frozenset[str]] = []
-    strings: set[str] = set()
+    literals: list[str] = []
     count = 0
     for n in code:
-        if n in skip:
-            continue
         count += 1
         line = lines[n].strip()
         if count > 1 and _DECIDES.search(line):  # a signature declares; it does not decide
             deciding.append(frozenset(stem(t) for t in tokenize(line)))
-        for m in _STRING.finditer(line):
-            strings.update(stem(t) for t in tokenize(m.group(0)))
-    return BehaviourWords(tuple(deciding), frozenset(strings), count)
+        literals.extend(m.group(0) for m in _STRING.finditer(line))
+    return BehaviourWords(tuple(deciding), tuple(literals), count)

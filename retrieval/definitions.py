@@ -42,6 +42,7 @@ code holds.
 from __future__ import annotations
 
 import functools
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
@@ -49,7 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.store import where_in
 from dowse.languages import language_for
-from dowse.retrieval.behaviour import VALUE_KINDS, BehaviourWords, behaviour_words
+from dowse.retrieval.behaviour import VALUE_KINDS, BehaviourWords, code_lines, words_on
 from dowse.retrieval.file_parts import (
     POOL_PER_FILE,
     RRF_K,
@@ -67,6 +68,7 @@ __all__ = [
     "RankedDefinition",
     "is_declaration",
     "own_behaviour",
+    "own_behaviours",
     "question_stems",
     "rank_definitions",
     "ranked_definitions",
@@ -301,16 +303,31 @@ def own_behaviour(
 ) -> BehaviourWords:
     """`behaviour_words` of definition `d`'s own lines of its file's `lines` (line 1
     first): the lines of the definitions of `inside` nested in it are theirs."""
-    lo, hi = int(d["start_line"]), int(d["end_line"])
-    nested = {
-        n - lo
-        for o in inside
-        if lo <= int(o["start_line"])
-        and int(o["end_line"]) <= hi
-        and (int(o["start_line"]), int(o["end_line"])) != (lo, hi)
-        for n in range(int(o["start_line"]), int(o["end_line"]) + 1)
-    }
-    return behaviour_words("\n".join(lines[lo - 1 : hi]), language_for(d["path"]), skip=nested)
+    return own_behaviours(lines, [d, *inside], d["path"])[_key(d)]
+
+
+def own_behaviours(
+    lines: Sequence[str], defs: Sequence[Definition], path: str
+) -> dict[tuple[str, int, str], BehaviourWords]:
+    """`own_behaviour` of each of `defs`, the definitions of file `path` whose `lines`
+    (line 1 first) are given: the file's lines read by kind once, not once for each
+    definition (a class's are its whole file's), and the definitions nested in each
+    found among those starting inside it."""
+    code = code_lines(lines, language_for(path))
+    spans = sorted({(int(d["start_line"]), int(d["end_line"])) for d in defs})
+    starts = [lo for lo, _ in spans]
+    out: dict[tuple[str, int, str], BehaviourWords] = {}
+    for d in defs:
+        lo, hi = int(d["start_line"]), int(d["end_line"])
+        nested = {
+            n - 1
+            for start, end in spans[bisect_left(starts, lo) : bisect_right(starts, hi)]
+            if end <= hi and (start, end) != (lo, hi)
+            for n in range(start, end + 1)
+        }
+        own = code[bisect_left(code, lo - 1) : bisect_right(code, hi - 1)]
+        out[_key(d)] = words_on(lines, (n for n in own if n not in nested))
+    return out
 
 
 def _by_behaviour(
@@ -495,7 +512,7 @@ def _evidence(
         words.sort(key=lambda hit: -hit[1])
     rank("words", _by_words(words, defs, set(tokens), named))
     text = _file_lines(searcher, paths)
-    bodies = {_key(d): own_behaviour(text.get(p, []), d, defs[p]) for p in paths for d in defs[p]}
+    bodies = {k: b for p in paths for k, b in own_behaviours(text.get(p, []), defs[p], p).items()}
     rank("behaviour", _by_behaviour(bodies, defs, question_stems(analysis), by_file))
     rank("evaluated", chunks(evaluated))
     rank("context", chunks(context))
