@@ -707,7 +707,7 @@ def ask(
     result, by_history = _loop_and_history(searcher, question, loop, evaluator)
     items = [it for it in result.items if it.relevance >= packing.min_relevance]
     ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
-    cost: Callable[[ContextBlock], int] = _cost
+    cost: Callable[[ContextBlock], int]
     entry: Callable[[str], int] = _listed_already
     if records is None:
         frame = frame or Frame()
