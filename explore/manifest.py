@@ -32,7 +32,6 @@ from posixpath import dirname
 from dowse.explore.manifest_formats import Parsed, Src, parser_for
 from dowse.explore.records import Dependency, ManifestReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
-from dowse.languages import is_example_path
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 
@@ -84,7 +83,7 @@ def _record(state: TrackState, parsed: list[Parsed], report: ManifestReport) -> 
                 cite(ctx, path, first),
                 topic="manifests",
             )
-        if p.name and not is_example_path(path) and p.name not in report.names:
+        if p.name and not ctx.is_example(path) and p.name not in report.names:
             report.names.append(p.name)
         for dep in p.deps:
             report.dependencies.append(dep)
@@ -183,7 +182,7 @@ def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
         state.gaps.append(f"no dependency manifest in {ctx.scope or '.'} or above it")
         return []
     # The project's own first: an example's manifest declares the example's needs.
-    paths.sort(key=lambda p: (is_example_path(p), p.count("/"), p))
+    paths.sort(key=lambda p: (ctx.is_example(p), p.count("/"), p))
     if len(paths) > MAX_MANIFESTS:
         state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
         paths = paths[:MAX_MANIFESTS]
@@ -196,7 +195,8 @@ def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
 
 def _new_report(state: TrackState, paths: list[str]) -> ManifestReport:
     """The report of `paths`, its examples' manifests named as such."""
-    report = ManifestReport(manifests=paths, examples=[p for p in paths if is_example_path(p)])
+    examples = [p for p in paths if state.ctx.is_example(p)]
+    report = ManifestReport(manifests=paths, examples=examples)
     if report.examples and len(report.examples) < len(paths):
         state.conclusions.append(
             f"{plural(len(report.examples), 'manifest')} of examples and docs, listed "

@@ -124,7 +124,8 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
         theirs = [m for m in deps.manifests if m in deps.examples]
         where = [m for m in deps.manifests if m not in deps.examples][:3]
         # The project's own count and manifests; an example's needs are not the project's.
-        said = f"{len(own)} dependencies declared in " + (", ".join(where) or "no manifest")
+        said = plural(len(own), "dependency", "dependencies") + " declared in "
+        said += ", ".join(where) or "no manifest"
         if theirs:
             said += f" (and {plural(len(theirs), 'manifest')} of examples and docs)"
         parts.append(said)

@@ -72,7 +72,8 @@ from dowse.explore.records import (
 )
 from dowse.explore.tested import SUPPORT
 from dowse.explore.tracks import STDLIB, plural
-from dowse.languages import is_example_path, methods_apart
+from dowse.explore.tree import NO_ENTRY_POINT
+from dowse.languages import methods_apart
 
 __all__ = ["synthesize"]
 
@@ -601,7 +602,8 @@ def _undeclared(result: ExploreResult) -> list[str]:
     the project's manifest declares its dependencies."""
     if result.imports is None:
         return []
-    project = [d for d in result.dependencies.dependencies if not is_example_path(d.manifest)]
+    deps = result.dependencies
+    project = [d for d in deps.dependencies if d.manifest not in deps.examples]
     declared = {normalize(d.name) for d in project}
     # The project's own package (`import dayjs` in dayjs' plugins and tests) is no dependency.
     declared |= {normalize(n) for n in result.dependencies.names}
@@ -821,6 +823,8 @@ def synthesize(result: ExploreResult) -> Synthesis:
     open_questions = []
     for t in tracks:
         for gap in t.gaps:
+            if gap == NO_ENTRY_POINT and result.dependencies.entry_points:
+                continue  # the manifests declare what no file's name shows
             if _NOT_INSTALLED.search(gap):
                 if _typing_only(result, gap):
                     continue

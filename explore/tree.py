@@ -31,7 +31,15 @@ from dowse.explore.records import KeyFile, TrackSpec, TreeNode
 from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
 from dowse.languages import is_benchmark_path, is_example_path, is_test_path
 
-__all__ = ["MAX_CHILDREN", "MAX_KEY_FILES", "MAX_LEVELS", "MAX_SCANNED", "tree_rank", "tree_track"]
+__all__ = [
+    "MAX_CHILDREN",
+    "MAX_KEY_FILES",
+    "MAX_LEVELS",
+    "MAX_SCANNED",
+    "NO_ENTRY_POINT",
+    "tree_rank",
+    "tree_track",
+]
 
 MAX_LEVELS = 3
 MAX_CHILDREN = 25
@@ -41,6 +49,9 @@ MAX_SCANNED = 3000
 _PER_KIND = 8
 """At most this many key files of one kind, so 40 CI workflows cannot crowd out the rest."""
 _SPLIT_MIN_FILES = 1500
+NO_ENTRY_POINT = "no entry point found by convention (main files, __main__ guards, func main, bin/)"
+"""The tree's gap when no file's name and lines make it an entry point; a manifest's
+declared entry points answer it (the synthesis leaves it out then)."""
 
 # Kinds, most important first; the number is the kind's rank in the key-file order.
 (
@@ -139,9 +150,25 @@ _GUIDE_RULE = _Rule(_GUIDE, "contributing guide")
 _WORKFLOW_RULE = _Rule(_CI, "CI workflow (GitHub Actions)", r"^jobs\s*:")
 _CIRCLE_RULE = _Rule(_CI, "CI pipeline (CircleCI)", r"^jobs\s*:")
 _MOD_RS_RULE = _Rule(_INDEX, "Rust module root")
+_JS_ENTRY = (
+    r"^#!|\.listen\s*\(|\bcreateServer\s*\(|\b(Deno|Bun)\.serve\s*\("
+    r"|^(render|hydrate)\s*\(|\bReactDOM\.(render|hydrate)\s*\(|\b(createRoot|hydrateRoot)\s*\("
+    r"|\bcreateApp\s*\(.*\)\s*\.mount\s*\(|^new\s+Vue\s*\(|\bbootstrapApplication\s*\("
+    r"|\bbootstrapModule\s*\(|\bapp\.(whenReady|on)\s*\(|\brequire\.main\s*===?\s*module"
+    r"|\bimport\.meta\.main\b|\bprocess\.argv\b|addEventListener\s*\(\s*[\"']DOMContentLoaded"
+    r"|^(const|let|var)\s+(app|server)\s*=\s*(express|fastify|Fastify|new\s+(Koa|Hono|Elysia))\b"
+    r"|^(await\s+)?main\s*\(\s*\)"
+)
+"""A line of a JS/TS `main`, `app` or `server` file that starts the program: it listens,
+serves, mounts or renders, builds the framework's app, runs as a script or calls its `main`.
+Without one such a file is a module like any other (a browser client's `app.js` that only
+exports functions is no entry point)."""
 _JS_RULES = {
     "index": _Rule(_INDEX, "module index"),
-    **{stem: _Rule(_ENTRY, "application entry point") for stem in ("main", "app", "server")},
+    **{
+        stem: _Rule(_ENTRY, "application entry point", _JS_ENTRY, strict=True)
+        for stem in ("main", "app", "server")
+    },
 }
 _BIN_RULE = _Rule(_ENTRY, "executable script", r"^#!|" + _PY_ENTRY)
 _PACKAGE_RULE = _Rule(_PACKAGE, "package root: {package}")
@@ -515,9 +542,7 @@ def _state_gaps(
         if not any(k.kind in (_README, _SUBREADME) for k in found):
             state.gaps.append("no README in scope")
         if not any(k.kind in (_ENTRY, _SCRIPT) for k in found):
-            state.gaps.append(
-                "no entry point found by convention (main files, __main__ guards, func main, bin/)"
-            )
+            state.gaps.append(NO_ENTRY_POINT)
     if n := _count_truncated(tree):
         state.gaps.append(
             f"{n} directories list only their first {MAX_CHILDREN} children"

@@ -9,7 +9,7 @@ from conftest import make_tree
 
 from dowse.explore.records import KeyFile, TrackFindings, TreeNode
 from dowse.explore.tracks import Context, run_track
-from dowse.explore.tree import MAX_CHILDREN, tree_track
+from dowse.explore.tree import MAX_CHILDREN, NO_ENTRY_POINT, tree_track
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "fixtures" / "example"
 
@@ -74,17 +74,16 @@ def test_example_repository() -> None:
     assert output["key_files"] == [
         KeyFile(path="README.md", role="readme"),
         KeyFile(path="pyproject.toml", role="Python project config (pyproject)"),
-        KeyFile(path="web/app.js", role="application entry point"),
         KeyFile(path="shop/__init__.py", role="package root: shop"),
-    ]
+    ]  # web/app.js, a browser client's module that only exports functions, starts nothing
     assert refs(result) == {
         "README.md": "README.md:1 # shop",
         "pyproject.toml": "pyproject.toml:1 [project]",
-        "web/app.js": "web/app.js:1 // Browser client for the shop API.",
         "shop/__init__.py": 'shop/__init__.py:1 """shop: carts, pricing, payments and orders."""',
     }
     assert result.conclusions[0] == ".: 15 files; largest directories: shop (9), web (2), tests (1)"
-    assert result.gaps == []
+    # True of the names; the synthesis drops it where a manifest declares an entry point.
+    assert result.gaps == [NO_ENTRY_POINT]
 
 
 def test_depth_limit_width_limit_order_and_ignores(tmp_path: Path) -> None:
@@ -210,6 +209,42 @@ def test_key_files_by_convention(tmp_path: Path) -> None:
         "crate/src/main.rs": "crate/src/main.rs:3 fn main() {}",
         "gen/gen.go": "gen/gen.go:3 func main() {",
         "tests/test_a.py": "tests/test_a.py:1 if __name__ == '__main__':",
+    }
+
+
+def test_a_js_app_main_or_server_file_is_an_entry_point_only_where_it_starts_something(
+    tmp_path: Path,
+) -> None:
+    """`app.js`, `main.ts`, `server.js` by name alone are modules like any other: a
+    browser client's `app.js` exporting functions is no entry point. One that listens,
+    serves, mounts or renders, runs as a script or calls its `main` is, cited at that line."""
+    root = make_tree(
+        tmp_path,
+        {
+            "client/app.js": "import { f } from './f.js';\n\nexport function go() {\n  f();\n}\n",
+            "api/server.js": (
+                "const express = require('express');\nconst app = express();\n\n"
+                "app.get('/', (req, res) => res.send('ok'));\napp.listen(3000);\n"
+            ),
+            "ui/main.tsx": (
+                "import { createRoot } from 'react-dom/client';\n\n"
+                "createRoot(document.getElementById('root')!).render(<App />);\n"
+            ),
+            "tool/main.ts": "async function main() {\n  return 0;\n}\n\nawait main();\n",
+            "lib/main.js": "class View {\n  render() {\n    return 1;\n  }\n}\n",
+        },
+    )
+    result, output = explore(root)
+    assert_clean(result)
+    assert sorted(roles(output)) == [
+        ("api/server.js", "application entry point"),
+        ("tool/main.ts", "application entry point"),
+        ("ui/main.tsx", "application entry point"),
+    ]
+    assert refs(result) == {
+        "api/server.js": "api/server.js:2 const app = express();",
+        "tool/main.ts": "tool/main.ts:5 await main();",
+        "ui/main.tsx": "ui/main.tsx:3 createRoot(document.getElementById('root')!).render(<App />);",
     }
 
 

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import make_tree
+from conftest import git, make_tree
 
 from dowse.explore import explore
 from dowse.explore.distributions import distributions
@@ -24,6 +24,7 @@ from dowse.explore.records import (
     TrackSpec,
 )
 from dowse.explore.synthesis import synthesize
+from dowse.explore.tree import NO_ENTRY_POINT
 
 GUARDED = """\
 from __future__ import annotations
@@ -185,6 +186,34 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
         "3 dependencies declared in pyproject.toml (and 1 manifest of examples and docs)"
         in result.summary
     )
+
+
+def test_an_explored_example_is_the_project_its_manifest_declares_for(tmp_path):
+    """Exploring `examples/demo` makes the example the subject: its manifest is the
+    project's, not one "of examples and docs" (what the path above the scope says)."""
+    make_tree(tmp_path, PROJECT)
+    git(tmp_path, "init", "-q")  # the repository's root, above the explored example
+    result = explore(tmp_path / "examples" / "demo")
+    assert result.dependencies.manifests == ["examples/demo/requirements.txt"]
+    assert result.dependencies.examples == []
+    assert [d.name for d in result.dependencies.dependencies] == ["celery", "requests"]
+    assert "2 dependencies declared in examples/demo/requirements.txt;" in result.summary
+
+
+def test_a_declared_entry_point_answers_the_trees_open_question(tmp_path: Path):
+    """No file's name makes an entry point, but the manifest declares one: no open question."""
+    spec = TrackSpec(name="tree", focus=".", approach="", gates=[], deliverable="")
+    result = ExploreResult(
+        path=".",
+        root=str(tmp_path),
+        depth="deep",
+        tracks=[TrackFindings(track=spec, gaps=[NO_ENTRY_POINT])],
+    )
+    assert synthesize(result).open_questions == [NO_ENTRY_POINT]
+    result.dependencies = ManifestReport(
+        manifests=["pyproject.toml"], entry_points={"shop": "shop.api.routes:main"}
+    )
+    assert synthesize(result).open_questions == []
 
 
 def test_an_examples_manifest_declares_nothing_for_the_project():
