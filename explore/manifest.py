@@ -15,12 +15,13 @@ Invariants:
 - Parsing is structured where the format allows (tomllib, json, configparser,
   xml.etree); line numbers always come from the text: each declaration is looked up after
   the line of its table or key, so a name declared twice gets the line in the right section.
-- The project's manifests come first, shallowest first; those of examples and docs
-  (``ManifestReport.examples``) after them, so a budget or the manifest cap drops theirs
-  first.
+- The project's manifests come first, shallowest first; those of examples, tests and docs
+  (``ManifestReport.examples``, by the path below the explored scope) after them, so a
+  budget or the manifest cap drops theirs first.
 - A dependency's ``line`` is None only when the text did not show where it is declared.
-- A manifest that does not parse is a gap (``"<path>: could not parse: ..."``), never an
-  exception; the other manifests are still reported.
+- A manifest that does not parse is a gap (``"<path>: could not parse: ..."``; a
+  conclusion for an example's or a test's, often a parser's fixture), never an exception;
+  the other manifests are still reported.
 - Script and entry-point names are unique across manifests: a repeated name is suffixed
   with its manifest (``"test (web/package.json)"``).
 """
@@ -29,9 +30,10 @@ from __future__ import annotations
 
 from posixpath import dirname
 
-from dowse.explore.manifest_formats import Parsed, Src, parser_for
+from dowse.explore.manifest_formats import Parsed, Src, parser_for, tests_own_requirements
 from dowse.explore.records import Dependency, ManifestReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.languages import is_example_path, is_test_path
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 
@@ -83,7 +85,7 @@ def _record(state: TrackState, parsed: list[Parsed], report: ManifestReport) -> 
                 cite(ctx, path, first),
                 topic="manifests",
             )
-        if p.name and not ctx.is_example(path) and p.name not in report.names:
+        if p.name and not _aside(ctx, path) and p.name not in report.names:
             report.names.append(p.name)
         for dep in p.deps:
             report.dependencies.append(dep)
@@ -182,7 +184,7 @@ def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
         state.gaps.append(f"no dependency manifest in {ctx.scope or '.'} or above it")
         return []
     # The project's own first: an example's manifest declares the example's needs.
-    paths.sort(key=lambda p: (ctx.is_example(p), p.count("/"), p))
+    paths.sort(key=lambda p: (_aside(ctx, p), p.count("/"), p))
     if len(paths) > MAX_MANIFESTS:
         state.gaps.append(f"parsed {MAX_MANIFESTS} of {len(paths)} manifests (the shallowest)")
         paths = paths[:MAX_MANIFESTS]
@@ -193,13 +195,23 @@ def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
     return paths
 
 
+def _aside(ctx: Context, path: str) -> bool:
+    """A manifest of the examples, the docs or the tests, by its path below the explored
+    scope: another package's (an example's, a test's fixture or crate), not the project's.
+    A test directory's own pip requirements are the project's: its tests' needs."""
+    below = ctx.below(path)
+    if is_example_path(below):
+        return True
+    return is_test_path(below) and not tests_own_requirements(below)
+
+
 def _new_report(state: TrackState, paths: list[str]) -> ManifestReport:
     """The report of `paths`, its examples' manifests named as such."""
-    examples = [p for p in paths if state.ctx.is_example(p)]
+    examples = [p for p in paths if _aside(state.ctx, p)]
     report = ManifestReport(manifests=paths, examples=examples)
     if report.examples and len(report.examples) < len(paths):
         state.conclusions.append(
-            f"{plural(len(report.examples), 'manifest')} of examples and docs, listed "
+            f"{plural(len(report.examples), 'manifest')} of examples, tests and docs, listed "
             "after the project's: " + ", ".join(report.examples[:5])
         )
     return report
@@ -221,7 +233,10 @@ def _parse_manifests(ctx: Context, state: TrackState, paths: list[str]) -> tuple
             parser(out)
         except Exception as exc:  # any malformed manifest is a gap, never a crash
             why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-            state.gaps.append(f"{path}: could not parse: {why}")
+            # A test's or an example's malformed manifest is often the point (a parser's
+            # fixture): no open question about the project.
+            said = state.conclusions if _aside(ctx, path) else state.gaps
+            said.append(f"{path}: could not parse: {why}")
             failed += 1
             continue
         parsed.append(out)

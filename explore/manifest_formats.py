@@ -34,6 +34,7 @@ __all__ = [
     "as_strs",
     "parser_for",
     "quoted_forms",
+    "tests_own_requirements",
     "toml_key",
     "toml_table",
 ]
@@ -410,6 +411,18 @@ def _requirements_group(path: str) -> str:
     if word in ("tests", "testing"):
         return "test"
     return "dev" if word in ("dev", "develop", "development") else word
+
+
+def tests_own_requirements(path: str) -> bool:
+    """A pip requirements file of a test directory itself (`tests/requirements.txt`,
+    `test/requirements/ci.txt`): the project's tests' needs, not a fixture deeper down
+    (`tests/syntax-tests/source/requirements.txt`, a file to highlight)."""
+    if parser_for(path) is not requirements:
+        return False
+    where = dirname(path)
+    if basename(where).lower() == "requirements":
+        where = dirname(where)
+    return basename(where).lower() in _TEST_DIRS
 
 
 def requirements(out: Parsed) -> None:

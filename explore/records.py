@@ -184,7 +184,7 @@ class ManifestReport(BaseModel):
     manifests: list[str] = Field(default_factory=list)
     examples: list[str] = Field(
         default_factory=list,
-        description="the manifests of examples and docs: their dependencies are listed "
+        description="the manifests of examples, tests and docs: their dependencies are listed "
         "after the project's and are not the project's",
     )
     dependencies: list[Dependency] = Field(default_factory=list)

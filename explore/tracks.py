@@ -43,7 +43,6 @@ from dowse.explore.records import (
 from dowse.indexer.reading import read_inside, text_bytes
 from dowse.indexer.secrets import safe_text
 from dowse.indexer.walk import WalkConfig, walk
-from dowse.languages import is_example_path
 
 if TYPE_CHECKING:
     from dowse.git import ConfigReads
@@ -129,12 +128,12 @@ class Context:
     def in_scope(self, path: str) -> bool:
         return not self.scope or path == self.scope or path.startswith(self.scope + "/")
 
-    def is_example(self, path: str) -> bool:
-        """An example's or the docs' file (`languages.is_example_path`) by its path below the
-        explored scope: exploring `examples/app` makes that example the project, whose
-        manifest declares the project's needs."""
+    def below(self, path: str) -> str:
+        """`path` relative to the explored scope (as it is, outside it): what the path's
+        conventions are judged by, so that exploring `examples/app` makes that example the
+        project rather than one of its examples."""
         inside = self.scope and path.startswith(self.scope + "/")
-        return is_example_path(path[len(self.scope) + 1 :] if inside else path)
+        return path[len(self.scope) + 1 :] if inside else path
 
     def files(self) -> list[str]:
         """The indexable files inside the explored scope, sorted."""

@@ -523,6 +523,48 @@ def test_malformed_manifest_is_a_gap(tmp_path: Path) -> None:
     assert result.gates[2].detail == "1 of 3 manifests parsed"
 
 
+def test_a_tests_manifest_is_not_the_projects_and_its_malformed_fixture_no_gap(
+    tmp_path: Path,
+) -> None:
+    """bat's tests/syntax-tests/ hold a go.mod and a deliberately broken Cargo.toml to
+    highlight: a test's manifests come after the project's, declare nothing for it, and one
+    that does not parse is a conclusion, not an open question about the project."""
+    root = make_tree(
+        tmp_path,
+        {
+            "Cargo.toml": '[package]\nname = "tool"\n\n[dependencies]\nserde = "1"\n',
+            "tests/syntax/Go/go.mod": "module example.com/x\n\nrequire golang.org/x/net v0.1.0\n",
+            "tests/syntax/TOML/Cargo.toml": "= not toml\n",
+            "tests/syntax/Python/requirements.txt": "flask==3.0\n",  # a file to highlight
+            "tests/requirements.txt": "hypothesis\n",  # the tests' own needs: the project's
+        },
+    )
+    result, report = explore(root)
+    assert_clean(result)
+    assert report is not None
+    assert report.manifests == [
+        "Cargo.toml",
+        "tests/requirements.txt",
+        "tests/syntax/Go/go.mod",
+        "tests/syntax/Python/requirements.txt",
+        "tests/syntax/TOML/Cargo.toml",
+    ]
+    assert report.examples == [
+        "tests/syntax/Go/go.mod",
+        "tests/syntax/Python/requirements.txt",
+        "tests/syntax/TOML/Cargo.toml",
+    ]
+    assert report.names == ["tool"]
+    assert result.gaps == []
+    assert any(
+        c.startswith("tests/syntax/TOML/Cargo.toml: could not parse: ") for c in result.conclusions
+    )
+    # Explored on its own, the fixture is the project and its manifest's failure a gap.
+    result, report = explore(root, "tests/syntax/TOML")
+    assert report is not None and report.examples == []
+    assert result.gaps[0].startswith("tests/syntax/TOML/Cargo.toml: could not parse: ")
+
+
 def test_only_malformed_manifests_fail_the_gates_without_raising(tmp_path: Path) -> None:
     result, report = explore(make_tree(tmp_path, {"Cargo.toml": "[package\n"}))
     assert report is not None and report.dependencies == []

@@ -244,7 +244,9 @@ def test_a_js_app_main_or_server_file_is_an_entry_point_only_where_it_starts_som
     assert refs(result) == {
         "api/server.js": "api/server.js:2 const app = express();",
         "tool/main.ts": "tool/main.ts:5 await main();",
-        "ui/main.tsx": "ui/main.tsx:3 createRoot(document.getElementById('root')!).render(<App />);",
+        "ui/main.tsx": (
+            "ui/main.tsx:3 createRoot(document.getElementById('root')!).render(<App />);"
+        ),
     }
 
 
