@@ -47,8 +47,10 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
+from collections import Counter
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from functools import partial
 
 from dowse.explore.records import ConfigReport, Setting, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
@@ -122,6 +124,14 @@ _FLAGS = {
         rf"\bfn\s+{_LONG_NAME}\s*\([^)]*\)\s*->\s*&(?:'static\s+)?str\s*\{{\s*\"{_FLAG_NAME}\"",
     ],
     "java": [rf"@Option\(\s*names\s*=\s*\{{?\s*(?:\"-\w\"\s*,\s*)?\"--{_FLAG_NAME}\""],
+    "c": [
+        # A literal that is the flag alone, passed to a comparison of the project's or the
+        # C library's: zstd's `strcmp(argument, "--list")`, `longCommandWArg(&arg, "--memory=")`.
+        rf"\b\w+\(\s*&?[\w.\[\]>-]+\s*,\s*\"--{_FLAG_NAME}=?\"\s*[,)]",
+        rf"\b\w+\(\s*\"--{_FLAG_NAME}=?\"\s*,",
+        # getopt_long's table: `{"verbose", no_argument, 0, 'v'}`
+        rf"\{{\s*\"{_FLAG_NAME}\"\s*,\s*(?:no_argument|required_argument|optional_argument)\b",
+    ],
 }
 _ENV_BY_VARIABLE = {
     "python": r"\b(?:environ(?:\.get|\.setdefault|\.pop)?\s*[\[(]|getenv\()"
@@ -409,8 +419,15 @@ def _code_settings(
                 line = bisect.bisect_right(starts, m.start(group))
                 setting = m.group(group)
                 found.setdefault((kind, setting), _Found(kind, setting)).sites.append((p, line))
+    # Each setting cited first where its kind is defined most: the project's own parser of
+    # flags (zstd's programs/zstdcli.c) before a contribution's (contrib/pzstd/Options.cpp).
+    defined = Counter((f.kind, path) for f in found.values() for path in {p for p, _ in f.sites})
+
+    def first_where_most(kind: str, site: tuple[str, int]) -> tuple[int, str, int]:
+        return -defined[kind, site[0]], site[0], site[1]
+
     for f in found.values():
-        f.sites = sorted(set(f.sites))
+        f.sites = sorted(set(f.sites), key=partial(first_where_most, f.kind))
     order = {"env": 0, "flag": 1, "class": 2}
     # The project's own settings before its examples' and benchmarks' (grpc-go's example
     # clients define --addr thirty times).

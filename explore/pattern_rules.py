@@ -46,8 +46,18 @@ FAMILY = {
     "go": "go",
     "rust": "rust",
     "java": "java",
+    "c": "c",
+    "cpp": "cpp",
 }
-LABEL = {"python": "Python", "js": "JS/TS", "go": "Go", "rust": "Rust", "java": "Java"}
+LABEL = {
+    "python": "Python",
+    "js": "JS/TS",
+    "go": "Go",
+    "rust": "Rust",
+    "java": "Java",
+    "c": "C",
+    "cpp": "C++",
+}
 LAST_IN_DIR = frozenset({"__init__.py", "__main__.py", "conftest.py", "setup.py"})
 TEST_DIR = re.compile(r"(^|/)(tests?|testing|specs?|__tests__)(/|$)")
 
@@ -188,6 +198,50 @@ FEATURES: dict[str, dict[str, re.Pattern[str]]] = {
     },
 }
 
+# C and C++ share the preprocessor's includes and their assertion macros.
+_C_COMMON = {
+    "include_system": r"^[ \t]*#[ \t]*include[ \t]*<",
+    "include_local": r"^[ \t]*#[ \t]*include[ \t]*\"",
+    "pragma_once": r"^[ \t]*#[ \t]*pragma[ \t]+once\b",
+    "include_guard": r"^[ \t]*#[ \t]*ifndef[ \t]+\w+_(?:H|HPP|HH|INCLUDED)\w*[ \t]*$",
+    "assert": r"\bassert[ \t]*\(",
+    "static_assert": r"\b(?:static_assert|_Static_assert)[ \t]*\(",
+    "error_macro": r"^[ \t]*#[ \t]*define[ \t]+(\w*(?:ERROR|ERR|CHECK|FAIL)\w*)\(",
+}
+FEATURES["c"] = {
+    k: _rx(v)
+    for k, v in {
+        **_C_COMMON,
+        "return_negative": r"\breturn[ \t]+\(?-[ \t]*(?:\d|[A-Z_]{2,})",
+        "errno": r"\berrno\b(?!\.h)",
+        "goto": r"\bgoto[ \t]+\w+[ \t]*;",
+        "abort": r"\b(?:abort|exit)[ \t]*\(",
+        # an enum of error codes: `typedef enum { ... } ZSTD_ErrorCode;`, `enum git_error_code {`
+        "error_type": r"(?:^(?:typedef[ \t]+)?enum[ \t]+|\}[ \t]*)"
+        r"(\w*(?:[Ee]rror|Err|[Ss]tatus)\w*)[ \t]*[;{]",
+        "c_test": r"^(?:static[ \t]+)?(?:int|void)[ \t]+(test\w*)[ \t]*\(",
+    }.items()
+}
+FEATURES["cpp"] = {
+    k: _rx(v)
+    for k, v in {
+        **_C_COMMON,
+        "throw": r"\bthrow[ \t]+\S",
+        "try": r"\btry[ \t]*\{",
+        "catch": r"\bcatch[ \t]*\(",
+        "noexcept": r"\bnoexcept\b",
+        "error_code": r"\bstd::(?:error_code|expected|system_error)\b",
+        "exception_class": r"\b(?:class|struct)[ \t]+(\w+)[ \t]*(?:final[ \t]*)?:[ \t]*"
+        r"(?:public[ \t]+|virtual[ \t]+)*((?:std::)?\w*(?:exception|error|Exception|Error)\w*)\b",
+        "gtest": r"^[ \t]*#[ \t]*include[ \t]*[<\"]gtest/",
+        "catch2": r"^[ \t]*#[ \t]*include[ \t]*[<\"]catch2?[/.]",
+        "doctest": r"^[ \t]*#[ \t]*include[ \t]*[<\"]doctest[/.]",
+        "cpp_test": r"^[ \t]*(?:TEST(?:_F|_P)?|TYPED_TEST|TEST_CASE)[ \t]*\(",
+        "gtest_assert": r"\b(?:EXPECT|ASSERT)_[A-Z_]+[ \t]*\(",
+        "catch_assert": r"\b(?:REQUIRE|CHECK)(?:_[A-Z]+)?[ \t]*\(",
+    }.items()
+}
+
 # (feature, label, reported even when zero)
 ERRORS: dict[str, list[tuple[str, str, bool]]] = {
     "python": [
@@ -228,6 +282,23 @@ ERRORS: dict[str, list[tuple[str, str, bool]]] = {
         ("catch", "`catch` clauses", False),
         ("catch_generic", "catch-alls (`catch (Exception e)`)", True),
     ],
+    "c": [
+        ("return_negative", "negative return codes (`return -1`, `return -EINVAL`)", True),
+        ("goto", "`goto` jumps (cleanup paths)", True),
+        ("errno", "`errno` uses", False),
+        ("error_macro", "error-checking macros defined", False),
+        ("assert", "`assert(...)`", True),
+        ("abort", "`abort()`/`exit()` calls", False),
+    ],
+    "cpp": [
+        ("throw", "`throw` expressions", True),
+        ("try", "`try` blocks", True),
+        ("catch", "`catch` clauses", False),
+        ("noexcept", "`noexcept`", True),
+        ("error_code", "`std::error_code`/`std::expected`", False),
+        ("error_macro", "error-checking macros defined", False),
+        ("assert", "`assert(...)`", False),
+    ],
 }
 ERROR_CLASSES = {
     "python": "exception_class",
@@ -235,6 +306,8 @@ ERROR_CLASSES = {
     "go": "error_type",
     "rust": "error_impl",
     "java": "exception_class",
+    "c": "error_type",
+    "cpp": "exception_class",
 }
 ERROR_EXAMPLES = {
     "python": ["bare_except", "raise_from", "raise", "try"],
@@ -242,6 +315,8 @@ ERROR_EXAMPLES = {
     "go": ["err_check", "errorf_wrap", "errors_new", "panic"],
     "rust": ["question", "result_fn", "unwrap"],
     "java": ["throws", "throw", "catch"],
+    "c": ["return_negative", "goto", "error_macro", "assert"],
+    "cpp": ["throw", "try", "noexcept", "error_macro"],
 }
 # (feature, label) per family: assertion styles and test frameworks.
 ASSERTS: dict[str, list[tuple[str, str]]] = {
@@ -254,6 +329,12 @@ ASSERTS: dict[str, list[tuple[str, str]]] = {
     "go": [("t_report", "`t.Errorf`/`t.Fatal`"), ("testify", "testify `assert`/`require`")],
     "rust": [("assert_eq", "`assert_eq!`/`assert_ne!`"), ("assert_macro", "`assert!`")],
     "java": [("assert_junit", "JUnit `assertX(...)`"), ("assert_that", "`assertThat(...)`")],
+    "c": [("assert", "`assert(...)`")],
+    "cpp": [
+        ("gtest_assert", "googletest `EXPECT_*`/`ASSERT_*`"),
+        ("catch_assert", "`REQUIRE`/`CHECK` (Catch2, doctest)"),
+        ("assert", "`assert(...)`"),
+    ],
 }
 FRAMEWORKS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "python": [
@@ -270,6 +351,8 @@ FRAMEWORKS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "go": [("go testing", ("testing_import",)), ("testify", ("testify",))],
     "rust": [("#[test]", ("rust_test",))],
     "java": [("JUnit 5", ("junit5",)), ("JUnit 4", ("junit4",))],
+    "c": [],
+    "cpp": [("googletest", ("gtest",)), ("Catch2", ("catch2",)), ("doctest", ("doctest",))],
 }
 TEST_DEFS = {
     "python": "test_function",
@@ -277,6 +360,8 @@ TEST_DEFS = {
     "go": "go_test_func",
     "rust": "rust_test",
     "java": "junit_test",
+    "c": "c_test",
+    "cpp": "cpp_test",
 }
 TEST_NAMES: list[tuple[str, re.Pattern[str]]] = [
     ("test_*.py", re.compile(r"^test_.*\.py$")),
@@ -286,6 +371,8 @@ TEST_NAMES: list[tuple[str, re.Pattern[str]]] = [
     ("*.test.js/ts", re.compile(r"\.test\.[cm]?[jt]sx?$")),
     ("*.spec.js/ts", re.compile(r"\.spec\.[cm]?[jt]sx?$")),
     ("*Test.java", re.compile(r"Tests?\.java$")),
+    ("*_test.c/cc/cpp", re.compile(r"_(?:unit)?test\.(?:c|cc|cpp|cxx)$")),
+    ("test_*.c/cc/cpp", re.compile(r"^test_.*\.(?:c|cc|cpp|cxx)$")),
 ]
 
 CASE = [

@@ -33,7 +33,7 @@ import posixpath
 import re
 import statistics
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from dowse.explore.pattern_rules import (
     ASSERTS,
@@ -67,7 +67,7 @@ from dowse.explore.tracks import (
 )
 from dowse.indexer.parse import parse_source
 from dowse.indexer.records import Import, Symbol
-from dowse.languages import CODE_LANGUAGES, is_test_path, language_for
+from dowse.languages import CODE_LANGUAGES, HEADER, header_language, is_test_path, language_for
 
 __all__ = ["patterns_track"]
 
@@ -139,6 +139,12 @@ def patterns_track(ctx: Context) -> Track:
 
 def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
     code = [p for p in ctx.files() if language_for(p) in CODE_LANGUAGES]
+    headers = header_language(ctx.all_files())
+
+    def language(p: str) -> str | None:
+        """The file's language, a `.h` header's the project's (C++ in fmt, C in zstd)."""
+        return headers if p.lower().endswith(HEADER) else language_for(p)
+
     if not code:
         state.gaps.append("module structure: no code files in scope")
         return []
@@ -150,15 +156,15 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
         return is_test_path(p) or p in modules
 
     tests = [p for p in code if is_test(p)]
-    measured = [p for p in code if language_for(p) in FAMILY]
+    measured = [p for p in code if language(p) in FAMILY]
     source_pool = [p for p in measured if not is_test(p)]
     test_pool = [p for p in measured if is_test(p)]
     n_tests = min(
         len(test_pool), max(SAMPLE_TESTS, SAMPLE_SOURCE + SAMPLE_TESTS - len(source_pool))
     )
     n_source = min(len(source_pool), SAMPLE_SOURCE + SAMPLE_TESTS - n_tests)
-    source = _scan_all(ctx, _sample(source_pool, n_source), parse=True)
-    test = _scan_all(ctx, _sample(test_pool, n_tests, tests=True), parse=False)
+    source = _scan_all(ctx, _sample(source_pool, n_source), language, parse=True)
+    test = _scan_all(ctx, _sample(test_pool, n_tests, tests=True), language, parse=False)
     sampled = sum(len(s.files) for s in source.values()) + sum(len(s.files) for s in test.values())
     if sampled < len(measured):
         dirs = len({posixpath.dirname(p) for p in measured})
@@ -166,7 +172,7 @@ def _measure(ctx: Context, state: TrackState) -> list[Pattern]:
             f"measured on a sample of {sampled} of {len(measured)} files in "
             f"{dirs} directories: counts are estimates"
         )
-    others = Counter(language_for(p) or "" for p in code if language_for(p) not in FAMILY)
+    others = Counter(language(p) or "" for p in code if language(p) not in FAMILY)
     if others:
         state.gaps.append(
             "no pattern rules for "
@@ -242,10 +248,16 @@ def _is_test_module(path: str) -> bool:
     return any(rx.search(name) for label, rx in TEST_NAMES if label != "conftest.py")
 
 
-def _scan_all(ctx: Context, files: Iterable[str], *, parse: bool) -> dict[str, Scan]:
+def _scan_all(
+    ctx: Context,
+    files: Iterable[str],
+    language_of: Callable[[str], str | None],
+    *,
+    parse: bool,
+) -> dict[str, Scan]:
     scans: dict[str, Scan] = {}
     for path in files:
-        language = language_for(path) or ""
+        language = language_of(path) or ""
         family = FAMILY[language]
         lines = ctx.lines(path)
         if lines is None:
@@ -328,6 +340,20 @@ def _case(name: str) -> str:
         if rx.match(bare):
             return label
     return "mixed"
+
+
+def _name_prefix(functions: Sequence[Symbol]) -> str | None:
+    """C's namespaces by convention: the prefix most functions' names share before their
+    first underscore (zstd's `ZSTD_`, libgit2's `git_`), when a quarter of them do."""
+    heads = Counter(
+        f.name.split("_", 1)[0] + "_" for f in functions if "_" in f.name.strip("_")[1:]
+    )
+    if not heads:
+        return None
+    head, n = heads.most_common(1)[0]
+    if len(head) < 3 or n * 4 < len(functions):
+        return None
+    return f"{_pct(n, len(functions))} share the prefix `{head}`"
 
 
 def _sym_sites(symbols: Iterable[Symbol]) -> list[tuple[str, int]]:
@@ -422,7 +448,7 @@ def errors_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
     if classes:
         bases = (
             Counter((h[2][1] or "").split(",")[0].strip() for h in classes if len(h[2]) > 1)
-            if family in ("python", "js", "java")
+            if family in ("python", "js", "java", "cpp")
             else Counter()
         )
         names = list(dict.fromkeys(h[2][0] or "" for h in classes))
@@ -668,6 +694,25 @@ def imports_pattern(ctx: Context, s: Scan, family: str, local: set[str]) -> Patt
             f"{s.n('import_static')} static"
         )
         groups = [s.get("import_any"), s.get("import_wildcard"), s.get("import_static")]
+    elif family in ("c", "cpp"):
+        system, own = s.n("include_system"), s.n("include_local")
+        if not (system or own):
+            return None
+        parts.append(
+            f'{system + own} `#include`s: {own} project (`"..."`), {system} system (`<...>`)'
+        )
+        headers = [f for f in s.files if f.lower().endswith((".h", ".hpp", ".hh", ".hxx"))]
+        if headers:
+            parts.append(
+                f"of {plural(len(headers), 'sampled header')}, {s.in_files('pragma_once')} "
+                f"use `#pragma once`, {s.in_files('include_guard')} `#ifndef` include guards"
+            )
+        groups = [
+            s.get("include_local"),
+            s.get("include_system"),
+            s.get("pragma_once"),
+            s.get("include_guard"),
+        ]
     examples = _examples(ctx, *groups)
     if not examples:
         return None
@@ -698,7 +743,7 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
             fn_site = _sym_sites(functions)
         else:
             # A tie (one-word names only) goes to the language's own convention.
-            snake = (cases["snake_case"], family in ("python", "rust")) > (
+            snake = (cases["snake_case"], family in ("python", "rust", "c")) > (
                 cases["camelCase"],
                 False,
             )
@@ -712,6 +757,8 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
                 )
             )
             fn_site = _sym_sites(f for f in functions if _case(f.name) in (main, "lowercase"))
+        if family in ("c", "cpp") and (prefix := _name_prefix(functions)):
+            parts.append(prefix)
         private = sum(1 for f in functions if f.name.startswith("_"))
         if family == "python" and private:
             parts.append(f"{_pct(private, len(functions))} private (`_name`)")

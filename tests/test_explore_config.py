@@ -295,3 +295,41 @@ def test_a_question_that_names_a_setting_gets_it_not_the_flags_sharing_its_words
     track = config_track(ctx, relevant=lambda: ({"config", "read"}, []), named=["Config.read"])
     found, out = run_track(ctx, track)
     assert out["config"].named == []
+
+
+def test_c_flags_compared_by_hand_or_in_getopt_tables_cited_in_the_main_parser(tmp_path):
+    """C has no flag library: zstd compares each argument (`strcmp(argument, "--list")`,
+    `longCommandWArg(&argument, "--memory=")`), others fill getopt_long's table. A flag
+    several files define is cited in the file that defines most flags: the project's own
+    parser, not a contribution's."""
+    root = make_tree(
+        tmp_path / "repo",
+        {
+            "programs/cli.c": (
+                "#include <string.h>\n\n"
+                "int main(int argc, const char **argv) {\n"
+                "    const char *argument = argv[1];\n"
+                '    if (!strcmp(argument, "--list")) return 1;\n'  # 5
+                '    if (longCommandWArg(&argument, "--memory=")) return 2;\n'  # 6
+                '    if (!strcmp(argument, "--verbose")) return 3;\n'  # 7
+                '    printf("--list shows the frames\\n");\n'  # help text: no flag
+                "    return 0;\n}\n"
+            ),
+            "contrib/tool/opts.c": (
+                "#include <getopt.h>\n\nstatic struct option long_options[] = {\n"
+                "    {\"verbose\", no_argument, 0, 'v'},\n"  # 4
+                "    {\"threads\", required_argument, 0, 'T'},\n"  # 5
+                "};\n"
+            ),
+        },
+    )
+    _, found, report = _run(root)
+    assert report is not None
+    assert {(s.name, s.path, s.line, s.sites) for s in report.flags} == {
+        ("list", "programs/cli.c", 5, 1),
+        ("memory", "programs/cli.c", 6, 1),
+        ("verbose", "programs/cli.c", 7, 2),  # both files: the main parser's line first
+        ("threads", "contrib/tool/opts.c", 5, 1),
+    }
+    for f in found.findings:
+        assert verify_citation(root, f.citations[0]) is None

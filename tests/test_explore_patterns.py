@@ -555,3 +555,112 @@ def test_a_rust_module_declared_for_the_tests_is_a_test_file(tmp_path, fake_embe
     assert layout.description.startswith(
         "1 test file: 0% under test directories, 1 colocated with the code"
     )
+
+
+C_AND_CPP = {
+    # A C library: error codes, cleanup by goto, include guards, a shared name prefix.
+    "lib/codec.h": (
+        "#ifndef CODEC_H\n#define CODEC_H\n\n#include <stddef.h>\n\n"
+        "typedef enum { CODEC_ok = 0, CODEC_bad_input } CODEC_ErrorCode;\n\n"
+        "int CODEC_encode(const char *src, size_t n);\n#endif\n"
+    ),
+    "lib/codec.c": """\
+#include <errno.h>
+#include <stdlib.h>
+#include "codec.h"
+
+#define CHECK_F(f) do { if ((f) < 0) return -1; } while (0)
+
+int CODEC_encode(const char *src, size_t n) {
+    char *buf = malloc(n);
+    if (buf == NULL) return -ENOMEM;
+    if (src == NULL) goto fail;
+    free(buf);
+    return 0;
+fail:
+    free(buf);
+    return -1;
+}
+
+int CODEC_decode(const char *src) {
+    CHECK_F(CODEC_encode(src, 1));
+    return 0;
+}
+""",
+    "tests/codec_test.c": (
+        '#include <assert.h>\n#include "../lib/codec.h"\n\n'
+        'int test_encode(void) {\n    assert(CODEC_encode("a", 1) == 0);\n    return 0;\n}\n'
+    ),
+}
+
+
+def test_c_patterns_are_measured_and_cited(tmp_path):
+    """C is measured by its own rules (zstd's patterns were its contrib scripts' Python)."""
+    result, patterns = _run(make_tree(tmp_path, C_AND_CPP))
+    _verified(result)
+    assert set(patterns) == {
+        "module structure",
+        "error handling (C)",
+        "import style (C)",
+        "naming (C)",
+        "test layout",
+        "assertion style",
+    }
+    assert patterns["error handling (C)"].description == (
+        "negative return codes (`return -1`, `return -EINVAL`): 3 (in 1 of 2 sampled files); "
+        "`goto` jumps (cleanup paths): 1; error-checking macros defined: 1; "
+        "`assert(...)`: 0; custom error types: 1 (CODEC_ErrorCode)"
+    )
+    assert patterns["import style (C)"].description == (
+        '4 `#include`s: 1 project (`"..."`), 3 system (`<...>`); of 1 sampled header, '
+        "0 use `#pragma once`, 1 `#ifndef` include guards"
+    )
+    assert "100% share the prefix `CODEC_`" in patterns["naming (C)"].description
+    assert patterns["test layout"].description.startswith(
+        "1 test file: 100% under test directories"
+    )
+    assert patterns["assertion style"].description == (
+        "1 assertion in 1 sampled file: `assert(...)` (C) 100% (1)"
+    )
+
+
+def test_cpp_patterns_and_a_projects_headers_as_cpp(tmp_path):
+    """Where C++ sources outnumber C's, `.h` headers are C++ (fmt's): exceptions, error
+    categories, `#pragma once`, googletest."""
+    root = make_tree(
+        tmp_path,
+        {
+            "include/fmt/core.h": (
+                "#pragma once\n#include <stdexcept>\n\nnamespace fmt {\n"
+                "class format_error : public std::runtime_error {\n public:\n"
+                "  using std::runtime_error::runtime_error;\n};\n"
+                "inline void check(bool ok) noexcept(false) {\n"
+                '  if (!ok) throw format_error("bad");\n}\n}\n'
+            ),
+            "src/format.cc": (
+                '#include "fmt/core.h"\n\nint parse(int x) noexcept {\n  try {\n'
+                "    fmt::check(x > 0);\n  } catch (const fmt::format_error&) {\n"
+                "    return -1;\n  }\n  return x;\n}\n"
+            ),
+            "test/format-test.cc": (
+                '#include "fmt/core.h"\n#include <gtest/gtest.h>\n\n'
+                "TEST(format_test, parse) {\n  EXPECT_EQ(1, 1);\n  ASSERT_TRUE(true);\n}\n"
+            ),
+        },
+    )
+    result, patterns = _run(root)
+    _verified(result)
+    assert "error handling (C)" not in patterns
+    assert patterns["error handling (C++)"].description == (
+        "`throw` expressions: 1 (in 1 of 2 sampled files); `try` blocks: 1; `catch` clauses: 1; "
+        "`noexcept`: 2; custom error types: 1 (format_error), based on std::runtime_error ×1"
+    )
+    assert patterns["import style (C++)"].description == (
+        '2 `#include`s: 1 project (`"..."`), 1 system (`<...>`); of 1 sampled header, '
+        "1 use `#pragma once`, 0 `#ifndef` include guards"
+    )
+    layout = patterns["test layout"].description
+    assert "frameworks: googletest in 1 of 1 sampled test file (C++)" in layout
+    assert patterns["assertion style"].description == (
+        "2 assertions in 1 sampled file: googletest `EXPECT_*`/`ASSERT_*` (C++) 100% (2)"
+    )
