@@ -399,15 +399,15 @@ def structure_pattern(ctx: Context, code: list[str], tests: list[str]) -> Patter
         if loose:
             parts.append(f"{len(loose)} non-test directories of Python files without __init__.py")
     markers = [
-        ("package.json", "package.json manifest", '"name"'),
-        ("go.mod", "Go module (go.mod)", "module "),
-        ("Cargo.toml", "Cargo crate manifest", "["),
+        ("package.json", "package.json manifest", "package.json manifests", '"name"'),
+        ("go.mod", "Go module (go.mod)", "Go modules (go.mod)", "module "),
+        ("Cargo.toml", "Cargo crate manifest", "Cargo crate manifests", "["),
     ]
     in_scope = ctx.files()
-    for name, label, needle in markers:
+    for name, label, labels, needle in markers:
         found = [p for p in in_scope if posixpath.basename(p) == name]
         if found:
-            parts.append(plural(len(found), label))
+            parts.append(plural(len(found), label, labels))
             line = find_line(ctx, found[0], needle)
             sites.append([(found[0], line)] if line else _first_line(ctx, found[0]))
     layouts = [

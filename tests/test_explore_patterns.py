@@ -664,3 +664,17 @@ def test_cpp_patterns_and_a_projects_headers_as_cpp(tmp_path):
     assert patterns["assertion style"].description == (
         "2 assertions in 1 sampled file: googletest `EXPECT_*`/`ASSERT_*` (C++) 100% (2)"
     )
+
+
+def test_several_modules_are_counted_in_the_plural(tmp_path):
+    root = make_tree(
+        tmp_path,
+        {
+            "go.mod": "module example.com/a\n",
+            "tools/go.mod": "module example.com/a/tools\n",
+            "a.go": "package a\n\nfunc A() {}\n",
+            "tools/t.go": "package tools\n\nfunc T() {}\n",
+        },
+    )
+    _, patterns = _run(root)
+    assert patterns["module structure"].description.endswith("; 2 Go modules (go.mod)")
