@@ -362,9 +362,15 @@ def _find_key_files(ctx: Context, files: list[str], top: _Dir, state: TrackState
                 scan.append(path)
             continue
         depth, in_tests = _rank_depth(ctx, path)
+        if rule is not None and rule.kind != _CI and path.startswith(_CI_DIRS):
+            # A readme or script kept beside the CI's files is no repository-level CI file
+            # (tokio's .github/buildomat/README.md listed before its README.md).
+            depth = path[base:].count("/")
         if rule is _README_RULE and depth > 0:
             rule = _SUBREADME_RULE
-        weight = 0
+        # Below the top, a bigger directory's key files first: tokio's own crate (tokio/)
+        # before its benches' and examples' manifests, a big package before a small one.
+        weight = _size(top, dirname(path)[base:]) if depth > 0 else 0
         if rule is None and not in_tests:
             # a top-level package of the scope: its parent is no package inside the scope
             parent = dirname(dirname(path))

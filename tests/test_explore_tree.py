@@ -175,17 +175,18 @@ def test_key_files_by_convention(tmp_path: Path) -> None:
         ("Makefile", "build tasks (make)"),
         (".github/workflows/ci.yml", "CI workflow (GitHub Actions)"),  # repository-level
         ("CONTRIBUTING.md", "contributing guide"),
-        ("bin/run", "executable script"),
-        ("gen/gen.go", "Go program entry (func main)"),
+        # below the top, a kind's files in bigger directories first (tool/ holds 5 files)
         ("tool/__main__.py", "entry point: python -m tool"),
         ("tool/cli.py", "command-line interface"),
+        ("bin/run", "executable script"),
+        ("gen/gen.go", "Go program entry (func main)"),
         ("tool/__init__.py", "package root: tool"),
         ("docs/README.rst", "readme"),
         ("web/index.ts", "module index"),
         ("scripts/release.py", "script (runs under __main__)"),
-        ("cmd/srv/main.go", "Go program entry (func main)"),
         ("crate/src/lib.rs", "Rust library crate root"),
         ("crate/src/main.rs", "Rust binary entry (fn main)"),
+        ("cmd/srv/main.go", "Go program entry (func main)"),
         ("tests/test_a.py", "script (runs under __main__)"),  # test code sorts last
     ]
     cited = refs(result)
@@ -248,6 +249,33 @@ def test_a_js_app_main_or_server_file_is_an_entry_point_only_where_it_starts_som
             "ui/main.tsx:3 createRoot(document.getElementById('root')!).render(<App />);"
         ),
     }
+
+
+def test_a_workspaces_biggest_crate_and_the_top_readme_come_first(tmp_path: Path) -> None:
+    """tokio: the workspace's own crate (tokio/, the biggest) lists its manifest before its
+    benches' and examples', and a readme kept beside the CI's files is no top-level one."""
+    files = {
+        "README.md": "# Tokio\n",
+        "Cargo.toml": "[workspace]\nmembers = []\n",
+        ".github/buildomat/README.md": "# Buildomat\n",
+        ".github/workflows/ci.yml": "jobs:\n  test: {}\n",
+        "benches/Cargo.toml": "[package]\nname = 'benches'\n",
+        "benches/b.rs": "fn b() {}\n",
+        "examples/Cargo.toml": "[package]\nname = 'examples'\n",
+        "tokio/Cargo.toml": "[package]\nname = 'tokio'\n",
+        **{f"tokio/src/m{i}.rs": "pub fn f() {}\n" for i in range(5)},
+    }
+    result, output = explore(make_tree(tmp_path, files))
+    assert_clean(result)
+    assert roles(output) == [
+        ("README.md", "readme"),
+        ("Cargo.toml", "Rust crate manifest (Cargo)"),
+        (".github/workflows/ci.yml", "CI workflow (GitHub Actions)"),
+        ("tokio/Cargo.toml", "Rust crate manifest (Cargo)"),
+        ("benches/Cargo.toml", "Rust crate manifest (Cargo)"),
+        ("examples/Cargo.toml", "Rust crate manifest (Cargo)"),
+        (".github/buildomat/README.md", "readme"),
+    ]
 
 
 def test_directory_scope_names_packages_from_the_root(tmp_path: Path) -> None:
