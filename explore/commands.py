@@ -146,8 +146,6 @@ _TWO: dict[tuple[str, str], CommandKind] = {
             ("mvn", "verify"),
             ("gradle", "test"),
             ("gradle", "check"),
-            ("./gradlew", "test"),
-            ("./gradlew", "check"),
             ("dotnet", "test"),
             ("hatch", "test"),
             ("rake", "test"),
@@ -178,7 +176,6 @@ _TWO: dict[tuple[str, str], CommandKind] = {
             ("mvn", "package"),
             ("mvn", "install"),
             ("gradle", "build"),
-            ("./gradlew", "build"),
             ("hatch", "build"),
             ("uv", "build"),
             ("flit", "build"),
@@ -295,6 +292,11 @@ def _classify_one(command: str) -> CommandKind | None:
     if not words:
         return None
     tool = re.sub(r"(?<=.)@[^/]*$", "", words[0].lower())  # `npx prettier@3.5`
+    tool = _WRAPPERS.get(basename(tool), tool)
+    if tool in ("mvn", "gradle"):
+        # Options come first and goals may be several: `./mvnw -B -ff clean verify`.
+        goals = [k for w in words[1:] if (k := _TWO.get((tool, w.lower()))) is not None]
+        return min(goals, key=_KIND_WEIGHT.__getitem__) if goals else None
     nxt = words[1].lower() if len(words) > 1 else ""
     if tool in ("tox", "nox"):
         return _kind_of_task_runner(words)
@@ -328,6 +330,9 @@ def _classify_one(command: str) -> CommandKind | None:
     return None
 
 
+_WRAPPERS = {w: tool for tool in ("mvn", "gradle") for w in (f"{tool}w", f"{tool}w.cmd")}
+_WRAPPERS |= {"gradlew.bat": "gradle"}
+"""A build tool's wrapper script in the repository (`./mvnw`, `gradlew.bat`) is the tool."""
 _SEGMENTS = re.compile(r"\s*(?:&&|\|\||;)\s*")
 _KIND_WEIGHT: dict[str, int] = {"test": 0, "lint": 1, "build": 2, "run": 3, "install": 4}
 

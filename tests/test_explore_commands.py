@@ -312,6 +312,13 @@ def test_a_scope_uses_the_nearest_build_files_above_it(tmp_path):
         ("{envpython} runtests.py {posargs}", "test"),
         ("python utils/convert_attestations.py x", None),  # "attestations" is no test
         ("npx prettier@3.5 --check .", "lint"),
+        # Maven and Gradle: options before the goals, several goals, the wrapper scripts
+        ("./mvnw -B -q -ff -ntp verify", "test"),
+        ("mvn -B clean install", "build"),
+        ("mvnw.cmd test", "test"),
+        ("./gradlew --no-daemon check", "test"),
+        ("gradlew.bat build", "build"),
+        ("./mvnw -B -q -ff -DskipTests source:jar deploy", None),
     ],
 )
 def test_classify(command, kind):
