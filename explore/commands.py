@@ -379,18 +379,23 @@ class _Sink:
         self.commands.append(_Cmd(kind, command, source, path, line, origin, runs))
 
 
+_READS_ON = ("\\", "&&", "||", "|")
+"""How a shell line ends when the command goes on on the next line."""
+
+
 def _block(lines: list[str], start: int, col: int) -> Iterator[tuple[int, str]]:
     """(line number, text) of the lines after `start` (0-based) indented deeper than `col`,
-    continuation lines (ending in a backslash) joined onto their first line."""
+    continuation lines (ending in a backslash, or in `&&`, `||` or `|`: the shell reads on)
+    joined onto their first line."""
     i = start + 1
     while i < len(lines):
         raw = lines[i]
         if raw.strip() and len(raw) - len(raw.lstrip()) <= col:
             return
         text, number = raw.strip(), i + 1
-        while text.endswith("\\") and i + 1 < len(lines):
+        while text.endswith(_READS_ON) and i + 1 < len(lines) and lines[i + 1].strip():
             i += 1
-            text = text[:-1].rstrip() + " " + lines[i].strip()
+            text = text.removesuffix("\\").rstrip() + " " + lines[i].strip()
         i += 1
         if text and not text.startswith("#"):
             yield number, text

@@ -15,9 +15,9 @@ Invariants:
 - Parsing is structured where the format allows (tomllib, json, configparser,
   xml.etree); line numbers always come from the text: each declaration is looked up after
   the line of its table or key, so a name declared twice gets the line in the right section.
-- The project's manifests come first, shallowest first; those of examples, tests and docs
-  (``ManifestReport.examples``, by the path below the explored scope) after them, so a
-  budget or the manifest cap drops theirs first.
+- The project's manifests come first, shallowest first; those of examples, tests,
+  benchmarks and docs (``ManifestReport.examples``, by the path below the explored scope)
+  after them, so a budget or the manifest cap drops theirs first.
 - A dependency's ``line`` is None only when the text did not show where it is declared.
 - A manifest that does not parse is a gap (``"<path>: could not parse: ..."``; a
   conclusion for an example's or a test's, often a parser's fixture), never an exception;
@@ -33,7 +33,7 @@ from posixpath import dirname
 from dowse.explore.manifest_formats import Parsed, Src, parser_for, tests_own_requirements
 from dowse.explore.records import Dependency, ManifestReport, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
-from dowse.languages import is_example_path, is_test_path
+from dowse.languages import is_benchmark_path, is_example_path, is_test_path
 
 __all__ = ["MAX_MANIFESTS", "manifest_track"]
 
@@ -196,11 +196,12 @@ def _chosen_manifests(ctx: Context, state: TrackState) -> list[str]:
 
 
 def _aside(ctx: Context, path: str) -> bool:
-    """A manifest of the examples, the docs or the tests, by its path below the explored
-    scope: another package's (an example's, a test's fixture or crate), not the project's.
-    A test directory's own pip requirements are the project's: its tests' needs."""
+    """A manifest of the examples, the docs, the benchmarks or the tests, by its path below
+    the explored scope: another package's (an example's, a benchmark's, a test's fixture or
+    crate), not the project's. A test directory's own pip requirements are the project's:
+    its tests' needs."""
     below = ctx.below(path)
-    if is_example_path(below):
+    if is_example_path(below) or is_benchmark_path(below):
         return True
     return is_test_path(below) and not tests_own_requirements(below)
 
@@ -211,8 +212,8 @@ def _new_report(state: TrackState, paths: list[str]) -> ManifestReport:
     report = ManifestReport(manifests=paths, examples=examples)
     if report.examples and len(report.examples) < len(paths):
         state.conclusions.append(
-            f"{plural(len(report.examples), 'manifest')} of examples, tests and docs, listed "
-            "after the project's: " + ", ".join(report.examples[:5])
+            f"{plural(len(report.examples), 'manifest')} of examples, tests, benchmarks and "
+            "docs, listed after the project's: " + ", ".join(report.examples[:5])
         )
     return report
 

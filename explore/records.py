@@ -184,8 +184,8 @@ class ManifestReport(BaseModel):
     manifests: list[str] = Field(default_factory=list)
     examples: list[str] = Field(
         default_factory=list,
-        description="the manifests of examples, tests and docs: their dependencies are listed "
-        "after the project's and are not the project's",
+        description="the manifests of examples, tests, benchmarks and docs: their "
+        "dependencies are listed after the project's and are not the project's",
     )
     dependencies: list[Dependency] = Field(default_factory=list)
     names: list[str] = Field(

@@ -127,7 +127,9 @@ def _summary(result: ExploreResult, ctx: Context) -> str:
         said = plural(len(own), "dependency", "dependencies") + " declared in "
         said += ", ".join(where) or "no manifest"
         if theirs:
-            said += f" (and {plural(len(theirs), 'manifest')} of examples, tests and docs)"
+            said += (
+                f" (and {plural(len(theirs), 'manifest')} of examples, tests, benchmarks and docs)"
+            )
         parts.append(said)
     if result.patterns:
         parts.append("patterns: " + "; ".join(p.name for p in result.patterns[:5]))

@@ -41,9 +41,10 @@ how much to trust the whole.
   import cycle is the import graph's finding, neither is a disagreement. A package counts
   as declared when a distribution that provides its import name is (explore.distributions:
   `dotenv` is `python-dotenv`), or an extra of a declared one is named after it
-  (`h5netcdf[h5py]`); manifests of examples, tests and docs declare nothing for the project; a
-  package no module needs to run (imported only under TYPE_CHECKING, in try/except
-  ImportError, in tests or in examples: `ImportReport.conditional`) is never undeclared.
+  (`h5netcdf[h5py]`); manifests of examples, tests, benchmarks and docs declare nothing
+  for the project; a package no module needs to run (imported only under TYPE_CHECKING,
+  in try/except ImportError, in tests or in examples: `ImportReport.conditional`) is never
+  undeclared.
 - open questions: what an agent would need and the explorers could not determine: every
   track's gaps about the repository (a name the focus uses that is not found, a
   relative import naming no file, a definition with no caller), a package the code

@@ -511,3 +511,36 @@ def test_the_projects_install_comes_before_a_tools(tmp_path):
         "pip install --user pre-commit",
         "pip install tox",
     ]
+
+
+def test_a_run_lines_chain_ending_in_and_is_one_command(tmp_path):
+    """simdjson's CI chains its steps over lines ending in `&&`: the shell reads on, so it is
+    one command (a test, at its first line), not `make install &&` on its own."""
+    make_tree(
+        tmp_path,
+        {
+            ".github/workflows/ci.yml": (
+                "jobs:\n  build:\n    steps:\n      - run: |\n"
+                "          mkdir build &&\n"  # 5
+                "          cd build &&\n"
+                "          cmake --build . &&\n"
+                "          ctest --output-on-failure &&\n"
+                "          make install\n"
+                "      - run: |\n"
+                "          cat results.txt |\n"  # 11: a pipe reads on too
+                "            grep FAIL\n"
+            ),
+            "CMakeLists.txt": "project(demo)\n",
+        },
+    )
+    _, commands, _ = run(tmp_path)
+    ci = [r for r in rows(commands) if r[3].startswith(".github/")]
+    assert ci == [
+        (
+            "test",
+            "mkdir build && cd build && cmake --build . && ctest --output-on-failure && "
+            "make install",
+            "",
+            ".github/workflows/ci.yml:5",
+        )
+    ]

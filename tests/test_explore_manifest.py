@@ -537,6 +537,7 @@ def test_a_tests_manifest_is_not_the_projects_and_its_malformed_fixture_no_gap(
             "tests/syntax/TOML/Cargo.toml": "= not toml\n",
             "tests/syntax/Python/requirements.txt": "flask==3.0\n",  # a file to highlight
             "tests/requirements.txt": "hypothesis\n",  # the tests' own needs: the project's
+            "benches/Cargo.toml": '[package]\nname = "benches"\n',  # a benchmark's crate
         },
     )
     result, report = explore(root)
@@ -545,11 +546,13 @@ def test_a_tests_manifest_is_not_the_projects_and_its_malformed_fixture_no_gap(
     assert report.manifests == [
         "Cargo.toml",
         "tests/requirements.txt",
+        "benches/Cargo.toml",
         "tests/syntax/Go/go.mod",
         "tests/syntax/Python/requirements.txt",
         "tests/syntax/TOML/Cargo.toml",
     ]
     assert report.examples == [
+        "benches/Cargo.toml",
         "tests/syntax/Go/go.mod",
         "tests/syntax/Python/requirements.txt",
         "tests/syntax/TOML/Cargo.toml",

@@ -183,14 +183,14 @@ def test_only_what_the_project_needs_and_does_not_declare_is_undeclared(tmp_path
     ]
     assert result.dependencies.examples == ["examples/demo/requirements.txt"]
     assert (
-        "3 dependencies declared in pyproject.toml (and 1 manifest of examples, tests and docs)"
-        in result.summary
+        "3 dependencies declared in pyproject.toml "
+        "(and 1 manifest of examples, tests, benchmarks and docs)" in result.summary
     )
 
 
 def test_an_explored_example_is_the_project_its_manifest_declares_for(tmp_path):
     """Exploring `examples/demo` makes the example the subject: its manifest is the
-    project's, not one "of examples, tests and docs" (what the path above the scope says)."""
+    project's, not one of the examples' (what the path above the scope says)."""
     make_tree(tmp_path, PROJECT)
     git(tmp_path, "init", "-q")  # the repository's root, above the explored example
     result = explore(tmp_path / "examples" / "demo")
