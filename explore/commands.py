@@ -294,9 +294,21 @@ def _classify_one(command: str) -> CommandKind | None:
     tool = re.sub(r"(?<=.)@[^/]*$", "", words[0].lower())  # `npx prettier@3.5`
     tool = _WRAPPERS.get(basename(tool), tool)
     if tool in ("mvn", "gradle"):
-        # Options come first and goals may be several: `./mvnw -B -ff clean verify`.
-        goals = [k for w in words[1:] if (k := _TWO.get((tool, w.lower()))) is not None]
-        return min(goals, key=_KIND_WEIGHT.__getitem__) if goals else None
+        # Options come first and goals may be several: `./mvnw -B -ff clean verify`; a
+        # Gradle task is named by the project (`./gradlew build integrationTest`).
+        goals: list[CommandKind] = []
+        for w in words[1:]:
+            if w.startswith("-"):
+                continue
+            kind = _TWO.get((tool, w.lower()))
+            if kind is None and tool == "gradle":
+                kind = kind_of_name(w)
+            if kind is not None:
+                goals.append(kind)
+        if not goals:
+            return None
+        weightiest: CommandKind = min(goals, key=_KIND_WEIGHT.__getitem__)
+        return weightiest
     nxt = words[1].lower() if len(words) > 1 else ""
     if tool in ("tox", "nox"):
         return _kind_of_task_runner(words)

@@ -318,6 +318,7 @@ def test_a_scope_uses_the_nearest_build_files_above_it(tmp_path):
         ("mvnw.cmd test", "test"),
         ("./gradlew --no-daemon check", "test"),
         ("gradlew.bat build", "build"),
+        ("./gradlew clean goJF build integrationTest", "test"),  # jib's task of its own
         ("./mvnw -B -q -ff -DskipTests source:jar deploy", None),
     ],
 )
