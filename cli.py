@@ -746,9 +746,11 @@ thread's ~0.8 s of CPU on django (benchmarks/RESULTS.md); cycles are still colle
 
 def main() -> None:
     from dowse.indexer.lance import leave_out_pandas
+    from dowse.lazy import leave_out_pydantic_plugins
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     leave_out_pandas()
+    leave_out_pydantic_plugins()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
     cli(prog_name="dowse")
 
