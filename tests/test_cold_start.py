@@ -125,6 +125,73 @@ def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
     assert fresh_python(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
 
 
+def _main(*args: str) -> str:
+    """Run `dowse ARGS` in-process in the probe as the `dowse` command does (`main`)."""
+    return (
+        "import contextlib, io, sys\n"
+        "from dowse.cli import main\n"
+        f"sys.argv = ['dowse', *{list(args)!r}]\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+    )
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
+def test_the_command_builds_its_validators_without_looking_for_plugins(lexical_example, fmt):
+    # pydantic's plugin loader imports importlib.metadata and reads every installed
+    # distribution's entry points; the command's records have no use for plugins.
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(lexical_example)]
+    code = _main(*args, *fmt) + (
+        "import json\n"
+        "from pydantic.plugin import _loader\n"
+        "print(json.dumps(['importlib.metadata' in sys.modules, list(_loader.get_plugins()),\n"
+        "                  'dowse.retrieval.loop' in sys.modules]))"
+    )
+    assert fresh_python(code, lexical_example) == [False, [], True]
+
+
+@pytest.mark.parametrize("setting", [None, "some_plugin"])
+def test_plugins_are_left_to_pydantic_outside_the_command(tmp_path, monkeypatch, setting):
+    # A library caller's process, or a command run with pydantic's own setting, keeps
+    # pydantic's loader (which reads the setting).
+    if setting is None:
+        monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+        code = "from dowse.retrieval.records import SearchOptions\nSearchOptions()\n"
+    else:
+        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", setting)
+        code = _main("--help")
+    code += (
+        "import json, sys\n"
+        "from pydantic import BaseModel\n"
+        "class Probe(BaseModel):\n"
+        "    n: int = 0\n"
+        "loader = sys.modules['pydantic.plugin._loader']\n"
+        "print(json.dumps([loader.__file__ is not None, 'importlib.metadata' in sys.modules]))"
+    )
+    assert fresh_python(code, tmp_path) == [True, True]
+
+
+def test_the_onnx_cache_key_is_the_runtime_versions_without_importlib_metadata(tmp_path):
+    pytest.importorskip("onnxruntime")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    code = (
+        "import hashlib, json, sys\n"
+        "from pathlib import Path\n"
+        "from dowse.indexer.onnx_embed import EXPORT_VERSION, _cache_key\n"
+        f"model = Path({str(tmp_path)!r})\n"
+        "key = _cache_key(model)\n"
+        "before = 'importlib.metadata' in sys.modules\n"
+        "import importlib.metadata\n"
+        "st = (model / 'model.safetensors').stat()\n"
+        "source = f\"{EXPORT_VERSION}:{st.st_size}:{st.st_mtime_ns}:\"\n"
+        "source += importlib.metadata.version('onnxruntime')\n"
+        "print(json.dumps([before, key == hashlib.blake2b(source.encode(), digest_size=5).hexdigest()]))"
+    )
+    # The key the exported graphs are cached under is what it was with the distribution's
+    # metadata: the graphs exported before are found.
+    assert fresh_python(code, tmp_path) == [False, True]
+
+
 def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
     code = (
         "import json, sys\n"
