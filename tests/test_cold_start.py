@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -190,6 +193,43 @@ def test_the_onnx_cache_key_is_the_runtime_versions_without_importlib_metadata(t
     # The key the exported graphs are cached under is what it was with the distribution's
     # metadata: the graphs exported before are found.
     assert fresh_python(code, tmp_path) == [False, True]
+
+
+def _mimalloc_options(code: str, cwd: Path, **env: str) -> dict[str, str]:
+    """mimalloc's options as it reports them (`MIMALLOC_VERBOSE`) in a process running
+    `code`, which imports pyarrow."""
+    run_env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ALLOW_THP"}
+    run_env.update(MIMALLOC_VERBOSE="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**run_env, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    found = re.findall(r"option '(\w+)': (\S+)", out.stderr)
+    return dict(found)
+
+
+@pytest.mark.parametrize("given", [None, "1"])
+def test_the_command_gives_arrows_allocator_no_huge_pages(lexical_example, given):
+    pa = pytest.importorskip("pyarrow")
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow is not built with mimalloc here")
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(lexical_example)]
+    env = {} if given is None else {"MIMALLOC_ALLOW_THP": given}
+    options = _mimalloc_options(_main(*args), lexical_example, **env)
+    # A 2 MB page zeroed at the first touch of any of its bytes; a value given is kept.
+    assert options.get("allow_thp") == ("0" if given is None else given)
+
+
+def test_a_library_process_leaves_arrows_allocator_as_it_is(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow is not built with mimalloc here")
+    code = "from dowse.indexer.lance import import_pyarrow\nimport_pyarrow().array([1])\n"
+    assert _mimalloc_options(code, tmp_path).get("allow_thp") == "1"
 
 
 def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
