@@ -8,6 +8,7 @@ instant.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
@@ -763,6 +764,9 @@ def main() -> None:
     leave_out_pandas()
     leave_out_pydantic_plugins()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    # Registered first, so run last of the exit handlers: the interpreter's collections
+    # at its end then skip what the command kept to its end (see `GC_YOUNG_THRESHOLD`).
+    atexit.register(gc.freeze)
     cli(prog_name="dowse")
 
 
