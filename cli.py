@@ -8,6 +8,7 @@ instant.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import functools
 import gc
@@ -744,12 +745,28 @@ the collector ran ~280 times over them, two of them full passes, ~0.1 s of the m
 thread's ~0.8 s of CPU on django (benchmarks/RESULTS.md); cycles are still collected."""
 
 
+ARROW_ALLOCATOR_ENV = {"MIMALLOC_ALLOW_THP": "0"}
+"""The `dowse` process's setting for Arrow's allocator (mimalloc, linked into pyarrow),
+read when pyarrow loads: no transparent huge pages. mimalloc allows them by default, so
+on a kernel that gives them on request (`madvise`, most distributions' default) the
+first touch of each 2 MB of its arenas, however little of it is used, zeroes the whole
+page: on django a cold `ask` spent ~0.2-0.5 s of system CPU there, a fifth of its CPU
+(benchmarks/RESULTS.md). A value the user set is kept."""
+
+
 def main() -> None:
+    for name, value in ARROW_ALLOCATOR_ENV.items():  # before anything imports pyarrow
+        os.environ.setdefault(name, value)
     from dowse.indexer.lance import leave_out_pandas
+    from dowse.lazy import leave_out_pydantic_plugins
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     leave_out_pandas()
+    leave_out_pydantic_plugins()
     gc.set_threshold(GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
+    # Registered first, so run last of the exit handlers: the interpreter's collections
+    # at its end then skip what the command kept to its end (see `GC_YOUNG_THRESHOLD`).
+    atexit.register(gc.freeze)
     cli(prog_name="dowse")
 
 

@@ -18,7 +18,8 @@ The same holds for the libraries dowse imports whose import does work dowse neve
 (LanceDB's REST client, the MCP SDK's client): `unrun_package` registers a package
 without running its `__init__` until something asks it for a name, and inside
 `deferred_models` the pydantic models a library defines build their validators on first
-use.
+use. `leave_out_pydantic_plugins` spares a command's process pydantic's search for
+plugins.
 """
 
 from __future__ import annotations
@@ -26,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import os
 import sys
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 from typing import Any
 
-__all__ = ["deferred_models", "exports", "unrun_package"]
+__all__ = ["deferred_models", "exports", "leave_out_pydantic_plugins", "unrun_package"]
 
 
 class _Package(ModuleType):
@@ -103,3 +105,29 @@ def deferred_models() -> Iterator[None]:
     finally:
         config.clear()
         config.update(before)
+
+
+_PLUGIN_LOADER = "pydantic.plugin._loader"
+
+
+def leave_out_pydantic_plugins() -> None:
+    """Build pydantic's validators without plugins from now on, in this process (the
+    CLI's edge), as `PYDANTIC_DISABLE_PLUGINS=__all__` does, and without importing what
+    looks for them.
+
+    At the first validator a process builds, pydantic imports its plugin loader, which
+    imports `importlib.metadata` and reads every installed distribution's entry points
+    for plugins (hooks that observe validations, such as logfire's): 30-40 ms of a cold
+    query's main thread, where the setting alone skips only the reading. A command's
+    records are its own; a value of the setting the user gave is left to pydantic, and
+    a library caller's process is left as it is.
+    """
+    if "PYDANTIC_DISABLE_PLUGINS" in os.environ or _PLUGIN_LOADER in sys.modules:
+        return
+    loader = ModuleType(_PLUGIN_LOADER)
+    loader.__dict__["get_plugins"] = _no_plugins
+    sys.modules[_PLUGIN_LOADER] = loader
+
+
+def _no_plugins() -> tuple[()]:
+    return ()

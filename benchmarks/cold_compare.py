@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] -- ARGS...
     python benchmarks/cold_compare.py --before PATH --after PATH [--runs N] --serve ROOT
+    python benchmarks/cold_compare.py --before PATH --after PATH --after-env NAME=VALUE -- ARGS...
 
 `{side}` in ARGS stands for the checkout's side, `before` or `after` (`index
 DIR/{side}/django`): each side its own copy of a tree, where a run's records name the code
@@ -66,6 +67,14 @@ def main() -> None:
     parser.add_argument("--after", type=Path, required=True)
     parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--serve", type=Path, help="time serve's handshake over this root")
+    parser.add_argument(
+        "--after-env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="an environment variable for the after side's runs alone (repeatable): one "
+        "checkout against itself, with a setting the command would otherwise choose",
+    )
     parser.add_argument("args", nargs="*", help="dowse's arguments (after --)")
     opts = parser.parse_args()
     if bool(opts.serve) == bool(opts.args):
@@ -73,9 +82,13 @@ def main() -> None:
     cache = Path(tempfile.gettempdir()) / "dowse-cold-compare"
     sides = {"before": opts.before.resolve(), "after": opts.after.resolve()}
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    after_env = dict(item.split("=", 1) for item in opts.after_env)
+    base_env = dict(os.environ)
     results: dict[str, list[tuple[float, ...]]] = {name: [] for name in sides}
     for n in range(opts.runs + 1):
         for name, checkout in sides.items():
+            os.environ.clear()
+            os.environ.update(base_env if name == "before" else {**base_env, **after_env})
             os.environ["PYTHONPATH"] = str(checkout)
             os.environ["PYTHONPYCACHEPREFIX"] = str(cache / name)
             args = [a.replace("{side}", name) for a in opts.args]
@@ -83,6 +96,8 @@ def main() -> None:
             if n:
                 results[name].append(got)
     what = f"serve {opts.serve}" if opts.serve else " ".join(opts.args)
+    if after_env:
+        what += f" (after with {' '.join(opts.after_env)})"
     print(f"{what}: {opts.runs} runs each, load at the end {os.getloadavg()}")
     for name, rows in results.items():
         columns = [statistics.median(c) for c in zip(*rows, strict=True)]

@@ -36,10 +36,17 @@ def mark(name):
     marks.append((name, time.perf_counter() - T0W, time.thread_time() - T0C))
 
 import dowse.cli as cli
+for name, value in getattr(cli, "ARROW_ALLOCATOR_ENV", {}).items():  # as `main` does
+    os.environ.setdefault(name, value)
 from dowse.indexer.lance import leave_out_pandas
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 leave_out_pandas()
-if hasattr(cli, "GC_YOUNG_THRESHOLD"):  # as `main` does, where it does
+try:  # as `main` does, where it does
+    from dowse.lazy import leave_out_pydantic_plugins
+    leave_out_pydantic_plugins()
+except ImportError:
+    pass
+if hasattr(cli, "GC_YOUNG_THRESHOLD"):
     import gc
     gc.set_threshold(cli.GC_YOUNG_THRESHOLD, *gc.get_threshold()[1:])
 mark("import dowse.cli")

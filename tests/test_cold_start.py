@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import subprocess
+import sys
 from datetime import timedelta
 from pathlib import Path
 
@@ -61,6 +64,21 @@ def test_the_dowse_process_collects_cycles_less_often(tmp_path):
         "print(json.dumps([gc.isenabled(), gc.get_threshold()[0] == GC_YOUNG_THRESHOLD]))"
     )
     assert fresh_python(code, tmp_path) == [True, True]
+
+
+def test_the_exit_collections_skip_what_the_command_kept(tmp_path):
+    # At its end the interpreter collects every object the command kept (its modules,
+    # models, held rows): frozen after the other exit handlers, they are left out.
+    code = (
+        "import atexit, contextlib, gc, io, json, sys\n"
+        "atexit.register(lambda: print(json.dumps([frozen, gc.get_freeze_count() > 1000])))\n"
+        "from dowse.cli import main\n"
+        "frozen = gc.get_freeze_count()\n"
+        "sys.argv = ['dowse', '--help']\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+    )
+    assert fresh_python(code, tmp_path) == [0, True]
 
 
 def test_help_imports_no_heavy_package(tmp_path):
@@ -123,6 +141,111 @@ def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
     # The answer's records and its rendering; the tracks, the explorers and their
     # rendering only for a question split into tracks.
     assert fresh_python(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
+
+
+def _main(*args: str) -> str:
+    """Run `dowse ARGS` in-process in the probe as the `dowse` command does (`main`)."""
+    return (
+        "import contextlib, io, sys\n"
+        "from dowse.cli import main\n"
+        f"sys.argv = ['dowse', *{list(args)!r}]\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+    )
+
+
+@pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
+def test_the_command_builds_its_validators_without_looking_for_plugins(lexical_example, fmt):
+    # pydantic's plugin loader imports importlib.metadata and reads every installed
+    # distribution's entry points; the command's records have no use for plugins.
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(lexical_example)]
+    code = _main(*args, *fmt) + (
+        "import json\n"
+        "from pydantic.plugin import _loader\n"
+        "print(json.dumps(['importlib.metadata' in sys.modules, list(_loader.get_plugins()),\n"
+        "                  'dowse.retrieval.loop' in sys.modules]))"
+    )
+    assert fresh_python(code, lexical_example) == [False, [], True]
+
+
+@pytest.mark.parametrize("setting", [None, "some_plugin"])
+def test_plugins_are_left_to_pydantic_outside_the_command(tmp_path, monkeypatch, setting):
+    # A library caller's process, or a command run with pydantic's own setting, keeps
+    # pydantic's loader (which reads the setting).
+    if setting is None:
+        monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS", raising=False)
+        code = "from dowse.retrieval.records import SearchOptions\nSearchOptions()\n"
+    else:
+        monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", setting)
+        code = _main("--help")
+    code += (
+        "import json, sys\n"
+        "from pydantic import BaseModel\n"
+        "class Probe(BaseModel):\n"
+        "    n: int = 0\n"
+        "loader = sys.modules['pydantic.plugin._loader']\n"
+        "print(json.dumps([loader.__file__ is not None, 'importlib.metadata' in sys.modules]))"
+    )
+    assert fresh_python(code, tmp_path) == [True, True]
+
+
+def test_the_onnx_cache_key_is_the_runtime_versions_without_importlib_metadata(tmp_path):
+    pytest.importorskip("onnxruntime")
+    (tmp_path / "model.safetensors").write_bytes(b"weights")
+    code = (
+        "import hashlib, json, sys\n"
+        "from pathlib import Path\n"
+        "from dowse.indexer.onnx_embed import EXPORT_VERSION, _cache_key\n"
+        f"model = Path({str(tmp_path)!r})\n"
+        "key = _cache_key(model)\n"
+        "before = 'importlib.metadata' in sys.modules\n"
+        "import importlib.metadata\n"
+        "st = (model / 'model.safetensors').stat()\n"
+        'source = f"{EXPORT_VERSION}:{st.st_size}:{st.st_mtime_ns}:"\n'
+        "source += importlib.metadata.version('onnxruntime')\n"
+        "then = hashlib.blake2b(source.encode(), digest_size=5).hexdigest()\n"
+        "print(json.dumps([before, key == then]))"
+    )
+    # The key the exported graphs are cached under is what it was with the distribution's
+    # metadata: the graphs exported before are found.
+    assert fresh_python(code, tmp_path) == [False, True]
+
+
+def _mimalloc_options(code: str, cwd: Path, **env: str) -> dict[str, str]:
+    """mimalloc's options as it reports them (`MIMALLOC_VERBOSE`) in a process running
+    `code`, which imports pyarrow."""
+    run_env = {k: v for k, v in os.environ.items() if k != "MIMALLOC_ALLOW_THP"}
+    run_env.update(MIMALLOC_VERBOSE="1", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=cwd,
+        env={**run_env, **env},
+        capture_output=True,
+        text=True,
+    )
+    assert out.returncode == 0, out.stderr
+    found = re.findall(r"option '(\w+)': (\S+)", out.stderr)
+    return dict(found)
+
+
+@pytest.mark.parametrize("given", [None, "1"])
+def test_the_command_gives_arrows_allocator_no_huge_pages(lexical_example, given):
+    pa = pytest.importorskip("pyarrow")
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow is not built with mimalloc here")
+    args = ["ask", "where are expired session tokens rejected?", "--path", str(lexical_example)]
+    env = {} if given is None else {"MIMALLOC_ALLOW_THP": given}
+    options = _mimalloc_options(_main(*args), lexical_example, **env)
+    # A 2 MB page zeroed at the first touch of any of its bytes; a value given is kept.
+    assert options.get("allow_thp") == ("0" if given is None else given)
+
+
+def test_a_library_process_leaves_arrows_allocator_as_it_is(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    if pa.default_memory_pool().backend_name != "mimalloc":
+        pytest.skip("pyarrow is not built with mimalloc here")
+    code = "from dowse.indexer.lance import import_pyarrow\nimport_pyarrow().array([1])\n"
+    assert _mimalloc_options(code, tmp_path).get("allow_thp") == "1"
 
 
 def test_redacting_imports_requests_only_when_detect_secrets_uses_it(tmp_path):
