@@ -37,7 +37,7 @@ def _program(args: Any) -> str:
     argv = [str(a) for a in args] if isinstance(args, (list, tuple)) else [str(args)]
     name = os.path.basename(argv[0])
     if name.startswith("python"):
-        return "python " + (" ".join(argv[1:3]) if argv[1:2] == ["-m"] else argv[1][:2])
+        return "python " + (" ".join(argv[1:3]) if argv[1:2] == ["-m"] else " ".join(argv[1:2])[:2])
     if name == "git":
         library = any(
             f.filename.endswith(os.path.join("dowse", "git.py"))
