@@ -76,6 +76,62 @@ SLOW_MODULES = {
 LONGEST_FIRST = ("test_engine_ray", "test_server", "test_reliability", "test_rebuild")
 
 
+# Where the suite's temporary trees go when the machine has a memory file system with room
+# (docs/testing.md, "The suite's temporary trees in memory"). The tests write some
+# 90,000 files a run, LanceDB's tables most of them; on a disk a third of the lane's CPU
+# was the kernel's, and deleting an old run's tree took tens of seconds at the exit.
+MEMORY_ROOT = "/dev/shm"
+# Room the trees need: a passing run deletes each test's directory as it goes and keeps
+# none, a failing run keeps its failed tests' and the session's (a run that deleted
+# nothing held some 450 MB).
+MEMORY_ROOM = 2 << 30
+
+
+def memory_temproot(
+    root: str = MEMORY_ROOT, mounts: str = "/proc/self/mounts", room: int = MEMORY_ROOM
+) -> str | None:
+    """`root` when it is a writable tmpfs that runs programs (a test makes a virtual
+    environment there and runs it) and has `room` bytes free; else None."""
+    try:
+        with open(mounts, encoding="utf-8") as fh:
+            kinds = {fields[1]: fields[2] for fields in map(str.split, fh) if len(fields) > 2}
+        st = os.statvfs(root)
+    except OSError:
+        return None
+    if kinds.get(root) != "tmpfs" or st.f_flag & (os.ST_RDONLY | os.ST_NOEXEC):
+        return None
+    if st.f_bavail * st.f_frsize < room or not os.access(root, os.W_OK | os.X_OK):
+        return None
+    return root
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's tmpdir plug-in has made its factory
+def pytest_configure(config: pytest.Config) -> None:
+    """pytest's temporary trees (`tmp_path`, `tmp_path_factory`) in memory when the caller
+    named no place for them (`--basetemp`, `TMPDIR`, or `PYTEST_DEBUG_TEMPROOT`, pytest's
+    variable for its root) and `memory_temproot` finds room. pytest-xdist's workers are
+    given a directory inside the first process's tree, and inherit the variable.
+
+    In memory (chosen here or by the caller), each passed test's directory is deleted at
+    its teardown and a passing run's whole tree at its end (`tmp_path_retention_policy =
+    "failed"`), so that no run holds memory after it. On a disk the policy stays pytest's
+    default: on a disk mounted with `discard`, deleting as the tests ran doubled their
+    system CPU (docs/testing.md, house39)."""
+    env = os.environ
+    named = (
+        config.option.basetemp is not None or env.get("TMPDIR") or ("PYTEST_DEBUG_TEMPROOT" in env)
+    )
+    if not hasattr(config, "workerinput") and not named:
+        root = memory_temproot()
+        if root is not None:
+            env["PYTEST_DEBUG_TEMPROOT"] = root
+    if env.get("PYTEST_DEBUG_TEMPROOT") == MEMORY_ROOT:
+        # pytest reads the policy from its ini file only; its factory keeps it here.
+        factory = getattr(config, "_tmp_path_factory", None)
+        if getattr(factory, "_retention_policy", None) == "all":
+            factory._retention_policy = "failed"  # type: ignore[union-attr]
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     for item in items:
         if item.module is not None and item.module.__name__ in SLOW_MODULES:

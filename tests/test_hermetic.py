@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import MEMORY_ROOT, memory_temproot
 
 
 def test_caches_point_at_the_runs_temporary_directory(tmp_path_factory: pytest.TempPathFactory):
@@ -39,3 +40,31 @@ def test_the_tests_processes_keep_their_temporary_files_in_the_sessions_director
     code = "import tempfile; print(tempfile.gettempdir())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == str(scratch)
+
+
+def test_a_memory_file_system_with_room_takes_the_temporary_trees(tmp_path: Path):
+    root = tmp_path / "shm"
+    root.mkdir()
+    mounts = tmp_path / "mounts"
+    mounts.write_text(f"tmpfs {root} tmpfs rw,nosuid,nodev 0 0\n/dev/vda / ext4 rw 0 0\n")
+    assert memory_temproot(str(root), str(mounts), room=0) == str(root)
+    free = os.statvfs(root).f_bavail * os.statvfs(root).f_frsize
+    assert memory_temproot(str(root), str(mounts), room=free + (1 << 30)) is None  # no room
+    assert memory_temproot(str(tmp_path), str(mounts), room=0) is None  # not a mount
+    mounts.write_text(f"/dev/vdb {root} ext4 rw 0 0\n")
+    assert memory_temproot(str(root), str(mounts), room=0) is None  # a disk
+    assert memory_temproot(str(root), str(tmp_path / "no-mounts"), room=0) is None
+    assert memory_temproot(str(tmp_path / "gone"), str(mounts), room=0) is None
+
+
+def test_in_memory_the_trees_of_passed_tests_are_not_kept(
+    tmp_path: Path, request: pytest.FixtureRequest
+):
+    # pytest's own variable for its temporary root, which tests/conftest.py sets when it
+    # finds a memory file system with room (and leaves alone when the caller set it).
+    policy = request.config._tmp_path_factory._retention_policy  # type: ignore[attr-defined]
+    if os.environ.get("PYTEST_DEBUG_TEMPROOT") == MEMORY_ROOT:
+        assert tmp_path.resolve().is_relative_to(Path(MEMORY_ROOT).resolve())
+        assert policy == "failed"  # each passed test's directory goes at its teardown
+    else:
+        assert policy == "all"  # pytest's default: on a disk, deleting as tests run cost more

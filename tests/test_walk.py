@@ -340,8 +340,11 @@ def test_unreadable_files_and_dirs(tmp_path: Path, monkeypatch: pytest.MonkeyPat
             raise PermissionError(13, "Permission denied", path)
         return real_scandir(path)
 
-    monkeypatch.setattr(walk_module.os, "scandir", scandir)
-    result = walk(tmp_path)
+    # `walk_module.os` is `os`: the listing is patched for the walk alone, not for the
+    # removal of tmp_path after the test (tests/conftest.py, the suite's temporary trees).
+    with monkeypatch.context() as mp:
+        mp.setattr(walk_module.os, "scandir", scandir)
+        result = walk(tmp_path)
     assert files(result) == ["ok.py"]
     assert reasons(result) == {
         "closed/": "unreadable: permission denied",
@@ -372,8 +375,9 @@ def test_files_and_dirs_deleted_during_the_walk(
         def __exit__(self, *exc: object) -> None:
             return None
 
-    monkeypatch.setattr(walk_module.os, "scandir", Listing)
-    result = walk(tmp_path)
+    with monkeypatch.context() as mp:  # for the walk alone, as above
+        mp.setattr(walk_module.os, "scandir", Listing)
+        result = walk(tmp_path)
     assert files(result) == ["stays.py"]
     assert result.skipped == []
 
