@@ -551,3 +551,62 @@ def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
     assert printed_lines(parts[2].row, symbols) == (200, 230)
     kept = distinct_parts(parts, symbols)
     assert [p.row["start_line"] for p in kept] == [30, 200, 231]
+
+
+C_SIZE = (
+    "size_t ZSTD_frameSize(const void* src, size_t srcSize) {\n"
+    "    size_t const frameSize = readFrameHeader(src, srcSize);\n"
+    "    return frameSize;\n"
+    "}\n"
+)
+C_SKIPPABLE = (
+    "static size_t readSkippableFrameSize(const void* src, size_t srcSize) {\n"
+    "    U32 const sizeU32 = MEM_readLE32((const BYTE*)src + 4);\n"
+    "    if ((U32)(sizeU32 + ZSTD_SKIPPABLEHEADERSIZE) < sizeU32)\n"
+    "        return ERROR(frameParameter_unsupported);\n"
+    "    return sizeU32 + ZSTD_SKIPPABLEHEADERSIZE;\n"
+    "}\n"
+)
+PY_PLAIN = "def parse_timeout(value):\n    seconds = float(value)\n    return seconds\n"
+PY_DECIDES = (
+    "def check_timeout(value):\n"
+    "    number = float(value)\n"
+    "    if number < 0:\n"
+    '        raise ValueError("negative timeout")\n'
+    "    return number\n"
+)
+
+
+def test_a_chunk_whose_deciding_lines_hold_the_questions_words_ranks_first_in_its_file():
+    """The words' best chunk mentions the question's words in plain code; another chunk
+    of the file branches and fails on them: the behaviour ranking puts it first, in C as
+    in Python. Without that ranking the words' order stands."""
+    cases = [
+        (
+            "c",
+            [
+                {**_row("z.c", 1, 4, C_SIZE, "ZSTD_frameSize"), "language": "c"},
+                {**_row("z.c", 10, 15, C_SKIPPABLE, "readSkippableFrameSize"), "language": "c"},
+            ],
+            "the size of a skippable frame overflows and is not rejected as unsupported",
+            10,
+        ),
+        (
+            "python",
+            [_row("t.py", 1, 3, PY_PLAIN, "parse_timeout"), _row("t.py", 5, 9, PY_DECIDES)],
+            "a negative timeout value is accepted",
+            5,
+        ),
+    ]
+    for _language, rows, question, expected in cases:
+        path = rows[0]["path"]
+        parts = best_parts(_Searcher(rows), analyze(question), [path])  # type: ignore[arg-type]
+        assert parts[path][0].row["start_line"] == expected
+        assert "its branches or errors hold the question's words" in parts[path][0].why
+        without = best_parts(
+            _Searcher(rows),  # type: ignore[arg-type]
+            analyze(question),
+            [path],
+            rankings=RANKINGS - {"behaviour"},
+        )
+        assert without[path][0].row["start_line"] == rows[0]["start_line"]
