@@ -17,7 +17,8 @@ swebench --methods ask` answers (the markdown fitted into the budget; the loop, 
 neither changes, runs once per question). Writes OUTDIR/NAME-BUDGET.jsonl
 (predictions, for `score.py`) and OUTDIR/NAME-BUDGET.parts.jsonl: per instance, the
 printed markdown's tokens by part (`PARTS`), counted by the one counter on each line and
-its line break. `--table` prints each parts file's mean tokens per part and its share;
+its line break, and the CPU seconds `ask` spent ranking the files' parts
+(`best_parts_cpu`). `--table` prints each parts file's mean tokens per part and its share;
 `--compare` the instances whose share of the fix's changed lines shown rose or fell
 between two predictions files.
 """
@@ -31,6 +32,7 @@ import json
 import re
 import statistics
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -86,9 +88,23 @@ def parse_variant(text: str) -> Variant:
     return Variant(name, Packing(**packing), Frame(**frame), without)
 
 
+_PARTS_CPU = [0.0]
+"""The calling thread's CPU seconds in `best_parts` since the last answer."""
+
+
 def use_rankings(without: frozenset[str]) -> None:
-    """Make `ask`'s best parts fuse every within-file ranking but `without`."""
-    ask_module.best_parts = functools.partial(best_parts, rankings=RANKINGS - without)
+    """Make `ask`'s best parts fuse every within-file ranking but `without`, their CPU
+    time counted in `_PARTS_CPU`."""
+    ranked = functools.partial(best_parts, rankings=RANKINGS - without)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return ranked(*args, **kwargs)
+        finally:
+            _PARTS_CPU[0] += time.thread_time() - start
+
+    ask_module.best_parts = timed
 
 
 def use_frame(frame: Frame) -> None:
@@ -209,7 +225,9 @@ def table(paths: list[Path]) -> None:
     for path in paths:
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         total = statistics.mean(sum(r["parts"].values()) for r in rows)
-        print(f"{path.name}: {len(rows)} answers, {total:.0f} tokens on average")
+        cpu = [r["best_parts_cpu"] for r in rows if "best_parts_cpu" in r]
+        timing = f", best parts {statistics.mean(cpu) * 1000:.1f} ms CPU on average" if cpu else ""
+        print(f"{path.name}: {len(rows)} answers, {total:.0f} tokens on average{timing}")
         for part in PARTS:
             mean = statistics.mean(r["parts"].get(part, 0.0) for r in rows)
             if mean:
@@ -298,6 +316,7 @@ def main(argv: list[str] | None = None) -> int:
             for budget in budgets:
                 if inst.instance_id not in pending[(name, budget)]:
                     continue
+                _PARTS_CPU[0] = 0.0
                 # What `MethodRunner.query("ask", ...)` delivers, with the markdown kept.
                 report = investigate(
                     run.searcher, inst.problem_statement, budget=budget, packing=packing
@@ -323,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                     "mode": printed.mode,
                     "tokens": estimate_tokens(markdown),
                     "parts": dict(parts_of(markdown)),
+                    "best_parts_cpu": round(_PARTS_CPU[0], 4),
                 }
                 with outs[(name, budget)].with_suffix(".parts.jsonl").open("a") as out:
                     out.write(json.dumps(record) + "\n")
