@@ -51,9 +51,9 @@ from typing import Any
 import numpy as np
 
 from dowse.evaluation.swebench import _function_rank, load_dataset
-from dowse.retrieval.definitions import is_declaration, own_behaviour
+from dowse.retrieval.definitions import is_declaration, own_behaviour, question_stems
 from dowse.retrieval.file_parts import RRF_K
-from dowse.retrieval.query import analyze, question_stems
+from dowse.retrieval.query import analyze
 
 sys.path.insert(0, str(Path(__file__).parent))
 from crossval import folds_of  # noqa: E402
@@ -84,7 +84,7 @@ def _source(git_dir: str, commit: str, path: str) -> list[str]:
 
 
 def question_words(text: str) -> tuple[frozenset[str], set[str]]:
-    """The question's stemmed words (`query.question_stems`) and the names it
+    """The question's stemmed words (`definitions.question_stems`) and the names it
     writes as code (their last parts: functions a definition may call)."""
     analysis = analyze(text)
     names = {i.split(".")[-1] for i in analysis.identifiers}

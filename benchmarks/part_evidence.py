@@ -13,7 +13,7 @@ when none of its hunks is shown whole and the file's blocks do not touch it (the
 within-file ranking chose other parts), *shown* when one of its hunks is shown whole.
 A function's or a block's evidence is `behaviour.words_on` over its code lines (the
 first is the signature): how many of the question's stemmed words
-(`query.question_stems`) stand on its deciding lines (a branch, a raise, a throw, a
+(`definitions.question_stems`) stand on its deciding lines (a branch, a raise, a throw, a
 panic, an error returned). Printed per language, for each class: the units, the share
 whose function holds any, the share holding more than every block shown of the file
 (`wins`), as many (`ties`, above zero), fewer (`loses`), and the share first in its file
@@ -33,7 +33,8 @@ from typing import Any
 from dowse.indexer.parse import parse_source
 from dowse.languages import HEADER, language_for
 from dowse.retrieval.behaviour import WHOLE_DEFINITION_LINES, code_lines, words_on
-from dowse.retrieval.query import analyze, question_stems
+from dowse.retrieval.definitions import question_stems
+from dowse.retrieval.query import analyze
 
 sys.path.insert(0, str(Path(__file__).parent))
 from gold_breakdown import _header_language, base_lines, git_dir, is_code  # noqa: E402

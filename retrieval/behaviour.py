@@ -30,7 +30,6 @@ changed lines out of tokio's and bat's contexts (benchmarks/RESULTS-multi.md).
 from __future__ import annotations
 
 import re
-from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -44,7 +43,6 @@ __all__ = [
     "LineCounts",
     "behaviour_share",
     "behaviour_words",
-    "code_between",
     "code_lines",
     "count_lines",
     "defines_any",
@@ -301,13 +299,6 @@ def code_lines(lines: Sequence[str], language: str | None) -> list[int]:
     if kinds is None:
         return [n for n, line in enumerate(lines) if line.strip()]
     return [n for n, kind in kinds if kind == "code"]
-
-
-def code_between(code: Sequence[int], first: int, last: int) -> list[int]:
-    """The numbers in `code` (0-based code line numbers, in order: `code_lines`) of the
-    lines `first`..`last` (1-based, inclusive): a definition's or a chunk's code lines,
-    read from its file's."""
-    return list(code[bisect_left(code, first - 1) : bisect_right(code, last - 1)])
 
 
 def words_on(lines: Sequence[str], code: Iterable[int]) -> BehaviourWords:

@@ -50,31 +50,17 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.indexer.store import where_in
 from dowse.languages import language_for
-from dowse.retrieval.behaviour import (
-    VALUE_KINDS,
-    BehaviourWords,
-    code_between,
-    code_lines,
-    words_on,
-)
+from dowse.retrieval.behaviour import VALUE_KINDS, BehaviourWords, code_lines, words_on
 from dowse.retrieval.file_parts import (
     POOL_PER_FILE,
     RRF_K,
     closest_definitions,
-    file_chunks,
-    file_lines,
     frame_spots,
     link_spots,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import (
-    QueryAnalysis,
-    base_tokens,
-    naming,
-    question_stems,
-    title_tokens,
-)
-from dowse.tokens import tokenize
+from dowse.retrieval.query import STOPWORDS, QueryAnalysis, base_tokens, naming, title_tokens
+from dowse.tokens import stem, tokenize
 
 __all__ = [
     "RANKINGS",
@@ -83,6 +69,7 @@ __all__ = [
     "is_declaration",
     "own_behaviour",
     "own_behaviours",
+    "question_stems",
     "rank_definitions",
     "ranked_definitions",
     "shown_definitions",
@@ -294,6 +281,13 @@ def _each_files_best(
     return out
 
 
+def question_stems(analysis: QueryAnalysis) -> frozenset[str]:
+    """The question's plain words (its names' parts among them), stemmed (`expired` and
+    `expire` alike), leaving out stop words and the project's names."""
+    skip = STOPWORDS.union(analysis.project)
+    return frozenset(s for t in analysis.terms if t not in skip and len(s := stem(t.lower())) >= 3)
+
+
 _BODY_KINDS = frozenset({"function", "method", "constructor"})
 
 
@@ -331,7 +325,7 @@ def own_behaviours(
             if end <= hi and (start, end) != (lo, hi)
             for n in range(start, end + 1)
         }
-        own = code_between(code, lo, hi)
+        own = code[bisect_left(code, lo - 1) : bisect_right(code, hi - 1)]
         out[_key(d)] = words_on(lines, (n for n in own if n not in nested))
     return out
 
@@ -359,6 +353,22 @@ def _by_behaviour(
 
 def _key(d: Definition) -> tuple[str, int, str]:
     return d["path"], int(d["start_line"]), d["qualified_name"]
+
+
+def _file_lines(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Each file's lines as its chunks hold them (line 1 first; a line no chunk holds
+    is empty)."""
+    spans = searcher.lookups.spans_of(paths)
+    rows = searcher.lookups.rows_of({r["id"]: r for p in paths for r in spans.get(p, ())})
+    out: dict[str, list[str]] = {}
+    for row in rows.values():
+        lines = out.setdefault(row["path"], [])
+        start = int(row["start_line"])
+        text = (row.get("text") or "").split("\n")
+        if len(lines) < start - 1 + len(text):
+            lines.extend([""] * (start - 1 + len(text) - len(lines)))
+        lines[start - 1 : start - 1 + len(text)] = text
+    return out
 
 
 def _innermost(definitions: Sequence[Definition], line: int) -> Definition | None:
@@ -501,7 +511,7 @@ def _evidence(
     if not by_file:  # the best-scored chunks of all the files first
         words.sort(key=lambda hit: -hit[1])
     rank("words", _by_words(words, defs, set(tokens), named))
-    text = file_lines(file_chunks(searcher, paths))
+    text = _file_lines(searcher, paths)
     bodies = {k: b for p in paths for k, b in own_behaviours(text.get(p, []), defs[p], p).items()}
     rank("behaviour", _by_behaviour(bodies, defs, question_stems(analysis), by_file))
     rank("evaluated", chunks(evaluated))

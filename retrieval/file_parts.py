@@ -9,7 +9,7 @@ context had the fixed file listed and shown, but by another part of it
 (benchmarks/RESULTS-context.md).
 
 `best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
-fusion of up to eight rankings inside the file:
+fusion of up to five rankings inside the file:
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
@@ -18,14 +18,9 @@ fusion of up to eight rankings inside the file:
 - the lines the question's stack-trace frames point at, innermost first;
 - the lines the question links to (`QueryAnalysis.links`: a report's link to
   `.../blob/REF/PATH#L636`), in the question's order;
-- the loop's own evaluations of the file's chunks, by relevance;
-- the chunks whose deciding lines (a branch, a raise, a throw, a panic, an error returned:
-  `behaviour.words_on`, by lexical rules in every language) hold the most of the
-  question's stemmed words (`query.question_stems`), as the ranked definitions'
-  `behaviour` ranking counts them; chunks holding as many share their places.
+- the loop's own evaluations of the file's chunks, by relevance.
 
-Each ranking counts `1 / (RRF_K + rank)` (chunks tied in a ranking: the mean of the ranks
-they span); a ranking a chunk is absent from adds nothing.
+Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
 tuned it on. A module-level part that is mostly docstring, comments or imports counts
 by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
@@ -39,18 +34,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.indexer.store import where_in
-from dowse.languages import language_for
 from dowse.retrieval.behaviour import (
     WHOLE_DEFINITION_LINES,
     behaviour_share,
-    code_between,
-    code_lines,
     defines_any,
     documented_lines,
-    words_on,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import QueryAnalysis, base_tokens, question_stems, title_tokens
+from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
 
 __all__ = [
     "POOL_PER_FILE",
@@ -61,8 +52,6 @@ __all__ = [
     "best_parts",
     "closest_definitions",
     "distinct_parts",
-    "file_chunks",
-    "file_lines",
     "frame_spots",
     "link_spots",
     "printed_lines",
@@ -73,9 +62,7 @@ RRF_K = 1
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
-RANKINGS = frozenset(
-    {"words", "closeness", "names", "bodies", "frames", "links", "evaluated", "behaviour"}
-)
+RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "links", "evaluated"})
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
 
@@ -113,27 +100,20 @@ def best_parts(
         return {}
     parts: dict[tuple[str, int], Part] = {}
 
-    def rank_tied(groups: Iterable[Sequence[dict[str, Any]]], why: str, name: str) -> None:
-        """`groups`: chunks of one file tied, best first; a group's chunks share the mean
-        of the places they span."""
+    def rank(ranked: Iterable[dict[str, Any]], why: str, name: str) -> None:
         if name not in rankings:
             return
         seen: dict[str, int] = {}
-        for group in groups:
-            path = group[0]["path"]
-            place = seen.get(path, 0)
-            seen[path] = place + len(group)
-            for row in group:
-                key = (row["path"], int(row["start_line"]))
-                part = parts.get(key)
-                if part is None:
-                    part = parts[key] = Part(row)
-                part.score += 1 / (RRF_K + place + (len(group) - 1) / 2)
-                if place == 0:
-                    part.why.append(why)
-
-    def rank(ranked: Iterable[dict[str, Any]], why: str, name: str) -> None:
-        rank_tied(([row] for row in ranked), why, name)
+        for row in ranked:
+            place = seen.get(row["path"], 0)
+            seen[row["path"]] = place + 1
+            key = (row["path"], int(row["start_line"]))
+            part = parts.get(key)
+            if part is None:
+                part = parts[key] = Part(row)
+            part.score += 1 / (RRF_K + place)
+            if place == 0:
+                part.why.append(why)
 
     tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
     where = where_in("path", paths)
@@ -173,14 +153,6 @@ def best_parts(
         pairs.sort(key=lambda p: -p[1])
         rank((row for row, _ in pairs), "scored most relevant in its file", "evaluated")
 
-    stems = question_stems(analysis) if "behaviour" in rankings else frozenset()
-    if stems:
-        rank_tied(
-            by_behaviour(file_chunks(searcher, paths), stems),
-            "its branches or errors hold the question's words",
-            "behaviour",
-        )
-
     # The code that acts before a module's header or docstring that only names it
     # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is
     # not demoted when the context can widen it to the whole definition, body included;
@@ -215,54 +187,6 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
-
-
-def file_chunks(searcher: HybridSearcher, paths: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
-    """Every chunk row of `paths` (its text included), by path, in line order."""
-    spans = searcher.lookups.spans_of(paths)
-    rows = searcher.lookups.rows_of({r["id"]: r for p in paths for r in spans.get(p, ())})
-    out: dict[str, list[dict[str, Any]]] = {}
-    for row in sorted(rows.values(), key=lambda r: (r["path"], int(r["start_line"]))):
-        out.setdefault(row["path"], []).append(row)
-    return out
-
-
-def file_lines(chunks: Mapping[str, Sequence[dict[str, Any]]]) -> dict[str, list[str]]:
-    """Each file's lines as its chunks (`file_chunks`) hold them (line 1 first; a line
-    no chunk holds is empty)."""
-    out: dict[str, list[str]] = {}
-    for path, rows in chunks.items():
-        lines = out.setdefault(path, [])
-        for row in rows:
-            start = int(row["start_line"])
-            text = (row.get("text") or "").split("\n")
-            if len(lines) < start - 1 + len(text):
-                lines.extend([""] * (start - 1 + len(text) - len(lines)))
-            lines[start - 1 : start - 1 + len(text)] = text
-    return out
-
-
-def by_behaviour(
-    chunks: Mapping[str, Sequence[dict[str, Any]]], stems: frozenset[str]
-) -> list[list[dict[str, Any]]]:
-    """The chunks (`file_chunks`) whose deciding lines (`behaviour.words_on`: a branch, a
-    raise, a throw, a panic, an error returned; a chunk's first code line is read as a
-    signature) hold any of `stems`, each file's the most of them first, those holding as
-    many in one group. The count, not the words' rarity: as in the ranked definitions'
-    `behaviour` ranking (benchmarks/RESULTS-context.md)."""
-    lines = file_lines(chunks)
-    groups: list[list[dict[str, Any]]] = []
-    for path, rows in chunks.items():
-        text = lines[path]
-        code = code_lines(text, rows[0].get("language") or language_for(path))
-        held: dict[int, list[dict[str, Any]]] = {}
-        for row in rows:
-            own = code_between(code, int(row["start_line"]), int(row["end_line"]))
-            n = len(words_on(text, own).decides & stems)
-            if n:
-                held.setdefault(n, []).append(row)
-        groups += [held[n] for n in sorted(held, reverse=True)]
-    return groups
 
 
 def printed_lines(row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]) -> tuple[int, int]:

@@ -28,7 +28,7 @@ from dowse.languages import (
     is_vendored_path,
     language_for,
 )
-from dowse.tokens import split_identifier, stem, tokenize, variants
+from dowse.tokens import split_identifier, tokenize, variants
 
 if TYPE_CHECKING:
     from dowse.indexer.embed import Embedder
@@ -46,7 +46,6 @@ __all__ = [
     "literals_of",
     "naming",
     "prepare_question",
-    "question_stems",
     "question_vector",
     "script_modules",
     "title_of",
@@ -661,14 +660,6 @@ def base_tokens(analysis: QueryAnalysis) -> list[str]:
     plain = [v for t in analysis.terms for v in variants(t)]
     skip = QUERY_NOISE.union(analysis.project)
     return [t for t in dict.fromkeys([*tokenize(analysis.text), *plain]) if t not in skip]
-
-
-def question_stems(analysis: QueryAnalysis) -> frozenset[str]:
-    """The question's plain words (its names' parts among them), stemmed (`expired` and
-    `expire` alike), leaving out stop words and the project's names: what the behaviour
-    rankings look for on a definition's or a chunk's deciding lines."""
-    skip = STOPWORDS.union(analysis.project)
-    return frozenset(s for t in analysis.terms if t not in skip and len(s := stem(t.lower())) >= 3)
 
 
 def title_tokens(analysis: QueryAnalysis) -> list[str]:

@@ -20,11 +20,12 @@ from dowse.retrieval.definitions import (
     _key,
     is_declaration,
     own_behaviour,
+    question_stems,
     rank_definitions,
     shown_definitions,
 )
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.query import analyze, naming, question_stems
+from dowse.retrieval.query import analyze, naming
 
 
 @pytest.fixture
