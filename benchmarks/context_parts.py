@@ -9,14 +9,16 @@ Usage:
     python benchmarks/context_parts.py --dataset DEV.jsonl --compare BASE.jsonl OTHER.jsonl
 
 A VARIANT is `NAME` or `NAME:field=value,...` over the fields of `Packing` and `Frame`
-(`dowse.retrieval.ask`; `base` with no fields is the shipped answer). Each instance's repository is
-synced and indexed as `dowse eval swebench` does (the same work directory layout), then
-`ask` answers once per variant and budget, as `dowse eval swebench --methods ask`
-answers (the markdown fitted into the budget; the loop, which neither changes, runs
-once per question). Writes OUTDIR/NAME-BUDGET.jsonl
+(`dowse.retrieval.ask`; `base` with no fields is the shipped answer), and `without=A+B`:
+the within-file rankings (`file_parts.RANKINGS`) `ask`'s best parts leave out. Each
+instance's repository is synced and indexed as `dowse eval swebench` does (the same
+work directory layout), then `ask` answers once per variant and budget, as `dowse eval
+swebench --methods ask` answers (the markdown fitted into the budget; the loop, which
+neither changes, runs once per question). Writes OUTDIR/NAME-BUDGET.jsonl
 (predictions, for `score.py`) and OUTDIR/NAME-BUDGET.parts.jsonl: per instance, the
 printed markdown's tokens by part (`PARTS`), counted by the one counter on each line and
-its line break. `--table` prints each parts file's mean tokens per part and its share;
+its line break, and the CPU seconds `ask` spent ranking the files' parts
+(`best_parts_cpu`). `--table` prints each parts file's mean tokens per part and its share;
 `--compare` the instances whose share of the fix's changed lines shown rose or fell
 between two predictions files.
 """
@@ -24,12 +26,15 @@ between two predictions files.
 from __future__ import annotations
 
 import argparse
+import functools
 import importlib
 import json
 import re
 import statistics
 import sys
+import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -49,22 +54,57 @@ from dowse.explore.handoff import fit_report, investigate, render_report
 from dowse.indexer.embed import get_embedder
 from dowse.retrieval.ask import Frame, Packing
 from dowse.retrieval.budget import estimate_tokens
+from dowse.retrieval.file_parts import RANKINGS, best_parts
 
 ask_module = importlib.import_module("dowse.retrieval.ask")  # the package's `ask` is the function
 
 
-def parse_variant(text: str) -> tuple[str, Packing, Frame]:
-    """`NAME:field=value,...` -> (NAME, the Packing and the Frame with those fields)."""
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    packing: Packing
+    frame: Frame
+    without: frozenset[str] = frozenset()  # the within-file rankings left out
+
+
+def parse_variant(text: str) -> Variant:
+    """`NAME:field=value,...` -> the variant with those fields (`without=A+B`: the
+    within-file rankings left out)."""
     name, _, fields = text.partition(":")
     packing: dict[str, Any] = {}
     frame: dict[str, Any] = {}
+    without: frozenset[str] = frozenset()
     for pair in filter(None, fields.split(",")):
         key, sep, value = pair.partition("=")
+        if key == "without":
+            without = frozenset(value.split("+"))
+            if not without <= RANKINGS:
+                raise SystemExit(f"context_parts: no within-file ranking in {pair!r}")
+            continue
         into = packing if key in Packing.model_fields else frame
         if not sep or key not in {*Packing.model_fields, *Frame.model_fields}:
             raise SystemExit(f"context_parts: no Packing or Frame field in {pair!r}")
         into[key] = json.loads(value)
-    return name, Packing(**packing), Frame(**frame)
+    return Variant(name, Packing(**packing), Frame(**frame), without)
+
+
+_PARTS_CPU = [0.0]
+"""The calling thread's CPU seconds in `best_parts` since the last answer."""
+
+
+def use_rankings(without: frozenset[str]) -> None:
+    """Make `ask`'s best parts fuse every within-file ranking but `without`, their CPU
+    time counted in `_PARTS_CPU`."""
+    ranked = functools.partial(best_parts, rankings=RANKINGS - without)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return ranked(*args, **kwargs)
+        finally:
+            _PARTS_CPU[0] += time.thread_time() - start
+
+    ask_module.best_parts = timed
 
 
 def use_frame(frame: Frame) -> None:
@@ -185,7 +225,9 @@ def table(paths: list[Path]) -> None:
     for path in paths:
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
         total = statistics.mean(sum(r["parts"].values()) for r in rows)
-        print(f"{path.name}: {len(rows)} answers, {total:.0f} tokens on average")
+        cpu = [r["best_parts_cpu"] for r in rows if "best_parts_cpu" in r]
+        timing = f", best parts {statistics.mean(cpu) * 1000:.1f} ms CPU on average" if cpu else ""
+        print(f"{path.name}: {len(rows)} answers, {total:.0f} tokens on average{timing}")
         for part in PARTS:
             mean = statistics.mean(r["parts"].get(part, 0.0) for r in rows)
             if mean:
@@ -250,7 +292,7 @@ def main(argv: list[str] | None = None) -> int:
     except EvalError as e:
         raise SystemExit(f"context_parts: {e}") from None
     args.out.mkdir(parents=True, exist_ok=True)
-    outs = {(n, b): args.out / f"{n}-{b}.jsonl" for n, _, _ in variants for b in budgets}
+    outs = {(v.name, b): args.out / f"{v.name}-{b}.jsonl" for v in variants for b in budgets}
     pending = {key: {i.instance_id for i in unrecorded(chosen, path)} for key, path in outs.items()}
     todo = [i for i in chosen if any(i.instance_id in ids for ids in pending.values())]
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=budgets[0])
@@ -267,11 +309,14 @@ def main(argv: list[str] | None = None) -> int:
     ask_module._loop_and_history = memo_loop
     for inst, run, seconds in runs:
         memo.clear()
-        for name, packing, frame in variants:
-            use_frame(frame)
+        for variant in variants:
+            name, packing = variant.name, variant.packing
+            use_frame(variant.frame)
+            use_rankings(variant.without)
             for budget in budgets:
                 if inst.instance_id not in pending[(name, budget)]:
                     continue
+                _PARTS_CPU[0] = 0.0
                 # What `MethodRunner.query("ask", ...)` delivers, with the markdown kept.
                 report = investigate(
                     run.searcher, inst.problem_statement, budget=budget, packing=packing
@@ -297,6 +342,7 @@ def main(argv: list[str] | None = None) -> int:
                     "mode": printed.mode,
                     "tokens": estimate_tokens(markdown),
                     "parts": dict(parts_of(markdown)),
+                    "best_parts_cpu": round(_PARTS_CPU[0], 4),
                 }
                 with outs[(name, budget)].with_suffix(".parts.jsonl").open("a") as out:
                     out.write(json.dumps(record) + "\n")
