@@ -258,6 +258,16 @@ class Packing(BaseModel):
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
         ),
     )
+    trim_share: float = Field(
+        default=1.0,
+        ge=0,
+        le=1,
+        description=(
+            "a block grown to its whole definition beyond the item's own lines, and taking "
+            "more than this share of the room for whole blocks, goes back to the item's own "
+            "lines when a later item's own lines do not fit otherwise (1: never)"
+        ),
+    )
     first_file_share: float = Field(
         default=0.7,
         ge=0,
@@ -1017,6 +1027,11 @@ class _Pack:
         self.whole = room - math.floor(room * packing.signature_share)
         self.blocks: list[ContextBlock] = []
         self.used = 0
+        # The blocks grown beyond their item's own lines, in the order they grew: (path,
+        # the grown block's lines, the item, its own lines, symbol, kind).
+        self.grown: list[
+            tuple[str, tuple[int, int], ContextItem, tuple[int, int], str | None, str | None]
+        ] = []
 
     def _put(
         self, it: ContextItem, start: int, end: int, symbol: str | None, kind: str | None, cap: int
@@ -1087,8 +1102,11 @@ class _Pack:
             if id(it) in leads and len(ranges) > 1:
                 share = math.floor(self.whole * self.packing.lead_share) + early_used
                 if self._put(it, *ranges[0], symbol, kind, share):
+                    self._grew(it, ranges, symbol, kind)
                     continue
-            if not self._put(it, *ranges[-1], symbol, kind, self.whole):
+            if not self._put(it, *ranges[-1], symbol, kind, self.whole) and not self._trim_for(
+                it, ranges[-1], symbol, kind
+            ):
                 rest.append((it, *ranges[0], symbol, kind))
                 continue
             if len(ranges) > 1:
@@ -1096,6 +1114,54 @@ class _Pack:
         for it, (start, end), symbol, kind in delivered:
             self._put(it, start, end, symbol, kind, self.whole)
         return rest
+
+    def _grew(
+        self, it: ContextItem, ranges: list[tuple[int, int]], symbol: str | None, kind: str | None
+    ) -> None:
+        """Remember the block that now shows the item's whole definition `ranges[0]`."""
+        path, (start, end) = it.hit.path, ranges[0]
+        for b in self.blocks:
+            if b.path == path and b.start_line <= start and end <= b.end_line:
+                self.grown.append((path, (b.start_line, b.end_line), it, ranges[-1], symbol, kind))
+                return
+
+    def _trim_for(
+        self, it: ContextItem, lines: tuple[int, int], symbol: str | None, kind: str | None
+    ) -> bool:
+        """Whether the item's own `lines` fit once earlier blocks grown to a whole
+        definition of more than `Packing.trim_share` of the room went back to their own
+        items' lines, the latest grown first, as few as it takes; nothing changes when
+        they do not fit even then."""
+        limit = self.whole * self.packing.trim_share
+        if self.packing.trim_share >= 1:
+            return False
+        blocks, used, grown = self.blocks, self.used, list(self.grown)
+        for entry in reversed(grown):
+            path, (lo, hi), owner, own, o_symbol, o_kind = entry
+            at = next(
+                (
+                    i
+                    for i, b in enumerate(self.blocks)
+                    if (b.path, b.start_line, b.end_line) == (path, lo, hi)
+                ),
+                None,
+            )
+            if at is None or self.blocks[at].tokens <= limit:
+                continue
+            if path == it.hit.path and lo <= lines[0] and lines[1] <= hi:
+                continue
+            block = self.blocks[at]
+            self.blocks = [b for i, b in enumerate(self.blocks) if i != at]
+            self.used -= block.tokens
+            if all(b.path != path for b in self.blocks):
+                self.used -= self.entry(path)
+            self.grown.remove(entry)
+            if not self._put(owner, *own, o_symbol, o_kind, self.whole):
+                break  # cannot happen for a block's own subrange, but keep the answer intact
+            if self._put(it, *lines, symbol, kind, self.whole):
+                return True
+        self.blocks, self.used, self.grown = blocks, used, grown
+        return False
 
     def _next_part(
         self,
@@ -1112,6 +1178,8 @@ class _Pack:
         before = self.used
         for start, end in (ranges[0], ranges[-1]):
             if self._put(it, start, end, symbol, kind, min(cap, self.whole)):
+                if (start, end) != ranges[-1]:
+                    self._grew(it, ranges, symbol, kind)
                 return self.used - before
         return None
 
