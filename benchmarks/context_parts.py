@@ -242,7 +242,7 @@ def misses(dataset: Path, path: Path) -> None:
         for s in preds[iid].context_spans or []:
             shown.setdefault(s.path, set()).update(range(s.start, s.end + 1))
 
-        def golden(t: dict[str, Any]) -> set[int]:
+        def golden(t: dict[str, Any], lines: Any = lines) -> set[int]:
             return {
                 n
                 for a, b in lines.get(t["path"], [])

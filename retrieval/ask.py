@@ -268,6 +268,14 @@ class Packing(BaseModel):
             "lines when a later item's own lines do not fit otherwise (1: never)"
         ),
     )
+    displace: bool = Field(
+        default=False,
+        description=(
+            "a loop item whose own lines do not fit takes the room of the latest placed "
+            "block the loop scored lower (the first file's best part excepted), when leaving "
+            "that one block out makes room; the block left out gets a signature line"
+        ),
+    )
     first_file_share: float = Field(
         default=0.7,
         ge=0,
@@ -1029,6 +1037,8 @@ class _Pack:
         self.used = 0
         # The blocks grown beyond their item's own lines, in the order they grew: (path,
         # the grown block's lines, the item, its own lines, symbol, kind).
+        # The item that placed each block first, by the block's (path, start, end).
+        self.owners: dict[tuple[str, int, int], ContextItem] = {}
         self.grown: list[
             tuple[str, tuple[int, int], ContextItem, tuple[int, int], str | None, str | None]
         ] = []
@@ -1054,6 +1064,9 @@ class _Pack:
         if placed is None:
             return False
         self.blocks, self.used = placed
+        for b in self.blocks:
+            if b.path == it.hit.path and b.start_line <= start and end <= b.end_line:
+                self.owners.setdefault((b.path, b.start_line, b.end_line), it)
         return True
 
     def place_items(
@@ -1104,8 +1117,10 @@ class _Pack:
                 if self._put(it, *ranges[0], symbol, kind, share):
                     self._grew(it, ranges, symbol, kind)
                     continue
-            if not self._put(it, *ranges[-1], symbol, kind, self.whole) and not self._trim_for(
-                it, ranges[-1], symbol, kind
+            if (
+                not self._put(it, *ranges[-1], symbol, kind, self.whole)
+                and not self._trim_for(it, ranges[-1], symbol, kind)
+                and not self._displace_for(it, ranges[-1], symbol, kind, lead[:1], rest)
             ):
                 rest.append((it, *ranges[0], symbol, kind))
                 continue
@@ -1161,6 +1176,39 @@ class _Pack:
             if self._put(it, *lines, symbol, kind, self.whole):
                 return True
         self.blocks, self.used, self.grown = blocks, used, grown
+        return False
+
+    def _displace_for(
+        self,
+        it: ContextItem,
+        lines: tuple[int, int],
+        symbol: str | None,
+        kind: str | None,
+        keep: Sequence[ContextItem],
+        rest: list[_Left],
+    ) -> bool:
+        """Whether the item's own `lines` fit in the room of the latest placed block whose
+        item the loop scored lower (`Packing.displace`; never one placed by `keep`), that
+        block then going to `rest`; nothing changes when no one block makes room."""
+        if not self.packing.displace or it.relevance <= self.packing.min_relevance:
+            return False
+        kept = {id(k) for k in keep}
+        for at in reversed(range(len(self.blocks))):
+            block = self.blocks[at]
+            owner = self.owners.get((block.path, block.start_line, block.end_line))
+            if owner is None or id(owner) in kept or block.relevance >= it.relevance:
+                continue
+            if block.path == it.hit.path and _overlaps(lines, (block.start_line, block.end_line)):
+                continue
+            blocks, used = self.blocks, self.used
+            self.blocks = [b for i, b in enumerate(blocks) if i != at]
+            self.used -= block.tokens
+            if all(b.path != block.path for b in self.blocks):
+                self.used -= self.entry(block.path)
+            if self._put(it, *lines, symbol, kind, self.whole):
+                rest.append((owner, block.start_line, block.end_line, block.symbol, block.kind))
+                return True
+            self.blocks, self.used = blocks, used
         return False
 
     def _next_part(
