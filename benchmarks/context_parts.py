@@ -272,7 +272,8 @@ def misses(dataset: Path, path: Path) -> None:
                 + ", ".join(f"{p['path']}:{p['start']}-{p['end']} {p['role']}" for p in cut[:3])
             )
         instances += bool(found)
-        print("\n".join(dict.fromkeys(found)))
+        for entry in dict.fromkeys(found):
+            print(entry)
     print(
         f"{path.name}: {lost} tried ranges with changed lines not shown ({instances} instances), "
         f"{displaced} would have fitted without one earlier block"
