@@ -14,6 +14,10 @@ Packing (`Packing`): first the best part of each of the first `lead_files` files
 each file's chunks ranked by the question's words, closeness in meaning, the names it
 mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
+An item the loop scored whose own lines do not fit takes the room of the latest block
+the loop scored lower (a part placed for its file's rank that the loop never read, or a
+lower-scored item; never the first file's best part) when leaving that one block out
+makes room, and that block gets a signature line (`Packing.displace`).
 Then each delivered item grows to its whole enclosing definition, when that is small
 enough, while it still fits. The source gets the budget less the printed frame at its
 smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
@@ -258,18 +262,8 @@ class Packing(BaseModel):
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
         ),
     )
-    trim_share: float = Field(
-        default=1.0,
-        ge=0,
-        le=1,
-        description=(
-            "a block grown to its whole definition beyond the item's own lines, and taking "
-            "more than this share of the room for whole blocks, goes back to the item's own "
-            "lines when a later item's own lines do not fit otherwise (1: never)"
-        ),
-    )
     displace: bool = Field(
-        default=False,
+        default=True,
         description=(
             "a loop item whose own lines do not fit takes the room of the latest placed "
             "block the loop scored lower (the first file's best part excepted), when leaving "
@@ -1035,13 +1029,8 @@ class _Pack:
         self.whole = room - math.floor(room * packing.signature_share)
         self.blocks: list[ContextBlock] = []
         self.used = 0
-        # The blocks grown beyond their item's own lines, in the order they grew: (path,
-        # the grown block's lines, the item, its own lines, symbol, kind).
         # The item that placed each block first, by the block's (path, start, end).
         self.owners: dict[tuple[str, int, int], ContextItem] = {}
-        self.grown: list[
-            tuple[str, tuple[int, int], ContextItem, tuple[int, int], str | None, str | None]
-        ] = []
 
     def _put(
         self, it: ContextItem, start: int, end: int, symbol: str | None, kind: str | None, cap: int
@@ -1082,12 +1071,14 @@ class _Pack:
         `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
         the first file's other next parts in their rank (those the loop evaluated too)
         within its share; then every item's own lines, in the loop's order, while they
-        fit; then each delivered item grows to its whole definition while that fits. The
-        second and third files' best parts come before the first file's other next parts:
-        most fixes outside Python change several files (placing all of them after cost 24
-        Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
-        scored relevant come before completing any one definition: widening the first item
-        to a 120-line function must not push the next items' lines out."""
+        fit (one the loop scored taking, when that alone makes room, the room of the latest
+        block it scored lower: `Packing.displace`); then each delivered item grows to its
+        whole definition while that fits. The second and third files' best parts come
+        before the first file's other next parts: most fixes outside Python change several
+        files (placing all of them after cost 24 Multi-SWE-bench instances a quarter of
+        their shown changed lines). The lines that scored relevant come before completing
+        any one definition: widening the first item to a 120-line function must not push
+        the next items' lines out."""
         lead, first, early, more = _placing_order(leads_by_file, items, self.packing)
         leads = {id(it) for it in lead}
         nexts = {id(it) for it in [*early, *more]}
@@ -1115,12 +1106,9 @@ class _Pack:
             if id(it) in leads and len(ranges) > 1:
                 share = math.floor(self.whole * self.packing.lead_share) + early_used
                 if self._put(it, *ranges[0], symbol, kind, share):
-                    self._grew(it, ranges, symbol, kind)
                     continue
-            if (
-                not self._put(it, *ranges[-1], symbol, kind, self.whole)
-                and not self._trim_for(it, ranges[-1], symbol, kind)
-                and not self._displace_for(it, ranges[-1], symbol, kind, lead[:1], rest)
+            if not self._put(it, *ranges[-1], symbol, kind, self.whole) and not self._displace_for(
+                it, ranges[-1], symbol, kind, lead[:1], rest
             ):
                 rest.append((it, *ranges[0], symbol, kind))
                 continue
@@ -1129,54 +1117,6 @@ class _Pack:
         for it, (start, end), symbol, kind in delivered:
             self._put(it, start, end, symbol, kind, self.whole)
         return rest
-
-    def _grew(
-        self, it: ContextItem, ranges: list[tuple[int, int]], symbol: str | None, kind: str | None
-    ) -> None:
-        """Remember the block that now shows the item's whole definition `ranges[0]`."""
-        path, (start, end) = it.hit.path, ranges[0]
-        for b in self.blocks:
-            if b.path == path and b.start_line <= start and end <= b.end_line:
-                self.grown.append((path, (b.start_line, b.end_line), it, ranges[-1], symbol, kind))
-                return
-
-    def _trim_for(
-        self, it: ContextItem, lines: tuple[int, int], symbol: str | None, kind: str | None
-    ) -> bool:
-        """Whether the item's own `lines` fit once earlier blocks grown to a whole
-        definition of more than `Packing.trim_share` of the room went back to their own
-        items' lines, the latest grown first, as few as it takes; nothing changes when
-        they do not fit even then."""
-        limit = self.whole * self.packing.trim_share
-        if self.packing.trim_share >= 1:
-            return False
-        blocks, used, grown = self.blocks, self.used, list(self.grown)
-        for entry in reversed(grown):
-            path, (lo, hi), owner, own, o_symbol, o_kind = entry
-            at = next(
-                (
-                    i
-                    for i, b in enumerate(self.blocks)
-                    if (b.path, b.start_line, b.end_line) == (path, lo, hi)
-                ),
-                None,
-            )
-            if at is None or self.blocks[at].tokens <= limit:
-                continue
-            if path == it.hit.path and lo <= lines[0] and lines[1] <= hi:
-                continue
-            block = self.blocks[at]
-            self.blocks = [b for i, b in enumerate(self.blocks) if i != at]
-            self.used -= block.tokens
-            if all(b.path != path for b in self.blocks):
-                self.used -= self.entry(path)
-            self.grown.remove(entry)
-            if not self._put(owner, *own, o_symbol, o_kind, self.whole):
-                break  # cannot happen for a block's own subrange, but keep the answer intact
-            if self._put(it, *lines, symbol, kind, self.whole):
-                return True
-        self.blocks, self.used, self.grown = blocks, used, grown
-        return False
 
     def _displace_for(
         self,
@@ -1226,8 +1166,6 @@ class _Pack:
         before = self.used
         for start, end in (ranges[0], ranges[-1]):
             if self._put(it, start, end, symbol, kind, min(cap, self.whole)):
-                if (start, end) != ranges[-1]:
-                    self._grew(it, ranges, symbol, kind)
                 return self.used - before
         return None
 

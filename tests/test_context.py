@@ -763,60 +763,6 @@ def test_the_counter_counts_a_token_for_each_character_beyond_ascii():
     assert estimate_tokens("\ud800") == 1  # a lone surrogate counts, never raises
 
 
-def test_a_long_grown_block_goes_back_to_its_own_lines_for_the_next_item(
-    tmp_path, fake_embedder, monkeypatch
-):
-    """A first file's best part grown to a long whole definition gives way to its own
-    lines when the next scored item would not fit beside it (`Packing.trim_share`);
-    without the rule the next item is left out."""
-    root = _big_function_repo(tmp_path / "repo")
-    build_index(root, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
-    question = "where are expired session tokens rejected?"
-    loop = ask_module.run_loop(searcher, question)
-
-    def item(path: str, start: int, end: int, symbol: str, relevance: float) -> ContextItem:
-        hit = Hit(
-            grain="chunk",
-            path=path,
-            start_line=start,
-            end_line=end,
-            score=relevance,
-            symbol=symbol,
-            text=_lines(root / path, start, end),
-        )
-        return loop.items[0].model_copy(update={"hit": hit, "relevance": relevance})
-
-    lead = item("shop/checks.py", 88, 95, "check_everything", 0.9)
-    second = item("shop/tokens.py", 1, 31, "is_expired", 0.8)
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [lead, second]})
-    )
-    monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead]])
-
-    def shown(budget: int, trim_share: float) -> list[tuple[str, int, int, str]]:
-        packing = Packing(lead_files=1, lead_share=1.0, trim_share=trim_share)
-        result = ask(searcher, question, budget=budget, packing=packing)
-        _check_context(result, root)
-        assert estimate_tokens(render_ask(result)) <= budget
-        return [(b.path, b.start_line, b.end_line, b.form) for b in result.context]
-
-    whole_then_none = 0
-    for budget in range(1000, 6000, 100):
-        before, after = shown(budget, 1.0), shown(budget, 0.3)
-        if ("shop/checks.py", 1, 95, "full") in before and not any(
-            b[0] == "shop/tokens.py" and b[3] == "full" for b in before
-        ):
-            whole_then_none += 1
-            assert after[:2] == [
-                ("shop/checks.py", 88, 95, "full"),
-                ("shop/tokens.py", 1, 31, "full"),
-            ], budget
-        if ("shop/tokens.py", 1, 31, "full") in before:
-            assert after == before, budget  # room for both: nothing is cut
-    assert whole_then_none, "some budget fits the long definition alone"
-
-
 def test_a_scored_item_takes_the_room_of_a_part_the_loop_scored_lower(
     tmp_path, fake_embedder, monkeypatch
 ):
