@@ -233,7 +233,7 @@ def misses(dataset: Path, path: Path) -> None:
     kept out: left out, it would have freed the tokens they lacked."""
     gold = {i.instance_id: i.gold_lines for i in load_dataset(dataset) if i.gold_lines}
     preds = {p.instance_id: p for p in load_predictions(path.with_suffix("").with_suffix(".jsonl"))}
-    lost = displaced = instances = 0
+    lost = displaced = instances = roomy = 0
     for line in path.read_text().splitlines():
         row = json.loads(line)
         iid = row["instance_id"]
@@ -250,33 +250,40 @@ def misses(dataset: Path, path: Path) -> None:
             }
 
         placed: list[dict[str, Any]] = []
-        found = []
+        found: dict[tuple[str, int, int], bool] = {}
         for t in row["tries"]:
             if t["fit"]:
                 placed.append(t)
                 continue
             missing = golden(t) - shown.get(t["path"], set())
-            if not missing or t["after"] is None:
+            key = (t["path"], t["start"], t["end"])
+            if not missing or t["after"] is None or key in found:
                 continue
             lack = t["after"] - t["cap"]
             cut = [
                 p
                 for p in placed
-                if not golden(p) and p["path"] != t["path"] and p["after"] - p["used"] >= lack
+                if not golden(p)
+                and p["after"] - p["used"] >= lack
+                and not (
+                    p["path"] == t["path"]
+                    and p["start"] <= t["end"] + 1
+                    and t["start"] <= p["end"] + 1
+                )
             ]
-            lost += 1
-            displaced += bool(cut)
-            found.append(
+            found[key] = bool(cut)
+            print(
                 f"  {iid} {t['path']}:{t['start']}-{t['end']} {t['role']} lacks {lack}"
                 + (f", {len(cut)} earlier could give it room: " if cut else "")
                 + ", ".join(f"{p['path']}:{p['start']}-{p['end']} {p['role']}" for p in cut[:3])
             )
+        lost += len(found)
+        displaced += sum(found.values())
         instances += bool(found)
-        for entry in dict.fromkeys(found):
-            print(entry)
+        roomy += any(found.values())
     print(
-        f"{path.name}: {lost} tried ranges with changed lines not shown ({instances} instances), "
-        f"{displaced} would have fitted without one earlier block"
+        f"{path.name}: {lost} tried ranges with changed lines not shown ({instances} instances); "
+        f"{displaced} ({roomy} instances) would have fitted without one earlier block"
     )
 
 

@@ -14,10 +14,6 @@ Packing (`Packing`): first the best part of each of the first `lead_files` files
 each file's chunks ranked by the question's words, closeness in meaning, the names it
 mentions and the loop's evaluations), then the context items (relevance >= 0.2, best
 first), each as a whole block of its own lines while it fits; overlapping ranges merge.
-An item the loop scored whose own lines do not fit takes the room of the latest block
-the loop scored lower (a part placed for its file's rank that the loop never read, or a
-lower-scored item; never the first file's best part) when leaving that one block out
-makes room, and that block gets a signature line (`Packing.displace`).
 Then each delivered item grows to its whole enclosing definition, when that is small
 enough, while it still fits. The source gets the budget less the printed frame at its
 smallest (`Frame`: title cut to `title_chars`, summary, the files list without its evidence,
@@ -260,14 +256,6 @@ class Packing(BaseModel):
             "dev split the first file's second and third parts held changed lines more "
             "often than the second file's best blocks, outside Python less often: 1 until "
             "a measurement over both splits says otherwise (benchmarks/packing_sweep.py)"
-        ),
-    )
-    displace: bool = Field(
-        default=True,
-        description=(
-            "a loop item whose own lines do not fit takes the room of the latest placed "
-            "block the loop scored lower (the first file's best part excepted), when leaving "
-            "that one block out makes room; the block left out gets a signature line"
         ),
     )
     first_file_share: float = Field(
@@ -1029,8 +1017,6 @@ class _Pack:
         self.whole = room - math.floor(room * packing.signature_share)
         self.blocks: list[ContextBlock] = []
         self.used = 0
-        # The item that placed each block first, by the block's (path, start, end).
-        self.owners: dict[tuple[str, int, int], ContextItem] = {}
 
     def _put(
         self, it: ContextItem, start: int, end: int, symbol: str | None, kind: str | None, cap: int
@@ -1053,9 +1039,6 @@ class _Pack:
         if placed is None:
             return False
         self.blocks, self.used = placed
-        for b in self.blocks:
-            if b.path == it.hit.path and b.start_line <= start and end <= b.end_line:
-                self.owners.setdefault((b.path, b.start_line, b.end_line), it)
         return True
 
     def place_items(
@@ -1071,14 +1054,12 @@ class _Pack:
         `Packing.first_file_leads - 1` parts, their room added to the leads' share), then
         the first file's other next parts in their rank (those the loop evaluated too)
         within its share; then every item's own lines, in the loop's order, while they
-        fit (one the loop scored taking, when that alone makes room, the room of the latest
-        block it scored lower: `Packing.displace`); then each delivered item grows to its
-        whole definition while that fits. The second and third files' best parts come
-        before the first file's other next parts: most fixes outside Python change several
-        files (placing all of them after cost 24 Multi-SWE-bench instances a quarter of
-        their shown changed lines). The lines that scored relevant come before completing
-        any one definition: widening the first item to a 120-line function must not push
-        the next items' lines out."""
+        fit; then each delivered item grows to its whole definition while that fits. The
+        second and third files' best parts come before the first file's other next parts:
+        most fixes outside Python change several files (placing all of them after cost 24
+        Multi-SWE-bench instances a quarter of their shown changed lines). The lines that
+        scored relevant come before completing any one definition: widening the first item
+        to a 120-line function must not push the next items' lines out."""
         lead, first, early, more = _placing_order(leads_by_file, items, self.packing)
         leads = {id(it) for it in lead}
         nexts = {id(it) for it in [*early, *more]}
@@ -1107,9 +1088,7 @@ class _Pack:
                 share = math.floor(self.whole * self.packing.lead_share) + early_used
                 if self._put(it, *ranges[0], symbol, kind, share):
                     continue
-            if not self._put(it, *ranges[-1], symbol, kind, self.whole) and not self._displace_for(
-                it, ranges[-1], symbol, kind, lead[:1], rest
-            ):
+            if not self._put(it, *ranges[-1], symbol, kind, self.whole):
                 rest.append((it, *ranges[0], symbol, kind))
                 continue
             if len(ranges) > 1:
@@ -1117,39 +1096,6 @@ class _Pack:
         for it, (start, end), symbol, kind in delivered:
             self._put(it, start, end, symbol, kind, self.whole)
         return rest
-
-    def _displace_for(
-        self,
-        it: ContextItem,
-        lines: tuple[int, int],
-        symbol: str | None,
-        kind: str | None,
-        keep: Sequence[ContextItem],
-        rest: list[_Left],
-    ) -> bool:
-        """Whether the item's own `lines` fit in the room of the latest placed block whose
-        item the loop scored lower (`Packing.displace`; never one placed by `keep`), that
-        block then going to `rest`; nothing changes when no one block makes room."""
-        if not self.packing.displace or it.relevance <= self.packing.min_relevance:
-            return False
-        kept = {id(k) for k in keep}
-        for at in reversed(range(len(self.blocks))):
-            block = self.blocks[at]
-            owner = self.owners.get((block.path, block.start_line, block.end_line))
-            if owner is None or id(owner) in kept or block.relevance >= it.relevance:
-                continue
-            if block.path == it.hit.path and _overlaps(lines, (block.start_line, block.end_line)):
-                continue
-            blocks, used = self.blocks, self.used
-            self.blocks = [b for i, b in enumerate(blocks) if i != at]
-            self.used -= block.tokens
-            if all(b.path != block.path for b in self.blocks):
-                self.used -= self.entry(block.path)
-            if self._put(it, *lines, symbol, kind, self.whole):
-                rest.append((owner, block.start_line, block.end_line, block.symbol, block.kind))
-                return True
-            self.blocks, self.used = blocks, used
-        return False
 
     def _next_part(
         self,

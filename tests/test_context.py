@@ -32,7 +32,6 @@ from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Frame, Pack
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import estimate_tokens
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.loop import ContextItem
 from dowse.retrieval.records import Hit
 from dowse.retrieval.render import render_hits
 
@@ -761,63 +760,3 @@ def test_the_counter_counts_a_token_for_each_character_beyond_ascii():
     assert estimate_tokens("ก" * 30) == 30
     assert estimate_tokens("abc├── 😀") == 2 + 4  # "abc " and four others
     assert estimate_tokens("\ud800") == 1  # a lone surrogate counts, never raises
-
-
-def test_a_scored_item_takes_the_room_of_a_part_the_loop_scored_lower(
-    tmp_path, fake_embedder, monkeypatch
-):
-    """A loop item whose own lines do not fit takes the room of the latest block the loop
-    scored lower (`Packing.displace`), which is left as a signature line; the first
-    file's best part is never the one left out. Without the rule the item is left out."""
-    root = _big_function_repo(tmp_path / "repo")
-    build_index(root, embedder=fake_embedder)
-    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
-    question = "where are expired session tokens rejected?"
-    loop = ask_module.run_loop(searcher, question)
-
-    def item(path: str, start: int, end: int, symbol: str, relevance: float) -> ContextItem:
-        hit = Hit(
-            grain="chunk",
-            path=path,
-            start_line=start,
-            end_line=end,
-            score=relevance,
-            symbol=symbol,
-            text=_lines(root / path, start, end),
-        )
-        return loop.items[0].model_copy(update={"hit": hit, "relevance": relevance})
-
-    lead = item("shop/checks.py", 88, 95, "check_everything", 0.2)
-    unscored = item("shop/tokens.py", 1, 31, "is_expired", 0.2)
-    scored = item("shop/checks.py", 3, 60, "check_everything", 0.9)
-    monkeypatch.setattr(
-        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": [scored]})
-    )
-    monkeypatch.setattr(ask_module, "_lead_items", lambda *a, **k: [[lead], [unscored]])
-
-    def shown(budget: int, displace: bool) -> list[tuple[str, int, int, str]]:
-        packing = Packing(lead_files=2, lead_share=0, paired_leads=0, displace=displace)
-        result = ask(searcher, question, budget=budget, packing=packing)
-        _check_context(result, root)
-        assert estimate_tokens(render_ask(result)) <= budget
-        return [(b.path, b.start_line, b.end_line, b.form) for b in result.context]
-
-    def holds(blocks: list[tuple[str, int, int, str]], path: str, lines: range) -> bool:
-        return any(
-            p == path and a <= lines.start and lines.stop - 1 <= b and form == "full"
-            for p, a, b, form in blocks
-        )
-
-    taken = 0
-    for budget in range(1000, 6000, 100):
-        before, after = shown(budget, False), shown(budget, True)
-        assert holds(after, "shop/checks.py", range(88, 96)), budget  # the first file's part
-        if holds(before, "shop/checks.py", range(3, 61)):
-            assert after == before, budget  # it fits: nothing is left out
-        elif holds(before, "shop/tokens.py", range(1, 32)) and holds(
-            after, "shop/checks.py", range(3, 61)
-        ):
-            taken += 1
-            assert not holds(after, "shop/tokens.py", range(1, 32)), budget
-            assert ("shop/tokens.py", 1, 31, "signature") in after, budget
-    assert taken, "some budget fits the scored item only in the unscored part's room"
