@@ -4,9 +4,10 @@ context shows, under `Packing` variants, one index per repository walked in comm
 Usage:
     python benchmarks/context_parts.py --dataset DEV.jsonl --repos CLONES --work DIR
         --out OUTDIR [--repo OWNER/NAME] [--instances ID,...] [--limit N]
-        [--budgets 4000,2000] VARIANT [VARIANT ...]
+        [--budgets 4000,2000] [--placing] VARIANT [VARIANT ...]
     python benchmarks/context_parts.py --table OUTDIR/NAME-BUDGET.parts.jsonl [...]
     python benchmarks/context_parts.py --dataset DEV.jsonl --compare BASE.jsonl OTHER.jsonl
+    python benchmarks/context_parts.py --dataset DEV.jsonl --misses OUTDIR/NAME-BUDGET.placing.jsonl
 
 A VARIANT is `NAME` or `NAME:field=value,...` over the fields of `Packing` and `Frame`
 (`dowse.retrieval.ask`; `base` with no fields is the shipped answer), and `without=A+B`:
@@ -20,7 +21,12 @@ printed markdown's tokens by part (`PARTS`), counted by the one counter on each 
 its line break, and the CPU seconds `ask` spent ranking the files' parts
 (`best_parts_cpu`). `--table` prints each parts file's mean tokens per part and its share;
 `--compare` the instances whose share of the fix's changed lines shown rose or fell
-between two predictions files.
+between two predictions files. `--placing` writes OUTDIR/NAME-BUDGET.placing.jsonl too:
+per instance, every range the packing tried to add whole (`ask._place`), in order, with
+its role, the tokens it would take, the room then used and whether it fitted;
+`--misses` counts, over such a file, the tried ranges holding changed lines that did not
+fit and the answer does not show, and how many of them would have fitted had one block
+placed before them (holding no changed line) been left out.
 """
 
 from __future__ import annotations
@@ -221,6 +227,106 @@ def parts_of(markdown: str) -> Counter[str]:
     return out
 
 
+class Placing:
+    """Records every range `ask._place` tries while one answer is packed (`--placing`)."""
+
+    def __init__(self) -> None:
+        self.tries: list[dict[str, Any]] = []
+        self.roles: dict[int, str] = {}
+        place, order = ask_module._place, ask_module._placing_order
+
+        def placing_order(leads_by_file: Any, items: Any, packing: Any) -> Any:
+            lead, first, early, more = order(leads_by_file, items, packing)
+            self.roles = {id(it): "item" for it in items}
+            self.roles.update({id(it): "paired" for it in first})
+            self.roles.update({id(it): "next" for it in [*early, *more]})
+            self.roles.update({id(it): "lead" for it in lead})
+            return lead, first, early, more
+
+        def recorded(blocks: Any, searcher: Any, it: Any, start: int, end: int, *rest: Any) -> Any:
+            symbol, kind, used, whole, cost, entry = rest
+            out = place(blocks, searcher, it, start, end, symbol, kind, used, whole, cost, entry)
+            wide = out or place(
+                blocks, searcher, it, start, end, symbol, kind, used, 10**9, cost, entry
+            )
+            self.tries.append(
+                {
+                    "path": it.hit.path,
+                    "start": start,
+                    "end": end,
+                    "role": self.roles.get(id(it), "item"),
+                    "relevance": it.relevance,
+                    "used": used,
+                    "cap": whole,
+                    "after": wide[1] if wide else None,
+                    "fit": out is not None,
+                }
+            )
+            return out
+
+        ask_module._place, ask_module._placing_order = recorded, placing_order
+
+
+def misses(dataset: Path, path: Path) -> None:
+    """Over a `--placing` file: the tried ranges that hold changed lines, did not fit and
+    are not shown, and those of them an earlier placed block (holding no changed line)
+    kept out: left out, it would have freed the tokens they lacked."""
+    gold = {i.instance_id: i.gold_lines for i in load_dataset(dataset) if i.gold_lines}
+    preds = {p.instance_id: p for p in load_predictions(path.with_suffix("").with_suffix(".jsonl"))}
+    lost = displaced = instances = roomy = 0
+    for line in path.read_text().splitlines():
+        row = json.loads(line)
+        iid = row["instance_id"]
+        lines = gold.get(iid, {})
+        shown: dict[str, set[int]] = {}
+        for s in preds[iid].context_spans or []:
+            shown.setdefault(s.path, set()).update(range(s.start, s.end + 1))
+
+        def golden(t: dict[str, Any], lines: Any = lines) -> set[int]:
+            return {
+                n
+                for a, b in lines.get(t["path"], [])
+                for n in range(max(a, t["start"]), min(b, t["end"]) + 1)
+            }
+
+        placed: list[dict[str, Any]] = []
+        found: dict[tuple[str, int, int], bool] = {}
+        for t in row["tries"]:
+            if t["fit"]:
+                placed.append(t)
+                continue
+            missing = golden(t) - shown.get(t["path"], set())
+            key = (t["path"], t["start"], t["end"])
+            if not missing or t["after"] is None or key in found:
+                continue
+            lack = t["after"] - t["cap"]
+            cut = [
+                p
+                for p in placed
+                if not golden(p)
+                and p["after"] - p["used"] >= lack
+                and not (
+                    p["path"] == t["path"]
+                    and p["start"] <= t["end"] + 1
+                    and t["start"] <= p["end"] + 1
+                )
+            ]
+            found[key] = bool(cut)
+            print(
+                f"  {iid} {t['path']}:{t['start']}-{t['end']} {t['role']} lacks {lack}"
+                + (f", {len(cut)} earlier could give it room: " if cut else "")
+                + ", ".join(f"{p['path']}:{p['start']}-{p['end']} {p['role']}" for p in cut[:3])
+            )
+        lost += len(found)
+        displaced += sum(found.values())
+        instances += bool(found)
+        roomy += any(found.values())
+    print(
+        f"{path.name}: {lost} tried ranges with changed lines not shown ({instances} instances); "
+        f"{displaced} ({roomy} instances) would have fitted without one earlier block"
+    )
+
+
 def table(paths: list[Path]) -> None:
     for path in paths:
         rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -259,6 +365,8 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     ap.add_argument("--table", type=Path, nargs="+")
     ap.add_argument("--compare", type=Path, nargs=2, metavar=("BASE", "OTHER"))
+    ap.add_argument("--misses", type=Path)
+    ap.add_argument("--placing", action="store_true")
     ap.add_argument("--dataset", type=Path)
     ap.add_argument("--repos", type=Path)
     ap.add_argument("--work", type=Path)
@@ -276,6 +384,11 @@ def main(argv: list[str] | None = None) -> int:
         if not args.dataset:
             ap.error("--compare needs --dataset")
         compare(args.dataset, *args.compare)
+        return 0
+    if args.misses:
+        if not args.dataset:
+            ap.error("--misses needs --dataset")
+        misses(args.dataset, args.misses)
         return 0
     if not (args.dataset and args.repos and args.work and args.out and args.variants):
         ap.error("--dataset, --repos, --work, --out and a VARIANT are needed")
@@ -307,6 +420,7 @@ def main(argv: list[str] | None = None) -> int:
         return memo[key]
 
     ask_module._loop_and_history = memo_loop
+    placing = Placing() if args.placing else None
     for inst, run, seconds in runs:
         memo.clear()
         for variant in variants:
@@ -317,6 +431,8 @@ def main(argv: list[str] | None = None) -> int:
                 if inst.instance_id not in pending[(name, budget)]:
                     continue
                 _PARTS_CPU[0] = 0.0
+                if placing is not None:
+                    placing.tries = []
                 # What `MethodRunner.query("ask", ...)` delivers, with the markdown kept.
                 report = investigate(
                     run.searcher, inst.problem_statement, budget=budget, packing=packing
@@ -346,6 +462,10 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 with outs[(name, budget)].with_suffix(".parts.jsonl").open("a") as out:
                     out.write(json.dumps(record) + "\n")
+                if placing is not None:
+                    tries = {"instance_id": inst.instance_id, "tries": placing.tries}
+                    with outs[(name, budget)].with_suffix(".placing.jsonl").open("a") as out:
+                        out.write(json.dumps(tries) + "\n")
         print(inst.instance_id, file=sys.stderr, flush=True)
     return 0
 

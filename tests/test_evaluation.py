@@ -353,6 +353,62 @@ def test_context_parts_counts_each_printed_line_in_its_part():
     assert counted["signature lines"] == pytest.approx(len(markdown.split("\n")[-1] + "\n") / 3)
 
 
+def test_context_parts_counts_the_fixes_blocks_an_earlier_block_kept_out(tmp_path, capsys):
+    """benchmarks/context_parts.py --misses: a tried range holding changed lines that did
+    not fit and is not shown counts, and as one an earlier block without changed lines
+    (its tokens at least those lacking) would have made room for; a shown one does not."""
+    parts = load_benchmark("context_parts")
+    dataset = tmp_path / "dev.jsonl"
+    row = _instance("acme__shop-1", "0" * 40, "q", "a.py", "f", [[10, 12], [40, 40], [70, 70]])
+    dataset.write_text(json.dumps(row) + "\n")
+    pred = {
+        "instance_id": "acme__shop-1",
+        "method": "ask",
+        "found_files": ["a.py", "b.py"],
+        "context_files": ["a.py", "b.py"],
+        "context_spans": [
+            {"path": "b.py", "start": 1, "end": 20},
+            {"path": "a.py", "start": 38, "end": 42},
+        ],
+        "tokens": 400,
+        "seconds": 0.0,
+        "index_seconds": 0.0,
+    }
+    (tmp_path / "base-4000.jsonl").write_text(json.dumps(pred) + "\n")
+
+    def tried(path: str, start: int, end: int, used: int, after: int, fit: bool) -> dict:
+        return {
+            "path": path,
+            "start": start,
+            "end": end,
+            "role": "item",
+            "relevance": 0.5,
+            "used": used,
+            "cap": 400,
+            "after": after,
+            "fit": fit,
+        }
+
+    tries = [
+        tried("b.py", 1, 20, 0, 300, True),  # no changed line: 300 tokens it could give
+        tried("a.py", 8, 15, 300, 550, False),  # lacks 150: kept out by b.py
+        tried("a.py", 8, 15, 300, 550, False),  # the same range again: counted once
+        tried("a.py", 65, 90, 300, 1000, False),  # lacks 600: no one block makes room
+        tried("a.py", 38, 42, 300, 380, True),
+        tried("a.py", 30, 45, 380, 600, False),  # its changed line is shown: not counted
+    ]
+    placing = tmp_path / "base-4000.placing.jsonl"
+    placing.write_text(json.dumps({"instance_id": "acme__shop-1", "tries": tries}) + "\n")
+    parts.main(["--dataset", str(dataset), "--misses", str(placing)])
+    out = capsys.readouterr().out
+    assert "a.py:8-15 item lacks 150, 1 earlier could give it room: b.py:1-20 item" in out
+    assert "a.py:65-90 item lacks 600\n" in out and "a.py:30-45" not in out
+    assert out.endswith(
+        "2 tried ranges with changed lines not shown (1 instances); "
+        "1 (1 instances) would have fitted without one earlier block\n"
+    )
+
+
 def test_packing_sweep_runs_asks_packings_on_one_index(
     tmp_path, dataset, fake_embedder, monkeypatch
 ):
