@@ -308,7 +308,8 @@ class _Key:
     line: int | None
     depth: int
     weight: int = 0
-    """Files below a package root: bigger packages first."""
+    """Files below the key file's directory (0 at the top): within a depth and a kind,
+    bigger directories and packages first."""
 
 
 def _package(path: str, known: set[str]) -> str:
