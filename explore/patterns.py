@@ -762,7 +762,11 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
         private = sum(1 for f in functions if f.name.startswith("_"))
         if family == "python" and private:
             parts.append(f"{_pct(private, len(functions))} private (`_name`)")
-    if types:
+    if types and family == "go":
+        # Go's case is its visibility: an unexported type is camelCase by the convention.
+        exported = sum(1 for t in types if t.name[:1].isupper())
+        parts.append(f"{_pct(exported, len(types))} of {len(types)} types exported (capitalized)")
+    elif types:
         pascal = sum(1 for t in types if _case(t.name) == "PascalCase")
         parts.append(f"{_pct(pascal, len(types))} of {len(types)} classes/types are PascalCase")
     upper: list[tuple[str, int]] = []
@@ -773,6 +777,12 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
             parts.append(
                 f"{len(upper)} of {len(names)} module-level names are UPPER_CASE constants"
             )
+    elif constants and family == "go":  # MixedCaps, exported or not, as Go's names are
+        upper = _sym_sites(c for c in constants if c.name[:1].isupper())
+        parts.append(
+            f"{_pct(len(upper), len(constants))} of {len(constants)} constants exported "
+            "(capitalized)"
+        )
     elif constants:
         upper = _sym_sites(c for c in constants if _case(c.name) == "UPPER_CASE")
         parts.append(

@@ -403,7 +403,7 @@ def test_other_languages(tmp_path):
     assert patterns["import style (Java)"].description == ("2 imports: 1 wildcard (`.*`), 0 static")
     assert patterns["naming (Go)"].description == (
         "4 functions/methods: 50% exported (capitalized), 0 with underscores; 100% of 1 "
-        "classes/types are PascalCase"
+        "types exported (capitalized)"
     )
     assert patterns["naming (Java)"].description.startswith(
         "100% of 1 functions/methods are camelCase"
@@ -678,3 +678,25 @@ def test_several_modules_are_counted_in_the_plural(tmp_path):
     )
     _, patterns = _run(root)
     assert patterns["module structure"].description.endswith("; 2 Go modules (go.mod)")
+
+
+def test_go_names_are_measured_by_their_visibility(tmp_path):
+    """Go's case is its visibility: an unexported type or constant is camelCase by the
+    convention, not a departure from PascalCase or UPPER_CASE (grpc-go read "43% of 67
+    classes/types are PascalCase", "0% of 14 constants are UPPER_CASE")."""
+    root = make_tree(
+        tmp_path,
+        {
+            "go.mod": "module example.com/a\n",
+            "a.go": (
+                'package a\n\nconst MaxSize = 10\n\nconst defaultName = "x"\n\n'
+                "type Server struct{}\n\ntype conn struct{}\n\nfunc New() *Server {\n"
+                "\treturn &Server{}\n}\n"
+            ),
+        },
+    )
+    _, patterns = _run(root)
+    assert patterns["naming (Go)"].description == (
+        "1 functions/methods: 100% exported (capitalized), 0 with underscores; 50% of 2 "
+        "types exported (capitalized); 50% of 2 constants exported (capitalized)"
+    )
