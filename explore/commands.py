@@ -405,7 +405,7 @@ def _block(lines: list[str], start: int, col: int) -> Iterator[tuple[int, str]]:
         if raw.strip() and len(raw) - len(raw.lstrip()) <= col:
             return
         text, number = raw.strip(), i + 1
-        while text.endswith(_READS_ON) and i + 1 < len(lines) and lines[i + 1].strip():
+        while text.endswith(_READS_ON) and i + 1 < len(lines):
             i += 1
             text = text.removesuffix("\\").rstrip() + " " + lines[i].strip()
         i += 1

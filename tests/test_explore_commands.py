@@ -545,3 +545,21 @@ def test_a_run_lines_chain_ending_in_and_is_one_command(tmp_path):
             ".github/workflows/ci.yml:5",
         )
     ]
+
+
+def test_a_backslash_before_a_blank_line_is_no_part_of_the_command(tmp_path):
+    make_tree(
+        tmp_path,
+        {
+            ".github/workflows/ci.yml": (
+                "jobs:\n  build:\n    steps:\n      - run: |\n"
+                "          make check \\\n"  # 5
+                "\n"
+                "          echo done\n"
+            ),
+        },
+    )
+    _, commands, _ = run(tmp_path)
+    assert [r for r in rows(commands) if r[3].startswith(".github/")] == [
+        ("test", "make check", "", ".github/workflows/ci.yml:5")
+    ]
