@@ -452,8 +452,6 @@ def _evidence(
     defs = {p: [d for d in symbols.get(p, ()) if d.get("kind") not in VALUE_KINDS] for p in paths}
     places: dict[tuple[str, int, str], dict[str, float]] = {}
 
-    key = _key
-
     def rank(name: str, ranked: Iterable[Placed]) -> None:
         """`ranked`: (path, definitions tied) in rank order. A definition's place is the
         number of definitions placed before it (of its file's, `by_file`), ties taking
@@ -461,14 +459,14 @@ def _evidence(
         places, not ten firsts), from the first group it is in."""
         counted: dict[str, int] = {}
         for path, found in ranked:
-            found = [d for d in found if name not in places.setdefault(key(d), {})]
+            found = [d for d in found if name not in places.setdefault(_key(d), {})]
             if not found:
                 continue
             scope = path if by_file else ""
             before = counted.get(scope, 0)
             counted[scope] = before + len(found)
             for d in found:
-                places[key(d)][name] = before + (len(found) - 1) / 2
+                places[_key(d)][name] = before + (len(found) - 1) / 2
 
     def chunks(ranked: Iterable[Chunk]) -> Iterable[Placed]:
         for path, start, end in ranked:
@@ -526,8 +524,8 @@ def _evidence(
             kind=d.get("kind") or "",
             score=0.0,
             file_rank=file_rank[d["path"]],
-            rankings=places.get(key(d), {}),
-            declaration=is_declaration(d.get("kind") or "", bodies[key(d)].code_lines),
+            rankings=places.get(_key(d), {}),
+            declaration=is_declaration(d.get("kind") or "", bodies[_key(d)].code_lines),
         )
         for p in paths
         for d in defs[p]
