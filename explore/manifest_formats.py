@@ -735,11 +735,14 @@ def pom(out: Parsed) -> None:
     src = out.src
     project = ET.fromstring(src.text)
     artifact = _child_text(project, "artifactId")
+    packaging = _child_text(project, "packaging") or "jar"
     out.identify(
         f"the Maven project {_child_text(project, 'groupId')}:{artifact}".rstrip(":"),
         src.find(rf"<artifactId>\s*{re.escape(artifact)}\s*</artifactId>")
         if artifact
         else src.find(r"<project\b"),
+        # an aggregator (`pom`) makes no package of its own
+        name=artifact if packaging != "pom" else "",
     )
     modules = _child(project, "modules")
     if modules is not None:

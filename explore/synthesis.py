@@ -824,8 +824,12 @@ def synthesize(result: ExploreResult) -> Synthesis:
     open_questions = []
     for t in tracks:
         for gap in t.gaps:
-            if gap == NO_ENTRY_POINT and result.dependencies.entry_points:
-                continue  # the manifests declare what no file's name shows
+            if gap == NO_ENTRY_POINT and (
+                result.dependencies.entry_points or result.dependencies.names
+            ):
+                # The manifests declare what no file's name shows, or make a package:
+                # a library is entered through its API, which the other sections show.
+                continue
             if _NOT_INSTALLED.search(gap):
                 if _typing_only(result, gap):
                     continue

@@ -613,6 +613,17 @@ def test_cargo_binary_from_src_main(tmp_path: Path) -> None:
     assert [f.citations[0].ref for f in result.findings] == ["Cargo.toml:2", "src/main.rs:3"]
 
 
+def test_a_maven_project_makes_its_artifact_unless_it_only_aggregates(tmp_path: Path) -> None:
+    _, report = explore(make_tree(tmp_path / "jar", {"pom.xml": POM}))
+    assert report is not None and report.names == ["app"]
+    aggregator = POM.replace(
+        "<artifactId>app</artifactId>",
+        "<artifactId>parent</artifactId>\n  <packaging>pom</packaging>",
+    )
+    _, report = explore(make_tree(tmp_path / "pom", {"pom.xml": aggregator}))
+    assert report is not None and report.names == []
+
+
 def test_repeated_names_keep_both(tmp_path: Path) -> None:
     root = make_tree(
         tmp_path,

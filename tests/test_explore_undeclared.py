@@ -201,7 +201,8 @@ def test_an_explored_example_is_the_project_its_manifest_declares_for(tmp_path):
 
 
 def test_a_declared_entry_point_answers_the_trees_open_question(tmp_path: Path):
-    """No file's name makes an entry point, but the manifest declares one: no open question."""
+    """No file's name makes an entry point, but the manifest declares one or makes a
+    package: no open question."""
     spec = TrackSpec(name="tree", focus=".", approach="", gates=[], deliverable="")
     result = ExploreResult(
         path=".",
@@ -213,6 +214,9 @@ def test_a_declared_entry_point_answers_the_trees_open_question(tmp_path: Path):
     result.dependencies = ManifestReport(
         manifests=["pyproject.toml"], entry_points={"shop": "shop.api.routes:main"}
     )
+    assert synthesize(result).open_questions == []
+    # a manifest that makes a package (a library, entered through its API) answers it too
+    result.dependencies = ManifestReport(manifests=["pom.xml"], names=["jackson-core"])
     assert synthesize(result).open_questions == []
 
 
