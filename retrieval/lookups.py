@@ -70,6 +70,12 @@ files' languages, imports, and the chunks' spans when the chunks are too many to
 with their text): up to this many rows each. On a 20k-file tree (181k symbols, 126k
 chunks) they take ~0.4 GB and ~1.8 s of CPU to read and key, which a one-shot query
 would pay for a few look-ups (benchmarks/RESULTS.md)."""
+COMMON_SHARE: float | None = 0.1
+"""The full-text queries leave out the words in more than this share of the chunks (by
+`SAMPLE_CHUNKS` of them); None keeps every word."""
+SAMPLE_CHUNKS = 1_000
+"""The chunks whose tokens tell which words are common: evenly spaced over the table
+(every chunk of a smaller one)."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
 
@@ -114,6 +120,15 @@ def _positions(column: pa.Array | pa.ChunkedArray) -> _Positions:
     values = encoded.dictionary.to_pylist()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return _Groups(codes, values)
+
+
+def chunk_counts(texts: Iterable[str | None]) -> dict[str, int]:
+    """In how many of the token texts (`tokens` columns: whitespace-separated) each token
+    occurs."""
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set((text or "").split()))
+    return dict(counts)
 
 
 def _take(data: pa.Table, rows: list[int]) -> pa.Table:
@@ -192,6 +207,10 @@ class IndexLookups:
         self._declarations: list[dict[str, Any]] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
+        self.common_share = COMMON_SHARE
+        """The full-text queries leave out the words in more than this share of the
+        chunks (`COMMON_SHARE`; None: none)."""
+        self._sample: tuple[dict[str, int], int] | None = None
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -290,6 +309,7 @@ class IndexLookups:
         first need otherwise: on django the keys and file names took ~85 ms of the
         first `ask`, benchmarks/RESULTS.md)."""
         self._files_by_name()
+        self.chunk_sample()
         for table in HELD_COLUMNS:
             self.held(table)
         for table, column in KEYED:
@@ -369,6 +389,7 @@ class IndexLookups:
     ) -> list[tuple[dict[str, Any], float]]:
         """The `k` best chunks for `tokens` by full-text (BM25) score, with the score;
         only those matching `where` when given."""
+        tokens = self.uncommon(tokens)
         if not tokens:
             return []
         text = " ".join(tokens)
@@ -379,6 +400,34 @@ class IndexLookups:
         hits = self.store.full_text("chunks", text, ["id", "_score"], k, where)
         found = self.chunks_by_id(r["id"] for r in hits)
         return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
+
+    def uncommon(self, tokens: Sequence[str]) -> list[str]:
+        """`tokens` without those in more than `common_share` of the chunks (all of them
+        when every one is that common). On a 20k-file tree a task statement's ~500
+        words took ~33 ms of CPU to ask for, its ~20 words in more than a tenth of the
+        chunks ~10 ms of it: their postings are the longest, and BM25 weighs each match
+        of them the least (benchmarks/RESULTS.md)."""
+        if self.common_share is None or not tokens:
+            return list(tokens)
+        counts, total = self.chunk_sample()
+        most = self.common_share * total
+        kept = [t for t in tokens if counts.get(t, 0) <= most]
+        return kept or list(tokens)
+
+    def chunk_sample(self) -> tuple[dict[str, int], int]:
+        """In how many of `SAMPLE_CHUNKS` chunks, evenly spaced over the table, each token
+        occurs, and how many chunks that is; read once."""
+        with _READING:
+            if self._sample is None:
+                total = self.store.count("chunks")
+                size = min(total, SAMPLE_CHUNKS)
+                counts: dict[str, int] = {}
+                if size:
+                    offsets = [i * total // size for i in range(size)]
+                    sample = self.store.take("chunks", offsets, ["tokens"])
+                    counts = chunk_counts(sample.column("tokens").to_pylist())
+                self._sample = (counts, size)
+            return self._sample
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` chunks closest to `vector`: (id, cosine similarity)."""
