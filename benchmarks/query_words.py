@@ -23,8 +23,10 @@ best score).
 
 `eval`: each instance's repository synced and indexed as `dowse eval swebench` does (the
 same work directory layout), then `ask` and `hybrid` (what `dowse search` ranks) answer
-once per share of `--shares` (`IndexLookups.common_share`; `off` keeps every word), on
-the same index. Writes OUTDIR/SHARE-METHOD.jsonl, predictions for `score.py`.
+once per share of `--shares`, on the same index, every full-text query of the chunks
+(`IndexLookups.lexical`) without the words in more than SHARE of `SAMPLE_CHUNKS` chunks
+evenly spaced over the table (`off` keeps every word: the shipped answer). Writes
+OUTDIR/SHARE-METHOD.jsonl, predictions for `score.py`.
 
 `table`: each predictions file's scores (`evaluation.swebench.score`) on the instances
 every file of the OUTDIRs predicted: Acc@1/5, Recall@5, MRR, line_recall and
@@ -35,12 +37,14 @@ hunks_in_context, and per file how many instances rank a gold file higher and lo
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import statistics
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +62,7 @@ from dowse.indexer.store import Store
 from dowse.retrieval.query import analyze, base_tokens, title_tokens
 
 K1 = 1.2  # LanceDB's BM25 parameter
+SAMPLE_CHUNKS = 1_000
 
 
 def chunk_counts(store: Store) -> tuple[Counter[str], int]:
@@ -148,6 +153,35 @@ def cost(argv: list[str]) -> None:
         )
 
 
+def sampled_counts(store: Store) -> tuple[dict[str, int], int]:
+    """In how many of `SAMPLE_CHUNKS` chunks, evenly spaced over the chunks table (every
+    chunk of a smaller one), each token occurs, and how many chunks that is."""
+    total = store.count("chunks")
+    size = min(total, SAMPLE_CHUNKS)
+    if not size:
+        return {}, 0
+    texts = store.scan("chunks", ["tokens"]).column("tokens").to_pylist()
+    counts: Counter[str] = Counter()
+    for i in range(size):
+        counts.update(set((texts[i * total // size] or "").split()))
+    return dict(counts), size
+
+
+def without_common(
+    asked: Callable[..., Any],
+    counts: dict[str, int],
+    size: int,
+    share: float | None,
+    tokens: Sequence[str],
+    *rest: Any,
+) -> Any:
+    """`asked` (an `IndexLookups.lexical`) of `tokens` without those in more than `share`
+    of the sampled chunks (all of them when every one is; every token when None)."""
+    if share is not None:
+        tokens = [t for t in tokens if counts.get(t, 0) <= share * size] or list(tokens)
+    return asked(tokens, *rest)
+
+
 def evaluate(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--dataset", type=Path, required=True)
@@ -178,8 +212,11 @@ def evaluate(argv: list[str]) -> None:
     todo = [i for i in chosen if any(i.instance_id in ids for ids in pending.values())]
     runs = prepared_runs(todo, args.repos, args.work, embedder=get_embedder(), budget=args.budget)
     for inst, run, seconds in runs:
+        lookups = run.searcher.lookups
+        counts, size = sampled_counts(run.store)
+        asked = lookups.lexical
         for name, share in shares.items():
-            run.searcher.lookups.common_share = share
+            lookups.lexical = functools.partial(without_common, asked, counts, size, share)
             for method in methods:
                 if inst.instance_id not in pending[(name, method)]:
                     continue

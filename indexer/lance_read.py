@@ -115,13 +115,6 @@ class NativeTable:
         the table's order, as one pyarrow Table."""
         return _LOOP.run(lambda: _collect(self._query(columns, where, limit)))
 
-    def take(self, offsets: Sequence[int], columns: Sequence[str]) -> Any:
-        """`columns` of the rows at `offsets` (0-based, in the table's order), as one
-        pyarrow Table, in no set order."""
-        query = self._inner.take_offsets(list(offsets))
-        query.select_columns(list(columns))
-        return _LOOP.run(lambda: _collect(query))
-
     def full_text(self, text: str, columns: Sequence[str], limit: int, where: str | None) -> Any:
         """The `limit` best rows for `text` by BM25 (`_score`), best first; `where` as a
         prefilter."""
@@ -162,9 +155,6 @@ class LanceDbTable:
         if columns:
             query = query.select(list(columns))
         return query.limit(limit).to_arrow()
-
-    def take(self, offsets: Sequence[int], columns: Sequence[str]) -> Any:
-        return self._table.take_offsets(list(offsets)).select(list(columns)).to_arrow()
 
     def full_text(self, text: str, columns: Sequence[str], limit: int, where: str | None) -> Any:
         query = self._table.search(text, query_type="fts")

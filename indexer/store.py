@@ -973,12 +973,6 @@ class Store:
         with self._reading():
             return self._read_table(name).scan(columns)
 
-    def take(self, name: str, offsets: Sequence[int], columns: Sequence[str]) -> Any:
-        """`columns` of table `name`'s rows at `offsets` (0-based, in the table's order),
-        as one pyarrow Table, in no set order: a sample of a table without reading it."""
-        with self._reading():
-            return self._read_table(name).take(offsets, columns)
-
     def full_text(
         self,
         name: str,

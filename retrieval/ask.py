@@ -704,9 +704,12 @@ def ask(
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
-    result, by_history = _loop_and_history(searcher, question, loop, evaluator)
-    items = [it for it in result.items if it.relevance >= packing.min_relevance]
-    ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
+    with searcher.lookups.remembering():
+        result, by_words, by_history = _loop_and_history(searcher, question, loop, evaluator)
+        items = [it for it in result.items if it.relevance >= packing.min_relevance]
+        ranked = _rank_files(
+            searcher, result, items, by_words, by_history, loop or LoopConfig(), fusion
+        )
     cost: Callable[[ContextBlock], int]
     entry: Callable[[str], int] = _listed_already
     if records is None:
@@ -778,12 +781,21 @@ def _loop_and_history(
     question: str,
     loop: LoopConfig | None,
     evaluator: Evaluator | None,
-) -> tuple[LoopResult, list[tuple[str, list[dict[str, Any]]]]]:
-    """The loop's result, and the files of the past commits whose messages match the
-    question (`files_by_history`): that ranking needs only the question, so it runs while
-    the loop does."""
+) -> tuple[LoopResult, list[tuple[str, dict[str, Any]]], list[tuple[str, list[dict[str, Any]]]]]:
+    """The loop's result, the files whose chunks match the question's words best
+    (`files_by_words`) and the files of the past commits whose messages match the
+    question (`files_by_history`). Both rankings need only the question: the history's
+    runs while the loop does, the words' before it, whose first search asks the same
+    words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
     config = loop or LoopConfig()
     analysis = searcher.analyze(question)
+    by_words = files_by_words(
+        searcher.lookups,
+        analysis,
+        keep=PathFilter(config.include, config.exclude),
+        languages=config.languages,
+        config=searcher.file_ranking,
+    )
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,
@@ -794,7 +806,7 @@ def _loop_and_history(
             config=searcher.file_ranking,
         )
         result = run_loop(searcher, question, config=loop, evaluator=evaluator)
-        return result, history.result()
+        return result, by_words, history.result()
 
 
 class _Ranked(NamedTuple):
@@ -815,6 +827,7 @@ def _rank_files(
     searcher: HybridSearcher,
     result: LoopResult,
     items: list[ContextItem],
+    by_words: Sequence[tuple[str, dict[str, Any]]],
     by_history: Sequence[tuple[str, list[dict[str, Any]]]],
     config: LoopConfig,
     fusion: FileFusion,
@@ -823,9 +836,6 @@ def _rank_files(
     the definitions and staleness of the files to pack."""
     keep = PathFilter(config.include, config.exclude)
     ranking = searcher.file_ranking
-    by_words = files_by_words(
-        searcher.lookups, result.analysis, keep=keep, languages=config.languages, config=ranking
-    )
     by_closeness = files_by_closeness(
         searcher.lookups,
         searcher.questions,

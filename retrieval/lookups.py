@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -70,14 +71,9 @@ files' languages, imports, and the chunks' spans when the chunks are too many to
 with their text): up to this many rows each. On a 20k-file tree (181k symbols, 126k
 chunks) they take ~0.4 GB and ~1.8 s of CPU to read and key, which a one-shot query
 would pay for a few look-ups (benchmarks/RESULTS.md)."""
-COMMON_SHARE: float | None = 0.1
-"""The full-text queries leave out the words in more than this share of the chunks (by
-`SAMPLE_CHUNKS` of them); None keeps every word."""
-SAMPLE_CHUNKS = 1_000
-"""The chunks whose tokens tell which words are common: evenly spaced over the table
-(every chunk of a smaller one)."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
+_Scored = list[tuple[dict[str, Any], float]]
 
 
 class _Groups:
@@ -120,15 +116,6 @@ def _positions(column: pa.Array | pa.ChunkedArray) -> _Positions:
     values = encoded.dictionary.to_pylist()
     codes = encoded.indices.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
     return _Groups(codes, values)
-
-
-def chunk_counts(texts: Iterable[str | None]) -> dict[str, int]:
-    """In how many of the token texts (`tokens` columns: whitespace-separated) each token
-    occurs."""
-    counts: Counter[str] = Counter()
-    for text in texts:
-        counts.update(set((text or "").split()))
-    return dict(counts)
 
 
 def _take(data: pa.Table, rows: list[int]) -> pa.Table:
@@ -207,10 +194,9 @@ class IndexLookups:
         self._declarations: list[dict[str, Any]] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
-        self.common_share = COMMON_SHARE
-        """The full-text queries leave out the words in more than this share of the
-        chunks (`COMMON_SHARE`; None: none)."""
-        self._sample: tuple[dict[str, int], int] | None = None
+        self._remembered = threading.local()
+        """`asked`: inside `remembering`, the calling thread's full-text results so far
+        by (text, where): the rows asked for, whether fewer matched, the rows."""
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -309,7 +295,6 @@ class IndexLookups:
         first need otherwise: on django the keys and file names took ~85 ms of the
         first `ask`, benchmarks/RESULTS.md)."""
         self._files_by_name()
-        self.chunk_sample()
         for table in HELD_COLUMNS:
             self.held(table)
         for table, column in KEYED:
@@ -388,46 +373,46 @@ class IndexLookups:
         self, tokens: Sequence[str], k: int, where: str | None = None
     ) -> list[tuple[dict[str, Any], float]]:
         """The `k` best chunks for `tokens` by full-text (BM25) score, with the score;
-        only those matching `where` when given."""
-        tokens = self.uncommon(tokens)
+        only those matching `where` when given. Inside `remembering`, a query asked again
+        for as many rows or fewer is answered from the first answer: the first `k` of a
+        larger query's rows are its `k` best (rows of equal scores may come in another
+        order)."""
         if not tokens:
             return []
         text = " ".join(tokens)
+        memo: dict[tuple[str, str | None], tuple[int, bool, _Scored]] | None = getattr(
+            self._remembered, "asked", None
+        )
+        asked = memo.get((text, where)) if memo is not None else None
+        if asked is not None and (asked[0] >= k or asked[1]):
+            return [(dict(r), score) for r, score in asked[2][:k]]
         if self.held("chunks") is None:
             rows = self.store.full_text("chunks", text, [*CHUNK_COLUMNS, "_score"], k, where)
-            return [(r, float(r.pop("_score"))) for r in rows]
-        # The chunks are in memory: the query reads only ids and scores.
-        hits = self.store.full_text("chunks", text, ["id", "_score"], k, where)
-        found = self.chunks_by_id(r["id"] for r in hits)
-        return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
+            found = [(r, float(r.pop("_score"))) for r in rows]
+            hits = len(rows)
+        else:
+            # The chunks are in memory: the query reads only ids and scores.
+            scored = self.store.full_text("chunks", text, ["id", "_score"], k, where)
+            by_id = self.chunks_by_id(r["id"] for r in scored)
+            found = [(by_id[r["id"]], float(r["_score"])) for r in scored if r["id"] in by_id]
+            hits = len(scored)
+        if memo is None:
+            return found
+        memo[(text, where)] = (k, hits < k, found)
+        return [(dict(r), score) for r, score in found]  # a caller may change its rows
 
-    def uncommon(self, tokens: Sequence[str]) -> list[str]:
-        """`tokens` without those in more than `common_share` of the chunks (all of them
-        when every one is that common). On a 20k-file tree a task statement's ~500
-        words took ~33 ms of CPU to ask for, its ~20 words in more than a tenth of the
-        chunks ~10 ms of it: their postings are the longest, and BM25 weighs each match
-        of them the least (benchmarks/RESULTS.md)."""
-        if self.common_share is None or not tokens:
-            return list(tokens)
-        counts, total = self.chunk_sample()
-        most = self.common_share * total
-        kept = [t for t in tokens if counts.get(t, 0) <= most]
-        return kept or list(tokens)
-
-    def chunk_sample(self) -> tuple[dict[str, int], int]:
-        """In how many of `SAMPLE_CHUNKS` chunks, evenly spaced over the table, each token
-        occurs, and how many chunks that is; read once."""
-        with _READING:
-            if self._sample is None:
-                total = self.store.count("chunks")
-                size = min(total, SAMPLE_CHUNKS)
-                counts: dict[str, int] = {}
-                if size:
-                    offsets = [i * total // size for i in range(size)]
-                    sample = self.store.take("chunks", offsets, ["tokens"])
-                    counts = chunk_counts(sample.column("tokens").to_pylist())
-                self._sample = (counts, size)
-            return self._sample
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within it, the calling thread's full-text queries keep their results for the
+        same query asked again (`lexical`): for one question's answer (`ask` asks its
+        first search's words for its whole-file word ranking first, with five times as
+        many rows), not across questions."""
+        outer = getattr(self._remembered, "asked", None)
+        self._remembered.asked = {} if outer is None else outer
+        try:
+            yield
+        finally:
+            self._remembered.asked = outer
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` chunks closest to `vector`: (id, cosine similarity)."""

@@ -805,62 +805,56 @@ def test_a_cycle_asking_the_words_of_an_earlier_one_reuses_its_full_text_result(
     assert len(asked) == n + 1 and "payments" in asked[-1]
 
 
-def test_chunk_counts_count_each_text_holding_a_token_once():
-    from dowse.retrieval.lookups import chunk_counts
-
-    assert chunk_counts(["cart total cart", "total tax", None, ""]) == {
-        "cart": 1,
-        "total": 2,
-        "tax": 1,
-    }
-
-
-def test_the_full_text_query_leaves_out_the_words_most_chunks_hold(searcher, monkeypatch):
-    # A word in more than `common_share` of the sampled chunks is not asked for; a rare
-    # one is; a query of common words alone keeps them (it would be empty otherwise).
+def test_a_full_text_query_asked_again_for_fewer_rows_is_answered_once_per_answer(
+    searcher, monkeypatch
+):
+    # Inside `remembering`, the same words and filter asked again for as many rows or
+    # fewer are answered from the first answer, as a query of their own answers them;
+    # more rows, or outside it, are asked again.
     lookups = searcher.lookups
-    counts, total = lookups.chunk_sample()
-    assert total == searcher.store.count("chunks")  # a small table is read whole
-    common = max(counts, key=lambda w: (counts[w], w))
-    rare = min(counts, key=lambda w: (counts[w], w))
-    assert counts[common] > total / 2 and counts[rare] == 1
-    asked: list[str] = []
+    asked: list[int] = []
     full_text = searcher.store.full_text
     monkeypatch.setattr(
         searcher.store,
         "full_text",
-        lambda name, text, *a, **k: asked.append(text) or full_text(name, text, *a, **k),
+        lambda name, text, columns, k, *a: asked.append(k) or full_text(name, text, columns, k, *a),
     )
-    lookups.common_share = 0.5
-    assert lookups.uncommon([common, rare]) == [rare]
-    assert lookups.uncommon([common]) == [common]
-    lookups.lexical([common, rare], 5)
-    assert asked == [rare]
-    lookups.common_share = None
-    lookups.lexical([common, rare], 5)
-    assert asked[-1] == f"{common} {rare}"
+    words = ["token", "expired", "cart", "total", "discount"]
+    alone = lookups.lexical(words, 4)
+    assert len(alone) == 4 and asked == [4]
+    with lookups.remembering():
+        many = lookups.lexical(words, 12)
+        few = lookups.lexical(words, 4)
+        other = lookups.lexical(words, 4, "path LIKE 'shop/%'")
+        more = lookups.lexical(words, 20)
+        with lookups.remembering():  # an answer inside another shares its results
+            again = lookups.lexical(words, 20)
+    assert asked == [4, 12, 4, 20]
+    assert [(r["id"], s) for r, s in few] == [(r["id"], s) for r, s in alone]
+    assert few == many[:4] and again == more and other
+    few[0][0]["text"] = "changed"  # a caller's change to its rows is its own
+    with lookups.remembering():
+        lookups.lexical(words, 12)
+        assert lookups.lexical(words, 4)[0][0]["text"] != "changed"
+    lookups.lexical(words, 4)
+    assert asked == [4, 12, 4, 20, 12, 4]
 
 
-def test_a_word_every_chunk_holds_changes_no_chunks_order_when_left_out(tmp_path, fake_embedder):
-    # Its BM25 weight, idf x (k1 + 1) at most, is ln(1 + 0.5 / (n + 0.5)) x 2.2 for a
-    # word in all n chunks: far below what one rarer word's match adds, so leaving it
-    # out keeps the order of the chunks the rarer words rank.
-    words = ["alpha", "beta", "gamma", "delta", "omega"]
-    for i, word in enumerate(words):
-        body = "\n".join(f"    shared_{j} = '{word} shared'" for j in range(i + 1))
-        (tmp_path / f"m{i}.py").write_text(f"def {word}_f():\n{body}\n    return 'shared'\n")
-    build_index(tmp_path, embedder=fake_embedder, config=IndexConfig(embed=False))
-    lookups = HybridSearcher(Store.open(tmp_path / ".dowse"), None).lookups
-    counts, total = lookups.chunk_sample()
-    assert counts["shared"] == total == 5
-    query = ["shared", "alpha", "gamma", "omega"]
-    lookups.common_share = None
-    whole = [(r["id"], s) for r, s in lookups.lexical(query, 5)]
-    lookups.common_share = 0.9
-    assert lookups.uncommon(query) == ["alpha", "gamma", "omega"]
-    pruned = [(r["id"], s) for r, s in lookups.lexical(query, 5)]
-    assert len(whole) == 5 and len(pruned) == 3
-    assert [i for i, _ in pruned] == [i for i, _ in whole[:3]]
+def test_ask_asks_its_first_searchs_words_once(searcher, monkeypatch):
+    # The whole-file word ranking asks the words of the loop's first search for more
+    # rows: it is asked first, and the search takes its first rows.
+    asked: list[tuple[str, str | None]] = []
+    full_text = searcher.store.full_text
+    monkeypatch.setattr(
+        searcher.store,
+        "full_text",
+        lambda name, text, columns, k, where=None: (
+            asked.append((text, where)) or full_text(name, text, columns, k, where)
+        ),
+    )
+    result = ask(searcher, "where is the cart total computed with a bulk discount?", budget=2000)
+    assert result.files and asked
+    assert len(asked) == len(set(asked))
 
 
 def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
