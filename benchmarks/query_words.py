@@ -8,6 +8,8 @@ Usage:
         --out OUTDIR [--repo OWNER/NAME] [--instances ID,...] [--limit N]
         [--budget N] [--shares off,0.1,0.05]
     python benchmarks/query_words.py table --dataset DEV.jsonl OUTDIR [OUTDIR ...]
+    python benchmarks/query_words.py asks --index-root PATH --queries FILE.jsonl
+        [--limit N] [--repeat N] [--index-dir DIR] [--repo OWNER/NAME]
 
 `cost`: for each question, the words `pool.gather` asks the chunks' full-text index for
 (`base_tokens`, then `title_tokens` once more), asked whole and with fewer words: without
@@ -27,6 +29,12 @@ once per share of `--shares`, on the same index, every full-text query of the ch
 (`IndexLookups.lexical`) without the words in more than SHARE of `SAMPLE_CHUNKS` chunks
 evenly spaced over the table (`off` keeps every word: the shipped answer). Writes
 OUTDIR/SHARE-METHOD.jsonl, predictions for `score.py`.
+
+`asks`: the full-text queries of the chunks a warm `ask` makes (the searcher held as a
+server's, `NARROW_ROWS`): for each question, after one `ask` to warm, `--repeat` more,
+each query's words, rows asked, filter and CPU (all threads) recorded; prints per
+question the queries of its first timed `ask`, then the medians over the questions of
+the queries per `ask` and of their CPU summed (each question's median over its runs).
 
 `table`: each predictions file's scores (`evaluation.swebench.score`) on the instances
 every file of the OUTDIRs predicted: Acc@1/5, Recall@5, MRR, line_recall and
@@ -262,8 +270,59 @@ def table(argv: list[str]) -> None:
         )
 
 
+def asks(argv: list[str]) -> None:
+    from dowse.retrieval.ask import ask
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.lookups import NARROW_ROWS, IndexLookups
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--index-root", type=Path, required=True)
+    ap.add_argument("--index-dir", type=Path, help="the index, when not at INDEX_ROOT/.dowse")
+    ap.add_argument("--queries", type=Path, required=True)
+    ap.add_argument("--repo", help="only the questions of this repository (`repo` field)")
+    ap.add_argument("--limit", type=int, default=10)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+    store = Store.open(args.index_dir or args.index_root / ".dowse")
+    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if not args.repo or r.get("repo") == args.repo]
+    questions = [r.get("query") or r["problem_statement"] for r in rows][: args.limit]
+    searcher = HybridSearcher(store, None, lookups=IndexLookups(store, narrow_rows=NARROW_ROWS))
+    searcher.warm()
+    asked: list[tuple[int, int, str, float]] = []
+    full_text = store.full_text
+
+    def timed(name: str, text: str, columns: Any, k: int, where: str | None = None) -> Any:
+        start = time.process_time()
+        out = full_text(name, text, columns, k, where)
+        asked.append((len(text.split()), k, (where or "")[:30], time.process_time() - start))
+        return out
+
+    store.full_text = timed  # type: ignore[method-assign]
+    counts, spent = [], []
+    for n, question in enumerate(questions):
+        ask(searcher, question)
+        runs = []
+        for _ in range(args.repeat):
+            asked.clear()
+            ask(searcher, question)
+            runs.append(list(asked))
+        print(
+            f"question {n}: "
+            + ", ".join(
+                f"{w} words k={k} {where!r} {1000 * c:.1f} ms" for w, k, where, c in runs[0]
+            )
+        )
+        counts.append(len(runs[0]))
+        spent.append(statistics.median(sum(c for *_, c in run) for run in runs) * 1000)
+    print(
+        f"median: {statistics.median(counts)} full-text queries per ask, "
+        f"{statistics.median(spent):.1f} ms of CPU"
+    )
+
+
 def main() -> None:
-    commands = {"cost": cost, "eval": evaluate, "table": table}
+    commands = {"asks": asks, "cost": cost, "eval": evaluate, "table": table}
     if len(sys.argv) < 2 or sys.argv[1] not in commands:
         raise SystemExit(f"usage: query_words.py {{{','.join(commands)}}} ...")
     commands[sys.argv[1]](sys.argv[2:])

@@ -59,7 +59,14 @@ from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.lookups import IndexLookups
-from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
+from dowse.retrieval.loop import (
+    ContextItem,
+    Cycle,
+    LoopConfig,
+    LoopResult,
+    loop_analysis,
+    run_loop,
+)
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query, left_out_when_empty
@@ -789,9 +796,10 @@ def _loop_and_history(
     words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
     config = loop or LoopConfig()
     analysis = searcher.analyze(question)
+    read = loop_analysis(searcher, question)
     by_words = files_by_words(
         searcher.lookups,
-        analysis,
+        read,
         keep=PathFilter(config.include, config.exclude),
         languages=config.languages,
         config=searcher.file_ranking,
@@ -805,7 +813,7 @@ def _loop_and_history(
             languages=config.languages,
             config=searcher.file_ranking,
         )
-        result = run_loop(searcher, question, config=loop, evaluator=evaluator)
+        result = run_loop(searcher, question, config=loop, evaluator=evaluator, analysis=read)
         return result, by_words, history.result()
 
 
