@@ -792,23 +792,23 @@ def _loop_and_history(
     """The loop's result, the files whose chunks match the question's words best
     (`files_by_words`) and the files of the past commits whose messages match the
     question (`files_by_history`). Both rankings need only the question: the history's
-    runs while the loop does, the words' before it, whose first search asks the same
-    words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
+    runs beside the words' and the loop, the words' before the loop, whose first search
+    asks the same words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
     config = loop or LoopConfig()
     analysis = searcher.analyze(question)
     read = loop_analysis(searcher, question)
-    by_words = files_by_words(
-        searcher.lookups,
-        read,
-        keep=PathFilter(config.include, config.exclude),
-        languages=config.languages,
-        config=searcher.file_ranking,
-    )
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,
             searcher.lookups,
             analysis,
+            keep=PathFilter(config.include, config.exclude),
+            languages=config.languages,
+            config=searcher.file_ranking,
+        )
+        by_words = files_by_words(
+            searcher.lookups,
+            read,
             keep=PathFilter(config.include, config.exclude),
             languages=config.languages,
             config=searcher.file_ranking,
