@@ -59,7 +59,14 @@ from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.lookups import IndexLookups
-from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
+from dowse.retrieval.loop import (
+    ContextItem,
+    Cycle,
+    LoopConfig,
+    LoopResult,
+    loop_analysis,
+    run_loop,
+)
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query, left_out_when_empty
@@ -704,9 +711,12 @@ def ask(
     check_query(question, "question")
     fusion = fusion or FileFusion()
     packing = packing or Packing()
-    result, by_history = _loop_and_history(searcher, question, loop, evaluator)
-    items = [it for it in result.items if it.relevance >= packing.min_relevance]
-    ranked = _rank_files(searcher, result, items, by_history, loop or LoopConfig(), fusion)
+    with searcher.lookups.remembering():
+        result, by_words, by_history = _loop_and_history(searcher, question, loop, evaluator)
+        items = [it for it in result.items if it.relevance >= packing.min_relevance]
+        ranked = _rank_files(
+            searcher, result, items, by_words, by_history, loop or LoopConfig(), fusion
+        )
     cost: Callable[[ContextBlock], int]
     entry: Callable[[str], int] = _listed_already
     if records is None:
@@ -778,12 +788,15 @@ def _loop_and_history(
     question: str,
     loop: LoopConfig | None,
     evaluator: Evaluator | None,
-) -> tuple[LoopResult, list[tuple[str, list[dict[str, Any]]]]]:
-    """The loop's result, and the files of the past commits whose messages match the
-    question (`files_by_history`): that ranking needs only the question, so it runs while
-    the loop does."""
+) -> tuple[LoopResult, list[tuple[str, dict[str, Any]]], list[tuple[str, list[dict[str, Any]]]]]:
+    """The loop's result, the files whose chunks match the question's words best
+    (`files_by_words`) and the files of the past commits whose messages match the
+    question (`files_by_history`). Both rankings need only the question: the history's
+    runs beside the words' and the loop, the words' before the loop, whose first search
+    asks the same words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
     config = loop or LoopConfig()
     analysis = searcher.analyze(question)
+    read = loop_analysis(searcher, question)
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,
@@ -793,8 +806,15 @@ def _loop_and_history(
             languages=config.languages,
             config=searcher.file_ranking,
         )
-        result = run_loop(searcher, question, config=loop, evaluator=evaluator)
-        return result, history.result()
+        by_words = files_by_words(
+            searcher.lookups,
+            read,
+            keep=PathFilter(config.include, config.exclude),
+            languages=config.languages,
+            config=searcher.file_ranking,
+        )
+        result = run_loop(searcher, question, config=loop, evaluator=evaluator, analysis=read)
+        return result, by_words, history.result()
 
 
 class _Ranked(NamedTuple):
@@ -815,6 +835,7 @@ def _rank_files(
     searcher: HybridSearcher,
     result: LoopResult,
     items: list[ContextItem],
+    by_words: Sequence[tuple[str, dict[str, Any]]],
     by_history: Sequence[tuple[str, list[dict[str, Any]]]],
     config: LoopConfig,
     fusion: FileFusion,
@@ -823,9 +844,6 @@ def _rank_files(
     the definitions and staleness of the files to pack."""
     keep = PathFilter(config.include, config.exclude)
     ranking = searcher.file_ranking
-    by_words = files_by_words(
-        searcher.lookups, result.analysis, keep=keep, languages=config.languages, config=ranking
-    )
     by_closeness = files_by_closeness(
         searcher.lookups,
         searcher.questions,

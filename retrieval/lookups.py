@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any, TypeVar
 
@@ -72,6 +73,7 @@ chunks) they take ~0.4 GB and ~1.8 s of CPU to read and key, which a one-shot qu
 would pay for a few look-ups (benchmarks/RESULTS.md)."""
 _READING = threading.Lock()
 _K = TypeVar("_K")
+_Scored = list[tuple[dict[str, Any], float]]
 
 
 class _Groups:
@@ -192,6 +194,9 @@ class IndexLookups:
         self._declarations: list[dict[str, Any]] | None = None
         self._tables: dict[str, pa.Table | None] | None = None
         self._positions: dict[tuple[str, str], _Positions] | None = None
+        self._remembered = threading.local()
+        """`asked`: inside `remembering`, the calling thread's full-text results so far
+        by (text, where): the rows asked for, whether fewer matched, the rows."""
 
     def file_stats(self) -> dict[str, tuple[int, int]]:
         """Every indexed file: path -> (size, mtime_ns) as indexed."""
@@ -368,17 +373,46 @@ class IndexLookups:
         self, tokens: Sequence[str], k: int, where: str | None = None
     ) -> list[tuple[dict[str, Any], float]]:
         """The `k` best chunks for `tokens` by full-text (BM25) score, with the score;
-        only those matching `where` when given."""
+        only those matching `where` when given. Inside `remembering`, a query asked again
+        for as many rows or fewer is answered from the first answer: the first `k` of a
+        larger query's rows are its `k` best (rows of equal scores may come in another
+        order)."""
         if not tokens:
             return []
         text = " ".join(tokens)
+        memo: dict[tuple[str, str | None], tuple[int, bool, _Scored]] | None = getattr(
+            self._remembered, "asked", None
+        )
+        asked = memo.get((text, where)) if memo is not None else None
+        if asked is not None and (asked[0] >= k or asked[1]):
+            return [(dict(r), score) for r, score in asked[2][:k]]
         if self.held("chunks") is None:
             rows = self.store.full_text("chunks", text, [*CHUNK_COLUMNS, "_score"], k, where)
-            return [(r, float(r.pop("_score"))) for r in rows]
-        # The chunks are in memory: the query reads only ids and scores.
-        hits = self.store.full_text("chunks", text, ["id", "_score"], k, where)
-        found = self.chunks_by_id(r["id"] for r in hits)
-        return [(found[r["id"]], float(r["_score"])) for r in hits if r["id"] in found]
+            found = [(r, float(r.pop("_score"))) for r in rows]
+            hits = len(rows)
+        else:
+            # The chunks are in memory: the query reads only ids and scores.
+            scored = self.store.full_text("chunks", text, ["id", "_score"], k, where)
+            by_id = self.chunks_by_id(r["id"] for r in scored)
+            found = [(by_id[r["id"]], float(r["_score"])) for r in scored if r["id"] in by_id]
+            hits = len(scored)
+        if memo is None:
+            return found
+        memo[(text, where)] = (k, hits < k, found)
+        return [(dict(r), score) for r, score in found]  # a caller may change its rows
+
+    @contextmanager
+    def remembering(self) -> Iterator[None]:
+        """Within it, the calling thread's full-text queries keep their results for the
+        same query asked again (`lexical`): for one question's answer (`ask` asks its
+        first search's words for its whole-file word ranking first, with five times as
+        many rows), not across questions."""
+        outer = getattr(self._remembered, "asked", None)
+        self._remembered.asked = {} if outer is None else outer
+        try:
+            yield
+        finally:
+            self._remembered.asked = outer
 
     def dense(self, vector: Sequence[float], k: int) -> list[tuple[str, float]]:
         """The `k` chunks closest to `vector`: (id, cosine similarity)."""

@@ -49,7 +49,15 @@ from dowse.retrieval.records import Hit, SearchOptions
 from dowse.retrieval.references import Link, links_of
 from dowse.tokens import tokenize
 
-__all__ = ["ContextItem", "Cycle", "LoopConfig", "LoopResult", "RefineLimits", "run_loop"]
+__all__ = [
+    "ContextItem",
+    "Cycle",
+    "LoopConfig",
+    "LoopResult",
+    "RefineLimits",
+    "loop_analysis",
+    "run_loop",
+]
 
 
 class RefineLimits(BaseModel):
@@ -192,16 +200,36 @@ def _refine_keywords(
     return out[: limits.keywords]
 
 
+def loop_analysis(searcher: HybridSearcher, question: str) -> QueryAnalysis:
+    """`question` as the loop reads it: the searcher's analysis, with the project's names
+    as prose words. The project's name as a prose word (`bat`, `rg`, `flask`) is neither
+    a name to look up (bat's diagnostics script defines a `BAT`) nor evidence for one
+    file; written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code."""
+    analysis = searcher.analyze(question)
+    own = project_names(searcher.root)
+    analysis.project = sorted(own)
+    analysis.identifiers = [i for i in analysis.identifiers if i not in own]
+    return analysis
+
+
 def run_loop(
     searcher: HybridSearcher,
     question: str,
     *,
     config: LoopConfig | None = None,
     evaluator: Evaluator | None = None,
+    analysis: QueryAnalysis | None = None,
 ) -> LoopResult:
     """The loop's context for `question`: at most `config.max_cycles` cycles of
-    DISPATCH, EVALUATE and REFINE (the module docstring), each recorded in the trace."""
-    return _Loop(searcher, question, config or LoopConfig(), evaluator or OfflineEvaluator()).run()
+    DISPATCH, EVALUATE and REFINE (the module docstring), each recorded in the trace.
+    `analysis`: the question's `loop_analysis`, when the caller has it already."""
+    return _Loop(
+        searcher,
+        question,
+        config or LoopConfig(),
+        evaluator or OfflineEvaluator(),
+        analysis or loop_analysis(searcher, question),
+    ).run()
 
 
 @dataclass
@@ -219,17 +247,16 @@ class _Loop:
     """One task's run of the loop: the state its cycles share, and one method a phase."""
 
     def __init__(
-        self, searcher: HybridSearcher, question: str, config: LoopConfig, evaluator: Evaluator
+        self,
+        searcher: HybridSearcher,
+        question: str,
+        config: LoopConfig,
+        evaluator: Evaluator,
+        analysis: QueryAnalysis,
     ) -> None:
         self.searcher, self.question = searcher, question
         self.config, self.evaluator = config, evaluator
-        self.analysis = searcher.analyze(question)
-        # The project's name as a prose word (`bat`, `rg`, `flask`) is neither a name to
-        # look up (bat's diagnostics script defines a `BAT`) nor evidence for one file;
-        # written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code.
-        own = project_names(searcher.root)
-        self.analysis.project = sorted(own)
-        self.analysis.identifiers = [i for i in self.analysis.identifiers if i not in own]
+        self.analysis = analysis
         self.items: dict[str, ContextItem] = {}
         self.excluded: list[str] = []
         self.keywords: list[str] = []

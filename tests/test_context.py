@@ -111,10 +111,12 @@ def memo_loop():
     original = ask_module.run_loop
     cache: dict = {}
 
-    def run_loop(searcher, question, config=None, evaluator=None):
+    def run_loop(searcher, question, config=None, evaluator=None, analysis=None):
         key = (id(searcher), question, repr(config))
         if key not in cache:
-            cache[key] = original(searcher, question, config=config, evaluator=evaluator)
+            cache[key] = original(
+                searcher, question, config=config, evaluator=evaluator, analysis=analysis
+            )
         return cache[key]
 
     mp.setattr(ask_module, "run_loop", run_loop)

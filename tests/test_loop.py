@@ -805,6 +805,61 @@ def test_a_cycle_asking_the_words_of_an_earlier_one_reuses_its_full_text_result(
     assert len(asked) == n + 1 and "payments" in asked[-1]
 
 
+def test_a_full_text_query_asked_again_for_fewer_rows_is_answered_once_per_answer(
+    searcher, monkeypatch
+):
+    # Inside `remembering`, the same words and filter asked again for as many rows or
+    # fewer are answered from the first answer, as a query of their own answers them;
+    # more rows, or outside it, are asked again.
+    lookups = searcher.lookups
+    asked: list[int] = []
+    full_text = searcher.store.full_text
+    monkeypatch.setattr(
+        searcher.store,
+        "full_text",
+        lambda name, text, columns, k, *a: asked.append(k) or full_text(name, text, columns, k, *a),
+    )
+    words = ["token", "expired", "cart", "total", "discount"]
+    alone = lookups.lexical(words, 4)
+    assert len(alone) == 4 and asked == [4]
+    with lookups.remembering():
+        many = lookups.lexical(words, 12)
+        few = lookups.lexical(words, 4)
+        other = lookups.lexical(words, 4, "path LIKE 'shop/%'")
+        more = lookups.lexical(words, 20)
+        with lookups.remembering():  # an answer inside another shares its results
+            again = lookups.lexical(words, 20)
+    assert asked == [4, 12, 4, 20]
+    assert [(r["id"], s) for r, s in few] == [(r["id"], s) for r, s in alone]
+    assert few == many[:4] and again == more and other
+    few[0][0]["text"] = "changed"  # a caller's change to its rows is its own
+    with lookups.remembering():
+        lookups.lexical(words, 12)
+        assert lookups.lexical(words, 4)[0][0]["text"] != "changed"
+    lookups.lexical(words, 4)
+    assert asked == [4, 12, 4, 20, 12, 4]
+
+
+def test_ask_asks_its_first_searchs_words_once(searcher, monkeypatch):
+    # The whole-file word ranking asks the words of the loop's first search for more
+    # rows: it is asked first, and the search takes its first rows. Both read the
+    # question as the loop does (the project's name, written as prose, is no word).
+    (searcher.root / "pyproject.toml").write_text('[project]\nname = "shop"\n')
+    asked: list[tuple[str, str | None]] = []
+    full_text = searcher.store.full_text
+    monkeypatch.setattr(
+        searcher.store,
+        "full_text",
+        lambda name, text, columns, k, where=None: (
+            asked.append((text, where)) or full_text(name, text, columns, k, where)
+        ),
+    )
+    question = "where does the shop compute the cart total with a bulk discount?"
+    result = ask(searcher, question, budget=2000)
+    assert result.files and asked and all(" shop " not in f" {text} " for text, _ in asked)
+    assert len(asked) == len(set(asked))
+
+
 def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
     searcher, monkeypatch
 ):
