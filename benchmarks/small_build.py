@@ -15,8 +15,9 @@ write), with `none` nothing.
 
 Every call into LanceDB's Python layer waits on its background event loop
 (`lancedb.background_loop.LOOP.run`); each wait is counted by the coroutine it ran
-(`AsyncTable.add`, `AsyncTable.optimize`, `AsyncConnection.open_table`, ...), with its
-wall time. `--calls` prints them per run kind, median over the rounds.
+(`AsyncTable.add`, `AsyncTable.optimize`, `AsyncConnection.open_table`, ...), and each
+of dowse's own calls into the native core (`indexer.lance_read`) by the method that made
+it (`native scan`, ...), with its wall time and the process CPU meanwhile. `--calls` prints them per run kind, median over the rounds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import os
 import re
 import shutil
 import statistics
+import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -54,6 +56,23 @@ def _counted(future: Any) -> Any:
 
 
 background_loop.LOOP.run = _counted  # type: ignore[method-assign]
+
+try:  # dowse's own reads through LanceDB's native core, on a loop of its own
+    from dowse.indexer import lance_read
+
+    _native_run = lance_read._LOOP.run
+
+    def _native_counted(call: Any) -> Any:
+        name = "native " + sys._getframe(1).f_code.co_name
+        start, cpu = time.perf_counter(), time.process_time()
+        try:
+            return _native_run(call)
+        finally:
+            _calls.append((name, time.perf_counter() - start, time.process_time() - cpu))
+
+    lance_read._LOOP.run = _native_counted  # type: ignore[method-assign]
+except ImportError:  # a dowse without it
+    pass
 
 
 class HashEmbedder:
