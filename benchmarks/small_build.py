@@ -8,16 +8,17 @@ The tree at PATH (default: fixtures/example) is copied to DIR/tree and indexed
 in-process, `--rounds` times over: a fresh build (no index), a run after a one-line edit
 of one file (the largest Python file, or the first file), and a run with nothing to do
 after `touch` of that file (its stat changed, its content not: the run opens the index,
-reads the file and writes nothing but its stat), then one with nothing changed. Each run's process CPU (LanceDB's threads
-included) and wall are recorded. With `--embed files` the runs embed file summaries and
-definitions with a deterministic hash embedder (no model: what the test suite's runs
-write), with `none` nothing.
+reads the file and writes nothing but its stat), then one with nothing changed. Each
+run's process CPU (LanceDB's threads included) and wall are recorded. With `--embed
+files` the runs embed file summaries and definitions with a deterministic hash embedder
+(no model: what the test suite's runs write), with `none` nothing.
 
 Every call into LanceDB's Python layer waits on its background event loop
 (`lancedb.background_loop.LOOP.run`); each wait is counted by the coroutine it ran
 (`AsyncTable.add`, `AsyncTable.optimize`, `AsyncConnection.open_table`, ...), and each
 of dowse's own calls into the native core (`indexer.lance_read`) by the method that made
-it (`native scan`, ...), with its wall time and the process CPU meanwhile. `--calls` prints them per run kind, median over the rounds.
+it (`native scan`, ...), with its wall time and the process CPU meanwhile. `--calls`
+prints them per run kind, median over the rounds.
 """
 
 from __future__ import annotations
@@ -97,7 +98,8 @@ class HashEmbedder:
 
 def _edited(tree: Path) -> Path:
     files = sorted(p for p in tree.rglob("*") if p.is_file() and ".dowse" not in p.parts)
-    return max((p for p in files if p.suffix == ".py"), key=lambda p: p.stat().st_size, default=files[0])
+    python = [p for p in files if p.suffix == ".py"]
+    return max(python, key=lambda p: p.stat().st_size) if python else files[0]
 
 
 def _timed(tree: Path, config: IndexConfig, embedder: Any) -> dict[str, Any]:
@@ -151,7 +153,10 @@ def main() -> None:
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{'run':<6} {'CPU median':>10} {'CPU min':>8} {'wall median':>11} {'calls':>6} {'waited':>8} {'their CPU':>9}")
+    print(
+        f"{'run':<6} {'CPU median':>10} {'CPU min':>8} {'wall median':>11} {'calls':>6}"
+        f" {'waited':>8} {'their CPU':>9}"
+    )
     for kind, runs in result.items():
         calls = [sum(c[0] for c in r["calls"].values()) for r in runs]
         waited = [sum(c[1] for c in r["calls"].values()) for r in runs]
@@ -168,7 +173,13 @@ def main() -> None:
             print(f"\n{kind}: LanceDB call, count, wall waited, CPU (medians over the rounds)")
             names = sorted({n for r in runs for n in r["calls"]})
             rows = [
-                (n, *(statistics.median(r["calls"].get(n, [0, 0.0, 0.0])[i] for r in runs) for i in range(3)))
+                (
+                    n,
+                    *(
+                        statistics.median(r["calls"].get(n, [0, 0, 0])[i] for r in runs)
+                        for i in range(3)
+                    ),
+                )
                 for n in names
             ]
             for n, count, seconds, used in sorted(rows, key=lambda r: -r[3]):
