@@ -129,12 +129,12 @@ class Batches:
     embed here, 2,048 about two (benchmarks/RESULTS.md)."""
     scalar_index_min_rows: int = 10_000
     """A table's scalar (BTree) indexes, for the look-ups by path, id, name or hash, are
-    made once it holds this many rows; below, a filtered scan finds the same rows as
-    fast (5 paths among 1k-10k rows: 1.7-2.6 ms of CPU either way; 20k rows: 3.1 against
-    2.2 ms with the index, 100k: 6.4 against 3.2 ms; benchmarks/RESULTS.md), and each
-    index would cost a small tree's build some 4 ms of CPU and its later runs an update
-    in every `optimize`. Full-text indexes are made at any size: a full-text query
-    needs one."""
+    made once it holds this many rows; below, a filtered scan finds the same rows about
+    as fast (5 paths among 1k-10k rows: 1.3-2.5 ms of CPU, within 0.5 ms of the indexed
+    scan; 20k rows: 2.3 against 1.5 ms, 100k: 6.0 against 1.8 ms;
+    `benchmarks/scalar_index.py`), and each index would cost a small tree's build some
+    4 ms of CPU and its later runs an update in every `optimize`. Full-text indexes are
+    made at any size: a full-text query needs one."""
     vector_index_min_rows: int = 50_000
     """Past this many vectors an ANN index (IVF_FLAT) is built and kept current; below,
     a flat scan of float16 vectors is exact and fast enough (16.9k vectors: 48-77 ms a
