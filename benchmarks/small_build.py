@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/small_build.py --work DIR [--repo PATH] [--embed none|files]
         [--rounds 5] [--json] [--calls]
+    python benchmarks/small_build.py --grammars
 
 The tree at PATH (default: fixtures/example) is copied to DIR/tree and indexed
 in-process, `--rounds` times over: a fresh build (no index), a run after a one-line edit
@@ -19,6 +20,9 @@ Every call into LanceDB's Python layer waits on its background event loop
 of dowse's own calls into the native core (`indexer.lance_read`) by the method that made
 it (`native scan`, ...), with its wall time and the process CPU meanwhile. `--calls`
 prints them per run kind, median over the rounds.
+
+`--grammars` prints instead what a process pays once per language it parses: the CPU of
+loading each grammar and compiling its tree-sitter query (`indexer.parse._grammar`).
 """
 
 from __future__ import annotations
@@ -139,15 +143,32 @@ def run(repo: Path, work: Path, embed: str, rounds: int) -> dict[str, list[dict[
     return out
 
 
+def grammars() -> None:
+    from dowse.indexer import parse
+
+    print(f"{'language':<12} {'grammar and query':>18} {'patterns':>9}")
+    for language in sorted(parse.CODE_LANGUAGES):
+        start = time.process_time()
+        grammar = parse._grammar.__wrapped__(language)
+        used = time.process_time() - start
+        print(f"{language:<12} {used * 1000:>15.1f} ms {grammar.query.pattern_count:>9}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--repo", type=Path, default=Path(__file__).parent.parent / "fixtures/example")
-    ap.add_argument("--work", type=Path, required=True)
+    ap.add_argument("--work", type=Path)
     ap.add_argument("--embed", choices=("none", "files"), default="none")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--calls", action="store_true", help="the LanceDB calls per run kind")
+    ap.add_argument("--grammars", action="store_true", help="each grammar's load and query")
     args = ap.parse_args()
+    if args.grammars:
+        grammars()
+        return
+    if args.work is None:
+        ap.error("--work is required")
     os.environ.setdefault("DOWSE_CACHE_DIR", str(args.work / "cache"))
     result = run(args.repo.resolve(), args.work.resolve(), args.embed, args.rounds)
     if args.json:
