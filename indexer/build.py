@@ -127,6 +127,14 @@ class Batches:
     """Vectors are committed every this many embedded chunks, so that a long run is
     searchable early, source first: django's 16.9k chunks take about 15 minutes to
     embed here, 2,048 about two (benchmarks/RESULTS.md)."""
+    scalar_index_min_rows: int = 10_000
+    """A table's scalar (BTree) indexes, for the look-ups by path, id, name or hash, are
+    made once it holds this many rows; below, a filtered scan finds the same rows about
+    as fast (5 paths among 1k-10k rows: 1.3-2.5 ms of CPU, within 0.5 ms of the indexed
+    scan; 20k rows: 2.3 against 1.5 ms, 100k: 6.0 against 1.8 ms;
+    `benchmarks/scalar_index.py`), and each index would cost a small tree's build some
+    4 ms of CPU and its later runs an update in every `optimize`. Full-text indexes are
+    made at any size: a full-text query needs one."""
     vector_index_min_rows: int = 50_000
     """Past this many vectors an ANN index (IVF_FLAT) is built and kept current; below,
     a flat scan of float16 vectors is exact and fast enough (16.9k vectors: 48-77 ms a
@@ -651,16 +659,25 @@ class _Run:
             ("refs", ("name", "path")),
         ):
             table = self.store.table(name)
-            if name in ("commits", "refs") and not table.count_rows():
+            rows = table.count_rows()
+            if name in ("commits", "refs") and not rows:
                 continue  # an FTS index wants rows; no history needs none
             have = {tuple(ix.columns) for ix in table.list_indices()}
             for col in columns:
                 if (col,) in have:
                     continue
-                table.create_index(col, config=fts if col == "tokens" else BTree())
+                if col == "tokens":
+                    table.create_index(col, config=fts)
+                elif self._scalar_indexed(rows):
+                    table.create_index(col, config=BTree())
         for name in ("chunks", "symbols", "files", "commits", "refs"):
             if self.store.written(name):  # (a table this run left alone has nothing new)
                 self.store.optimize(name)
+
+    def _scalar_indexed(self, rows: int) -> bool:
+        """Whether a table of `rows` rows gets its scalar indexes (`Batches`): a table
+        that grows past the threshold gets them in the run that finds it there."""
+        return rows > 0 and rows >= self.cfg.batches.scalar_index_min_rows
 
     def _vectors_of(self, paths: Sequence[str]) -> dict[str, list[float]]:
         rows = self.store.rows("vectors", ["id", "vector"], where=f"path IN ({quote_list(paths)})")
@@ -831,14 +848,14 @@ class _Run:
         from lancedb.index import BTree, IvfFlat
 
         files = self.store.table("file_vectors")
-        if files.count_rows() and ("path",) not in {
+        if self._scalar_indexed(files.count_rows()) and ("path",) not in {
             tuple(ix.columns) for ix in files.list_indices()
         }:
             files.create_index("path", config=BTree())
         table = self.store.table("vectors")
         n = table.count_rows()
         have = {tuple(ix.columns) for ix in table.list_indices()}
-        if n and ("path",) not in have:
+        if self._scalar_indexed(n) and ("path",) not in have:
             table.create_index("path", config=BTree())
         if ("vector",) in have:
             if self.store.written("vectors"):
@@ -849,7 +866,7 @@ class _Run:
                 config=IvfFlat(distance_type="cosine", num_partitions=max(16, int(n**0.5))),
             )
         cache = self.store.table(CACHE_TABLE)
-        if cache.count_rows() and ("hash",) not in {
+        if self._scalar_indexed(cache.count_rows()) and ("hash",) not in {
             tuple(ix.columns) for ix in cache.list_indices()
         }:
             cache.create_index("hash", config=BTree())

@@ -5,8 +5,9 @@ query builders' pydantic models, the embedding registry, `pyarrow.dataset`, the
 namespace client); what a reader asks of a table (open it at a version, scan columns,
 filter, full-text and nearest-vector queries, count) is all in its Rust extension,
 `lancedb._lancedb`, which the Python layer only wraps. A reader (`Store.open`) goes
-there directly; a writer, and anything else a reader asks for (`Store.verify`), still
-imports `lancedb`.
+there directly; a writer imports `lancedb` to write, and reads through the native table
+under its own `lancedb` handle (its uncommitted rows included); anything else a reader
+asks for (`Store.verify`) imports `lancedb`.
 
 Invariants:
 - Each query is the one LanceDB's synchronous `Table.search()` builds for the same
@@ -141,7 +142,8 @@ class NativeTable:
 
 
 class LanceDbTable:
-    """A `lancedb` table read as a `NativeTable` is (a writer's tables)."""
+    """A `lancedb` table read as a `NativeTable` is: what tests/test_lance_read.py holds
+    the native reads to (the same rows, order and scores)."""
 
     def __init__(self, table: Any) -> None:
         self._table = table

@@ -85,7 +85,7 @@ from dowse.indexer.lance import (
     quote_list,
     storage_error,
 )
-from dowse.indexer.lance_read import LanceDbTable, NativeDb, NativeTable
+from dowse.indexer.lance_read import NativeDb, NativeTable
 from dowse.indexer.layout import FORMAT_VERSION, MANIFEST, WriteLock
 from dowse.indexer.trust import ensure_key, sign
 
@@ -626,11 +626,14 @@ class Store:
             ) from None
         return table
 
-    def _read_table(self, name: str) -> NativeTable | LanceDbTable:
+    def _read_table(self, name: str) -> NativeTable:
         """Snapshot table `name`, for the queries below: a reader's through LanceDB's
         native core, a writer's through its own `lancedb` table (its writes included)."""
         if self._reader is None:
-            return LanceDbTable(self.table(name))
+            # The native table under the writer's own handle: the same rows, order and
+            # scores as `lancedb`'s query builder (tests/test_lance_read.py), without
+            # its three schema reads a query.
+            return NativeTable(self.table(name)._table._inner)
         table = self._read_tables.get(name)
         if table is None:
             table = self._open(name, self._reader)
@@ -695,15 +698,17 @@ class Store:
     # -- writing -----------------------------------------------------------------------
 
     def add(self, name: str, rows: list[dict[str, Any]]) -> None:
-        if not rows:
-            return
+        if rows:
+            self.table(name).add(self._arrow(name, rows))
+
+    def _arrow(self, name: str, rows: list[dict[str, Any]]) -> pa.Table:
+        """`rows` as a pyarrow Table of table `name`'s schema."""
         import numpy as np
         import pyarrow as pa
 
         schema = self.schemas[name]
         if "vector" not in schema.names:
-            self.table(name).add(pa.Table.from_pylist(rows, schema=schema))
-            return
+            return pa.Table.from_pylist(rows, schema=schema)
         matrix = np.asarray([r["vector"] for r in rows], dtype=np.float16)
         columns = [
             pa.FixedSizeListArray.from_arrays(pa.array(matrix.ravel()), self.manifest.dim)
@@ -711,19 +716,32 @@ class Store:
             else pa.array([r[f.name] for r in rows], type=f.type)
             for f in schema
         ]
-        self.table(name).add(pa.Table.from_arrays(columns, schema=schema))
+        return pa.Table.from_arrays(columns, schema=schema)
 
     def add_arrow(self, name: str, data: pa.Table) -> None:
         if data.num_rows:
             self.table(name).add(data)
 
     def delete_paths(self, name: str, paths: Sequence[str]) -> None:
+        """Delete the rows of `paths` from table `name`; an empty table is left alone:
+        LanceDB writes a new version for every delete, whether it matched or not, which
+        the run would then commit and prune. (Counting a table's rows reads its manifest;
+        counting those a filter matches is a scan, which costs a small table what the
+        delete does.)"""
         table = self.table(name)
+        if not paths or not table.count_rows():
+            return
         for batch in _batched(list(paths), 500):
             table.delete(f"path IN ({quote_list(batch)})")
 
     def overwrite(self, name: str, rows: list[dict[str, Any]]) -> None:
+        """Replace the rows of table `name` with `rows`: a table without indexes in one
+        write (one new version), one with indexes by a delete and an add, which keeps
+        its indexes (and so the full-text statistics they hold) as they were."""
         table = self.table(name)
+        if rows and not table.list_indices():
+            table.add(self._arrow(name, rows), mode="overwrite")
+            return
         table.delete("true")
         self.add(name, rows)
 

@@ -492,3 +492,94 @@ def test_a_new_index_keeps_no_version_of_its_batches(example_repo, fake_embedder
         v["version"] for v in Store.open(example_repo / ".dowse").table("chunks").list_versions()
     }
     assert first in kept and len(kept) > 1
+
+
+_SCALAR_TABLES = ("files", "symbols", "chunks", "refs", "file_vectors")
+
+
+def _indexes(index_dir: Path) -> dict[str, set[tuple[str, str]]]:
+    store = Store.open(index_dir)
+    return {
+        name: {(ix.columns[0], ix.index_type) for ix in store.table(name).list_indices()}
+        for name in _SCALAR_TABLES
+    }
+
+
+def test_a_small_index_has_full_text_indexes_only_and_answers_as_with_all(
+    example_repo, fake_embedder
+):
+    # Below `Batches.scalar_index_min_rows` a table's look-ups scan it instead of
+    # probing a BTree: the same rows, in the same order, with the same scores.
+    from dowse.retrieval.ask import ask
+    from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.retrieval.lookups import IndexLookups
+
+    small, every = example_repo / ".dowse", example_repo / "every"
+    build_index(example_repo, config=IndexConfig(embed_chunks=False), embedder=fake_embedder)
+    build_index(
+        example_repo,
+        index_dir=every,
+        config=IndexConfig(embed_chunks=False, batches=Batches(scalar_index_min_rows=1)),
+        embedder=fake_embedder,
+    )
+    assert _indexes(small) == {
+        "files": set(),
+        "symbols": {("tokens", "FTS")},
+        "chunks": {("tokens", "FTS")},
+        "refs": set(),
+        "file_vectors": set(),
+    }
+    assert {column for column, _ in _indexes(every)["chunks"]} == {"tokens", "path", "id"}
+    assert _indexes(every)["file_vectors"] == {("path", "BTree")}
+
+    def answers(index_dir: Path, held: bool) -> list[object]:
+        store = Store.open(index_dir)
+        lookups = None if held else IndexLookups(store, memory_rows=0)
+        searcher = HybridSearcher(store, lambda: fake_embedder, lookups=lookups)
+        out: list[object] = []
+        for question in ("validate_token signature", "how are discounts applied to a cart?"):
+            out.append([h.model_dump() for h in searcher.search(question)])
+            result = ask(searcher, question, budget=2000, with_trace=False)
+            out.append(result.model_dump(exclude={"timings"}))
+        return out
+
+    for held in (True, False):  # the tables held in memory, or queried with filters
+        assert answers(small, held) == answers(every, held)
+
+
+def test_a_table_grown_past_the_threshold_gets_its_scalar_indexes(tmp_path, fake_embedder):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    for i in range(3):
+        (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    config = IndexConfig(embed_chunks=False, batches=Batches(scalar_index_min_rows=10))
+    build_index(repo, config=config, embedder=fake_embedder)
+    assert _indexes(repo / ".dowse")["files"] == set()
+    for i in range(3, 12):
+        (repo / f"m{i}.py").write_text(f"def f{i}():\n    return {i}\n")
+    build_index(repo, config=config, embedder=fake_embedder)
+    indexes = _indexes(repo / ".dowse")
+    assert indexes["files"] == {("path", "BTree")}
+    assert indexes["symbols"] == {("tokens", "FTS"), ("path", "BTree"), ("name_lower", "BTree")}
+
+
+def test_an_empty_table_gets_no_delete_and_an_unindexed_one_is_replaced_in_one_write(
+    example_repo, fake_embedder
+):
+    # LanceDB writes a version for every delete, matched or not, and for each of a
+    # delete and an add: versions a run would commit and prune for nothing.
+    build_index(example_repo, config=IndexConfig(embed=False), embedder=fake_embedder)
+    index_dir = example_repo / ".dowse"
+    writer = Store.create(
+        index_dir, root=example_repo, model=fake_embedder.name, dim=fake_embedder.dim, rebuild=False
+    )
+    before = {name: writer.table(name).version for name in ("vectors", "chunks", "imports")}
+    writer.delete_paths("vectors", ["shop/payments.py"])  # no row at all
+    writer.delete_paths("chunks", ["shop/payments.py"])
+    imports = writer.rows("imports")
+    writer.overwrite("imports", imports[:2])
+    assert writer.table("vectors").version == before["vectors"]
+    assert writer.table("chunks").version == before["chunks"] + 1
+    assert writer.table("imports").version == before["imports"] + 1
+    assert writer.rows("imports") == imports[:2]
+    assert not writer.rows("chunks", where="path = 'shop/payments.py'")

@@ -88,3 +88,27 @@ def test_a_reader_imports_lancedbs_core_alone(store):
     )
     count, modules = fresh_python(code)
     assert count > 0 and modules == ["lancedb", "lancedb._lancedb"]
+
+
+def test_a_writers_reads_are_lancedbs_and_see_its_uncommitted_rows(
+    tmp_path: Path, indexed_examples
+):
+    # A writer reads through the native table under its own `lancedb` handle: what the
+    # handle holds, rows written since the last commit included.
+    root = indexed_examples.copy(tmp_path / "example", IndexConfig(embed_chunks=False))
+    committed = Store.open(root / ".dowse")
+    writer = Store.create(
+        root / ".dowse",
+        root=root,
+        model=committed.manifest.model,
+        dim=committed.manifest.dim,
+        rebuild=False,
+    )
+    row = {**committed.rows("skipped")[0], "path": "added/since/the/commit.bin"}
+    writer.add("skipped", [row])
+    assert row in writer.rows("skipped", where="path LIKE 'added/%'")
+    assert row not in Store.open(root / ".dowse").rows("skipped")
+    for name in writer.live_tables():
+        native, lancedb = writer._read_table(name), LanceDbTable(writer.table(name))
+        assert native.scan(None).equals(lancedb.scan(None)), name
+        assert native.count() == lancedb.count(), name
