@@ -168,6 +168,15 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
+    flags: float = Field(
+        default=0.3,
+        ge=0,
+        description=(
+            "the ranking of the files that define or read a flag the question quotes "
+            "(`pool.flag_files`: clap's `get_one::<String>(\"paging\")`, argparse's "
+            "`args.max_count`), the files reading most of its flags first"
+        ),
+    )
     module_root: int = Field(
         default=5,
         ge=0,
@@ -209,10 +218,12 @@ def file_place(
     closeness_rank: int | None,
     history_rank: int | None,
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
+    flag_rank: int | None = None,
 ) -> float:
     """A file's place in `ask`'s ranking (larger first): 1/(1 + its evaluated rank) +
     words/(1 + its word rank) + closeness/(1 + its closeness rank) + history/(1 + its
-    history rank), each term only where the file is ranked (ranks from 0)."""
+    history rank) + flags/(1 + its rank among the quoted flags' files), each term only
+    where the file is ranked (ranks from 0)."""
     place = 1 / (1 + evaluated_rank) if evaluated_rank is not None else 0.0
     return place + sum(
         weight / (1 + rank)
@@ -220,6 +231,7 @@ def file_place(
             (fusion.words, words_rank),
             (fusion.closeness, closeness_rank),
             (fusion.history, history_rank),
+            (fusion.flags, flag_rank),
         )
         if rank is not None
     )
