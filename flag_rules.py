@@ -108,9 +108,11 @@ def _reading_patterns(flag: str, attribute: str, camel: str) -> dict[str, list[s
             # `is_present("name")`, a project's own `value_of_lossy("name")`: a call whose
             # first argument is the flag's name alone.
             rf"(?:\bArg::(?:new|with_name)|\.\w+(?:::<[^>()]*>)?)\(\s*\"{flag}\"\s*[,)]",
-            # clap's derive: a field under `#[arg(long)]`
+            # clap's derive: a field under `#[arg(long)]`, and where the parsed options'
+            # field is read (fd's `opts.no_ignore`)
             rf"#\[(?:arg|clap|structopt)\([^\]]*\blong\b[^\]]*\]\s*(?:pub(?:\([^)]*\))?\s+)?"
             rf"{attribute}\s*:",
+            rf"\b(?:opts|args|cli|options|matches)\.{attribute}\b",
         ],
         "java": [
             rf"\b(?:hasOption|getOptionValues?|getParsedOptionValue|longOpt)\(\s*\"{flag}\"",
