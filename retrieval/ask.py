@@ -348,12 +348,12 @@ def _files(
     by_history: Sequence[tuple[str, list[dict[str, Any]]]] = (),
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
     searched: Sequence[str] = (),
-    by_flags: Mapping[str, int] | None = None,
+    by_flags: Mapping[str, float] | None = None,
 ) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
     whole-file word ranking, the ranking by closeness in meaning, the ranking by past
-    commits and that of the files defining or reading a quoted flag (`by_flags`; the
-    last two for files already listed) by `fusion` (`file_place`); a file only the word
+    commits and the share of the quoted flags each file defines or reads (`by_flags`;
+    the last two for files already listed) by `fusion` (`file_place`); a file only the word
     or closeness ranking found is listed with relevance 0 and its chunk's citation (the
     best for the words, else its closest definition's). The search's first file
     (`searched`, the loop's first cycle) stays first unless the fused first beats it
@@ -400,7 +400,7 @@ def _files(
             f.closeness_rank,
             f.history_rank,
             fusion,
-            flags.get(f.path),
+            flags.get(f.path, 0.0),
         )
     out.sort(key=lambda f: (-place[f.path], f.path))
     return _search_first(out, searched, fusion)
@@ -852,7 +852,7 @@ def _rank_files(
         by_history,
         fusion,
         result.searched,
-        {p: rank for p, rank in by_flags.items() if keep(p)},
+        {p: share for p, share in by_flags.items() if keep(p)},
     )
     files = _relatives_up(searcher.lookups, files, fusion)
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})

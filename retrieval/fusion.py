@@ -172,9 +172,9 @@ class FileFusion(BaseModel):
         default=0.3,
         ge=0,
         description=(
-            "the ranking of the files that define or read a flag the question quotes "
-            "(`pool.flag_files`: clap's `get_one::<String>(\"paging\")`, argparse's "
-            "`args.max_count`), the files reading most of its flags first"
+            "what a file that defines or reads a flag the question quotes adds, times the "
+            "share of the quoted flags it defines or reads (`pool.flag_files`: clap's "
+            '`get_one::<String>("paging")`, argparse\'s `args.max_count`)'
         ),
     )
     module_root: int = Field(
@@ -218,20 +218,20 @@ def file_place(
     closeness_rank: int | None,
     history_rank: int | None,
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
-    flag_rank: int | None = None,
+    flag_share: float = 0.0,
 ) -> float:
     """A file's place in `ask`'s ranking (larger first): 1/(1 + its evaluated rank) +
     words/(1 + its word rank) + closeness/(1 + its closeness rank) + history/(1 + its
-    history rank) + flags/(1 + its rank among the quoted flags' files), each term only
-    where the file is ranked (ranks from 0)."""
+    history rank), each term only where the file is ranked (ranks from 0); + flags ×
+    the share of the question's quoted flags the file defines or reads."""
     place = 1 / (1 + evaluated_rank) if evaluated_rank is not None else 0.0
+    place += fusion.flags * flag_share
     return place + sum(
         weight / (1 + rank)
         for weight, rank in (
             (fusion.words, words_rank),
             (fusion.closeness, closeness_rank),
             (fusion.history, history_rank),
-            (fusion.flags, flag_rank),
         )
         if rank is not None
     )

@@ -404,16 +404,16 @@ def flag_files(
     lookups: IndexLookups,
     analysis: QueryAnalysis,
     limits: PoolLimits = PoolLimits(),  # noqa: B008
-) -> dict[str, int]:
+) -> dict[str, float]:
     """The files that define or read a flag the task quotes (`flag_site_rows`), each
-    with its rank among them (from 0): a file with more of the flags first, files with
-    as many at one rank (the file defining a flag and the one reading it are equally
-    its place)."""
+    with the share of the quoted flags it defines or reads: a question about one flag
+    names its files fully (the file defining it and the one reading it alike), a pasted
+    command line of eight flags names each file a little."""
+    names = [lit[2:] for lit in dict.fromkeys(analysis.literals) if _LONG_FLAG.fullmatch(lit)]
     held: Counter[str] = Counter()
-    for literal in dict.fromkeys(analysis.literals):
-        if _LONG_FLAG.fullmatch(literal):
-            held.update(flag_site_rows(lookups, analysis, literal[2:], limits).keys())
-    return {path: sum(1 for n in held.values() if n > held[path]) for path in held}
+    for name in names:
+        held.update(flag_site_rows(lookups, analysis, name, limits).keys())
+    return {path: round(n / len(names), 4) for path, n in held.items()}
 
 
 def flag_site_rows(

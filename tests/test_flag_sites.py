@@ -93,7 +93,7 @@ def test_the_files_defining_or_reading_a_quoted_flag_rank_above_those_with_its_w
     analysis = analyze(question)
     # Five more files hold the flag's word: held verbatim by more than three files, it
     # named none before; where it is defined and read, it names those files.
-    assert flag_files(s.lookups, analysis) == dict.fromkeys(sites, 0)
+    assert flag_files(s.lookups, analysis) == dict.fromkeys(sites, 1.0)
     assert {r["path"] for r, _ in literal_rows(s.lookups, analysis)} == sites
     files = [f.path for f in ask(s, question).files]
     assert set(files[: len(sites)]) == sites
