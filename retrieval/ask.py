@@ -60,7 +60,7 @@ from dowse.retrieval.grains import chunk_hit, read_lines
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.loop import ContextItem, Cycle, LoopConfig, LoopResult, run_loop
-from dowse.retrieval.pool import Candidate, flag_files
+from dowse.retrieval.pool import Candidate
 from dowse.retrieval.query import QueryAnalysis
 from dowse.retrieval.records import ContextBlock, FileResult, check_query, left_out_when_empty
 from dowse.retrieval.relatives import module_root_up, siblings_up
@@ -348,12 +348,10 @@ def _files(
     by_history: Sequence[tuple[str, list[dict[str, Any]]]] = (),
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
     searched: Sequence[str] = (),
-    by_flags: Mapping[str, float] | None = None,
 ) -> list[FileResult]:
     """The files of the context items, by relevance and evidence, fused with the
-    whole-file word ranking, the ranking by closeness in meaning, the ranking by past
-    commits and the share of the quoted flags each file defines or reads (`by_flags`;
-    the last two for files already listed) by `fusion` (`file_place`); a file only the word
+    whole-file word ranking, the ranking by closeness in meaning and the ranking by past
+    commits (for files already listed) by `fusion` (`file_place`); a file only the word
     or closeness ranking found is listed with relevance 0 and its chunk's citation (the
     best for the words, else its closest definition's). The search's first file
     (`searched`, the loop's first cycle) stays first unless the fused first beats it
@@ -364,7 +362,6 @@ def _files(
     words = {path: i for i, (path, _) in enumerate(by_words)}
     close = {path: i for i, (path, _) in enumerate(by_closeness)}
     history = {path: (i, commits) for i, (path, commits) in enumerate(by_history)}
-    flags = by_flags or {}
     evaluated_rank = {f.path: i for i, f in enumerate(evaluated)}
     place: dict[str, float] = {}
     out = [
@@ -395,12 +392,7 @@ def _files(
                 }
             )
         place[f.path] = file_place(
-            evaluated_rank.get(f.path),
-            f.words_rank,
-            f.closeness_rank,
-            f.history_rank,
-            fusion,
-            flags.get(f.path, 0.0),
+            evaluated_rank.get(f.path), f.words_rank, f.closeness_rank, f.history_rank, fusion
         )
     out.sort(key=lambda f: (-place[f.path], f.path))
     return _search_first(out, searched, fusion)
@@ -842,18 +834,7 @@ def _rank_files(
         languages=config.languages,
         config=ranking,
     )
-    by_flags = (
-        flag_files(searcher.lookups, result.analysis, searcher.limits) if fusion.flags else {}
-    )
-    files = _files(
-        items,
-        by_words,
-        by_closeness,
-        by_history,
-        fusion,
-        result.searched,
-        {p: share for p, share in by_flags.items() if keep(p)},
-    )
+    files = _files(items, by_words, by_closeness, by_history, fusion, result.searched)
     files = _relatives_up(searcher.lookups, files, fusion)
     unevaluated = _unevaluated(by_words, by_closeness, {it.hit.path for it in items})
     for path in searcher.lookups.outside_paths(unevaluated):  # now a link out of the root

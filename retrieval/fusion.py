@@ -168,15 +168,6 @@ class FileFusion(BaseModel):
             "of what its code does"
         ),
     )
-    flags: float = Field(
-        default=0.3,
-        ge=0,
-        description=(
-            "what a file that defines or reads a flag the question quotes adds, times the "
-            "share of the quoted flags it defines or reads (`pool.flag_files`: clap's "
-            '`get_one::<String>("paging")`, argparse\'s `args.max_count`)'
-        ),
-    )
     module_root: int = Field(
         default=5,
         ge=0,
@@ -218,14 +209,11 @@ def file_place(
     closeness_rank: int | None,
     history_rank: int | None,
     fusion: FileFusion = FileFusion(),  # noqa: B008 - frozen
-    flag_share: float = 0.0,
 ) -> float:
     """A file's place in `ask`'s ranking (larger first): 1/(1 + its evaluated rank) +
     words/(1 + its word rank) + closeness/(1 + its closeness rank) + history/(1 + its
-    history rank), each term only where the file is ranked (ranks from 0); + flags ×
-    the share of the question's quoted flags the file defines or reads."""
+    history rank), each term only where the file is ranked (ranks from 0)."""
     place = 1 / (1 + evaluated_rank) if evaluated_rank is not None else 0.0
-    place += fusion.flags * flag_share
     return place + sum(
         weight / (1 + rank)
         for weight, rank in (

@@ -40,7 +40,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QUERY_NOISE, QueryAnalysis, base_tokens, title_tokens
 from dowse.retrieval.questions import QuestionVectors
 
-__all__ = ["Candidate", "PoolLimits", "flag_files", "flag_site_rows", "gather", "literal_rows"]
+__all__ = ["Candidate", "PoolLimits", "flag_site_rows", "gather", "literal_rows"]
 
 
 class PoolLimits(BaseModel):
@@ -398,22 +398,6 @@ def literal_rows(
 
 _LONG_FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")
 """A literal that is one long flag (`--paging`), not a quoted command line."""
-
-
-def flag_files(
-    lookups: IndexLookups,
-    analysis: QueryAnalysis,
-    limits: PoolLimits = PoolLimits(),  # noqa: B008
-) -> dict[str, float]:
-    """The files that define or read a flag the task quotes (`flag_site_rows`), each
-    with the share of the quoted flags it defines or reads: a question about one flag
-    names its files fully (the file defining it and the one reading it alike), a pasted
-    command line of eight flags names each file a little."""
-    names = [lit[2:] for lit in dict.fromkeys(analysis.literals) if _LONG_FLAG.fullmatch(lit)]
-    held: Counter[str] = Counter()
-    for name in names:
-        held.update(flag_site_rows(lookups, analysis, name, limits).keys())
-    return {path: round(n / len(names), 4) for path, n in held.items()}
 
 
 def flag_site_rows(

@@ -12,7 +12,7 @@ from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.ask import ask
 from dowse.retrieval.hybrid import HybridSearcher
-from dowse.retrieval.pool import flag_files, literal_rows
+from dowse.retrieval.pool import literal_rows
 from dowse.retrieval.query import analyze
 
 RUST = {
@@ -93,8 +93,10 @@ def test_the_files_defining_or_reading_a_quoted_flag_rank_above_those_with_its_w
     analysis = analyze(question)
     # Five more files hold the flag's word: held verbatim by more than three files, it
     # named none before; where it is defined and read, it names those files.
-    assert flag_files(s.lookups, analysis) == dict.fromkeys(sites, 1.0)
-    assert {r["path"] for r, _ in literal_rows(s.lookups, analysis)} == sites
+    # Each file that defines or reads the one flag quoted gets its full evidence.
+    assert {(r["path"], strength) for r, strength in literal_rows(s.lookups, analysis)} == {
+        (path, 1.0) for path in sites
+    }
     files = [f.path for f in ask(s, question).files]
     assert set(files[: len(sites)]) == sites
     assert all(files.index(p) < files.index(w) for p in sites for w in words if w in files)
