@@ -6,9 +6,10 @@ signals in 0..1 and its fused score (retrieval/fusion.py `fuse`).
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
-- `literal`: the chunk holds verbatim a flag or a message the query quotes
+- `literal`: the chunk holds verbatim a message the query quotes
   (`QueryAnalysis.literals`), held by few files: 1 over the number of code files
-  holding it (and over the number of flags the query names, for a flag);
+  holding it; or it defines or reads a flag the query names (`flag_site_rows`): 1
+  over the number of flags the query names;
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
   cosine (path, docstring, names defined) and its closest definition's (its name and
   signature, and docstring), divided by the best (`file_cosine` keeps the
