@@ -154,7 +154,7 @@ RAISED = 1.5
 # A flag or message the task quotes, held by few code files (`pool.literal_rows`; a flag
 # where it is defined or read): on the Multi-SWE-bench dev split the file holding a quoted
 # message was among the fixed files for about half of the messages, a file defining or
-# reading a quoted flag for 11 of 40 flags (a flag's strength is shared among the flags a
+# reading a quoted flag for 12 of 42 flags (a flag's strength is shared among the flags a
 # task names). A prior below RAISED's, not fitted (no calibration run had
 # the feature); the same in both models.
 LITERAL = 1.0
