@@ -54,6 +54,7 @@ from functools import partial
 
 from dowse.explore.records import ConfigReport, Setting, TrackSpec
 from dowse.explore.tracks import Context, Track, TrackState, cite, plural
+from dowse.flag_rules import FAMILY, FLAG_NAME, definition_patterns
 from dowse.languages import CODE_LANGUAGES, is_example_path, is_test_path, language_for
 from dowse.tokens import tokenize
 
@@ -102,37 +103,6 @@ _ENV = {
     "ruby": [rf"\bENV(?:\.fetch\(|\[)\s*{_Q}{_NAME}{_Q}"],
     "c": [rf"\bgetenv\(\s*\"{_NAME}\""],
 }
-_FLAG_NAME = r"([A-Za-z0-9][\w-]*)"
-_LONG_NAME = r"(?:name_long|long_name|long_flag|flag_long|flag_name)"
-"""A method that returns a flag's long name in a flag system of the project's own."""
-_FLAGS = {
-    "python": [
-        rf"\.(?:add_argument|option)\(\s*(?:{_Q}-\w{_Q}\s*,\s*)?{_Q}--{_FLAG_NAME}{_Q}",
-        rf"\bOption\(\s*[^)]*?{_Q}--{_FLAG_NAME}{_Q}",
-        rf"\bdef\s+{_LONG_NAME}\s*\([^)]*\)[^:]*:\s*return\s+{_Q}-*{_FLAG_NAME}{_Q}",
-    ],
-    "js": [rf"\.option\(\s*{_Q}(?:-\w,?\s*)?--{_FLAG_NAME}"],
-    "go": [
-        r"\bflag\.(?:Bool|Duration|Float64|Func|Int|Int64|String|Text|Uint|Uint64|Var)(?:Var)?"
-        rf"\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
-        rf"Flags\(\)\.\w+\(\s*(?:&?[\w.\[\]]+\s*,\s*)?\"{_FLAG_NAME}\"",
-        rf"\bfunc\s+(?:\([^)]*\)\s*)?(?i:{_LONG_NAME})\(\)\s*string\s*\{{\s*return\s+\"-*{_FLAG_NAME}\"",
-    ],
-    "rust": [
-        rf"\.long\(\s*\"{_FLAG_NAME}\"\s*\)",
-        rf"\blong\s*=\s*\"{_FLAG_NAME}\"",
-        rf"\bfn\s+{_LONG_NAME}\s*\([^)]*\)\s*->\s*&(?:'static\s+)?str\s*\{{\s*\"{_FLAG_NAME}\"",
-    ],
-    "java": [rf"@Option\(\s*names\s*=\s*\{{?\s*(?:\"-\w\"\s*,\s*)?\"--{_FLAG_NAME}\""],
-    "c": [
-        # A literal that is the flag alone, passed to a comparison of the project's or the
-        # C library's: zstd's `strcmp(argument, "--list")`, `longCommandWArg(&arg, "--memory=")`.
-        rf"\b\w+\(\s*&?[\w.\[\]>-]+\s*,\s*\"--{_FLAG_NAME}=?\"\s*[,)]",
-        rf"\b\w+\(\s*\"--{_FLAG_NAME}=?\"\s*,",
-        # getopt_long's table: `{"verbose", no_argument, 0, 'v'}`
-        rf"\{{\s*\"{_FLAG_NAME}\"\s*,\s*(?:no_argument|required_argument|optional_argument)\b",
-    ],
-}
 _ENV_BY_VARIABLE = {
     "python": r"\b(?:environ(?:\.get|\.setdefault|\.pop)?\s*[\[(]|getenv\()"
     r"\s*([A-Za-z_]\w*)\s*[\]),]",
@@ -171,27 +141,14 @@ _CLASSES = {
         rf"(\w*(?:{_CONFIG_WORDS}|Properties))\b"
     ],
 }
-_FAMILY = {
-    "python": "python",
-    "javascript": "js",
-    "typescript": "js",
-    "tsx": "js",
-    "go": "go",
-    "rust": "rust",
-    "java": "java",
-    "kotlin": "java",
-    "csharp": "java",
-    "ruby": "ruby",
-    "c": "c",
-    "cpp": "c",
-}
+_FLAGS = definition_patterns(FLAG_NAME)
 _RULES: dict[str, list[tuple[str, re.Pattern[str]]]] = {
     family: [
         (kind, re.compile(rx, re.M))
         for kind, table in (("env", _ENV), ("flag", _FLAGS), ("class", _CLASSES))
         for rx in table.get(family, [])
     ]
-    for family in set(_FAMILY.values())
+    for family in set(FAMILY.values())
 }
 _SETTINGS_MODULES = frozenset(
     {"settings", "config", "configuration", "conf", "defaults", "default_settings"}
@@ -327,7 +284,7 @@ def _scan_paths(ctx: Context, state: TrackState) -> list[str]:
         p
         for p in ctx.files()
         if language_for(p) in CODE_LANGUAGES
-        and _FAMILY.get(language_for(p) or "")
+        and FAMILY.get(language_for(p) or "")
         and not is_test_path(p)
     ]
     if len(code) > MAX_SCAN:
@@ -369,7 +326,7 @@ def _env_readers(ctx: Context, paths: list[str]) -> dict[str, list[tuple[str, re
     the functions that pass one of their parameters to an environment read."""
     readers: dict[str, set[str]] = {}
     for p in paths:
-        family = _FAMILY.get(language_for(p) or "", "")
+        family = FAMILY.get(language_for(p) or "", "")
         read, define = _ENV_BY_VARIABLE.get(family), _DEFINES.get(family)
         lines = ctx.lines(p)
         if read is None or define is None or not lines:
@@ -404,7 +361,7 @@ def _code_settings(
     `extra` rules of their language family."""
     found: dict[tuple[str, str], _Found] = {}
     for p in sorted(paths):
-        family = _FAMILY.get(language_for(p) or "", "")
+        family = FAMILY.get(language_for(p) or "", "")
         rules = _RULES.get(family, []) + (extra or {}).get(family, [])
         lines = ctx.lines(p)
         if not rules or not lines:

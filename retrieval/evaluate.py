@@ -127,7 +127,7 @@ class Features:
     linked: bool = False  # a caller or callee of a high-relevance hit (`loop` REFINE)
     summary: float = 0.0  # its file's summary is close to the task: cosine 0.2 -> 0, 0.6 -> 1
     raised: bool = False  # in the file of the innermost stack-trace frame the task shows
-    literal: float = 0.0  # holds a flag or message the task quotes (1 over the files holding it)
+    literal: float = 0.0  # holds a message the task quotes, or defines or reads a flag it names
     role: str = ""  # what a test-like file is ("a test", "generated code", ...) when `test`
     id_hit: list[str] = field(default_factory=list)
     term_hit: list[str] = field(default_factory=list)
@@ -151,10 +151,11 @@ class Evaluator(Protocol):
 # files (an outer frame's in 4 more). A prior, not yet fitted (no calibration run had
 # the feature); the same in both models.
 RAISED = 1.5
-# A flag or message the task quotes, held by few code files (`pool.literal_rows`): on the
-# Multi-SWE-bench dev split the file holding a quoted message was among the fixed files for
-# about half of the messages, a flag's for one flag in five (a flag's strength is shared
-# among the flags a task names). A prior below RAISED's, not fitted (no calibration run had
+# A flag or message the task quotes, held by few code files (`pool.literal_rows`; a flag
+# where it is defined or read): on the Multi-SWE-bench dev split the file holding a quoted
+# message was among the fixed files for about half of the messages, a file defining or
+# reading a quoted flag for 12 of 42 flags (a flag's strength is shared among the flags a
+# task names). A prior below RAISED's, not fitted (no calibration run had
 # the feature); the same in both models.
 LITERAL = 1.0
 

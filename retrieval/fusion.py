@@ -30,8 +30,9 @@ class FusionWeights(BaseModel):
         default=0.5,
         ge=0,
         description=(
-            "the chunk holds a flag or message the query quotes, which few files hold (1 over "
-            "their number): as strong as a definition the query names"
+            "the chunk holds a message the query quotes, which few files hold (1 over their "
+            "number), or defines or reads a flag it names: as strong as a definition the "
+            "query names"
         ),
     )
     summary: float = Field(

@@ -545,13 +545,15 @@ def _named(
     limit: int,
 ) -> list[Candidate]:
     """What the task points at that the batch and the context lack: the best candidate of
-    each file it names (a path or a stack-trace frame), and each definition of a name it
-    mentions that is defined in few places (a full symbol signal). Always looked at,
-    at most `limit` of each."""
+    each file it names (a path or a stack-trace frame), each definition of a name it
+    mentions that is defined in few places (a full symbol signal), and each chunk that
+    holds a flag or message it quotes (`pool.literal_rows`: where a quoted flag is
+    defined or read). Always looked at, at most `limit` of each."""
     files = {c.row["path"] for c in batch} | {it.hit.path for it in items.values()}
     taken = {c.id for c in batch} | items.keys()
     named_files: list[Candidate] = []
     definitions: list[Candidate] = []
+    literals: list[Candidate] = []
     for cand in ranked:
         if cand.id in taken:
             continue
@@ -560,7 +562,9 @@ def _named(
             named_files.append(cand)
         elif cand.signals.get("symbol", 0.0) >= 0.8:
             definitions.append(cand)
-    return named_files[:limit] + definitions[:limit]
+        elif "literal" in cand.signals:
+            literals.append(cand)
+    return named_files[:limit] + definitions[:limit] + literals[:limit]
 
 
 def _keep_best(items: dict[str, ContextItem], cand: Candidate, ev: Evaluation, n: int) -> None:

@@ -6,9 +6,10 @@ signals in 0..1 and its fused score (retrieval/fusion.py `fuse`).
   (`cosine` keeps the raw similarity, an absolute measure the evaluator uses);
 - `symbol`: the chunk holds a definition the query names (1.0 qualified, 0.8 bare name);
 - `path`: the chunk's file is named by the query (1.0 path, 0.6 file stem);
-- `literal`: the chunk holds verbatim a flag or a message the query quotes
+- `literal`: the chunk holds verbatim a message the query quotes
   (`QueryAnalysis.literals`), held by few files: 1 over the number of code files
-  holding it (and over the number of flags the query names, for a flag);
+  holding it; or it defines or reads a flag the query names (`flag_site_rows`): 1
+  over the number of flags the query names;
 - `summary`: how close the query is to the chunk's file: the larger of its summary's
   cosine (path, docstring, names defined) and its closest definition's (its name and
   signature, and docstring), divided by the best (`file_cosine` keeps the
@@ -23,6 +24,7 @@ deterministic for a given index.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from dowse.flag_rules import flag_forms, flag_sites
 from dowse.indexer.store import all_of, where_in
 from dowse.languages import is_documentation
 from dowse.retrieval.fusion import FusionWeights, fuse, lexical_share
@@ -38,7 +41,7 @@ from dowse.retrieval.lookups import IndexLookups
 from dowse.retrieval.query import QUERY_NOISE, QueryAnalysis, base_tokens, title_tokens
 from dowse.retrieval.questions import QuestionVectors
 
-__all__ = ["Candidate", "PoolLimits", "gather", "literal_rows"]
+__all__ = ["Candidate", "PoolLimits", "flag_site_rows", "gather", "literal_rows"]
 
 
 class PoolLimits(BaseModel):
@@ -89,6 +92,14 @@ class PoolLimits(BaseModel):
     )
     literal_chunks: int = Field(
         default=2, gt=0, description="the chunks of each file holding a quoted literal that join"
+    )
+    flag_chunks: int = Field(
+        default=400,
+        gt=0,
+        description=(
+            'the chunks holding a quoted flag\'s name (`"paging"`, `max_count`) read for '
+            "where it is defined or read"
+        ),
     )
 
 
@@ -347,19 +358,25 @@ def literal_rows(
 ) -> list[tuple[dict[str, Any], float]]:
     """The chunks holding a flag or message the task quotes (`QueryAnalysis.literals`),
     each with 1 over the number of code files holding it: a message printed by one
-    function names it as surely as its name would. A flag is also looked for as its
-    name in quotes (`--smart-case` as clap's `"smart-case"`), and a task naming several
-    flags gives each a share: a pasted command line of eight flags (how the bug was
-    seen) is about none of them in particular, and on the Multi-SWE-bench dev split a
-    flag's file was among the fixed ones for one flag in five, a message's for half.
-    A literal held by more than `few_holding` code files names none; tests,
-    documentation and copies the task is not about are passed over."""
+    function names it as surely as its name would. A flag names the files that define
+    or read it (`flag_site_rows`), however many others hold its word (bat's
+    `#[cfg(feature = "paging")]`); a flag no code is seen to define or read is looked
+    for verbatim and as its name in quotes (`--smart-case` as `"smart-case"`). A task
+    naming several flags gives each a share: a pasted command line of eight flags (how
+    the bug was seen) is about none of them in particular. A literal held by more than
+    `few_holding` code files names none; tests, documentation and copies the task is
+    not about are passed over."""
     wants_docs = analysis.mentions_docs
     flags = sum(1 for literal in analysis.literals if literal.startswith("--"))
     out: list[tuple[dict[str, Any], float]] = []
     for literal in analysis.literals:
-        forms = [literal]
         flag = literal.startswith("--")
+        name = literal[2:] if flag and _LONG_FLAG.fullmatch(literal) else ""
+        if name and (sites := flag_site_rows(lookups, analysis, name, limits)):
+            strength = round(1 / flags, 4)
+            out.extend((row, strength) for rows in sites.values() for row in rows)
+            continue
+        forms = [literal]
         if flag and len(literal) > 5:
             forms.append(f'"{literal[2:]}"')
         by_path: dict[str, list[dict[str, Any]]] = {}
@@ -378,6 +395,34 @@ def literal_rows(
         strength = round(1 / len(by_path) / (flags if flag else 1), 4)
         out.extend((row, strength) for rows in by_path.values() for row in rows)
     return out
+
+
+_LONG_FLAG = re.compile(r"--[A-Za-z0-9][\w-]*")
+"""A literal that is one long flag (`--paging`), not a quoted command line."""
+
+
+def flag_site_rows(
+    lookups: IndexLookups, analysis: QueryAnalysis, flag: str, limits: PoolLimits
+) -> dict[str, list[dict[str, Any]]]:
+    """By path, the chunks that define or read `flag` (its long name) by their
+    language's rules (`flag_rules.flag_sites`), at most `literal_chunks` a file; none
+    when more than `few_holding` files do (a flag defined in more is no one place), tests and
+    documentation the task is not about passed over."""
+    by_path: dict[str, list[dict[str, Any]]] = {}
+    seen: set[str] = set()
+    for form in flag_forms(flag):
+        for row in lookups.chunks_holding(form, limit=limits.flag_chunks):
+            path = row["path"]
+            if row["id"] in seen or analysis.unasked_test(path):
+                continue
+            seen.add(row["id"])
+            if is_documentation(path, row["language"]):
+                continue
+            held = by_path.setdefault(path, [])
+            if len(held) < limits.literal_chunks and flag_sites(row["text"], row["language"], flag):
+                held.append(row)
+    sites = {path: rows for path, rows in by_path.items() if rows}
+    return sites if len(sites) <= limits.few_holding else {}
 
 
 def _summary_signal(
