@@ -314,6 +314,25 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path))
 
 
+_TEST_ATTRIBUTE = re.compile(
+    r"""^(?:
+    \#\[\s*(?:cfg\s*\(\s*(?:test\s*|all\s*\(\s*test\s*,.*)\)|test|bench|(?:[\w:]+::)?test(?:\s*\(.*\))?|rstest|
+        test_case\b.*|quickcheck|proptest)\s*\]     # Rust: #[test], #[tokio::test], #[cfg(test)]
+    |@(?:org\.junit\.(?:jupiter\.api\.)?)?(?:Test|ParameterizedTest|RepeatedTest|TestFactory)\b
+                                                  # JUnit
+    |\[\s*(?:Test|Fact|Theory|TestMethod|TestCase)\b.*\]   # NUnit, xUnit, MSTest
+    )""",
+    re.X,
+)
+
+
+def is_test_attribute(decorator: str) -> bool:
+    """Whether a definition's attribute or annotation makes it test code where tests sit
+    beside the code they test: Rust's `#[cfg(test)]` modules and `#[test]`,
+    `#[tokio::test]`, `#[bench]` functions, a JUnit `@Test` or an xUnit `[Fact]`."""
+    return bool(_TEST_ATTRIBUTE.match(decorator.strip()))
+
+
 # Test support: code at a test path that the tests use but that is no test itself. Where
 # the runner collects tests by file name (pytest's test_*.py, `go test`'s *_test.go,
 # JUnit's *Test classes, RSpec's *_spec.rb), a file under a test directory whose name

@@ -39,6 +39,7 @@ from typing import Any, Literal, NamedTuple, TypeVar
 from pydantic import BaseModel, ConfigDict, Field
 
 from dowse.budgets import DEFAULT_BUDGET
+from dowse.languages import is_test_attribute, is_test_path
 from dowse.quote import code_span, fence, one_line
 from dowse.retrieval.behaviour import VALUE_KINDS
 from dowse.retrieval.budget import (
@@ -470,7 +471,7 @@ def definitions_of(
     if paths:
         for r in searcher.lookups.rows_in(
             "symbols",
-            ["path", "qualified_name", "kind", "start_line", "end_line", "signature"],
+            ["path", "qualified_name", "kind", "start_line", "end_line", "signature", "decorators"],
             "path",
             paths,
         ):
@@ -478,6 +479,55 @@ def definitions_of(
     for rows in out.values():
         rows.sort(key=lambda r: (r["start_line"], -r["end_line"]))
     return out
+
+
+def inline_tests(symbols: dict[str, list[dict[str, Any]]]) -> dict[str, list[tuple[int, int]]]:
+    """Per path, the line ranges of the definitions a test attribute marks as test code
+    in a file of code (`languages.is_test_attribute`: Rust's `#[cfg(test)] mod tests`
+    and `#[test]` functions, JUnit's `@Test`), two such definitions one blank line apart
+    as one range."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for path, rows in symbols.items():
+        if is_test_path(path):
+            continue  # a test file is all tests: ranked as one, not cut to nothing
+        spans: list[tuple[int, int]] = []
+        for r in sorted(rows, key=lambda r: r["start_line"]):
+            if not any(is_test_attribute(d) for d in r.get("decorators") or ()):
+                continue
+            start, end = r["start_line"], r["end_line"]
+            if spans and start <= spans[-1][1] + 2:
+                spans[-1] = (spans[-1][0], max(end, spans[-1][1]))
+            else:
+                spans.append((start, end))
+        if spans:
+            out[path] = spans
+    return out
+
+
+def _lines(it: ContextItem) -> tuple[int, int]:
+    return it.hit.start_line, it.hit.end_line
+
+
+def without_tests(it: ContextItem, tests: dict[str, list[tuple[int, int]]]) -> ContextItem:
+    """`it` without the test lines that end or begin its chunk (`inline_tests`): a chunk
+    of small definitions merged (a function and the tests after it) shows the function."""
+    start, end = _lines(it)
+    for a, b in tests.get(it.hit.path, ()):
+        if start < a <= end <= b:
+            end = a - 1
+        elif a <= start <= b < end:
+            start = b + 1
+    if (start, end) == _lines(it):
+        return it
+    hit = it.hit.model_copy(update={"start_line": start, "end_line": end, "text": None})
+    return it.model_copy(update={"hit": hit})
+
+
+def in_tests(path: str, start: int, end: int, tests: dict[str, list[tuple[int, int]]]) -> bool:
+    """Whether lines `start`..`end` of `path` lie within one of its test ranges
+    (`inline_tests`); a part that holds any other line is no test (bat's
+    `get_pager_executable` shares a chunk with the tests that call it)."""
+    return any(a <= start and end <= b for a, b in tests.get(path, ()))
 
 
 def evaluated_parts(
@@ -505,11 +555,14 @@ def _lead_items(
     symbols: dict[str, list[dict[str, Any]]],
     stale: Collection[str],
     packing: Packing = Packing(),  # noqa: B008 - frozen
+    tests: dict[str, list[tuple[int, int]]] | None = None,
 ) -> list[list[ContextItem]]:
     """The best parts of each of `files`, in their order (`best_parts`): one for each
-    file, up to `Packing.first_file_parts` for the first, best first. Each is the loop's
-    own item when it evaluated that chunk, else a new item of the lowest relevance the
-    context shows (`Packing.min_relevance`: "indirectly related"), its reason saying why."""
+    file, up to `Packing.first_file_parts` for the first, best first, none of a file's
+    `tests` (`inline_tests`). Each is the loop's own item when it evaluated that chunk,
+    else a new item of the lowest relevance the context shows (`Packing.min_relevance`:
+    "indirectly related"), its reason saying why."""
+    tests = tests or {}
     by_key: dict[tuple[str, int], ContextItem] = {}
     for it in items:
         by_key.setdefault((it.hit.path, it.hit.start_line), it)
@@ -522,7 +575,11 @@ def _lead_items(
     )
     out: list[list[ContextItem]] = []
     for n, f in enumerate(files, 1):
-        ranked = distinct_parts(parts.get(f.path, []), symbols.get(f.path, []))
+        ranked = [
+            p
+            for p in distinct_parts(parts.get(f.path, []), symbols.get(f.path, []))
+            if not in_tests(f.path, p.row["start_line"], p.row["end_line"], tests)
+        ]
         if not ranked:
             continue
         mine = []
@@ -546,7 +603,7 @@ def _lead_items(
                     cycle=1,
                 )
             )
-        out.append(mine)
+        out.append([without_tests(it, tests) for it in mine])
     return out
 
 
@@ -728,16 +785,23 @@ def ask(
     else:
         room, cost, entry = records.room(budget), records.cost, records.entry
     pack = _Pack(searcher, packing, ranked.symbols, room, cost, entry)
+    # A code file's own tests (Rust's `#[cfg(test)]` modules) call the code with its
+    # names and words, so the loop scores them high; they are not where it is done.
+    tests = {} if result.analysis.mentions_tests else inline_tests(ranked.symbols)
+    shown = [
+        without_tests(it, tests) for it in items if not in_tests(it.hit.path, *_lines(it), tests)
+    ]
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
         ranked.files[: packing.lead_files],
-        items,
+        shown,
         ranked.symbols,
         ranked.stale,
         packing,
+        tests,
     )
-    rest = pack.place_items(leads_by_file, items)
+    rest = pack.place_items(leads_by_file, shown)
     pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))
     # Rank order: the files' order, and in a file its whole blocks before its lines.
     order = ranked.order
@@ -766,10 +830,17 @@ def _definitions(
 ) -> list[RankedDefinition]:
     """The first files' definitions ranked (`definitions.ranked_definitions`), with the
     loop's evaluated chunks and the context's blocks as two of the rankings, the most
-    relevant first (a signature line stands for the definition it starts)."""
+    relevant first (a signature line stands for the definition it starts); a code
+    file's own tests only for a question about tests (`inline_tests`)."""
     ranking = ranking or DefinitionRanking()
     paths = [f.path for f in ranked.files[: ranking.files]]
     symbols = {**ranked.symbols, **definitions_of(searcher, set(paths) - set(ranked.symbols))}
+    if not analysis.mentions_tests:  # a code file's own tests, as the context leaves them
+        tests = inline_tests(symbols)
+        symbols = {
+            p: [d for d in rows if not in_tests(p, d["start_line"], d["end_line"], tests)]
+            for p, rows in symbols.items()
+        }
     evaluated = [
         (it.hit.path, it.hit.start_line, it.hit.end_line)
         for it in sorted(items, key=lambda it: -it.relevance)

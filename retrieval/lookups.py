@@ -42,7 +42,7 @@ SPAN_COLUMNS = ["id", "path", "start_line", "end_line", "symbol"]
 HELD_COLUMNS = {
     "chunks": CHUNK_COLUMNS,
     "spans": SPAN_COLUMNS,
-    "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS])),
+    "symbols": list(dict.fromkeys([*SYMBOL_COLUMNS, *DEFINITION_COLUMNS, "decorators"])),
     "files": ["path", "language"],
     "imports": ["path", "module", "names", "resolved"],
 }

@@ -28,6 +28,7 @@ from dowse.explore.render import fit_budget, render_json, render_markdown
 from dowse.explore.run import explore
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
+from dowse.languages import is_test_attribute
 from dowse.retrieval.ask import AskResult, ContextBlock, FileResult, Frame, Packing, ask
 from dowse.retrieval.ask import render_markdown as render_ask
 from dowse.retrieval.budget import estimate_tokens
@@ -762,3 +763,109 @@ def test_the_counter_counts_a_token_for_each_character_beyond_ascii():
     assert estimate_tokens("ก" * 30) == 30
     assert estimate_tokens("abc├── 😀") == 2 + 4  # "abc " and four others
     assert estimate_tokens("\ud800") == 1  # a lone surrogate counts, never raises
+
+
+_PAGER_RS = """\
+use std::env;
+
+/// The pager command: BAT_PAGER, then PAGER, then less.
+pub fn pager_command(config_pager: Option<&str>) -> Option<String> {
+    let chosen = config_pager
+        .map(String::from)
+        .or_else(|| env::var("BAT_PAGER").ok())
+        .or_else(|| env::var("PAGER").ok());
+    chosen.or_else(|| Some("less".to_string()))
+}
+#[test]
+fn pager_command_from_config() {
+    assert_eq!(pager_command(Some("more")), Some("more".to_string()));
+}
+
+#[test]
+fn pager_command_from_bat_pager_env() {
+    std::env::set_var("BAT_PAGER", "most");
+    assert_eq!(pager_command(None), Some("most".to_string()));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pager_command_defaults_to_less() {
+        std::env::remove_var("BAT_PAGER");
+        std::env::remove_var("PAGER");
+        // the pager command chosen without a config pager or BAT_PAGER is less
+        assert_eq!(pager_command(None), Some("less".to_string()));
+    }
+
+    #[test]
+    fn pager_command_prefers_the_config_pager_over_bat_pager() {
+        std::env::set_var("BAT_PAGER", "most");
+        // the pager command chosen: the config pager first
+        assert_eq!(pager_command(Some("more")), Some("more".to_string()));
+    }
+}
+"""
+
+
+def _test_lines(text: str) -> set[int]:
+    """The lines of `_PAGER_RS` that are its tests: from the first `#[test]` on, but for
+    the blank lines between them."""
+    lines = text.splitlines()
+    first = next(n for n, line in enumerate(lines, 1) if line.startswith("#[test]"))
+    return {n for n in range(first, len(lines) + 1) if lines[n - 1].strip()}
+
+
+@pytest.mark.parametrize("about_tests", [False, True])
+def test_a_code_files_own_tests_are_shown_only_when_asked_for(tmp_path, fake_embedder, about_tests):
+    """Rust's `#[test]` functions and `#[cfg(test)]` module call the code by its names:
+    the context shows the function they test, and their lines only for a question about
+    tests; a chunk holding both shows the function alone."""
+    root = make_tree(
+        tmp_path / "repo",
+        {
+            "Cargo.toml": '[package]\nname = "pg"\n',
+            "src/pager.rs": _PAGER_RS,
+            "src/lib.rs": "mod pager;\n",
+        },
+    )
+    build_index(root, embedder=fake_embedder)
+    searcher = HybridSearcher(Store.open(root / ".dowse"), lambda: fake_embedder)
+    question = "where is the pager command chosen from BAT_PAGER?"
+    if about_tests:
+        question = "which tests check where the pager command is chosen from BAT_PAGER?"
+    result = ask(searcher, question, budget=4000)
+    shown = {
+        n
+        for b in result.context
+        if b.path == "src/pager.rs" and b.form == "full"
+        for n in range(b.start_line, b.end_line + 1)
+    }
+    assert set(range(4, 11)) <= shown  # pager_command, whole
+    tests = _test_lines(_PAGER_RS)
+    assert bool(shown & tests) is about_tests
+    ranked = [d.qualified_name for d in result.definitions]
+    assert "pager_command" in ranked
+    assert any("pager_command_" in name for name in ranked) is about_tests
+
+
+@pytest.mark.parametrize(
+    ("attribute", "test"),
+    [
+        ("#[test]", True),
+        ("#[cfg(test)]", True),
+        ('#[cfg(all(test, feature = "paging"))]', True),
+        ('#[tokio::test(flavor = "multi_thread")]', True),
+        ("#[bench]", True),
+        ("@Test", True),
+        ("[Fact]", True),
+        ("#[cfg(not(test))]", False),
+        ('#[cfg(feature = "paging")]', False),
+        ("#[derive(Debug)]", False),
+        ("@Override", False),
+        ("@pytest.fixture", False),
+    ],
+)
+def test_a_test_attribute_marks_test_code(attribute, test):
+    assert is_test_attribute(attribute) is test
