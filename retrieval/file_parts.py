@@ -47,6 +47,7 @@ __all__ = [
     "POOL_PER_FILE",
     "RANKINGS",
     "RRF_K",
+    "WEIGHTS",
     "WHOLE_DEFINITION_LINES",
     "Part",
     "best_parts",
@@ -65,6 +66,8 @@ POOL_PER_FILE = 25
 RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "links", "evaluated"})
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
+WEIGHTS: Mapping[str, float] = {name: 1.0 for name in RANKINGS}
+"""Each ranking's weight in the fusion: all alike (benchmarks/part_weights.py fits them)."""
 
 
 @dataclass
@@ -74,6 +77,11 @@ class Part:
     row: dict[str, Any]
     score: float = 0.0
     why: list[str] = field(default_factory=list)
+    places: dict[str, list[int]] = field(default_factory=dict)
+    """Each ranking's (`RANKINGS`) 0-based places of the chunk in its file (a chunk
+    holding two definitions can be placed twice by one ranking)."""
+    share: float = 1.0
+    """The factor its score was multiplied by for being mostly prose (`behaviour_share`)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -88,13 +96,15 @@ def best_parts(
     evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
     symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     rankings: frozenset[str] = RANKINGS,
+    weights: Mapping[str, float] = WEIGHTS,
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
     `evaluated`: per path, the loop's (chunk row: path, start and end line, symbol;
     relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
-    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
+    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse; `weights`: what
+    each one's `1 / (RRF_K + place)` is multiplied by (`WEIGHTS`)."""
     paths = list(dict.fromkeys(paths))
     if not paths:
         return {}
@@ -111,7 +121,8 @@ def best_parts(
             part = parts.get(key)
             if part is None:
                 part = parts[key] = Part(row)
-            part.score += 1 / (RRF_K + place)
+            part.score += weights.get(name, 1.0) / (RRF_K + place)
+            part.places.setdefault(name, []).append(place)
             if place == 0:
                 part.why.append(why)
 
@@ -183,6 +194,7 @@ def best_parts(
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
             part.score *= share
+            part.share = share
     out: dict[str, list[Part]] = {}
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
