@@ -5,7 +5,7 @@ Usage:
         --out PARTS.jsonl [--repo OWNER/NAME] [--instances ID,...] [--limit N]
     python benchmarks/part_weights.py shown --dataset DEV.jsonl PRED.jsonl [...]
     python benchmarks/part_weights.py fit PARTS.jsonl [...] [--first N] [--others N]
-        [--grid 0,0.5,1,2,4] [--k 1] [--ks 0.5,1,2,4]
+        [--grid 0,0.5,1,2,4] [--k 1] [--ks 0.5,1,2,4] [--free words,closeness,...]
 
 `ask` shows the best part of each of its first `Packing.lead_files` files and up to
 `Packing.first_file_parts` parts of the first; `best_parts` orders each file's chunks by
@@ -25,7 +25,8 @@ shows, from recorded `ask` predictions (`context_spans` longer than a line).
 
 `fit` scores the share of gold hunks whose part is within the first N parts of its file
 (`--first` for the first file, `--others` for the next ones) and fits the weights
-(coordinate ascent over `--grid`, from all 1, and `RRF_K` over `--ks` when given) with
+(coordinate ascent over `--grid`, from all 1, and `RRF_K` over `--ks` when given; only
+the `--free` rankings' weights, the others staying 1) with
 leave-one-repository-out cross-validation: each repository's hunks are scored with the
 weights fitted on the other repositories. Printed per language: hunks, the unweighted
 share, the held-out share, instances up / down; the weights fitted on all; and each
@@ -152,14 +153,32 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+_SUMS: dict[tuple[int, float], list[tuple[dict[str, float], float, int]]] = {}
+
+
+def _sums(row: Mapping[str, Any], k: float) -> list[tuple[dict[str, float], float, int]]:
+    """Per part: each ranking's `1 / (k + place)` summed over its places, its share, its
+    first line (cached: the fit scores each file many times)."""
+    key = (id(row), k)
+    if key not in _SUMS:
+        _SUMS[key] = [
+            (
+                {r: sum(1 / (k + place) for place in places) for r, places in p["places"].items()},
+                p["share"],
+                p["start"],
+            )
+            for p in row["parts"]
+        ]
+    return _SUMS[key]
+
+
 def order(row: Mapping[str, Any], weights: Mapping[str, float], k: float) -> list[int]:
-    """The file's parts (their indexes in the record) in the order `weights` and `k` give."""
-    scored = []
-    for i, p in enumerate(row["parts"]):
-        score = sum(
-            weights[r] / (k + place) for r, places in p["places"].items() for place in places
-        )
-        scored.append((-score * p["share"], p["start"], i))
+    """The file's parts (their indexes in the record) in the order `weights` and `k` give,
+    as `best_parts` orders them (the score, then the first line)."""
+    scored = [
+        (-sum(weights[r] * v for r, v in sums.items()) * share, start, i)
+        for i, (sums, share, start) in enumerate(_sums(row, k))
+    ]
     return [i for *_, i in sorted(scored)]
 
 
@@ -168,20 +187,16 @@ def hunk_hits(
 ) -> list[bool]:
     """For each of the file's hunks, whether the parts ordered by `weights` and `k` show
     it whole within the first N (after `distinct_parts`)."""
-    scored = []
-    for p in row["parts"]:
-        score = sum(
-            weights[r] / (k + place) for r, places in p["places"].items() for place in places
-        )
-        scored.append((-score * p["share"], p["start"], p["printed"]))
-    scored.sort()
+    wanted = first if row["file_rank"] == 1 else others
     spans: list[tuple[int, int]] = []
-    for _, _, (lo, hi) in scored:
+    for i in order(row, weights, k):
+        lo, hi = row["parts"][i]["printed"]
         if any(a <= lo and hi <= b for a, b in spans):
             continue
         spans.append((lo, hi))
-    top = spans[: first if row["file_rank"] == 1 else others]
-    return [any(lo <= a and b <= hi for lo, hi in top) for a, b in row["hunks"]]
+        if len(spans) == wanted:
+            break
+    return [any(lo <= a and b <= hi for lo, hi in spans) for a, b in row["hunks"]]
 
 
 def total(
@@ -200,6 +215,7 @@ def fit_weights(
     ks: Sequence[float],
     first: int,
     others: int,
+    free: Sequence[str] = NAMES,
 ) -> tuple[dict[str, float], float]:
     """Coordinate ascent from equal weights: each weight (and `k`) in turn set to the grid
     value that hits the most hunks, ties kept at the current value, until no change."""
@@ -208,7 +224,7 @@ def fit_weights(
     best = total(rows, weights, k, first, others)
     for _ in range(4):
         changed = False
-        for name in [*NAMES, "k"] if len(ks) > 1 else NAMES:
+        for name in [*free, "k"] if len(ks) > 1 else free:
             for value in ks if name == "k" else grid:
                 trial_w = weights if name == "k" else {**weights, name: value}
                 trial_k = value if name == "k" else k
@@ -224,6 +240,9 @@ def fit(args: argparse.Namespace) -> int:
     rows = load(args.parts)
     grid = [float(x) for x in args.grid.split(",")]
     ks = [float(x) for x in args.ks.split(",")] if args.ks else [args.k]
+    free = [n for n in args.free.split(",") if n] if args.free else NAMES
+    if set(free) - set(NAMES):
+        raise SystemExit(f"part_weights: --free names rankings of {', '.join(NAMES)}")
     equal = {r: 1.0 for r in NAMES}
     # The records are in `best_parts`' order: equal weights must give it back.
     differ = sum(order(r, equal, float(RRF_K)) != list(range(len(r["parts"]))) for r in rows)
@@ -234,7 +253,7 @@ def fit(args: argparse.Namespace) -> int:
     held: dict[str, list[tuple[Mapping[str, Any], list[bool]]]] = defaultdict(list)
     for repo, mine in sorted(by_repo.items()):
         train = [r for r in rows if r["repo"] != repo]
-        weights, k = fit_weights(train, grid, ks, args.first, args.others)
+        weights, k = fit_weights(train, grid, ks, args.first, args.others, free)
         hits = sum(sum(hunk_hits(r, weights, k, args.first, args.others)) for r in mine)
         base = sum(sum(hunk_hits(r, equal, args.k, args.first, args.others)) for r in mine)
         print(
@@ -271,7 +290,7 @@ def fit(args: argparse.Namespace) -> int:
             f"| all | {sums[0]} | {sums[1]} | {sums[2]} ({100 * sums[2] / sums[1]:.1f} %) | "
             f"{sums[3]} ({100 * sums[3] / sums[1]:.1f} %) | {sums[4]} / {sums[5]} |"
         )
-    weights, k = fit_weights(rows, grid, ks, args.first, args.others)
+    weights, k = fit_weights(rows, grid, ks, args.first, args.others, free)
     print("\nfitted on all: k", k, " ".join(f"{n}={weights[n]:g}" for n in NAMES))
     print("\neach ranking left out (weight 0, the others 1), hunks within N, per language:")
     langs = sorted(held)
@@ -312,6 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--grid", default="0,0.5,1,2,4")
     f.add_argument("--k", type=float, default=float(RRF_K))
     f.add_argument("--ks", default="")
+    f.add_argument("--free", default="", help="the rankings whose weights are fitted (all)")
     args = ap.parse_args(argv)
     return {"collect": collect, "shown": shown, "fit": fit}[args.command](args)
 
