@@ -265,10 +265,11 @@ def fit(args: argparse.Namespace) -> int:
             held[r["language"]].append((r, hunk_hits(r, weights, k, args.first, args.others)))
     print(f"\nfirst file N={args.first}, next files N={args.others}; share of hunks (held out)")
     print(
-        "| language | gold files | hunks | equal weights | held-out fitted | instances up / down |"
+        "| language | gold files | hunks | equal weights | held-out fitted | instances up / down "
+        "| files with a hunk shown: equal / fitted |"
     )
-    print("|---|---|---|---|---|---|")
-    sums = [0, 0, 0, 0, 0, 0]
+    print("|---|---|---|---|---|---|---|")
+    sums = [0] * 8
     for lang, pairs in sorted(held.items()):
         n = sum(len(r["hunks"]) for r, _ in pairs)
         eq = [hunk_hits(r, equal, args.k, args.first, args.others) for r, _ in pairs]
@@ -279,16 +280,19 @@ def fit(args: argparse.Namespace) -> int:
             per[r["instance_id"]] += sum(h) - sum(e)
         up = sum(v > 0 for v in per.values())
         down = sum(v < 0 for v in per.values())
+        files_eq = sum(any(e) for e in eq)
+        files_fit = sum(any(h) for _, h in pairs)
         print(
             f"| {lang} | {len(pairs)} | {n} | {base} ({100 * base / n:.1f} %) | "
-            f"{hits} ({100 * hits / n:.1f} %) | {up} / {down} |"
+            f"{hits} ({100 * hits / n:.1f} %) | {up} / {down} | {files_eq} / {files_fit} |"
         )
-        for i, v in enumerate((len(pairs), n, base, hits, up, down)):
+        for i, v in enumerate((len(pairs), n, base, hits, up, down, files_eq, files_fit)):
             sums[i] += v
     if sums[1]:
         print(
             f"| all | {sums[0]} | {sums[1]} | {sums[2]} ({100 * sums[2] / sums[1]:.1f} %) | "
-            f"{sums[3]} ({100 * sums[3] / sums[1]:.1f} %) | {sums[4]} / {sums[5]} |"
+            f"{sums[3]} ({100 * sums[3] / sums[1]:.1f} %) | {sums[4]} / {sums[5]} | "
+            f"{sums[6]} / {sums[7]} |"
         )
     weights, k = fit_weights(rows, grid, ks, args.first, args.others, free)
     print("\nfitted on all: k", k, " ".join(f"{n}={weights[n]:g}" for n in NAMES))

@@ -22,9 +22,11 @@ fusion of up to five rankings inside the file:
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
-tuned it on. A module-level part that is mostly docstring, comments or imports counts
-by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
-value the question names (`defines_any`).
+tuned it on (one weight per ranking, fitted leaving each repository out, did no better on
+the repository left out in most languages: benchmarks/part_weights.py, which scores any
+weighting from each part's `places`). A module-level part that is mostly docstring,
+comments or imports counts by its share of code (`behaviour_share`), as in the loop's
+own order, unless it defines a value the question names (`defines_any`).
 """
 
 from __future__ import annotations
@@ -47,7 +49,6 @@ __all__ = [
     "POOL_PER_FILE",
     "RANKINGS",
     "RRF_K",
-    "WEIGHTS",
     "WHOLE_DEFINITION_LINES",
     "Part",
     "best_parts",
@@ -66,8 +67,6 @@ POOL_PER_FILE = 25
 RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "links", "evaluated"})
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
-WEIGHTS: Mapping[str, float] = {name: 1.0 for name in RANKINGS}
-"""Each ranking's weight in the fusion: all alike (benchmarks/part_weights.py fits them)."""
 
 
 @dataclass
@@ -96,15 +95,13 @@ def best_parts(
     evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
     symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     rankings: frozenset[str] = RANKINGS,
-    weights: Mapping[str, float] = WEIGHTS,
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
     `evaluated`: per path, the loop's (chunk row: path, start and end line, symbol;
     relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
-    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse; `weights`: what
-    each one's `1 / (RRF_K + place)` is multiplied by (`WEIGHTS`)."""
+    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
     paths = list(dict.fromkeys(paths))
     if not paths:
         return {}
@@ -121,7 +118,7 @@ def best_parts(
             part = parts.get(key)
             if part is None:
                 part = parts[key] = Part(row)
-            part.score += weights.get(name, 1.0) / (RRF_K + place)
+            part.score += 1 / (RRF_K + place)
             part.places.setdefault(name, []).append(place)
             if place == 0:
                 part.why.append(why)
