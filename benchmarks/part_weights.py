@@ -29,8 +29,8 @@ shows, from recorded `ask` predictions (`context_spans` longer than a line).
 the `--free` rankings' weights, the others staying 1) with
 leave-one-repository-out cross-validation: each repository's hunks are scored with the
 weights fitted on the other repositories. Printed per language: hunks, the unweighted
-share, the held-out share, instances up / down; the weights fitted on all; and each
-ranking left out (weight 0), scored on all.
+share, the held-out share, instances up / down, gold files with a hunk within N; the
+weights fitted on all; and each ranking left out (weight 0), scored on all.
 """
 
 from __future__ import annotations
@@ -144,8 +144,12 @@ def load(paths: Iterable[Path]) -> list[dict[str, Any]]:
     rows = []
     seen: set[tuple[str, str]] = set()
     for path in paths:
-        for line in path.read_text(encoding="utf-8").splitlines():
-            row = json.loads(line)
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+            records = [json.loads(line) for line in lines]
+        except (OSError, ValueError) as e:
+            raise SystemExit(f"part_weights: {path}: {e}") from None
+        for row in records:
             key = (row["instance_id"], row["path"])
             if key not in seen:  # a rerun appends
                 seen.add(key)
