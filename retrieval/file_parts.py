@@ -22,9 +22,11 @@ fusion of up to five rankings inside the file:
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
-tuned it on. A module-level part that is mostly docstring, comments or imports counts
-by its share of code (`behaviour_share`), as in the loop's own order, unless it defines a
-value the question names (`defines_any`).
+tuned it on (one weight per ranking, fitted leaving each repository out, did no better on
+the repository left out in most languages: benchmarks/part_weights.py, which scores any
+weighting from each part's `places`). A module-level part that is mostly docstring,
+comments or imports counts by its share of code (`behaviour_share`), as in the loop's
+own order, unless it defines a value the question names (`defines_any`).
 """
 
 from __future__ import annotations
@@ -74,6 +76,11 @@ class Part:
     row: dict[str, Any]
     score: float = 0.0
     why: list[str] = field(default_factory=list)
+    places: dict[str, list[int]] = field(default_factory=dict)
+    """Each ranking's (`RANKINGS`) 0-based places of the chunk in its file (a chunk
+    holding two definitions can be placed twice by one ranking)."""
+    share: float = 1.0
+    """The factor its score was multiplied by for being mostly prose (`behaviour_share`)."""
 
     @property
     def key(self) -> tuple[str, int]:
@@ -112,6 +119,7 @@ def best_parts(
             if part is None:
                 part = parts[key] = Part(row)
             part.score += 1 / (RRF_K + place)
+            part.places.setdefault(name, []).append(place)
             if place == 0:
                 part.why.append(why)
 
@@ -183,6 +191,7 @@ def best_parts(
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
             part.score *= share
+            part.share = share
     out: dict[str, list[Part]] = {}
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)

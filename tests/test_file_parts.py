@@ -551,3 +551,32 @@ def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
     assert printed_lines(parts[2].row, symbols) == (200, 230)
     kept = distinct_parts(parts, symbols)
     assert [p.row["start_line"] for p in kept] == [30, 200, 231]
+
+
+def test_a_part_records_each_rankings_places_and_its_prose_share():
+    rows = [
+        _row("lib/cover.c", 1, 30, "int cover_build(int k) { return total / k; }", "cover_build"),
+        _row("lib/cover.c", 40, 60, "int cover_check(int k) { return k > 0; }", "cover_check"),
+        _row("lib/cover.c", 61, 80, "int cover_train(int k) { return k; }", "cover_train"),
+        _row("lib/cover.py", 1, 5, HEADER),
+        _row("lib/cover.py", 10, 12, BODY, "apply_discount"),
+    ]
+    question = (
+        "Division by zero in cover training when the total is small"
+        " at https://github.com/acme/zz/blob/dev/lib/cover.c#L45-L62"
+    )
+    searcher: Any = _LinkedSearcher(rows)
+    parts = best_parts(searcher, analyze(question), ["lib/cover.c", "lib/cover.py"])
+    # The words place the C chunks 1, 40, 61; the link 40 (its first line), then 61:
+    # the places that scored each part, from which any weighting can be scored again
+    # (benchmarks/part_weights.py).
+    assert [p.row["start_line"] for p in parts["lib/cover.c"]] == [40, 1, 61]
+    assert {p.row["start_line"]: p.places for p in parts["lib/cover.c"]} == {
+        40: {"words": [1], "links": [0]},
+        1: {"words": [0]},
+        61: {"words": [2], "links": [1]},
+    }
+    # The module's docstring and imports count by their share of code, and say so.
+    shares = {p.row["start_line"]: p.share for p in parts["lib/cover.py"]}
+    assert 0 < shares[1] < 1
+    assert shares[10] == 1.0
