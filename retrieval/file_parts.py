@@ -9,12 +9,12 @@ context had the fixed file listed and shown, but by another part of it
 (benchmarks/RESULTS-context.md).
 
 `best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
-fusion of up to five rankings inside the file:
+fusion of up to seven rankings inside the file (`RANKINGS`):
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
-- the definitions the question names (an identifier it mentions), and the chunks of the
-  body of such a definition too long to show whole;
+- the definitions the question names (an identifier it mentions);
+- the chunks of the body of such a definition too long to show whole;
 - the lines the question's stack-trace frames point at, innermost first;
 - the lines the question links to (`QueryAnalysis.links`: a report's link to
   `.../blob/REF/PATH#L636`), in the question's order;
