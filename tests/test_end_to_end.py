@@ -111,3 +111,38 @@ def test_markdown_answer_has_citations(tmp_path, onnx_cache):
     assert text.startswith("# where are expired session tokens rejected?")
     assert "`shop/auth/tokens.py:" in text
     assert Path(repo / ".dowse" / "manifest.json").exists()
+
+
+def test_an_incremental_index_answers_as_a_fresh_build_of_the_same_tree(tmp_path, onnx_cache):
+    # The incremental run embeds only the added file's texts, the fresh build every text
+    # in one call: the vectors, and so the answers, must not depend on that.
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
+    env = cache_env(onnx_cache["dir"])
+    pricing = repo / "shop" / "pricing.py"
+    aside = tmp_path / "pricing.py"
+    incremental, fresh = tmp_path / "incremental", tmp_path / "fresh"
+    pricing.rename(aside)
+    _dowse("index", str(repo), "--index-dir", str(incremental), "--quiet", env=env)
+    aside.rename(pricing)
+    stats = json.loads(
+        _dowse("index", str(repo), "--index-dir", str(incremental), "--json", env=env).stdout
+    )
+    assert stats["parsed"] == 1 and stats["embedded"] > 0
+    _dowse("index", str(repo), "--index-dir", str(fresh), "--quiet", env=env)
+
+    def answers(index: Path) -> list[object]:
+        out = []
+        for question in (
+            "apply price reductions to a shopping basket",
+            "where are expired session tokens rejected?",
+        ):
+            argv = ["ask", question, "--path", str(repo), "--index-dir", str(index)]
+            answer = json.loads(_dowse(*argv, "--json", "--no-refresh", env=env).stdout)
+            answer.pop("timings", None)
+            out.append(answer)
+        return out
+
+    got, expected = answers(incremental), answers(fresh)
+    assert got[0]["files"][0]["path"] == "shop/pricing.py"
+    assert got == expected
