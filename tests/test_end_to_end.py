@@ -113,9 +113,11 @@ def test_markdown_answer_has_citations(tmp_path, onnx_cache):
     assert Path(repo / ".dowse" / "manifest.json").exists()
 
 
-def test_an_incremental_index_answers_as_a_fresh_build_of_the_same_tree(tmp_path, onnx_cache):
+def test_an_incremental_index_has_a_fresh_builds_vectors(tmp_path, onnx_cache):
     # The incremental run embeds only the added file's texts, the fresh build every text
-    # in one call: the vectors, and so the answers, must not depend on that.
+    # in one call: the vectors must not depend on that, or the two rank differently.
+    import lancedb
+
     repo = tmp_path / "example"
     shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
     env = cache_env(onnx_cache["dir"])
@@ -131,18 +133,10 @@ def test_an_incremental_index_answers_as_a_fresh_build_of_the_same_tree(tmp_path
     assert stats["parsed"] == 1 and stats["embedded"] > 0
     _dowse("index", str(repo), "--index-dir", str(fresh), "--quiet", env=env)
 
-    def answers(index: Path) -> list[object]:
-        out = []
-        for question in (
-            "apply price reductions to a shopping basket",
-            "where are expired session tokens rejected?",
-        ):
-            argv = ["ask", question, "--path", str(repo), "--index-dir", str(index)]
-            answer = json.loads(_dowse(*argv, "--json", "--no-refresh", env=env).stdout)
-            answer.pop("timings", None)
-            out.append(answer)
-        return out
+    def vectors(index: Path) -> dict[str, list[float]]:
+        table = lancedb.connect(str(index / "db")).open_table("file_vectors")
+        return {r["id"]: r["vector"] for r in table.to_arrow().select(["id", "vector"]).to_pylist()}
 
-    got, expected = answers(incremental), answers(fresh)
-    assert got[0]["files"][0]["path"] == "shop/pricing.py"
+    got, expected = vectors(incremental), vectors(fresh)
+    assert any(key.startswith("shop/pricing.py") for key in expected)
     assert got == expected
