@@ -31,8 +31,10 @@ Invariants:
 - The cache key hashes `EXPORT_VERSION`, the source weights' size and mtime, and the
   onnxruntime version (the fused operators are onnxruntime's), so a changed recipe, model
   or runtime exports again instead of loading a stale graph.
-- An int8 vector depends slightly on the other texts in its batch (activation ranges are
-  per batch); inputs are sorted by length, so batch-mates are alike.
+- A vector is a function of its text alone: the quantised graphs' activation ranges are
+  per run, padding and batch-mates included, so they embed one text a run (batched, a
+  text's vector moved by up to 0.02 a coordinate with its batch-mates, and a fresh and an
+  incremental build of one tree ranked differently); the float graph batches.
 """
 
 from __future__ import annotations
@@ -440,15 +442,21 @@ class OnnxEmbedder:
             return out
         encodings = self._load_tokenizer().encode_batch([str(t) for t in texts])
         lengths = np.fromiter((len(e.ids) for e in encodings), dtype=np.int64, count=len(encodings))
-        # Sorted by length, a batch pads little and its texts quantise alike.
+        # Sorted by length, a float batch pads little.
         order = np.argsort(lengths, kind="stable")
         cut = int(np.searchsorted(lengths[order], SHORT_TOKENS, side="right"))
         for kind, group in (("fp32", order[:cut]), (long_kind, order[cut:])):
             if not len(group):
                 continue
             session = self._session(kind)
-            for start in range(0, len(group), self.batch_size):
-                rows = group[start : start + self.batch_size]
+            # A quantised graph scales its activations by the range of the whole run,
+            # padding and batch-mates included: batched, a text's vector would depend on
+            # which texts it was embedded with (a fresh build, an incremental one and
+            # another parser count ranked differently). One text a run makes its vector
+            # a function of the text alone, at about the same CPU (no padding).
+            size = self.batch_size if kind == "fp32" else 1
+            for start in range(0, len(group), size):
+                rows = group[start : start + size]
                 out[rows] = self._run(session, [encodings[i] for i in rows])
         return out
 

@@ -111,3 +111,32 @@ def test_markdown_answer_has_citations(tmp_path, onnx_cache):
     assert text.startswith("# where are expired session tokens rejected?")
     assert "`shop/auth/tokens.py:" in text
     assert Path(repo / ".dowse" / "manifest.json").exists()
+
+
+def test_an_incremental_index_has_a_fresh_builds_vectors(tmp_path, onnx_cache):
+    # The incremental run embeds only the added file's texts, the fresh build every text
+    # in one call: the vectors must not depend on that, or the two rank differently.
+    import lancedb
+
+    repo = tmp_path / "example"
+    shutil.copytree(EXAMPLE, repo, ignore=shutil.ignore_patterns(".dowse"))
+    env = cache_env(onnx_cache["dir"])
+    pricing = repo / "shop" / "pricing.py"
+    aside = tmp_path / "pricing.py"
+    incremental, fresh = tmp_path / "incremental", tmp_path / "fresh"
+    pricing.rename(aside)
+    _dowse("index", str(repo), "--index-dir", str(incremental), "--quiet", env=env)
+    aside.rename(pricing)
+    stats = json.loads(
+        _dowse("index", str(repo), "--index-dir", str(incremental), "--json", env=env).stdout
+    )
+    assert stats["parsed"] == 1 and stats["embedded"] > 0
+    _dowse("index", str(repo), "--index-dir", str(fresh), "--quiet", env=env)
+
+    def vectors(index: Path) -> dict[str, list[float]]:
+        table = lancedb.connect(str(index / "db")).open_table("file_vectors")
+        return {r["id"]: r["vector"] for r in table.to_arrow().select(["id", "vector"]).to_pylist()}
+
+    got, expected = vectors(incremental), vectors(fresh)
+    assert any(key.startswith("shop/pricing.py") for key in expected)
+    assert got == expected
