@@ -22,6 +22,7 @@ import argparse
 import json
 import resource
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,13 +32,8 @@ from dowse.cli import cli
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.embed import get_embedder
 
-
-def _untimed(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "timings"}
-    if isinstance(value, list):
-        return [_untimed(v) for v in value]
-    return value
+sys.path.insert(0, str(Path(__file__).parent))
+from tree_answers import untimed  # noqa: E402
 
 
 def _cpu() -> float:
@@ -132,7 +128,7 @@ def main() -> None:
             result = runner.invoke(cli, [*argv, "--json", "--no-refresh"])
             if result.exit_code != 0:
                 raise SystemExit(f"{qid} on {name}: {result.output}")
-            answers[name] = _untimed(json.loads(result.output))
+            answers[name] = untimed(json.loads(result.output))
         for name in ("one", "incremental"):
             found = _first_difference(answers["fresh"], answers[name])
             if found:

@@ -100,6 +100,14 @@ def asked(store: Store, words: list[str], k: int, runs: int) -> tuple[list[str],
     return [r["id"] for r in rows], statistics.median(spent) * 1000, best
 
 
+def _questions(queries: Path, repo: str | None, limit: int) -> list[str]:
+    """The first `limit` questions of a queries file (`query`, else a task's
+    `problem_statement`), only `repo`'s when given."""
+    rows = [json.loads(line) for line in queries.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if not repo or r.get("repo") == repo]
+    return [r.get("query") or r["problem_statement"] for r in rows][:limit]
+
+
 def cost(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--index-root", type=Path, required=True)
@@ -113,9 +121,7 @@ def cost(argv: list[str]) -> None:
     ap.add_argument("--rarest", default="64,128")
     args = ap.parse_args(argv)
     store = Store.open(args.index_dir or args.index_root / ".dowse")
-    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if not args.repo or r.get("repo") == args.repo]
-    questions = [r.get("query") or r["problem_statement"] for r in rows][: args.limit]
+    questions = _questions(args.queries, args.repo, args.limit)
     counts, total = chunk_counts(store)
     store.full_text("chunks", "warm up", ["id", "_score"], args.k)
     shares = [float(s) for s in args.shares.split(",") if s]
@@ -284,9 +290,7 @@ def asks(argv: list[str]) -> None:
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args(argv)
     store = Store.open(args.index_dir or args.index_root / ".dowse")
-    rows = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if not args.repo or r.get("repo") == args.repo]
-    questions = [r.get("query") or r["problem_statement"] for r in rows][: args.limit]
+    questions = _questions(args.queries, args.repo, args.limit)
     searcher = HybridSearcher(store, None, lookups=IndexLookups(store, narrow_rows=NARROW_ROWS))
     searcher.warm()
     asked: list[tuple[int, int, str, float]] = []

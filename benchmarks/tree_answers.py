@@ -31,11 +31,12 @@ from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.embed import get_embedder
 
 
-def _untimed(value: Any) -> Any:
+def untimed(value: Any) -> Any:
+    """An answer without its timings, which differ from run to run."""
     if isinstance(value, dict):
-        return {k: _untimed(v) for k, v in value.items() if k != "timings"}
+        return {k: untimed(v) for k, v in value.items() if k != "timings"}
     if isinstance(value, list):
-        return [_untimed(v) for v in value]
+        return [untimed(v) for v in value]
     return value
 
 
@@ -58,7 +59,7 @@ def main() -> None:
             )
             if result.exit_code != 0:
                 raise SystemExit(f"{command} {question!r}: {result.output}")
-            answer = _untimed(json.loads(result.output))
+            answer = untimed(json.loads(result.output))
             (args.out / f"{command}-{n}.json").write_text(json.dumps(answer, indent=1) + "\n")
     print(f"{len(questions)} questions answered into {args.out}")
 

@@ -806,7 +806,9 @@ def ask(
     # Rank order: the files' order, and in a file its whole blocks before its lines.
     order = ranked.order
     pack.blocks.sort(key=lambda b: (order.get(b.path, len(order)), b.form != "full"))
-    definitions = _definitions(searcher, result.analysis, ranked, items, pack.blocks, ranking)
+    definitions = _definitions(
+        searcher, result.analysis, ranked, items, pack.blocks, ranking, tests
+    )
     return AskResult(
         question=question,
         files=ranked.files,
@@ -827,16 +829,19 @@ def _definitions(
     items: Sequence[ContextItem],
     blocks: Sequence[ContextBlock],
     ranking: DefinitionRanking | None,
+    tests: dict[str, list[tuple[int, int]]],
 ) -> list[RankedDefinition]:
     """The first files' definitions ranked (`definitions.ranked_definitions`), with the
     loop's evaluated chunks and the context's blocks as two of the rankings, the most
     relevant first (a signature line stands for the definition it starts); a code
-    file's own tests only for a question about tests (`inline_tests`)."""
+    file's own tests (`tests`: the context's `inline_tests` of `ranked.symbols`) only for
+    a question about tests."""
     ranking = ranking or DefinitionRanking()
     paths = [f.path for f in ranked.files[: ranking.files]]
-    symbols = {**ranked.symbols, **definitions_of(searcher, set(paths) - set(ranked.symbols))}
+    more = definitions_of(searcher, set(paths) - set(ranked.symbols))
+    symbols = {**ranked.symbols, **more}
     if not analysis.mentions_tests:  # a code file's own tests, as the context leaves them
-        tests = inline_tests(symbols)
+        tests = {**tests, **inline_tests(more)}
         symbols = {
             p: [d for d in rows if not in_tests(p, d["start_line"], d["end_line"], tests)]
             for p, rows in symbols.items()
