@@ -6,6 +6,10 @@ isinstance(x, array_type("cupy")): import cupy``, ``if HAS_CUPY:``: it runs only
 the package is known to be in use or installed), only in tests, or only in examples and
 docs. An import inside a function that runs whenever the function does is needed.
 
+`type_only` says the same of an import between the project's own files: one read by type
+checkers only (``if TYPE_CHECKING:``, TypeScript's ``import type``) never runs, so a cycle
+made only of such imports is no circular import.
+
 Invariants:
 
 - A package is required as soon as one import of it, in one file that is neither a test nor
@@ -25,13 +29,17 @@ from collections.abc import Mapping
 from dowse.explore.tracks import Context
 from dowse.languages import is_example_path, is_test_path
 
-__all__ = ["conditional", "guard"]
+__all__ = ["conditional", "guard", "type_only"]
 
 _TYPE_CHECKING = re.compile(r"^\s*(el)?if\s+(\w+\.)?TYPE_CHECKING\s*:")
 _TRY = re.compile(r"^\s*try\s*:")
 _EXCEPT = re.compile(r"^\s*except\b(.*):")
 _CATCHES_IMPORT = re.compile(r"ImportError|ModuleNotFoundError|\bException\b|^\s*$")
 _IF = re.compile(r"^\s*(el)?if\b(.*)")
+_TS_TYPE_ONLY = re.compile(r"^\s*(?:import|export)\s+type\s+(?!from\b)[\w{*]")
+_TS_BRACES = re.compile(r"^\s*(?:import|export)\s*\{([^}]*)\}\s*from\b")
+_STATEMENT_LINES = 40
+"""How many lines an import statement between braces may span."""
 _HEADER = re.compile(r"^\s*(if|elif|else|try|except|finally|with|for|while|def|async|class)\b")
 
 
@@ -81,6 +89,27 @@ def guard(lines: list[str], line: int, package: str = "") -> str | None:
         if indent == 0:
             return None
     return None
+
+
+def type_only(lines: list[str], line: int, language: str) -> bool:
+    """Whether the import statement at `line` (1-based) is read by type checkers only and
+    never runs: Python's inside ``if TYPE_CHECKING:``; TypeScript's (and Flow's) ``import
+    type ...``, ``export type ... from`` and ``import {type A, type B} from`` whose every
+    name is marked ``type`` (``import X, {type A}`` still runs for ``X``)."""
+    if not 1 <= line <= len(lines):
+        return False
+    if language == "python":
+        return guard(lines, line) == "TYPE_CHECKING"
+    if language not in ("typescript", "tsx", "javascript"):
+        return False
+    text = " ".join(lines[line - 1 : line - 1 + _STATEMENT_LINES])
+    if _TS_TYPE_ONLY.match(text):
+        return True
+    braces = _TS_BRACES.match(text)
+    if braces is None:
+        return False
+    names = [n.strip() for n in braces.group(1).split(",") if n.strip()]
+    return bool(names) and all(re.match(r"type\s", n) for n in names)
 
 
 def _statements(lines: list[str], package: str) -> list[int]:

@@ -23,6 +23,10 @@ Invariants:
 - Cycles are strongly connected components (Tarjan, iterative) shown as their shortest
   cycles, smallest first; centrality is PageRank by power iteration. Nothing recurses,
   so a deep graph cannot overflow the stack.
+- A cycle is made of imports that run: an edge all of whose statements are read by type
+  checkers only (``if TYPE_CHECKING:``, ``import type``: `import_guards.type_only`) is in
+  the graph and its PageRank but on no cycle; it is the usual way to type two modules
+  that use each other without a circular import.
 - `import_graph` is the same graph the track summarizes (same nodes, edges, components,
   ranks), whole and as a record, for pictures of it (explore/graph.py).
 """
@@ -37,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dowse.errors import DowseError
-from dowse.explore.import_guards import conditional
+from dowse.explore.import_guards import conditional, type_only
 from dowse.explore.records import (
     Citation,
     GraphEdge,
@@ -164,6 +168,13 @@ class _Graph:
     nodes: list[str]
     succ: dict[str, dict[str, int]] = field(default_factory=dict)
     """importer -> imported file in scope -> first import line."""
+    statements: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    """(importer, imported file in scope) -> the lines of every statement making the edge."""
+    runs: dict[str, dict[str, int]] = field(default_factory=dict)
+    """`succ` without the edges only type checkers read, each with its first line that
+    runs (`_running`)."""
+    typed: int = 0
+    """Edges between modules that import each other, only type checkers read."""
     outside: dict[str, dict[str, int]] = field(default_factory=dict)
     """internal file outside the scope -> importer in scope -> line."""
     importers_outside: dict[str, set[str]] = field(default_factory=dict)
@@ -375,6 +386,7 @@ def _build_graph(ctx: Context, nodes: list[str], rows: list[_Row], resolver: _Re
                 continue
             if target in in_graph:
                 graph.succ[row.path].setdefault(target, row.line)
+                graph.statements.setdefault((row.path, target), []).append(row.line)
             else:
                 graph.outside.setdefault(target, {}).setdefault(row.path, row.line)
         if targets:
@@ -526,12 +538,36 @@ def _pagerank(nodes: Sequence[str], succ: dict[str, dict[str, int]]) -> dict[str
     return {p: rank[i] for i, p in enumerate(nodes)}
 
 
+def _running(ctx: Context, graph: _Graph) -> None:
+    """`graph.runs`: the edges that run, each at its first statement that runs. Only
+    edges inside a strongly connected component of the whole graph can be on a cycle,
+    so only their files are read."""
+    member = {p: i for i, c in enumerate(_sccs(graph.nodes, graph.succ)) for p in c}
+    graph.runs = {n: {} for n in graph.nodes}
+    for src, dsts in graph.succ.items():
+        for dst, line in dsts.items():
+            if member.get(src) != member.get(dst):
+                graph.runs[src][dst] = line
+                continue
+            lines = ctx.lines(src) or []
+            language = language_for(src) or ""
+            statements = sorted(set(graph.statements.get((src, dst), [line])))
+            running = (n for n in statements if not type_only(lines, n, language))
+            if (first := next(running, None)) is not None:
+                graph.runs[src][dst] = first
+            else:
+                graph.typed += 1
+
+
 def _structure(
-    nodes: Sequence[str], succ: dict[str, dict[str, int]]
+    ctx: Context, graph: _Graph
 ) -> tuple[list[list[str]], list[list[str]], dict[str, float]]:
-    """(components of more than one module, their shortest cycles, PageRank)."""
-    components = [c for c in _sccs(nodes, succ) if len(c) > 1]
-    return components, _cycles(components, succ), _pagerank(nodes, succ)
+    """(components of more than one module, their shortest cycles, PageRank): cycles of
+    the imports that run, PageRank of every import."""
+    _running(ctx, graph)
+    components = [c for c in _sccs(graph.nodes, graph.runs) if len(c) > 1]
+    cycles = _cycles(components, graph.runs)
+    return components, cycles, _pagerank(graph.nodes, graph.succ)
 
 
 # -- entry points --------------------------------------------------------------------------
@@ -741,7 +777,7 @@ def _measure(
     `keep_graph`, the whole graph) into the track's output."""
     pred = graph.pred()
     n_edges = sum(len(d) for d in graph.succ.values())
-    components, cycles, rank = _structure(nodes, graph.succ)
+    components, cycles, rank = _structure(ctx, graph)
     if keep_graph:
         state.output["graph"] = _graph_record(
             ctx, nodes, graph, components, cycles, rank, state.gaps
@@ -779,8 +815,8 @@ def _sites(ctx: Context, graph: _Graph, packages: list[str]) -> dict[str, Citati
 def _claim_cycles(ctx: Context, state: TrackState, graph: _Graph, m: _Measured, focus: str) -> None:
     for cycle in m.cycles:
         edges = list(zip(cycle, cycle[1:] + cycle[:1], strict=True))
-        cites = [_import_cite(ctx, a, graph.succ[a][b]) for a, b in edges]
-        nested = [f"{a}:{graph.succ[a][b]}" for a, b in edges if _nested(ctx, a, graph.succ[a][b])]
+        cites = [_import_cite(ctx, a, graph.runs[a][b]) for a, b in edges]
+        nested = [f"{a}:{graph.runs[a][b]}" for a, b in edges if _nested(ctx, a, graph.runs[a][b])]
         note = (
             f"; the import at {', '.join(nested)} is nested (in a function or a "
             "condition), which is how such cycles are usually made to work"
@@ -796,6 +832,11 @@ def _claim_cycles(ctx: Context, state: TrackState, graph: _Graph, m: _Measured, 
         )
     else:
         state.conclusions.append(f"no circular imports between the files of {focus}")
+    if graph.typed:
+        state.conclusions.append(
+            f"{plural(graph.typed, 'import')} between modules that import each other "
+            "only type checkers read (`if TYPE_CHECKING:`, `import type`): no cycle"
+        )
 
 
 def _claim_central(ctx: Context, state: TrackState, m: _Measured) -> None:
@@ -917,7 +958,7 @@ def import_graph(ctx: Context) -> ImportGraph:
         )
     state = TrackState(ctx=ctx)
     graph, _ = _gather(ctx, state, nodes)
-    components, cycles, rank = _structure(nodes, graph.succ)
+    components, cycles, rank = _structure(ctx, graph)
     return _graph_record(ctx, nodes, graph, components, cycles, rank, state.gaps)
 
 
@@ -945,7 +986,10 @@ def _graph_record(
                 source=src,
                 target=dst,
                 line=line,
-                cycle=src in member and member[src] == member.get(dst),
+                cycle=dst in graph.runs.get(src, {})
+                and src in member
+                and member[src] == member.get(dst),
+                type_only=dst not in graph.runs.get(src, {}),
             )
             for src in sorted(graph.succ)
             for dst, line in sorted(graph.succ[src].items())

@@ -251,7 +251,13 @@ class GraphEdge(BaseModel):
     target: str = Field(description="the imported module")
     line: int = Field(ge=1, description="the first line of source importing target")
     cycle: bool = Field(
-        default=False, description="both ends are in the same strongly connected component"
+        default=False,
+        description="an import that runs, both ends in the same strongly connected component",
+    )
+    type_only: bool = Field(
+        default=False,
+        description="every import making the edge is read by type checkers only "
+        "(`if TYPE_CHECKING:`, `import type`): on no cycle",
     )
 
 

@@ -218,3 +218,79 @@ def test_c_system_headers_under_a_directory_are_the_systems(tmp_path):
     )
     _, report = _run(Context(root=root))
     assert report.external == [("zlib", 1)]
+
+
+TYPED = {
+    # Each pair imports the other, one way only for type checkers: no cycle.
+    "py/model.py": "from __future__ import annotations\n\nfrom typing import TYPE_CHECKING\n\n"
+    "if TYPE_CHECKING:\n    from py.store import Store\n\n\n"
+    "def save(store: Store) -> None:\n    store.put()\n",
+    "py/store.py": "from py.model import save\n\n\nclass Store:\n    def put(self):\n"
+    "        return save\n",
+    "ts/hooks.ts": "import type {Options} from './options';\n"
+    "import {\n  type Retry,\n  type Stop,\n} from './constants';\n"
+    "export type Hook = (o: Options, r: Retry, s: Stop) => void;\n",
+    "ts/options.ts": "import {Hook} from './hooks';\nexport type {Stop} from './constants';\n"
+    "export const options = {hooks: [] as Hook[]};\n",
+    "ts/constants.ts": "import {options} from './options';\nexport type Retry = number;\n"
+    "export type Stop = symbol;\nexport const retries = options.hooks.length;\n",
+    # One runtime import besides a type-only one keeps this pair a cycle.
+    "ts/a.ts": "import type {B} from './b';\nimport {b} from './b';\nexport type A = B;\n"
+    "export const a = b;\n",
+    "ts/b.ts": "import {a} from './a';\nexport type B = number;\nexport const b = 1 + a;\n",
+}
+
+
+def test_imports_only_type_checkers_read_make_no_cycle(tmp_path):
+    result, report = _run(Context(root=_repo(tmp_path, TYPED)))
+    # hooks -> options and hooks -> constants are type-only, options -> constants too;
+    # options -> hooks and constants -> options run: without the types, no cycle.
+    assert report.cycles == [["ts/a.ts", "ts/b.ts"]]
+    cycle = next(f for f in result.findings if f.topic == "cycle")
+    assert [c.ref for c in cycle.citations] == ["ts/a.ts:2", "ts/b.ts:1"]
+    assert any(
+        c.startswith("4 imports between modules that import each other only type checkers")
+        for c in result.conclusions
+    ), result.conclusions
+    # The types still count for centrality: every edge is in the graph.
+    assert report.edges == 9
+
+
+def test_the_graph_marks_the_edges_only_type_checkers_read(tmp_path):
+    from dowse.explore.imports import import_graph
+
+    graph = import_graph(Context(root=_repo(tmp_path, TYPED)))
+    typed = {(e.source, e.target) for e in graph.edges if e.type_only}
+    assert typed == {
+        ("py/model.py", "py/store.py"),
+        ("ts/hooks.ts", "ts/options.ts"),
+        ("ts/hooks.ts", "ts/constants.ts"),
+        ("ts/options.ts", "ts/constants.ts"),
+    }
+    assert {(e.source, e.target) for e in graph.edges if e.cycle} == {
+        ("ts/a.ts", "ts/b.ts"),
+        ("ts/b.ts", "ts/a.ts"),
+    }
+    assert graph.components == [["ts/a.ts", "ts/b.ts"]]
+
+
+@pytest.mark.parametrize(
+    "line, language, expected",
+    [
+        ("import type {A} from './a';", "typescript", True),
+        ("import type A from './a';", "tsx", True),
+        ("import type * as N from './a';", "typescript", True),
+        ("export type {A} from './a';", "typescript", True),
+        ("import {type A, type B as C} from './a';", "typescript", True),
+        ("import type from './type';", "typescript", False),  # a default import named type
+        ("import {type A, B} from './a';", "typescript", False),
+        ("import X, {type A} from './a';", "typescript", False),
+        ("import {A} from './a';", "typescript", False),
+        ("import './side-effect';", "typescript", False),
+        ("import type {A} from './a';", "go", False),
+    ],
+)
+def test_type_only_reads_the_statement(line, language, expected):
+    from dowse.explore.import_guards import type_only
+
+    assert type_only([line], 1, language) is expected
