@@ -335,7 +335,8 @@ def _first_line(ctx: Context, path: str) -> list[tuple[str, int]]:
 
 
 def _case(name: str) -> str:
-    bare = name.strip("_")
+    # A JavaScript private member's `#` and a `$` prefix mark the name, not its case.
+    bare = name.lstrip("#$").strip("_")
     for label, rx in CASE:
         if rx.match(bare):
             return label
@@ -762,6 +763,9 @@ def naming_pattern(ctx: Context, s: Scan, family: str) -> Pattern | None:
         private = sum(1 for f in functions if f.name.startswith("_"))
         if family == "python" and private:
             parts.append(f"{_pct(private, len(functions))} private (`_name`)")
+        hashed = sum(1 for f in functions if f.name.startswith("#"))
+        if family == "js" and hashed:
+            parts.append(f"{_pct(hashed, len(functions))} private (`#name`)")
     if types and family == "go":
         # Go's case is its visibility: an unexported type is camelCase by the convention.
         exported = sum(1 for t in types if t.name[:1].isupper())

@@ -700,3 +700,21 @@ def test_go_names_are_measured_by_their_visibility(tmp_path):
         "1 functions/methods: 100% exported (capitalized), 0 with underscores; 50% of 2 "
         "types exported (capitalized); 50% of 2 constants exported (capitalized)"
     )
+
+
+def test_a_javascript_private_member_is_named_by_its_case(tmp_path):
+    # `#retryFromError` is camelCase behind the `#` that makes it private.
+    files = {
+        "src/client.ts": "export class Client {\n"
+        "  #retryCount = 0;\n"
+        "  send(url: string) {\n    return this.#retryFromError(url);\n  }\n"
+        "  #retryFromError(url: string) {\n    return this.#calculateDelay() + url.length;\n"
+        "  }\n"
+        "  #calculateDelay(): number {\n    return 300 * this.#retryCount;\n  }\n"
+        "}\n",
+    }
+    result, patterns = _run(make_tree(tmp_path, files))
+    assert patterns["naming (JS/TS)"].description.startswith(
+        "100% of 3 functions/methods are camelCase (incl. one-word lowercase); "
+        "67% private (`#name`); "
+    ), patterns["naming (JS/TS)"].description
