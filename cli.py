@@ -30,6 +30,7 @@ from dowse.cli_common import (
     json_option,
     locate,
     open_searcher,
+    prepared_embedders,
     progress_bars,
     refresh_option,
     requested_scope,
@@ -506,10 +507,13 @@ def ask(
             base_url=base_url, model=model, api_key=SecretStr(key) if key else None
         )
         evaluator = LLMEvaluator(llm_config, warn=lambda m: click.echo(f"warning: {m}", err=True))
+    location = locate(root, index_dir)
     if output_format == "agent":
+        # The question's embedder starts loading before the answer's modules are imported.
+        embedders = prepared_embedders(location, question)
         from dowse.server.workspace import ask_for_agent
 
-        served, index = locate(root, index_dir).require()
+        served, index = location.require()
         answer = ask_for_agent(
             served,
             index,
@@ -519,9 +523,11 @@ def ask(
             exclude=exclude,
             evaluator=evaluator,
             refresh=refresh,
+            query_embedders=embedders,
         )
         click.echo(answer.model_dump_json())
         return
+    searcher = open_searcher(location, refresh, question=question)
     # Below the agent's answer: it needs neither the explorers nor the hand-off to them.
     from dowse.explore.handoff import (
         CONTEXT_SHARE,
@@ -534,7 +540,6 @@ def ask(
     )
     from dowse.retrieval.loop import LoopConfig
 
-    searcher = open_searcher(locate(root, index_dir), refresh, question=question)
     report = investigate(
         searcher,
         question,

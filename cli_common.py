@@ -20,6 +20,7 @@ import click
 if TYPE_CHECKING:
     from dowse.indexer.locate import IndexLocation
     from dowse.retrieval.hybrid import HybridSearcher
+    from dowse.server.query_embedders import QueryEmbedders
     from dowse.settings import Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -102,20 +103,34 @@ def refresh_option(fn: F) -> F:
     )(fn)
 
 
+def prepared_embedders(location: IndexLocation, question: str) -> QueryEmbedders:
+    """The process's query embedders, the located index's already loading what
+    `question` will be embedded with, on a thread of its own (`QueryEmbedders.prepare`).
+    Called before the imports the answer needs, so that the load overlaps them."""
+    from dowse.server.query_embedders import QueryEmbedders
+
+    embedders = QueryEmbedders()
+    root, index_dir = location.require()
+    embedders.prepare(root, index_dir, question)
+    return embedders
+
+
 def open_searcher(
     location: IndexLocation, refresh: bool, *, question: str | None = None
 ) -> HybridSearcher:
     """The HybridSearcher on the located index, refreshed first unless told not to; what
     the refresh could not do is said on stderr. The `question` to come, when given, has
-    its embedder load while the index opens."""
-    from dowse.retrieval.hybrid import HybridSearcher
-
+    its embedder start loading before the searcher's modules are imported and the index
+    opens (`prepared_embedders`)."""
     root, index_dir = location.require()
     if not refresh:
+        from dowse.retrieval.hybrid import HybridSearcher
+
         return HybridSearcher.open(index_dir)
+    embedders = None if question is None else prepared_embedders(location, question)
     from dowse.server.workspace import fresh_searcher
 
-    searcher, fresh = fresh_searcher(root, index_dir, question=question)
+    searcher, fresh = fresh_searcher(root, index_dir, query_embedders=embedders)
     if fresh.reindexed:
         click.echo(f"indexed {fresh.reindexed} changed file(s) first", err=True)
     if fresh.note:

@@ -14,7 +14,10 @@ a cache of its own under the system's temporary directory. One run of each, befo
 after, `--runs` times (after one round that is not counted, to fill the bytecode and page
 caches): a machine whose load drifts weighs on both alike. Printed per checkout: the wall
 and CPU seconds (user + system of the process and its threads) of `python -m dowse
-ARGS` and its main thread's CPU seconds, medians; with `--serve ROOT`, the seconds from
+ARGS`, its main thread's CPU seconds, and the seconds its main thread waited for a core
+while runnable (the kernel's schedstat; what a busy machine adds) and blocked otherwise
+(for another thread, a lock, the disk: on a quiet machine, the wall beyond the main
+thread's CPU), medians; with `--serve ROOT`, the seconds from
 starting `dowse serve --no-embed ROOT` to its answers to `initialize` and `tools/list`
 (as `cold_start.py` measures them).
 """
@@ -34,18 +37,32 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 from cold_start import _serve_once  # noqa: E402
 
-# `python -m dowse ARGS`, printing the main thread's CPU seconds at exit (stderr's last
-# line): what a second core cannot take over.
+# `python -m dowse ARGS`, printing at exit (stderr's last line) its main thread's CPU
+# seconds (what a second core cannot take over) and, from the start of this code to its
+# exit, the seconds the main thread waited: for a core while runnable (the kernel's
+# schedstat: a busy machine's share) and otherwise (blocked: for another thread, a lock,
+# the disk).
 _MAIN = (
     "import atexit, sys, time\n"
-    "atexit.register(lambda: print(time.thread_time(), file=sys.stderr))\n"
+    "def waited():\n"
+    "    try:\n"
+    "        with open('/proc/thread-self/schedstat') as f:\n"
+    "            return int(f.read().split()[1]) / 1e9\n"
+    "    except OSError:\n"
+    "        return float('nan')\n"
+    "T0, C0, Q0 = time.perf_counter(), time.thread_time(), waited()\n"
+    "def report():\n"
+    "    cpu, queued = time.thread_time(), waited() - Q0\n"
+    "    blocked = time.perf_counter() - T0 - (cpu - C0) - queued\n"
+    "    print(cpu, queued, blocked, file=sys.stderr)\n"
+    "atexit.register(report)\n"
     "import runpy\n"
     "sys.argv[0] = 'dowse'\n"
     "runpy.run_module('dowse', run_name='__main__', alter_sys=True)\n"
 )
 
 
-def _command(args: list[str]) -> tuple[float, float, float]:
+def _command(args: list[str]) -> tuple[float, ...]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(
@@ -58,7 +75,7 @@ def _command(args: list[str]) -> tuple[float, float, float]:
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, float(done.stderr.strip().splitlines()[-1])
+    return (wall, cpu, *map(float, done.stderr.strip().splitlines()[-1].split()))
 
 
 def main() -> None:
@@ -108,10 +125,11 @@ def main() -> None:
                 f"{listed:.3f} s, process CPU {cpu:.3f} s (medians)"
             )
         else:
-            wall, cpu, main_cpu = columns
+            wall, cpu, main_cpu, queued, blocked = columns
             print(
                 f"  {name:<6} wall {wall:.3f} s, CPU {cpu:.3f} s, main thread's CPU "
-                f"{main_cpu:.3f} s (medians)"
+                f"{main_cpu:.3f} s, its waits for a core {queued:.3f} s and blocked "
+                f"{blocked:.3f} s (medians)"
             )
 
 

@@ -8,11 +8,13 @@ file vectors ~1 ms in memory, ~10 ms through LanceDB. The embedder loads on firs
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from dowse.errors import DowseError
 from dowse.indexer.embed import Embedder
 from dowse.indexer.store import Store
 from dowse.retrieval.file_vectors import FileCosines, FileVectors
@@ -51,6 +53,8 @@ class QuestionVectors:
         self._file_vectors: FileVectors | None = None
         self._file_vectors_read = False
         self._lock = threading.Lock()
+        self._file_lock = threading.Lock()
+        """Held while the file vectors are read: a question is embedded meanwhile."""
 
     @property
     def has_vectors(self) -> bool:
@@ -130,11 +134,28 @@ class QuestionVectors:
     def file_matrix(self) -> FileVectors | None:
         """The snapshot's file vectors held in memory, read once (None beyond
         `matrix_rows`)."""
-        with self._lock:
+        with self._file_lock:
             if not self._file_vectors_read:
-                self._file_vectors_read = True
                 self._file_vectors = FileVectors.read(self.store, self.matrix_rows)
+                self._file_vectors_read = True
             return self._file_vectors
+
+    def prefetch(self) -> threading.Thread:
+        """Start reading the file vectors (`warm`) on a thread of their own, and return
+        it: for a one-shot query, whose question needs them once it is embedded, while
+        the caller checks the tree and reads the rows the full-text side needs (the
+        LanceDB scan runs without the GIL). A failure is left to the query that needs
+        them, which reads them again and reports it."""
+
+        def read() -> None:
+            with contextlib.suppress(DowseError):
+                self.warm()
+
+        # Not a daemon: the interpreter waits for it at exit instead of stopping it
+        # inside LanceDB's reads.
+        thread = threading.Thread(target=read, name="dowse-file-vectors")
+        thread.start()
+        return thread
 
     def warm(self) -> None:
         """Read the file vectors now (django's 15k take ~0.1-0.4 s to read; they are

@@ -48,7 +48,7 @@ from dowse.errors import (
 )
 from dowse.explore.records import ExploreResult
 from dowse.indexer import walked
-from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, embedder_for_model, get_embedder
+from dowse.indexer.embed import DEFAULT_EMBEDDER, Embedder, get_embedder
 from dowse.indexer.locate import is_index_of, why_not
 from dowse.indexer.options import (
     DEFAULT_EMBED_SCOPE,
@@ -68,10 +68,10 @@ from dowse.retrieval.grains import read_lines
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.lookups import NARROW_ROWS, IndexLookups
 from dowse.retrieval.loop import LoopConfig
-from dowse.retrieval.query import prepare_question
 from dowse.retrieval.records import SearchOptions
 from dowse.retrieval.references import Callee, Caller, find_references
 from dowse.retrieval.symbols import find_symbols
+from dowse.server.query_embedders import QueryEmbedders
 from dowse.server.records import (
     MAX_TOKENS_LIMIT,
     AskAnswer,
@@ -191,7 +191,10 @@ class Workspace:
         embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1],
         lock_wait_s: float = FRESHNESS_LOCK_WAIT_S,
         refresh: bool = True,
+        query_embedders: QueryEmbedders | None = None,
     ) -> None:
+        """`query_embedders`: the process's, when a command made them before this
+        workspace (and prepared its question with them)."""
         unique: dict[Path, ServedRoot] = {}
         for r in roots:
             unique.setdefault(r.path, r)
@@ -203,7 +206,7 @@ class Workspace:
         self.lock_wait_s = lock_wait_s
         self.refresh = refresh
         self._by_name: dict[str, Embedder] = {}
-        self._by_model: dict[str, Embedder | None] = {}
+        self._query_embedders = query_embedders or QueryEmbedders()
         self._embedders_lock = threading.Lock()
         self._long_lived = False
         """Set by `warm` (a server's): every searcher then holds the tables without text
@@ -291,27 +294,15 @@ class Workspace:
 
     def _embedder_for(self, model: str) -> Embedder | None:
         """An index's query embedder (`embedder_for_model`), loaded once per model."""
-        with self._embedders_lock:
-            if model not in self._by_model:
-                factory = embedder_for_model(model)
-                self._by_model[model] = None if factory is None else factory()
-            return self._by_model[model]
+        return self._query_embedders.get(model)
 
     def _prepare(self, root: ServedRoot, question: str) -> None:
         """Before a root's first query: have its query embedder start loading what
         `question` will be embedded with, on a thread of its own, while this one opens
-        the index and checks the tree (`prepare_question`)."""
-        if root.searcher is not None:
-            return
-        try:
-            manifest = Store.read_manifest(root.index_dir)
-        except DowseError:
-            return  # the query says what is wrong
-        if manifest.no_embed or not is_index_of(manifest, root.path):
-            return
-        embedder = self._embedder_for(manifest.model)
-        if embedder is not None:
-            prepare_question(embedder, question)
+        the index and checks the tree (`QueryEmbedders.prepare`; nothing when the
+        command that made this workspace started it already)."""
+        if root.searcher is None:
+            self._query_embedders.prepare(root.path, root.index_dir, question)
 
     def _searcher(self, root: ServedRoot) -> HybridSearcher:
         """The root's searcher, reopened only when the manifest names a new snapshot."""
@@ -325,6 +316,9 @@ class Workspace:
             lookups = IndexLookups(store, narrow_rows=narrow)
             root.searcher = HybridSearcher(store, factory, lookups=lookups)
             root.stamp = _stamp(store.manifest)
+            if embedder is not None and not store.manifest.no_embed and not self._long_lived:
+                # A one-shot query's question needs them: read while the tree is checked.
+                root.searcher.questions.prefetch()
         return root.searcher
 
     def _build(
@@ -815,23 +809,36 @@ def _signatures(
 # -- one-shot callers ----------------------------------------------------------------------
 
 
-def _one_root(root: Path, index_dir: Path, *, refresh: bool = True) -> Workspace:
+def _one_root(
+    root: Path,
+    index_dir: Path,
+    *,
+    refresh: bool = True,
+    query_embedders: QueryEmbedders | None = None,
+) -> Workspace:
     """A workspace serving `root` from the index at `index_dir`. `root` is the root the
     index was located for (`indexer.locate`), never read from the manifest: a manifest
     shipped with the files must not choose what gets indexed."""
-    return Workspace([ServedRoot(root, index_dir)], refresh=refresh)
+    return Workspace(
+        [ServedRoot(root, index_dir)], refresh=refresh, query_embedders=query_embedders
+    )
 
 
 def fresh_searcher(
-    root: Path, index_dir: Path, *, question: str | None = None
+    root: Path,
+    index_dir: Path,
+    *,
+    question: str | None = None,
+    query_embedders: QueryEmbedders | None = None,
 ) -> tuple[HybridSearcher, Freshness]:
     """A searcher on the index of `root` at `index_dir` after indexing what changed in
     the tree, as the MCP tools do before each query: a stat walk when nothing changed, an
     incremental run (under the write lock, waiting at most `FRESHNESS_LOCK_WAIT_S`)
     when something did, so no answer cites an edited file at its old line numbers.
     `Freshness` says what was indexed, or what the answer lacks when it could not be.
-    With the `question` to come, its embedder loads meanwhile (`Workspace._prepare`)."""
-    workspace = _one_root(root, index_dir)
+    With the `question` to come, its embedder loads meanwhile (`Workspace._prepare`);
+    `query_embedders`: the process's, which the caller may have prepared already."""
+    workspace = _one_root(root, index_dir, query_embedders=query_embedders)
     if question is not None:
         workspace._prepare(workspace.roots[0], question)
     return workspace._fresh(workspace.roots[0])
@@ -855,8 +862,10 @@ def ask_for_agent(
     exclude: Sequence[str] = (),
     evaluator: Evaluator | None = None,
     refresh: bool = True,
+    query_embedders: QueryEmbedders | None = None,
 ) -> AskAnswer:
-    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`."""
+    """What the MCP `ask` tool answers, for agents that shell out to `dowse ask`
+    (`query_embedders`: the process's, which the caller may have prepared already)."""
     fields: dict[str, Any] = {
         "question": question,
         "include": list(include),
@@ -868,4 +877,5 @@ def ask_for_agent(
         request = AskRequest(**fields)
     except ValidationError as exc:
         raise DowseError(invalid_request(exc)) from None
-    return _one_root(root, index_dir, refresh=refresh).ask(request, evaluator=evaluator)
+    workspace = _one_root(root, index_dir, refresh=refresh, query_embedders=query_embedders)
+    return workspace.ask(request, evaluator=evaluator)

@@ -143,6 +143,45 @@ def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
     assert fresh_python(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
 
 
+ANSWER_MODULES = ("dowse.server.workspace", "dowse.retrieval.ask", "dowse.explore.handoff")
+"""What an answer imports (pyarrow, LanceDB, every ranking module's records): the bulk of
+a cold query's imports."""
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["ask", "where are expired session tokens rejected?"],
+        ["ask", "where are expired session tokens rejected?", "--format", "agent"],
+        ["search", "session token"],
+    ],
+)
+def test_the_question_embedder_starts_loading_before_the_answer_is_imported(
+    indexed_example, command
+):
+    # The query graph's session builds without the GIL: started before the answer's
+    # imports, it is ready when the question is embedded instead of holding the answer
+    # up. Once per question: the agent's workspace finds the command's load started.
+    code = (
+        "import json, sys\n"
+        "import numpy as np\n"
+        "from dowse.indexer import embed\n"
+        "class Embedder:\n"
+        "    name, dim = 'fake-hash', 384\n"
+        "    def embed(self, texts):\n"
+        "        return np.ones((len(texts), self.dim), dtype=np.float32)\n"
+        "    def prepare_queries(self, texts):\n"
+        f"        loaded.append([m for m in {ANSWER_MODULES!r} if m in sys.modules])\n"
+        "loaded = []\n"
+        "made = Embedder()\n"
+        "embed.EMBEDDERS['fake'] = type('Made', (), {'name': made.name, "
+        "'__call__': lambda self: made})()\n"
+        + _cli(*command, "--path", str(indexed_example))
+        + f"print(json.dumps([loaded, all(m in sys.modules for m in {ANSWER_MODULES[:2]!r})]))"
+    )
+    assert fresh_python(code, indexed_example) == [[[]], True]
+
+
 def _main(*args: str) -> str:
     """Run `dowse ARGS` in-process in the probe as the `dowse` command does (`main`)."""
     return (

@@ -80,3 +80,74 @@ def test_a_warmed_workspace_holds_more_rows_on_every_snapshot_it_opens(served):
     build_index(root.path, embedder=fake_embedder, config=IndexConfig(embed=False))
     moved = workspace._searcher(root)
     assert moved is not first and moved.lookups.narrow_rows == NARROW_ROWS
+
+
+@pytest.fixture
+def with_vectors(tmp_path, fake_embedder, indexed_examples, monkeypatch):
+    """The example with its file vectors (the session's build, copied), and the threads
+    each read of them ran on."""
+    import threading
+
+    from dowse.retrieval.file_vectors import FileVectors
+
+    example_repo = indexed_examples.copy(tmp_path / "example")
+    read, threads = FileVectors.read, []
+
+    def recorded(store, limit):
+        threads.append(threading.current_thread().name)
+        return read(store, limit)
+
+    monkeypatch.setattr(FileVectors, "read", recorded)
+    return ServedRoot(example_repo), threads
+
+
+def _prefetched() -> None:
+    import threading
+
+    for thread in threading.enumerate():
+        if thread.name == "dowse-file-vectors":
+            thread.join()
+
+
+def test_a_one_shot_query_reads_the_file_vectors_on_a_thread_of_their_own(with_vectors):
+    # Its question needs them once it is embedded: read while the tree is checked and the
+    # full-text side reads its rows, not after the question's vector.
+    root, threads = with_vectors
+    workspace = Workspace([root])
+    searcher, _ = workspace._fresh(root)
+    _prefetched()
+    assert threads == ["dowse-file-vectors"]
+    searcher.search("expired session token")
+    assert threads == ["dowse-file-vectors"]
+
+
+def test_a_failed_read_ahead_is_left_to_the_query_that_needs_the_file_vectors(
+    with_vectors, monkeypatch
+):
+    from dowse.retrieval.file_vectors import FileVectors
+
+    root, threads = with_vectors
+    read = FileVectors.read
+
+    def fails_once(store, limit):
+        if not threads:
+            threads.append("failed")
+            raise IndexCorrupt("the index is damaged (a file of the old snapshot is gone)")
+        return read(store, limit)
+
+    monkeypatch.setattr(FileVectors, "read", fails_once)
+    searcher, _ = Workspace([root])._fresh(root)
+    _prefetched()
+    assert threads == ["failed"]
+    assert searcher.questions.file_matrix() is not None
+    assert threads == ["failed", "MainThread"]
+
+
+def test_a_warmed_workspace_reads_its_file_vectors_as_it_warms(with_vectors):
+    root, threads = with_vectors
+    workspace = Workspace([root])
+    workspace.warm()
+    assert threads == ["MainThread"]
+    workspace._fresh(root)
+    _prefetched()
+    assert threads == ["MainThread"]
