@@ -14,7 +14,6 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from dowse.errors import DowseError
 from dowse.indexer.embed import Embedder
 from dowse.indexer.store import Store
 from dowse.retrieval.file_vectors import FileCosines, FileVectors
@@ -148,7 +147,10 @@ class QuestionVectors:
         them, which reads them again and reports it."""
 
         def read() -> None:
-            with contextlib.suppress(DowseError):
+            # Whatever fails here fails again, on the caller's thread, in the query that
+            # needs the vectors, where it is reported as that command reports errors; a
+            # thread's own exception would print a traceback.
+            with contextlib.suppress(Exception):
                 self.warm()
 
         # Not a daemon: the interpreter waits for it at exit instead of stopping it

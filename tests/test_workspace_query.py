@@ -121,24 +121,36 @@ def test_a_one_shot_query_reads_the_file_vectors_on_a_thread_of_their_own(with_v
     assert threads == ["dowse-file-vectors"]
 
 
+@pytest.mark.parametrize(
+    "failure",
+    [
+        IndexCorrupt("the index is damaged (a file of the old snapshot is gone)"),
+        OSError("Input/output error"),  # not dowse's own: still no thread's traceback
+    ],
+)
 def test_a_failed_read_ahead_is_left_to_the_query_that_needs_the_file_vectors(
-    with_vectors, monkeypatch
+    with_vectors, monkeypatch, failure
 ):
+    import threading
+
     from dowse.retrieval.file_vectors import FileVectors
 
     root, threads = with_vectors
     read = FileVectors.read
+    escaped: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: escaped.append(args.exc_value))
 
     def fails_once(store, limit):
         if not threads:
             threads.append("failed")
-            raise IndexCorrupt("the index is damaged (a file of the old snapshot is gone)")
+            raise failure
         return read(store, limit)
 
     monkeypatch.setattr(FileVectors, "read", fails_once)
     searcher, _ = Workspace([root])._fresh(root)
     _prefetched()
     assert threads == ["failed"]
+    assert escaped == []
     assert searcher.questions.file_matrix() is not None
     assert threads == ["failed", "MainThread"]
 
