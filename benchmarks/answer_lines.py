@@ -116,11 +116,13 @@ def run(args: argparse.Namespace) -> None:
                         ranked = [f.path for f in report.files]
                         context = printed.context
                         tokens = estimate_tokens(render_report(printed))
+                        mode = report.mode
                     else:
                         answer = workspace.ask(AskRequest(question=q["question"], max_tokens=budget))
                         ranked = [f.path for f in answer.files]
                         context = answer.context
                         tokens = estimate_tokens(answer.model_dump_json())
+                        mode = answer.mode
                     spans = _ask_spans(home / "tree", type("R", (), {"context": context}))
                     line = {
                         "id": q["id"],
@@ -138,6 +140,7 @@ def run(args: argparse.Namespace) -> None:
                         ],
                         "spans": [s.model_dump() for s in spans],
                         "tokens": tokens,
+                        "mode": mode,
                     }
                     out.write(json.dumps(line) + "\n")
                     out.flush()

@@ -224,6 +224,14 @@ _COPIES_SUBJECT = re.compile(
     r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
     re.I,
 )
+_TYPINGS_SUBJECT = re.compile(
+    r"\b(?:typescript|typings?|type (?:definitions?|declarations?|hints?|stubs?)|stubs?|tsd)\b"
+    r"|\.d\.ts\b|\.pyi\b",
+    re.I,
+)
+_DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
+"""A file of type declarations only: TypeScript's `.d.ts` (`.d.mts`, `.d.cts`) beside
+JavaScript code, Python's `.pyi` stubs beside the modules they type."""
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -339,25 +347,36 @@ class QueryAnalysis(BaseModel):
         single header", "regenerate the protobuf code")."""
         return _names_subject(_COPIES_SUBJECT, self.text)
 
+    @property
+    def mentions_typings(self) -> bool:
+        """Type declarations are the subject ("the TypeScript typings of X", "a wrong
+        type definition", "the .pyi stub")."""
+        return _names_subject(_TYPINGS_SUBJECT, self.text)
+
     def unasked_test(self, path: str) -> bool:
-        """A test, a benchmark, a support script or a copy (generated, amalgamated or
-        vendored code) the question is not about: tests and benchmarks call the code under
-        test with its own names and words, a script its command lines, a copy repeats its
-        source's, and none is where the behaviour is decided (simdjson's
+        """A test, a benchmark, a support script, a copy (generated, amalgamated or
+        vendored code) or a file of type declarations the question is not about: tests
+        and benchmarks call the code under test with its own names and words, a script
+        its command lines, a copy repeats its source's, type declarations repeat every
+        public name with its documentation (dayjs's types/index.d.ts, matplotlib's .pyi
+        stubs), and none is where the behaviour is decided (simdjson's
         singleheader/simdjson.h holds every word of every issue), so all rank lower
         unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
-        benchmark", "a support script", "generated code", "an older version" (legacy/)
-        or "a vendored copy"; None when it is none of them or the question is about it."""
+        benchmark", "a support script", "type declarations", "generated code", "an older
+        version" (legacy/) or "a vendored copy"; None when it is none of them or the
+        question is about it."""
         if (is_test_path(path) or path in self.test_modules) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"
         if self._unasked_script(path):
             return "a support script"
+        if _DECLARATION_FILE.search(path) and not self.mentions_typings:
+            return "type declarations"
         if self.mentions_copies:
             return None
         if is_generated_path(path):

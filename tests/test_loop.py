@@ -1199,7 +1199,11 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("vendor/golang.org/x/net/http2/frame.go", "a vendored copy"),
         ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
         ("lib/legacy/zstd_v07.c", "an older version"),
+        ("types/index.d.ts", "type declarations"),
+        ("lib/matplotlib/axes/_axes.pyi", "type declarations"),
         ("lib/decompress/zstd_decompress.c", None),
+        ("src/index.js", None),
+        ("src/index.ts", None),
     ],
 )
 def test_a_reason_says_what_a_lowered_file_is(path, role):
@@ -1224,6 +1228,52 @@ def test_a_reason_says_what_a_lowered_file_is(path, role):
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("how is the difference between two dates computed in months?", False),
+        ("what type of value does diff return?", False),
+        ("the TypeScript typings of diff miss the float argument", True),
+        ("types/index.d.ts declares add without its unit", True),
+        ("the type hints in the .pyi stub of Axes.plot are wrong", True),
+    ],
+)
+def test_a_question_is_about_type_declarations_only_when_it_says_so(text, asked):
+    analysis = analyze(text)
+    assert analysis.mentions_typings is asked
+    assert analysis.unasked_test("types/index.d.ts") is not asked
+
+
+def _typed_repo(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "cache.js").write_text(
+        "export function evictOldest(entries, limit) {\n"
+        "  while (entries.size > limit) {\n"
+        "    entries.delete(oldest(entries))\n"
+        "  }\n"
+        "}\n"
+    )
+    # The declarations repeat the name and document it at more length than the code.
+    (root / "types").mkdir()
+    (root / "types" / "cache.d.ts").write_text(
+        "/**\n * evictOldest evicts the oldest entries over the limit: oldest entries go\n"
+        " * first, until no more entries than the limit are left.\n */\n"
+        "export function evictOldest(entries: Map<number, number>, limit: number): void\n"
+    )
+
+
+def test_type_declarations_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+    _typed_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    plain = ask(s, "how does evictOldest drop the oldest entries over the limit?")
+    assert plain.files[0].path == "src/cache.js"
+    typings = [f for f in plain.files if f.path == "types/cache.d.ts"]
+    assert all(f.relevance < plain.files[0].relevance for f in typings)
+    asked = ask(s, "the TypeScript typings of evictOldest: oldest entries over the limit")
+    assert asked.files[0].path == "types/cache.d.ts"
 
 
 def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
