@@ -353,30 +353,33 @@ class QueryAnalysis(BaseModel):
         type definition", "the .pyi stub")."""
         return _names_subject(_TYPINGS_SUBJECT, self.text)
 
+    def unasked_declarations(self, path: str) -> bool:
+        """A file of type declarations (`.d.ts`, `.pyi`) the question is not about: it
+        repeats every public name with its documentation (dayjs's types/index.d.ts,
+        matplotlib's .pyi stubs) and decides nothing, so the code beside it is shown
+        first. It keeps its rank among the files: a fix that adds to the code often
+        declares it there too."""
+        return bool(_DECLARATION_FILE.search(path)) and not self.mentions_typings
+
     def unasked_test(self, path: str) -> bool:
-        """A test, a benchmark, a support script, a copy (generated, amalgamated or
-        vendored code) or a file of type declarations the question is not about: tests
-        and benchmarks call the code under test with its own names and words, a script
-        its command lines, a copy repeats its source's, type declarations repeat every
-        public name with its documentation (dayjs's types/index.d.ts, matplotlib's .pyi
-        stubs), and none is where the behaviour is decided (simdjson's
+        """A test, a benchmark, a support script or a copy (generated, amalgamated or
+        vendored code) the question is not about: tests and benchmarks call the code under
+        test with its own names and words, a script its command lines, a copy repeats its
+        source's, and none is where the behaviour is decided (simdjson's
         singleheader/simdjson.h holds every word of every issue), so all rank lower
         unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
-        benchmark", "a support script", "type declarations", "generated code", "an older
-        version" (legacy/) or "a vendored copy"; None when it is none of them or the
-        question is about it."""
+        benchmark", "a support script", "generated code", "an older version" (legacy/)
+        or "a vendored copy"; None when it is none of them or the question is about it."""
         if (is_test_path(path) or path in self.test_modules) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"
         if self._unasked_script(path):
             return "a support script"
-        if _DECLARATION_FILE.search(path) and not self.mentions_typings:
-            return "type declarations"
         if self.mentions_copies:
             return None
         if is_generated_path(path):
