@@ -1199,8 +1199,6 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("vendor/golang.org/x/net/http2/frame.go", "a vendored copy"),
         ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
         ("lib/legacy/zstd_v07.c", "an older version"),
-        ("types/index.d.ts", "type declarations"),
-        ("lib/matplotlib/axes/_axes.pyi", "type declarations"),
         ("lib/decompress/zstd_decompress.c", None),
         ("src/index.js", None),
         ("src/index.ts", None),
@@ -1243,7 +1241,10 @@ def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
 def test_a_question_is_about_type_declarations_only_when_it_says_so(text, asked):
     analysis = analyze(text)
     assert analysis.mentions_typings is asked
-    assert analysis.unasked_test("types/index.d.ts") is not asked
+    for path in ("types/index.d.ts", "lib/matplotlib/axes/_axes.pyi", "types/utc.d.mts"):
+        assert analysis.unasked_declarations(path) is not asked
+        assert not analysis.unasked_test(path)  # they keep their rank
+    assert not analysis.unasked_declarations("src/index.ts")
 
 
 def _typed_repo(root: Path) -> None:
@@ -1264,16 +1265,20 @@ def _typed_repo(root: Path) -> None:
     )
 
 
-def test_type_declarations_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+def test_the_code_beside_type_declarations_is_shown_first_unless_asked_for(
+    tmp_path, fake_embedder
+):
     _typed_repo(tmp_path)
     build_index(tmp_path, embedder=fake_embedder)
     s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
-    plain = ask(s, "how does evictOldest drop the oldest entries over the limit?")
-    assert plain.files[0].path == "src/cache.js"
-    typings = [f for f in plain.files if f.path == "types/cache.d.ts"]
-    assert all(f.relevance < plain.files[0].relevance for f in typings)
-    asked = ask(s, "the TypeScript typings of evictOldest: oldest entries over the limit")
-    assert asked.files[0].path == "types/cache.d.ts"
+    question = "how does evictOldest drop the oldest entries over the limit?"
+    plain = ask(s, question, budget=220)
+    # The declarations keep their rank among the files; the code's lines take the room.
+    assert [f.path for f in plain.files][:2] == ["types/cache.d.ts", "src/cache.js"]
+    shown = {b.path: b.form for b in plain.context}
+    assert shown == {"types/cache.d.ts": "signature", "src/cache.js": "full"}
+    typings = ask(s, "the TypeScript typings of " + question, budget=220)
+    assert {b.path: b.form for b in typings.context}["types/cache.d.ts"] == "full"
 
 
 def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
