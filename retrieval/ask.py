@@ -789,14 +789,10 @@ def ask(
     shown = [
         without_tests(it, tests) for it in items if not in_tests(it.hit.path, *_lines(it), tests)
     ]
-    # Type declarations (`.d.ts`, `.pyi`) keep their rank, but the code beside them is
-    # shown first: their best parts lead no file, their items come after the code's.
-    declared = result.analysis.unasked_declarations
-    shown.sort(key=lambda it: declared(it.hit.path))
     leads_by_file = _lead_items(
         searcher,
         result.analysis,
-        [f for f in ranked.files if not declared(f.path)][: packing.lead_files],
+        ranked.files[: packing.lead_files],
         shown,
         ranked.symbols,
         ranked.stale,

@@ -224,14 +224,6 @@ _COPIES_SUBJECT = re.compile(
     r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
     re.I,
 )
-_TYPINGS_SUBJECT = re.compile(
-    r"\b(?:typescript|typings?|type (?:definitions?|declarations?|hints?|stubs?)|stubs?|tsd)\b"
-    r"|\.d\.ts\b|\.pyi\b",
-    re.I,
-)
-_DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
-"""A file of type declarations only: TypeScript's `.d.ts` (`.d.mts`, `.d.cts`) beside
-JavaScript code, Python's `.pyi` stubs beside the modules they type."""
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -346,20 +338,6 @@ class QueryAnalysis(BaseModel):
         """Generated, amalgamated or vendored code is the subject ("the amalgamated
         single header", "regenerate the protobuf code")."""
         return _names_subject(_COPIES_SUBJECT, self.text)
-
-    @property
-    def mentions_typings(self) -> bool:
-        """Type declarations are the subject ("the TypeScript typings of X", "a wrong
-        type definition", "the .pyi stub")."""
-        return _names_subject(_TYPINGS_SUBJECT, self.text)
-
-    def unasked_declarations(self, path: str) -> bool:
-        """A file of type declarations (`.d.ts`, `.pyi`) the question is not about: it
-        repeats every public name with its documentation (dayjs's types/index.d.ts,
-        matplotlib's .pyi stubs) and decides nothing, so the code beside it is shown
-        first. It keeps its rank among the files: a fix that adds to the code often
-        declares it there too."""
-        return bool(_DECLARATION_FILE.search(path)) and not self.mentions_typings
 
     def unasked_test(self, path: str) -> bool:
         """A test, a benchmark, a support script or a copy (generated, amalgamated or

@@ -1200,8 +1200,6 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
         ("lib/legacy/zstd_v07.c", "an older version"),
         ("lib/decompress/zstd_decompress.c", None),
-        ("src/index.js", None),
-        ("src/index.ts", None),
     ],
 )
 def test_a_reason_says_what_a_lowered_file_is(path, role):
@@ -1226,59 +1224,6 @@ def test_a_reason_says_what_a_lowered_file_is(path, role):
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
-
-
-@pytest.mark.parametrize(
-    ("text", "asked"),
-    [
-        ("how is the difference between two dates computed in months?", False),
-        ("what type of value does diff return?", False),
-        ("the TypeScript typings of diff miss the float argument", True),
-        ("types/index.d.ts declares add without its unit", True),
-        ("the type hints in the .pyi stub of Axes.plot are wrong", True),
-    ],
-)
-def test_a_question_is_about_type_declarations_only_when_it_says_so(text, asked):
-    analysis = analyze(text)
-    assert analysis.mentions_typings is asked
-    for path in ("types/index.d.ts", "lib/matplotlib/axes/_axes.pyi", "types/utc.d.mts"):
-        assert analysis.unasked_declarations(path) is not asked
-        assert not analysis.unasked_test(path)  # they keep their rank
-    assert not analysis.unasked_declarations("src/index.ts")
-
-
-def _typed_repo(root: Path) -> None:
-    (root / "src").mkdir()
-    (root / "src" / "cache.js").write_text(
-        "export function evictOldest(entries, limit) {\n"
-        "  while (entries.size > limit) {\n"
-        "    entries.delete(oldest(entries))\n"
-        "  }\n"
-        "}\n"
-    )
-    # The declarations repeat the name and document it at more length than the code.
-    (root / "types").mkdir()
-    (root / "types" / "cache.d.ts").write_text(
-        "/**\n * evictOldest evicts the oldest entries over the limit: oldest entries go\n"
-        " * first, until no more entries than the limit are left.\n */\n"
-        "export function evictOldest(entries: Map<number, number>, limit: number): void\n"
-    )
-
-
-def test_the_code_beside_type_declarations_is_shown_first_unless_asked_for(
-    tmp_path, fake_embedder
-):
-    _typed_repo(tmp_path)
-    build_index(tmp_path, embedder=fake_embedder)
-    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
-    question = "how does evictOldest drop the oldest entries over the limit?"
-    plain = ask(s, question, budget=220)
-    # The declarations keep their rank among the files; the code's lines take the room.
-    assert [f.path for f in plain.files][:2] == ["types/cache.d.ts", "src/cache.js"]
-    shown = {b.path: b.form for b in plain.context}
-    assert shown == {"types/cache.d.ts": "signature", "src/cache.js": "full"}
-    typings = ask(s, "the TypeScript typings of " + question, budget=220)
-    assert {b.path: b.form for b in typings.context}["types/cache.d.ts"] == "full"
 
 
 def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
