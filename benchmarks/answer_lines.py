@@ -43,13 +43,21 @@ from typing import Any
 CHANNELS = ("cli-2000", "cli-4000", "mcp-4000")
 
 
+class _Shown:
+    """An answer's context blocks, as `_ask_spans` reads them (a CLI report or an MCP
+    answer)."""
+
+    def __init__(self, context: Any) -> None:
+        self.context = context
+
+
 def load(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
 def run(args: argparse.Namespace) -> None:
     from dowse.evaluation.gittree import clone_for, sync_tree
-    from dowse.evaluation.swebench import MethodRunner, _ask_spans
+    from dowse.evaluation.swebench import MethodRunner, _ask_spans, no_progress
     from dowse.explore.handoff import (
         CONTEXT_SHARE,
         fit_report,
@@ -58,7 +66,6 @@ def run(args: argparse.Namespace) -> None:
     )
     from dowse.indexer.commits import HistorySource
     from dowse.indexer.embed import get_embedder
-    from dowse.evaluation.swebench import no_progress
     from dowse.retrieval.budget import estimate_tokens
     from dowse.retrieval.loop import LoopConfig
     from dowse.server.records import AskRequest
@@ -118,12 +125,13 @@ def run(args: argparse.Namespace) -> None:
                         tokens = estimate_tokens(render_report(printed))
                         mode = report.mode
                     else:
-                        answer = workspace.ask(AskRequest(question=q["question"], max_tokens=budget))
+                        request = AskRequest(question=q["question"], max_tokens=budget)
+                        answer = workspace.ask(request)
                         ranked = [f.path for f in answer.files]
                         context = answer.context
                         tokens = estimate_tokens(answer.model_dump_json())
                         mode = answer.mode
-                    spans = _ask_spans(home / "tree", type("R", (), {"context": context}))
+                    spans = _ask_spans(home / "tree", _Shown(context))
                     line = {
                         "id": q["id"],
                         "channel": channel,
@@ -204,7 +212,10 @@ def score(args: argparse.Namespace) -> None:
         if not rows:
             continue
         print(f"\n{channel}")
-        print("| language | questions | file first | file in 5 | lines whole | lines partly | tokens (mean) |")
+        print(
+            "| language | questions | file first | file in 5 | lines whole | lines partly"
+            " | tokens (mean) |"
+        )
         print("|---|---|---|---|---|---|---|")
         for lang in sorted(rows, key=lambda k: (k == "all", k)):
             js = rows[lang]
@@ -246,7 +257,10 @@ def main() -> None:
     s.add_argument("pred", type=Path)
     s.add_argument("--misses", action="store_true")
     args = parser.parse_args()
-    run(args) if args.command == "run" else score(args)
+    if args.command == "run":
+        run(args)
+    else:
+        score(args)
 
 
 if __name__ == "__main__":
