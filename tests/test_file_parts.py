@@ -574,6 +574,19 @@ def test_a_chunk_widens_to_its_own_definition_of_a_name_defined_twice():
     assert printed_lines(_row("z.c", 12, 12, "", "get_params"), symbols) == (12, 12)
     assert printed_lines(_row("z.c", 815, 830, "", "Reader.read"), symbols) == (812, 830)
     assert definition_of(_row("z.c", 706, 729, "", "get_params"), symbols) == symbols[1]
+    # `ask` widens the context's blocks the same way: the body's chunk, then its body.
+    from dowse.retrieval.pool import Candidate
+
+    row = _row("z.c", 700, 705, "", "get_params")
+    item = ask_module.ContextItem(
+        hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
+        relevance=1.0,
+        reason="scored",
+        cycle=1,
+    )
+    rows = [{**s, "kind": "function"} for s in symbols]
+    ((_, ranges, _, kind),) = ask_module._widen([item], {"z.c": rows})
+    assert ranges == [(700, 729), (700, 705)]
 
 
 def test_a_part_records_each_rankings_places_and_its_prose_share():
