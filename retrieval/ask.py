@@ -54,7 +54,7 @@ from dowse.retrieval.budget import (
 )
 from dowse.retrieval.definitions import DefinitionRanking, RankedDefinition, ranked_definitions
 from dowse.retrieval.evaluate import Evaluator
-from dowse.retrieval.file_parts import best_parts, distinct_parts, printed_lines
+from dowse.retrieval.file_parts import best_parts, definition_of, distinct_parts, printed_lines
 from dowse.retrieval.file_ranking import files_by_closeness, files_by_history, files_by_words
 from dowse.retrieval.fusion import FileFusion, file_place
 from dowse.retrieval.grains import chunk_hit, read_lines
@@ -618,12 +618,10 @@ def _widen(
         h = it.hit
         ranges = [(h.start_line, h.end_line)]
         kind = None
-        sym = next(
-            (r for r in symbols.get(h.path, []) if r["qualified_name"] == (h.symbol or "")), None
-        )
+        row = {"start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
+        sym = definition_of(row, symbols.get(h.path, []))
         if sym is not None:
             kind = sym["kind"]
-            row = {"start_line": h.start_line, "end_line": h.end_line, "symbol": h.symbol}
             wide = printed_lines(row, [sym])
             if wide != ranges[0]:
                 ranges.insert(0, wide)

@@ -53,6 +53,7 @@ __all__ = [
     "Part",
     "best_parts",
     "closest_definitions",
+    "definition_of",
     "distinct_parts",
     "frame_spots",
     "link_spots",
@@ -198,13 +199,31 @@ def best_parts(
     return out
 
 
+def definition_of(
+    row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The definition a chunk `row` shows (its `symbol`, among `symbols`: its file's): of
+    those so named, the one whose lines overlap the chunk's. One name can have several
+    definitions in a file — a C function's prototype and its body (zstd declares its
+    static functions at the top), C++ and Java overloads, a Python property's getter and
+    setter — and the first of them is often not the chunk's: widening a chunk of a body
+    to its prototype's lines spans everything between. The first so named when none
+    overlaps (a chunk cut from a longer definition's text)."""
+    name = row.get("symbol") or ""
+    named = [s for s in symbols if s["qualified_name"] == name]
+    lo, hi = int(row["start_line"]), int(row["end_line"])
+    return next(
+        (s for s in named if int(s["start_line"]) <= hi and lo <= int(s["end_line"])),
+        named[0] if named else None,
+    )
+
+
 def printed_lines(row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
     """The lines the context shows for a chunk `row` when it has the room: the chunk,
     widened to its definition (`symbols`: its file's) when that is shorter than
     `WHOLE_DEFINITION_LINES`."""
     lo, hi = int(row["start_line"]), int(row["end_line"])
-    name = row.get("symbol") or ""
-    sym = next((s for s in symbols if s["qualified_name"] == name), None)
+    sym = definition_of(row, symbols)
     if sym is not None and sym["end_line"] - sym["start_line"] < WHOLE_DEFINITION_LINES:
         return min(lo, int(sym["start_line"])), max(hi, int(sym["end_line"]))
     return lo, hi

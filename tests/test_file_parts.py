@@ -8,7 +8,14 @@ from typing import Any
 
 from dowse.indexer.build import build_index
 from dowse.indexer.store import Store
-from dowse.retrieval.file_parts import RANKINGS, Part, best_parts, distinct_parts, printed_lines
+from dowse.retrieval.file_parts import (
+    RANKINGS,
+    Part,
+    best_parts,
+    definition_of,
+    distinct_parts,
+    printed_lines,
+)
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
 
@@ -551,6 +558,35 @@ def test_parts_that_print_what_an_earlier_part_prints_are_left_out():
     assert printed_lines(parts[2].row, symbols) == (200, 230)
     kept = distinct_parts(parts, symbols)
     assert [p.row["start_line"] for p in kept] == [30, 200, 231]
+
+
+def test_a_chunk_widens_to_its_own_definition_of_a_name_defined_twice():
+    """A C function's prototype at the top of its file and its body below share one name
+    (zstd's `ZSTD_getCParams_internal`), as overloads do: a chunk of the body widens to
+    the body, not to everything from the prototype on."""
+    symbols = [
+        {"qualified_name": "get_params", "start_line": 12, "end_line": 12},  # the prototype
+        {"qualified_name": "get_params", "start_line": 700, "end_line": 729},  # the body
+        {"qualified_name": "Reader.read", "start_line": 800, "end_line": 810},  # an overload
+        {"qualified_name": "Reader.read", "start_line": 812, "end_line": 830},  # and another
+    ]
+    assert printed_lines(_row("z.c", 700, 705, "", "get_params"), symbols) == (700, 729)
+    assert printed_lines(_row("z.c", 12, 12, "", "get_params"), symbols) == (12, 12)
+    assert printed_lines(_row("z.c", 815, 830, "", "Reader.read"), symbols) == (812, 830)
+    assert definition_of(_row("z.c", 706, 729, "", "get_params"), symbols) == symbols[1]
+    # `ask` widens the context's blocks the same way: the body's chunk, then its body.
+    from dowse.retrieval.pool import Candidate
+
+    row = _row("z.c", 700, 705, "", "get_params")
+    item = ask_module.ContextItem(
+        hit=ask_module.chunk_hit(Candidate(row, {}, score=0.0)),
+        relevance=1.0,
+        reason="scored",
+        cycle=1,
+    )
+    rows = [{**s, "kind": "function"} for s in symbols]
+    ((_, ranges, _, kind),) = ask_module._widen([item], {"z.c": rows})
+    assert ranges == [(700, 729), (700, 705)]
 
 
 def test_a_part_records_each_rankings_places_and_its_prose_share():
