@@ -48,8 +48,9 @@ def cluster():
     """A head that runs nothing and one worker node of two CPUs: every task and actor runs
     on the worker node, up to two at a time, and what they return crosses from its
     object store to the driver's node. The services the test does not use are not
-    started: the autoscaler's monitor and the log monitors (`log_to_driver` is off),
-    each a Python process. (Two one-CPU worker nodes ran the same tasks on as many
+    started: the autoscaler's monitor and the head's log monitor (`log_to_driver` is
+    off), each a Python process, and the dashboard's process loads none of the
+    dashboard's modules. (Two one-CPU worker nodes ran the same tasks on as many
     workers and started a raylet and its two agents more: docs/testing.md, "The Ray
     test's cluster".)"""
     import ray
@@ -62,12 +63,9 @@ def cluster():
     # No usage reports: the cluster would start an actor to collect them and try to send
     # them over the network, neither of which the test is about.
     mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    lean = {"include_log_monitor": False}
-    c = cluster_utils.Cluster(
-        initialize_head=True,
-        head_node_args={"num_cpus": 0, "no_monitor": True, "include_dashboard": False, **lean},
-    )
-    c.add_node(num_cpus=2, **lean)
+    head = {"no_monitor": True, "include_log_monitor": False, "include_dashboard": False}
+    c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **head})
+    c.add_node(num_cpus=2)  # (the cluster starts a log monitor on its head only)
     c.wait_for_nodes()
     ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
     yield c
