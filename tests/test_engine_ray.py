@@ -52,7 +52,7 @@ def cluster():
     off), each a Python process, and the dashboard's process loads none of the
     dashboard's modules. (Two one-CPU worker nodes ran the same tasks on as many
     workers and started a raylet and its two agents more: docs/testing.md, "The Ray
-    test's cluster".)"""
+    test's cluster, and the lane's whole CPU".)"""
     import ray
     from ray import cluster_utils
 
