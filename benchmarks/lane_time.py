@@ -89,7 +89,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("no command given")
     _become_subreaper()
     load, start = _load(), time.monotonic()
-    code = subprocess.call(command)
+    try:
+        code = subprocess.call(command)
+    except OSError as exc:  # not found, not executable
+        parser.error(f"cannot run {command[0]}: {exc.strerror}")
     wall = time.monotonic() - start
     killed = _reap_all(args.linger)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

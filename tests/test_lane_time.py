@@ -71,3 +71,13 @@ def test_an_orphan_is_reaped_by_the_timer(tmp_path):
 def test_an_orphan_still_running_after_the_linger_is_killed(tmp_path):
     _, figures = _run(tmp_path, 600, "--linger", "0.5")
     assert figures["code"] == 0 and figures["orphans_killed"] == 1
+
+
+def test_a_command_that_cannot_run_is_one_line(tmp_path):
+    missing = tmp_path / "no-such-program"
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), "--", str(missing)], capture_output=True, text=True
+    )
+    assert out.returncode == 2
+    assert out.stderr.splitlines()[-1].endswith(f"cannot run {missing}: No such file or directory")
+    assert "Traceback" not in out.stderr
