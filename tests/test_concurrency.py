@@ -9,6 +9,8 @@ from pathlib import Path
 
 from conftest import written_before
 
+from dowse.indexer.build import IndexConfig, build_index
+from dowse.indexer.embed import get_embedder
 from dowse.indexer.store import Store
 from dowse.retrieval.hybrid import HybridSearcher
 
@@ -25,13 +27,19 @@ def _write_tree(root: Path, n: int, tag: str) -> None:
     written_before(*(root / f"mod{i}.py" for i in range(n)))
 
 
+def _index_in_process(repo: Path) -> None:
+    """The index `dowse index --no-embed` makes of `repo`, built in this process and without
+    the parser pool: the first snapshot the readers see. Only the writer the readers run
+    beside is another process (a process and its pool started for this one were some
+    1-2 s of CPU)."""
+    build_index(repo, config=IndexConfig(embed=False, workers=1), embedder=get_embedder())
+
+
 def test_readers_see_a_whole_snapshot_while_a_writer_works(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _write_tree(repo, 150, "old")
-    subprocess.run(
-        [*CLI, "index", str(repo), "--no-embed", "-q"], check=True, cwd=Path(__file__).parent.parent
-    )
+    _index_in_process(repo)
     _write_tree(repo, 150, "new")
     (repo / "extra.py").write_text("def extra():\n    return 1\n")
     writer = subprocess.Popen(

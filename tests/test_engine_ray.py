@@ -1,5 +1,6 @@
-"""The Ray engine on a local two-worker Ray cluster: the index it writes is the local
-engine's, row for row, and stays so through an incremental run.
+"""The Ray engine on a local Ray cluster of two workers, on a node apart from the
+driver's: the index it writes is the local engine's, row for row, and stays so through
+an incremental run.
 
 Slow (a Ray cluster takes seconds to start); skipped only when Ray is not installed
 (`pip install 'dowse[ray]'`; CI installs it). Ray is imported by the test's fixture, not
@@ -44,8 +45,14 @@ TABLES = {
 
 @pytest.fixture(scope="module")
 def cluster():
-    """A head that runs nothing and two one-CPU worker nodes: every task and actor runs on
-    a worker node."""
+    """A head that runs nothing and one worker node of two CPUs: every task and actor runs
+    on the worker node, up to two at a time, and what they return crosses from its
+    object store to the driver's node. The services the test does not use are not
+    started: the autoscaler's monitor and the head's log monitor (`log_to_driver` is
+    off), each a Python process, and the dashboard's process loads none of the
+    dashboard's modules. (Two one-CPU worker nodes ran the same tasks on as many
+    workers and started a raylet and its two agents more: docs/testing.md, "The Ray
+    test's cluster, and the lane's whole CPU".)"""
     import ray
     from ray import cluster_utils
 
@@ -56,9 +63,9 @@ def cluster():
     # No usage reports: the cluster would start an actor to collect them and try to send
     # them over the network, neither of which the test is about.
     mp.setenv("RAY_USAGE_STATS_ENABLED", "0")
-    c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0})
-    for _ in range(2):
-        c.add_node(num_cpus=1)
+    head = {"no_monitor": True, "include_log_monitor": False, "include_dashboard": False}
+    c = cluster_utils.Cluster(initialize_head=True, head_node_args={"num_cpus": 0, **head})
+    c.add_node(num_cpus=2)  # (the cluster starts a log monitor on its head only)
     c.wait_for_nodes()
     ray.init(address=c.address, include_dashboard=False, log_to_driver=False)
     yield c

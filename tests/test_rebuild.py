@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from test_concurrency import CLI, _write_tree
+from test_concurrency import CLI, _index_in_process, _write_tree
 from test_reliability import _model_stand_in, rel
 
 from dowse.errors import IndexNotFound
@@ -165,7 +165,7 @@ def test_readers_keep_an_index_while_another_process_rebuilds_it(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
     _write_tree(repo, 150, "old")
-    subprocess.run([*CLI, "index", str(repo), "--no-embed", "-q"], check=True, cwd=REPO)
+    _index_in_process(repo)
     _write_tree(repo, 150, "new")
     writer = subprocess.Popen([*CLI, "index", str(repo), "--no-embed", "-q", "--rebuild"], cwd=REPO)
     seen: set[str] = set()
