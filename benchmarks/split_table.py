@@ -3,6 +3,7 @@
 Usage:
     python benchmarks/split_table.py --dataset DATASET --score SCORE_PY \\
         --pred LABEL=PRED.jsonl [--pred LABEL=PRED.jsonl ...] [--method ask] [--changes]
+        [--predicted]
 
 Each predictions file (`dowse eval swebench --out`, any number concatenated) is scored
 with the split's own scorer (`score.py`, its `score` function, loaded from `--score`) on
@@ -10,7 +11,8 @@ the whole dataset, on each language (`language` field) and on each repository, a
 printed as one markdown row per label and subset: n, Acc@1/5/10, R@1/5/10, MRR, the gold
 in the context, line_recall, hunks_in_context, FuncAcc@5 (when the dataset has
 `gold_spans`), median tokens and query seconds. An instance without a prediction counts
-as a miss, as the scorer counts it.
+as a miss, as the scorer counts it; `--predicted` scores only the instances every run
+predicted (a run stopped part-way: n says how many).
 
 `--changes` (two labels): every instance whose first file changed between gold and not
 gold, whose gold files changed between all in the top 5 and not, or whose Recall@5 or
@@ -119,6 +121,9 @@ def main() -> None:
     parser.add_argument("--pred", action="append", required=True, help="LABEL=PRED.jsonl")
     parser.add_argument("--method", default="ask")
     parser.add_argument("--changes", action="store_true")
+    parser.add_argument(
+        "--predicted", action="store_true", help="only the instances every run predicted"
+    )
     args = parser.parse_args()
 
     scorer = load_scorer(args.score)
@@ -129,6 +134,8 @@ def main() -> None:
         if not sep:
             raise SystemExit(f"--pred wants LABEL=PATH, got {spec!r}")
         runs.append((label, predictions(Path(path), args.method)))
+    if args.predicted:
+        dataset = [r for r in dataset if all(r["instance_id"] in preds for _, preds in runs)]
 
     print("| run | subset | n | " + " | ".join(name for name, _ in COLUMNS) + " |")
     print("|---" * (3 + len(COLUMNS)) + "|")
