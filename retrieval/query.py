@@ -143,13 +143,15 @@ _QUOTED = re.compile(
     r"(?![A-Za-z0-9])"
 )
 # What a bug report quotes that the code holds verbatim: a command-line flag (`--no-ignore`,
-# zstd's `--rm`), and a message a program printed, after "error:", "panicked at" or an
-# exception's name. The name's length is bounded: a line of "ErrorError..." would
-# otherwise be tried at every position.
+# zstd's `--rm`), and a message a program printed, after "error:", "panicked at", an
+# exception's name or a bracketed tag that holds the level (bat's "[bat error]:", a
+# logger's "[ERROR]" or "[2024-01-02T10:00:00Z WARN app::io]"). The name's and the tag's
+# lengths are bounded: a line of "ErrorError..." would otherwise be tried at every position.
 _FLAG = re.compile(r"(?<![\w/.-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w-])")
 _MESSAGE_LINE = re.compile(
     r"^[ \t>]*(?:[\w.$]{0,120}(?:Exception|Error):"
     r"|(?:\w{1,40}: )?(?:fatal|error|warning)(?:\[\w+\])?:"
+    r"|\[[^\]\n]{0,40}?\b(?:fatal|error|warn|warning)\b[^\]\n]{0,40}\]:?"
     r"|thread '[^'\n]*' panicked at)[ \t]+(.+)$",
     re.M | re.I,
 )

@@ -1412,6 +1412,23 @@ def test_literals_of_cut_where_a_value_is_filled_in():
     ]
 
 
+def test_a_message_after_a_bracketed_level_tag_is_a_literal():
+    # bat prints "[bat error]: ..."; loggers print "[ERROR] ..." and
+    # "[time LEVEL target] ...". A bracketed tag without a level is no message line.
+    text = (
+        "Can not run bat with /dev/null\n"
+        "```\n[bat error]: The output file is also an input!\n```\n"
+        "[2024-01-02T10:00:00Z WARN app::io] could not open the cache directory\n"
+        "[ERROR] Failed to read the layer cache at /tmp/x\n"
+        "[x] the reporter's checklist is done\n"
+    )
+    assert analyze(text).literals == [
+        "The output file is also an input",
+        "could not open the cache directory",
+        "Failed to read the layer cache",
+    ]
+
+
 def test_links_to_a_files_lines_are_read_with_their_range():
     text = (
         "The check at https://github.com/acme/zz/blob/dev/lib/cover.c#L611 divides by zero;\n"
