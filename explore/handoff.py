@@ -286,9 +286,13 @@ def _enumerated(clause: str) -> list[str]:
     """A clause that enumerates ("how are parsing, routing and error handling done", "how
     are tokens issued and validated") as one sub-question per item, the rest of the clause
     around each; the clause itself when it enumerates nothing. Items are whole words: two
-    items joined by a conjunction are one word each, items of a comma list up to two."""
+    items joined by a conjunction are one word each, items of a comma list up to two.
+    Alternatives joined by "or" ("with --binary or --text", "YYYY or MM", "deleted or not
+    set") ask one thing of either: one question, answered in one place."""
     m = _ENUM.search(clause)
     if m is None or re.search(r"\b(?:between|both)\b", clause[: m.start(3)], re.I):
+        return [clause]
+    if re.search(r"\bor\b", m.group(0)[m.end(2) - m.start(0) :], re.I):
         return [clause]
     first, middle, last = m.group(1).split(), m.group(2), m.group(3).split()
     if middle:

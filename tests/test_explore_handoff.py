@@ -147,6 +147,15 @@ def test_a_broad_question_is_decomposed_into_tracks(question, kind, names):
             "what is the difference between sessions and cookies",
             ["what is the difference between sessions and cookies"],
         ),
+        # Alternatives ask one thing of either: one place answers it.
+        (
+            "which binary mode is used when --binary or --text is given?",
+            ["which binary mode is used when --binary or --text is given"],
+        ),
+        (
+            "how does parsing handle YYYY, MM or DD tokens",
+            ["how does parsing handle YYYY, MM or DD tokens"],
+        ),
     ],
 )
 def test_the_question_splits_at_clauses_and_enumerations(question, parts):
