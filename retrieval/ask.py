@@ -870,7 +870,7 @@ def _loop_and_history(
     asks the same words for fewer rows and is answered from it (`IndexLookups.lexical`)."""
     config = loop or LoopConfig()
     analysis = searcher.analyze(question)
-    read = loop_analysis(searcher, question)
+    read = loop_analysis(searcher, question, analysis)
     with ThreadPoolExecutor(max_workers=1) as pool:
         history = pool.submit(
             files_by_history,

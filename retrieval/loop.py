@@ -200,12 +200,16 @@ def _refine_keywords(
     return out[: limits.keywords]
 
 
-def loop_analysis(searcher: HybridSearcher, question: str) -> QueryAnalysis:
+def loop_analysis(
+    searcher: HybridSearcher, question: str, analysis: QueryAnalysis | None = None
+) -> QueryAnalysis:
     """`question` as the loop reads it: the searcher's analysis, with the project's names
     as prose words. The project's name as a prose word (`bat`, `rg`, `flask`) is neither
     a name to look up (bat's diagnostics script defines a `BAT`) nor evidence for one
-    file; written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code."""
-    analysis = searcher.analyze(question)
+    file; written otherwise (`Flask`, `BAT_PAGER`) it is a name of the code.
+    `analysis`: `searcher.analyze(question)` when the caller has it (it is read, not
+    changed: the loop's reading is a copy)."""
+    analysis = searcher.analyze(question) if analysis is None else analysis.model_copy(deep=True)
     own = project_names(searcher.root)
     analysis.project = sorted(own)
     analysis.identifiers = [i for i in analysis.identifiers if i not in own]

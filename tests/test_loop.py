@@ -860,6 +860,25 @@ def test_ask_asks_its_first_searchs_words_once(searcher, monkeypatch):
     assert len(asked) == len(set(asked))
 
 
+def test_ask_analyses_its_question_once(searcher, monkeypatch):
+    # The history's ranking reads the question as the searcher does, the loop as
+    # `loop_analysis` does (the project's name as prose): one analysis serves both, and
+    # the history's is not changed by the loop's reading of it.
+    from dowse.retrieval.loop import loop_analysis
+
+    (searcher.root / "pyproject.toml").write_text('[project]\nname = "shop"\n')
+    question = "where does Shop compute the cart total in shop?"
+    analysis = searcher.analyze(question)
+    before = analysis.model_copy(deep=True)
+    assert loop_analysis(searcher, question, analysis) == loop_analysis(searcher, question)
+    assert analysis == before
+    analysed: list[str] = []
+    analyze = searcher.analyze
+    monkeypatch.setattr(searcher, "analyze", lambda text: analysed.append(text) or analyze(text))
+    ask(searcher, question, budget=2000)
+    assert analysed.count(question) == 1
+
+
 def test_callers_and_callees_read_the_held_rows_and_find_what_the_queries_find(
     searcher, monkeypatch
 ):
