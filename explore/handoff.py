@@ -3,7 +3,8 @@
 A question needs exploration when it is about architecture ("how does X work", "overview",
 "flow"), spans several dimensions (clauses joined by "and how/where/what…"), is a bug with
 several possible causes ("why does X sometimes fail"), or asks about a cross-cutting
-pattern ("across", "everywhere", "convention"). Everything else — a name, a single
+pattern ("across", "everywhere", "convention", "the pattern for"; not a regex or glob
+pattern the code matches). Everything else — a name, a single
 behaviour, a bug report (long, with code or a traceback, or a title line and its body)
 — stays one loop: fast, no explorers.
 
@@ -119,8 +120,12 @@ _BUG_UNCERTAIN = re.compile(
 )
 _CROSS = re.compile(
     r"\b(across|everywhere|all (?:the )?(?:places|callers|uses|usages|modules)|"
-    r"every (?:place|module|call|caller)|consistent\w*|conventions?|patterns?|"
-    r"cross-cutting)\b",
+    r"every (?:place|module|call|caller)|consistent\w*|conventions?|cross-cutting|"
+    # A pattern of the code, not one the code handles ("whether a pattern matches",
+    # "glob patterns", "the search pattern"): in a code base "pattern" is as often a
+    # regex or a glob, so the word counts only where it names a way of writing code.
+    r"(?:design|coding|code|common|recurring|usage|idiomatic|architectural|what|which)"
+    r" patterns?|patterns? (?:for|used|to follow|followed|of (?:the )?code))\b",
     re.I,
 )
 _CLAUSE = re.compile(

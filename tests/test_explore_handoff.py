@@ -425,6 +425,38 @@ def test_an_issue_title_and_its_body_are_one_report_not_two_parts():
     assert plan(listed).mode == "exploration" and plan(listed).kind == "architecture"
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        # ripgrep's smart case: one function decides; explored as a cross-cutting pattern,
+        # its tracks spent the budget on callers, tests and history.
+        "how does smart case decide whether a pattern matches case insensitively?",
+        "how are glob patterns matched against paths?",
+        "where is the search pattern compiled?",
+    ],
+)
+def test_a_pattern_the_code_handles_is_no_cross_cutting_question(question):
+    from dowse.explore.handoff import plan
+
+    assert plan(question).mode == "retrieval"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what patterns does the code use for error handling?",
+        "what is the common pattern for retries?",
+        "which pattern is followed for registering handlers?",
+        "the patterns used for loading configuration",
+    ],
+)
+def test_a_pattern_of_the_code_is_a_cross_cutting_question(question):
+    from dowse.explore.handoff import plan
+
+    p = plan(question)
+    assert (p.mode, p.kind) == ("exploration", "cross-cutting")
+
+
 def test_a_conventions_track_keeps_and_is_named_after_the_conventions_asked(searcher):
     report = investigate(searcher, "how is error handling done across the codebase?")
     assert report.mode == "exploration"
