@@ -14,24 +14,44 @@ Outputs, by `ExploreResult` field:
 - ``key_files``: up to `MAX_KEY_FILES` `KeyFile` records (entry points, package roots,
   readmes, configs, CI), most important first: shallower before deeper, then by kind, then
   by path. Each one comes with a claim citing the line that justifies its role; a file with
-  nothing to quote (an empty ``__init__.py``) is listed without a claim.
+  nothing to quote (an empty ``__init__.py``) is listed without a claim. Beside the files
+  named by convention, the `CORE_FILES` largest source files (`_core_files`), ranked with
+  the repository-level files and cited at their largest definition: where most of the code
+  a reader must know lives is named by no convention (ky's ``source/core/Ky.ts``, 1,140 of
+  its 4,001 source lines, was in no part of its report; its key files were its configs).
 
 Only ``.py`` and ``.go`` files are read in full (for ``if __name__ == "__main__":`` and
-``func main()``), at most `MAX_SCANNED` of them, shallowest first; every other role comes
-from the file's name and one located line.
+``func main()``), at most `MAX_SCANNED` of them, shallowest first, and the `_CORE_SCAN`
+largest source files (parsed); every other role comes from the file's name and one
+located line.
 """
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from posixpath import basename, dirname
 
 from dowse.explore.records import KeyFile, TrackSpec, TreeNode
 from dowse.explore.tracks import Context, Track, TrackState, cite, largest_subdirs
-from dowse.languages import is_benchmark_path, is_example_path, is_test_path
+from dowse.indexer.parse import parse_source
+from dowse.indexer.records import Symbol
+from dowse.languages import (
+    CODE_LANGUAGES,
+    is_benchmark_path,
+    is_example_path,
+    is_generated_path,
+    is_test_attribute,
+    is_test_code,
+    is_test_path,
+    is_test_support_path,
+    is_vendored_path,
+    language_for,
+)
 
 __all__ = [
+    "CORE_FILES",
     "MAX_CHILDREN",
     "MAX_KEY_FILES",
     "MAX_LEVELS",
@@ -42,6 +62,14 @@ __all__ = [
 ]
 
 MAX_LEVELS = 3
+CORE_FILES = 3
+"""The source files with the most lines of behaviour listed as key files (core modules)."""
+_CORE_SCAN = 12
+"""The largest files on disk read for `CORE_FILES` (a parse each)."""
+_CORE_MIN_LINES = 100
+"""Lines in functions that make a core module: below it a file is read at a glance, and in
+a small project every file is as much its core as any other."""
+_BEHAVIOUR_KINDS = frozenset({"function", "method", "constructor"})
 MAX_CHILDREN = 25
 MAX_KEY_FILES = 30
 MAX_SCANNED = 3000
@@ -59,6 +87,7 @@ declared entry points answer it (the synthesis leaves it out then)."""
     _AGENTS,
     _MANIFEST,
     _ENTRY,
+    _CORE,
     _PACKAGE,
     _CONFIG,
     _CI,
@@ -66,7 +95,7 @@ declared entry points answer it (the synthesis leaves it out then)."""
     _SUBREADME,
     _INDEX,
     _SCRIPT,
-) = range(11)
+) = range(12)
 _TEST_DIRS = {"tests", "test", "__tests__", "testdata", "fixtures"}
 _TEST_PENALTY = 2
 """Key files under a test directory sort as if this many levels deeper."""
@@ -404,8 +433,80 @@ def _find_key_files(ctx: Context, files: list[str], top: _Dir, state: TrackState
                 else (_SCRIPT, "script (runs under __main__)")
             )
             keys.append(_Key(path, kind, role, hit, _rank_depth(ctx, path)[0]))
+    keys.extend(_core_files(ctx, files, {k.path for k in keys}))
     keys.sort(key=lambda k: (k.depth, k.kind, -k.weight, k.path))
     return keys
+
+
+def _core_file(path: str) -> bool:
+    """Source code of the project itself: not tests, benchmarks, examples, docs,
+    generated or vendored code, nor declarations only (`.d.ts`, `.pyi`)."""
+    return (
+        language_for(path) in CODE_LANGUAGES
+        and not path.endswith((".d.ts", ".pyi"))
+        and not is_test_path(path)
+        and not is_test_support_path(path)
+        and not is_benchmark_path(path)
+        and not is_example_path(path)
+        and not is_generated_path(path)
+        and not is_vendored_path(path)
+    )
+
+
+def _core_files(ctx: Context, files: list[str], named: set[str]) -> list[_Key]:
+    """The `CORE_FILES` source files with the most lines of behaviour (lines inside
+    functions and methods, tests beside the code left out; `_CORE_MIN_LINES` at least)
+    among the `_CORE_SCAN` largest on disk, not named by a convention; repository-level
+    key files cited at their largest definition. A project's code is in few files: the
+    one that holds its main type or loop is as much a key file as its manifest; a file of
+    type declarations and their doc comments is large and does nothing."""
+    sized: list[tuple[int, str]] = []
+    for path in files:
+        if path in named or not _core_file(path):
+            continue
+        try:
+            sized.append((os.lstat(ctx.root / path).st_size, path))
+        except OSError:
+            continue
+    if len(sized) < 2:  # the one source file of a scope is its subject, not a finding
+        return []
+    ranked: list[tuple[int, str, Symbol | None, int]] = []
+    for _, path in sorted(sized, key=lambda t: (-t[0], t[1]))[:_CORE_SCAN]:
+        lines = ctx.lines(path)
+        if not lines:
+            continue
+        language = language_for(path) or ""
+        symbols = parse_source(path, "\n".join(lines).encode(), language).symbols
+        tests = [s for s in symbols if _is_test(s, language)]
+        inside = set[int]()
+        for sym in symbols:
+            if sym.kind in _BEHAVIOUR_KINDS and not any(_within(sym, t) for t in tests):
+                inside.update(range(sym.name_line, sym.end_line + 1))
+        if len(inside) < _CORE_MIN_LINES:
+            continue
+        kept = [s for s in symbols if not any(_within(s, t) for t in tests)]
+        main = max(kept, key=lambda s: (s.end_line - s.start_line, -s.start_line), default=None)
+        ranked.append((len(inside), path, main, len(lines)))
+    ranked.sort(key=lambda t: (-t[0], t[1]))
+    out: list[_Key] = []
+    for weight, path, main, n_lines in ranked[:CORE_FILES]:
+        role = f"core module: {n_lines:,} lines, {weight:,} of them in functions"
+        if main is not None:
+            span = main.end_line - main.start_line + 1
+            role += f"; its largest definition `{main.qualified_name}` ({span:,} lines)"
+        line = main.name_line if main is not None else _first_text(ctx.lines(path) or [])
+        out.append(_Key(path, _CORE, role, line, 0, weight))
+    return out
+
+
+def _is_test(sym: Symbol, language: str) -> bool:
+    return any(is_test_attribute(d) for d in sym.decorators) or is_test_code(
+        language, sym.qualified_name, ""
+    )
+
+
+def _within(sym: Symbol, outer: Symbol) -> bool:
+    return outer.start_line <= sym.start_line and sym.end_line <= outer.end_line
 
 
 def _cap(keys: list[_Key]) -> list[_Key]:

@@ -392,3 +392,47 @@ def test_release_note_fragments_rank_with_the_docs(tmp_path: Path) -> None:
     make_tree(tmp_path, files)
     _, output = explore(tmp_path)
     assert [c.path for c in output["tree"].children] == ["src", "tests", "changelog", "README.md"]
+
+
+def _function(name: str, body_lines: int, indent: str = "    ") -> str:
+    body = "".join(f"{indent}total += {i};\n" for i in range(body_lines))
+    return f"function {name}(total: number): number {{\n{body}{indent}return total;\n}}\n"
+
+
+def test_the_files_with_the_most_behaviour_are_core_modules(tmp_path: Path) -> None:
+    """ky: its core (the `Ky` class, most of its code) was named nowhere in the report; its
+    key files were its configs. The biggest file on disk, a file of documented types, does
+    nothing; a Rust file whose bulk is its tests module is ranked by the code it tests."""
+    docs = "".join(
+        f"\t/** Option {i}, documented\n\tat length. */\n\topt{i}?: string;\n" for i in range(200)
+    )
+    asserts = "        assert!(true);\n" * 8
+    tests_mod = "".join(f"    #[test]\n    fn t{i}() {{\n{asserts}    }}\n" for i in range(30))
+    files = {
+        "package.json": '{\n  "name": "ky"\n}\n',
+        "source/types/options.ts": f"export type Options = {{\n{docs}}};\n",
+        "source/core/Ky.ts": "export class Ky {\n"
+        + "".join(_function(f"m{i}", 40).replace("function ", "\t") for i in range(4))
+        + "}\n",
+        "source/utils/merge.ts": _function("merge", 120),
+        "source/utils/small.ts": _function("small", 30),
+        "test/ky.test.ts": _function("testEverything", 400),
+        "src/vscreen.rs": "pub fn parse(x: u32) -> u32 {\n"
+        + "    let y = x + 1;\n" * 105
+        + "    y\n}\n#[cfg(test)]\nmod tests {\n"
+        + tests_mod
+        + "}\n",
+    }
+    result, output = explore(make_tree(tmp_path, files))
+    assert_clean(result)
+    core = [(p, r) for p, r in roles(output) if r.startswith("core module")]
+    assert [p for p, _ in core] == ["source/core/Ky.ts", "source/utils/merge.ts", "src/vscreen.rs"]
+    assert core[0][1] == (
+        "core module: 174 lines, 172 of them in functions; its largest definition `Ky` (174 lines)"
+    )
+    # The tests beside the code are not its behaviour, nor its largest definition.
+    assert core[2][1].startswith("core module: 441 lines, 108 of them in functions;")
+    assert core[2][1].endswith("its largest definition `parse` (108 lines)")
+    # Repository-level: after the manifest, cited at the largest definition.
+    assert [p for p, _ in roles(output)][:2] == ["package.json", "source/core/Ky.ts"]
+    assert refs(result)["source/core/Ky.ts"].startswith("source/core/Ky.ts:1 ")
