@@ -15,7 +15,8 @@ Outputs, by `ExploreResult` field:
   readmes, configs, CI), most important first: shallower before deeper, then by kind, then
   by path. Each one comes with a claim citing the line that justifies its role; a file with
   nothing to quote (an empty ``__init__.py``) is listed without a claim. Beside the files
-  named by convention, the `CORE_FILES` largest source files (`_core_files`), ranked with
+  named by convention, the `CORE_FILES` source files with the most code in functions
+  (`_core_files`), ranked with
   the repository-level files and cited at their largest definition: where most of the code
   a reader must know lives is named by no convention (ky's ``source/core/Ky.ts``, 1,140 of
   its 4,001 source lines, was in no part of its report; its key files were its configs).
