@@ -16,10 +16,10 @@ Outputs, by `ExploreResult` field:
   by path. Each one comes with a claim citing the line that justifies its role; a file with
   nothing to quote (an empty ``__init__.py``) is listed without a claim. Beside the files
   named by convention, the `CORE_FILES` source files with the most code in functions
-  (`_core_files`), ranked with
-  the repository-level files and cited at their largest definition: where most of the code
-  a reader must know lives is named by no convention (ky's ``source/core/Ky.ts``, 1,140 of
-  its 4,001 source lines, was in no part of its report; its key files were its configs).
+  (`_core_files`), ranked with the repository-level files and cited at their largest
+  definition: where most of the code a reader must know lives is named by no convention
+  (ky's ``source/core/Ky.ts``, 1,140 of its 4,001 source lines, was in no part of its
+  report; its key files were its configs).
 
 Only ``.py`` and ``.go`` files are read in full (for ``if __name__ == "__main__":`` and
 ``func main()``), at most `MAX_SCANNED` of them, shallowest first, and the `_CORE_SCAN`
