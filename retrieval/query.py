@@ -226,6 +226,17 @@ _COPIES_SUBJECT = re.compile(
     r"re-?generat\w*|generated (?:code|files?|sources?|parser)|protoc|code ?gen\w*)(?![/\w])",
     re.I,
 )
+_TYPINGS_SUBJECT = re.compile(
+    r"\b(?:typescript|typings?|type (?:definitions?|declarations?|hints?|stubs?)|stubs?|tsd)\b"
+    r"|\.d\.ts\b|\.pyi\b",
+    re.I,
+)
+_QUESTION_WORD = re.compile(
+    r"(?:how|where|when|what|which|why|who|does|do|is|are|can|should)\b", re.I
+)
+_DECLARATION_FILE = re.compile(r"\.d\.[cm]?ts$|\.pyi$")
+"""A file of type declarations only: TypeScript's `.d.ts` (`.d.mts`, `.d.cts`) beside
+JavaScript code, Python's `.pyi` stubs beside the modules they type."""
 _IMPORTS_SUBJECT = re.compile(
     r"\bimport(?:s|ed|ing|able)?\b|\b(?:#include|require\(|use statements?)"
     r"|\bdependenc(?:y|ies) between\b",
@@ -341,25 +352,51 @@ class QueryAnalysis(BaseModel):
         single header", "regenerate the protobuf code")."""
         return _names_subject(_COPIES_SUBJECT, self.text)
 
+    @property
+    def mentions_typings(self) -> bool:
+        """Type declarations are the subject ("the TypeScript typings of X", "a wrong
+        type definition", "the .pyi stub")."""
+        return _names_subject(_TYPINGS_SUBJECT, self.text)
+
+    @property
+    def is_question(self) -> bool:
+        """A question about the code ("how is the difference between two dates computed in
+        months?"): one line of at most `SHORT_QUESTION_WORDS` words, asked (a question
+        word first or a question mark last), not a report. A question asks how the code
+        behaves, which type declarations do not say; a report (an issue's title and
+        text) of a feature that adds to an API is fixed in its declarations too (five of
+        dayjs's 55 Multi-SWE-bench reports), so only questions rank them lower."""
+        text = self.text.strip()
+        return (
+            "\n" not in text
+            and self._short
+            and (text.endswith("?") or bool(_QUESTION_WORD.match(text)))
+        )
+
     def unasked_test(self, path: str) -> bool:
-        """A test, a benchmark, a support script or a copy (generated, amalgamated or
-        vendored code) the question is not about: tests and benchmarks call the code under
-        test with its own names and words, a script its command lines, a copy repeats its
-        source's, and none is where the behaviour is decided (simdjson's
-        singleheader/simdjson.h holds every word of every issue), so all rank lower
-        unless asked for."""
+        """A test, a benchmark, a support script, a copy (generated, amalgamated or
+        vendored code) or a file of type declarations the question is not about: tests
+        and benchmarks call the code under test with its own names and words, a script
+        its command lines, a copy repeats its source's, type declarations repeat every
+        public name with its documentation (dayjs's types/index.d.ts, matplotlib's .pyi
+        stubs; for questions, not reports: `is_question`), and none is where the
+        behaviour is decided (simdjson's singleheader/simdjson.h holds every word of every
+        issue), so all rank lower unless asked for."""
         return self.unasked_role(path) is not None
 
     def unasked_role(self, path: str) -> str | None:
         """What `unasked_test` found `path` to be, as a reason says it: "a test", "a
-        benchmark", "a support script", "generated code", "an older version" (legacy/)
-        or "a vendored copy"; None when it is none of them or the question is about it."""
+        benchmark", "a support script", "type declarations", "generated code", "an older
+        version" (legacy/) or "a vendored copy"; None when it is none of them or the
+        question is about it."""
         if (is_test_path(path) or path in self.test_modules) and not self.mentions_tests:
             return "a test"
         if is_benchmark_path(path) and not self.mentions_benchmarks:
             return "a benchmark"
         if self._unasked_script(path):
             return "a support script"
+        if _DECLARATION_FILE.search(path) and self.is_question and not self.mentions_typings:
+            return "type declarations"
         if self.mentions_copies:
             return None
         if is_generated_path(path):

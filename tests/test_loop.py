@@ -1218,11 +1218,15 @@ def test_generated_and_vendored_copies_are_recognised(path, copy):
         ("vendor/golang.org/x/net/http2/frame.go", "a vendored copy"),
         ("contrib/linux-kernel/lib/zstd/decompress.c", "a vendored copy"),
         ("lib/legacy/zstd_v07.c", "an older version"),
+        ("types/index.d.ts", "type declarations"),
+        ("lib/matplotlib/axes/_axes.pyi", "type declarations"),
         ("lib/decompress/zstd_decompress.c", None),
+        ("src/index.js", None),
+        ("src/index.ts", None),
     ],
 )
 def test_a_reason_says_what_a_lowered_file_is(path, role):
-    analysis = analyze("the decoder keeps too many entries")
+    analysis = analyze("why does the decoder keep too many entries?")
     assert analysis.unasked_role(path) == role
     assert analysis.unasked_test(path) is (role is not None)
     cand = Candidate({"id": "c", "path": path, "language": "c", "symbol": None, "text": "x"})
@@ -1243,6 +1247,67 @@ def test_a_reason_says_what_a_lowered_file_is(path, role):
 )
 def test_a_question_is_about_copies_only_when_it_says_so(text, asked):
     assert analyze(text).mentions_copies is asked
+
+
+@pytest.mark.parametrize(
+    ("text", "asked"),
+    [
+        ("how is the difference between two dates computed in months?", False),
+        ("what type of value does diff return?", False),
+        ("the TypeScript typings of diff miss the float argument", True),
+        ("types/index.d.ts declares add without its unit", True),
+        ("the type hints in the .pyi stub of Axes.plot are wrong", True),
+    ],
+)
+def test_a_question_is_about_type_declarations_only_when_it_says_so(text, asked):
+    analysis = analyze(text)
+    assert analysis.mentions_typings is asked
+    assert analysis.unasked_test("types/index.d.ts") is not asked
+
+
+@pytest.mark.parametrize(
+    "report",
+    [
+        # dayjs-1160 of Multi-SWE-bench: the fix adds to the API and declares it in
+        # types/index.d.ts; a report is no question, its declarations keep their rank.
+        "Support for `.toISOString()` with a utc offset\nThe plugin should keep the offset.",
+        "add a unit argument to diff that rounds the result to the unit, as moment does",
+    ],
+)
+def test_a_report_keeps_its_type_declarations_ranked(report):
+    analysis = analyze(report)
+    assert not analysis.is_question
+    assert analysis.unasked_role("types/index.d.ts") is None
+
+
+def _typed_repo(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "cache.js").write_text(
+        "export function evictOldest(entries, limit) {\n"
+        "  while (entries.size > limit) {\n"
+        "    entries.delete(oldest(entries))\n"
+        "  }\n"
+        "}\n"
+    )
+    # The declarations repeat the name and document it at more length than the code.
+    (root / "types").mkdir()
+    (root / "types" / "cache.d.ts").write_text(
+        "/**\n * evictOldest evicts the oldest entries over the limit: oldest entries go\n"
+        " * first, until no more entries than the limit are left.\n */\n"
+        "export function evictOldest(entries: Map<number, number>, limit: number): void\n"
+    )
+
+
+def test_type_declarations_rank_like_tests_unless_asked_for(tmp_path, fake_embedder):
+    _typed_repo(tmp_path)
+    build_index(tmp_path, embedder=fake_embedder)
+    s = HybridSearcher(Store.open(tmp_path / ".dowse"), lambda: fake_embedder)
+    plain = ask(s, "how does evictOldest drop the oldest entries over the limit?")
+    assert plain.files[0].path == "src/cache.js"
+    typings = [f for f in plain.files if f.path == "types/cache.d.ts"]
+    assert all(f.relevance < plain.files[0].relevance for f in typings)
+    asked = ask(s, "the TypeScript typings of evictOldest: oldest entries over the limit")
+    assert asked.files[0].path == "types/cache.d.ts"
 
 
 def test_a_question_s_subject_follows_its_text_and_its_cache_stays_bounded():
