@@ -556,8 +556,10 @@ def _lead_items(
     stale: Collection[str],
     packing: Packing = Packing(),  # noqa: B008 - frozen
     tests: dict[str, list[tuple[int, int]]] | None = None,
+    high: float | None = None,
 ) -> list[list[ContextItem]]:
-    """The best parts of each of `files`, in their order (`best_parts`): one for each
+    """The best parts of each of `files`, in their order (`best_parts`, the calls of the
+    items of at least `high` relevance one of its rankings): one for each
     file, up to `Packing.first_file_parts` for the first, best first, none of a file's
     `tests` (`inline_tests`). Each is the loop's own item when it evaluated that chunk,
     else a new item of the lowest relevance the context shows (`Packing.min_relevance`:
@@ -572,6 +574,7 @@ def _lead_items(
         [f.path for f in files],
         evaluated=evaluated_parts(items),
         symbols=symbols,
+        high=high,
     )
     out: list[list[ContextItem]] = []
     for n, f in enumerate(files, 1):
@@ -798,6 +801,7 @@ def ask(
         ranked.stale,
         packing,
         tests,
+        (loop or LoopConfig()).high,
     )
     rest = pack.place_items(leads_by_file, shown)
     pack.add_signature_lines(_signature_lines(rest, ranked, {b.path for b in pack.blocks}))

@@ -9,7 +9,7 @@ context had the fixed file listed and shown, but by another part of it
 (benchmarks/RESULTS-context.md).
 
 `best_parts` ranks the chunks of a few files, each file on its own, by reciprocal-rank
-fusion of up to seven rankings inside the file (`RANKINGS`):
+fusion of up to eight rankings inside the file (`RANKINGS`):
 
 - the full-text score of the question's words, the search restricted to those files;
 - the question's cosine to each definition's vector (an index with file vectors);
@@ -18,7 +18,10 @@ fusion of up to seven rankings inside the file (`RANKINGS`):
 - the lines the question's stack-trace frames point at, innermost first;
 - the lines the question links to (`QueryAnalysis.links`: a report's link to
   `.../blob/REF/PATH#L636`), in the question's order;
-- the loop's own evaluations of the file's chunks, by relevance.
+- the loop's own evaluations of the file's chunks, by relevance;
+- the definitions that the chunks the loop scored directly relevant (of any file) call:
+  a function that delegates (`is_hidden_path` calling `is_hidden_path_only`) scores
+  high on the question's words, while the callee holds the lines that decide.
 
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
@@ -43,7 +46,9 @@ from dowse.retrieval.behaviour import (
     documented_lines,
 )
 from dowse.retrieval.hybrid import HybridSearcher
+from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
+from dowse.retrieval.references import called_within
 
 __all__ = [
     "POOL_PER_FILE",
@@ -65,7 +70,9 @@ RRF_K = 1
 the first place of a ranking should count clearly more than the third."""
 POOL_PER_FILE = 25
 """Full-text hits asked for per file (the search is restricted to the files)."""
-RANKINGS = frozenset({"words", "closeness", "names", "bodies", "frames", "links", "evaluated"})
+RANKINGS = frozenset(
+    {"words", "closeness", "names", "bodies", "frames", "links", "evaluated", "calls"}
+)
 """The rankings `best_parts` fuses, by name (benchmarks/part_ranking.py leaves each out in
 turn to measure what it adds)."""
 
@@ -96,13 +103,16 @@ def best_parts(
     evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]] | None = None,
     symbols: Mapping[str, Sequence[dict[str, Any]]] | None = None,
     rankings: frozenset[str] = RANKINGS,
+    high: float | None = None,
 ) -> dict[str, list[Part]]:
     """Each of `paths` with its chunks best first (files without chunks left out).
 
-    `evaluated`: per path, the loop's (chunk row: path, start and end line, symbol;
-    relevance) pairs; `symbols`: per path,
+    `evaluated`: per path (any file's, not only `paths`'), the loop's (chunk row: path,
+    start and end line, symbol; relevance) pairs; `symbols`: per path,
     its definitions (`qualified_name`, `start_line`, ...), for the names the question
-    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse."""
+    mentions; `rankings`: the names (`RANKINGS`) of the rankings to fuse; `high`: the
+    relevance from which an evaluated chunk's calls count (`LoopConfig.high`, the
+    loop's "directly relevant")."""
     paths = list(dict.fromkeys(paths))
     if not paths:
         return {}
@@ -161,6 +171,10 @@ def best_parts(
         pairs = [(row, rel) for path in paths for row, rel in evaluated.get(path, ())]
         pairs.sort(key=lambda p: -p[1])
         rank((row for row, _ in pairs), "scored most relevant in its file", "evaluated")
+        if "calls" in rankings:
+            callers = high if high is not None else LoopConfig().high
+            called = _called(searcher, evaluated, paths, callers)
+            rank(called, "the code scored relevant calls it", "calls")
 
     # The code that acts before a module's header or docstring that only names it
     # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is
@@ -277,6 +291,35 @@ def _bodies(
     order = sorted(inside, key=lambda k: (k[0], place.get(k, len(place)), k[1]))
     rows = searcher.lookups.rows_of({k: inside[k] for k in order})
     return [rows[k] for k in order if k in rows]
+
+
+def _called(
+    searcher: HybridSearcher,
+    evaluated: Mapping[str, Sequence[tuple[dict[str, Any], float]]],
+    paths: Sequence[str],
+    high: float,
+) -> list[dict[str, Any]]:
+    """The chunks of `paths` showing the definitions that the loop's chunks of at least
+    `high` relevance (of any file) call, the callers by relevance: the code that scored
+    relevant often hands the decision to a function whose own words match the question
+    less (`config.rs`'s `get_pager_executable` calls `pager.rs`'s `get_pager`)."""
+    pairs = sorted(
+        ((row, rel) for rows in evaluated.values() for row, rel in rows if rel >= high),
+        key=lambda p: -p[1],
+    )
+    spans = [
+        (r["path"], int(r["start_line"]), int(r.get("end_line", r["start_line"])), r.get("symbol"))
+        for r, _ in pairs
+    ]
+    called = called_within(searcher.store, spans, paths, lookups=searcher.lookups)
+    if not called:
+        return []
+    wanted = [
+        {"path": d.path, "start_line": d.start_line, "qualified_name": d.qualified_name}
+        for d in called
+    ]
+    rows = searcher.lookups.definition_chunks(wanted)
+    return [rows[key] for key in ((d.path, d.start_line) for d in called) if key in rows]
 
 
 def frame_spots(

@@ -76,6 +76,7 @@ __all__ = [
     "References",
     "Via",
     "Link",
+    "called_within",
     "callees_of",
     "find_references",
     "links_of",
@@ -314,6 +315,73 @@ def links_of(
                 )
             )
     return out
+
+
+def called_within(
+    store: Store,
+    spans: Sequence[tuple[str, int, int, str | None]],
+    paths: Iterable[str],
+    *,
+    lookups: IndexLookups | None = None,
+) -> list[DefinitionRef]:
+    """The definitions in `paths` that the lines of `spans` ((path, start, end, qualified
+    name or None), best first) call, in the spans' order, each once: what the code a
+    question found hands its work to. A call inside the span's own lines (a nested or
+    neighbouring definition the span shows already) is none, nor a recursive one; nor is
+    a call that means several definitions (`handler.on_year()` on whichever of a file's
+    handler classes, an interface's implementations): it says nothing of which one acts.
+    The definitions of one name in one file (a C prototype and its body) are one
+    definition, its longest."""
+    wanted = set(paths)
+    if not spans or not wanted or not store.has_table("refs"):
+        return []
+    reads = _Reads(store, lookups)
+    named = {
+        (r["path"], r["qualified_name"]): r
+        for r in reads.rows_in(
+            "symbols", DEFINITION_COLUMNS, "path", {path for path, _, _, _ in spans}
+        )
+    }
+    sources: list[dict[str, Any]] = [
+        {
+            "id": named[(path, name)]["id"] if (path, name) in named else "",
+            "path": path,
+            "start_line": start,
+            "end_line": end,
+        }
+        for path, start, end, name in spans
+    ]
+    inside = _refs_inside(reads, sources, ("call",))
+    refs = [r for found in inside for r in found]
+    if not refs:
+        return []
+    resolver = _Resolver(
+        reads, {r["path"] for r in refs}, _definitions(reads, {r["name"] for r in refs})
+    )
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for source, found in zip(sources, inside, strict=True):
+        for ref in sorted(found, key=lambda r: r["line"]):
+            meant: dict[tuple[str, str], dict[str, Any]] = {}
+            for target, _ in resolver.resolve(ref):
+                if target["id"] == source["id"]:
+                    continue  # a recursive call
+                key = (target["path"], target["qualified_name"])
+                held = meant.get(key)
+                if held is None or _length(target) > _length(held):
+                    meant[key] = target
+            if len(meant) != 1:
+                continue
+            ((key, target),) = meant.items()
+            own = target["path"] == source["path"] and (
+                source["start_line"] <= target["start_line"] <= source["end_line"]
+            )
+            if target["path"] in wanted and not own:
+                out.setdefault(key, target)
+    return [_definition(d) for d in out.values()]
+
+
+def _length(definition: dict[str, Any]) -> int:
+    return int(definition["end_line"]) - int(definition["start_line"])
 
 
 _PER_SPAN = 2

@@ -6,7 +6,9 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-from dowse.indexer.build import build_index
+from conftest import make_tree
+
+from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
 from dowse.retrieval.file_parts import (
     RANKINGS,
@@ -18,6 +20,7 @@ from dowse.retrieval.file_parts import (
 )
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.query import analyze
+from dowse.retrieval.references import called_within
 
 ask_module = importlib.import_module("dowse.retrieval.ask")
 
@@ -40,7 +43,10 @@ class _Searcher:
     def __init__(self, rows: list[dict]) -> None:
         self.rows = rows
         self.asked: list[str | None] = []
-        self.lookups = self.questions = self  # the searcher's parts, in one fake
+        self.lookups = self.questions = self.store = self  # the searcher's parts, in one fake
+
+    def has_table(self, name):
+        return False  # no references: nothing is called
 
     def lexical(self, tokens, k, where=None):
         self.asked.append(where)
@@ -616,3 +622,160 @@ def test_a_part_records_each_rankings_places_and_its_prose_share():
     shares = {p.row["start_line"]: p.share for p in parts["lib/cover.py"]}
     assert 0 < shares[1] < 1
     assert shares[10] == 1.0
+
+
+def _indexed(root, files: dict[str, str], embedder) -> HybridSearcher:
+    make_tree(root, files)
+    build_index(root, config=IndexConfig(embed=False), embedder=embedder)
+    return HybridSearcher(Store.open(root / ".dowse"), None)
+
+
+def _evaluated(searcher: HybridSearcher, path: str, symbol: str, relevance: float) -> dict:
+    chunk = next(r for r in searcher.lookups.spans_of([path])[path] if r["symbol"] == symbol)
+    row = {k: chunk[k] for k in ("path", "start_line", "end_line", "symbol")}
+    return {path: [(row, relevance)]}
+
+
+_WALKER = (
+    "def is_hidden(path):\n"
+    "    name = path.rsplit('/', 1)[-1]\n"
+    + "".join(f"    step_{i} = len(name) + {i}\n" for i in range(30))
+    + "    return _dot_name(name)\n\n\n"
+    "def describe_hidden_files(walker):\n"
+    "    hidden = [f for f in walker.files if f.hidden]\n"
+    + "".join(
+        f"    walker.hidden_files_{i} = hidden[{i}:]  # hidden file walker\n" for i in range(20)
+    )
+    + "    return hidden\n\n\n"
+    "def _dot_name(name):\n"
+    "    if name.startswith('.') and name not in ('.', '..'):\n"
+    "        return True\n"
+    + "".join(f"    width_{i} = len(name) * {i}\n" for i in range(30))
+    + "    return False\n"
+)
+
+
+def test_the_function_a_relevant_function_calls_outranks_a_sibling_of_its_words(
+    tmp_path, fake_embedder
+):
+    """`is_hidden` scored relevant hands the decision to `_dot_name`, whose own lines
+    hardly name the question's words; a sibling that repeats them and decides nothing
+    ranked above it. What the relevant code calls is evidence for the callee's chunk."""
+    path = "walker/paths.py"
+    searcher = _indexed(tmp_path / "repo", {path: _WALKER}, fake_embedder)
+    question = analyze("how does the walker decide that a file is hidden?")
+
+    def order(relevance: float, rankings: frozenset[str] = RANKINGS) -> list[str]:
+        evaluated = _evaluated(searcher, path, "is_hidden", relevance)
+        parts = best_parts(searcher, question, [path], evaluated=evaluated, rankings=rankings)
+        return [p.row["symbol"] for p in parts[path]]
+
+    assert order(0.9) == ["is_hidden", "_dot_name", "describe_hidden_files"]
+    parts = best_parts(
+        searcher, question, [path], evaluated=_evaluated(searcher, path, "is_hidden", 0.9)
+    )
+    assert "the code scored relevant calls it" in parts[path][1].why
+    assert order(0.9, RANKINGS - {"calls"}) == ["is_hidden", "describe_hidden_files", "_dot_name"]
+    # A caller the loop scored below "directly relevant" (`LoopConfig.high`) is no evidence.
+    assert order(0.5) == ["is_hidden", "describe_hidden_files", "_dot_name"]
+
+
+_PAGER = (
+    "/// The pager command that bat runs, and where the pager command came from.\n"
+    "pub struct Pager {\n"
+    + "".join(
+        f"    /// The pager command's part {i}: the command of the pager.\n"
+        f"    pub command_{i}: String,\n"
+        for i in range(12)
+    )
+    + "}\n\n"
+    "pub fn get_pager(config_pager: Option<&str>) -> Option<Pager> {\n"
+    '    let from_env = std::env::var("BAT_PAGER").ok();\n'
+    "    let chosen = match (config_pager, from_env) {\n"
+    "        (Some(given), _) => given.to_string(),\n"
+    "        (None, Some(env)) => env,\n"
+    '        (None, None) => String::from("less"),\n'
+    "    };\n"
+    + "".join(f"    let width_{i} = chosen.len() * {i};\n" for i in range(30))
+    + "    None\n"
+    "}\n"
+)
+
+
+def test_a_function_another_file_delegates_to_outranks_its_files_type_declaration(
+    tmp_path, fake_embedder
+):
+    """bat: `config.rs`'s `pager_executable`, scored relevant, calls
+    `crate::pager::get_pager`; in `pager.rs` the `Pager` struct's field docs repeat the
+    question's words, while `get_pager` is where the command is chosen."""
+    files = {
+        "src/lib.rs": "pub mod config;\npub mod pager;\n",
+        "src/config.rs": (
+            "pub fn pager_executable(config_pager: Option<&str>) -> Option<String> {\n"
+            "    crate::pager::get_pager(config_pager).map(|pager| pager.command_0)\n"
+            "}\n"
+        ),
+        "src/pager.rs": _PAGER,
+    }
+    searcher = _indexed(tmp_path / "repo", files, fake_embedder)
+    question = analyze("where is the pager command chosen?")
+    evaluated = _evaluated(searcher, "src/config.rs", "pager_executable", 0.9)
+    for rankings, expected in (
+        (RANKINGS, ["get_pager", "Pager"]),
+        (RANKINGS - {"calls"}, ["Pager", "get_pager"]),
+    ):
+        parts = best_parts(
+            searcher, question, ["src/pager.rs"], evaluated=evaluated, rankings=rankings
+        )
+        assert [p.row["symbol"] for p in parts["src/pager.rs"]] == expected
+
+
+def test_the_context_shows_the_function_a_relevant_function_delegates_to(
+    tmp_path, fake_embedder, monkeypatch
+):
+    """End to end: with `is_hidden` the loop's one directly relevant item, the first
+    file's next block is the function it delegates to, not the sibling that repeats the
+    question's words."""
+    path = "walker/paths.py"
+    searcher = _indexed(tmp_path / "repo", {path: _WALKER}, fake_embedder)
+    question = "how does the walker decide that a file is hidden?"
+    loop = ask_module.run_loop(searcher, question)
+    items = [
+        it.model_copy(update={"relevance": 0.9})
+        for it in loop.items
+        if it.hit.symbol == "is_hidden"
+    ]
+    monkeypatch.setattr(
+        ask_module, "run_loop", lambda *a, **k: loop.model_copy(update={"items": items})
+    )
+    result = ask_module.ask(searcher, question, budget=1500)
+    assert [(b.symbol, b.form) for b in result.context] == [
+        ("is_hidden", "full"),
+        ("_dot_name", "full"),
+    ]
+
+
+def test_a_call_that_means_several_definitions_is_no_evidence(tmp_path, fake_embedder):
+    """`handler.on_year()` may be either handler class's method: it says nothing of
+    which acts (fmt's chrono handlers, each a chunk of `on_*` methods, all voted for by
+    the parser that calls them). A C prototype and its body are one definition: the
+    call means the body."""
+    files = {
+        "chrono.py": (
+            "class NullHandler:\n    def on_year(self):\n        return None\n\n\n"
+            "class Checker:\n    def on_year(self):\n        raise ValueError('year')\n\n\n"
+            "def parse(handler):\n    handler.on_year()\n    return pick(handler)\n\n\n"
+            "def pick(handler):\n    return handler\n"
+        ),
+        "level.c": (
+            "static int pick_level(int x);\n\n"
+            "int compress(int level) {\n    return pick_level(level);\n}\n\n"
+            "static int pick_level(int x) {\n    if (x > 3) return 3;\n    return x;\n}\n"
+        ),
+    }
+    searcher = _indexed(tmp_path / "repo", files, fake_embedder)
+    store, lookups = searcher.store, searcher.lookups
+    called = called_within(store, [("chrono.py", 11, 13, "parse")], ["chrono.py"], lookups=lookups)
+    assert [d.qualified_name for d in called] == ["pick"]
+    called = called_within(store, [("level.c", 3, 5, "compress")], ["level.c"], lookups=lookups)
+    assert [(d.qualified_name, d.start_line) for d in called] == [("pick_level", 7)]
