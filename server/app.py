@@ -97,6 +97,7 @@ __all__ = [
     "ask_for_agent",
     "build_server",
     "serve",
+    "start",
 ]
 
 
@@ -355,15 +356,17 @@ def build_server(workspace: Workspace | _Opening) -> Any:
     return app
 
 
-def serve(
+def start(
     roots: Sequence[Path | ServedRoot],
     *,
     embedder: str = DEFAULT_EMBEDDER,
     embed: bool = True,
     embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1],
     warn: Callable[[str], None] = lambda message: None,
-) -> None:
-    """Serve `roots` over stdio until the client closes the connection.
+) -> Any:
+    """The MCP server over `roots`, its workspace opening meanwhile in a thread of its
+    own: `serve` runs it on stdio; a client in this process may connect to it as it is
+    (the SDK's `Client(server)`).
 
     `embedder`, `embed` and `embed_chunks` apply to indexes the server builds from
     scratch (the reindex tool on a root without an index), unless a root's options say
@@ -379,6 +382,20 @@ def serve(
     threading.Thread(
         target=workspace.open, args=(warn,), kwargs=options, name="dowse-warm", daemon=True
     ).start()
+    return server
+
+
+def serve(
+    roots: Sequence[Path | ServedRoot],
+    *,
+    embedder: str = DEFAULT_EMBEDDER,
+    embed: bool = True,
+    embed_chunks: bool = embed_flags(DEFAULT_EMBED_SCOPE)[1],
+    warn: Callable[[str], None] = lambda message: None,
+) -> None:
+    """Serve `roots` over stdio until the client closes the connection (`start`'s
+    server)."""
+    server = start(roots, embedder=embedder, embed=embed, embed_chunks=embed_chunks, warn=warn)
     server.run("stdio")
 
 

@@ -7,8 +7,10 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import fresh_python
@@ -92,55 +94,92 @@ def lexical_example(tmp_path, indexed_examples):
     return indexed_examples.copy(tmp_path / "example", IndexConfig(embed=False))
 
 
+def _main(*args: str) -> str:
+    """Run `dowse ARGS` in-process in the probe as the `dowse` command does (`main`)."""
+    return (
+        "import contextlib, io, sys\n"
+        "from dowse.cli import main\n"
+        f"sys.argv = ['dowse', *{list(args)!r}]\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main()\n"
+    )
+
+
+QUESTION = "where are expired session tokens rejected?"
+AGENT = ("--format", "agent")
+
+
+@pytest.fixture(scope="module")
+def asked(tmp_path_factory, indexed_examples) -> Callable[..., dict[str, Any]]:
+    """`asked(*options)`: what a fresh process holds after `dowse ask QUESTION --path
+    EXAMPLE OPTIONS` answered as the command does (`main`), on the example indexed without
+    vectors: its modules, and then (its modules recorded) whether pydantic's plugin
+    loader read the installed distributions. One process for each options, which the
+    module's tests share: each looks at its own part of what the same command imported."""
+    root = indexed_examples.copy(
+        tmp_path_factory.mktemp("asked") / "example", IndexConfig(embed=False)
+    )
+    seen: dict[tuple[str, ...], dict[str, Any]] = {}
+
+    def after(*options: str) -> dict[str, Any]:
+        if options not in seen:
+            code = _main("ask", QUESTION, "--path", str(root), *options) + (
+                "import json\n"
+                "modules = sorted(sys.modules)\n"
+                "from pydantic.plugin import _loader\n"
+                "print(json.dumps({'modules': modules,\n"
+                "                  'metadata': 'importlib.metadata' in sys.modules,\n"
+                "                  'plugins': list(_loader.get_plugins())}))"
+            )
+            seen[options] = fresh_python(code, root)
+        return seen[options]
+
+    return after
+
+
 def test_status_imports_only_the_index_reader(lexical_example):
     example_repo = lexical_example
     # LanceDB reads the tables status reports on; nothing else heavy is needed.
     assert _imported(_cli("status", str(example_repo)), example_repo) <= {"lancedb"}
 
 
-@pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
-def test_an_ask_on_a_lexical_index_loads_no_model(lexical_example, fmt):
+@pytest.mark.parametrize("fmt", [(), AGENT])
+def test_an_ask_on_a_lexical_index_loads_no_model(asked, fmt):
     # No vectors to compare the question with: no embedder is imported or loaded, and no
     # MCP SDK for the agent's answer.
-    example_repo = lexical_example
-    args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
-    probe = _cli(*args, *fmt) + "assert 'dowse.retrieval.loop' in sys.modules\n"
-    assert _imported(probe, example_repo) <= {"lancedb", "detect_secrets"}
+    modules = asked(*fmt)["modules"]
+    assert "dowse.retrieval.loop" in modules
+    assert {m.split(".")[0] for m in modules} & set(HEAVY) <= {"lancedb", "detect_secrets"}
 
 
 LANCEDB_LAYER = ("lancedb.db", "lancedb.table", "lancedb.query", "lance_namespace", "pandas")
 """`lancedb`'s Python layer (and what it brings): a reader needs its native core alone."""
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        ["ask", "where are expired session tokens rejected?"],
-        ["ask", "where are expired session tokens rejected?", "--format", "agent"],
-        ["search", "session token"],
-    ],
-)
-def test_reading_the_index_imports_lancedbs_core_alone(lexical_example, command):
-    code = (
-        "from dowse.indexer.lance import leave_out_pandas\n"  # as `dowse.cli.main` does
-        "leave_out_pandas()\n" + _cli(*command, "--path", str(lexical_example)) + "import json\n"
-        f"layer = [m for m in {LANCEDB_LAYER!r} if m in sys.modules]\n"
-        "layer += [m for m in sys.modules if m.startswith('pyarrow.dataset')]\n"
-        "print(json.dumps([layer, 'lancedb._lancedb' in sys.modules]))"
-    )
-    assert fresh_python(code, lexical_example) == [[], True]
+def _lancedb_layer(modules: list[str]) -> list[str]:
+    layer = [m for m in LANCEDB_LAYER if m in modules]
+    return layer + [m for m in modules if m.startswith("pyarrow.dataset")]
 
 
-def test_an_ask_the_loop_answers_alone_imports_no_explorer(lexical_example):
-    example_repo = lexical_example
-    args = ["ask", "where are expired session tokens rejected?", "--path", str(example_repo)]
-    code = _cli(*args) + (
-        "import json\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('dowse.explore.'))))"
+@pytest.mark.parametrize("fmt", [(), AGENT])
+def test_reading_the_index_imports_lancedbs_core_alone(asked, fmt):
+    modules = asked(*fmt)["modules"]
+    assert _lancedb_layer(modules) == [] and "lancedb._lancedb" in modules
+
+
+def test_a_search_imports_lancedbs_core_alone(lexical_example):
+    code = _main("search", "session token", "--path", str(lexical_example)) + (
+        "import json\nprint(json.dumps(sorted(sys.modules)))"
     )
+    modules = fresh_python(code, lexical_example)
+    assert _lancedb_layer(modules) == [] and "lancedb._lancedb" in modules
+
+
+def test_an_ask_the_loop_answers_alone_imports_no_explorer(asked):
+    explorers = [m for m in asked()["modules"] if m.startswith("dowse.explore.")]
     # The answer's records and its rendering; the tracks, the explorers and their
     # rendering only for a question split into tracks.
-    assert fresh_python(code, example_repo) == ["dowse.explore.handoff", "dowse.explore.records"]
+    assert explorers == ["dowse.explore.handoff", "dowse.explore.records"]
 
 
 ANSWER_MODULES = ("dowse.server.workspace", "dowse.retrieval.ask", "dowse.explore.handoff")
@@ -182,29 +221,13 @@ def test_the_question_embedder_starts_loading_before_the_answer_is_imported(
     assert fresh_python(code, indexed_example) == [[[]], True]
 
 
-def _main(*args: str) -> str:
-    """Run `dowse ARGS` in-process in the probe as the `dowse` command does (`main`)."""
-    return (
-        "import contextlib, io, sys\n"
-        "from dowse.cli import main\n"
-        f"sys.argv = ['dowse', *{list(args)!r}]\n"
-        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
-        "    main()\n"
-    )
-
-
-@pytest.mark.parametrize("fmt", [[], ["--format", "agent"]])
-def test_the_command_builds_its_validators_without_looking_for_plugins(lexical_example, fmt):
+@pytest.mark.parametrize("fmt", [(), AGENT])
+def test_the_command_builds_its_validators_without_looking_for_plugins(asked, fmt):
     # pydantic's plugin loader imports importlib.metadata and reads every installed
     # distribution's entry points; the command's records have no use for plugins.
-    args = ["ask", "where are expired session tokens rejected?", "--path", str(lexical_example)]
-    code = _main(*args, *fmt) + (
-        "import json\n"
-        "from pydantic.plugin import _loader\n"
-        "print(json.dumps(['importlib.metadata' in sys.modules, list(_loader.get_plugins()),\n"
-        "                  'dowse.retrieval.loop' in sys.modules]))"
-    )
-    assert fresh_python(code, lexical_example) == [False, [], True]
+    answered = asked(*fmt)
+    assert "dowse.retrieval.loop" in answered["modules"]
+    assert not answered["metadata"] and answered["plugins"] == []
 
 
 @pytest.mark.parametrize("setting", [None, "some_plugin"])

@@ -1,8 +1,15 @@
-"""`dowse serve`: the real server as a subprocess, driven by the MCP SDK's client over stdio.
+"""`dowse serve`: the MCP server, driven by the MCP SDK's client.
+
+The real server runs as a `dowse serve` subprocess over stdio where the process is the
+subject: four clients' processes on one index while one reindexes, and a repeated `ask`
+against the CLI's process. The other tools' tests start the server as `dowse serve`
+does, from the CLI's options, in this process, and connect the SDK's client to it
+there: the same tools, answers and handshake, without a process's start (some 1.5 s of
+CPU each).
 
 Indexes are lexical (`--no-embed`) copies of fixtures/example: the subprocess cannot use
-the fake embedder, and lexical keeps every test fast. The last two tests run in process:
-a sweep of budgets, and an index with (fake) vectors kept fresh.
+the fake embedder, and lexical keeps every test fast. The last two tests call the
+workspace directly: a sweep of budgets, and an index with (fake) vectors kept fresh.
 """
 
 from __future__ import annotations
@@ -82,15 +89,46 @@ async def connect(
                 yield session
 
 
+def started(*roots: Path, log: Path, args: tuple[str, ...] = ()) -> Any:
+    """The server `dowse serve ARGS ROOTS` starts, started in this process: the CLI's own
+    command reads the options and the roots' settings, and hands them to
+    `dowse.server.app.start` instead of serving on stdio. Its warnings go to `log`."""
+    from click.testing import CliRunner
+
+    from dowse.cli import cli
+    from dowse.server import app
+
+    servers: list[Any] = []
+
+    def warn(message: str) -> None:
+        with open(log, "a") as fh:
+            fh.write(f"warning: {message}\n")
+
+    def start_here(served: Any, **options: Any) -> None:
+        servers.append(app.start(served, **{**options, "warn": warn}))
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(app, "serve", start_here)
+        result = CliRunner().invoke(cli, ["serve", *args, *map(str, roots)])
+    assert result.exit_code == 0, result.output
+    (server,) = servers
+    return server
+
+
 def drive(
     tmp_path: Path, *roots: Path, args: tuple[str, ...] = ()
 ) -> Callable[[Callable[[ClientSession], Awaitable[Any]]], Any]:
-    """Run `body(session)` against a fresh server on `roots`."""
+    """Run `body(session)` against a fresh server on `roots`, in this process."""
 
     def run(body: Callable[[ClientSession], Awaitable[Any]]) -> Any:
+        from mcp import Client
+
+        server = started(*roots, log=tmp_path / "server.log", args=args)
+
         async def main() -> Any:
-            async with connect(*roots, log=tmp_path / "server.log", args=args) as session:
-                return await body(session)
+            # "legacy": the initialize handshake, as over stdio (`connect`).
+            async with Client(server, mode="legacy") as client:
+                return await body(client.session)
 
         return anyio.run(main)
 
@@ -373,13 +411,14 @@ def test_a_repeated_ask_matches_the_cli(repo, tmp_path):
         text=True,
     )
 
-    async def body(s: ClientSession) -> dict[str, Any]:
-        first = await call(s, "ask", question=question)
-        again = await call(s, "ask", question=question)
-        assert first == again
-        return again
+    async def main() -> dict[str, Any]:
+        async with connect(repo, log=tmp_path / "server.log") as s:  # a `dowse serve` process
+            first = await call(s, "ask", question=question)
+            again = await call(s, "ask", question=question)
+            assert first == again
+            return again
 
-    answer = drive(tmp_path, repo)(body)
+    answer = anyio.run(main)
     assert json.loads(cold.stdout) == answer
 
 
