@@ -128,13 +128,20 @@ class HybridSearcher:
         to a module (`grep_regex::literal`, a file `literal.rs` of that crate) names no
         definition either, though its name may be a function's or a field's."""
         paths = rust_paths(text)
+        if not paths:
+            return []
         rows = self.lookups.definitions_of({name.split(".")[0] for name, _ in paths})
-        files = [{"path": p, "qualified_name": ""} for p in self.lookups.file_stats()]
+        # The files of the modules a path may end in (its item written in snake_case).
+        ends = {(name,) for name, _ in paths if "." not in name}
+        files = [
+            {"path": p, "qualified_name": ""}
+            for p in self.lookups.file_stats()
+            if p.endswith(".rs") and rust_modules(p)[-1:] in ends
+        ]
 
         def module(name: str, modules: tuple[str, ...]) -> bool:
             return "." not in name and any(
-                f["path"].endswith(".rs")
-                and rust_modules(f["path"])[-1:] == (name,)
+                rust_modules(f["path"])[-1:] == (name,)
                 and (not modules or in_modules(f, [modules]))
                 for f in files
             )
