@@ -23,8 +23,8 @@ from dowse.retrieval.file_ranking import FileRankingConfig
 from dowse.retrieval.fusion import FusionWeights
 from dowse.retrieval.grains import to_hits
 from dowse.retrieval.lookups import IndexLookups
-from dowse.retrieval.pool import Candidate, PoolLimits, gather
-from dowse.retrieval.query import QueryAnalysis, analyze
+from dowse.retrieval.pool import Candidate, PoolLimits, gather, in_modules, rust_modules
+from dowse.retrieval.query import QueryAnalysis, analyze, rust_paths, with_rust_paths
 from dowse.retrieval.questions import QuestionVectors
 from dowse.retrieval.records import Hit, SearchOptions
 
@@ -111,11 +111,50 @@ class HybridSearcher:
     def analyze(self, text: str) -> QueryAnalysis:
         """`text`'s analysis for this index: with the language most of its code is in
         (`QueryAnalysis.main_language`, which tells a support script from the code) and
-        the files that are test code by their module declaration (`test_modules`)."""
+        the files that are test code by their module declaration (`test_modules`); in a
+        Rust index, the items its Rust paths name (`with_rust_paths`)."""
         analysis = analyze(text)
         analysis.main_language = self.lookups.main_language()
         analysis.test_modules = self.lookups.test_modules()
+        if analysis.main_language == "rust":
+            with_rust_paths(analysis, self._rust_paths_defined(analysis.text))
         return analysis
+
+    def _rust_paths_defined(self, text: str) -> list[tuple[str, tuple[str, ...]]]:
+        """The Rust paths of `text` (`rust_paths`) whose item the index defines in the
+        path's modules, or anywhere for a path without modules (`Interest::ERROR`): a
+        path into another crate (`regex::Regex::new`, `mio::Interest`, `Option::None`)
+        names none of the project's code, whatever the project calls the same. A path
+        to a module (`grep_regex::literal`, a file `literal.rs` of that crate) names no
+        definition either, though its name may be a function's or a field's."""
+        paths = rust_paths(text)
+        if not paths:
+            return []
+        rows = self.lookups.definitions_of({name.split(".")[0] for name, _ in paths})
+        # The files of the modules a path may end in (its item written in snake_case).
+        ends = {(name,) for name, _ in paths if "." not in name}
+        files = [
+            {"path": p, "qualified_name": ""}
+            for p in self.lookups.file_stats()
+            if p.endswith(".rs") and rust_modules(p)[-1:] in ends
+        ]
+
+        def module(name: str, modules: tuple[str, ...]) -> bool:
+            return "." not in name and any(
+                rust_modules(f["path"])[-1:] == (name,)
+                and (not modules or in_modules(f, [modules]))
+                for f in files
+            )
+
+        return [
+            (name, modules)
+            for name, modules in paths
+            if any(
+                r["name"] == name.split(".")[0] and (not modules or in_modules(r, [modules]))
+                for r in rows
+            )
+            and not module(name, modules)
+        ]
 
     def search(self, text: str, options: SearchOptions | None = None) -> list[Hit]:
         options = (options or SearchOptions()).checked(text)

@@ -37,11 +37,19 @@ from dowse.flag_rules import flag_forms, flag_sites
 from dowse.indexer.store import all_of, where_in
 from dowse.languages import is_documentation
 from dowse.retrieval.fusion import FusionWeights, fuse, lexical_share
-from dowse.retrieval.lookups import IndexLookups
+from dowse.retrieval.lookups import SYMBOL_COLUMNS, IndexLookups
 from dowse.retrieval.query import QUERY_NOISE, QueryAnalysis, base_tokens, title_tokens
 from dowse.retrieval.questions import QuestionVectors
 
-__all__ = ["Candidate", "PoolLimits", "flag_site_rows", "gather", "literal_rows"]
+__all__ = [
+    "Candidate",
+    "PoolLimits",
+    "flag_site_rows",
+    "gather",
+    "in_modules",
+    "literal_rows",
+    "rust_modules",
+]
 
 
 class PoolLimits(BaseModel):
@@ -322,7 +330,8 @@ def _symbol_rows(
     lookups: IndexLookups, analysis: QueryAnalysis, limits: PoolLimits
 ) -> list[tuple[dict[str, Any], float]]:
     """The chunks defining the names the task mentions, with the match's strength: 1
-    when a qualified name (`Cart.total`) matches too, else 0.8."""
+    when a qualified name (`Cart.total`) matches too, or the definition lies in a module
+    a Rust path puts the name in (`QueryAnalysis.scopes`), else 0.8."""
     wanted: dict[str, str] = {}
     for ident in analysis.identifiers:
         parts = ident.split(".")
@@ -332,12 +341,25 @@ def _symbol_rows(
             continue  # `__eq__` alone: every class has one
         wanted.setdefault(parts[-1].lower(), ".".join(parts[-2:]) if len(parts) > 1 else "")
     symbols = lookups.symbols_named(wanted)
+    if analysis.scopes:
+        # The definitions in a Rust path's modules, however common their name (`Ready`,
+        # `ERROR`: beyond the rarest names' look-up limit).
+        have = {(s["path"], s["start_line"]) for s in symbols}
+        symbols += [
+            s
+            for s in lookups.rows_in("symbols", SYMBOL_COLUMNS, "name_lower", analysis.scopes)
+            if (s["path"], s["start_line"]) not in have
+            and s["name_lower"] in wanted
+            and in_modules(s, analysis.scopes[s["name_lower"]])
+        ]
     rows = lookups.definition_chunks(symbols)
     # A name defined in many places (`clean`, `simplify`) says little about where:
     # the strength falls with the number of definitions beyond a few.
     strengths = [
         1.0
-        if wanted[s["name_lower"]] and s["qualified_name"].endswith(wanted[s["name_lower"]])
+        if wanted[s["name_lower"]]
+        and s["qualified_name"].endswith(wanted[s["name_lower"]])
+        or in_modules(s, analysis.scopes.get(s["name_lower"], ()))
         else 0.8
         for s in symbols
     ]
@@ -349,6 +371,36 @@ def _symbol_rows(
             many = defined[(sym["name_lower"], strength)]
             out.append((row, round(strength * min(1.0, limits.few_definitions / many), 4)))
     return out
+
+
+def rust_modules(path: str, qualified_name: str = "") -> tuple[str, ...]:
+    """The Rust module path of a definition in `path`: its directories and file stem,
+    `src/` and a module root's stem (`mod`, `lib`, `main`) left out, `-` read as `_` (a
+    crate's directory is spelled as its name), then the modules and types the
+    definition is nested in (`qualified_name`): `tokio-util/src/sync/mod.rs` is
+    (tokio_util, sync)."""
+    parts = path.removesuffix(".rs").replace("-", "_").split("/")
+    if parts[-1] in ("mod", "lib", "main"):
+        parts.pop()
+    nested = qualified_name.split(".")[:-1]
+    return tuple(p for p in [*parts, *nested] if p != "src")
+
+
+def in_modules(symbol: dict[str, Any], scopes: Sequence[tuple[str, ...]]) -> bool:
+    """Whether a Rust `symbol` (a symbols row) lies in one of the modules (or types) of
+    `scopes` (or below it: a module re-exports what its submodules define), each a run
+    of its module path (`rust_modules`). A path's first part may be its crate, named
+    otherwise than its directory (`grep_regex` of ripgrep's `crates/regex/`): the rest
+    counts too when a module follows it."""
+    if not scopes or not symbol["path"].endswith(".rs"):
+        return False
+    held = rust_modules(symbol["path"], symbol["qualified_name"] or "")
+    for modules in scopes:
+        crate = len(modules) > 1 and modules[1][:1].islower()
+        for run in (modules, modules[1:]) if crate else (modules,):
+            if any(held[i : i + len(run)] == run for i in range(len(held) - len(run) + 1)):
+                return True
+    return False
 
 
 def literal_rows(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
@@ -47,9 +47,11 @@ __all__ = [
     "naming",
     "prepare_question",
     "question_vector",
+    "rust_paths",
     "script_modules",
     "title_of",
     "title_tokens",
+    "with_rust_paths",
     "without_template",
 ]
 
@@ -168,6 +170,15 @@ _MODULE_SPECIFIER = re.compile(
     r"""((?:@[\w.-]+/)?[\w.-]+(?:/[\w.-]+)+)['"]"""
 )
 _SCRIPT_EXTENSIONS = (".js", ".ts", ".mjs", ".cjs", ".jsx", ".tsx")
+# A Rust path (`tokio::sync::watch::Receiver`, `broadcast::Sender::len`, `crate::select`):
+# its modules in snake_case, then the item, a type in CamelCase and its member after it.
+_RUST_PATH = re.compile(r"(?<![\w:])[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+")
+_RUST_RELATIVE = frozenset({"crate", "self", "super"})
+_RUST_LIBRARIES = frozenset(
+    """std core alloc bool char str
+    u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize f32 f64""".split()
+)
+"""The standard library's crates and the primitive types (`usize::MAX`, `str::from_utf8`)."""
 # A name written as a call, `decompose()`: code, whatever it looks like.
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\(")
 # Names a pasted snippet imports: `from sympy import Integral, Derivative`.
@@ -305,6 +316,13 @@ class QueryAnalysis(BaseModel):
         description="the files dotted names could be modules of (`django.db.migrations.writer`"
         " -> django/db/migrations/writer.py), each prefix of two parts or more, and those a"
         " script's `require('dayjs/plugin/utc')` could load (plugin/utc.js, plugin/utc/index.js)",
+    )
+    scopes: dict[str, list[tuple[str, ...]]] = Field(
+        default_factory=dict,
+        description="the modules (and type) Rust paths put a name in, by the name in lower"
+        " case (`tokio::sync::watch::Receiver`: receiver -> (tokio, sync, watch);"
+        " `Ready::READABLE`: readable -> (Ready,)); set for an index whose code is mostly"
+        " Rust (`with_rust_paths`)",
     )
     terms: list[str] = Field(default_factory=list, description="plain words, stop words removed")
     project: list[str] = Field(
@@ -612,6 +630,55 @@ def analyze(text: str) -> QueryAnalysis:
         terms=terms,
         lexical_weight=lexical_weight,
     )
+
+
+def rust_paths(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    """The items the Rust paths in `text` name, each with the modules the path puts it
+    in: `tokio::sync::watch::Receiver` -> (`Receiver`, (tokio, sync, watch)),
+    `broadcast::Sender::len` -> (`Sender.len`, (broadcast,)), `mpsc::channel` ->
+    (`channel`, (mpsc,)), `crate::select` -> (`select`, ()). The item is the first part
+    written as a type (CamelCase), with the member after it, else the last part. A path
+    into the standard library (`std::`, `core::`, `alloc::`, a primitive type's
+    `usize::MAX`) names nothing of the project."""
+    out: list[tuple[str, tuple[str, ...]]] = []
+    for m in _RUST_PATH.finditer(text):
+        parts = m.group(0).split("::")
+        if parts[0] in _RUST_LIBRARIES:
+            continue
+        while len(parts) > 1 and parts[0] in _RUST_RELATIVE:
+            parts = parts[1:]
+        item = next((i for i, p in enumerate(parts) if p[:1].isupper()), len(parts) - 1)
+        found = (".".join(parts[item : item + 2]), tuple(parts[:item]))
+        if found not in out:
+            out.append(found)
+    return out
+
+
+def with_rust_paths(analysis: QueryAnalysis, named: Iterable[tuple[str, tuple[str, ...]]]) -> None:
+    """Into `analysis`, the items of its Rust paths that name the index's code (`named`,
+    of `rust_paths`: those the index defines in the path's modules), for an index whose
+    code is mostly Rust: each is a name written as code, whether or not the text quotes
+    it (a bug report writes `Interest::ERROR` or `tokio::io::Interest` in prose), and
+    the modules before it say where it is defined (`scopes`): Rust's modules are its
+    files and directories, so `watch::Receiver` is the `Receiver` of `sync/watch.rs`,
+    not the one of `sync/mpsc/`, and a member is its type's (`Ready::READABLE`, however
+    many other `readable`s the text names). Elsewhere `::` is C++'s or PHP's namespace,
+    which says nothing of files."""
+    for name, modules in named:
+        parts = name.split(".")
+        for ident in dict.fromkeys((parts[0], name)):
+            if len(ident.split(".")[-1]) >= 3 and ident not in analysis.identifiers:
+                analysis.identifiers.append(ident)
+        # A type's member is in the type (`Ready::READABLE`, not `Interest::READABLE`);
+        # the type is in the path's modules.
+        where = [(parts[0], modules)]
+        if len(parts) > 1:
+            where.append((parts[1], (*modules, parts[0])))
+        for part, scope in where:
+            if scope:
+                scoped = analysis.scopes.setdefault(part.lower(), [])
+                if scope not in scoped:
+                    scoped.append(scope)
 
 
 def script_modules(text: str) -> list[str]:
