@@ -71,12 +71,18 @@ def collect(args: argparse.Namespace) -> int:
     with args.out.open("a", encoding="utf-8") as out:
         for inst, run, _ in runs:
             searcher = run.searcher
-            result, by_history = ask_module._loop_and_history(
+            result, by_words, by_history = ask_module._loop_and_history(
                 searcher, inst.problem_statement, None, None
             )
             items = [it for it in result.items if it.relevance >= packing.min_relevance]
             ranked = ask_module._rank_files(
-                searcher, result, items, by_history, LoopConfig(), ask_module.FileFusion()
+                searcher,
+                result,
+                items,
+                by_words,
+                by_history,
+                LoopConfig(),
+                ask_module.FileFusion(),
             )
             leads = [f.path for f in ranked.files[: packing.lead_files]]
             parts = best_parts(
