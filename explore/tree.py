@@ -471,7 +471,7 @@ def _core_files(ctx: Context, files: list[str], named: set[str]) -> list[_Key]:
             continue
     if len(sized) < 2:  # the one source file of a scope is its subject, not a finding
         return []
-    ranked: list[tuple[int, str, Symbol | None, int]] = []
+    ranked: list[tuple[int, str, Symbol, int]] = []
     for _, path in sorted(sized, key=lambda t: (-t[0], t[1]))[:_CORE_SCAN]:
         lines = ctx.lines(path)
         if not lines:
@@ -479,24 +479,26 @@ def _core_files(ctx: Context, files: list[str], named: set[str]) -> list[_Key]:
         language = language_for(path) or ""
         symbols = parse_source(path, "\n".join(lines).encode(), language).symbols
         tests = [s for s in symbols if _is_test(s, language)]
-        inside = set[int]()
-        for sym in symbols:
-            if sym.kind in _BEHAVIOUR_KINDS and not any(_within(sym, t) for t in tests):
-                inside.update(range(sym.name_line, sym.end_line + 1))
-        if len(inside) < _CORE_MIN_LINES:
-            continue
         kept = [s for s in symbols if not any(_within(s, t) for t in tests)]
-        main = max(kept, key=lambda s: (s.end_line - s.start_line, -s.start_line), default=None)
+        inside = {
+            n
+            for s in kept
+            if s.kind in _BEHAVIOUR_KINDS
+            for n in range(s.name_line, s.end_line + 1)
+        }
+        if len(inside) < _CORE_MIN_LINES:
+            continue  # and so `kept` holds a definition
+        main = max(kept, key=lambda s: (s.end_line - s.start_line, -s.start_line))
         ranked.append((len(inside), path, main, len(lines)))
     ranked.sort(key=lambda t: (-t[0], t[1]))
     out: list[_Key] = []
     for weight, path, main, n_lines in ranked[:CORE_FILES]:
-        role = f"core module: {n_lines:,} lines, {weight:,} of them in functions"
-        if main is not None:
-            span = main.end_line - main.start_line + 1
-            role += f"; its largest definition `{main.qualified_name}` ({span:,} lines)"
-        line = main.name_line if main is not None else _first_text(ctx.lines(path) or [])
-        out.append(_Key(path, _CORE, role, line, 0, weight))
+        span = main.end_line - main.start_line + 1
+        role = (
+            f"core module: {n_lines:,} lines, {weight:,} of them in functions; "
+            f"its largest definition `{main.qualified_name}` ({span:,} lines)"
+        )
+        out.append(_Key(path, _CORE, role, main.name_line, 0, weight))
     return out
 
 
