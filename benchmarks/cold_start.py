@@ -240,24 +240,18 @@ def embedding_share(question: str, runs: int) -> None:
 
 
 def _settle(root: Path) -> None:
-    """No-op runs until one leaves the record the next answers from (`noop.IDLE`). For
-    `Retention.grace` after a commit every run opens the index (a reader of the version
-    it replaced may still use it), and the run that then prunes commits again: timed
-    right after indexing, a "no-op" is a full run (0.8 s instead of 0.1 s on
-    fixtures/example)."""
+    """No-op runs until one leaves the record the next answers from (`noop.IDLE`): a run
+    that committed leaves the record the next no-op run answers from without opening
+    the index, which writes `IDLE`. A file changed less than two seconds before a run is
+    read again by the next (`indexer.walked.RACY_NS`), so the runs are a second apart."""
     from dowse.indexer.noop import IDLE
-    from dowse.indexer.store import Retention
 
-    grace = Retention().grace.total_seconds()
     index = root / ".dowse"
-    for _ in range(4):
+    for _ in range(5):
         if (index / IDLE).is_file():
             return
-        wait = (index / "manifest.json").stat().st_mtime + grace + 1 - time.time()
-        if wait > 0:
-            print(f"waiting {wait:.0f} s for the index's grace period to pass")
-            time.sleep(wait)
         _run(["-m", "dowse", "index", str(root), "--quiet"], root)
+        time.sleep(1)
     if not (index / IDLE).is_file():
         print("no no-op record was written: the no-op figures below open the index")
 

@@ -304,9 +304,11 @@ class _Run:
             self.store.forget_versions()
         self.store.cleanup()
         self.store.forget_drafts(self.fresh)
+        done = self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
         if not read.moved:
             self._record_walk(walked)
-        return self._stats(len(plan.live), plan.stats, embedded=embedded, reused=reused)
+            self._record_committed(read, done)
+        return done
 
     # -- walk --------------------------------------------------------------------------
 
@@ -521,28 +523,46 @@ class _Run:
     def _settle(self, walked: _Walked, read: _Read, plan: _Plan) -> IndexStats:
         """A run with nothing to write: its report, and the `settled` record that lets
         the next such run skip opening the tables."""
-        old = walked.old
-        done = self._stats(len(old), plan.stats, embedded=0, reused=0)
+        done = self._stats(len(walked.old), plan.stats, embedded=0, reused=0)
         self._record_walk(walked)
-        if any(r["hash"].startswith(_RACY) for r in old.values()):
+        self._record_settled(list(walked.old.values()), read, done)
+        return done
+
+    def _record_committed(self, read: _Read, done: IndexStats) -> None:
+        """After a run that committed, the `settled` record a run finding nothing to do
+        would leave, when the next run would find nothing to do (its walk and history are
+        checked when the record is used): no vectors owed, every table at the committed
+        version (none restored by the next writer's start). Then the first no-op run
+        after an index opens no table either."""
+        store = self.store
+        if self._needs_vectors() or done.vectors_pending:
+            return
+        if any(store.table(name).version != v for name, v in store.manifest.versions.items()):
+            return
+        files = store.rows("files", ["path", "size", "mtime_ns", "hash"])
+        self._record_settled(files, read, done)
+
+    def _record_settled(self, files: list[dict[str, Any]], read: _Read, done: IndexStats) -> None:
+        """The `settled` record of the snapshot whose `files` rows these are, and of what
+        `read` skipped, reporting as `done`."""
+        if any(r["hash"].startswith(_RACY) for r in files):
             # The settled and no-op records answer by stat alone: a racy file must be
             # read again, by a run that opens the index, until it is safely old.
-            return done
+            return
         settled.record(
             self.store.index_dir,
             self.store.manifest,
             options=_options(self.cfg, self.embedder),
-            files={p: (r["size"], r["mtime_ns"]) for p, r in old.items()},
+            files={r["path"]: (r["size"], r["mtime_ns"]) for r in files},
             skipped=[(s.path, s.reason) for s in read.skipped],
             vectors=self.store.count("vectors"),
-            checked=self.store.clock(),
+            checked=self.store.maintained,
             counts={
                 "symbols": done.symbols,
                 "chunks": done.chunks,
                 "vectors_pending": done.vectors_pending,
             },
         )
-        return done
 
     # -- commit 1: the lexical and symbol snapshot -------------------------------------
 
@@ -983,7 +1003,9 @@ def build_index(
     try:
         notes = outdated or ([] if config.rebuild or old is None else _mend(root, index_dir, old))
         if old is not None and not config.rebuild and not notes:
-            quiet = _unchanged(root, index_dir, old, config, embedder, progress, request)
+            quiet = _unchanged(
+                root, index_dir, old, config, embedder, progress, request, clock=clock
+            )
             if quiet is not None:
                 return quiet
         store = Store.create(
@@ -1041,15 +1063,18 @@ def _unchanged(
     embedder: Embedder,
     progress: Progress,
     request: Mapping[str, Any] | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
 ) -> IndexStats | None:
     """The report of a run with nothing to do, from the `settled` record of the last such
     run and a walk, without opening a table; None when the run must open the index (no
     usable record, or anything differs: a file's stat, the skipped files, the history).
     The checks are `_Run.run`'s for a run that writes nothing, on the recorded rows. With
-    a `request`, the answer is recorded for `noop` when the walk's record is current."""
-    record = settled.load(
-        index_dir, manifest, _options(config, embedder), grace=config.retention.grace
-    )
+    a `request`, the answer is recorded for `noop` when the walk's record is current,
+    usable as long as the settled record is (`settled.until`)."""
+    grace = config.retention.grace
+    now = clock()
+    record = settled.load(index_dir, manifest, _options(config, embedder), now=now, grace=grace)
     if record is None:
         return None
     t = time.perf_counter()
@@ -1110,6 +1135,7 @@ def _unchanged(
             history=config.history,
             head=manifest.history,
             report=stats.model_dump(mode="json", exclude={"seconds"}),
+            until=settled.until(manifest, grace, record.checked),
         )
     return stats
 

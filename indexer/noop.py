@@ -19,7 +19,9 @@ Invariants:
   (`walked.as_seen`: every listing, stat and ignore file the walk depended on), each
   table's versions folder and Lance files (size and mtime: an interrupted run's writes, a
   file cut short), the settled record's and the signing key's stats, and the commit the
-  history was read up to (HEAD's, as `commits.update` resolves it).
+  history was read up to (HEAD's, as `commits.update` resolves it); and only until the
+  moment the settled record it was answered from stops vouching that a writer's start
+  finds nothing to drop (`settled.until`), so the grace period's pruning still happens.
 - A run's options follow from its request and the manifest (`options.resolve_*`); a
   caller that was warned while resolving them passes no request, so a warning is never
   skipped.
@@ -35,7 +37,7 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,7 +49,7 @@ from dowse.indexer.walked import WALKED, as_seen
 __all__ = ["IDLE", "answer", "record"]
 
 IDLE = "idle.json"
-FORMAT = 1
+FORMAT = 2
 """The record's layout: a record of another says nothing."""
 
 _SETTLED = "settled.json"  # indexer.settled.SETTLED, which imports pydantic
@@ -136,16 +138,23 @@ def record(
     history: bool,
     head: str,
     report: Mapping[str, Any],
+    until: float | None,
 ) -> None:
     """Write the record of a run of `request` that found nothing to do (the lock held):
     `history` whether it reads the history, `head` the commit the index read it up to,
-    `report` its `IndexStats` as JSON values. Best effort: without a record the next run
-    goes the whole way."""
+    `report` its `IndexStats` as JSON values, `until` when a writer's start would next
+    find something to drop (`settled.until`; None: never). Best effort: without a record
+    the next run goes the whole way."""
     path = index_dir / IDLE
     tmp = path.with_suffix(f".tmp{os.getpid()}")
     try:
         walked = (index_dir / WALKED).read_bytes()
-        data = {**_state(root, index_dir, request, walked), "history": history, "head": head}
+        data = {
+            **_state(root, index_dir, request, walked),
+            "history": history,
+            "head": head,
+            "until": until,
+        }
         tmp.write_text(json.dumps({**data, "report": dict(report)}))
         os.replace(tmp, path)
     except (OSError, TypeError, ValueError):
@@ -153,10 +162,17 @@ def record(
             tmp.unlink()
 
 
-def answer(root: Path, index_dir: Path, request: Mapping[str, Any]) -> dict[str, Any] | None:
+def answer(
+    root: Path,
+    index_dir: Path,
+    request: Mapping[str, Any],
+    *,
+    clock: Callable[[], float] = time.time,
+) -> dict[str, Any] | None:
     """The report (`IndexStats` as JSON values, its `seconds` this check's) of a run of
     `request` over `root` into `index_dir`, when the record says it would find nothing to
-    do; None when it cannot say (then run)."""
+    do before its `until` (on `clock`, the writer's); None when it cannot say (then
+    run)."""
     try:
         data = json.loads((index_dir / IDLE).read_bytes())
     except (OSError, ValueError):
@@ -167,19 +183,21 @@ def answer(root: Path, index_dir: Path, request: Mapping[str, Any]) -> dict[str,
     except DowseError:
         return None  # a writer at work: the run waits for it
     try:
-        return _answer(root, index_dir, request, data)
+        return _answer(root, index_dir, request, data, clock())
     finally:
         lock.release()
 
 
 def _answer(
-    root: Path, index_dir: Path, request: Mapping[str, Any], data: Any
+    root: Path, index_dir: Path, request: Mapping[str, Any], data: Any, now: float
 ) -> dict[str, Any] | None:
     try:
         walked = (index_dir / WALKED).read_bytes()
         state = _state(root, index_dir, request, walked)
         if not isinstance(data, dict) or any(data.get(k) != v for k, v in state.items()):
             return None
+        if data["until"] is not None and now >= float(data["until"]):
+            return None  # a writer's start has something to drop by now
         t = time.perf_counter()
         if not as_seen(json.loads(walked)):
             return None

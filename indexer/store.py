@@ -383,6 +383,10 @@ class Store:
         # writer reads it, and its retention.
         self.clock: Callable[[], float] = time.time
         self.retention = Retention()
+        self.maintained = 0.0
+        """When this writer's start was done dropping what no reader could still use
+        (`create`; 0 for a store that did not): what its run's commits replace after
+        that, it has not."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -521,6 +525,7 @@ class Store:
         store._drop_unused(retention.grace)
         store._recover()
         store._prune_versions()
+        store.maintained = clock()
         store._began = dict(store.manifest.versions)
         return store
 

@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 import pytest
 from conftest import fresh_python
 
+from dowse.indexer import build as build_module
 from dowse.indexer import settled
 from dowse.indexer import store as store_module
 from dowse.indexer.build import IndexConfig, build_index
@@ -532,15 +534,67 @@ def test_a_commit_makes_the_record_stale(indexed_example, fake_embedder, opens):
     assert again.deleted == 1
 
 
-def test_a_record_is_only_used_grace_after_the_last_commit(example_repo, fake_embedder):
+def test_the_first_no_op_run_after_an_index_opens_no_table(example_repo, fake_embedder, opens):
+    # The run that committed records what a run finding nothing to do would: the next
+    # run is answered from it, with the report of a run that opens the index.
     _index(example_repo, fake_embedder, Retention())
-    _index(example_repo, fake_embedder, Retention())
-    manifest = store_module.Store.read_manifest(example_repo / ".dowse")
-    options = json.loads((example_repo / ".dowse" / settled.SETTLED).read_text())["options"]
-    # Written moments after the commit: the writer's start may still have versions to
-    # drop once the grace period has passed, so the record waits for that.
-    assert settled.load(example_repo / ".dowse", manifest, options) is None
-    assert settled.load(example_repo / ".dowse", manifest, options, grace=timedelta(0))
+    opened = len(opens)
+    fast = _index(example_repo, fake_embedder, Retention())
+    assert len(opens) == opened
+    (example_repo / ".dowse" / settled.SETTLED).unlink()
+    slow = _index(example_repo, fake_embedder, Retention())
+    assert len(opens) == opened + 1
+    assert _report(fast) == _report(slow)
+    assert fast.parsed == 0 and fast.unchanged == fast.files > 0
+
+
+def test_a_run_that_leaves_vectors_owed_records_nothing(example_repo, fake_embedder, monkeypatch):
+    # A run stopped after its first commit (the vectors not embedded yet): the next run
+    # has them to embed.
+    monkeypatch.setattr(build_module._Run, "_commit_vectors", lambda self, missing, catch_up: 0)
+    stats = _index(example_repo, fake_embedder, Retention())
+    assert stats.vectors_pending > 0
+    assert not (example_repo / ".dowse" / settled.SETTLED).exists()
+    monkeypatch.undo()
+    assert _index(example_repo, fake_embedder, Retention()).embedded > 0
+
+
+class _Clock:
+    """The writer's clock (`build_index(clock=...)`), moved on by the test instead of
+    waited for."""
+
+    def __init__(self) -> None:
+        self.now = time.time()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_record_is_used_until_a_writer_has_something_to_drop(example_repo, fake_embedder, opens):
+    # Right after a commit the writer keeps what it replaced for the grace period: a
+    # writer's start finds nothing to drop until that period ends, so the record answers
+    # no-op runs meanwhile, and the first run after it opens the index to prune.
+    clock = _Clock()
+    config = IndexConfig(retention=Retention())
+    index_dir = example_repo / ".dowse"
+    build_index(example_repo, config=config, embedder=fake_embedder, clock=clock)
+    clock.now += 1
+    slow = build_index(example_repo, config=config, embedder=fake_embedder, clock=clock)
+    opened = len(opens)
+    clock.now += 1
+    fast = build_index(example_repo, config=config, embedder=fake_embedder, clock=clock)
+    assert len(opens) == opened
+    assert _report(fast) == _report(slow)
+    manifest = store_module.Store.read_manifest(index_dir)
+    recorded = json.loads((index_dir / settled.SETTLED).read_text())
+    until = settled.until(manifest, Retention().grace, recorded["checked"])
+    assert until is not None and until > clock.now
+    options = recorded["options"]
+    assert settled.load(index_dir, manifest, options, now=until - 0.5)
+    assert settled.load(index_dir, manifest, options, now=until) is None
+    clock.now = until
+    build_index(example_repo, config=config, embedder=fake_embedder, clock=clock)
+    assert len(opens) == opened + 1
 
 
 def test_a_damaged_record_is_ignored(indexed_example, fake_embedder, opens):

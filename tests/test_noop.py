@@ -159,6 +159,19 @@ def test_a_run_of_other_options_records_nothing(recorded, fake_embedder):
     assert _answer(recorded) is None
 
 
+def test_no_answer_once_a_writer_has_something_to_drop(example_repo, fake_embedder):
+    # Within the grace period after a commit the record answers; from the moment the
+    # writer's start would prune what the commit replaced, the run goes the whole way.
+    config = IndexConfig(retention=Retention())
+    for _ in range(3):  # commits, then finds nothing to do, then is answered: records
+        build_index(example_repo, config=config, embedder=fake_embedder, request=REQUEST)
+    until = json.loads((example_repo / ".dowse" / noop.IDLE).read_text())["until"]
+    assert until is not None
+    at = functools.partial(noop.answer, example_repo.resolve(), example_repo.resolve() / ".dowse")
+    assert at(REQUEST, clock=lambda: until - 1) is not None
+    assert at(REQUEST, clock=lambda: until) is None
+
+
 @pytest.mark.usefixtures("isolated_git")
 def test_a_new_commit_is_no_answer(tmp_path, fake_embedder):
     repo = tmp_path / "repo"

@@ -89,7 +89,7 @@ def test_no_settled_record_while_a_file_is_racy(racy, fake_embedder):
     # run answers from stats alone.
     _index(racy, fake_embedder)
     manifest = Store.read_manifest(racy / ".dowse")
-    assert settled.load(racy / ".dowse", manifest, {}, grace=timedelta(0)) is None
+    assert settled.load(racy / ".dowse", manifest, {}, now=time.time(), grace=timedelta(0)) is None
     _edit_within_the_tick(racy / "shop" / "pricing.py")
     _indexes_the_edit(racy, fake_embedder)
 
