@@ -990,7 +990,8 @@ def fit_report(
     after the files' evidence, the lowest-ranked first: the timings, the plan's questions
     and globs, the merged and empty tracks, the tracks' conclusions, the synthesis'
     divergences and open questions, the tracks' findings, the tracks themselves, the
-    synthesis' findings; after the code, the plan's names and the synthesis."""
+    synthesis' findings; after the code, the plan's names and the synthesis. With `trace`
+    (markdown asked to show it), the loop's cycles go only after the code."""
 
     def render(r: AskReport) -> str:
         return report_json(r) if fmt == "json" else render_report(r, trace=trace)
@@ -1108,6 +1109,7 @@ def fit_report(
             (stated, put_stated),
         ],
         last=[(names, put_names), (synthesis, put_synthesis)],
+        trace_last=trace and fmt == "markdown",
         lines_first=fmt == "json",
         kept_definitions=Frame().kept_definitions(budget) if fmt == "markdown" else 0,
     )

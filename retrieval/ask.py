@@ -1335,6 +1335,9 @@ def render_markdown(
     if trace:
         lines += ["## Trace", ""]
         lines += [_cycle_line(c) for c in result.trace]
+        if len(result.trace) < result.cycles:
+            left = result.cycles - len(result.trace)
+            lines.append(f"_{left} cycle(s) left out to fit the budget_")
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -1447,6 +1450,7 @@ def fit_result(
     cut: Callable[[ContextBlock], ContextBlock | None] = signature_block,
     lines_first: bool = False,
     kept_definitions: int = 0,
+    trace_last: bool = False,
 ) -> R:
     """A copy of `result` whose rendering is at most `budget` tokens, and whose `tokens`
     is that rendering's count. What goes first: the trace (last cycle first), then the
@@ -1457,7 +1461,9 @@ def fit_result(
     lines left out (`lines_first`, for JSON: see `block_plan`); the `last` groups'
     records go after all of those, so that any budget the frame fits in holds an answer.
     The first `kept_definitions` ranked definitions go only after the signature lines,
-    before a whole block is cut (`Frame.definition_lines`: the packing left them room)."""
+    before a whole block is cut (`Frame.definition_lines`: the packing left them room).
+    With `trace_last` (the caller asked to see the trace) the trace goes only before the
+    `last` groups, after the code."""
     in_context = {b.path for b in result.context}
     # Before any whole block is cut, the signature lines go and then their files (the
     # lowest-ranked first): at a tight budget the best files' code beats a long list of
@@ -1478,7 +1484,8 @@ def fit_result(
         *(g for g, _ in [*more, *last]),
     ]
     kept = {id(d) for d in result.definitions[:kept_definitions]}
-    plan = steps(0, trace, 2) + steps(3, defined, 2, only=lambda d: id(d) not in kept)
+    plan = [] if trace_last else steps(0, trace, 2)
+    plan += steps(3, defined, 2, only=lambda d: id(d) not in kept)
     plan += steps(1, files, 1)
     for g in range(len(more)):
         plan += steps(4 + g, groups[4 + g], 2)
@@ -1487,6 +1494,8 @@ def fit_result(
     plan += steps(1, files, 2, only=lambda f: f.path not in whole)
     plan += steps(3, defined, 2, only=lambda d: id(d) in kept)
     plan += block_plan(2, context, 1, files, lines_first=lines_first) + steps(1, files, 2)
+    if trace_last:
+        plan += steps(0, trace, 2)
     for g in range(len(more), len(more) + len(last)):
         plan += steps(4 + g, groups[4 + g], 2)
 

@@ -302,6 +302,18 @@ def test_ask_cli_output_is_within_the_budget(searchers, run):
             assert estimate_tokens(out) <= int(budget), (fmt, budget)
 
 
+def test_the_trace_asked_for_is_printed_within_the_budget(searchers, run):
+    # The trace was the first thing cut to fit, and the packing fills the budget with
+    # code: `--trace` printed an empty "## Trace" section at any budget a user gives.
+    root = searchers["synthetic"].root
+    args = ["ask", QUESTIONS[0], "--path", str(root), "--mode", "retrieval", "--trace"]
+    for budget in ("1000", "2000", "4000"):
+        out = run(*args, "--budget", budget).output
+        assert estimate_tokens(out) <= int(budget)
+        trace = out.split("## Trace", 1)[1]
+        assert "- cycle 1: keywords" in trace, (budget, trace)
+
+
 @pytest.fixture(scope="module")
 def explored(searchers) -> dict[str, ExploreResult]:
     return {
