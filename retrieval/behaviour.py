@@ -110,12 +110,12 @@ class LineCounts:
 
 
 def count_lines(
-    text: str, language: str | None, *, documented: Collection[int] = ()
+    text: str, language: str | None, *, documented: Collection[int] = (), preceding: str = ""
 ) -> LineCounts | None:
     """The chunk's non-blank lines by kind; None for a language without rules. Prose on
     the `documented` lines (0-based: `documented_lines`) is a definition's own and is not
-    counted."""
-    kinds = line_kinds(text, language)
+    counted; `preceding`: as in `line_kinds`."""
+    kinds = line_kinds(text, language, preceding=preceding)
     if kinds is None:
         return None
     code = prose = imports = 0
@@ -129,12 +129,22 @@ def count_lines(
 LineKind = Literal["code", "prose", "import"]
 
 
-def line_kinds(text: str, language: str | None) -> list[tuple[int, LineKind]] | None:
+def line_kinds(
+    text: str, language: str | None, *, preceding: str = ""
+) -> list[tuple[int, LineKind]] | None:
     """Each non-blank line of `text` (0-based) with its kind: code, prose (docstrings,
-    comments) or import; None for a language without rules."""
+    comments) or import; None for a language without rules. `preceding`: the source
+    lines above `text` that it continues (its definition's, from the definition's first
+    line): a chunk cut from inside a long definition can begin inside a docstring or a
+    block comment opened above it, whose rest would read as code and whose closing
+    quote as an opening one."""
     syntax = _SYNTAX.get(language or "")
     if syntax is None:
         return None
+    if preceding:
+        skip = preceding.count("\n") + 1
+        kinds = line_kinds(preceding + "\n" + text, language)
+        return [(n - skip, kind) for n, kind in kinds or () if n >= skip]
     out: list[tuple[int, LineKind]] = []
     closing: str | None = None  # inside a docstring (its quote) or a block comment ("*/")
     in_import: str | None = None  # inside a bracketed import: the bracket that ends it
@@ -190,11 +200,12 @@ def behaviour_share(
     *,
     imports_are_code: bool = False,
     documented: Collection[int] = (),
+    preceding: str = "",
 ) -> float:
     """1 when the chunk's code lines are at least its prose and import lines, else
-    (code + 1) / (prose + imports + 1); see the module doc. `documented`: as in
-    `count_lines`."""
-    counts = count_lines(text, language, documented=documented)
+    (code + 1) / (prose + imports + 1); see the module doc. `documented`, `preceding`:
+    as in `count_lines`."""
+    counts = count_lines(text, language, documented=documented, preceding=preceding)
     if counts is None:
         return 1.0
     code = counts.code + (counts.imports if imports_are_code else 0)

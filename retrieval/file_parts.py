@@ -23,18 +23,23 @@ fusion of up to eight rankings inside the file (`RANKINGS`):
   a function that delegates (`is_hidden_path` calling `is_hidden_path_only`) scores
   high on the question's words, while the callee holds the lines that decide.
 
+The rankings of definitions (`closeness`, `calls`) place a function too long to show whole
+at the chunk of its body that the question's words rank highest and that is code
+(`_body_chunks`), not at its name line's chunk, which holds its signature and docstring.
 Each ranking counts `1 / (RRF_K + rank)`; a ranking a chunk is absent from adds nothing.
 No weight is fitted: the rankings count alike, so the order holds on repositories nobody
 tuned it on (one weight per ranking, fitted leaving each repository out, did no better on
 the repository left out in most languages: benchmarks/part_weights.py, which scores any
 weighting from each part's `places`). A module-level part that is mostly docstring,
 comments or imports counts by its share of code (`behaviour_share`), as in the loop's
-own order, unless it defines a value the question names (`defines_any`).
+own order, unless it defines a value the question names (`defines_any`); a chunk cut from
+inside a long definition is read with the definition's lines above it
+(`grains.lines_above`), so the rest of a docstring is prose, not code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +50,7 @@ from dowse.retrieval.behaviour import (
     defines_any,
     documented_lines,
 )
+from dowse.retrieval.grains import definition_of, lines_above
 from dowse.retrieval.hybrid import HybridSearcher
 from dowse.retrieval.loop import LoopConfig
 from dowse.retrieval.query import QueryAnalysis, base_tokens, title_tokens
@@ -134,6 +140,37 @@ def best_parts(
             if place == 0:
                 part.why.append(why)
 
+    file_symbols = symbols or {}
+    sources: dict[str, list[str]] = {}
+    shares: dict[tuple[str, int], float] = {}
+
+    def too_long(row: Mapping[str, Any]) -> bool:
+        sym = definition_of(row, file_symbols.get(row["path"], ()))
+        lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
+        return lines >= WHOLE_DEFINITION_LINES
+
+    def share_of(row: Mapping[str, Any]) -> float:
+        """The chunk's share of code (`behaviour_share`), its definition's doc comments
+        and the lines of it above the chunk read as such."""
+        key = (row["path"], int(row["start_line"]))
+        if key not in shares:
+            text = row.get("text") or ""
+            # A part only the loop's evaluations name (`evaluated`) carries no text: its
+            # lines are counted from the text it has.
+            first = int(row["start_line"])
+            mine = file_symbols.get(row["path"], ())
+            sym = definition_of(row, mine) if row.get("symbol") else None
+            shares[key] = behaviour_share(
+                text,
+                row.get("language"),
+                imports_are_code=analysis.mentions_imports,
+                documented=documented_lines(first, first + text.count("\n"), mine),
+                preceding=lines_above(searcher.root, row, sym, sources)
+                if sym is not None and int(sym["start_line"]) < first
+                else "",
+            )
+        return shares[key]
+
     tokens = list(dict.fromkeys([*base_tokens(analysis), *title_tokens(analysis)]))
     where = where_in("path", paths)
     words = [row for row, _ in searcher.lookups.lexical(tokens, POOL_PER_FILE * len(paths), where)]
@@ -143,12 +180,14 @@ def best_parts(
     close = closest_definitions(searcher, analysis, paths)
     named = _named_definitions(analysis, paths, symbols or {})
     rows = searcher.lookups.definition_chunks([*close, *named]) if close or named else {}
+    body = _body_chunks(words, file_symbols, share_of)
     for definitions, why, ranking in (
         (close, "closest in meaning in its file", "closeness"),
         (named, "defines a name the question mentions", "names"),
     ):
         keys = ((s["path"], s["start_line"]) for s in definitions)
-        rank((rows[key] for key in keys if key in rows), why, ranking)
+        found = (rows[key] for key in keys if key in rows)
+        rank(found if ranking == "names" else map(body, found), why, ranking)
     shown = {(r["path"], int(r["start_line"])) for r in rows.values()}  # their name lines
     bodies = _bodies(searcher, named, words)
     rank(
@@ -174,35 +213,17 @@ def best_parts(
         if "calls" in rankings:
             callers = high if high is not None else LoopConfig().high
             called = _called(searcher, evaluated, paths, callers)
-            rank(called, "the code scored relevant calls it", "calls")
+            rank(map(body, called), "the code scored relevant calls it", "calls")
 
     # The code that acts before a module's header or docstring that only names it
     # (`behaviour_share`), as in the loop's own order. A definition's docstring chunk is
     # not demoted when the context can widen it to the whole definition, body included;
     # a longer definition's (a class of many methods) shows only its prose.
-    spans = {
-        (path, s["qualified_name"]): s for path in paths for s in (symbols or {}).get(path, ())
-    }
     for part in parts.values():
-        name = part.row.get("symbol")
-        if name:
-            sym = spans.get((part.row["path"], name))
-            lines = sym["end_line"] - sym["start_line"] if sym and "end_line" in sym else 0
-            if lines < WHOLE_DEFINITION_LINES:
-                continue
+        if part.row.get("symbol") and not too_long(part.row):
+            continue
         text = part.row.get("text") or ""
-        # A part only the loop's evaluations name (`evaluated`) carries no text: its lines
-        # are counted from the text it has.
-        first = int(part.row["start_line"])
-        documented = documented_lines(
-            first, first + text.count("\n"), (symbols or {}).get(part.row["path"], ())
-        )
-        share = behaviour_share(
-            text,
-            part.row.get("language"),
-            imports_are_code=analysis.mentions_imports,
-            documented=documented,
-        )
+        share = share_of(part.row)
         # A value the question names, defined there, is the behaviour asked about.
         if share < 1 and not defines_any(text, analysis.identifiers):
             part.score *= share
@@ -211,25 +232,6 @@ def best_parts(
     for part in sorted(parts.values(), key=lambda p: (-p.score, p.key)):
         out.setdefault(part.row["path"], []).append(part)
     return out
-
-
-def definition_of(
-    row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]
-) -> Mapping[str, Any] | None:
-    """The definition a chunk `row` shows (its `symbol`, among `symbols`: its file's): of
-    those so named, the one whose lines overlap the chunk's. One name can have several
-    definitions in a file — a C function's prototype and its body (zstd declares its
-    static functions at the top), C++ and Java overloads, a Python property's getter and
-    setter — and the first of them is often not the chunk's: widening a chunk of a body
-    to its prototype's lines spans everything between. The first so named when none
-    overlaps (a chunk cut from a longer definition's text)."""
-    name = row.get("symbol") or ""
-    named = [s for s in symbols if s["qualified_name"] == name]
-    lo, hi = int(row["start_line"]), int(row["end_line"])
-    return next(
-        (s for s in named if int(s["start_line"]) <= hi and lo <= int(s["end_line"])),
-        named[0] if named else None,
-    )
 
 
 def printed_lines(row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]) -> tuple[int, int]:
@@ -260,6 +262,44 @@ def distinct_parts(parts: Sequence[Part], symbols: Sequence[Mapping[str, Any]]) 
 
 
 _BODY_KINDS = frozenset({"function", "method", "constructor"})
+
+
+def _body_chunks(
+    words: Sequence[dict[str, Any]],
+    symbols: Mapping[str, Sequence[Mapping[str, Any]]],
+    share_of: Callable[[Mapping[str, Any]], float],
+) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """For the chunk `row` that holds a definition's name line, the chunk a ranking of
+    definitions should place: a function too long to show whole (`WHOLE_DEFINITION_LINES`)
+    is cut into chunks, and the one with its name line is its signature and docstring,
+    the lines the context can least spare room for; the chunk of its body that the
+    question's `words` rank highest and that is code, not the rest of its docstring
+    (`share_of` 1), stands for it. `row` itself when no such chunk (a class, a short
+    definition: the context widens those)."""
+    inside: dict[tuple[str, int], list[dict[str, Any]]] = {}
+    for sym in (s for path_symbols in symbols.values() for s in path_symbols):
+        if sym.get("kind") in _BODY_KINDS and sym.get("end_line") is not None:
+            if sym["end_line"] - sym["start_line"] >= WHOLE_DEFINITION_LINES:
+                inside[(sym["path"], int(sym["start_line"]))] = [
+                    r
+                    for r in words
+                    if r["path"] == sym["path"]
+                    and sym["start_line"] <= r["start_line"] <= sym["end_line"]
+                ]
+
+    def body(row: dict[str, Any]) -> dict[str, Any]:
+        heads = [
+            key
+            for key in inside
+            if key[0] == row["path"] and row["start_line"] <= key[1] <= row["end_line"]
+        ]
+        for key in heads:
+            chunk = next((r for r in inside[key] if share_of(r) >= 1), None)
+            if chunk is not None:
+                return chunk
+        return row
+
+    return body
 
 
 def _bodies(

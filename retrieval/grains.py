@@ -11,7 +11,7 @@ their source lines.
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -140,3 +140,46 @@ def read_lines(root: Path, path: str, start: int, end: int) -> str | None:
         return None
     lines = data.split(b"\n")[start - 1 : end]
     return redact(b"\n".join(lines).decode("utf-8", "replace"), name)
+
+
+def lines_above(
+    root: Path,
+    row: Mapping[str, Any],
+    definition: Mapping[str, Any] | None,
+    sources: dict[str, list[str]],
+) -> str:
+    """The lines of `definition` (the chunk's, `start_line`, `end_line`) above the chunk
+    `row` (`path`, `start_line`) cut from it, as the file under `root` holds them now;
+    empty when the chunk starts with its definition. A chunk of a long definition can
+    begin inside a docstring or block comment opened above it: whether it does is read
+    from these lines (`behaviour.line_kinds`), never printed: the file is read as the
+    index read it and not redacted (`read_lines` redacts what the context prints, at a
+    cost that grows with the file). `sources`: the files read so far, by path, each read
+    once."""
+    first = int(row["start_line"])
+    if definition is None or not int(definition["start_line"]) < first:
+        return ""
+    path = row["path"]
+    if path not in sources:
+        data = read_inside(root, path)
+        sources[path] = data.decode("utf-8", "replace").split("\n") if data is not None else []
+    return "\n".join(sources[path][int(definition["start_line"]) - 1 : first - 1])
+
+
+def definition_of(
+    row: Mapping[str, Any], symbols: Sequence[Mapping[str, Any]]
+) -> Mapping[str, Any] | None:
+    """The definition a chunk `row` shows (its `symbol`, among `symbols`: its file's): of
+    those so named, the one whose lines overlap the chunk's. One name can have several
+    definitions in a file — a C function's prototype and its body (zstd declares its
+    static functions at the top), C++ and Java overloads, a Python property's getter and
+    setter — and the first of them is often not the chunk's: widening a chunk of a body
+    to its prototype's lines spans everything between. The first so named when none
+    overlaps (a chunk cut from a longer definition's text)."""
+    name = row.get("symbol") or ""
+    named = [s for s in symbols if s["qualified_name"] == name]
+    lo, hi = int(row["start_line"]), int(row["end_line"])
+    return next(
+        (s for s in named if int(s["start_line"]) <= hi and lo <= int(s["end_line"])),
+        named[0] if named else None,
+    )

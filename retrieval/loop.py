@@ -40,7 +40,7 @@ from dowse.retrieval.evaluate import (
     owner_of,
     used_names,
 )
-from dowse.retrieval.grains import chunk_hit, to_hits
+from dowse.retrieval.grains import chunk_hit, definition_of, lines_above, to_hits
 from dowse.retrieval.hybrid import HybridSearcher, PathFilter
 from dowse.retrieval.pool import Candidate
 from dowse.retrieval.project import project_names
@@ -451,9 +451,28 @@ class _Loop:
         # Within what is relevant, the code that holds the behaviour comes before a
         # docstring, a class header or an import block that only names it (behaviour.py).
         # A chunk that defines a value the question names keeps its place (`defines_any`).
+        # A chunk cut from a long definition is read with the lines of it above (a
+        # docstring's rest is prose, not code).
+        named = {it.hit.path for it in self.items.values() if it.hit.symbol}
+        definitions: dict[str, list[dict[str, Any]]] = {}
+        for r in lookups.rows_in(
+            "symbols", ["path", "qualified_name", "start_line", "end_line"], "path", named
+        ):
+            definitions.setdefault(r["path"], []).append(r)
+        sources: dict[str, list[str]] = {}
         for it in self.items.values():
+            row = {
+                "path": it.hit.path,
+                "start_line": it.hit.start_line,
+                "end_line": it.hit.end_line,
+                "symbol": it.hit.symbol,
+            }
+            above = definition_of(row, definitions.get(it.hit.path, ())) if it.hit.symbol else None
             share = behaviour_share(
-                it.hit.text or "", it.hit.language, imports_are_code=analysis.mentions_imports
+                it.hit.text or "",
+                it.hit.language,
+                imports_are_code=analysis.mentions_imports,
+                preceding=lines_above(self.searcher.root, row, above, sources),
             )
             if share < 1 and not defines_any(it.hit.text or "", analysis.identifiers):
                 it.behaviour = share

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import pytest
 from conftest import make_tree
 
 from dowse.indexer.build import IndexConfig, build_index
 from dowse.indexer.store import Store
+from dowse.retrieval.behaviour import behaviour_share
 from dowse.retrieval.file_parts import (
     RANKINGS,
     Part,
@@ -23,6 +26,7 @@ from dowse.retrieval.query import analyze
 from dowse.retrieval.references import called_within
 
 ask_module = importlib.import_module("dowse.retrieval.ask")
+definitions_of = ask_module.definitions_of
 
 
 def _row(path: str, start: int, end: int, text: str, symbol: str | None = None) -> dict:
@@ -44,6 +48,7 @@ class _Searcher:
         self.rows = rows
         self.asked: list[str | None] = []
         self.lookups = self.questions = self.store = self  # the searcher's parts, in one fake
+        self.root = Path("/nonexistent")  # no file to read: only the chunks' texts
 
     def has_table(self, name):
         return False  # no references: nothing is called
@@ -88,12 +93,19 @@ def test_a_named_definition_outranks_the_words_best_chunk_in_its_file():
     searcher = _Searcher(rows)
     symbols = {
         "a.py": [
-            {"path": "a.py", "qualified_name": "other", "kind": "function", "start_line": 10},
+            {
+                "path": "a.py",
+                "qualified_name": "other",
+                "kind": "function",
+                "start_line": 10,
+                "end_line": 30,
+            },
             {
                 "path": "a.py",
                 "qualified_name": "apply_discount",
                 "kind": "function",
                 "start_line": 40,
+                "end_line": 45,
             },
         ]
     }
@@ -779,3 +791,140 @@ def test_a_call_that_means_several_definitions_is_no_evidence(tmp_path, fake_emb
     assert [d.qualified_name for d in called] == ["pick"]
     called = called_within(store, [("level.c", 3, 5, "compress")], ["level.c"], lookups=lookups)
     assert [(d.qualified_name, d.start_line) for d in called] == [("pick_level", 7)]
+
+
+def test_a_chunk_that_begins_inside_a_docstring_or_comment_is_read_from_above():
+    """A chunk cut from a long definition can begin inside the docstring or block
+    comment its definition opened above it: read alone, the comment's rest is code and
+    its closing quote opens a docstring that swallows the code after it."""
+    above = 'def url_for(endpoint):\n    """Build a URL.\n'
+    chunk = (
+        "    An endpoint that starts with a dot is relative to the blueprint.\n"
+        "    The blueprint's name is prepended to it.\n"
+        "    Values are appended as the query string.\n"
+        '    """\n'
+        "    return build(endpoint)\n"
+    )
+    assert behaviour_share(chunk, "python") == 1.0
+    assert behaviour_share(chunk, "python", preceding=above) == round(2 / 5, 3)
+    c_above = "int pick_level(int x) {\n    /* The level is\n"
+    c_chunk = (
+        "     * clamped to the largest level the window\n"
+        "     * size allows, then to the smallest.\n"
+        "     */\n"
+        "    return x > 3 ? 3 : x;\n"
+    )
+    assert behaviour_share(c_chunk, "c") == 1.0
+    assert behaviour_share(c_chunk, "c", preceding=c_above) == round(2 / 4, 3)
+
+
+def _url_for(doc_lines: int, body_lines: int) -> str:
+    return (
+        "def url_for(endpoint, values):\n"
+        '    """Build a URL for an endpoint name.\n'
+        + "".join(
+            f"    The endpoint name is built into a URL with values, note {i}.\n"
+            for i in range(doc_lines)
+        )
+        + '    """\n'
+        + "".join(f"    values = dict(values, step_{i}=len(values))\n" for i in range(body_lines))
+        + "    if endpoint[:1] == '.':\n"
+        "        endpoint = current_blueprint() + endpoint\n"
+        "    return adapter.build(endpoint, values)\n"
+    )
+
+
+def test_the_rest_of_a_long_functions_docstring_yields_to_its_code(tmp_path, fake_embedder):
+    """flask's `url_for`: a function too long to show whole is cut into chunks, one of
+    them the rest of its docstring, which repeats the question's words; the chunk with
+    the branch that answers ranks above it."""
+    path = "app/routing.py"
+    searcher = _indexed(tmp_path / "repo", {path: _url_for(70, 60)}, fake_embedder)
+    spans = searcher.lookups.spans_of([path])[path]
+    inside = [r for r in spans if r["start_line"] > 2 and r["start_line"] < 73]
+    assert inside, "a chunk begins inside the docstring"
+    question = analyze("how is an endpoint name built into a URL when it starts with a dot?")
+    symbols = {
+        path: searcher.lookups.rows_in(
+            "symbols", ["path", "qualified_name", "kind", "start_line", "end_line"], "path", [path]
+        )
+    }
+    parts = best_parts(searcher, question, [path], symbols=symbols)
+    order = [(p.row["start_line"], p.share) for p in parts[path]]
+    docstring_rest = next(
+        i for i, (start, _) in enumerate(order) if start == inside[0]["start_line"]
+    )
+    branch = next(
+        i for i, p in enumerate(parts[path]) if "endpoint[:1]" in (p.row.get("text") or "")
+    )
+    assert order[docstring_rest][1] < 1
+    assert branch < docstring_rest
+
+
+def _long_callee(language: str) -> tuple[str, str]:
+    """`handle` calls `build_url`, a function too long to show whole whose branch on a
+    leading dot lies in a later chunk of its body."""
+    if language == "python":
+        pad = "".join(f"    step_{i} = len(values) + {i}\n" for i in range(70))
+        return "urls.py", (
+            "def handle(request):\n"
+            f"{pad[: pad.index('    step_25')].replace('values', 'request.values')}"
+            "    return build_url(request.endpoint, request.values)\n\n\n"
+            "def build_url(endpoint, values):\n"
+            f"{pad}"
+            "    if endpoint.startswith('.'):\n"
+            "        endpoint = blueprint_name() + endpoint  # a relative endpoint name\n"
+            f"{pad.replace('step_', 'more_')}"
+            "    return endpoint\n"
+        )
+    pad = "".join(f"  const step{i} = values.length + {i}\n" for i in range(70))
+    return "urls.js", (
+        "function handle(request) {\n"
+        f"{pad[: pad.index('  const step25')].replace('values', 'request.values')}"
+        "  return buildUrl(request.endpoint, request.values)\n}\n\n"
+        "function buildUrl(endpoint, values) {\n"
+        f"{pad}"
+        "  if (endpoint.startsWith('.')) {\n"
+        "    endpoint = blueprintName() + endpoint  // a relative endpoint name\n  }\n"
+        f"{pad.replace('step', 'more')}"
+        "  return endpoint\n}\n"
+    )
+
+
+@pytest.mark.parametrize("language", ["python", "javascript"])
+def test_a_long_callee_is_placed_by_the_chunk_of_its_body_the_question_matches(
+    language, tmp_path, fake_embedder
+):
+    """flask's `url_for` (120 lines): the definitions a ranking places (the callees of
+    relevant code, those closest in meaning) stood for a long function by its first
+    chunk, its signature; the chunk of its body that the question's words match does."""
+    path, text = _long_callee(language)
+    searcher = _indexed(tmp_path / "repo", {path: text}, fake_embedder)
+    symbols = definitions_of(searcher, [path])
+    assert any(s["end_line"] - s["start_line"] >= 120 for s in symbols[path])
+    parts = best_parts(
+        searcher,
+        analyze("how is a relative endpoint name with a leading dot built?"),
+        [path],
+        evaluated=_evaluated(searcher, path, "handle", 0.9),
+        symbols=symbols,
+    )
+    first = parts[path][0]
+    assert "startsWith('.')" in first.row["text"] or "startswith('.')" in first.row["text"]
+    assert "calls" in first.places
+
+
+def test_the_loop_orders_the_rest_of_a_docstring_after_code(tmp_path, fake_embedder):
+    """The loop's own order reads a chunk with the lines of its definition above it too:
+    the rest of `url_for`'s docstring is prose there, and says so."""
+    path = "app/routing.py"
+    searcher = _indexed(tmp_path / "repo", {path: _url_for(70, 60)}, fake_embedder)
+    first = min(
+        r["start_line"] for r in searcher.lookups.spans_of([path])[path] if r["start_line"] > 2
+    )
+    loop = ask_module.run_loop(
+        searcher, "how is an endpoint name built into a URL when it starts with a dot?"
+    )
+    rest = next(it for it in loop.items if it.hit.start_line == first)
+    assert rest.behaviour < 1
+    assert "mostly docstring" in rest.reason
