@@ -76,7 +76,16 @@ from typing import Generic, TypeVar
 
 from dowse.errors import GitError
 
-__all__ = ["DEFAULT_TIMEOUT_S", "RACY_S", "READS", "ConfigReads", "output", "run", "text"]
+__all__ = [
+    "DEFAULT_TIMEOUT_S",
+    "RACY_S",
+    "READS",
+    "ConfigReads",
+    "no_repository_at",
+    "output",
+    "run",
+    "text",
+]
 
 DEFAULT_TIMEOUT_S = 600.0
 """Long enough for the history reader's first `git log --name-only` over 100k commits of a
@@ -259,6 +268,22 @@ def _inside(path: Path, top: Path) -> bool:
 def _ceilings(env: dict[str, str]) -> set[Path]:
     value = env.get("GIT_CEILING_DIRECTORIES", "")
     return {Path(p).resolve() for p in value.split(os.pathsep) if p}
+
+
+def no_repository_at(cwd: Path) -> bool:
+    """Whether git, run in `cwd`, can find no repository there, so that a caller need not
+    start it to hear so: neither `cwd` nor any directory above it holds a `.git` (a
+    directory, a file or a link) or is what git takes for a bare repository's git
+    directory (it holds `HEAD`, `objects` and `refs`). The ceilings are not consulted: they
+    only stop git's search earlier, and git's environment here names no repository
+    (`_KEPT`). False, and git asked, wherever one of these is found."""
+    here = Path(cwd).resolve()  # git searches from its working directory's real path
+    for directory in (here, *here.parents):
+        if os.path.lexists(directory / ".git"):
+            return False
+        if all(os.path.lexists(directory / name) for name in ("HEAD", "objects", "refs")):
+            return False
+    return True
 
 
 def _repository(cwd: Path, env: dict[str, str], reads: ConfigReads) -> tuple[Path, Path] | None:

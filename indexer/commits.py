@@ -71,6 +71,8 @@ def _text(source: HistorySource, *args: str) -> str | None:
 
 def source_of(root: Path) -> HistorySource | None:
     """The repository `root` lies in, at its HEAD; None outside a repository with commits."""
+    if git.no_repository_at(root):
+        return None  # no git process started to hear that there is none
     try:
         out = git.text(
             "rev-parse", "--absolute-git-dir", "--show-prefix", "--verify", "-q", "HEAD", cwd=root

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import commit_files, git
+from conftest import commit_files, git, make_tree
 
 from dowse import git as dowse_git
 from dowse.errors import EvalError, GitError
@@ -441,6 +441,43 @@ def test_a_config_changed_just_before_a_read_is_read_again(repo, counted):
     dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)
     dowse_git.text("rev-parse", "HEAD", cwd=repo, reads=reads)
     assert sum("--get-regexp" in r for r in counted()) == 2
+
+
+def _git_finds_one(where: Path) -> bool:
+    """Whether git itself, run in `where`, finds a repository."""
+    done = subprocess.run(["git", "-C", str(where), "rev-parse", "--git-dir"], capture_output=True)
+    return done.returncode == 0
+
+
+def test_outside_any_repository_indexing_starts_no_git(tmp_path, counted, fake_embedder):
+    root = make_tree(tmp_path / "plain", {"app.py": CODE})
+    if not dowse_git.no_repository_at(tmp_path):
+        pytest.skip(f"the temporary directory {tmp_path} lies inside a repository")
+    assert dowse_git.no_repository_at(root) and not _git_finds_one(root)  # git agrees
+    counted()
+    config = IndexConfig(embed=False)
+    assert build_index(root, config=config, embedder=fake_embedder).parsed == 1
+    (root / "app.py").write_text(CODE + "\n\ndef more():\n    return 2\n")
+    assert build_index(root, config=config, embedder=fake_embedder).parsed == 1
+    build_index(root, config=config, embedder=fake_embedder)  # nothing to do
+    assert source_of(root) is None
+    assert counted() == []
+
+
+@pytest.mark.parametrize(
+    "how", ["work tree", "below a work tree", "gitdir file", "bare", "in a bare"]
+)
+def test_wherever_git_could_find_a_repository_git_is_asked(tmp_path, how):
+    top = tmp_path / "top"
+    top.mkdir()
+    if how == "gitdir file":
+        (top / ".git").write_text("gitdir: elsewhere\n")
+    else:
+        git(top, "init", "-q", *(["--bare"] if "bare" in how else []))
+    where = top / "sub" if how in ("below a work tree", "in a bare") else top
+    where.mkdir(exist_ok=True)
+    assert not dowse_git.no_repository_at(where)
+    assert _git_finds_one(where) == (how != "gitdir file")  # a broken one is git's to report
 
 
 @pytest.mark.parametrize("where", ["repository", "include", "user", "onbranch"])
