@@ -721,11 +721,12 @@ def explore_answer(
 def _synthesis(report: AskReport) -> AskSynthesis | None:
     """An explored answer's synthesis as the MCP answer carries it: the statement, the
     confidence and its basis, the findings as their markdown lines and a line per track."""
-    from dowse.explore.render import verdict
-
     syn = report.synthesis
     if report.mode != "exploration" or syn is None:
         return None
+    # Imported here: an answer of one loop (most) needs none of explore's rendering.
+    from dowse.explore.render import verdict
+
     return AskSynthesis(
         statement=syn.statement,
         confidence=syn.confidence,

@@ -154,6 +154,14 @@ def test_an_ask_on_a_lexical_index_loads_no_model(asked, fmt):
     assert {m.split(".")[0] for m in modules} & set(HEAVY) <= {"lancedb", "detect_secrets"}
 
 
+@pytest.mark.parametrize("fmt", [(), AGENT])
+def test_an_answer_of_one_loop_imports_no_exploration_rendering(asked, fmt):
+    # The agent's answer imported explore's rendering (and through it the parsers) for
+    # an explored answer's synthesis, which an answer of one loop has none of.
+    modules = asked(*fmt)["modules"]
+    assert "dowse.explore.render" not in modules and "tree_sitter" not in modules
+
+
 LANCEDB_LAYER = ("lancedb.db", "lancedb.table", "lancedb.query", "lance_namespace", "pandas")
 """`lancedb`'s Python layer (and what it brings): a reader needs its native core alone."""
 
