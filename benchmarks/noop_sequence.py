@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from cold_start import _run  # noqa: E402
 
 
 def _once(root: Path) -> tuple[float, float, str]:
@@ -37,21 +38,7 @@ def _once(root: Path) -> tuple[float, float, str]:
             return None
 
     idle, settled = stamp("idle.json"), stamp("settled.json")
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    start = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "dowse", "index", str(root), "--quiet"],
-        cwd=root,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    if done.returncode != 0:
-        raise SystemExit(f"dowse index {root} failed:\n{done.stderr[-2000:]}")
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    wall, cpu, _ = _run(["-m", "dowse", "index", str(root), "--quiet"], root)
     # The idle record is written by a run answered from the settled record; a run that
     # opens the index rewrites the settled record.
     if stamp("settled.json") != settled:

@@ -165,9 +165,7 @@ def best_parts(
                 row.get("language"),
                 imports_are_code=analysis.mentions_imports,
                 documented=documented_lines(first, first + text.count("\n"), mine),
-                preceding=lines_above(searcher.root, row, sym, sources)
-                if sym is not None and int(sym["start_line"]) < first
-                else "",
+                preceding=lines_above(searcher.root, row, sym, sources),
             )
         return shares[key]
 
